@@ -1,0 +1,1 @@
+//! dyno-hw (being written).

@@ -1,0 +1,1 @@
+//! dyno-report (being written).

@@ -1,0 +1,1 @@
+//! dyno-stats (being written).

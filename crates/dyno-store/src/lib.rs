@@ -1,0 +1,1 @@
+//! dyno-store (being written).

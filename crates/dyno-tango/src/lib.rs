@@ -1,0 +1,1 @@
+//! dyno-tango (being written).
