@@ -18,7 +18,7 @@
 mod host;
 mod units;
 
-pub use host::{Filesystem, FsKind, Host};
+pub use host::{cpu_busy_fraction, parse_cpu_list, Filesystem, FsKind, Host};
 pub use units::{format_binary_rate, format_value, Unit};
 
 use serde::{Deserialize, Serialize};

@@ -1,1 +1,50 @@
-fn main() {}
+//! `dyno`: a dynamometer for blockchain nodes.
+//!
+//! The binary parses arguments, calls the command crates, shows progress and prints
+//! results. Measuring, judging, storing and rendering live in the libraries.
+
+mod build_info;
+mod cli_error;
+mod db;
+mod interrupt;
+mod machine;
+mod progress;
+mod results;
+
+use clap::{Parser, Subcommand};
+use cli_error::CliError;
+use std::process::ExitCode;
+
+/// A dynamometer for blockchain nodes: how fast are this machine, this build, this
+/// pipeline layout, this release?
+#[derive(Debug, Parser)]
+#[command(name = "dyno", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmark this machine against a chain's hardware requirements (Substrate-compatible scores).
+    Machine(Box<machine::MachineArgs>),
+    /// What was measured before: list, show, export and delete stored runs.
+    #[command(subcommand)]
+    Results(results::ResultsCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Machine(args) => machine::run(*args),
+        Command::Results(cmd) => results::run(cmd),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            let code = CliError::exit_code(&err);
+            eprintln!("error: {err:#}");
+            ExitCode::from(code)
+        }
+    }
+}

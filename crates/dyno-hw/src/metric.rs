@@ -1,0 +1,185 @@
+//! The machine metrics dyno knows: Substrate's set and the validator extras.
+
+use dyno_model::{Direction, Metric, Unit};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Identity of one machine benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum MetricId {
+    /// BLAKE2b-256 over a 32 KiB buffer, one thread (Substrate).
+    Blake2256,
+    /// The same on N threads at once, average per-thread throughput (Substrate).
+    Blake2256Parallel,
+    /// sr25519 verification of 2048 signatures over 32-byte messages (Substrate).
+    Sr25519Verify,
+    /// One 64 MiB memcpy (Substrate).
+    MemCopy,
+    /// 64 MiB sequential write plus fsync (Substrate).
+    DiskSeqWrite,
+    /// 16,384 shuffled 2 KiB writes plus fsync (Substrate).
+    DiskRndWrite,
+    /// Ed25519 verification, one signature at a time (dyno extra).
+    Ed25519Verify,
+    /// Ed25519 batch verification in batches of 64 (dyno extra).
+    Ed25519BatchVerify,
+    /// SHA-256 hash chain h = sha256(h), the proof-of-history rate (dyno extra).
+    Sha256Chain,
+    /// 64 MiB memcpy on every online core at once, summed (dyno extra).
+    MemCopyAllCores,
+}
+
+/// Which timing flag limits a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationClass {
+    /// `--hash-duration`.
+    Hash,
+    /// `--verify-duration`.
+    Verify,
+    /// `--memory-duration`.
+    Memory,
+    /// `--disk-duration`.
+    Disk,
+    /// `--extra-duration` (dyno's metrics outside the Substrate set).
+    Extra,
+}
+
+impl MetricId {
+    /// Every metric in the order they run: Substrate's first, in upstream order.
+    pub const ALL: [MetricId; 10] = [
+        MetricId::Blake2256,
+        MetricId::Blake2256Parallel,
+        MetricId::Sr25519Verify,
+        MetricId::MemCopy,
+        MetricId::DiskSeqWrite,
+        MetricId::DiskRndWrite,
+        MetricId::Ed25519Verify,
+        MetricId::Ed25519BatchVerify,
+        MetricId::Sha256Chain,
+        MetricId::MemCopyAllCores,
+    ];
+
+    /// The stable name (Substrate's JSON name for Substrate metrics).
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricId::Blake2256 => "Blake2256",
+            MetricId::Blake2256Parallel => "Blake2256Parallel",
+            MetricId::Sr25519Verify => "Sr25519Verify",
+            MetricId::MemCopy => "MemCopy",
+            MetricId::DiskSeqWrite => "DiskSeqWrite",
+            MetricId::DiskRndWrite => "DiskRndWrite",
+            MetricId::Ed25519Verify => "Ed25519Verify",
+            MetricId::Ed25519BatchVerify => "Ed25519BatchVerify",
+            MetricId::Sha256Chain => "Sha256Chain",
+            MetricId::MemCopyAllCores => "MemCopyAllCores",
+        }
+    }
+
+    /// Parses a name, ignoring case, `-` and `_` (`blake2-256`, `mem_copy` work).
+    pub fn parse(s: &str) -> Option<MetricId> {
+        let norm = |x: &str| {
+            x.chars()
+                .filter(|c| *c != '-' && *c != '_')
+                .flat_map(char::to_lowercase)
+                .collect::<String>()
+        };
+        let wanted = norm(s);
+        Self::ALL.into_iter().find(|m| norm(m.name()) == wanted)
+    }
+
+    /// True for the six metrics of Substrate's `benchmark machine`.
+    pub fn is_substrate(self) -> bool {
+        !matches!(
+            self,
+            MetricId::Ed25519Verify
+                | MetricId::Ed25519BatchVerify
+                | MetricId::Sha256Chain
+                | MetricId::MemCopyAllCores
+        )
+    }
+
+    /// Table category, as upstream (CPU, Memory, Disk).
+    pub fn category(self) -> &'static str {
+        match self {
+            MetricId::MemCopy | MetricId::MemCopyAllCores => "Memory",
+            MetricId::DiskSeqWrite | MetricId::DiskRndWrite => "Disk",
+            _ => "CPU",
+        }
+    }
+
+    /// The function name shown in the table (`num_cores` for the parallel variant).
+    pub fn display(self, num_cores: usize) -> String {
+        match self {
+            MetricId::Blake2256 => "BLAKE2-256".into(),
+            MetricId::Blake2256Parallel => format!("BLAKE2-256-Parallel-{num_cores}"),
+            MetricId::Sr25519Verify => "SR25519-Verify".into(),
+            MetricId::MemCopy => "Copy".into(),
+            MetricId::DiskSeqWrite => "Seq Write".into(),
+            MetricId::DiskRndWrite => "Rnd Write".into(),
+            MetricId::Ed25519Verify => "Ed25519-Verify".into(),
+            MetricId::Ed25519BatchVerify => "Ed25519-Verify-Batch".into(),
+            MetricId::Sha256Chain => "SHA-256-Chain".into(),
+            MetricId::MemCopyAllCores => "Copy-All-Cores".into(),
+        }
+    }
+
+    /// The unit of the score.
+    pub fn unit(self) -> Unit {
+        match self {
+            MetricId::Ed25519Verify | MetricId::Ed25519BatchVerify | MetricId::Sha256Chain => {
+                Unit::PerSecond
+            }
+            _ => Unit::BytesPerSecond,
+        }
+    }
+
+    /// The metric as the store records it (every score is higher-is-better).
+    pub fn metric(self) -> Metric {
+        Metric::new(self.name(), self.unit(), Direction::HigherIsBetter)
+    }
+
+    /// Which duration flag limits it.
+    pub fn duration_class(self) -> DurationClass {
+        match self {
+            MetricId::Blake2256 | MetricId::Blake2256Parallel => DurationClass::Hash,
+            MetricId::Sr25519Verify => DurationClass::Verify,
+            MetricId::MemCopy => DurationClass::Memory,
+            MetricId::DiskSeqWrite | MetricId::DiskRndWrite => DurationClass::Disk,
+            _ => DurationClass::Extra,
+        }
+    }
+
+    /// True for the disk benchmarks (they need a writable base path).
+    pub fn is_disk(self) -> bool {
+        matches!(self, MetricId::DiskSeqWrite | MetricId::DiskRndWrite)
+    }
+}
+
+impl fmt::Display for MetricId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_leniently_and_round_trip() {
+        for m in MetricId::ALL {
+            assert_eq!(MetricId::parse(m.name()), Some(m));
+        }
+        assert_eq!(MetricId::parse("blake2-256"), Some(MetricId::Blake2256));
+        assert_eq!(MetricId::parse("MEM_COPY"), Some(MetricId::MemCopy));
+        assert_eq!(MetricId::parse("Blake3"), None);
+    }
+
+    #[test]
+    fn substrate_set_is_the_upstream_six() {
+        let subs: Vec<_> = MetricId::ALL.into_iter().filter(|m| m.is_substrate()).collect();
+        assert_eq!(subs.len(), 6);
+        assert_eq!(MetricId::Blake2256Parallel.display(8), "BLAKE2-256-Parallel-8");
+        assert_eq!(MetricId::DiskRndWrite.category(), "Disk");
+    }
+}

@@ -1,0 +1,350 @@
+//! `dyno machine`: arguments, the measurement loop, storing, and the exit code.
+
+mod output;
+
+use crate::cli_error::CliError;
+use crate::db::{self, StoreArgs};
+use crate::{build_info, interrupt, progress::Progress};
+use anyhow::{bail, Context as _};
+use clap::{Args, ValueEnum};
+use dyno_hw::{preflight, Context, Durations, Measurement, MetricId, RequirementSet};
+use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
+use dyno_store::{RunId, Store};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Output formats of `dyno machine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A table in Substrate's layout, for people.
+    Table,
+    /// One JSON document with every raw repetition (fields documented in docs/machine.md).
+    Json,
+    /// One row per metric, numbers at full precision.
+    Csv,
+    /// The table as Markdown, for reports and issues.
+    Markdown,
+}
+
+/// Arguments of `dyno machine`.
+#[derive(Debug, Args)]
+pub struct MachineArgs {
+    /// Time limit of each BLAKE2-256 benchmark, in seconds.
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub hash_duration: Duration,
+    /// Time limit of the SR25519 verification benchmark, in seconds.
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub verify_duration: Duration,
+    /// Time limit of the memory copy benchmark, in seconds.
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub memory_duration: Duration,
+    /// Time limit of each disk benchmark, in seconds.
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub disk_duration: Duration,
+    /// Time limit of each extra metric (Ed25519, SHA-256 chain, all-core copy), in seconds.
+    #[arg(long, default_value = "2", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub extra_duration: Duration,
+    /// Directory for the disk benchmarks' temporary files: put it on the node's database disk.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub base_path: PathBuf,
+    /// Fault tolerance in percent: a score passes at (100 - tolerance)% of its minimum.
+    #[arg(long, default_value = "10", value_name = "PERCENT", value_parser = parse_tolerance)]
+    pub tolerance: f64,
+    /// Exit 0 even when requirements are not met.
+    #[arg(long)]
+    pub allow_fail: bool,
+    /// Repeat every metric N times (interleaved) and judge the median; shows the 95% CI and CV.
+    #[arg(long, default_value = "1", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Measure only these metrics (comma-separated names, e.g. Blake2256,MemCopy).
+    #[arg(long, value_name = "METRIC", value_delimiter = ',', value_parser = parse_metric)]
+    pub only: Vec<MetricId>,
+    /// Skip these metrics (comma-separated names).
+    #[arg(long, value_name = "METRIC", value_delimiter = ',', value_parser = parse_metric)]
+    pub skip: Vec<MetricId>,
+    /// Measure only Substrate's six metrics (no dyno extras).
+    #[arg(long)]
+    pub substrate_only: bool,
+    /// Built-in requirement set: substrate (current reference hardware), substrate-2023-02, substrate-2022.
+    #[arg(long, value_name = "NAME", default_value = "substrate", conflicts_with = "requirements")]
+    pub reference: String,
+    /// Requirements file: Substrate's reference_hardware.json format, or dyno's TOML format (*.toml).
+    #[arg(long, value_name = "FILE")]
+    pub requirements: Option<PathBuf>,
+    /// Threads of BLAKE2-256-Parallel (default: the requirement's num_cores, else 8 as upstream).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub parallel_cores: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("must be a positive number of seconds, got {s}"));
+    }
+    if v > 86_400.0 {
+        return Err(format!("{s} seconds is more than a day"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("must be within 0..=100 percent, got {s}"));
+    }
+    Ok(v)
+}
+
+fn parse_metric(s: &str) -> Result<MetricId, String> {
+    MetricId::parse(s).ok_or_else(|| {
+        format!(
+            "unknown metric `{s}`; known metrics: {}",
+            MetricId::ALL.map(|m| m.name()).join(", ")
+        )
+    })
+}
+
+/// Everything a finished (or interrupted) run produced, for the output formats.
+pub struct Report<'a> {
+    args: &'a MachineArgs,
+    host: &'a Host,
+    requirements: &'a RequirementSet,
+    parallel_cores: usize,
+    warnings: Vec<String>,
+    verdict: dyno_hw::Verdict,
+    run_id: Option<RunId>,
+    debug_build: bool,
+}
+
+/// Runs `dyno machine`.
+pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
+    let debug_build = build_info::guard()?;
+    let requirements = match &args.requirements {
+        Some(path) => RequirementSet::load(path)?,
+        None => RequirementSet::builtin(&args.reference).context("--reference")?,
+    };
+    let metrics = select(&args);
+    if metrics.is_empty() {
+        bail!("--only/--skip leave no metric to measure");
+    }
+    let measures_disk = metrics.iter().any(|m| m.is_disk());
+    if measures_disk {
+        preflight::check_base_path(&args.base_path).map_err(anyhow::Error::msg)?;
+    }
+    let parallel_cores = args
+        .parallel_cores
+        .map(|n| n as usize)
+        .unwrap_or_else(|| requirements.parallel_cores());
+
+    let host = Host::probe(&args.base_path);
+    let busy = dyno_model::cpu_busy_fraction(Duration::from_millis(300));
+    let parallel = metrics
+        .contains(&MetricId::Blake2256Parallel)
+        .then_some(parallel_cores);
+    let mut warnings: Vec<String> = preflight::warnings(&host, measures_disk, parallel, busy)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if debug_build {
+        warnings.insert(0, format!("DEBUG BUILD ({} set): scores are meaningless", build_info::ALLOW_DEBUG_ENV));
+    }
+    if args.format == Format::Table {
+        print!("{}", output::host_block(&host, &args.base_path));
+    }
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+
+    let mut store = db::open_for_writing(&args.store)?;
+    let run_id = match store.as_mut() {
+        Some(s) => Some(begin(s, &args, &host, &metrics, parallel_cores, &requirements, &warnings)?),
+        None => None,
+    };
+    let ctx = Context {
+        base_path: args.base_path.clone(),
+        parallel_cores,
+        cores_online: host.cores_online.max(1),
+    };
+    let measured = measure_all(&args, &ctx, &metrics, store.as_mut().zip(run_id));
+    let measured = match measured {
+        Ok(m) => m,
+        Err(e) => {
+            let status = if e.downcast_ref::<CliError>().is_some() {
+                RunStatus::Incomplete
+            } else {
+                RunStatus::Failed
+            };
+            if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
+                let _ = s.finish_run(id, status);
+            }
+            let kept = run_id
+                .map(|id| format!(" (samples measured so far are kept in run {id})"))
+                .unwrap_or_default();
+            return Err(e.context(format!("dyno machine stopped{kept}")));
+        }
+    };
+    if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
+        s.finish_run(id, RunStatus::Complete)
+            .context("recording the end of the run")?;
+    }
+    let verdict = dyno_hw::evaluate(measured, &requirements, args.tolerance);
+    let ok = verdict.meets_requirements();
+    let report = Report {
+        args: &args,
+        host: &host,
+        requirements: &requirements,
+        parallel_cores,
+        warnings,
+        verdict,
+        run_id,
+        debug_build,
+    };
+    print!("{}", output::render(&report));
+    Ok(if ok || args.allow_fail {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The metrics to run, in registry order, after `--only`, `--skip` and `--substrate-only`.
+fn select(args: &MachineArgs) -> Vec<MetricId> {
+    MetricId::ALL
+        .into_iter()
+        .filter(|m| args.only.is_empty() || args.only.contains(m))
+        .filter(|m| !args.skip.contains(m))
+        .filter(|m| !args.substrate_only || m.is_substrate())
+        .collect()
+}
+
+fn durations(args: &MachineArgs) -> Durations {
+    Durations {
+        hash: args.hash_duration,
+        verify: args.verify_duration,
+        memory: args.memory_duration,
+        disk: args.disk_duration,
+        extra: args.extra_duration,
+    }
+}
+
+fn begin(
+    store: &mut Store,
+    args: &MachineArgs,
+    host: &Host,
+    metrics: &[MetricId],
+    parallel_cores: usize,
+    requirements: &RequirementSet,
+    warnings: &[String],
+) -> anyhow::Result<RunId> {
+    let d = durations(args);
+    let subject = Subject::new(SubjectKind::Machine, host.hostname.clone())
+        .with("cpu_model", host.cpu_model.clone())
+        .with("cores_online", host.cores_online.to_string());
+    let info = RunInfo {
+        command: "machine".into(),
+        subject,
+        host: host.clone(),
+        started_at: dyno_model::now_unix(),
+        command_line: std::env::args().collect(),
+        tool_version: build_info::describe(),
+        settings: serde_json::json!({
+            "hash_duration_s": d.hash.as_secs_f64(),
+            "verify_duration_s": d.verify.as_secs_f64(),
+            "memory_duration_s": d.memory.as_secs_f64(),
+            "disk_duration_s": d.disk.as_secs_f64(),
+            "extra_duration_s": d.extra.as_secs_f64(),
+            "tolerance_percent": args.tolerance,
+            "repeat": args.repeat,
+            "parallel_cores": parallel_cores,
+            "base_path": args.base_path.display().to_string(),
+            "requirements": requirements.name,
+            "metrics": metrics.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "warnings": warnings,
+            "build": build_info::json(),
+        }),
+    };
+    let defs: Vec<_> = metrics.iter().map(|m| m.metric()).collect();
+    store
+        .begin_run(&info, &defs)
+        .context("recording the run in the results store")
+}
+
+/// Measures every metric `repeat` times, repetition by repetition (so slow drift of the
+/// machine spreads over all metrics instead of landing on one), storing each sample as
+/// soon as it is measured.
+fn measure_all(
+    args: &MachineArgs,
+    ctx: &Context,
+    metrics: &[MetricId],
+    mut store: Option<(&mut Store, RunId)>,
+) -> anyhow::Result<Vec<(MetricId, Vec<Measurement>)>> {
+    let d = durations(args);
+    let stop = interrupt::stop_flag();
+    let steps: Vec<(u32, MetricId)> = (0..args.repeat)
+        .flat_map(|rep| metrics.iter().map(move |m| (rep, *m)))
+        .collect();
+    // Preparation (signing, filling 64 MiB files) adds roughly this much per step.
+    let overhead = |m: MetricId| if m.is_disk() { 1.5 } else { 0.3 };
+    let mut remaining: f64 = steps
+        .iter()
+        .map(|(_, m)| d.for_metric(*m).as_secs_f64() + overhead(*m))
+        .sum();
+    let progress = Progress::new(steps.len() as u64);
+    let mut results: Vec<(MetricId, Vec<Measurement>)> =
+        metrics.iter().map(|m| (*m, Vec::new())).collect();
+    for (rep, id) in steps {
+        let label = if args.repeat > 1 {
+            format!("{} (repetition {}/{})", id.display(ctx.parallel_cores), rep + 1, args.repeat)
+        } else {
+            id.display(ctx.parallel_cores)
+        };
+        progress.step(&label, Duration::from_secs_f64(remaining));
+        let m = match dyno_hw::measure(id, ctx, &d, stop) {
+            Ok(m) => m,
+            Err(dyno_hw::HwError::Interrupted) => {
+                progress.finish();
+                return Err(CliError::Interrupted(format!("while measuring {label}")).into());
+            }
+            Err(e) => {
+                progress.finish();
+                return Err(anyhow::Error::new(e).context(format!("measuring {label}")));
+            }
+        };
+        if let Some((s, run)) = store.as_mut() {
+            let sample = Sample {
+                metric: id.name().to_string(),
+                repetition: rep,
+                value: m.score,
+            };
+            let labels = serde_json::json!({
+                "iterations": m.iterations,
+                "elapsed_s": m.elapsed.as_secs_f64(),
+                "threads": m.threads,
+            });
+            s.add_labeled_samples(*run, &[(sample, labels)])
+                .context("storing a sample")?;
+        }
+        results
+            .iter_mut()
+            .find(|(m, _)| *m == id)
+            .expect("every step's metric is in the result list")
+            .1
+            .push(m);
+        remaining -= d.for_metric(id).as_secs_f64() + overhead(id);
+        progress.done_one();
+    }
+    progress.finish();
+    Ok(results)
+}

@@ -1,0 +1,362 @@
+//! `dyno results`: what was measured before.
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Subcommand, ValueEnum};
+use dyno_model::{format_timestamp, format_value, RunStatus};
+use dyno_report::{Align, Cell, Table, TableFormat};
+use dyno_store::{ExportFormat, RunFilter, RunId, Store};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `dyno results` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// List stored runs, newest first.
+    List(ListArgs),
+    /// Show one run: its settings, host and per-metric summary.
+    Show(ShowArgs),
+    /// Export samples in long format (one row per sample).
+    Export(ExportArgs),
+    /// Delete a run and its samples.
+    Delete(DeleteArgs),
+}
+
+/// Where the store is.
+#[derive(Debug, Args)]
+pub struct DbArg {
+    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
+    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    pub db: Option<PathBuf>,
+}
+
+/// Table formats for list and show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// Terminal table.
+    Table,
+    /// JSON.
+    Json,
+    /// CSV.
+    Csv,
+    /// Markdown table.
+    Markdown,
+}
+
+/// Arguments of `dyno results list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Only runs of this command (machine, tune, pipeline, compare).
+    #[arg(long)]
+    command: Option<String>,
+    /// Only runs whose host name contains this text.
+    #[arg(long)]
+    host: Option<String>,
+    /// Only runs whose subject name contains this text.
+    #[arg(long)]
+    subject: Option<String>,
+    /// Only runs started on or after this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_parser = parse_date)]
+    since: Option<f64>,
+    /// Only runs started before this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_parser = parse_date)]
+    until: Option<f64>,
+    /// At most this many runs.
+    #[arg(long, default_value = "50")]
+    limit: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: ListFormat,
+}
+
+/// Arguments of `dyno results show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// The run id (see `dyno results list`).
+    run: RunId,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: ListFormat,
+}
+
+/// Export file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportKind {
+    /// Comma-separated values.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+    /// Apache Parquet (for pandas, polars, DuckDB).
+    Parquet,
+}
+
+/// Arguments of `dyno results export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Runs to export (repeatable); all runs when none is given.
+    #[arg(long = "run", value_name = "ID")]
+    runs: Vec<RunId>,
+    /// File format.
+    #[arg(long, value_enum, default_value = "csv")]
+    format: ExportKind,
+    /// Output file; standard output when omitted (text formats only).
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Arguments of `dyno results delete`.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// The run id to delete.
+    run: RunId,
+}
+
+fn parse_date(s: &str) -> Result<f64, String> {
+    let parts: Vec<&str> = s.split('-').collect();
+    let bad = || format!("`{s}` is not a date (YYYY-MM-DD)");
+    if parts.len() != 3 {
+        return Err(bad());
+    }
+    let y: i64 = parts[0].parse().map_err(|_| bad())?;
+    let m: i64 = parts[1].parse().map_err(|_| bad())?;
+    let d: i64 = parts[2].parse().map_err(|_| bad())?;
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    // Days from civil (Howard Hinnant), the inverse of the model's formatter.
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok(((era * 146_097 + doe - 719_468) * 86_400) as f64)
+}
+
+fn open_read(db: &DbArg) -> anyhow::Result<Store> {
+    let path = crate::db::path(&db.db);
+    Store::open_read_only(&path).with_context(|| format!("results store {}", path.display()))
+}
+
+/// Runs a `dyno results` subcommand.
+pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ResultsCommand::List(a) => list(a),
+        ResultsCommand::Show(a) => show(a),
+        ResultsCommand::Export(a) => export(a),
+        ResultsCommand::Delete(a) => {
+            let path = crate::db::path(&a.db.db);
+            let mut store =
+                Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
+            store.delete_run(a.run)?;
+            println!("deleted run {}", a.run);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn render(t: &Table, format: ListFormat) -> String {
+    match format {
+        ListFormat::Table => TableFormat::Terminal {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+        .render(t),
+        ListFormat::Markdown => TableFormat::Markdown.render(t),
+        ListFormat::Csv => TableFormat::Csv.render(t),
+        ListFormat::Json => unreachable!("JSON is rendered from the data, not the table"),
+    }
+}
+
+fn status_cell(s: RunStatus) -> Cell {
+    let c = Cell::new(s.as_str());
+    match s {
+        RunStatus::Complete => c.good(),
+        RunStatus::Running => c,
+        RunStatus::Incomplete => c.warn(),
+        RunStatus::Failed => c.bad(),
+    }
+}
+
+fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
+    let store = open_read(&a.db)?;
+    let filter = RunFilter {
+        command: a.command,
+        host: a.host,
+        subject: a.subject,
+        since: a.since,
+        until: a.until,
+        limit: Some(a.limit),
+    };
+    let runs = store.list_runs(&filter)?;
+    if a.format == ListFormat::Json {
+        let v: Vec<_> = runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id, "command": r.command, "subject": r.subject,
+                    "hostname": r.hostname, "started_at": format_timestamp(r.started_at),
+                    "finished_at": r.finished_at.map(format_timestamp),
+                    "status": r.status.as_str(), "samples": r.samples,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new("runs")
+        .column("Run", Align::Right)
+        .column("Started (UTC)", Align::Left)
+        .column("Command", Align::Left)
+        .column("Subject", Align::Left)
+        .column("Host", Align::Left)
+        .column("Status", Align::Left)
+        .column("Samples", Align::Right);
+    for r in &runs {
+        t.push_row([
+            Cell::new(r.id.to_string()),
+            Cell::new(format_timestamp(r.started_at)),
+            Cell::new(r.command.clone()),
+            Cell::new(r.subject.name.clone()),
+            Cell::new(r.hostname.clone()),
+            status_cell(r.status),
+            Cell::new(r.samples.to_string()),
+        ]);
+    }
+    if runs.is_empty() && a.format == ListFormat::Table {
+        eprintln!("no runs in {}", store.path().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render(&t, a.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
+    let store = open_read(&a.db)?;
+    let run = store.run(a.run)?;
+    let mut t = Table::new(format!("run {}", run.id))
+        .column("Metric", Align::Left)
+        .column("Unit", Align::Left)
+        .column("n", Align::Right)
+        .column("Median", Align::Right)
+        .column("95% CI of median", Align::Right)
+        .column("CV", Align::Right)
+        .column("Min", Align::Right)
+        .column("Max", Align::Right);
+    let mut summaries = Vec::new();
+    for m in &run.metrics {
+        let values: Vec<f64> = run
+            .samples
+            .iter()
+            .filter(|s| s.metric == m.name)
+            .map(|s| s.value)
+            .collect();
+        let Some(sum) = dyno_stats::summarize(&values) else {
+            continue;
+        };
+        let ci = (values.len() > 1)
+            .then(|| dyno_stats::median_ci(&values, 0.95).ok())
+            .flatten();
+        let f = |v: f64| format_value(v, m.unit);
+        t.push_row([
+            m.name.clone(),
+            m.unit.symbol().to_string(),
+            sum.n.to_string(),
+            f(sum.median),
+            ci.map(|c| format!("{} .. {}", f(c.low), f(c.high)))
+                .unwrap_or_else(|| "-".into()),
+            format!("{:.2} %", sum.cv * 100.0),
+            f(sum.min),
+            f(sum.max),
+        ]);
+        summaries.push(serde_json::json!({
+            "metric": m.name, "unit": m.unit.symbol(), "direction": m.direction.as_str(),
+            "n": sum.n, "median": sum.median, "min": sum.min, "max": sum.max, "cv": sum.cv,
+            "ci": ci.map(|c| serde_json::json!({"low": c.low, "high": c.high, "level": c.achieved})),
+            "samples": values,
+        }));
+    }
+    if a.format == ListFormat::Json {
+        let v = serde_json::json!({
+            "id": run.id, "status": run.status.as_str(), "info": run.info,
+            "finished_at": run.finished_at, "metrics": summaries,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let i = &run.info;
+    println!("Run       {} ({})", run.id, run.status.as_str());
+    println!("Command   {}", i.command_line.join(" "));
+    println!("Started   {}", format_timestamp(i.started_at));
+    println!("Subject   {} ({})", i.subject.name, i.subject.kind.as_str());
+    println!("Host      {} / {} / {} cores", i.host.hostname, i.host.cpu_model, i.host.cores_online);
+    println!("Tool      {}", i.tool_version);
+    println!();
+    print!("{}", render(&t, a.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = open_read(&a.db)?;
+    let format = match a.format {
+        ExportKind::Csv => ExportFormat::Csv,
+        ExportKind::Jsonl => ExportFormat::JsonLines,
+        ExportKind::Parquet => ExportFormat::Parquet,
+    };
+    let Some(path) = a.output else {
+        if a.format == ExportKind::Parquet {
+            bail!("--format parquet needs --output FILE (Parquet is binary)");
+        }
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        store.export(&a.runs, format, &mut out)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    // Write beside the target and rename, so a failed export leaves no half file.
+    let tmp = path.with_extension(format!(
+        "{}.part",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
+    ));
+    let result = (|| -> anyhow::Result<u64> {
+        let file = std::fs::File::create(&tmp)
+            .with_context(|| format!("--output {}", path.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        let rows = store.export(&a.runs, format, &mut out)?;
+        out.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("--output {}", path.display()))?;
+        Ok(rows)
+    })();
+    match result {
+        Ok(rows) => {
+            eprintln!("exported {rows} samples to {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_parse_to_utc_midnight() {
+        assert_eq!(parse_date("1970-01-01"), Ok(0.0));
+        assert_eq!(format_timestamp(parse_date("2026-11-21").unwrap()), "2026-11-21T00:00:00Z");
+        assert_eq!(format_timestamp(parse_date("2000-02-29").unwrap()), "2000-02-29T00:00:00Z");
+        assert!(parse_date("2026-13-01").is_err());
+        assert!(parse_date("yesterday").is_err());
+    }
+}
