@@ -31,25 +31,25 @@ pub enum Format {
 #[derive(Debug, Args)]
 pub struct MachineArgs {
     /// Time limit of each BLAKE2-256 benchmark, in seconds.
-    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub hash_duration: Duration,
     /// Time limit of the SR25519 verification benchmark, in seconds.
-    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub verify_duration: Duration,
     /// Time limit of the memory copy benchmark, in seconds.
-    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub memory_duration: Duration,
     /// Time limit of each disk benchmark, in seconds.
-    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub disk_duration: Duration,
     /// Time limit of each extra metric (Ed25519, SHA-256 chain, all-core copy), in seconds.
-    #[arg(long, default_value = "2", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "2", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub extra_duration: Duration,
     /// Directory for the disk benchmarks' temporary files: put it on the node's database disk.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub base_path: PathBuf,
     /// Fault tolerance in percent: a score passes at (100 - tolerance)% of its minimum.
-    #[arg(long, default_value = "10", value_name = "PERCENT", value_parser = parse_tolerance)]
+    #[arg(long, default_value = "10", value_name = "PERCENT", value_parser = parse_tolerance, allow_negative_numbers = true)]
     pub tolerance: f64,
     /// Exit 0 even when requirements are not met.
     #[arg(long)]
