@@ -1,0 +1,476 @@
+//! The self-contained HTML report.
+//!
+//! One file, opening offline: the stylesheet is inline, plots are inline SVG, there are
+//! no scripts, fonts or external URLs, and a Content-Security-Policy forbids loading any.
+
+use crate::table::{HtmlTable, Table, TableRenderer};
+use crate::{escape, ReportError};
+use dyno_model::{format_value, Host, Unit};
+
+/// A judgement shown as a coloured badge in front of a sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Worse than the baseline, and the difference is real.
+    Regression,
+    /// Better than the baseline, and the difference is real.
+    Improvement,
+    /// No difference that the measurements can show.
+    NoChange,
+    /// A requirement is met.
+    Pass,
+    /// A requirement is not met.
+    Fail,
+}
+
+impl Verdict {
+    /// The badge text.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Regression => "Regression",
+            Verdict::Improvement => "Improvement",
+            Verdict::NoChange => "No change",
+            Verdict::Pass => "Pass",
+            Verdict::Fail => "Fail",
+        }
+    }
+
+    fn css_class(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::NoChange => "nochange",
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+/// One piece of a section's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// An observation, as plain text (escaped when rendered).
+    Paragraph(String),
+    /// An observation with a verdict badge in front.
+    Verdict(Verdict, String),
+    /// A table, rendered with [`HtmlTable`].
+    Table(Table),
+    /// An SVG plot from [`crate::plot`] with a caption. The SVG is embedded as is, so only
+    /// SVG made by this crate belongs here; anything that is not an `<svg>` element, or
+    /// that holds a script, is shown as an error note instead.
+    Plot {
+        /// Caption under the plot.
+        caption: String,
+        /// The SVG document.
+        svg: String,
+    },
+    /// A note that something could not be shown (e.g. a plot that failed).
+    Note(String),
+}
+
+/// A titled part of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// Section heading.
+    pub heading: String,
+    /// Content, in order.
+    pub blocks: Vec<Block>,
+}
+
+impl Section {
+    /// An empty section.
+    pub fn new(heading: impl Into<String>) -> Self {
+        Section {
+            heading: heading.into(),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Adds an observation.
+    pub fn paragraph(mut self, text: impl Into<String>) -> Self {
+        self.blocks.push(Block::Paragraph(text.into()));
+        self
+    }
+
+    /// Adds an observation with a verdict badge.
+    pub fn verdict(mut self, verdict: Verdict, text: impl Into<String>) -> Self {
+        self.blocks.push(Block::Verdict(verdict, text.into()));
+        self
+    }
+
+    /// Adds a table.
+    pub fn table(mut self, table: Table) -> Self {
+        self.blocks.push(Block::Table(table));
+        self
+    }
+
+    /// Adds an SVG plot made by [`crate::plot`].
+    pub fn plot(mut self, caption: impl Into<String>, svg: impl Into<String>) -> Self {
+        self.blocks.push(Block::Plot {
+            caption: caption.into(),
+            svg: svg.into(),
+        });
+        self
+    }
+
+    /// Adds a plot, or a note saying why it could not be drawn, so that one bad series
+    /// does not cost the whole report.
+    pub fn plot_result(self, caption: impl Into<String>, svg: Result<String, ReportError>) -> Self {
+        let caption = caption.into();
+        match svg {
+            Ok(svg) => self.plot(caption, svg),
+            Err(e) => self.note(format!("{caption}: not drawn: {e}")),
+        }
+    }
+
+    /// Adds a note.
+    pub fn note(mut self, text: impl Into<String>) -> Self {
+        self.blocks.push(Block::Note(text.into()));
+        self
+    }
+}
+
+/// Builds one self-contained HTML report.
+///
+/// ```
+/// use dyno_report::{HtmlReport, Section, Verdict};
+///
+/// let html = HtmlReport::new("dyno compare: v1.2 vs v1.3")
+///     .parameter("workload", "value transfers")
+///     .host_field("CPU", "AMD EPYC 7B13")
+///     .section(Section::new("Throughput").verdict(Verdict::NoChange, "within noise"))
+///     .render();
+/// assert!(html.contains("No change"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HtmlReport {
+    title: String,
+    parameters: Vec<(String, String)>,
+    host: Vec<(String, String)>,
+    sections: Vec<Section>,
+    footer: Option<String>,
+}
+
+impl HtmlReport {
+    /// An empty report with a title.
+    pub fn new(title: impl Into<String>) -> Self {
+        HtmlReport {
+            title: title.into(),
+            ..HtmlReport::default()
+        }
+    }
+
+    /// Adds a run parameter to the header (command, settings, tool version...).
+    pub fn parameter(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.parameters.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds one host fact to the header.
+    pub fn host_field(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.host.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds the usual facts of a host fingerprint to the header (fields that were not
+    /// read are left out).
+    pub fn host(mut self, host: &Host) -> Self {
+        let mut field = |k: &str, v: String| {
+            if !v.is_empty() {
+                self.host.push((k.to_string(), v));
+            }
+        };
+        field("host name", host.hostname.clone());
+        field("CPU", host.cpu_model.clone());
+        if host.cores_online > 0 {
+            field("cores online", host.cores_online.to_string());
+        }
+        if host.memory_bytes > 0 {
+            field(
+                "memory",
+                format_value(host.memory_bytes as f64, Unit::Bytes),
+            );
+        }
+        field("kernel", host.kernel.clone());
+        field(
+            "virtualization",
+            host.virtualization.clone().unwrap_or_default(),
+        );
+        if let Some(fs) = &host.filesystem {
+            let where_ = format!("{} on {}", fs.fs_type, fs.mount_point.display());
+            field("filesystem", where_);
+        }
+        self
+    }
+
+    /// Adds a section.
+    pub fn section(mut self, section: Section) -> Self {
+        self.sections.push(section);
+        self
+    }
+
+    /// Sets a footer line (e.g. the dyno version that generated the report).
+    pub fn footer(mut self, text: impl Into<String>) -> Self {
+        self.footer = Some(text.into());
+        self
+    }
+
+    /// The complete HTML document.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(64 * 1024);
+        out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+        out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+        // Nothing may be fetched: the report must read the same offline, years later.
+        out.push_str(
+            "<meta http-equiv=\"Content-Security-Policy\" \
+             content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n",
+        );
+        out.push_str(&format!("<title>{}</title>\n", escape::html(&self.title)));
+        out.push_str("<style>\n");
+        out.push_str(STYLESHEET);
+        out.push_str("</style>\n</head>\n<body>\n<main>\n");
+        out.push_str(&format!("<h1>{}</h1>\n", escape::html(&self.title)));
+        if !self.parameters.is_empty() || !self.host.is_empty() {
+            out.push_str("<div class=\"facts\">\n");
+            facts(&mut out, "Run", &self.parameters);
+            facts(&mut out, "Host", &self.host);
+            out.push_str("</div>\n");
+        }
+        for section in &self.sections {
+            render_section(&mut out, section);
+        }
+        if let Some(footer) = &self.footer {
+            out.push_str(&format!("<footer>{}</footer>\n", escape::html(footer)));
+        }
+        out.push_str("</main>\n</body>\n</html>\n");
+        out
+    }
+}
+
+fn facts(out: &mut String, heading: &str, pairs: &[(String, String)]) {
+    if pairs.is_empty() {
+        return;
+    }
+    out.push_str(&format!("<section>\n<h2>{heading}</h2>\n<dl>\n"));
+    for (k, v) in pairs {
+        out.push_str(&format!(
+            "<dt>{}</dt><dd>{}</dd>\n",
+            escape::html(k),
+            escape::html(v)
+        ));
+    }
+    out.push_str("</dl>\n</section>\n");
+}
+
+/// True for what [`Block::Plot`] accepts: one SVG element without scripts or foreign
+/// content (plotters emits neither, and escapes every label).
+fn is_plain_svg(svg: &str) -> bool {
+    let lower = svg.to_ascii_lowercase();
+    lower.trim_start().starts_with("<svg")
+        && lower.trim_end().ends_with("</svg>")
+        && !lower.contains("<script")
+        && !lower.contains("<foreignobject")
+        && !has_event_handler(&lower)
+}
+
+/// True when the text holds something shaped like an event-handler attribute
+/// (` onload=`); plotters escapes quotes in labels, so a label cannot open an attribute.
+fn has_event_handler(lower: &str) -> bool {
+    lower.match_indices(" on").any(|(i, _)| {
+        let rest = &lower[i + 3..];
+        let name_len = rest.bytes().take_while(u8::is_ascii_lowercase).count();
+        name_len > 0 && rest[name_len..].trim_start().starts_with('=')
+    })
+}
+
+fn render_section(out: &mut String, section: &Section) {
+    out.push_str(&format!(
+        "<section>\n<h2>{}</h2>\n",
+        escape::html(&section.heading)
+    ));
+    for block in &section.blocks {
+        match block {
+            Block::Paragraph(text) => out.push_str(&format!("<p>{}</p>\n", escape::html(text))),
+            Block::Verdict(v, text) => out.push_str(&format!(
+                "<p><span class=\"verdict {}\">{}</span> {}</p>\n",
+                v.css_class(),
+                v.label(),
+                escape::html(text)
+            )),
+            Block::Table(table) => {
+                out.push_str("<div class=\"table-wrap\">\n");
+                out.push_str(&HtmlTable.render(table));
+                out.push_str("</div>\n");
+            }
+            Block::Plot { caption, svg } if is_plain_svg(svg) => {
+                out.push_str("<figure>\n");
+                out.push_str(svg.trim());
+                out.push_str(&format!(
+                    "\n<figcaption>{}</figcaption>\n</figure>\n",
+                    escape::html(caption)
+                ));
+            }
+            Block::Plot { caption, .. } => out.push_str(&format!(
+                "<p class=\"note\">{}: not shown (not a plain SVG plot)</p>\n",
+                escape::html(caption)
+            )),
+            Block::Note(text) => {
+                out.push_str(&format!("<p class=\"note\">{}</p>\n", escape::html(text)))
+            }
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+/// The whole stylesheet: system fonts, one accent colour, verdict colours.
+const STYLESHEET: &str = r#"
+:root { --fg: #1d232a; --muted: #5b6570; --line: #d8dde3; --bg: #ffffff; --panel: #f5f7f9;
+  --good: #1a7f37; --good-bg: #dafbe1; --bad: #b42318; --bad-bg: #ffe4e0;
+  --warn: #8a5a00; --warn-bg: #fff4d6; --accent: #0b62a4; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 48px; }
+h1 { font-size: 26px; margin: 0 0 16px; border-bottom: 3px solid var(--accent); padding-bottom: 8px; }
+h2 { font-size: 19px; margin: 28px 0 10px; }
+.facts { display: flex; flex-wrap: wrap; gap: 16px; }
+.facts section { flex: 1 1 320px; background: var(--panel); border: 1px solid var(--line);
+  border-radius: 6px; padding: 4px 16px 12px; }
+.facts h2 { font-size: 15px; margin: 8px 0; color: var(--muted); text-transform: uppercase;
+  letter-spacing: .04em; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; }
+dt { color: var(--muted); }
+dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
+p { margin: 8px 0; max-width: 75ch; }
+p.note { color: var(--warn); background: var(--warn-bg); padding: 6px 10px; border-radius: 4px; }
+.verdict { display: inline-block; font-weight: 600; font-size: 13px; padding: 1px 8px;
+  border-radius: 10px; border: 1px solid currentColor; }
+.verdict.improvement, .verdict.pass { color: var(--good); background: var(--good-bg); }
+.verdict.regression, .verdict.fail { color: var(--bad); background: var(--bad-bg); }
+.verdict.nochange { color: var(--muted); background: var(--panel); }
+.table-wrap { overflow-x: auto; margin: 12px 0; }
+table.dyno-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+table.dyno-table caption { text-align: left; font-weight: 600; padding: 4px 0; }
+table.dyno-table th, table.dyno-table td { border-bottom: 1px solid var(--line);
+  padding: 5px 12px; text-align: left; white-space: nowrap; }
+table.dyno-table thead th { border-bottom: 2px solid var(--fg); }
+table.dyno-table tbody tr:nth-child(even) { background: var(--panel); }
+table.dyno-table .right { text-align: right; }
+table.dyno-table .center { text-align: center; }
+table.dyno-table .good { color: var(--good); font-weight: 600; }
+table.dyno-table .bad { color: var(--bad); font-weight: 600; }
+table.dyno-table .warn { color: var(--warn); }
+table.dyno-table .emph { font-weight: 700; }
+figure { margin: 16px 0; }
+figure svg { max-width: 100%; height: auto; display: block; border: 1px solid var(--line); }
+figcaption { color: var(--muted); font-size: 14px; margin-top: 4px; }
+footer { margin-top: 40px; color: var(--muted); font-size: 13px; }
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::BoxPlot;
+    use crate::table::{Align, Cell};
+    use dyno_model::{Direction, Metric};
+
+    fn report() -> HtmlReport {
+        let metric = Metric::new("Blake2256", Unit::BytesPerSecond, Direction::HigherIsBetter);
+        let svg = BoxPlot::new("Blake2", metric)
+            .subject("<script>alert(1)</script>", vec![1.0e9, 1.1e9])
+            .subject("official", vec![0.9e9, 1.0e9])
+            .render_svg()
+            .unwrap();
+        let table = Table::new("medians")
+            .column("subject", Align::Left)
+            .column("median", Align::Right)
+            .row([
+                Cell::new("<script>alert(2)</script>"),
+                Cell::new("1.05 GiB/s").good(),
+            ]);
+        HtmlReport::new("dyno <tune> & \"friends\"")
+            .parameter("command", "dyno tune --study s.toml")
+            .host_field("CPU", "Test CPU <3")
+            .section(
+                Section::new("Results")
+                    .paragraph("<script>alert(3)</script> was fastest")
+                    .verdict(Verdict::Regression, "slower by 5 %")
+                    .verdict(Verdict::Pass, "meets the requirements")
+                    .table(table)
+                    .plot("box plot <b>", svg),
+            )
+            .footer("dyno 0.1.0")
+    }
+
+    #[test]
+    fn all_text_is_escaped() {
+        let html = report().render();
+        assert!(
+            !html.to_ascii_lowercase().contains("<script"),
+            "no script element"
+        );
+        for n in 1..=3 {
+            assert!(html.contains(&format!("&lt;script&gt;alert({n})&lt;/script&gt;")));
+        }
+        assert!(html.contains("<title>dyno &lt;tune&gt; &amp; &quot;friends&quot;</title>"));
+        assert!(html.contains("<dd>Test CPU &lt;3</dd>"));
+        assert!(html.contains("<figcaption>box plot &lt;b&gt;</figcaption>"));
+    }
+
+    #[test]
+    fn the_document_is_self_contained() {
+        let html = report().render();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.trim_end().ends_with("</html>"));
+        for external in ["src=", "href=", "url(", "@import", "<link", "<script"] {
+            assert!(!html.contains(external), "no {external}");
+        }
+        assert!(html.contains("<svg"), "the plot is inline");
+        assert!(html.contains("<style>"));
+    }
+
+    #[test]
+    fn verdicts_and_statuses_get_their_classes() {
+        let html = report().render();
+        assert!(html.contains("<span class=\"verdict regression\">Regression</span> slower"));
+        assert!(html.contains("<span class=\"verdict pass\">Pass</span>"));
+        assert!(html.contains("<td class=\"right good\">1.05 GiB/s</td>"));
+        assert!(STYLESHEET.contains(".verdict.regression"));
+        assert!(STYLESHEET.contains(".verdict.nochange"));
+    }
+
+    #[test]
+    fn only_plain_svg_is_embedded() {
+        let html = HtmlReport::new("t")
+            .section(
+                Section::new("s")
+                    .plot("evil", "<svg><script>alert(1)</script></svg>")
+                    .plot("handler", "<svg onload=\"x()\"></svg>")
+                    .plot("not svg", "<img src=x>")
+                    .plot_result(
+                        "failed",
+                        Err(ReportError::EmptyInput {
+                            plot: "p".into(),
+                            what: "no subjects".into(),
+                        }),
+                    ),
+            )
+            .render();
+        assert!(!html.contains("<script") && !html.contains("onload") && !html.contains("<img"));
+        assert_eq!(html.matches("class=\"note\"").count(), 4);
+        assert!(html.contains("failed: not drawn: p: nothing to plot (no subjects)"));
+    }
+
+    #[test]
+    fn host_facts_skip_unknown_fields() {
+        let host = Host {
+            hostname: "bench-1".into(),
+            cores_online: 8,
+            memory_bytes: 16 << 30,
+            ..Host::default()
+        };
+        let html = HtmlReport::new("t").host(&host).render();
+        assert!(html.contains("<dt>host name</dt><dd>bench-1</dd>"));
+        assert!(html.contains("<dt>memory</dt><dd>16.00 GiB</dd>"));
+        assert!(!html.contains("<dt>kernel</dt>"));
+    }
+}
