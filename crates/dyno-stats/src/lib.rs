@@ -1,1 +1,93 @@
-//! dyno-stats (being written).
+//! Pure statistics for benchmark samples: quantiles, confidence intervals, tests, Pareto sets
+//! and racing rules. Functions take samples and return numbers and decisions; nothing here
+//! prints, reads files or keeps state, so every result can be recomputed from stored samples.
+//!
+//! ```
+//! use dyno_stats::{
+//!     bootstrap_median_ci, compare, mann_whitney_u, median, median_ci, quantile, summarize,
+//!     Alternative, Better, ComparisonSettings, QuantileMethod, Verdict,
+//! };
+//!
+//! let before = [12.1, 11.8, 12.4, 30.0, 12.0, 12.2, 11.9];
+//! let after = [13.0, 13.4, 12.9, 13.1, 13.3, 13.2, 13.6];
+//!
+//! // Location and spread: the outlier 30.0 moves the mean, not the median.
+//! assert_eq!(median(&before), Some(12.1));
+//! assert_eq!(quantile(&before, 0.9, QuantileMethod::NearestRank), Some(30.0));
+//! let s = summarize(&before).unwrap();
+//! assert!(s.mean > 14.0 && s.median < 12.2);
+//!
+//! // Median with an exact distribution-free interval, and a seeded bootstrap one.
+//! let ci = median_ci(&before, 0.95).unwrap();
+//! assert_eq!((ci.low, ci.high), (11.8, 30.0));
+//! assert!((ci.achieved - 0.984375).abs() < 1e-12); // 1 - 2/2^7: min..max of 7 values
+//! let boot = bootstrap_median_ci(&before, 0.95, 2_000, 42).unwrap();
+//! assert!(boot.low <= boot.estimate && boot.estimate <= boot.high);
+//!
+//! // Is "after" slower? Exact Mann-Whitney, then a verdict with a 2% noise band.
+//! let test = mann_whitney_u(&after, &before, Alternative::Greater).unwrap();
+//! assert!((test.p_value - 45.0 / 3432.0).abs() < 1e-12); // exact: 0.0131
+//! let settings = ComparisonSettings { resamples: 2_000, ..ComparisonSettings::default() };
+//! let c = compare(&before, &after, Better::Lower, &settings).unwrap();
+//! assert_eq!(c.verdict, Verdict::Regression);
+//! ```
+//!
+//! # What is where
+//! - [`quantile`], [`median`], [`summarize`], [`mad`] / [`mad_scaled`], [`mean`],
+//!   [`sample_stddev`], [`coefficient_of_variation`]: location and spread.
+//! - [`median_ci`] (exact order-statistic interval), [`bootstrap_median_ci`],
+//!   [`bootstrap_ratio_of_medians_ci`]: confidence intervals.
+//! - [`mann_whitney_u`]: rank test, exact or normal approximation.
+//! - [`holm`]: Holm-Bonferroni correction for many tests.
+//! - [`modified_z_outliers`]: Iglewicz-Hoaglin outlier flags.
+//! - [`pareto_front`], [`near_pareto`]: non-dominated subjects over metrics with directions.
+//! - [`eliminations`], [`order_settled`]: racing rules for `dyno tune`.
+//! - [`compare`], [`compare_many`], [`apply_holm`]: release verdicts for `dyno compare`.
+//!
+//! # NaN policy
+//! A NaN is never a measurement. Functions returning `Option` return `None` when an input
+//! sample contains NaN; functions returning `Result` return [`StatsError::NaN`]. Nothing
+//! silently drops or sorts NaNs. Infinities are ordinary (ordered) values.
+//!
+//! # Reproducibility
+//! Every randomised function takes a `seed` and uses [`rand_pcg::Pcg64`]: the same samples
+//! and seed give the same interval on every machine.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod better;
+mod bootstrap;
+mod comparison;
+mod error;
+mod holm;
+mod interval;
+mod mannwhitney;
+mod normal;
+mod outliers;
+mod pareto;
+mod quantile;
+mod racing;
+
+pub use better::Better;
+pub use bootstrap::{bootstrap_median_ci, bootstrap_ratio_of_medians_ci};
+pub use comparison::{
+    apply_holm, classify, compare, compare_many, Comparison, ComparisonInput, ComparisonSettings,
+    Verdict,
+};
+pub use error::StatsError;
+pub use holm::{holm, holm_adjust, Holm};
+pub use interval::{median_ci, order_statistic_rank, ConfidenceInterval};
+pub use mannwhitney::{
+    exact_u_counts, mann_whitney_u, mann_whitney_u_using, Alternative, MannWhitney,
+    MannWhitneyMethod, EXACT_LIMIT,
+};
+pub use outliers::{modified_z_outliers, OutlierScale, Outliers, MODIFIED_Z_THRESHOLD};
+pub use pareto::{dominates, near_pareto, pareto_front, Interval, NearPareto};
+pub use quantile::{
+    coefficient_of_variation, mad, mad_scaled, mean, median, quantile, quantile_sorted,
+    sample_stddev, summarize, QuantileMethod, Summary, MAD_NORMAL_SCALE,
+};
+pub use racing::{
+    eliminations, order_settled, Elimination, MetricEvidence, OrderSettlement, RaceDecision,
+    RacingRule,
+};
