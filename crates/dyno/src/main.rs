@@ -10,6 +10,7 @@ mod interrupt;
 mod machine;
 mod progress;
 mod results;
+mod run_report;
 
 use clap::{Parser, Subcommand};
 use cli_error::CliError;

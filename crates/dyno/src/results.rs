@@ -20,6 +20,8 @@ pub enum ResultsCommand {
     Export(ExportArgs),
     /// Delete a run and its samples.
     Delete(DeleteArgs),
+    /// Write a self-contained HTML report of one or more runs (box plots per metric).
+    Report(ReportArgs),
 }
 
 /// Where the store is.
@@ -110,6 +112,19 @@ pub struct ExportArgs {
     output: Option<PathBuf>,
 }
 
+/// Arguments of `dyno results report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// Runs to report (one box per run in every plot).
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<RunId>,
+    /// The HTML file to write.
+    #[arg(long, short, value_name = "FILE")]
+    output: PathBuf,
+}
+
 /// Arguments of `dyno results delete`.
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
@@ -152,6 +167,7 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::List(a) => list(a),
         ResultsCommand::Show(a) => show(a),
         ResultsCommand::Export(a) => export(a),
+        ResultsCommand::Report(a) => crate::run_report::write(&open_read(&a.db)?, &a.runs, &a.output),
         ResultsCommand::Delete(a) => {
             let path = crate::db::path(&a.db.db);
             let mut store =

@@ -288,6 +288,16 @@ fn runs_reach_the_store_and_export() {
         .code(2);
     assert!(!env.dir.path().join("bad.parquet").exists());
     assert!(!env.dir.path().join("bad.parquet.part").exists());
+    let html = env.dir.path().join("report.html");
+    env.dyno()
+        .args(["results", "report", "1", "--output"])
+        .arg(&html)
+        .assert()
+        .code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert_eq!(page.matches("<svg").count(), 2, "one box plot per metric");
+    assert!(!page.contains("<script") && !page.contains("href=\"http") && !page.contains("src=\"http"), "self-contained");
     env.dyno().args(["results", "delete", "1"]).assert().code(0);
     env.dyno().args(["results", "show", "1"]).assert().code(2);
 }
