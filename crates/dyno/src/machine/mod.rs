@@ -43,7 +43,7 @@ pub struct MachineArgs {
     #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub disk_duration: Duration,
     /// Time limit of each extra metric (Ed25519, SHA-256 chain, all-core copy), in seconds.
-    #[arg(long, default_value = "2", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, default_value = "1", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub extra_duration: Duration,
     /// Directory for the disk benchmarks' temporary files: put it on the node's database disk.
     #[arg(long, default_value = ".", value_name = "DIR")]

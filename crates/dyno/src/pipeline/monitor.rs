@@ -1,0 +1,312 @@
+//! `dyno pipeline monitor`: attaches read-only to a pipeline's workspace and shows the
+//! tile pane and the link pane, live (a TUI refreshed a few times a second) or once.
+//!
+//! Counters are shown with their change since the previous refresh; time shares are
+//! computed over that interval, so they describe what the tiles do now, not since start.
+
+use clap::{Args, ValueEnum};
+use dyno_model::{format_value, Unit};
+use dyno_report::{Align, Cell, Status, Table, TableFormat};
+use dyno_tango::{LayoutConfig, Snapshot, Workspace};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// A heartbeat older than this means the tile is stuck or gone.
+const STALE_NS: u64 = 100_000_000;
+
+/// Arguments of `dyno pipeline monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Workspace name (the layout's `workspace.name`).
+    #[arg(long, default_value = "dyno", conflicts_with = "config")]
+    name: String,
+    /// Read the workspace name and directory from this layout file instead.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Directory holding the workspace (default /dev/shm).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Print one snapshot (changes over one refresh interval) and exit.
+    #[arg(long)]
+    once: bool,
+    /// Output format of --once.
+    #[arg(long, value_enum, default_value = "table")]
+    format: MonitorFormat,
+    /// Refresh interval in milliseconds.
+    #[arg(long, default_value = "500", value_parser = clap::value_parser!(u64).range(50..=60_000))]
+    interval_ms: u64,
+    /// Give up after waiting this many seconds for the pipeline to start (0 = wait forever).
+    #[arg(long, default_value = "0")]
+    wait: u64,
+}
+
+/// Formats of `--once`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MonitorFormat {
+    /// Two tables.
+    Table,
+    /// The snapshot and its change as JSON.
+    Json,
+}
+
+/// Runs the monitor.
+pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
+    let path = match &a.config {
+        Some(file) => {
+            let cfg = LayoutConfig::from_file(file)?;
+            dyno_tango::workspace::workspace_path(&cfg.workspace.name, cfg.workspace.dir.as_deref())
+        }
+        None => dyno_tango::workspace::workspace_path(&a.name, a.dir.as_deref()),
+    };
+    let ws = wait_for(&path, a.wait)?;
+    let interval = Duration::from_millis(a.interval_ms);
+    if a.once || !std::io::stdout().is_terminal() {
+        let prev = Snapshot::read(&ws);
+        std::thread::sleep(interval);
+        let cur = Snapshot::read(&ws);
+        let delta = cur.delta(&prev);
+        match a.format {
+            MonitorFormat::Json => {
+                let v = serde_json::json!({ "snapshot": cur, "delta": delta, "alive": alive(cur.pid) });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            }
+            MonitorFormat::Table => {
+                let color = std::io::stdout().is_terminal();
+                let (tiles, links) = panes(&cur, &delta);
+                print!("{}", TableFormat::Terminal { color }.render(&tiles));
+                print!("{}", TableFormat::Terminal { color }.render(&links));
+                if !alive(cur.pid) {
+                    println!("pipeline (pid {}) has exited", cur.pid);
+                }
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    tui::run(&ws, interval)
+}
+
+/// Attaches once the workspace exists and is ready, saying once that it waits.
+fn wait_for(path: &Path, wait_secs: u64) -> anyhow::Result<Workspace> {
+    let start = Instant::now();
+    let mut said = false;
+    loop {
+        if let Ok(ws) = Workspace::attach_read_only_at(path) {
+            if ws.is_ready() {
+                return Ok(ws);
+            }
+        }
+        if wait_secs > 0 && start.elapsed() >= Duration::from_secs(wait_secs) {
+            anyhow::bail!(
+                "no running pipeline at {} after {wait_secs} s (start one with `dyno pipeline run --config FILE`)",
+                path.display()
+            );
+        }
+        if !said {
+            eprintln!("waiting for a pipeline at {} (Ctrl-C to give up)", path.display());
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// True while process `pid` exists.
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn count_cell(total: u64, change: u64, alarming: bool) -> Cell {
+    let c = Cell::new(format!("{total} (+{change})"));
+    if alarming && change > 0 {
+        c.bad()
+    } else {
+        c
+    }
+}
+
+fn pct_cell(share: f64, status: Option<Status>) -> Cell {
+    let c = Cell::new(format!("{:.1}", share * 100.0));
+    match status {
+        Some(s) => c.with_status(s),
+        None => c,
+    }
+}
+
+/// The tile pane and the link pane for the current snapshot and its change.
+pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
+    let mut tiles = Table::new("tiles")
+        .column("tile", Align::Left)
+        .column("tid", Align::Right)
+        .column("cpu", Align::Right)
+        .column("stale", Align::Right)
+        .column("state", Align::Left)
+        .column("in backp", Align::Center)
+        .column("backp cnt", Align::Right)
+        .column("ctx sw", Align::Right);
+    for h in ["% hkeep", "% backp", "% wait", "% ovrnp", "% ovrnr", "% filt1", "% filt2", "% finish"] {
+        tiles = tiles.column(h, Align::Right);
+    }
+    for (t, d) in cur.tiles.iter().zip(&delta.tiles) {
+        let age = t.heartbeat_age_ns(cur.taken_ns);
+        let stale = Cell::new(format_value(age as f64 / 1e9, Unit::Seconds));
+        let shares = d.time_ns.shares();
+        let mut row = vec![
+            Cell::new(t.name.clone()),
+            Cell::new(t.tid.to_string()),
+            Cell::new(t.cpu.map_or("float".into(), |c| c.to_string())),
+            if age > STALE_NS { stale.bad() } else { stale },
+            Cell::new(t.state.clone()),
+            if t.in_backpressure { Cell::new("yes").warn() } else { Cell::new("-") },
+            count_cell(t.backpressure_count, d.backpressure_count, false),
+            count_cell(
+                t.ctx_voluntary + t.ctx_involuntary,
+                d.ctx_voluntary + d.ctx_involuntary,
+                false,
+            ),
+        ];
+        for (i, share) in shares.iter().enumerate() {
+            // Backpressure and overruns are the shares that point at a bottleneck.
+            let status = match i {
+                1 if *share > 0.05 => Some(Status::Warn),
+                3 | 4 if *share > 0.0 => Some(Status::Bad),
+                7 if *share > 0.95 => Some(Status::Warn),
+                _ => None,
+            };
+            row.push(pct_cell(*share, status));
+        }
+        tiles.push_row(row);
+    }
+    let secs = delta
+        .since_ns
+        .map(|s| cur.taken_ns.saturating_sub(s) as f64 / 1e9)
+        .filter(|s| *s > 0.0)
+        .unwrap_or(1.0);
+    let mut links = Table::new("links")
+        .column("link", Align::Left)
+        .column("consumer", Align::Left)
+        .column("tot frags/s", Align::Right)
+        .column("tot bytes/s", Align::Right)
+        .column("filt %", Align::Right)
+        .column("ovrnp cnt", Align::Right)
+        .column("ovrnr cnt", Align::Right)
+        .column("slow cnt", Align::Right)
+        .column("tx seq", Align::Right);
+    for (c, d) in cur.consumers.iter().zip(&delta.consumers) {
+        let tx = cur.links.iter().find(|l| l.name == c.link).map(|l| l.tx_seq);
+        let seen = d.frags + d.filt1 + d.filt2;
+        let filt = if seen == 0 { 0.0 } else { (d.filt1 + d.filt2) as f64 / seen as f64 };
+        links.push_row([
+            Cell::new(c.link.clone()),
+            Cell::new(format!("{}{}", c.tile, if c.reliable { "" } else { " (unreliable)" })),
+            Cell::new(format_value(d.frags as f64 / secs, Unit::PerSecond)),
+            Cell::new(format_value(d.bytes as f64 / secs, Unit::BytesPerSecond)),
+            Cell::new(format!("{:.1}", filt * 100.0)),
+            count_cell(c.ovrnp, d.ovrnp, true),
+            count_cell(c.ovrnr, d.ovrnr, true),
+            count_cell(c.slow, d.slow, false),
+            Cell::new(tx.map_or("-".into(), |t| t.to_string())),
+        ]);
+    }
+    (tiles, links)
+}
+
+mod tui {
+    //! The live view: ratatui over crossterm, `q`, Esc or Ctrl-C quits.
+
+    use super::{alive, panes};
+    use crossterm::event::{self, Event, KeyCode, KeyModifiers};
+    use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+    use crossterm::ExecutableCommand;
+    use dyno_report::{Status, Table};
+    use dyno_tango::{Snapshot, Workspace};
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::style::{Color, Modifier, Style};
+    use ratatui::text::Line;
+    use ratatui::widgets::{Block, Borders, Cell, Row, Table as TuiTable};
+    use std::process::ExitCode;
+    use std::time::{Duration, Instant};
+
+    /// Restores the terminal however the monitor ends.
+    struct Screen;
+    impl Drop for Screen {
+        fn drop(&mut self) {
+            let _ = disable_raw_mode();
+            let _ = std::io::stdout().execute(LeaveAlternateScreen);
+        }
+    }
+
+    fn widget(t: &Table) -> TuiTable<'static> {
+        let header = Row::new(t.columns.iter().map(|c| c.header.clone()))
+            .style(Style::default().add_modifier(Modifier::BOLD));
+        let rows = t.rows.iter().map(|r| {
+            Row::new(r.iter().map(|c| {
+                let style = match c.status {
+                    Some(Status::Bad) => Style::default().fg(Color::Red),
+                    Some(Status::Warn) => Style::default().fg(Color::Yellow),
+                    Some(Status::Good) => Style::default().fg(Color::Green),
+                    _ => Style::default(),
+                };
+                Cell::from(c.text.clone()).style(style)
+            }))
+        });
+        let widths: Vec<Constraint> = t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let widest = t.rows.iter().filter_map(|r| r.get(i)).map(|c| c.text.chars().count());
+                Constraint::Length(widest.chain([c.header.len()]).max().unwrap_or(4) as u16)
+            })
+            .collect();
+        TuiTable::new(rows, widths)
+            .header(header)
+            .block(Block::default().borders(Borders::ALL).title(t.title.clone()))
+    }
+
+    pub fn run(ws: &Workspace, interval: Duration) -> anyhow::Result<ExitCode> {
+        enable_raw_mode()?;
+        std::io::stdout().execute(EnterAlternateScreen)?;
+        let _screen = Screen;
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))?;
+        let mut prev = Snapshot::read(ws);
+        let mut last = Instant::now();
+        let mut frame = (Table::new("tiles"), Table::new("links"), String::new());
+        let mut exited = false;
+        loop {
+            if !exited && last.elapsed() >= interval {
+                let cur = Snapshot::read(ws);
+                let delta = cur.delta(&prev);
+                let (t, l) = panes(&cur, &delta);
+                exited = !alive(cur.pid);
+                let status = if exited {
+                    format!("pipeline (pid {}) has exited; showing its last numbers. q quits", cur.pid)
+                } else {
+                    format!("{}  pid {}  refresh {} ms  q quits", cur.workspace, cur.pid, interval.as_millis())
+                };
+                frame = (t, l, status);
+                prev = cur;
+                last = Instant::now();
+            }
+            terminal.draw(|f| {
+                let areas = Layout::vertical([
+                    Constraint::Length(1),
+                    Constraint::Length(frame.0.rows.len() as u16 + 3),
+                    Constraint::Min(3),
+                ])
+                .split(f.area());
+                f.render_widget(Line::from(frame.2.clone()), areas[0]);
+                f.render_widget(widget(&frame.0), areas[1]);
+                f.render_widget(widget(&frame.1), areas[2]);
+            })?;
+            if event::poll(Duration::from_millis(50))? {
+                if let Event::Key(k) = event::read()? {
+                    let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                    if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                }
+            }
+        }
+    }
+}
