@@ -28,7 +28,10 @@ fn main() {
     println!("cargo:rustc-env=DYNO_BUILD_OPT_LEVEL={}", get("OPT_LEVEL"));
     println!("cargo:rustc-env=DYNO_BUILD_RUSTC={}", rustc.trim());
     println!("cargo:rustc-env=DYNO_BUILD_RUSTFLAGS={}", flags.join(" "));
-    println!("cargo:rustc-env=DYNO_BUILD_PROFILE_ENV={}", overrides.join(" "));
+    println!(
+        "cargo:rustc-env=DYNO_BUILD_PROFILE_ENV={}",
+        overrides.join(" ")
+    );
     println!("cargo:rustc-env=DYNO_BUILD_TARGET={}", get("TARGET"));
     println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
     println!("cargo:rerun-if-changed=build.rs");

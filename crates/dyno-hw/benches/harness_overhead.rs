@@ -14,7 +14,9 @@ fn bare_loop(limit: Duration) -> f64 {
     let mut n = 0u64;
     let start = Instant::now();
     loop {
-        let h = blake2b_simd::Params::new().hash_length(32).hash(black_box(&buffer));
+        let h = blake2b_simd::Params::new()
+            .hash_length(32)
+            .hash(black_box(&buffer));
         black_box(h);
         n += 1;
         if start.elapsed() >= limit {
@@ -35,7 +37,10 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let secs: f64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(7);
     let limit = Duration::from_secs_f64(secs);
@@ -62,7 +67,18 @@ fn main() {
     let mib = 1024.0 * 1024.0;
     let (h, b) = (median(&mut harness) / mib, median(&mut bare) / mib);
     println!("BLAKE2-256, {rounds} interleaved rounds of {secs} s each");
-    println!("  dyno harness: median {h:.2} MiB/s  (all: {:?})", harness.iter().map(|x| (x / mib * 100.0).round() / 100.0).collect::<Vec<_>>());
-    println!("  bare loop:    median {b:.2} MiB/s  (all: {:?})", bare.iter().map(|x| (x / mib * 100.0).round() / 100.0).collect::<Vec<_>>());
+    println!(
+        "  dyno harness: median {h:.2} MiB/s  (all: {:?})",
+        harness
+            .iter()
+            .map(|x| (x / mib * 100.0).round() / 100.0)
+            .collect::<Vec<_>>()
+    );
+    println!(
+        "  bare loop:    median {b:.2} MiB/s  (all: {:?})",
+        bare.iter()
+            .map(|x| (x / mib * 100.0).round() / 100.0)
+            .collect::<Vec<_>>()
+    );
     println!("  harness / bare = {:.4}", h / b);
 }

@@ -212,14 +212,16 @@ mod tests {
             }))
         };
         let stop = AtomicBool::new(false);
-        let avg = run_parallel(3, make, Duration::from_millis(10), Combine::Average, &stop).unwrap();
+        let avg =
+            run_parallel(3, make, Duration::from_millis(10), Combine::Average, &stop).unwrap();
         let sum = run_parallel(3, make, Duration::from_millis(10), Combine::Sum, &stop).unwrap();
         assert_eq!(avg.threads, 3);
         // Each thread's score is at most 10 units per ms; the average cannot exceed it,
         // while the sum of three threads is about three times one thread.
         assert!(avg.score <= 10_000.0 + 1e-9);
         assert!(sum.score > avg.score * 1.5);
-        let failing = || -> Result<Box<dyn Workload>, HwError> { Err(HwError::Failed("setup".into())) };
+        let failing =
+            || -> Result<Box<dyn Workload>, HwError> { Err(HwError::Failed("setup".into())) };
         assert!(run_parallel(2, failing, Duration::from_millis(1), Combine::Sum, &stop).is_err());
     }
 }

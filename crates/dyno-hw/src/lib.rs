@@ -150,7 +150,11 @@ mod tests {
             };
             assert_eq!(m.threads, expected_threads, "{id}");
         }
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no leftovers");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "no leftovers"
+        );
     }
 
     #[test]

@@ -177,9 +177,15 @@ mod tests {
 
     #[test]
     fn substrate_set_is_the_upstream_six() {
-        let subs: Vec<_> = MetricId::ALL.into_iter().filter(|m| m.is_substrate()).collect();
+        let subs: Vec<_> = MetricId::ALL
+            .into_iter()
+            .filter(|m| m.is_substrate())
+            .collect();
         assert_eq!(subs.len(), 6);
-        assert_eq!(MetricId::Blake2256Parallel.display(8), "BLAKE2-256-Parallel-8");
+        assert_eq!(
+            MetricId::Blake2256Parallel.display(8),
+            "BLAKE2-256-Parallel-8"
+        );
         assert_eq!(MetricId::DiskRndWrite.category(), "Disk");
     }
 }

@@ -76,7 +76,12 @@ impl fmt::Display for Warning {
 pub const BUSY_THRESHOLD: f64 = 0.10;
 
 /// Warnings that follow from the host fingerprint and the planned run.
-pub fn warnings(host: &Host, measures_disk: bool, parallel_threads: Option<usize>, busy: Option<f64>) -> Vec<Warning> {
+pub fn warnings(
+    host: &Host,
+    measures_disk: bool,
+    parallel_threads: Option<usize>,
+    busy: Option<f64>,
+) -> Vec<Warning> {
     let mut out = Vec::new();
     if measures_disk {
         if let Some(fs) = &host.filesystem {
@@ -108,16 +113,19 @@ pub fn warnings(host: &Host, measures_disk: bool, parallel_threads: Option<usize
 /// Checks that the disk directory exists, is a directory and is writable, by creating
 /// and removing a probe file. The error names the directory.
 pub fn check_base_path(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(dir)
-        .map_err(|e| format!("--base-path {}: {e}", dir.display()))?;
+    let meta = std::fs::metadata(dir).map_err(|e| format!("--base-path {}: {e}", dir.display()))?;
     if !meta.is_dir() {
         return Err(format!("--base-path {}: not a directory", dir.display()));
     }
     let probe = dir.join(format!(".dyno-write-probe-{}", std::process::id()));
     std::fs::write(&probe, b"dyno")
         .map_err(|e| format!("--base-path {}: not writable ({e})", dir.display()))?;
-    std::fs::remove_file(&probe)
-        .map_err(|e| format!("--base-path {}: cannot remove probe file ({e})", dir.display()))
+    std::fs::remove_file(&probe).map_err(|e| {
+        format!(
+            "--base-path {}: cannot remove probe file ({e})",
+            dir.display()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -142,14 +150,21 @@ mod tests {
 
     #[test]
     fn ram_overlay_and_network_disks_are_named() {
-        for (fs, needle) in [("tmpfs", "RAM"), ("overlay", "overlay"), ("nfs4", "network")] {
+        for (fs, needle) in [
+            ("tmpfs", "RAM"),
+            ("overlay", "overlay"),
+            ("nfs4", "network"),
+        ] {
             let w = warnings(&host(fs, None), true, None, None);
             assert_eq!(w.len(), 1, "{fs}");
             let text = w[0].to_string();
             assert!(text.contains(needle) && text.contains(fs), "{text}");
         }
         assert!(warnings(&host("ext4", None), true, None, None).is_empty());
-        assert!(warnings(&host("tmpfs", None), false, None, None).is_empty(), "no disk metric, no warning");
+        assert!(
+            warnings(&host("tmpfs", None), false, None, None).is_empty(),
+            "no disk metric, no warning"
+        );
     }
 
     #[test]
@@ -165,11 +180,17 @@ mod tests {
     fn base_path_must_be_a_writable_directory() {
         let dir = tempfile::tempdir().unwrap();
         check_base_path(dir.path()).unwrap();
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "probe removed");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "probe removed"
+        );
         let missing = dir.path().join("nope");
         assert!(check_base_path(&missing).unwrap_err().contains("nope"));
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
-        assert!(check_base_path(&file).unwrap_err().contains("not a directory"));
+        assert!(check_base_path(&file)
+            .unwrap_err()
+            .contains("not a directory"));
     }
 }

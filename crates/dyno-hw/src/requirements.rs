@@ -70,7 +70,10 @@ const BUILTIN: [(&str, &str); 3] = [
         "substrate-2023-02",
         include_str!("../requirements/substrate-2023-02.json"),
     ),
-    ("substrate-2022", include_str!("../requirements/substrate-2022.json")),
+    (
+        "substrate-2022",
+        include_str!("../requirements/substrate-2022.json"),
+    ),
 ];
 
 /// Names of the built-in requirement sets; the first is the default.
@@ -81,12 +84,13 @@ pub fn builtin_names() -> Vec<&'static str> {
 impl RequirementSet {
     /// A built-in set by name (`substrate`, the current reference hardware, is the default).
     pub fn builtin(name: &str) -> Result<RequirementSet, RequirementsError> {
-        let (name, json) = BUILTIN
-            .iter()
-            .find(|b| b.0 == name)
-            .ok_or_else(|| RequirementsError::UnknownSet {
-                name: name.to_string(),
-            })?;
+        let (name, json) =
+            BUILTIN
+                .iter()
+                .find(|b| b.0 == name)
+                .ok_or_else(|| RequirementsError::UnknownSet {
+                    name: name.to_string(),
+                })?;
         Self::from_substrate_json(json, name)
     }
 
@@ -108,7 +112,10 @@ impl RequirementSet {
     /// Parses Substrate's `reference_hardware.json`: a list of `{metric, minimum}` with
     /// minimums in MiB/s. Unknown extra keys are tolerated (chains add their own, e.g.
     /// `check_on_rc_authority`).
-    pub fn from_substrate_json(text: &str, path: &str) -> Result<RequirementSet, RequirementsError> {
+    pub fn from_substrate_json(
+        text: &str,
+        path: &str,
+    ) -> Result<RequirementSet, RequirementsError> {
         #[derive(Deserialize)]
         enum SubstrateMetric {
             Blake2256,
@@ -151,7 +158,10 @@ impl RequirementSet {
                 message: format!("entry {} ({metric}): {message}", i + 1),
             };
             if !(e.minimum.is_finite() && e.minimum > 0.0) {
-                return Err(invalid(format!("minimum must be a positive number, got {}", e.minimum)));
+                return Err(invalid(format!(
+                    "minimum must be a positive number, got {}",
+                    e.minimum
+                )));
             }
             if num_cores == Some(0) {
                 return Err(invalid("num_cores must be at least 1".into()));
@@ -196,7 +206,8 @@ impl RequirementSet {
             line,
             message,
         };
-        let line_of = |offset: usize| Some(text[..offset.min(text.len())].matches('\n').count() + 1);
+        let line_of =
+            |offset: usize| Some(text[..offset.min(text.len())].matches('\n').count() + 1);
         let file: File = toml::from_str(text).map_err(|e| {
             let line = e.span().and_then(|s| line_of(s.start));
             invalid(line, e.message().to_string())
@@ -227,7 +238,10 @@ impl RequirementSet {
                 ));
             }
             if e.num_cores.is_some() && metric != MetricId::Blake2256Parallel {
-                return Err(invalid(line, format!("num_cores applies only to Blake2256Parallel, not {metric}")));
+                return Err(invalid(
+                    line,
+                    format!("num_cores applies only to Blake2256Parallel, not {metric}"),
+                ));
             }
             if e.num_cores == Some(0) {
                 return Err(invalid(line, "num_cores must be at least 1".into()));
@@ -281,7 +295,12 @@ fn default_unit_scale(metric: MetricId) -> f64 {
 
 /// Base units per one of the named unit, checked against the metric's kind.
 fn unit_scale(metric: MetricId, unit: &str) -> Result<f64, String> {
-    let byte_units = [("B/s", 1.0), ("KiB/s", 1024.0), ("MiB/s", MIB), ("GiB/s", MIB * 1024.0)];
+    let byte_units = [
+        ("B/s", 1.0),
+        ("KiB/s", 1024.0),
+        ("MiB/s", MIB),
+        ("GiB/s", MIB * 1024.0),
+    ];
     let rate_units = [("/s", 1.0), ("k/s", 1e3), ("M/s", 1e6), ("G/s", 1e9)];
     let table: &[(&str, f64)] = match metric.unit() {
         Unit::BytesPerSecond => &byte_units,
@@ -345,8 +364,14 @@ mod tests {
     fn older_sets_are_selectable_and_unknown_names_list_the_choices() {
         let old = RequirementSet::builtin("substrate-2022").unwrap();
         assert_eq!(old.get(MetricId::Blake2256).unwrap().minimum, 1029.0 * MIB);
-        assert_eq!(old.parallel_cores(), 8, "no parallel entry: upstream default");
-        let err = RequirementSet::builtin("polkadot-1999").unwrap_err().to_string();
+        assert_eq!(
+            old.parallel_cores(),
+            8,
+            "no parallel entry: upstream default"
+        );
+        let err = RequirementSet::builtin("polkadot-1999")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("substrate-2023-02"), "{err}");
     }
 
@@ -369,9 +394,12 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("bad.json, line 3"), "{msg}");
         assert!(msg.contains("Blake3"), "{msg}");
-        let err = RequirementSet::from_substrate_json("[{\"metric\": \"MemCopy\", \"minimum\": -1}]", "neg.json")
-            .unwrap_err()
-            .to_string();
+        let err = RequirementSet::from_substrate_json(
+            "[{\"metric\": \"MemCopy\", \"minimum\": -1}]",
+            "neg.json",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("positive"), "{err}");
     }
 
@@ -381,23 +409,55 @@ mod tests {
         let set = RequirementSet::from_dyno_toml(text, "example.toml").unwrap();
         assert_eq!(set.name, "example validator set");
         assert_eq!(set.get(MetricId::Sha256Chain).unwrap().minimum, 10e6);
-        assert_eq!(set.get(MetricId::Sr25519Verify).unwrap().minimum, 637.62 * 1024.0);
-        assert_eq!(set.get(MetricId::MemCopy).unwrap().minimum, 11.49 * MIB * 1024.0);
+        assert_eq!(
+            set.get(MetricId::Sr25519Verify).unwrap().minimum,
+            637.62 * 1024.0
+        );
+        assert_eq!(
+            set.get(MetricId::MemCopy).unwrap().minimum,
+            11.49 * MIB * 1024.0
+        );
         assert_eq!(set.parallel_cores(), 8);
     }
 
     #[test]
     fn dyno_toml_errors_name_the_line() {
         let cases = [
-            ("[[requirement]]\nmetric = \"Blake3\"\nminimum = 1\n", 2, "unknown metric"),
-            ("[[requirement]]\nmetric = \"Sha256Chain\"\nminimum = 1\nunit = \"MiB/s\"\n", 4, "does not fit"),
-            ("[[requirement]]\nmetric = \"MemCopy\"\nminimum = 1\ncolour = 3\n", 4, "unknown field"),
-            ("[[requirement]]\nmetric = \"MemCopy\"\nminimum = -5\n", 3, "positive"),
-            ("[[requirement]]\nmetric = \"MemCopy\"\nminimum = \"fast\"\n", 3, "invalid type"),
-            ("[[requirement]]\nmetric = \"MemCopy\"\nnum_cores = 2\nminimum = 1\n", 2, "num_cores"),
+            (
+                "[[requirement]]\nmetric = \"Blake3\"\nminimum = 1\n",
+                2,
+                "unknown metric",
+            ),
+            (
+                "[[requirement]]\nmetric = \"Sha256Chain\"\nminimum = 1\nunit = \"MiB/s\"\n",
+                4,
+                "does not fit",
+            ),
+            (
+                "[[requirement]]\nmetric = \"MemCopy\"\nminimum = 1\ncolour = 3\n",
+                4,
+                "unknown field",
+            ),
+            (
+                "[[requirement]]\nmetric = \"MemCopy\"\nminimum = -5\n",
+                3,
+                "positive",
+            ),
+            (
+                "[[requirement]]\nmetric = \"MemCopy\"\nminimum = \"fast\"\n",
+                3,
+                "invalid type",
+            ),
+            (
+                "[[requirement]]\nmetric = \"MemCopy\"\nnum_cores = 2\nminimum = 1\n",
+                2,
+                "num_cores",
+            ),
         ];
         for (text, line, needle) in cases {
-            let msg = RequirementSet::from_dyno_toml(text, "r.toml").unwrap_err().to_string();
+            let msg = RequirementSet::from_dyno_toml(text, "r.toml")
+                .unwrap_err()
+                .to_string();
             assert!(msg.contains(&format!("r.toml, line {line}")), "{msg}");
             assert!(msg.contains(needle), "{msg}");
         }
@@ -406,7 +466,9 @@ mod tests {
     #[test]
     fn duplicates_are_refused() {
         let text = "[[requirement]]\nmetric = \"MemCopy\"\nminimum = 1\n[[requirement]]\nmetric = \"memcopy\"\nminimum = 2\n";
-        let msg = RequirementSet::from_dyno_toml(text, "d.toml").unwrap_err().to_string();
+        let msg = RequirementSet::from_dyno_toml(text, "d.toml")
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("listed twice"), "{msg}");
     }
 

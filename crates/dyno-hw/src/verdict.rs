@@ -86,7 +86,9 @@ pub fn evaluate(
         };
         let cv = dyno_stats::coefficient_of_variation(&scores).unwrap_or(0.0);
         let requirement = requirements.get(id).cloned();
-        let judgement = requirement.as_ref().map(|r| judge(median, r.minimum, tolerance));
+        let judgement = requirement
+            .as_ref()
+            .map(|r| judge(median, r.minimum, tolerance));
         if let Some(j) = judgement {
             judged += 1;
             if j.passed {
@@ -140,7 +142,10 @@ mod tests {
         let v = evaluate(
             vec![
                 // 1000 MiB/s minimum: median 950 passes at 10% tolerance despite one low run.
-                (MetricId::Blake2256, vec![m(950.0 * MIB), m(400.0 * MIB), m(960.0 * MIB)]),
+                (
+                    MetricId::Blake2256,
+                    vec![m(950.0 * MIB), m(400.0 * MIB), m(960.0 * MIB)],
+                ),
                 // 950 MiB/s minimum: 800 is 84%, a fail.
                 (MetricId::DiskSeqWrite, vec![m(800.0 * MIB)]),
                 // No requirement: reported, not judged.

@@ -105,8 +105,8 @@ impl Filesystem {
         match t {
             "tmpfs" | "ramfs" | "devtmpfs" | "hugetlbfs" => FsKind::Memory,
             "overlay" | "overlayfs" | "aufs" | "unionfs" => FsKind::Overlay,
-            "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "ceph" | "glusterfs"
-            | "afs" | "lustre" | "virtiofs" => FsKind::Network,
+            "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "ceph" | "glusterfs" | "afs"
+            | "lustre" | "virtiofs" => FsKind::Network,
             _ if t.starts_with("fuse.sshfs") || t.starts_with("fuse.s3") => FsKind::Network,
             _ => FsKind::Disk,
         }
@@ -175,7 +175,9 @@ impl Host {
 
     /// True when the CPU reports the named feature flag (e.g. `sha_ni`, `avx512ifma`).
     pub fn has_flag(&self, flag: &str) -> bool {
-        self.cpu_flags.binary_search_by(|f| f.as_str().cmp(flag)).is_ok()
+        self.cpu_flags
+            .binary_search_by(|f| f.as_str().cmp(flag))
+            .is_ok()
     }
 }
 
@@ -310,7 +312,10 @@ mod tests {
 
     #[test]
     fn cpu_lists_parse() {
-        assert_eq!(parse_cpu_list("0-3,8,10-11"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
         assert_eq!(parse_cpu_list("0"), Some(vec![0]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list(""), None);

@@ -270,7 +270,11 @@ mod tests {
 
     #[test]
     fn enums_round_trip_their_names() {
-        for k in [SubjectKind::Machine, SubjectKind::Layout, SubjectKind::Release] {
+        for k in [
+            SubjectKind::Machine,
+            SubjectKind::Layout,
+            SubjectKind::Release,
+        ] {
             assert_eq!(SubjectKind::parse(k.as_str()), Some(k));
         }
         for s in [RunStatus::Running, RunStatus::Complete, RunStatus::Failed] {

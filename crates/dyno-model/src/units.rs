@@ -161,7 +161,12 @@ mod tests {
 
     #[test]
     fn unit_symbols_round_trip() {
-        for u in [Unit::BytesPerSecond, Unit::PerSecond, Unit::Nanoseconds, Unit::Count] {
+        for u in [
+            Unit::BytesPerSecond,
+            Unit::PerSecond,
+            Unit::Nanoseconds,
+            Unit::Count,
+        ] {
             assert_eq!(Unit::parse(u.symbol()), Some(u));
         }
         assert_eq!(Unit::parse("furlongs"), None);

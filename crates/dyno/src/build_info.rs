@@ -27,7 +27,11 @@ pub fn describe() -> String {
     let mut s = format!(
         "dyno {} ({PROFILE} profile, opt-level {OPT_LEVEL}{}, {RUSTC}",
         env!("CARGO_PKG_VERSION"),
-        if cfg!(debug_assertions) { ", debug assertions" } else { "" },
+        if cfg!(debug_assertions) {
+            ", debug assertions"
+        } else {
+            ""
+        },
     );
     if !RUSTFLAGS.is_empty() {
         s.push_str(&format!(", RUSTFLAGS \"{RUSTFLAGS}\""));

@@ -27,7 +27,11 @@ pub fn open_for_writing(args: &StoreArgs) -> anyhow::Result<Option<Store>> {
         return Ok(None);
     }
     let path = path(&args.db);
-    let store = Store::open(&path)
-        .with_context(|| format!("results store {} (use --db PATH or --no-save)", path.display()))?;
+    let store = Store::open(&path).with_context(|| {
+        format!(
+            "results store {} (use --db PATH or --no-save)",
+            path.display()
+        )
+    })?;
     Ok(Some(store))
 }

@@ -167,7 +167,9 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::List(a) => list(a),
         ResultsCommand::Show(a) => show(a),
         ResultsCommand::Export(a) => export(a),
-        ResultsCommand::Report(a) => crate::run_report::write(&open_read(&a.db)?, &a.runs, &a.output),
+        ResultsCommand::Report(a) => {
+            crate::run_report::write(&open_read(&a.db)?, &a.runs, &a.output)
+        }
         ResultsCommand::Delete(a) => {
             let path = crate::db::path(&a.db.db);
             let mut store =
@@ -312,7 +314,10 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     println!("Command   {}", i.command_line.join(" "));
     println!("Started   {}", format_timestamp(i.started_at));
     println!("Subject   {} ({})", i.subject.name, i.subject.kind.as_str());
-    println!("Host      {} / {} / {} cores", i.host.hostname, i.host.cpu_model, i.host.cores_online);
+    println!(
+        "Host      {} / {} / {} cores",
+        i.host.hostname, i.host.cpu_model, i.host.cores_online
+    );
     println!("Tool      {}", i.tool_version);
     println!();
     print!("{}", render(&t, a.format));
@@ -342,8 +347,8 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         path.extension().and_then(|e| e.to_str()).unwrap_or("out")
     ));
     let result = (|| -> anyhow::Result<u64> {
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("--output {}", path.display()))?;
+        let file =
+            std::fs::File::create(&tmp).with_context(|| format!("--output {}", path.display()))?;
         let mut out = std::io::BufWriter::new(file);
         let rows = store.export(&a.runs, format, &mut out)?;
         out.flush()
@@ -370,8 +375,14 @@ mod tests {
     #[test]
     fn dates_parse_to_utc_midnight() {
         assert_eq!(parse_date("1970-01-01"), Ok(0.0));
-        assert_eq!(format_timestamp(parse_date("2026-11-21").unwrap()), "2026-11-21T00:00:00Z");
-        assert_eq!(format_timestamp(parse_date("2000-02-29").unwrap()), "2000-02-29T00:00:00Z");
+        assert_eq!(
+            format_timestamp(parse_date("2026-11-21").unwrap()),
+            "2026-11-21T00:00:00Z"
+        );
+        assert_eq!(
+            format_timestamp(parse_date("2000-02-29").unwrap()),
+            "2000-02-29T00:00:00Z"
+        );
         assert!(parse_date("2026-13-01").is_err());
         assert!(parse_date("yesterday").is_err());
     }

@@ -17,7 +17,8 @@ pub fn write(store: &Store, ids: &[RunId], output: &Path) -> anyhow::Result<Exit
         .map(|id| store.run(*id))
         .collect::<Result<_, _>>()?;
     let html = render(&runs);
-    write_atomic(output, html.as_bytes()).with_context(|| format!("--output {}", output.display()))?;
+    write_atomic(output, html.as_bytes())
+        .with_context(|| format!("--output {}", output.display()))?;
     eprintln!("wrote {}", output.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -104,7 +105,10 @@ pub fn render(runs: &[StoredRun]) -> String {
             ]);
             plot = plot.subject(label(r), v);
         }
-        plots = plots.plot_result(format!("{} ({})", m.name, m.unit.symbol()), plot.render_svg());
+        plots = plots.plot_result(
+            format!("{} ({})", m.name, m.unit.symbol()),
+            plot.render_svg(),
+        );
     }
     let summary = Section::new("Summary")
         .paragraph("Medians of the raw samples, with the distribution-free confidence interval of the median and the level it actually reaches for this many samples.")

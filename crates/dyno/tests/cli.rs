@@ -49,7 +49,11 @@ impl Env {
     }
     fn machine(&self, extra: &[&str]) -> Command {
         let mut c = self.dyno();
-        c.arg("machine").args(QUICK).arg("--base-path").arg(self.disk()).args(extra);
+        c.arg("machine")
+            .args(QUICK)
+            .arg("--base-path")
+            .arg(self.disk())
+            .args(extra);
         c
     }
 }
@@ -103,7 +107,9 @@ fn a_missing_base_path_is_named_and_nothing_is_stored() {
         .arg(&missing)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--base-path").and(predicate::str::contains("no-such-dir")));
+        .stderr(
+            predicate::str::contains("--base-path").and(predicate::str::contains("no-such-dir")),
+        );
     assert!(!missing.exists());
     assert!(!env.db().exists());
 }
@@ -112,13 +118,23 @@ fn a_missing_base_path_is_named_and_nothing_is_stored() {
 fn an_invalid_requirements_file_names_file_and_line() {
     let env = Env::new();
     let file = env.dir.path().join("chain.toml");
-    std::fs::write(&file, "name = \"x\"\n[[requirement]]\nmetric = \"Blake3\"\nminimum = 1\n").unwrap();
+    std::fs::write(
+        &file,
+        "name = \"x\"\n[[requirement]]\nmetric = \"Blake3\"\nminimum = 1\n",
+    )
+    .unwrap();
     env.machine(&["--requirements", file.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("chain.toml, line 3").and(predicate::str::contains("Blake3")));
+        .stderr(
+            predicate::str::contains("chain.toml, line 3").and(predicate::str::contains("Blake3")),
+        );
     let json = env.dir.path().join("chain.json");
-    std::fs::write(&json, "[\n{\"metric\": \"MemCopy\", \"minimum\": \"fast\"}\n]").unwrap();
+    std::fs::write(
+        &json,
+        "[\n{\"metric\": \"MemCopy\", \"minimum\": \"fast\"}\n]",
+    )
+    .unwrap();
     env.machine(&["--requirements", json.to_str().unwrap()])
         .assert()
         .code(2)
@@ -133,7 +149,14 @@ fn an_invalid_requirements_file_names_file_and_line() {
 fn unjudged_metrics_pass_and_json_parses_with_raw_repetitions() {
     let env = Env::new();
     let out = env
-        .machine(&["--only", "Sha256Chain,Ed25519Verify", "--repeat", "3", "--format", "json"])
+        .machine(&[
+            "--only",
+            "Sha256Chain,Ed25519Verify",
+            "--repeat",
+            "3",
+            "--format",
+            "json",
+        ])
         .assert()
         .code(0)
         .get_output()
@@ -179,26 +202,50 @@ fn the_exit_code_follows_the_verdict_and_allow_fail() {
         let p = env.dir.path().join(name);
         std::fs::write(
             &p,
-            format!("[[requirement]]\nmetric = \"Sha256Chain\"\nminimum = {minimum}\nunit = \"/s\"\n"),
+            format!(
+                "[[requirement]]\nmetric = \"Sha256Chain\"\nminimum = {minimum}\nunit = \"/s\"\n"
+            ),
         )
         .unwrap();
         p
     };
     // Ten times this machine's score: a fail (and not a "bad result", which needs 100x).
     let hard = write("hard.toml", score * 10.0);
-    env.machine(&["--only", "Sha256Chain", "--tolerance", "0", "--requirements", hard.to_str().unwrap()])
-        .assert()
-        .code(1)
-        .stdout(predicate::str::contains("❌ Fail").and(predicate::str::contains("fails to meet")));
-    env.machine(&["--only", "Sha256Chain", "--allow-fail", "--requirements", hard.to_str().unwrap()])
-        .assert()
-        .code(0);
+    env.machine(&[
+        "--only",
+        "Sha256Chain",
+        "--tolerance",
+        "0",
+        "--requirements",
+        hard.to_str().unwrap(),
+    ])
+    .assert()
+    .code(1)
+    .stdout(predicate::str::contains("❌ Fail").and(predicate::str::contains("fails to meet")));
+    env.machine(&[
+        "--only",
+        "Sha256Chain",
+        "--allow-fail",
+        "--requirements",
+        hard.to_str().unwrap(),
+    ])
+    .assert()
+    .code(0);
     // A fifth of it with 50% tolerance: a pass even if the machine slows down 2x.
     let easy = write("easy.toml", score / 5.0);
-    env.machine(&["--only", "Sha256Chain", "--tolerance", "50", "--requirements", easy.to_str().unwrap()])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains("✅ Pass").and(predicate::str::contains("1 passed and 0 failed")));
+    env.machine(&[
+        "--only",
+        "Sha256Chain",
+        "--tolerance",
+        "50",
+        "--requirements",
+        easy.to_str().unwrap(),
+    ])
+    .assert()
+    .code(0)
+    .stdout(
+        predicate::str::contains("✅ Pass").and(predicate::str::contains("1 passed and 0 failed")),
+    );
 }
 
 #[test]
@@ -236,18 +283,30 @@ fn the_full_run_prints_substrates_table_and_leaves_no_files() {
 #[test]
 fn fewer_cores_than_parallel_threads_is_said() {
     let env = Env::new();
-    env.machine(&["--only", "Blake2256Parallel", "--parallel-cores", "64", "--allow-fail"])
-        .assert()
-        .code(0)
-        .stderr(predicate::str::contains("64 threads"));
+    env.machine(&[
+        "--only",
+        "Blake2256Parallel",
+        "--parallel-cores",
+        "64",
+        "--allow-fail",
+    ])
+    .assert()
+    .code(0)
+    .stderr(predicate::str::contains("64 threads"));
 }
 
 #[test]
 fn runs_reach_the_store_and_export() {
     let env = Env::new();
-    env.machine(&["--only", "Blake2256,MemCopy", "--repeat", "2", "--allow-fail"])
-        .assert()
-        .code(0);
+    env.machine(&[
+        "--only",
+        "Blake2256,MemCopy",
+        "--repeat",
+        "2",
+        "--allow-fail",
+    ])
+    .assert()
+    .code(0);
     env.dyno()
         .args(["results", "list", "--format", "csv"])
         .assert()
@@ -262,7 +321,11 @@ fn runs_reach_the_store_and_export() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    assert_eq!(text.lines().count(), 1 + 4, "header + 2 metrics x 2 repetitions:\n{text}");
+    assert_eq!(
+        text.lines().count(),
+        1 + 4,
+        "header + 2 metrics x 2 repetitions:\n{text}"
+    );
     assert!(text.contains("Blake2256") && text.contains("MemCopy"));
     env.dyno()
         .args(["results", "show", "1"])
@@ -282,7 +345,9 @@ fn runs_reach_the_store_and_export() {
         .code(0);
     assert!(std::fs::metadata(&parquet).unwrap().len() > 0);
     env.dyno()
-        .args(["results", "export", "--run", "42", "--format", "parquet", "--output"])
+        .args([
+            "results", "export", "--run", "42", "--format", "parquet", "--output",
+        ])
         .arg(env.dir.path().join("bad.parquet"))
         .assert()
         .code(2);
@@ -297,7 +362,10 @@ fn runs_reach_the_store_and_export() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert_eq!(page.matches("<svg").count(), 2, "one box plot per metric");
-    assert!(!page.contains("<script") && !page.contains("href=\"http") && !page.contains("src=\"http"), "self-contained");
+    assert!(
+        !page.contains("<script") && !page.contains("href=\"http") && !page.contains("src=\"http"),
+        "self-contained"
+    );
     env.dyno().args(["results", "delete", "1"]).assert().code(0);
     env.dyno().args(["results", "show", "1"]).assert().code(2);
 }
@@ -319,7 +387,10 @@ fn a_foreign_store_file_is_refused_untouched() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("results.db"));
-    assert_eq!(std::fs::read(env.db()).unwrap(), b"not a database at all, just text");
+    assert_eq!(
+        std::fs::read(env.db()).unwrap(),
+        b"not a database at all, just text"
+    );
 }
 
 #[cfg(unix)]
@@ -331,7 +402,15 @@ fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
     let child = std::process::Command::new(bin)
         .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .env("DYNO_DB", env.db())
-        .args(["machine", "--only", "Blake2256,DiskSeqWrite", "--hash-duration", "0.05", "--disk-duration", "60"])
+        .args([
+            "machine",
+            "--only",
+            "Blake2256,DiskSeqWrite",
+            "--hash-duration",
+            "0.05",
+            "--disk-duration",
+            "60",
+        ])
         .arg("--base-path")
         .arg(&disk)
         .stdout(std::process::Stdio::null())
@@ -352,7 +431,12 @@ fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
         .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(entries(&disk), 0, "the benchmark file was removed");
     let list = env
         .dyno()
@@ -364,5 +448,8 @@ fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
         .clone();
     let runs: serde_json::Value = serde_json::from_slice(&list).unwrap();
     assert_eq!(runs[0]["status"], "incomplete");
-    assert_eq!(runs[0]["samples"], 1, "the BLAKE2 sample measured before Ctrl-C is kept");
+    assert_eq!(
+        runs[0]["samples"], 1,
+        "the BLAKE2 sample measured before Ctrl-C is kept"
+    );
 }

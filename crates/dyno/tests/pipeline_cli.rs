@@ -10,7 +10,9 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 fn layout(name: &str, affinity: &str, listen: Option<&str>, dir: &std::path::Path) -> String {
-    let metrics = listen.map(|l| format!("listen = \"{l}\"")).unwrap_or_default();
+    let metrics = listen
+        .map(|l| format!("listen = \"{l}\""))
+        .unwrap_or_default();
     format!(
         r#"[layout]
 affinity = "{affinity}"
@@ -109,7 +111,9 @@ fn http_get(addr: &str, path: &str) -> (u16, String) {
 fn check_prometheus(text: &str) {
     let name_ok = |n: &str| {
         !n.is_empty()
-            && n.chars().enumerate().all(|(i, c)| c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit()))
+            && n.chars().enumerate().all(|(i, c)| {
+                c.is_ascii_alphabetic() || c == '_' || c == ':' || (i > 0 && c.is_ascii_digit())
+            })
     };
     let mut samples = 0;
     for line in text.lines() {
@@ -121,7 +125,9 @@ fn check_prometheus(text: &str) {
             continue;
         }
         let (series, value) = line.rsplit_once(' ').unwrap();
-        value.parse::<f64>().unwrap_or_else(|_| panic!("value in {line}"));
+        value
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("value in {line}"));
         let name = series.split('{').next().unwrap();
         assert!(name_ok(name), "{line}");
         if let Some(labels) = series.strip_prefix(name) {
@@ -131,7 +137,10 @@ fn check_prometheus(text: &str) {
         }
         samples += 1;
     }
-    assert!(samples >= 10, "a two-tile pipeline exposes tile, link and consumer series");
+    assert!(
+        samples >= 10,
+        "a two-tile pipeline exposes tile, link and consumer series"
+    );
 }
 
 #[test]
@@ -152,7 +161,20 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
 
     // The monitor attaches read-only from another process.
     let out = dyno()
-        .args(["pipeline", "monitor", "--once", "--format", "json", "--wait", "30", "--interval-ms", "200", "--name", "two", "--dir"])
+        .args([
+            "pipeline",
+            "monitor",
+            "--once",
+            "--format",
+            "json",
+            "--wait",
+            "30",
+            "--interval-ms",
+            "200",
+            "--name",
+            "two",
+            "--dir",
+        ])
         .arg(dir.path())
         .assert()
         .code(0)
@@ -161,11 +183,25 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["alive"], true);
-    let tiles: Vec<_> = v["snapshot"]["tiles"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let tiles: Vec<_> = v["snapshot"]["tiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(tiles, ["source:0", "sink:0"]);
     assert_eq!(v["snapshot"]["consumers"][0]["link"], "source->sink");
     let table = dyno()
-        .args(["pipeline", "monitor", "--once", "--interval-ms", "100", "--name", "two", "--dir"])
+        .args([
+            "pipeline",
+            "monitor",
+            "--once",
+            "--interval-ms",
+            "100",
+            "--name",
+            "two",
+            "--dir",
+        ])
         .arg(dir.path())
         .assert()
         .code(0)
@@ -173,7 +209,13 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
         .stdout
         .clone();
     let table = String::from_utf8(table).unwrap();
-    for h in ["% hkeep", "% backp", "% finish", "ovrnp cnt", "source->sink"] {
+    for h in [
+        "% hkeep",
+        "% backp",
+        "% finish",
+        "ovrnp cnt",
+        "source->sink",
+    ] {
         assert!(table.contains(h), "{h} in\n{table}");
     }
 
@@ -184,7 +226,10 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
         if code == 200 && body.contains("dyno_consumer_frags") {
             break body;
         }
-        assert!(Instant::now() < deadline, "metrics never became ready: {code} {body}");
+        assert!(
+            Instant::now() < deadline,
+            "metrics never became ready: {code} {body}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     check_prometheus(&body);
@@ -207,15 +252,31 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
     }
 
     // Ctrl-C ends the run cleanly with a summary and a stored run; the workspace is gone.
-    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
     let summary = String::from_utf8(out.stdout).unwrap();
-    assert!(summary.contains("frags read") && summary.contains("0 bad payloads"), "{summary}");
-    assert!(!dir.path().join("dyno-two").exists(), "workspace removed on clean shutdown");
+    assert!(
+        summary.contains("frags read") && summary.contains("0 bad payloads"),
+        "{summary}"
+    );
+    assert!(
+        !dir.path().join("dyno-two").exists(),
+        "workspace removed on clean shutdown"
+    );
     dyno()
         .env("DYNO_DB", &db)
-        .args(["results", "list", "--command", "pipeline", "--format", "csv"])
+        .args([
+            "results",
+            "list",
+            "--command",
+            "pipeline",
+            "--format",
+            "csv",
+        ])
         .assert()
         .code(0)
         .stdout(predicate::str::contains("two"));
@@ -225,9 +286,14 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
 fn a_monitor_without_a_pipeline_gives_up_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     dyno()
-        .args(["pipeline", "monitor", "--once", "--wait", "1", "--name", "nobody", "--dir"])
+        .args([
+            "pipeline", "monitor", "--once", "--wait", "1", "--name", "nobody", "--dir",
+        ])
         .arg(dir.path())
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("no running pipeline").and(predicate::str::contains("dyno-nobody")));
+        .stderr(
+            predicate::str::contains("no running pipeline")
+                .and(predicate::str::contains("dyno-nobody")),
+        );
 }

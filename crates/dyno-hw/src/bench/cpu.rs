@@ -80,9 +80,8 @@ const SUBSTRATE_CONTEXT: &[u8] = b"substrate";
 /// inspect //Alice`). Verification cost does not depend on the key; it is fixed so that
 /// the work is the same as upstream's byte for byte except the signatures' randomness.
 pub(crate) const ALICE_SEED: [u8; 32] = [
-    0xe5, 0xbe, 0x9a, 0x50, 0x92, 0xb8, 0x1b, 0xca, 0x64, 0xbe, 0x81, 0xd2, 0x12, 0xe7, 0xf2,
-    0xf9, 0xeb, 0xa1, 0x83, 0xbb, 0x7a, 0x90, 0x95, 0x4f, 0x7b, 0x76, 0x36, 0x1f, 0x6e, 0xdb,
-    0x5c, 0x0a,
+    0xe5, 0xbe, 0x9a, 0x50, 0x92, 0xb8, 0x1b, 0xca, 0x64, 0xbe, 0x81, 0xd2, 0x12, 0xe7, 0xf2, 0xf9,
+    0xeb, 0xa1, 0x83, 0xbb, 0x7a, 0x90, 0x95, 0x4f, 0x7b, 0x76, 0x36, 0x1f, 0x6e, 0xdb, 0x5c, 0x0a,
 ];
 
 /// sr25519 (schnorrkel 0.11) `verify_simple` with the `substrate` context.
@@ -294,10 +293,17 @@ mod tests {
     fn sr25519_signatures_verify_under_the_substrate_context() {
         let ctx = Context::for_tests();
         let w = Sr25519.prepare(&ctx).unwrap();
-        assert_eq!(w.work_per_iteration(), 65_536.0, "32 bytes x 2048 signatures");
+        assert_eq!(
+            w.work_per_iteration(),
+            65_536.0,
+            "32 bytes x 2048 signatures"
+        );
         let pair = alice().unwrap();
         let sig = pair.sign_simple(SUBSTRATE_CONTEXT, b"m");
-        assert!(pair.public.verify_simple(SUBSTRATE_CONTEXT, b"m", &sig).is_ok());
+        assert!(pair
+            .public
+            .verify_simple(SUBSTRATE_CONTEXT, b"m", &sig)
+            .is_ok());
         assert!(pair.public.verify_simple(b"other", b"m", &sig).is_err());
     }
 

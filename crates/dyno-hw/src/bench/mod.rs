@@ -8,7 +8,9 @@ mod disk;
 mod memory;
 
 pub use cpu::{Blake2, Blake2Parallel, Ed25519, Sha256Chain, Sr25519};
-pub use disk::{random_positions, remove_temp_files, DiskRndWrite, DiskSeqWrite, RND_FILE, SEQ_FILE};
+pub use disk::{
+    random_positions, remove_temp_files, DiskRndWrite, DiskSeqWrite, RND_FILE, SEQ_FILE,
+};
 pub use memory::MemCopy;
 
 use crate::harness::{Combine, Workload};

@@ -67,7 +67,12 @@ pub struct MachineArgs {
     #[arg(long)]
     pub substrate_only: bool,
     /// Built-in requirement set: substrate (current reference hardware), substrate-2023-02, substrate-2022.
-    #[arg(long, value_name = "NAME", default_value = "substrate", conflicts_with = "requirements")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "substrate",
+        conflicts_with = "requirements"
+    )]
     pub reference: String,
     /// Requirements file: Substrate's reference_hardware.json format, or dyno's TOML format (*.toml).
     #[arg(long, value_name = "FILE")]
@@ -158,7 +163,13 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         .map(ToString::to_string)
         .collect();
     if debug_build {
-        warnings.insert(0, format!("DEBUG BUILD ({} set): scores are meaningless", build_info::ALLOW_DEBUG_ENV));
+        warnings.insert(
+            0,
+            format!(
+                "DEBUG BUILD ({} set): scores are meaningless",
+                build_info::ALLOW_DEBUG_ENV
+            ),
+        );
     }
     if args.format == Format::Table {
         print!("{}", output::host_block(&host, &args.base_path));
@@ -169,7 +180,15 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
 
     let mut store = db::open_for_writing(&args.store)?;
     let run_id = match store.as_mut() {
-        Some(s) => Some(begin(s, &args, &host, &metrics, parallel_cores, &requirements, &warnings)?),
+        Some(s) => Some(begin(
+            s,
+            &args,
+            &host,
+            &metrics,
+            parallel_cores,
+            &requirements,
+            &warnings,
+        )?),
         None => None,
     };
     let ctx = Context {
@@ -306,7 +325,12 @@ fn measure_all(
         metrics.iter().map(|m| (*m, Vec::new())).collect();
     for (rep, id) in steps {
         let label = if args.repeat > 1 {
-            format!("{} (repetition {}/{})", id.display(ctx.parallel_cores), rep + 1, args.repeat)
+            format!(
+                "{} (repetition {}/{})",
+                id.display(ctx.parallel_cores),
+                rep + 1,
+                args.repeat
+            )
         } else {
             id.display(ctx.parallel_cores)
         };

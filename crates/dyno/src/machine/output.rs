@@ -19,7 +19,11 @@ pub fn host_block(host: &Host, base_path: &Path) -> String {
     let _ = writeln!(s, "Host      {}", host.hostname);
     let _ = writeln!(s, "CPU       {}", or_unknown(&host.cpu_model));
     let _ = writeln!(s, "Cores     {} online", host.cores_online);
-    let _ = writeln!(s, "Memory    {}", format_value(host.memory_bytes as f64, dyno_model::Unit::Bytes));
+    let _ = writeln!(
+        s,
+        "Memory    {}",
+        format_value(host.memory_bytes as f64, dyno_model::Unit::Bytes)
+    );
     let _ = writeln!(s, "Kernel    {}", or_unknown(&host.kernel));
     let _ = writeln!(
         s,
@@ -29,7 +33,14 @@ pub fn host_block(host: &Host, base_path: &Path) -> String {
     let fs = host
         .filesystem
         .as_ref()
-        .map(|f| format!("{} ({} on {})", f.fs_type, f.source, f.mount_point.display()))
+        .map(|f| {
+            format!(
+                "{} ({} on {})",
+                f.fs_type,
+                f.source,
+                f.mount_point.display()
+            )
+        })
         .unwrap_or_else(|| "unknown".into());
     let _ = writeln!(s, "Disk dir  {}: {fs}", base_path.display());
     let _ = writeln!(s, "Build     {}", build_info::describe());
@@ -114,7 +125,9 @@ fn table(r: &Report) -> Table {
         if repeated(r) {
             row.push(Cell::new(
                 m.interval
-                    .map(|(lo, hi, _)| format!("{} .. {}", format_value(lo, unit), format_value(hi, unit)))
+                    .map(|(lo, hi, _)| {
+                        format!("{} .. {}", format_value(lo, unit), format_value(hi, unit))
+                    })
                     .unwrap_or_else(|| "-".into()),
             ));
             let cv = Cell::new(format!("{:.2} %", m.cv * 100.0));
@@ -129,7 +142,9 @@ fn table(r: &Report) -> Table {
 fn result_cell(m: &MetricResult) -> Cell {
     match m.judgement {
         None => Cell::new("no minimum"),
-        Some(j) if j.bad_result => Cell::new(format!("❌ Bad result ({:>5.1} %)", j.relative * 100.0)).bad(),
+        Some(j) if j.bad_result => {
+            Cell::new(format!("❌ Bad result ({:>5.1} %)", j.relative * 100.0)).bad()
+        }
         Some(j) if j.passed => Cell::new(format!("✅ Pass ({:>5.1} %)", j.relative * 100.0)).good(),
         Some(j) => Cell::new(format!("❌ Fail ({:>5.1} %)", j.relative * 100.0)).bad(),
     }
@@ -159,7 +174,11 @@ fn footer(r: &Report) -> String {
             }
         );
     }
-    if r.parallel_cores > r.host.cores_online && v.results.iter().any(|m| m.id == MetricId::Blake2256Parallel) {
+    if r.parallel_cores > r.host.cores_online
+        && v.results
+            .iter()
+            .any(|m| m.id == MetricId::Blake2256Parallel)
+    {
         let _ = writeln!(
             s,
             "Note: this machine has {} core(s) online, fewer than the {} threads of BLAKE2-256-Parallel-{}.",
@@ -197,8 +216,20 @@ fn footer(r: &Report) -> String {
 fn csv(r: &Report) -> String {
     let mut t = Table::new("dyno machine");
     for h in [
-        "metric", "category", "function", "substrate", "unit", "score", "minimum", "relative",
-        "passed", "ci_low", "ci_high", "ci_level", "cv", "repetitions",
+        "metric",
+        "category",
+        "function",
+        "substrate",
+        "unit",
+        "score",
+        "minimum",
+        "relative",
+        "passed",
+        "ci_low",
+        "ci_high",
+        "ci_level",
+        "cv",
+        "repetitions",
     ] {
         t = t.column(h, Align::Left);
     }
@@ -213,7 +244,9 @@ fn csv(r: &Report) -> String {
             m.median.to_string(),
             opt(m.requirement.as_ref().map(|q| q.minimum)),
             opt(m.judgement.map(|j| j.relative)),
-            m.judgement.map(|j| j.passed.to_string()).unwrap_or_default(),
+            m.judgement
+                .map(|j| j.passed.to_string())
+                .unwrap_or_default(),
             opt(m.interval.map(|i| i.0)),
             opt(m.interval.map(|i| i.1)),
             opt(m.interval.map(|i| i.2)),

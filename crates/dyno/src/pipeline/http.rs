@@ -34,7 +34,8 @@ impl MetricsServer {
     pub fn start(spec: &str, name: &str, dir: Option<PathBuf>) -> anyhow::Result<MetricsServer> {
         let addr = listen_address(spec)?;
         let server = Arc::new(
-            tiny_http::Server::http(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?,
+            tiny_http::Server::http(addr)
+                .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?,
         );
         let addr = server
             .server_addr()
@@ -86,7 +87,8 @@ fn serve(server: &tiny_http::Server, path: &std::path::Path) {
                     .expect("static header is valid");
                     tiny_http::Response::from_string(body).with_header(header)
                 }
-                None => tiny_http::Response::from_string("pipeline not running yet\n").with_status_code(503),
+                None => tiny_http::Response::from_string("pipeline not running yet\n")
+                    .with_status_code(503),
             }
         };
         let _ = request.respond(response);
@@ -99,9 +101,18 @@ mod tests {
 
     #[test]
     fn bare_ports_mean_loopback() {
-        assert_eq!(listen_address("7999").unwrap().to_string(), "127.0.0.1:7999");
-        assert_eq!(listen_address(":8000").unwrap().to_string(), "127.0.0.1:8000");
-        assert_eq!(listen_address("0.0.0.0:9").unwrap().to_string(), "0.0.0.0:9");
+        assert_eq!(
+            listen_address("7999").unwrap().to_string(),
+            "127.0.0.1:7999"
+        );
+        assert_eq!(
+            listen_address(":8000").unwrap().to_string(),
+            "127.0.0.1:8000"
+        );
+        assert_eq!(
+            listen_address("0.0.0.0:9").unwrap().to_string(),
+            "0.0.0.0:9"
+        );
         assert!(listen_address("localhost").is_err());
     }
 }

@@ -156,15 +156,27 @@ fn save(
             "layout_toml": std::fs::read_to_string(&a.config).unwrap_or_default(),
         }),
     };
-    let rate = Metric::new("frags_per_second", Unit::PerSecond, Direction::HigherIsBetter);
+    let rate = Metric::new(
+        "frags_per_second",
+        Unit::PerSecond,
+        Direction::HigherIsBetter,
+    );
     let lost = Metric::new("frags_lost", Unit::Count, Direction::LowerIsBetter);
     let id = store.begin_run(&info, &[rate.clone(), lost.clone()])?;
     let lost_total: u64 = s.sinks.iter().map(|k| k.ovrnp + k.ovrnr).sum();
     store.add_samples(
         id,
         &[
-            Sample { metric: rate.name, repetition: 0, value: s.frags_per_sec },
-            Sample { metric: lost.name, repetition: 0, value: lost_total as f64 },
+            Sample {
+                metric: rate.name,
+                repetition: 0,
+                value: s.frags_per_sec,
+            },
+            Sample {
+                metric: lost.name,
+                repetition: 0,
+                value: lost_total as f64,
+            },
         ],
     )?;
     store.finish_run(id, RunStatus::Complete)?;

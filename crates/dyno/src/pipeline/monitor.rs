@@ -69,7 +69,8 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
         let delta = cur.delta(&prev);
         match a.format {
             MonitorFormat::Json => {
-                let v = serde_json::json!({ "snapshot": cur, "delta": delta, "alive": alive(cur.pid) });
+                let v =
+                    serde_json::json!({ "snapshot": cur, "delta": delta, "alive": alive(cur.pid) });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             }
             MonitorFormat::Table => {
@@ -104,7 +105,10 @@ fn wait_for(path: &Path, wait_secs: u64) -> anyhow::Result<Workspace> {
             );
         }
         if !said {
-            eprintln!("waiting for a pipeline at {} (Ctrl-C to give up)", path.display());
+            eprintln!(
+                "waiting for a pipeline at {} (Ctrl-C to give up)",
+                path.display()
+            );
             said = true;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -144,7 +148,9 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
         .column("in backp", Align::Center)
         .column("backp cnt", Align::Right)
         .column("ctx sw", Align::Right);
-    for h in ["% hkeep", "% backp", "% wait", "% ovrnp", "% ovrnr", "% filt1", "% filt2", "% finish"] {
+    for h in [
+        "% hkeep", "% backp", "% wait", "% ovrnp", "% ovrnr", "% filt1", "% filt2", "% finish",
+    ] {
         tiles = tiles.column(h, Align::Right);
     }
     for (t, d) in cur.tiles.iter().zip(&delta.tiles) {
@@ -157,7 +163,11 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
             Cell::new(t.cpu.map_or("float".into(), |c| c.to_string())),
             if age > STALE_NS { stale.bad() } else { stale },
             Cell::new(t.state.clone()),
-            if t.in_backpressure { Cell::new("yes").warn() } else { Cell::new("-") },
+            if t.in_backpressure {
+                Cell::new("yes").warn()
+            } else {
+                Cell::new("-")
+            },
             count_cell(t.backpressure_count, d.backpressure_count, false),
             count_cell(
                 t.ctx_voluntary + t.ctx_involuntary,
@@ -193,12 +203,24 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
         .column("slow cnt", Align::Right)
         .column("tx seq", Align::Right);
     for (c, d) in cur.consumers.iter().zip(&delta.consumers) {
-        let tx = cur.links.iter().find(|l| l.name == c.link).map(|l| l.tx_seq);
+        let tx = cur
+            .links
+            .iter()
+            .find(|l| l.name == c.link)
+            .map(|l| l.tx_seq);
         let seen = d.frags + d.filt1 + d.filt2;
-        let filt = if seen == 0 { 0.0 } else { (d.filt1 + d.filt2) as f64 / seen as f64 };
+        let filt = if seen == 0 {
+            0.0
+        } else {
+            (d.filt1 + d.filt2) as f64 / seen as f64
+        };
         links.push_row([
             Cell::new(c.link.clone()),
-            Cell::new(format!("{}{}", c.tile, if c.reliable { "" } else { " (unreliable)" })),
+            Cell::new(format!(
+                "{}{}",
+                c.tile,
+                if c.reliable { "" } else { " (unreliable)" }
+            )),
             Cell::new(format_value(d.frags as f64 / secs, Unit::PerSecond)),
             Cell::new(format_value(d.bytes as f64 / secs, Unit::BytesPerSecond)),
             Cell::new(format!("{:.1}", filt * 100.0)),
@@ -216,7 +238,9 @@ mod tui {
 
     use super::{alive, panes};
     use crossterm::event::{self, Event, KeyCode, KeyModifiers};
-    use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+    use crossterm::terminal::{
+        disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+    };
     use crossterm::ExecutableCommand;
     use dyno_report::{Status, Table};
     use dyno_tango::{Snapshot, Workspace};
@@ -255,20 +279,27 @@ mod tui {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let widest = t.rows.iter().filter_map(|r| r.get(i)).map(|c| c.text.chars().count());
+                let widest = t
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.text.chars().count());
                 Constraint::Length(widest.chain([c.header.len()]).max().unwrap_or(4) as u16)
             })
             .collect();
-        TuiTable::new(rows, widths)
-            .header(header)
-            .block(Block::default().borders(Borders::ALL).title(t.title.clone()))
+        TuiTable::new(rows, widths).header(header).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(t.title.clone()),
+        )
     }
 
     pub fn run(ws: &Workspace, interval: Duration) -> anyhow::Result<ExitCode> {
         enable_raw_mode()?;
         std::io::stdout().execute(EnterAlternateScreen)?;
         let _screen = Screen;
-        let mut terminal = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))?;
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::stdout()))?;
         let mut prev = Snapshot::read(ws);
         let mut last = Instant::now();
         let mut frame = (Table::new("tiles"), Table::new("links"), String::new());
@@ -280,9 +311,17 @@ mod tui {
                 let (t, l) = panes(&cur, &delta);
                 exited = !alive(cur.pid);
                 let status = if exited {
-                    format!("pipeline (pid {}) has exited; showing its last numbers. q quits", cur.pid)
+                    format!(
+                        "pipeline (pid {}) has exited; showing its last numbers. q quits",
+                        cur.pid
+                    )
                 } else {
-                    format!("{}  pid {}  refresh {} ms  q quits", cur.workspace, cur.pid, interval.as_millis())
+                    format!(
+                        "{}  pid {}  refresh {} ms  q quits",
+                        cur.workspace,
+                        cur.pid,
+                        interval.as_millis()
+                    )
                 };
                 frame = (t, l, status);
                 prev = cur;
@@ -301,7 +340,8 @@ mod tui {
             })?;
             if event::poll(Duration::from_millis(50))? {
                 if let Event::Key(k) = event::read()? {
-                    let ctrl_c = k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                    let ctrl_c =
+                        k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
                     if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c {
                         return Ok(ExitCode::SUCCESS);
                     }
