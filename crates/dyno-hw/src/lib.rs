@@ -40,7 +40,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum HwError {
     /// A file operation of a disk benchmark failed.
-    #[error("cannot {what} {path}: {source}")]
+    #[error("cannot {what} {path}")]
     Io {
         /// What was being done.
         what: String,

@@ -453,3 +453,58 @@ fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
         "the BLAKE2 sample measured before Ctrl-C is kept"
     );
 }
+
+/// A full disk ends the run with exit 2 and leaves no benchmark file behind. It needs a
+/// small filesystem, made with a tmpfs mount when the test runs with the right to mount
+/// (root in CI); elsewhere it says it was skipped.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_fails_cleanly() {
+    struct Mount(std::path::PathBuf);
+    impl Drop for Mount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let env = Env::new();
+    let small = env.dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&small)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (needs root)");
+        return;
+    }
+    let _guard = Mount(small.clone());
+    env.dyno()
+        .args([
+            "machine",
+            "--only",
+            "DiskSeqWrite",
+            "--disk-duration",
+            "0.05",
+            "--base-path",
+        ])
+        .arg(&small)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("No space left")
+                .and(predicate::str::contains(".disk_bench_seq_wr.tmp")),
+        );
+    assert_eq!(entries(&small), 0, "the partial file was removed");
+    let runs = env
+        .dyno()
+        .args(["results", "list", "--format", "json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let runs: serde_json::Value = serde_json::from_slice(&runs).unwrap();
+    assert_eq!(runs[0]["status"], "failed");
+}

@@ -1,0 +1,146 @@
+//! Errors of the results store. Every message names the store file it concerns, so the
+//! binary can print it as is.
+
+use crate::RunId;
+use std::path::{Path, PathBuf};
+
+/// What went wrong in the results store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file exists but holds no dyno schema; it was left untouched.
+    #[error("{} is not a dyno results store (no dyno schema found)", path.display())]
+    NotAStore {
+        /// The file at fault.
+        path: PathBuf,
+    },
+    /// The store was written by a newer dyno whose schema this one cannot read safely.
+    #[error(
+        "{} was written by a newer dyno (schema version {found}, this dyno knows up to {known})",
+        path.display()
+    )]
+    TooNew {
+        /// The file at fault.
+        path: PathBuf,
+        /// Schema version found in the file.
+        found: i64,
+        /// Highest schema version this build knows.
+        known: i64,
+    },
+    /// A read-only open was asked for a store that does not exist (nothing recorded yet).
+    #[error("{} does not exist: no results have been recorded there", path.display())]
+    Missing {
+        /// The file that was looked for.
+        path: PathBuf,
+    },
+    /// The file, its directory or the filesystem does not accept writes.
+    #[error("cannot write {}: read-only", path.display())]
+    ReadOnly {
+        /// The file at fault.
+        path: PathBuf,
+    },
+    /// The filesystem ran out of space; the transaction in progress was rolled back.
+    #[error("disk full while writing {}", path.display())]
+    DiskFull {
+        /// The file at fault.
+        path: PathBuf,
+    },
+    /// The store's content does not decode (hand-edited or damaged file).
+    #[error("{} is damaged: {detail}", path.display())]
+    Corrupt {
+        /// The file at fault.
+        path: PathBuf,
+        /// What failed to decode.
+        detail: String,
+    },
+    /// No run with this id is in the store.
+    #[error("run {0} is not in the results store")]
+    UnknownRun(RunId),
+    /// A sample names a metric that was not registered with its run.
+    #[error(
+        "run {run} has no metric named {metric:?}; register it with begin_run or add_metric first"
+    )]
+    UnknownMetric {
+        /// The run the samples were for.
+        run: RunId,
+        /// The unregistered metric name.
+        metric: String,
+    },
+    /// A metric was registered twice with a different unit or direction.
+    #[error("run {run} already has metric {metric:?} with another unit or direction")]
+    MetricConflict {
+        /// The run concerned.
+        run: RunId,
+        /// The metric name registered twice.
+        metric: String,
+    },
+    /// `finish_run` was called with [`RunStatus::Running`](dyno_model::RunStatus::Running).
+    #[error("run {0} cannot finish with status \"running\"")]
+    FinishAsRunning(RunId),
+    /// Creating the store's directory or file failed.
+    #[error("cannot create {}: {source}", path.display())]
+    Io {
+        /// The path at fault.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// Any other SQLite failure.
+    #[error("{}: {source}", path.display())]
+    Sqlite {
+        /// The store file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// Writing an export to its destination failed.
+    #[error("cannot write the export: {0}")]
+    Export(#[source] std::io::Error),
+    /// The Parquet encoder refused the data.
+    #[error("cannot encode the Parquet export: {0}")]
+    Parquet(String),
+}
+
+impl StoreError {
+    /// True when the error is the user's or the input's (a wrong `--db`, an unknown run id,
+    /// a read-only location): the binary exits with status 2. False for failures of the
+    /// machine or the library (disk full, SQLite errors, I/O errors).
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotAStore { .. }
+                | StoreError::TooNew { .. }
+                | StoreError::Missing { .. }
+                | StoreError::ReadOnly { .. }
+                | StoreError::Corrupt { .. }
+                | StoreError::UnknownRun(_)
+        )
+    }
+
+    /// Maps a SQLite error on the store at `path` to the variant that says what happened.
+    pub(crate) fn sqlite(path: &Path, err: rusqlite::Error) -> StoreError {
+        use rusqlite::ErrorCode;
+        let path = path.to_path_buf();
+        match err.sqlite_error_code() {
+            Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
+            Some(ErrorCode::DiskFull) => StoreError::DiskFull { path },
+            Some(ErrorCode::NotADatabase) => StoreError::NotAStore { path },
+            _ => StoreError::Sqlite { path, source: err },
+        }
+    }
+
+    /// Maps an I/O error while creating `path`.
+    pub(crate) fn io(path: &Path, err: std::io::Error) -> StoreError {
+        let path = path.to_path_buf();
+        match err.kind() {
+            std::io::ErrorKind::PermissionDenied => StoreError::ReadOnly { path },
+            _ if err.raw_os_error() == Some(30) => StoreError::ReadOnly { path }, // EROFS
+            _ if err.raw_os_error() == Some(28) => StoreError::DiskFull { path }, // ENOSPC
+            _ => StoreError::Io { path, source: err },
+        }
+    }
+
+    /// Maps an I/O error while writing an export.
+    pub(crate) fn export(err: std::io::Error) -> StoreError {
+        StoreError::Export(err)
+    }
+}

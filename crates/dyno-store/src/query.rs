@@ -1,0 +1,324 @@
+//! Reading runs back: the filtered list and one run in full.
+
+use crate::error::StoreError;
+use crate::writer::Writer;
+use crate::{RunId, Store};
+use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{OptionalExtension, Row};
+
+/// Which runs [`Store::list_runs`] returns. Every field left `None` matches all runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFilter {
+    /// Exact command name (`machine`, `tune`, `pipeline`, `compare`).
+    pub command: Option<String>,
+    /// Substring of the host name (case-sensitive).
+    pub host: Option<String>,
+    /// Substring of the subject name (case-sensitive).
+    pub subject: Option<String>,
+    /// Runs started at or after this time (seconds since the Unix epoch).
+    pub since: Option<f64>,
+    /// Runs started at or before this time (seconds since the Unix epoch).
+    pub until: Option<f64>,
+    /// At most this many runs (the newest).
+    pub limit: Option<usize>,
+}
+
+/// One line of the run list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Run id.
+    pub id: RunId,
+    /// Command that made the run.
+    pub command: String,
+    /// What it measured.
+    pub subject: Subject,
+    /// Host name it ran on.
+    pub hostname: String,
+    /// Start, seconds since the Unix epoch.
+    pub started_at: f64,
+    /// End, when it finished.
+    pub finished_at: Option<f64>,
+    /// Status; a `running` run whose writer died is reported `incomplete`.
+    pub status: RunStatus,
+    /// Number of samples stored.
+    pub samples: u64,
+}
+
+/// One run in full, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// Run id.
+    pub id: RunId,
+    /// Everything recorded at the start.
+    pub info: RunInfo,
+    /// Status; a `running` run whose writer died is reported `incomplete`.
+    pub status: RunStatus,
+    /// End, when it finished.
+    pub finished_at: Option<f64>,
+    /// Metrics in registration order.
+    pub metrics: Vec<Metric>,
+    /// Samples ordered by metric registration order, then repetition, then insertion.
+    pub samples: Vec<Sample>,
+}
+
+impl Store {
+    /// Runs matching `filter`, newest first (by start time, then id).
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        let mut sql = String::from(
+            "SELECT r.id, r.command, su.kind, su.name, su.attributes, h.hostname, r.started_at,
+                    r.finished_at, r.status, r.writer_host, r.writer_pid, r.writer_token,
+                    (SELECT count(*) FROM samples s WHERE s.run_id = r.id)
+             FROM runs r
+             JOIN subjects su ON su.id = r.subject_id
+             JOIN hosts h ON h.id = r.host_id
+             WHERE 1 = 1",
+        );
+        let mut args: Vec<SqlValue> = Vec::new();
+        let mut cond = |clause: &str, v: SqlValue| {
+            sql.push_str(clause);
+            args.push(v);
+        };
+        if let Some(c) = &filter.command {
+            cond(" AND r.command = ?", SqlValue::Text(c.clone()));
+        }
+        if let Some(h) = &filter.host {
+            cond(" AND instr(h.hostname, ?) > 0", SqlValue::Text(h.clone()));
+        }
+        if let Some(s) = &filter.subject {
+            cond(" AND instr(su.name, ?) > 0", SqlValue::Text(s.clone()));
+        }
+        if let Some(t) = filter.since {
+            cond(" AND r.started_at >= ?", SqlValue::Real(t));
+        }
+        if let Some(t) = filter.until {
+            cond(" AND r.started_at <= ?", SqlValue::Real(t));
+        }
+        sql.push_str(" ORDER BY r.started_at DESC, r.id DESC");
+        if let Some(n) = filter.limit {
+            sql.push_str(" LIMIT ?");
+            args.push(SqlValue::Integer(i64::try_from(n).unwrap_or(i64::MAX)));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(self.sql())?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok((
+                    r.get::<_, RunId>(0)?,
+                    r.get::<_, String>(1)?,
+                    (
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, String>(4)?,
+                    ),
+                    r.get::<_, String>(5)?,
+                    r.get::<_, f64>(6)?,
+                    r.get::<_, Option<f64>>(7)?,
+                    r.get::<_, String>(8)?,
+                    writer_of(r, 9)?,
+                    r.get::<_, i64>(12)?,
+                ))
+            })
+            .map_err(self.sql())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, command, (kind, name, attrs), hostname, started_at, finished_at, status, w, n) =
+                row.map_err(self.sql())?;
+            out.push(RunSummary {
+                id,
+                command,
+                subject: self.decode_subject(&kind, name, &attrs)?,
+                hostname,
+                started_at,
+                finished_at,
+                status: self.effective_status(&status, w)?,
+                samples: n as u64,
+            });
+        }
+        Ok(out)
+    }
+
+    /// One run with its metrics and samples; [`StoreError::UnknownRun`] if missing.
+    pub fn run(&self, id: RunId) -> Result<StoredRun, StoreError> {
+        let header = self.run_header(id)?;
+        let metrics = self.metrics_of(id)?;
+        let samples = self.samples_of(id)?.into_iter().map(|(s, _)| s).collect();
+        Ok(StoredRun {
+            id,
+            info: header.info,
+            status: header.status,
+            finished_at: header.finished_at,
+            metrics,
+            samples,
+        })
+    }
+
+    /// The samples of a run with their labels (`None` for samples added without), in
+    /// the order of [`StoredRun::samples`].
+    pub fn labeled_samples(
+        &self,
+        id: RunId,
+    ) -> Result<Vec<(Sample, Option<serde_json::Value>)>, StoreError> {
+        self.run_header(id)?;
+        self.samples_of(id)
+    }
+
+    fn run_header(&self, id: RunId) -> Result<Header, StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT r.command, su.kind, su.name, su.attributes, h.json, r.started_at,
+                        r.command_line, r.tool_version, r.settings, r.status, r.finished_at,
+                        r.writer_host, r.writer_pid, r.writer_token
+                 FROM runs r
+                 JOIN subjects su ON su.id = r.subject_id
+                 JOIN hosts h ON h.id = r.host_id
+                 WHERE r.id = ?1",
+                [id],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        [r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+                        r.get::<_, f64>(5)?,
+                        [r.get::<_, String>(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
+                        r.get::<_, Option<f64>>(10)?,
+                        writer_of(r, 11)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(self.sql())?
+            .ok_or(StoreError::UnknownRun(id))?;
+        let (command, [kind, name, attrs, host], started_at, rest, finished_at, writer) = row;
+        let [command_line, tool_version, settings, status] = rest;
+        let info = RunInfo {
+            command,
+            subject: self.decode_subject(&kind, name, &attrs)?,
+            host: self.decode_json::<Host>(&host, "host")?,
+            started_at,
+            command_line: self.decode_json(&command_line, "command line")?,
+            tool_version,
+            settings: self.decode_json(&settings, "settings")?,
+        };
+        Ok(Header {
+            info,
+            status: self.effective_status(&status, writer)?,
+            finished_at,
+        })
+    }
+
+    pub(crate) fn metrics_of(&self, id: RunId) -> Result<Vec<Metric>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT name, unit, direction FROM run_metrics WHERE run_id = ?1 ORDER BY position",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(self.sql())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (name, unit, direction) = row.map_err(self.sql())?;
+            let unit = Unit::parse(&unit).ok_or_else(|| self.corrupt(format!("unit {unit:?}")))?;
+            let direction = Direction::parse(&direction)
+                .ok_or_else(|| self.corrupt(format!("direction {direction:?}")))?;
+            out.push(Metric::new(name, unit, direction));
+        }
+        Ok(out)
+    }
+
+    fn samples_of(
+        &self,
+        id: RunId,
+    ) -> Result<Vec<(Sample, Option<serde_json::Value>)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT s.metric, s.repetition, s.value, s.labels
+                 FROM samples s
+                 JOIN run_metrics m ON m.run_id = s.run_id AND m.name = s.metric
+                 WHERE s.run_id = ?1
+                 ORDER BY m.position, s.repetition, s.rowid",
+            )
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    Sample {
+                        metric: r.get(0)?,
+                        repetition: r.get(1)?,
+                        value: r.get::<_, Option<f64>>(2)?.unwrap_or(f64::NAN),
+                    },
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            })
+            .map_err(self.sql())?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (sample, labels) = row.map_err(self.sql())?;
+            let labels = match labels {
+                Some(text) => Some(self.decode_json(&text, "sample labels")?),
+                None => None,
+            };
+            out.push((sample, labels));
+        }
+        Ok(out)
+    }
+
+    fn effective_status(
+        &self,
+        stored: &str,
+        writer: Option<Writer>,
+    ) -> Result<RunStatus, StoreError> {
+        let status = RunStatus::parse(stored)
+            .ok_or_else(|| self.corrupt(format!("run status {stored:?}")))?;
+        Ok(match (status, writer) {
+            (RunStatus::Running, Some(w)) if w.is_dead() => RunStatus::Incomplete,
+            (s, _) => s,
+        })
+    }
+
+    fn decode_subject(&self, kind: &str, name: String, attrs: &str) -> Result<Subject, StoreError> {
+        Ok(Subject {
+            kind: SubjectKind::parse(kind)
+                .ok_or_else(|| self.corrupt(format!("subject kind {kind:?}")))?,
+            name,
+            attributes: self.decode_json(attrs, "subject attributes")?,
+        })
+    }
+
+    fn decode_json<T: serde::de::DeserializeOwned>(
+        &self,
+        text: &str,
+        what: &str,
+    ) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| self.corrupt(format!("{what}: {e}")))
+    }
+
+    pub(crate) fn corrupt(&self, detail: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            detail,
+        }
+    }
+}
+
+struct Header {
+    info: RunInfo,
+    status: RunStatus,
+    finished_at: Option<f64>,
+}
+
+/// The writer recorded in columns `at..at + 3` (host, pid, token), if any.
+pub(crate) fn writer_of(r: &Row<'_>, at: usize) -> rusqlite::Result<Option<Writer>> {
+    let host: Option<String> = r.get(at)?;
+    let pid: Option<u32> = r.get(at + 1)?;
+    let token: Option<String> = r.get(at + 2)?;
+    Ok(host.zip(pid).map(|(host, pid)| Writer { host, pid, token }))
+}

@@ -1,0 +1,182 @@
+//! Opening a store: where it lives, creating it, recognising it, and connection settings.
+
+use crate::error::StoreError;
+use crate::schema::{self, Found};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a writer waits for another process's write transaction before giving up.
+/// Runs commit small transactions, so any real wait is short; this only has to outlast a
+/// checkpoint or a large `add_samples` of a concurrent dyno.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The results store: one SQLite file holding hosts, subjects, runs, metrics and samples.
+///
+/// A `Store` is one connection; open one per thread or process. Concurrent writers in
+/// separate processes are safe: the store uses WAL journaling, immediate write
+/// transactions and a busy timeout of 10 s.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+}
+
+impl Store {
+    /// Opens the store at `path` for reading and writing, creating its parent directories
+    /// and the file when missing, and migrating it to the current schema.
+    ///
+    /// A file that is not a dyno store is refused ([`StoreError::NotAStore`]) and left
+    /// untouched; so is a store written by a newer dyno ([`StoreError::TooNew`]).
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = match Connection::open_with_flags(path, flags) {
+            Ok(c) => c,
+            // The directory exists (created above) but the file cannot be created in it.
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::CannotOpen) && !path.exists() => {
+                return Err(StoreError::ReadOnly {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(StoreError::sqlite(path, e)),
+        };
+        let sql = |e| StoreError::sqlite(path, e);
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        // Recognise the file before changing anything in it (journal mode included).
+        let version = schema::check(schema::inspect(&conn, path)?, path)?;
+        // SQLite silently opens a write-protected file read-only; say so now rather than
+        // at the first sample.
+        if conn
+            .is_readonly(rusqlite::DatabaseName::Main)
+            .map_err(sql)?
+        {
+            return Err(StoreError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+            .map_err(sql)?;
+        // In WAL mode NORMAL keeps the file consistent after a crash of the process or the
+        // machine; only the last commits before a power loss may be lost.
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(sql)?;
+        if version < schema::SCHEMA_VERSION {
+            schema::migrate(&mut conn, path)?;
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing store for reading only (list, show, export). Creates nothing:
+    /// a missing file is [`StoreError::Missing`].
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        let found = match connect_read_only(path, false) {
+            // A WAL store in a directory we cannot write lacks its shared-memory file;
+            // SQLite can still read it when told that nobody else writes it.
+            Err(e) if is_cannot_open(&e) => connect_read_only(path, true)?,
+            other => other?,
+        };
+        let (conn, found) = found;
+        match schema::check(found, path)? {
+            v if v == schema::SCHEMA_VERSION => Ok(Store {
+                conn,
+                path: path.to_path_buf(),
+            }),
+            // An empty file; or (once there are several versions) an older store that
+            // only a writing open may migrate.
+            _ => Err(StoreError::NotAStore {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+
+    /// Where the store lives by default: `$XDG_DATA_HOME/dyno/results.db`, else
+    /// `$HOME/.local/share/dyno/results.db`, else `dyno-results.db` in the working
+    /// directory. (`--db` and `DYNO_DB` are the binary's business.)
+    pub fn default_path() -> PathBuf {
+        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+        // The XDG spec says relative values are invalid and must be ignored.
+        if let Some(xdg) = non_empty("XDG_DATA_HOME").map(PathBuf::from) {
+            if xdg.is_absolute() {
+                return xdg.join("dyno").join("results.db");
+            }
+        }
+        match non_empty("HOME") {
+            Some(home) => PathBuf::from(home).join(".local/share/dyno/results.db"),
+            None => PathBuf::from("dyno-results.db"),
+        }
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Maps a SQLite error on this store.
+    pub(crate) fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        move |e| StoreError::sqlite(&self.path, e)
+    }
+}
+
+fn is_cannot_open(e: &StoreError) -> bool {
+    match e {
+        StoreError::Sqlite { source, .. } => matches!(
+            source.sqlite_error_code(),
+            Some(ErrorCode::CannotOpen) | Some(ErrorCode::ReadOnly)
+        ),
+        StoreError::ReadOnly { .. } => true,
+        _ => false,
+    }
+}
+
+fn connect_read_only(path: &Path, immutable: bool) -> Result<(Connection, Found), StoreError> {
+    let sql = |e| StoreError::sqlite(path, e);
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if immutable {
+        let uri = format!("file:{}?immutable=1", uri_path(path));
+        Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+    } else {
+        Connection::open_with_flags(path, flags)
+    }
+    .map_err(sql)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+    let found = schema::inspect(&conn, path)?;
+    Ok((conn, found))
+}
+
+/// Percent-encodes a path for a SQLite `file:` URI.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/._~-".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_escape_query_characters() {
+        assert_eq!(uri_path(Path::new("/a b/c?d#e%")), "/a%20b/c%3Fd%23e%25");
+    }
+}
