@@ -47,6 +47,18 @@ impl Env {
             .env_remove("NO_COLOR");
         c
     }
+    /// `dyno results list --format json`, parsed.
+    fn runs(&self) -> serde_json::Value {
+        let out = self
+            .dyno()
+            .args(["results", "list", "--format", "json"])
+            .assert()
+            .code(0)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    }
     fn machine(&self, extra: &[&str]) -> Command {
         let mut c = self.dyno();
         c.arg("machine")
@@ -438,15 +450,7 @@ fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(entries(&disk), 0, "the benchmark file was removed");
-    let list = env
-        .dyno()
-        .args(["results", "list", "--format", "json"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let runs: serde_json::Value = serde_json::from_slice(&list).unwrap();
+    let runs = env.runs();
     assert_eq!(runs[0]["status"], "incomplete");
     assert_eq!(
         runs[0]["samples"], 1,
@@ -497,14 +501,6 @@ fn a_full_disk_fails_cleanly() {
                 .and(predicate::str::contains(".disk_bench_seq_wr.tmp")),
         );
     assert_eq!(entries(&small), 0, "the partial file was removed");
-    let runs = env
-        .dyno()
-        .args(["results", "list", "--format", "json"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let runs: serde_json::Value = serde_json::from_slice(&runs).unwrap();
+    let runs = env.runs();
     assert_eq!(runs[0]["status"], "failed");
 }
