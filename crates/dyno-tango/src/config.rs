@@ -1,0 +1,373 @@
+//! The layout configuration (TOML), parsed into typed structs and validated before any
+//! tile starts.
+//!
+//! ```toml
+//! [layout]
+//! affinity = "0-1"            # N, N-M, N-M/S, f, fK, auto
+//! idle = "spin-then-yield"    # spin | spin-then-yield | park
+//! park_micros = 50            # sleep length for idle = "park"
+//!
+//! [[layout.tiles]]            # in order: tile i gets the i-th affinity slot
+//! kind = "source"
+//! count = 1
+//! [[layout.tiles]]
+//! kind = "sink"
+//! count = 1
+//!
+//! [[links]]
+//! from = "source"
+//! to = "sink"
+//! depth = 4096                # power of two
+//! mtu = 1232
+//! reliable = true             # false: the consumer may be overrun, never slows the producer
+//!
+//! [workspace]
+//! name = "pipeline"           # file /dev/shm/dyno-pipeline
+//! # dir = "/some/dir"
+//! size_mb = 64
+//!
+//! [metrics]
+//! # listen = "127.0.0.1:7999" # Prometheus endpoint, off unless set
+//!
+//! [synthetic]                 # for run_synthetic
+//! frag_size = 64
+//! rate = 0                    # frags/s, 0 = flat out
+//! count = 0                   # frags to publish, 0 = until stopped
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::affinity::{Affinity, AffinityPlan};
+use crate::dcache::MAX_MTU;
+use crate::error::{Error, Result};
+use crate::tile::IdleStrategy;
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutConfig {
+    /// Tiles, affinity, idling.
+    pub layout: Layout,
+    /// Links between tile kinds.
+    #[serde(default)]
+    pub links: Vec<LinkConfig>,
+    /// Where the shared memory lives.
+    #[serde(default)]
+    pub workspace: WorkspaceConfig,
+    /// The Prometheus endpoint.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+    /// The synthetic load of `run_synthetic`.
+    #[serde(default)]
+    pub synthetic: SyntheticConfig,
+}
+
+/// `[layout]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layout {
+    /// Affinity string.
+    #[serde(default = "default_affinity")]
+    pub affinity: String,
+    /// Idle strategy name.
+    #[serde(default = "default_idle")]
+    pub idle: String,
+    /// Sleep for `idle = "park"`.
+    #[serde(default = "default_park")]
+    pub park_micros: u64,
+    /// Mean housekeeping period in ns (default: from the link depth).
+    #[serde(default)]
+    pub lazy_ns: Option<u64>,
+    /// Tile kinds and counts, in order.
+    pub tiles: Vec<TileKind>,
+}
+
+/// `[[layout.tiles]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TileKind {
+    /// Kind name.
+    pub kind: String,
+    /// Number of tiles of this kind.
+    #[serde(default = "one")]
+    pub count: usize,
+}
+
+/// `[[links]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Producer tile kind.
+    pub from: String,
+    /// Consumer tile kind.
+    pub to: String,
+    /// Records in the ring (power of two).
+    #[serde(default = "default_depth")]
+    pub depth: u64,
+    /// Largest payload.
+    #[serde(default = "default_mtu")]
+    pub mtu: usize,
+    /// Reliable consumers backpressure the producer; unreliable ones may be overrun.
+    #[serde(default = "yes")]
+    pub reliable: bool,
+}
+
+impl LinkConfig {
+    /// The link's name, `from->to`.
+    pub fn name(&self) -> String {
+        format!("{}->{}", self.from, self.to)
+    }
+}
+
+/// `[workspace]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// Name.
+    #[serde(default = "default_ws_name")]
+    pub name: String,
+    /// Directory (default /dev/shm).
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// Size in MiB.
+    #[serde(default = "default_ws_mb")]
+    pub size_mb: usize,
+}
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        WorkspaceConfig {
+            name: default_ws_name(),
+            dir: None,
+            size_mb: default_ws_mb(),
+        }
+    }
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Address of the Prometheus endpoint; none = off.
+    #[serde(default)]
+    pub listen: Option<String>,
+}
+
+/// `[synthetic]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticConfig {
+    /// Payload bytes per frag.
+    #[serde(default = "default_frag")]
+    pub frag_size: usize,
+    /// Frags per second; 0 = flat out.
+    #[serde(default)]
+    pub rate: u64,
+    /// Frags to publish; 0 = until stopped.
+    #[serde(default)]
+    pub count: u64,
+}
+
+impl Default for SyntheticConfig {
+    fn default() -> Self {
+        SyntheticConfig {
+            frag_size: default_frag(),
+            rate: 0,
+            count: 0,
+        }
+    }
+}
+
+fn default_affinity() -> String {
+    "auto".into()
+}
+fn default_idle() -> String {
+    "spin-then-yield".into()
+}
+fn default_park() -> u64 {
+    50
+}
+fn one() -> usize {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn default_depth() -> u64 {
+    4096
+}
+fn default_mtu() -> usize {
+    1232
+}
+fn default_ws_name() -> String {
+    "pipeline".into()
+}
+fn default_ws_mb() -> usize {
+    64
+}
+fn default_frag() -> usize {
+    64
+}
+
+impl LayoutConfig {
+    /// Reads and validates a layout file.
+    pub fn from_file(path: &Path) -> Result<LayoutConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates TOML text; `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<LayoutConfig> {
+        let cfg: LayoutConfig = toml::from_str(text).map_err(|e| Error::Config {
+            origin: origin.to_string(),
+            reason: e.to_string().trim().replace('\n', " "),
+        })?;
+        cfg.validate(origin)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |reason: String| Error::Config {
+            origin: origin.to_string(),
+            reason,
+        };
+        self.affinity()
+            .map_err(|e| bad(format!("key layout.affinity: {e}")))?;
+        self.idle_strategy()
+            .map_err(|r| bad(format!("key layout.idle: {r}")))?;
+        if self.layout.tiles.is_empty() {
+            return Err(bad("key layout.tiles: no tiles".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for t in &self.layout.tiles {
+            if t.count == 0 || !seen.insert(&t.kind) || t.kind.is_empty() || t.kind.len() > 16 {
+                return Err(bad(format!(
+                    "key layout.tiles: kind {:?} must be 1-16 characters, listed once, count >= 1",
+                    t.kind
+                )));
+            }
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            for end in [&l.from, &l.to] {
+                if !seen.contains(end) {
+                    return Err(bad(format!("key links[{i}]: unknown tile kind {end:?}")));
+                }
+            }
+            if l.depth < 2 || !l.depth.is_power_of_two() || l.depth > 1 << 24 {
+                return Err(bad(format!(
+                    "key links[{i}].depth: {} must be a power of two in [2, 2^24]",
+                    l.depth
+                )));
+            }
+            if l.mtu == 0 || l.mtu > MAX_MTU {
+                return Err(bad(format!(
+                    "key links[{i}].mtu: {} must be in [1, {MAX_MTU}]",
+                    l.mtu
+                )));
+            }
+        }
+        if self.workspace.size_mb == 0 {
+            return Err(bad("key workspace.size_mb: must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The parsed affinity.
+    pub fn affinity(&self) -> Result<Affinity> {
+        self.layout.affinity.parse()
+    }
+
+    /// The idle strategy.
+    pub fn idle_strategy(&self) -> Result<IdleStrategy, String> {
+        match self.layout.idle.as_str() {
+            "spin" => Ok(IdleStrategy::Spin),
+            "spin-then-yield" => Ok(IdleStrategy::SpinThenYield),
+            "park" => Ok(IdleStrategy::Park {
+                micros: self.layout.park_micros,
+            }),
+            other => Err(format!(
+                "{other:?} is not one of spin, spin-then-yield, park"
+            )),
+        }
+    }
+
+    /// Tile names in affinity order: `kind:index`.
+    pub fn tile_names(&self) -> Vec<String> {
+        self.layout
+            .tiles
+            .iter()
+            .flat_map(|t| (0..t.count).map(move |i| format!("{}:{i}", t.kind)))
+            .collect()
+    }
+
+    /// Number of tiles of `kind`.
+    pub fn count(&self, kind: &str) -> usize {
+        self.layout
+            .tiles
+            .iter()
+            .find(|t| t.kind == kind)
+            .map_or(0, |t| t.count)
+    }
+
+    /// Validates the affinity against `online` CPUs for this layout's tiles.
+    pub fn plan(&self, online: &[usize]) -> Result<AffinityPlan> {
+        self.affinity()?.plan(self.tile_names().len(), online)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+        [layout]
+        affinity = "0-1"
+        idle = "park"
+        park_micros = 20
+        [[layout.tiles]]
+        kind = "source"
+        [[layout.tiles]]
+        kind = "sink"
+        count = 2
+        [[links]]
+        from = "source"
+        to = "sink"
+        depth = 1024
+        reliable = false
+        [metrics]
+        listen = "127.0.0.1:7999"
+    "#;
+
+    #[test]
+    fn parses_a_layout() {
+        let c = LayoutConfig::from_toml(GOOD, "good.toml").unwrap();
+        assert_eq!(c.tile_names(), ["source:0", "sink:0", "sink:1"]);
+        assert_eq!(c.idle_strategy(), Ok(IdleStrategy::Park { micros: 20 }));
+        assert_eq!(c.links[0].name(), "source->sink");
+        assert_eq!(c.links[0].mtu, 1232);
+        assert!(!c.links[0].reliable);
+        assert_eq!(c.metrics.listen.as_deref(), Some("127.0.0.1:7999"));
+        assert_eq!(c.workspace.name, "pipeline");
+        let e = c.plan(&[0, 1]).unwrap_err().to_string();
+        assert!(e.contains("2 CPUs for 3 tiles"), "{e}");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        let cases = [
+            (GOOD.replace("0-1", "0-x"), "layout.affinity"),
+            (GOOD.replace("\"park\"", "\"nap\""), "layout.idle"),
+            (GOOD.replace("1024", "1000"), "links[0].depth"),
+            (GOOD.replace("to = \"sink\"", "to = \"snk\""), "links[0]"),
+            (GOOD.replace("park_micros", "parkmicros"), "parkmicros"),
+        ];
+        for (text, key) in cases {
+            let e = LayoutConfig::from_toml(&text, "l.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("l.toml") && e.contains(key), "{key}: {e}");
+        }
+    }
+}

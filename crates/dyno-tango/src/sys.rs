@@ -1,0 +1,143 @@
+//! Small operating-system helpers: pinning, thread ids, liveness, /proc and /sys reads.
+//! The `unsafe` here is limited to libc calls with owned, initialised arguments.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: usize) -> Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(Error::Os {
+            call: format!("sched_setaffinity(cpu {cpu})"),
+            source: std::io::Error::from_raw_os_error(libc::EINVAL),
+        });
+    }
+    // SAFETY: cpu_set_t is a plain bit array; all zeros is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu < CPU_SETSIZE` (checked above), so CPU_SET stays inside `set`.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t and the size passed is its size; pid 0 = caller.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(Error::Os {
+            call: format!("sched_setaffinity(cpu {cpu})"),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
+/// The kernel thread id of the caller.
+pub fn current_tid() -> u64 {
+    if cfg!(miri) {
+        return 0; // Miri does not model gettid.
+    }
+    // SAFETY: gettid takes no arguments and cannot fail.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    tid as u64
+}
+
+/// True when a process with this pid exists (it may belong to another user).
+pub fn pid_alive(pid: u32) -> bool {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks existence and permission; it sends nothing.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat),
+/// used to tell a live creator from an unrelated process that reused its pid.
+pub fn process_start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may contain spaces; fields restart after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Voluntary and involuntary context switches of the calling thread.
+pub fn thread_context_switches() -> Option<(u64, u64)> {
+    if cfg!(miri) {
+        return None; // Miri's isolation forbids reading /proc.
+    }
+    let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
+    parse_ctxt_switches(&status)
+}
+
+fn parse_ctxt_switches(status: &str) -> Option<(u64, u64)> {
+    let mut vol = None;
+    let mut invol = None;
+    for line in status.lines() {
+        if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
+            vol = v.trim().parse().ok();
+        } else if let Some(v) = line.strip_prefix("nonvoluntary_ctxt_switches:") {
+            invol = v.trim().parse().ok();
+        }
+    }
+    Some((vol?, invol?))
+}
+
+/// The online CPUs, from /sys/devices/system/cpu/online.
+pub fn online_cpus() -> Result<Vec<usize>> {
+    let path = Path::new("/sys/devices/system/cpu/online");
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse_cpu_list(text.trim()).ok_or_else(|| {
+        Error::Invalid(format!(
+            "{}: cannot parse CPU list {:?}",
+            path.display(),
+            text.trim()
+        ))
+    })
+}
+
+/// Parses the kernel's CPU list format (`0-3,5,7-8`).
+pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    if s.is_empty() {
+        return Some(out);
+    }
+    for part in s.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 1 << 16 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_kernel_lists_and_status() {
+        assert_eq!(parse_cpu_list("0-3,5"), Some(vec![0, 1, 2, 3, 5]));
+        assert_eq!(parse_cpu_list("7"), Some(vec![7]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        let status = "Name:\tx\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(parse_ctxt_switches(status), Some((12, 3)));
+        assert_eq!(parse_ctxt_switches("Name: x"), None);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn reads_this_process() {
+        assert!(pid_alive(std::process::id()));
+        assert!(process_start_ticks(std::process::id()).is_some());
+        assert!(thread_context_switches().is_some());
+        assert!(!online_cpus().unwrap().is_empty());
+        assert_ne!(current_tid(), 0);
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!pid_alive(pid));
+    }
+}
