@@ -8,9 +8,11 @@ mod cli_error;
 mod db;
 mod interrupt;
 mod machine;
+mod pipeline;
 mod progress;
 mod results;
 mod run_report;
+mod tune;
 
 use clap::{Parser, Subcommand};
 use cli_error::CliError;
@@ -29,16 +31,24 @@ struct Cli {
 enum Command {
     /// Benchmark this machine against a chain's hardware requirements (Substrate-compatible scores).
     Machine(Box<machine::MachineArgs>),
+    /// Tile pipelines: run a layout, watch it live, serve its metrics.
+    #[command(subcommand)]
+    Pipeline(pipeline::PipelineCommand),
     /// What was measured before: list, show, export and delete stored runs.
     #[command(subcommand)]
     Results(results::ResultsCommand),
+    /// Find the fastest build profile of a Rust project on this CPU.
+    #[command(subcommand)]
+    Tune(tune::TuneCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Machine(args) => machine::run(*args),
+        Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Results(cmd) => results::run(cmd),
+        Command::Tune(cmd) => tune::run(cmd),
     };
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,191 @@
+//! Checks of the world outside the study file, made before any build starts: are the
+//! toolchains installed, does the manifest have the binary, do the baselines exist?
+
+use crate::error::TuneError;
+use crate::study::{Project, Study};
+use std::process::Command;
+
+fn tool(cmd: &mut Command) -> Result<String, TuneError> {
+    let line = format!("{cmd:?}").replace('"', "");
+    let out = cmd.output().map_err(|e| TuneError::Tool {
+        command: line.clone(),
+        message: e.to_string(),
+    })?;
+    if !out.status.success() {
+        return Err(TuneError::Tool {
+            command: line,
+            message: tail(&String::from_utf8_lossy(&out.stderr), 20),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The last `n` lines of `text`.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Toolchains `rustup toolchain list` reports, without the host triple and markers
+/// (`stable-x86_64-unknown-linux-gnu (default)` -> `stable-x86_64-unknown-linux-gnu`).
+pub fn installed_toolchains() -> Result<Vec<String>, TuneError> {
+    let out = tool(Command::new("rustup").args(["toolchain", "list"]))?;
+    Ok(parse_toolchain_list(&out))
+}
+
+fn parse_toolchain_list(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|t| !t.is_empty() && *t != "no")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `name` (`stable`, `nightly-2024-01-01`, `1.80.0`, or a full name) is one of
+/// `installed` (full names with a host triple).
+fn toolchain_installed(name: &str, installed: &[String]) -> bool {
+    installed.iter().any(|t| {
+        // `stable` matches `stable-<host triple>`, not `stable-2024-01-01-<host>`.
+        t == name
+            || t.strip_prefix(name).is_some_and(|rest| {
+                rest.starts_with('-') && !rest[1..].starts_with(|c: char| c.is_ascii_digit())
+            })
+    })
+}
+
+fn check_bin(project: &Project) -> Result<std::path::PathBuf, TuneError> {
+    let out = tool(
+        Command::new("cargo")
+            .env_remove("RUSTUP_TOOLCHAIN")
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--manifest-path",
+            ])
+            .arg(&project.manifest),
+    )
+    .map_err(|e| TuneError::Project {
+        manifest: project.manifest.clone(),
+        message: e.to_string(),
+    })?;
+    let meta: serde_json::Value = serde_json::from_str(&out).map_err(|e| TuneError::Project {
+        manifest: project.manifest.clone(),
+        message: format!("cargo metadata output is not JSON: {e}"),
+    })?;
+    let root = meta["workspace_root"]
+        .as_str()
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| crate::build::source_root(&project.manifest));
+    let packages = meta["packages"].as_array().cloned().unwrap_or_default();
+    let mut bins = Vec::new();
+    for p in &packages {
+        let name = p["name"].as_str().unwrap_or_default();
+        if project.package.as_deref().is_some_and(|want| want != name) {
+            continue;
+        }
+        for t in p["targets"].as_array().into_iter().flatten() {
+            let is_bin = t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "bin"));
+            if is_bin {
+                bins.push((
+                    name.to_string(),
+                    t["name"].as_str().unwrap_or_default().to_string(),
+                ));
+            }
+        }
+    }
+    if let Some(pkg) = &project.package {
+        if !packages.iter().any(|p| p["name"] == pkg.as_str()) {
+            return Err(TuneError::Project {
+                manifest: project.manifest.clone(),
+                message: format!("no package `{pkg}` in this manifest (study key project.package)"),
+            });
+        }
+    }
+    if bins.iter().any(|(_, b)| *b == project.bin) {
+        return Ok(root);
+    }
+    let list: Vec<String> = bins
+        .iter()
+        .map(|(p, b)| format!("{b} (package {p})"))
+        .collect();
+    Err(TuneError::Project {
+        manifest: project.manifest.clone(),
+        message: format!(
+            "no binary `{}` (study key project.bin); binaries: {}",
+            project.bin,
+            if list.is_empty() {
+                "none".to_string()
+            } else {
+                list.join(", ")
+            }
+        ),
+    })
+}
+
+/// Checks toolchains, the manifest's binary and the baselines' files; returns the
+/// project's workspace root (whose files are the sources of every build).
+pub fn check_environment(study: &Study) -> Result<std::path::PathBuf, TuneError> {
+    if !study.matrix.toolchain.is_empty() {
+        let installed = installed_toolchains()?;
+        for t in &study.matrix.toolchain {
+            if !toolchain_installed(t, &installed) {
+                return Err(TuneError::ToolchainMissing {
+                    name: t.clone(),
+                    installed,
+                });
+            }
+        }
+    }
+    if !study.project.manifest.is_file() {
+        return Err(TuneError::Project {
+            manifest: study.project.manifest.clone(),
+            message: "no such file (study key project.manifest)".into(),
+        });
+    }
+    let root = check_bin(&study.project)?;
+    for b in &study.baselines {
+        if !b.binary.is_file() {
+            return Err(TuneError::Io {
+                path: b.binary.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("baseline `{}`: binary not found", b.name),
+                ),
+            });
+        }
+    }
+    Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toolchain_names_match_with_or_without_host() {
+        let list = parse_toolchain_list(
+            "stable-x86_64-unknown-linux-gnu (active, default)\nnightly-x86_64-unknown-linux-gnu\n1.95.0-x86_64-unknown-linux-gnu\n",
+        );
+        assert_eq!(list.len(), 3);
+        assert!(toolchain_installed("stable", &list));
+        assert!(toolchain_installed("nightly", &list));
+        assert!(toolchain_installed("1.95.0", &list));
+        assert!(toolchain_installed(
+            "stable-x86_64-unknown-linux-gnu",
+            &list
+        ));
+        assert!(!toolchain_installed("beta", &list));
+        assert!(!toolchain_installed("1.95", &list));
+        assert!(!toolchain_installed("nightly-2024-01-01", &list));
+    }
+
+    #[test]
+    fn tails_keep_the_last_lines() {
+        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(tail("a", 5), "a");
+    }
+}

@@ -1,0 +1,73 @@
+//! Errors of the tuner. Messages name the study file and line, the toolchain, the manifest
+//! or the store involved, so the binary prints them as they are.
+
+use std::path::PathBuf;
+
+/// What went wrong in a study.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// The study file is not valid: unknown key, impossible value, missing section.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Study {
+        /// The study file.
+        path: PathBuf,
+        /// 1-based line of the offending key or value (0 when unknown).
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file at fault.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// `dyno tune init` refuses to overwrite an existing file.
+    #[error("{} already exists; not overwriting it (choose another path)", .0.display())]
+    Exists(PathBuf),
+    /// A toolchain named in the matrix is not installed.
+    #[error("toolchain `{name}` is not installed; installed: {} (rustup toolchain list)", installed.join(", "))]
+    ToolchainMissing {
+        /// The toolchain asked for.
+        name: String,
+        /// What `rustup toolchain list` reports.
+        installed: Vec<String>,
+    },
+    /// The project does not have the package or binary the study names.
+    #[error("{}: {message}", manifest.display())]
+    Project {
+        /// The manifest.
+        manifest: PathBuf,
+        /// What is missing.
+        message: String,
+    },
+    /// An external tool (cargo, rustc, rustup) could not be run.
+    #[error("cannot run `{command}`: {message}")]
+    Tool {
+        /// The command line.
+        command: String,
+        /// Why.
+        message: String,
+    },
+    /// The results store failed.
+    #[error(transparent)]
+    Store(#[from] dyno_store::StoreError),
+    /// A statistics routine refused its input.
+    #[error("statistics: {0}")]
+    Stats(#[from] dyno_stats::StatsError),
+    /// Nothing is stored for this study yet.
+    #[error("no results stored for study {0} (run `dyno tune run` first)")]
+    NoResults(PathBuf),
+}
+
+impl TuneError {
+    /// `true` for errors the user caused (bad study file, missing toolchain); the binary
+    /// maps everything to exit code 2 today, but callers may want to tell them apart.
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, TuneError::Store(_) | TuneError::Stats(_))
+    }
+}

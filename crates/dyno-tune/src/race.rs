@@ -1,0 +1,590 @@
+//! The racing scheduler: rounds of shuffled jobs, eliminations, and when to stop.
+//!
+//! Its state is a pure function of the job records: [`Replay`] walks the rounds in order,
+//! and at the end of each complete round applies the same rules the live race applied
+//! (retire after three failures in a row, eliminate, check whether the order is settled,
+//! check the budget). A resumed study therefore reaches exactly the state it was
+//! interrupted in, and continues with the jobs of the first incomplete round.
+//!
+//! Baselines run every round while any variant is in the race; they are never eliminated
+//! and never recommended.
+
+use crate::error::TuneError;
+use crate::extract::Extract;
+use crate::measure::{Executor, Job};
+use crate::record::{JobRecord, JobResult, Recorder, SubjectKey};
+use dyno_model::Direction;
+use dyno_stats::{eliminations, order_settled, Better, RacingRule};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Racing or every variant every round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Eliminate variants worse on every metric, stop when the order is settled.
+    Racing,
+    /// Run every variant for `max_rounds` rounds (for comparison).
+    Exhaustive,
+}
+
+/// The rules of a race.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RaceConfig {
+    /// Most rounds.
+    pub max_rounds: u32,
+    /// Rounds before any elimination.
+    pub min_rounds: u32,
+    /// No new round starts after this much recorded job time.
+    pub time_budget_s: Option<f64>,
+    /// Family-wise error rate per decision.
+    pub alpha: f64,
+    /// Smallest relative effect worth acting on.
+    pub min_effect: f64,
+    /// Seed of the shuffles and bootstrap resampling.
+    pub seed: u64,
+    /// Racing or exhaustive.
+    pub mode: Mode,
+    /// Bootstrap resamples of the "settled" check.
+    pub resamples: usize,
+    /// Test losers only against the current Pareto front (smaller Holm family, see
+    /// [`crate::challenge`]) instead of every ordered pair (`dyno_stats::eliminations`).
+    pub against_front: bool,
+    /// Also stop when no survivor can still be eliminated
+    /// ([`crate::challenge::recommendation_settled`]), before their order is resolved.
+    pub settle_recommendation: bool,
+}
+
+impl RaceConfig {
+    /// From the study's `[run]` settings.
+    pub fn from_settings(s: &crate::RunSettings, mode: Mode) -> RaceConfig {
+        RaceConfig {
+            max_rounds: s.max_rounds,
+            min_rounds: s.min_rounds,
+            time_budget_s: s.time_budget_s,
+            alpha: s.alpha,
+            min_effect: s.min_effect,
+            seed: s.seed,
+            mode,
+            resamples: 1000,
+            against_front: true,
+            settle_recommendation: true,
+        }
+    }
+
+    fn rule(&self) -> RacingRule {
+        RacingRule {
+            min_rounds: self.min_rounds as usize,
+            alpha: self.alpha,
+            min_effect: self.min_effect,
+        }
+    }
+}
+
+/// One subject of the race: a built variant or a baseline binary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contestant {
+    /// Identity in the record.
+    pub key: SubjectKey,
+    /// Readable label.
+    pub label: String,
+    /// Baselines are measured, never eliminated or recommended.
+    pub baseline: bool,
+    /// The binary to run.
+    pub binary: PathBuf,
+}
+
+/// Why the race ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// No contender can still be eliminated, or their order is settled, or one is left.
+    Settled,
+    /// `max_rounds` reached.
+    MaxRounds,
+    /// The time budget is spent.
+    TimeBudget,
+    /// No variant can run (all failed).
+    NoContenders,
+    /// Ctrl-C: the next run resumes.
+    Interrupted,
+}
+
+impl StopReason {
+    /// For people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::Settled => {
+                "the recommendation (or the whole order) of the contenders is settled"
+            }
+            StopReason::MaxRounds => "the maximum number of rounds is reached",
+            StopReason::TimeBudget => "the time budget is spent",
+            StopReason::NoContenders => "no variant is left that runs",
+            StopReason::Interrupted => "interrupted; `dyno tune run` resumes",
+        }
+    }
+}
+
+/// What happened to a subject that left the race.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exit {
+    /// Significantly worse than `by` on every metric after `round`.
+    Eliminated {
+        /// Round of the decision.
+        round: u32,
+        /// The subject that beat it.
+        by: usize,
+    },
+    /// Three failed jobs in a row, the last in `round`.
+    Retired {
+        /// Round of the third failure.
+        round: u32,
+    },
+}
+
+/// The state of a race after its complete rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    config: RaceConfig,
+    benchmarks: Vec<String>,
+    baseline: Vec<bool>,
+    /// Complete rounds.
+    pub rounds_done: u32,
+    /// Why the race is over, if it is.
+    pub stop: Option<StopReason>,
+    /// Subjects that left the race, and how.
+    pub exits: BTreeMap<usize, Exit>,
+}
+
+/// The samples of `metric` for `subject` from rounds `<= round` (failed jobs excluded).
+pub fn values(records: &[JobRecord], metric: &str, round: u32) -> Vec<f64> {
+    records
+        .iter()
+        .filter(|j| j.round <= round)
+        .filter_map(|j| match &j.result {
+            JobResult::Ok(r) => Some(r),
+            JobResult::Failed { .. } => None,
+        })
+        .flatten()
+        .filter(|r| r.metric.name == metric)
+        .map(|r| r.value)
+        .collect()
+}
+
+/// Every metric (name and direction) any subject reported, in first-seen order.
+pub fn metrics_of(records: &[Vec<JobRecord>]) -> Vec<dyno_model::Metric> {
+    let mut out: Vec<dyno_model::Metric> = Vec::new();
+    for r in records.iter().flatten() {
+        if let JobResult::Ok(readings) = &r.result {
+            for x in readings {
+                if !out.iter().any(|m| m.name == x.metric.name) {
+                    out.push(x.metric.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn better(d: Direction) -> Better {
+    match d {
+        Direction::HigherIsBetter => Better::Higher,
+        Direction::LowerIsBetter => Better::Lower,
+    }
+}
+
+/// The samples matrix `[subject][metric]` over `subjects` with rounds `<= round`, on the
+/// metrics every subject has at least `min` samples of, and their directions.
+pub fn sample_matrix(
+    records: &[Vec<JobRecord>],
+    subjects: &[usize],
+    round: u32,
+    min: usize,
+) -> (Vec<Vec<Vec<f64>>>, Vec<Better>) {
+    let metrics: Vec<dyno_model::Metric> = metrics_of(records)
+        .into_iter()
+        .filter(|m| {
+            subjects
+                .iter()
+                .all(|&s| values(&records[s], &m.name, round).len() >= min.max(1))
+        })
+        .collect();
+    let samples = subjects
+        .iter()
+        .map(|&s| {
+            metrics
+                .iter()
+                .map(|m| values(&records[s], &m.name, round))
+                .collect()
+        })
+        .collect();
+    (
+        samples,
+        metrics.iter().map(|m| better(m.direction)).collect(),
+    )
+}
+
+impl Replay {
+    /// The state before any round.
+    pub fn new(config: RaceConfig, benchmarks: &[String], baseline: &[bool]) -> Replay {
+        Replay {
+            config,
+            benchmarks: benchmarks.to_vec(),
+            baseline: baseline.to_vec(),
+            rounds_done: 0,
+            stop: None,
+            exits: BTreeMap::new(),
+        }
+    }
+
+    /// Rounds before any elimination.
+    pub fn min_rounds(&self) -> u32 {
+        self.config.min_rounds
+    }
+
+    /// Variants still in the race.
+    pub fn contenders(&self) -> Vec<usize> {
+        (0..self.baseline.len())
+            .filter(|&i| !self.baseline[i] && !self.exits.contains_key(&i))
+            .collect()
+    }
+
+    /// Who runs in the next round: the contenders, and the baselines still running.
+    pub fn participants(&self) -> Vec<usize> {
+        let contenders = self.contenders();
+        if contenders.is_empty() {
+            return Vec::new();
+        }
+        (0..self.baseline.len())
+            .filter(|&i| !self.exits.contains_key(&i))
+            .collect()
+    }
+
+    /// The round the next jobs belong to.
+    pub fn next_round(&self) -> u32 {
+        self.rounds_done + 1
+    }
+
+    fn has(records: &[JobRecord], round: u32, benchmark: &str) -> bool {
+        records
+            .iter()
+            .any(|j| j.round == round && j.benchmark == benchmark)
+    }
+
+    /// The `(subject, benchmark index)` jobs of the next round not yet recorded.
+    pub fn missing_jobs(&self, records: &[Vec<JobRecord>]) -> Vec<(usize, usize)> {
+        let round = self.next_round();
+        let mut out = Vec::new();
+        for s in self.participants() {
+            for (b, name) in self.benchmarks.iter().enumerate() {
+                if !Self::has(&records[s], round, name) {
+                    out.push((s, b));
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies every round that is complete in `records` and not yet applied, and the
+    /// stopping rules; returns when the next round is incomplete or the race is over.
+    pub fn advance(&mut self, records: &[Vec<JobRecord>]) -> Result<(), TuneError> {
+        while self.stop.is_none() {
+            if self.contenders().is_empty() {
+                self.stop = Some(StopReason::NoContenders);
+                break;
+            }
+            if self.rounds_done >= self.config.max_rounds {
+                self.stop = Some(StopReason::MaxRounds);
+                break;
+            }
+            if let Some(budget) = self.config.time_budget_s {
+                let spent: f64 = records
+                    .iter()
+                    .flatten()
+                    .filter(|j| j.round <= self.rounds_done)
+                    .map(|j| j.elapsed_s)
+                    .sum();
+                if spent >= budget {
+                    self.stop = Some(StopReason::TimeBudget);
+                    break;
+                }
+            }
+            if !self.missing_jobs(records).is_empty() {
+                break;
+            }
+            let round = self.next_round();
+            self.rounds_done = round;
+            self.retire(records, round);
+            self.decide(records, round)?;
+        }
+        Ok(())
+    }
+
+    fn retire(&mut self, records: &[Vec<JobRecord>], round: u32) {
+        for s in self.participants() {
+            let mut jobs: Vec<&JobRecord> =
+                records[s].iter().filter(|j| j.round <= round).collect();
+            jobs.sort_by_key(|j| {
+                let b = self.benchmarks.iter().position(|n| *n == j.benchmark);
+                (j.round, b)
+            });
+            let last3 = jobs.iter().rev().take(3).collect::<Vec<_>>();
+            if last3.len() == 3 && last3.iter().all(|j| j.failed()) {
+                self.exits.insert(s, Exit::Retired { round });
+            }
+        }
+    }
+
+    fn decide(&mut self, records: &[Vec<JobRecord>], round: u32) -> Result<(), TuneError> {
+        if self.config.mode == Mode::Exhaustive || round < self.config.min_rounds {
+            return Ok(());
+        }
+        let contenders = self.contenders();
+        if contenders.len() <= 1 {
+            self.stop = Some(StopReason::Settled);
+            return Ok(());
+        }
+        // Only contenders with min_rounds samples on every judged metric take part.
+        let min = self.config.min_rounds as usize;
+        let judged: Vec<usize> = contenders
+            .iter()
+            .copied()
+            .filter(|&s| {
+                metrics_of(records)
+                    .iter()
+                    .any(|m| values(&records[s], &m.name, round).len() >= min)
+            })
+            .collect();
+        let (samples, dirs) = sample_matrix(records, &judged, round, min);
+        if dirs.is_empty() || judged.len() < 2 {
+            return Ok(());
+        }
+        let rule = self.config.rule();
+        let (eliminated, survivors) = decide(&samples, &dirs, &rule, self.config.against_front)?;
+        for (loser, winner) in eliminated {
+            self.exits.insert(
+                judged[loser],
+                Exit::Eliminated {
+                    round,
+                    by: judged[winner],
+                },
+            );
+        }
+        if judged.len() == contenders.len() {
+            let survivors: Vec<Vec<Vec<f64>>> =
+                survivors.iter().map(|&i| samples[i].clone()).collect();
+            let seed = self.config.seed.wrapping_add(u64::from(round));
+            let settled = survivors.len() <= 1
+                || order_settled(&survivors, &dirs, &rule, self.config.resamples, seed)?.settled
+                || (self.config.settle_recommendation
+                    && crate::challenge::recommendation_settled(
+                        &survivors,
+                        &dirs,
+                        &rule,
+                        self.config.resamples,
+                        seed,
+                    )?);
+            if settled {
+                self.stop = Some(StopReason::Settled);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The recommended variants at the end of a race: the variants (eliminated ones included,
+/// retired ones not) that no other variant beats significantly on every metric in ONE
+/// final decision over all their samples. In exhaustive mode that decision is the only
+/// one. In racing mode it re-judges every early elimination with the evidence the
+/// winners gathered since, so an elimination made on an unlucky early look (repeated
+/// looks inflate the error rate) does not silently drop a variant from the recommendation.
+pub fn recommended(replay: &Replay, records: &[Vec<JobRecord>]) -> Result<Vec<usize>, TuneError> {
+    let candidates: Vec<usize> = (0..replay.baseline.len())
+        .filter(|&i| {
+            !replay.baseline[i] && !matches!(replay.exits.get(&i), Some(Exit::Retired { .. }))
+        })
+        .filter(|&i| !records[i].is_empty())
+        .collect();
+    let (samples, dirs) = sample_matrix(records, &candidates, u32::MAX, 1);
+    if dirs.is_empty() || candidates.len() < 2 {
+        return Ok(candidates);
+    }
+    let rule = RacingRule {
+        min_rounds: 2,
+        ..replay.config.rule()
+    };
+    let (_, survivors) = decide(&samples, &dirs, &rule, replay.config.against_front)?;
+    Ok(survivors.iter().map(|&i| candidates[i]).collect())
+}
+
+use crate::challenge::Decision;
+
+/// One elimination decision by the configured rule: `(loser, winner)` pairs and survivors.
+fn decide(
+    samples: &[Vec<Vec<f64>>],
+    dirs: &[Better],
+    rule: &RacingRule,
+    against_front: bool,
+) -> Result<Decision, TuneError> {
+    if against_front {
+        return crate::challenge::eliminate_against_front(samples, dirs, rule);
+    }
+    let d = eliminations(samples, dirs, rule)?;
+    let pairs = d
+        .eliminated
+        .iter()
+        .map(|e| (e.variant, e.beaten_by))
+        .collect();
+    Ok((pairs, d.survivors))
+}
+
+/// A job finished (for progress display).
+#[derive(Debug, Clone)]
+pub struct JobEvent {
+    /// The round.
+    pub round: u32,
+    /// Subject label.
+    pub label: String,
+    /// Benchmark name.
+    pub benchmark: String,
+    /// `true` when it failed.
+    pub failed: bool,
+    /// Jobs left in this round.
+    pub left_in_round: usize,
+}
+
+/// How a race ended.
+#[derive(Debug, Clone)]
+pub struct RaceOutcome {
+    /// The final state.
+    pub replay: Replay,
+    /// Every record, per subject.
+    pub records: Vec<Vec<JobRecord>>,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// Jobs run in this session (not counting resumed work).
+    pub jobs_run: usize,
+}
+
+/// Turns a process outcome into a record: failed on a non-zero exit or nothing readable.
+pub fn to_record(
+    outcome: &crate::measure::Outcome,
+    extract: &Extract,
+    round: u32,
+    benchmark: &str,
+) -> JobRecord {
+    let tail = || {
+        let both = format!(
+            "{}\n{}",
+            outcome.stdout.trim_end(),
+            outcome.stderr.trim_end()
+        );
+        crate::environment::tail(both.trim(), 20)
+    };
+    let result = if !outcome.success() {
+        JobResult::Failed {
+            error: match outcome.exit_code {
+                Some(c) => format!("exit status {c}"),
+                None => "killed by a signal or did not start".into(),
+            },
+            tail: tail(),
+        }
+    } else {
+        match extract.read(&outcome.stdout, outcome.wall_time_s) {
+            Ok(readings) => JobResult::Ok(readings),
+            Err(e) => JobResult::Failed {
+                error: format!("nothing to extract: {e}"),
+                tail: tail(),
+            },
+        }
+    };
+    JobRecord {
+        round,
+        benchmark: benchmark.to_string(),
+        elapsed_s: outcome.wall_time_s,
+        result,
+    }
+}
+
+/// Runs (or resumes) a race to its end or until `stop` is raised. Each job is recorded as
+/// soon as it finishes; a job that was running when `stop` was raised is not recorded
+/// (its process was interrupted too), so no half-measured sample is kept.
+#[allow(clippy::too_many_arguments)]
+pub fn run_race(
+    contestants: &[Contestant],
+    benchmarks: &[crate::Benchmark],
+    config: RaceConfig,
+    executor: &mut dyn Executor,
+    recorder: &mut dyn Recorder,
+    stop: &AtomicBool,
+    on_job: &mut dyn FnMut(&JobEvent),
+) -> Result<RaceOutcome, TuneError> {
+    let keys: Vec<SubjectKey> = contestants.iter().map(|c| c.key.clone()).collect();
+    let mut records = recorder.load(&keys)?;
+    let names: Vec<String> = benchmarks.iter().map(|b| b.name.clone()).collect();
+    let baseline: Vec<bool> = contestants.iter().map(|c| c.baseline).collect();
+    let mut replay = Replay::new(config, &names, &baseline);
+    let mut jobs_run = 0;
+    loop {
+        replay.advance(&records)?;
+        if let Some(reason) = replay.stop {
+            recorder.finish(true)?;
+            return Ok(RaceOutcome {
+                replay,
+                records,
+                stop: reason,
+                jobs_run,
+            });
+        }
+        let round = replay.next_round();
+        let mut jobs = replay.missing_jobs(&records);
+        let mut rng = Pcg64::seed_from_u64(config.seed ^ (u64::from(round) << 32));
+        jobs.shuffle(&mut rng);
+        let total = jobs.len();
+        for (n, (s, b)) in jobs.into_iter().enumerate() {
+            if stop.load(Ordering::SeqCst) {
+                return interrupted(recorder, replay, records, jobs_run);
+            }
+            let job = Job {
+                subject: s,
+                benchmark: b,
+                round,
+                command_line: benchmarks[b]
+                    .invocation
+                    .command_line(&contestants[s].binary),
+            };
+            let outcome = executor.run(&job);
+            if stop.load(Ordering::SeqCst) {
+                return interrupted(recorder, replay, records, jobs_run);
+            }
+            let record = to_record(&outcome, &benchmarks[b].extract, round, &names[b]);
+            recorder.record(s, &record)?;
+            jobs_run += 1;
+            on_job(&JobEvent {
+                round,
+                label: contestants[s].label.clone(),
+                benchmark: names[b].clone(),
+                failed: record.failed(),
+                left_in_round: total - n - 1,
+            });
+            records[s].push(record);
+        }
+    }
+}
+
+fn interrupted(
+    recorder: &mut dyn Recorder,
+    replay: Replay,
+    records: Vec<Vec<JobRecord>>,
+    jobs_run: usize,
+) -> Result<RaceOutcome, TuneError> {
+    recorder.finish(false)?;
+    Ok(RaceOutcome {
+        replay,
+        records,
+        stop: StopReason::Interrupted,
+        jobs_run,
+    })
+}

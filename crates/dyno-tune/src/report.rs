@@ -1,0 +1,558 @@
+//! The study report: per metric a table of medians, intervals and changes against the
+//! baseline; the Pareto and near-Pareto sets; the recommended variants with a ready-to-paste
+//! profile; box plots. Built from records only, so a report can be made at any time from
+//! the store, and rendered as terminal tables or one HTML file.
+
+use crate::build::BuildRecord;
+use crate::error::TuneError;
+use crate::race::{metrics_of, recommended, values, Contestant, Exit, Replay};
+use crate::record::{JobRecord, JobResult};
+use crate::variant::Variant;
+use dyno_model::{format_value, Direction, Metric};
+use dyno_report::plot::BoxPlot;
+use dyno_report::{Align, Cell, HtmlReport, Section, Table};
+use dyno_stats::{
+    compare_many, median, median_ci, near_pareto, pareto_front, Better, ComparisonSettings,
+    Interval, Verdict,
+};
+
+/// Everything a report is made from.
+#[derive(Debug, Clone)]
+pub struct ReportInput<'a> {
+    /// Title (the study file).
+    pub title: String,
+    /// The race subjects.
+    pub contestants: &'a [Contestant],
+    /// Their variants (`None` for baselines).
+    pub variants: &'a [Option<Variant>],
+    /// Their build records (`None` for baselines).
+    pub builds: &'a [Option<BuildRecord>],
+    /// Variants whose build failed, with the compiler's last lines.
+    pub failed_builds: &'a [(Variant, String)],
+    /// The job records, per subject.
+    pub records: &'a [Vec<JobRecord>],
+    /// The race state replayed from the records.
+    pub replay: &'a Replay,
+    /// The profile name for the snippet.
+    pub profile: &'a str,
+    /// Significance level and noise band of the baseline comparisons.
+    pub alpha: f64,
+    /// Smallest relative change called a change.
+    pub min_effect: f64,
+}
+
+/// One subject's line in a metric table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Subject index.
+    pub subject: usize,
+    /// Samples.
+    pub n: usize,
+    /// Median.
+    pub median: f64,
+    /// 95% distribution-free interval of the median.
+    pub ci: (f64, f64),
+    /// Relative change of the median against the reference (+ = larger value).
+    pub change: Option<f64>,
+    /// Verdict of the comparison with the reference (Holm across the table).
+    pub verdict: Option<Verdict>,
+}
+
+/// One metric's results, best median first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricReport {
+    /// The metric.
+    pub metric: Metric,
+    /// Rows, best first.
+    pub rows: Vec<Row>,
+}
+
+/// The judged study.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyReport {
+    /// Per metric.
+    pub metrics: Vec<MetricReport>,
+    /// The subject the changes are relative to.
+    pub reference: Option<usize>,
+    /// Pareto-efficient variants on the medians.
+    pub pareto: Vec<usize>,
+    /// Variants whose interval boxes touch a Pareto variant's (relative scales).
+    pub near_pareto: Vec<usize>,
+    /// Variants no other contender beats significantly on every metric.
+    pub recommended: Vec<usize>,
+    /// Labels of every subject.
+    pub labels: Vec<String>,
+    /// Status of each subject in the race.
+    pub status: Vec<String>,
+    /// `[profile.X]` section and RUSTFLAGS per recommended variant on the Pareto front.
+    pub snippets: Vec<(String, String, String)>,
+    /// Warnings for the reader.
+    pub warnings: Vec<String>,
+    /// Rounds completed and benchmark jobs recorded.
+    pub rounds: u32,
+    /// Jobs recorded (failed included).
+    pub jobs: usize,
+    /// Failed builds: label and tail.
+    pub failed_builds: Vec<(String, String)>,
+    /// Build facts per subject: (build time s, size B, rustc release).
+    pub builds: Vec<Option<(f64, u64, String)>>,
+    samples: Vec<Vec<(String, Vec<f64>)>>,
+}
+
+fn better(d: Direction) -> Better {
+    match d {
+        Direction::HigherIsBetter => Better::Higher,
+        Direction::LowerIsBetter => Better::Lower,
+    }
+}
+
+/// Judges a study from its records.
+pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
+    let n = input.contestants.len();
+    let metrics = metrics_of(input.records);
+    let all_rounds = u32::MAX;
+    let has_data = |s: usize| {
+        metrics
+            .iter()
+            .all(|m| !values(&input.records[s], &m.name, all_rounds).is_empty())
+    };
+    let reference = (0..n)
+        .find(|&s| input.contestants[s].baseline && has_data(s))
+        .or_else(|| (0..n).find(|&s| !input.contestants[s].baseline && has_data(s)));
+    let settings = ComparisonSettings {
+        noise_band: input.min_effect,
+        alpha: input.alpha,
+        resamples: 2000,
+        ..ComparisonSettings::default()
+    };
+    let mut metric_reports = Vec::new();
+    let mut samples = vec![Vec::new(); n];
+    for m in &metrics {
+        let mut rows = Vec::new();
+        for (s, kept) in samples.iter_mut().enumerate() {
+            let v = values(&input.records[s], &m.name, all_rounds);
+            let Some(med) = median(&v) else { continue };
+            let ci = median_ci(&v, 0.95).map_or((med, med), |c| (c.low, c.high));
+            kept.push((m.name.clone(), v.clone()));
+            rows.push(Row {
+                subject: s,
+                n: v.len(),
+                median: med,
+                ci,
+                change: None,
+                verdict: None,
+            });
+        }
+        if let Some(r) = reference {
+            let base = values(&input.records[r], &m.name, all_rounds);
+            let others: Vec<(usize, Vec<f64>)> = rows
+                .iter()
+                .filter(|row| row.subject != r && row.n >= 2 && base.len() >= 2)
+                .map(|row| {
+                    (
+                        row.subject,
+                        values(&input.records[row.subject], &m.name, all_rounds),
+                    )
+                })
+                .collect();
+            let inputs: Vec<(&[f64], &[f64], Better)> = others
+                .iter()
+                .map(|(_, v)| (base.as_slice(), v.as_slice(), better(m.direction)))
+                .collect();
+            if !inputs.is_empty() {
+                let cmp = compare_many(&inputs, &settings)?;
+                for ((s, _), c) in others.iter().zip(cmp) {
+                    if let Some(row) = rows.iter_mut().find(|row| row.subject == *s) {
+                        row.change = Some(c.ratio.estimate - 1.0);
+                        row.verdict = Some(c.verdict);
+                    }
+                }
+            }
+            for row in rows
+                .iter_mut()
+                .filter(|row| row.subject != r && row.change.is_none())
+            {
+                if let Some(bm) = median(&base) {
+                    row.change = Some(row.median / bm - 1.0);
+                }
+            }
+        }
+        rows.sort_by(|a, b| {
+            let o = a.median.total_cmp(&b.median);
+            match m.direction {
+                Direction::HigherIsBetter => o.reverse(),
+                Direction::LowerIsBetter => o,
+            }
+        });
+        metric_reports.push(MetricReport {
+            metric: m.clone(),
+            rows,
+        });
+    }
+    let variants: Vec<usize> = (0..n)
+        .filter(|&s| !input.contestants[s].baseline && has_data(s) && !metrics.is_empty())
+        .collect();
+    let dirs: Vec<Better> = metrics.iter().map(|m| better(m.direction)).collect();
+    let (mut pareto, mut near) = (Vec::new(), Vec::new());
+    if !variants.is_empty() {
+        let centers: Vec<Vec<f64>> = variants
+            .iter()
+            .map(|&s| {
+                metrics
+                    .iter()
+                    .map(|m| {
+                        median(&values(&input.records[s], &m.name, all_rounds)).unwrap_or(f64::NAN)
+                    })
+                    .collect()
+            })
+            .collect();
+        pareto = pareto_front(&centers, &dirs)?
+            .into_iter()
+            .map(|i| variants[i])
+            .collect();
+        let intervals: Vec<Vec<Interval>> = variants
+            .iter()
+            .map(|&s| {
+                metrics
+                    .iter()
+                    .map(|m| {
+                        let v = values(&input.records[s], &m.name, all_rounds);
+                        let c = median_ci(&v, 0.95).expect("non-empty");
+                        Interval {
+                            low: c.low,
+                            center: c.estimate,
+                            high: c.high,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        if let Ok(np) = near_pareto(&intervals, &dirs, 0.0) {
+            near = np.near.into_iter().map(|i| variants[i]).collect();
+        }
+    }
+    let recommended = recommended(input.replay, input.records)?;
+    let labels: Vec<String> = input.contestants.iter().map(|c| c.label.clone()).collect();
+    let status = (0..n)
+        .map(|s| {
+            if input.contestants[s].baseline {
+                return "baseline".to_string();
+            }
+            match input.replay.exits.get(&s) {
+                Some(Exit::Eliminated { round, by }) => {
+                    format!("eliminated after round {round} (beaten by {})", labels[*by])
+                }
+                Some(Exit::Retired { round }) => {
+                    format!("retired in round {round}: 3 failures in a row")
+                }
+                None if recommended.contains(&s) => "recommended".to_string(),
+                None => "contender".to_string(),
+            }
+        })
+        .collect();
+    let mut snippets = Vec::new();
+    let mut warnings = Vec::new();
+    // A snippet for each recommended variant that is also on the Pareto front (the best
+    // medians among statistically equal ones); all recommended ones if none is.
+    let best: Vec<usize> = recommended
+        .iter()
+        .copied()
+        .filter(|s| pareto.contains(s))
+        .collect();
+    let best = if best.is_empty() {
+        recommended.clone()
+    } else {
+        best
+    };
+    for &s in &best {
+        if let Some(v) = &input.variants[s] {
+            snippets.push((
+                v.label.clone(),
+                v.profile_section(input.profile),
+                v.rustflags(),
+            ));
+            if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
+                let w = "target-cpu=native builds use every instruction of THIS CPU: such a binary may crash (illegal instruction) or lose its advantage on another CPU; build it on the machine that runs it, or name the CPU (target_cpu = \"znver4\") instead.".to_string();
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+    }
+    let failed: usize = input
+        .records
+        .iter()
+        .flatten()
+        .filter(|j| matches!(j.result, JobResult::Failed { .. }))
+        .count();
+    if failed > 0 {
+        warnings.push(format!("{failed} benchmark runs failed; their output tails are in the store (labels `error`, `tail`)."));
+    }
+    if input.replay.rounds_done < input.replay.min_rounds() {
+        warnings.push(format!(
+            "only {} complete rounds: too few for any significance; run `dyno tune run` again to continue",
+            input.replay.rounds_done
+        ));
+    }
+    Ok(StudyReport {
+        metrics: metric_reports,
+        reference,
+        pareto,
+        near_pareto: near,
+        recommended,
+        labels,
+        status,
+        snippets,
+        warnings,
+        rounds: input.replay.rounds_done,
+        jobs: input.records.iter().map(Vec::len).sum(),
+        failed_builds: input
+            .failed_builds
+            .iter()
+            .map(|(v, t)| (v.label.clone(), t.clone()))
+            .collect(),
+        builds: input
+            .builds
+            .iter()
+            .map(|b| {
+                b.as_ref()
+                    .map(|b| (b.build_time_s, b.size, b.rustc_release()))
+            })
+            .collect(),
+        samples,
+    })
+}
+
+fn percent(x: f64) -> String {
+    format!("{:+.2}%", x * 100.0)
+}
+
+impl StudyReport {
+    /// One table per metric: rank, subject, n, median, 95% CI, change vs the reference.
+    pub fn metric_tables(&self) -> Vec<Table> {
+        let reference = self.reference.map(|r| self.labels[r].clone());
+        self.metrics
+            .iter()
+            .map(|m| {
+                let dir = match m.metric.direction {
+                    Direction::HigherIsBetter => "higher is better",
+                    Direction::LowerIsBetter => "lower is better",
+                };
+                let mut t = Table::new(format!("{} ({dir})", m.metric.name))
+                    .column("#", Align::Right)
+                    .column("subject", Align::Left)
+                    .column("n", Align::Right)
+                    .column("median", Align::Right)
+                    .column("95% CI", Align::Right)
+                    .column(
+                        format!(
+                            "vs {}",
+                            reference.clone().unwrap_or_else(|| "reference".into())
+                        ),
+                        Align::Right,
+                    )
+                    .column("status", Align::Left);
+                for (i, row) in m.rows.iter().enumerate() {
+                    let unit = m.metric.unit;
+                    let change =
+                        match (row.change, row.verdict, Some(row.subject) == self.reference) {
+                            (_, _, true) => Cell::new("reference").emphasis(),
+                            (Some(c), Some(Verdict::Improvement), _) => {
+                                Cell::new(format!("{} *", percent(c))).good()
+                            }
+                            (Some(c), Some(Verdict::Regression), _) => {
+                                Cell::new(format!("{} *", percent(c))).bad()
+                            }
+                            (Some(c), _, _) => Cell::new(percent(c)),
+                            (None, _, _) => Cell::new("-"),
+                        };
+                    let label = Cell::new(self.labels[row.subject].clone());
+                    let label = if self.recommended.contains(&row.subject) {
+                        label.good()
+                    } else {
+                        label
+                    };
+                    t.push_row(vec![
+                        Cell::new((i + 1).to_string()),
+                        label,
+                        Cell::new(row.n.to_string()),
+                        Cell::new(format_value(row.median, unit)),
+                        Cell::new(format!(
+                            "{} .. {}",
+                            format_value(row.ci.0, unit),
+                            format_value(row.ci.1, unit)
+                        )),
+                        change,
+                        Cell::new(self.status[row.subject].clone()),
+                    ]);
+                }
+                t
+            })
+            .collect()
+    }
+
+    /// Builds: label, status, build time, size, rustc.
+    pub fn build_table(&self) -> Table {
+        let mut t = Table::new("Builds")
+            .column("subject", Align::Left)
+            .column("build time", Align::Right)
+            .column("binary size", Align::Right)
+            .column("rustc", Align::Left)
+            .column("race", Align::Left);
+        for (s, label) in self.labels.iter().enumerate() {
+            let (time, size, rustc) = match &self.builds[s] {
+                Some((t, z, r)) => (
+                    format!("{t:.1} s"),
+                    format_value(*z as f64, dyno_model::Unit::Bytes),
+                    r.clone(),
+                ),
+                None => ("-".into(), "-".into(), "-".into()),
+            };
+            t.push_row(vec![
+                label.clone(),
+                time,
+                size,
+                rustc,
+                self.status[s].clone(),
+            ]);
+        }
+        for (label, _) in &self.failed_builds {
+            t.push_row(vec![
+                Cell::new(label.clone()),
+                Cell::new("-"),
+                Cell::new("-"),
+                Cell::new("-"),
+                Cell::new("build failed").bad(),
+            ]);
+        }
+        t
+    }
+
+    /// The text after the tables: sets, recommendation, snippets, warnings.
+    pub fn summary_text(&self) -> String {
+        let names = |v: &[usize]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.iter()
+                    .map(|&i| self.labels[i].clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        let mut out = String::new();
+        out.push_str(&format!(
+            "{} rounds, {} benchmark runs recorded.\n",
+            self.rounds, self.jobs
+        ));
+        out.push_str(&format!("Pareto set (medians): {}\n", names(&self.pareto)));
+        out.push_str(&format!(
+            "Near-Pareto set (95% intervals touch a Pareto variant's, relative scales): {}\n",
+            names(&self.near_pareto)
+        ));
+        out.push_str(&format!(
+            "Recommended (no other variant significantly better on every metric): {}\n",
+            names(&self.recommended)
+        ));
+        if !self.snippets.is_empty() {
+            out.push_str(
+                "Profiles below: the recommended variants with the best medians (Pareto set).\n",
+            );
+        }
+        for (label, section, flags) in &self.snippets {
+            out.push_str(&format!("\n# {label}: paste into Cargo.toml\n{section}"));
+            if flags.is_empty() {
+                out.push_str("# and build with: cargo build --profile ");
+            } else {
+                out.push_str(&format!(
+                    "# and build with: RUSTFLAGS=\"{flags}\" cargo build --profile "
+                ));
+            }
+            let profile = section
+                .trim_start_matches("[profile.")
+                .split(']')
+                .next()
+                .unwrap_or("production");
+            out.push_str(profile);
+            out.push('\n');
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("\nwarning: {w}\n"));
+        }
+        for (label, tail) in &self.failed_builds {
+            out.push_str(&format!("\nbuild of {label} failed:\n{tail}\n"));
+        }
+        out
+    }
+
+    /// The self-contained HTML report.
+    pub fn html(&self, title: &str) -> String {
+        let mut report = HtmlReport::new(format!("dyno tune: {title}"))
+            .parameter("rounds", self.rounds.to_string())
+            .parameter("benchmark runs", self.jobs.to_string());
+        if let Some(r) = self.reference {
+            report = report.parameter("reference", self.labels[r].clone());
+        }
+        // dyno-report has no preformatted block, so each snippet is a one-column table
+        // with a row per line: pasting it keeps the lines.
+        let names = |v: &[usize]| {
+            let n: Vec<&str> = v.iter().map(|&i| self.labels[i].as_str()).collect();
+            if n.is_empty() {
+                "none".to_string()
+            } else {
+                n.join(", ")
+            }
+        };
+        let mut rec = Section::new("Recommendation")
+            .paragraph(format!(
+                "Recommended (no other variant significantly better on every metric): {}",
+                names(&self.recommended)
+            ))
+            .paragraph(format!("Pareto set (medians): {}", names(&self.pareto)))
+            .paragraph(format!(
+                "Near-Pareto set (95% intervals touch a Pareto variant's, relative scales): {}",
+                names(&self.near_pareto)
+            ));
+        for (label, section, flags) in &self.snippets {
+            let mut t = Table::new(format!("{label}: paste into Cargo.toml"))
+                .column("Cargo.toml", Align::Left);
+            for line in section.lines() {
+                t.push_row(vec![line.to_string()]);
+            }
+            let build = if flags.is_empty() {
+                "build with: cargo build --profile <name above>".to_string()
+            } else {
+                format!("build with: RUSTFLAGS=\"{flags}\" cargo build --profile <name above>")
+            };
+            t.push_row(vec![build]);
+            rec = rec.table(t);
+        }
+        for w in &self.warnings {
+            rec = rec.note(w.clone());
+        }
+        report = report.section(rec);
+        for (m, table) in self.metrics.iter().zip(self.metric_tables()) {
+            let mut plot = BoxPlot::new(m.metric.name.clone(), m.metric.clone());
+            for (s, series) in self.samples.iter().enumerate() {
+                if let Some((_, v)) = series.iter().find(|(name, _)| *name == m.metric.name) {
+                    plot = plot.subject(self.labels[s].clone(), v.clone());
+                }
+            }
+            if let Some(r) = self.reference {
+                if let Some(row) = m.rows.iter().find(|row| row.subject == r) {
+                    plot = plot.baseline(format!("{} median", self.labels[r]), row.median);
+                }
+            }
+            report = report.section(
+                Section::new(m.metric.name.clone())
+                    .table(table)
+                    .plot_result(
+                        format!("{} by subject, best first", m.metric.name),
+                        plot.render_svg(),
+                    ),
+            );
+        }
+        report = report.section(Section::new("Builds").table(self.build_table()));
+        report.render()
+    }
+}

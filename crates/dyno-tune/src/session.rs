@@ -1,0 +1,166 @@
+//! The steps of `dyno tune run` and `dyno tune report` that need the study, the disk and
+//! the store, kept here so the binary only wires them to the terminal.
+
+use crate::build::{load_record, sha256_file, BuildOutcome, BuildRecord, BuildRequest};
+use crate::error::TuneError;
+use crate::race::{Contestant, RaceConfig, Replay};
+use crate::record::{Recorder, StoreRecorder, SubjectKey};
+use crate::report::{build_report, ReportInput, StudyReport};
+use crate::study::Study;
+use crate::variant::{build_plan, expand, Variant};
+use dyno_model::{Host, Subject, SubjectKind};
+use dyno_store::Store;
+
+/// Every variant of the study with its build plan.
+pub fn build_requests(study: &Study) -> Vec<BuildRequest> {
+    let work = study.work_dir();
+    expand(&study.matrix, &study.exclude, &study.project.profile)
+        .into_iter()
+        .map(|variant| BuildRequest {
+            plan: build_plan(&study.project, &variant, &work),
+            variant,
+        })
+        .collect()
+}
+
+/// The race subjects: variants with a usable binary, then baselines.
+#[derive(Debug, Clone, Default)]
+pub struct Lineup {
+    /// Race subjects.
+    pub contestants: Vec<Contestant>,
+    /// Their variants (`None` for baselines).
+    pub variants: Vec<Option<Variant>>,
+    /// Their build records (`None` for baselines).
+    pub builds: Vec<Option<BuildRecord>>,
+    /// Variants without a binary: label and why.
+    pub failed: Vec<(Variant, String)>,
+}
+
+fn variant_subject(study: &Study, v: &Variant, b: &BuildRecord) -> Subject {
+    Subject::new(SubjectKind::BuildVariant, v.label.clone())
+        .with("variant", v.id.clone())
+        .with("profile", v.profile_section(&study.project.profile))
+        .with("rustflags", v.rustflags())
+        .with(
+            "toolchain",
+            v.settings
+                .toolchain
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+        )
+        .with("rustc", b.rustc.clone())
+        .with("sha256", b.sha256.clone())
+        .with("size", b.size.to_string())
+        .with("build_time_s", format!("{:.3}", b.build_time_s))
+}
+
+/// Pairs variants with their build outcomes (`outcomes[i]` for `requests[i]`) and adds
+/// the baselines.
+pub fn lineup(
+    study: &Study,
+    requests: &[BuildRequest],
+    outcomes: &[BuildOutcome],
+) -> Result<Lineup, TuneError> {
+    let mut l = Lineup::default();
+    for (r, o) in requests.iter().zip(outcomes) {
+        match o.usable() {
+            Some(b) => {
+                l.contestants.push(Contestant {
+                    key: SubjectKey {
+                        key: format!("{}-{}", r.variant.id, &b.sha256[..16.min(b.sha256.len())]),
+                        subject: variant_subject(study, &r.variant, b),
+                    },
+                    label: r.variant.label.clone(),
+                    baseline: false,
+                    binary: b.binary.clone(),
+                });
+                l.variants.push(Some(r.variant.clone()));
+                l.builds.push(Some(b.clone()));
+            }
+            None => {
+                let why = match o {
+                    BuildOutcome::Built(b) | BuildOutcome::Reused(b) | BuildOutcome::Failed(b) => {
+                        b.error_tail.clone()
+                    }
+                    BuildOutcome::Interrupted => "not built (interrupted)".into(),
+                };
+                l.failed.push((r.variant.clone(), why));
+            }
+        }
+    }
+    for b in &study.baselines {
+        let sha = sha256_file(&b.binary)?;
+        l.contestants.push(Contestant {
+            key: SubjectKey {
+                key: format!("baseline-{}-{}", b.name, &sha[..16]),
+                subject: Subject::new(SubjectKind::Release, b.name.clone())
+                    .with("binary", b.binary.display().to_string())
+                    .with("sha256", sha.clone()),
+            },
+            label: b.name.clone(),
+            baseline: true,
+            binary: b.binary.clone(),
+        });
+        l.variants.push(None);
+        l.builds.push(None);
+    }
+    Ok(l)
+}
+
+/// The outcomes recorded on disk by earlier builds, without building anything.
+pub fn recorded_outcomes(requests: &[BuildRequest]) -> Vec<BuildOutcome> {
+    requests
+        .iter()
+        .map(|r| match load_record(&r.plan) {
+            Some(b) if b.ok => BuildOutcome::Reused(b),
+            Some(b) => BuildOutcome::Failed(b),
+            None => BuildOutcome::Interrupted,
+        })
+        .collect()
+}
+
+/// The report of a study from its build records and the store.
+pub fn report_from_store(
+    study: &Study,
+    store: &mut Store,
+    exhaustive: bool,
+) -> Result<StudyReport, TuneError> {
+    let requests = build_requests(study);
+    let outcomes = recorded_outcomes(&requests);
+    let lineup = lineup(study, &requests, &outcomes)?;
+    let keys: Vec<SubjectKey> = lineup.contestants.iter().map(|c| c.key.clone()).collect();
+    let mut recorder = StoreRecorder::new(
+        store,
+        &study.key(),
+        Host::default(),
+        Vec::new(),
+        "",
+        serde_json::Value::Null,
+    );
+    let records = recorder.load(&keys)?;
+    if records.iter().all(Vec::is_empty) {
+        return Err(TuneError::NoResults(study.path.clone()));
+    }
+    let mode = if exhaustive {
+        crate::Mode::Exhaustive
+    } else {
+        crate::Mode::Racing
+    };
+    let config = RaceConfig::from_settings(&study.run, mode);
+    let names: Vec<String> = study.benchmarks.iter().map(|b| b.name.clone()).collect();
+    let baseline: Vec<bool> = lineup.contestants.iter().map(|c| c.baseline).collect();
+    let mut replay = Replay::new(config, &names, &baseline);
+    replay.advance(&records)?;
+    build_report(&ReportInput {
+        title: study.path.display().to_string(),
+        contestants: &lineup.contestants,
+        variants: &lineup.variants,
+        builds: &lineup.builds,
+        failed_builds: &lineup.failed,
+        records: &records,
+        replay: &replay,
+        profile: &study.project.profile,
+        alpha: study.run.alpha,
+        min_effect: study.run.min_effect,
+    })
+}

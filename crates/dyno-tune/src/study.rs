@@ -1,0 +1,697 @@
+//! The study file: which project to build, the matrix of profile settings, the baselines,
+//! the benchmarks with their metric extractors, and the racing parameters.
+//!
+//! The file is parsed into typed structs (`deny_unknown_fields` everywhere) and validated
+//! before any work starts; every error names the file, the line and the key.
+
+use crate::error::TuneError;
+use crate::extract::Extract;
+use crate::profile::{Lto, OptLevel, Panic, TargetCpu};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A validated study.
+#[derive(Debug, Clone)]
+pub struct Study {
+    /// The study file.
+    pub path: PathBuf,
+    /// The project to build.
+    pub project: Project,
+    /// The settings to vary.
+    pub matrix: Matrix,
+    /// Combinations not to build.
+    pub exclude: Vec<Exclude>,
+    /// Prebuilt binaries measured beside the variants.
+    pub baselines: Vec<Baseline>,
+    /// What to run and how to read it.
+    pub benchmarks: Vec<Benchmark>,
+    /// Rounds, budget and statistics.
+    pub run: RunSettings,
+}
+
+/// `[project]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Project {
+    /// Absolute path of the project's Cargo.toml.
+    pub manifest: PathBuf,
+    /// The package holding the binary (`-p`); `None` for a single-package manifest.
+    pub package: Option<String>,
+    /// The binary target (`--bin`).
+    pub bin: String,
+    /// The profile the variants are built with (default `production`, inheriting release).
+    pub profile: String,
+}
+
+/// `[matrix]`: every dimension is a list of alternatives. A dimension left out is not set
+/// at all: the variant inherits it from the project's own profile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    /// Rustup toolchains (`stable`, `nightly`, `1.80.0`).
+    #[serde(default)]
+    pub toolchain: Vec<String>,
+    /// `-C target-cpu`.
+    #[serde(default)]
+    pub target_cpu: Vec<TargetCpu>,
+    /// `opt-level`.
+    #[serde(default)]
+    pub opt_level: Vec<OptLevel>,
+    /// `lto`.
+    #[serde(default)]
+    pub lto: Vec<Lto>,
+    /// `codegen-units`.
+    #[serde(default)]
+    pub codegen_units: Vec<u32>,
+    /// `panic`.
+    #[serde(default)]
+    pub panic: Vec<Panic>,
+    /// Alternative strings of extra RUSTFLAGS (`""` = none).
+    #[serde(default)]
+    pub rustflags: Vec<String>,
+}
+
+/// One `exclude` filter: a variant matching every key given is not built.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exclude {
+    /// Toolchain to match.
+    pub toolchain: Option<String>,
+    /// Target CPU to match.
+    pub target_cpu: Option<TargetCpu>,
+    /// Opt-level to match.
+    pub opt_level: Option<OptLevel>,
+    /// LTO to match.
+    pub lto: Option<Lto>,
+    /// Codegen units to match.
+    pub codegen_units: Option<u32>,
+    /// Panic strategy to match.
+    pub panic: Option<Panic>,
+    /// Extra RUSTFLAGS to match.
+    pub rustflags: Option<String>,
+}
+
+/// `[[baseline]]`: a binary that is measured but not built (e.g. the official release).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    /// Its name in reports.
+    pub name: String,
+    /// Absolute path of the binary.
+    pub binary: PathBuf,
+}
+
+/// How a benchmark is invoked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invocation {
+    /// The subject's binary is the program; these are its arguments.
+    Args(Vec<String>),
+    /// A full command line; `{bin}` is replaced by the subject's binary.
+    Command(Vec<String>),
+}
+
+impl Invocation {
+    /// The command line for one subject's binary.
+    pub fn command_line(&self, binary: &Path) -> Vec<String> {
+        let bin = binary.display().to_string();
+        match self {
+            Invocation::Args(args) => std::iter::once(bin).chain(args.iter().cloned()).collect(),
+            Invocation::Command(cmd) => cmd.iter().map(|a| a.replace("{bin}", &bin)).collect(),
+        }
+    }
+}
+
+/// `[[benchmark]]`.
+#[derive(Debug, Clone)]
+pub struct Benchmark {
+    /// Its name (a label on every sample).
+    pub name: String,
+    /// What to run.
+    pub invocation: Invocation,
+    /// How to read metrics from what it prints.
+    pub extract: Extract,
+}
+
+/// `[run]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSettings {
+    /// Most rounds any subject runs (`max_rounds`, alias `repetitions`).
+    pub max_rounds: u32,
+    /// Rounds before any variant may be eliminated.
+    pub min_rounds: u32,
+    /// Seconds of benchmark time after which no new round starts.
+    pub time_budget_s: Option<f64>,
+    /// Family-wise error rate of each racing decision.
+    pub alpha: f64,
+    /// Smallest relative difference worth acting on.
+    pub min_effect: f64,
+    /// Parallel builds.
+    pub jobs: usize,
+    /// Seed of the per-round shuffles.
+    pub seed: u64,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            max_rounds: 20,
+            min_rounds: 5,
+            time_budget_s: None,
+            alpha: 0.05,
+            min_effect: 0.01,
+            jobs: 1,
+            seed: 0,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStudy {
+    project: Spanned<RawProject>,
+    #[serde(default)]
+    matrix: RawMatrix,
+    #[serde(default)]
+    baseline: Vec<Spanned<RawBaseline>>,
+    #[serde(default)]
+    benchmark: Vec<Spanned<RawBenchmark>>,
+    #[serde(default)]
+    run: Option<Spanned<RawRun>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMatrix {
+    #[serde(default)]
+    toolchain: Vec<String>,
+    #[serde(default)]
+    target_cpu: Vec<TargetCpu>,
+    #[serde(default)]
+    opt_level: Vec<OptLevel>,
+    #[serde(default)]
+    lto: Vec<Lto>,
+    #[serde(default)]
+    codegen_units: Vec<u32>,
+    #[serde(default)]
+    panic: Vec<Panic>,
+    #[serde(default)]
+    rustflags: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<Spanned<Exclude>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProject {
+    manifest: Spanned<String>,
+    package: Option<String>,
+    bin: Spanned<String>,
+    profile: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBaseline {
+    name: String,
+    binary: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBenchmark {
+    name: String,
+    args: Option<Vec<String>>,
+    command: Option<Vec<String>>,
+    extract: Spanned<Extract>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRun {
+    repetitions: Option<Spanned<u32>>,
+    max_rounds: Option<Spanned<u32>>,
+    min_rounds: Option<Spanned<u32>>,
+    time_budget: Option<Spanned<Budget>>,
+    alpha: Option<Spanned<f64>>,
+    min_effect: Option<Spanned<f64>>,
+    jobs: Option<Spanned<u32>>,
+    seed: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Budget {
+    Seconds(u64),
+    Text(String),
+}
+
+/// Parses a duration: `90`, `"90s"`, `"30m"`, `"2h"`, `"1h30m"`.
+pub fn parse_duration(text: &str) -> Option<f64> {
+    let text = text.trim();
+    if let Ok(s) = text.parse::<f64>() {
+        return (s >= 0.0 && s.is_finite()).then_some(s);
+    }
+    let mut total = 0.0;
+    let mut number = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let n: f64 = number.parse().ok()?;
+        number.clear();
+        total += n * match c {
+            's' => 1.0,
+            'm' => 60.0,
+            'h' => 3600.0,
+            'd' => 86_400.0,
+            _ => return None,
+        };
+    }
+    number.is_empty().then_some(total)
+}
+
+/// Where a span of `text` starts: 1-based line and column.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, column)
+}
+
+/// The key written on the line a span starts on (`lto` in `lto = ["x"]`), for messages.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().trim_start_matches('{').trim();
+    (!key.is_empty() && !key.starts_with('[') && !key.contains(' ')).then(|| key.to_string())
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, offset: usize, message: impl Into<String>) -> TuneError {
+        let (line, column) = line_col(self.text, offset);
+        TuneError::Study {
+            path: self.path.to_path_buf(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn resolve(&self, relative: &str) -> PathBuf {
+        let p = Path::new(relative);
+        if p.is_absolute() {
+            return p.to_path_buf();
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let joined = dir.join(p);
+        joined.canonicalize().unwrap_or(joined)
+    }
+}
+
+impl Study {
+    /// Reads, parses and validates a study file. Nothing outside the file is checked
+    /// (toolchains, the manifest's binaries): see [`crate::check_environment`].
+    pub fn load(path: &Path) -> Result<Study, TuneError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TuneError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Study::parse(path, &text)
+    }
+
+    /// Parses and validates study text; `path` is used for messages and relative paths.
+    pub fn parse(path: &Path, text: &str) -> Result<Study, TuneError> {
+        let cx = Ctx { path, text };
+        let raw: RawStudy = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let message = e.message().trim().to_string();
+            let message = match key_at(text, offset) {
+                Some(key) if !message.contains(&format!("`{key}`")) => {
+                    format!("`{key}`: {message}")
+                }
+                _ => message,
+            };
+            cx.err(offset, message)
+        })?;
+        let project = project(&cx, raw.project)?;
+        let m = raw.matrix;
+        let matrix = Matrix {
+            toolchain: m.toolchain,
+            target_cpu: m.target_cpu,
+            opt_level: m.opt_level,
+            lto: m.lto,
+            codegen_units: m.codegen_units,
+            panic: m.panic,
+            rustflags: m.rustflags,
+        };
+        check_matrix(&cx, &matrix)?;
+        let mut exclude = Vec::new();
+        for rule in m.exclude {
+            check_exclude(&cx, &matrix, &rule)?;
+            exclude.push(rule.into_inner());
+        }
+        let mut baselines: Vec<Baseline> = Vec::new();
+        for b in raw.baseline {
+            let offset = b.span().start;
+            let b = b.into_inner();
+            if b.name.is_empty() || baselines.iter().any(|x| x.name == b.name) {
+                return Err(cx.err(
+                    offset,
+                    format!("baseline `name`: {:?} is empty or used twice", b.name),
+                ));
+            }
+            baselines.push(Baseline {
+                name: b.name,
+                binary: cx.resolve(&b.binary),
+            });
+        }
+        let benchmarks = benchmarks(&cx, raw.benchmark)?;
+        let run = run_settings(&cx, raw.run)?;
+        Ok(Study {
+            path: path.to_path_buf(),
+            project,
+            matrix,
+            exclude,
+            baselines,
+            benchmarks,
+            run,
+        })
+    }
+
+    /// The directory holding the study's target directories and build records:
+    /// `<dir of the study file>/<file stem>.tune/`.
+    pub fn work_dir(&self) -> PathBuf {
+        let stem = self
+            .path
+            .file_stem()
+            .map_or_else(|| "study".into(), |s| s.to_string_lossy().into_owned());
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        // Absolute, so binaries and target directories do not depend on the caller's cwd.
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        dir.join(format!("{stem}.tune"))
+    }
+
+    /// A stable key of the study in the results store: a hash of its absolute path.
+    pub fn key(&self) -> String {
+        let abs = self
+            .path
+            .canonicalize()
+            .unwrap_or_else(|_| self.path.clone());
+        crate::short_hash(abs.to_string_lossy().as_bytes())
+    }
+}
+
+fn project(cx: &Ctx, raw: Spanned<RawProject>) -> Result<Project, TuneError> {
+    let raw = raw.into_inner();
+    let manifest = raw.manifest.get_ref();
+    if !manifest.ends_with("Cargo.toml") {
+        return Err(cx.err(
+            raw.manifest.span().start,
+            format!("project `manifest`: {manifest:?} is not a path to a Cargo.toml"),
+        ));
+    }
+    if raw.bin.get_ref().is_empty() {
+        return Err(cx.err(raw.bin.span().start, "project `bin` is empty"));
+    }
+    let profile = match raw.profile {
+        None => "production".to_string(),
+        Some(p) => {
+            let name = p.get_ref();
+            let ok = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                && name != "dev"
+                && name != "test"
+                && name != "bench";
+            if !ok {
+                return Err(cx.err(
+                    p.span().start,
+                    format!("project `profile`: {name:?} is not a usable profile name (use `release` or a new name such as `production`)"),
+                ));
+            }
+            name.clone()
+        }
+    };
+    Ok(Project {
+        manifest: cx.resolve(manifest),
+        package: raw.package,
+        bin: raw.bin.into_inner(),
+        profile,
+    })
+}
+
+fn check_matrix(cx: &Ctx, m: &Matrix) -> Result<(), TuneError> {
+    let find = |key: &str| cx.text.find(&format!("\n{key}")).map_or(0, |i| i + 1);
+    let dup = |key: &str, n: usize, distinct: usize| -> Result<(), TuneError> {
+        if n != distinct {
+            return Err(cx.err(find(key), format!("matrix `{key}` lists a value twice")));
+        }
+        Ok(())
+    };
+    let distinct = |v: Vec<String>| {
+        let n = v.len();
+        let set: std::collections::BTreeSet<String> = v.into_iter().collect();
+        (n, set.len())
+    };
+    let (n, d) = distinct(m.toolchain.clone());
+    dup("toolchain", n, d)?;
+    let (n, d) = distinct(m.target_cpu.iter().map(|c| format!("{c:?}")).collect());
+    dup("target_cpu", n, d)?;
+    let (n, d) = distinct(m.opt_level.iter().map(|c| format!("{c:?}")).collect());
+    dup("opt_level", n, d)?;
+    let (n, d) = distinct(m.lto.iter().map(|c| format!("{c:?}")).collect());
+    dup("lto", n, d)?;
+    let (n, d) = distinct(m.codegen_units.iter().map(|c| c.to_string()).collect());
+    dup("codegen_units", n, d)?;
+    let (n, d) = distinct(m.panic.iter().map(|c| format!("{c:?}")).collect());
+    dup("panic", n, d)?;
+    let (n, d) = distinct(m.rustflags.clone());
+    dup("rustflags", n, d)?;
+    if m.codegen_units.contains(&0) {
+        return Err(cx.err(
+            find("codegen_units"),
+            "matrix `codegen_units`: 0 is not allowed (use 1 or more)",
+        ));
+    }
+    if let Some(t) = m
+        .toolchain
+        .iter()
+        .find(|t| t.is_empty() || t.contains(char::is_whitespace) || t.starts_with('+'))
+    {
+        return Err(cx.err(
+            find("toolchain"),
+            format!("matrix `toolchain`: {t:?} is not a toolchain name"),
+        ));
+    }
+    for flags in &m.rustflags {
+        if flags.contains("target-cpu") {
+            return Err(cx.err(
+                find("rustflags"),
+                "matrix `rustflags`: set the CPU with `target_cpu`, not in rustflags",
+            ));
+        }
+        if flags.contains("-C lto") || flags.contains("-Clto") {
+            return Err(cx.err(
+                find("rustflags"),
+                "matrix `rustflags`: set LTO with `lto` (-C lto in RUSTFLAGS fails for libraries)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_exclude(cx: &Ctx, m: &Matrix, rule: &Spanned<Exclude>) -> Result<(), TuneError> {
+    let at = rule.span().start;
+    let r = rule.get_ref();
+    let bad = |key: &str, value: String| {
+        Err(cx.err(
+            at,
+            format!("exclude `{key}`: {value} is not one of matrix.{key}"),
+        ))
+    };
+    if let Some(v) = &r.toolchain {
+        if !m.toolchain.contains(v) {
+            return bad("toolchain", format!("{v:?}"));
+        }
+    }
+    if let Some(v) = &r.target_cpu {
+        if !m.target_cpu.contains(v) {
+            return bad("target_cpu", format!("{:?}", v.flag().unwrap_or("none")));
+        }
+    }
+    if let Some(v) = &r.opt_level {
+        if !m.opt_level.contains(v) {
+            return bad("opt_level", v.toml_value());
+        }
+    }
+    if let Some(v) = &r.lto {
+        if !m.lto.contains(v) {
+            return bad("lto", v.toml_value().to_string());
+        }
+    }
+    if let Some(v) = &r.codegen_units {
+        if !m.codegen_units.contains(v) {
+            return bad("codegen_units", v.to_string());
+        }
+    }
+    if let Some(v) = &r.panic {
+        if !m.panic.contains(v) {
+            return bad("panic", format!("{:?}", v.cargo_value()));
+        }
+    }
+    if let Some(v) = &r.rustflags {
+        if !m.rustflags.contains(v) {
+            return bad("rustflags", format!("{v:?}"));
+        }
+    }
+    if *r == Exclude::default() {
+        return Err(cx.err(at, "exclude: an empty filter would exclude every variant"));
+    }
+    Ok(())
+}
+
+fn benchmarks(cx: &Ctx, raw: Vec<Spanned<RawBenchmark>>) -> Result<Vec<Benchmark>, TuneError> {
+    if raw.is_empty() {
+        return Err(cx.err(
+            cx.text.len(),
+            "no [[benchmark]]: add at least one (name, args or command, extract)",
+        ));
+    }
+    let mut out: Vec<Benchmark> = Vec::new();
+    let mut metric_names: Vec<String> = Vec::new();
+    for b in raw {
+        let at = b.span().start;
+        let b = b.into_inner();
+        if b.name.is_empty() || out.iter().any(|x| x.name == b.name) {
+            return Err(cx.err(
+                at,
+                format!("benchmark `name`: {:?} is empty or used twice", b.name),
+            ));
+        }
+        let invocation = match (b.args, b.command) {
+            (Some(args), None) => Invocation::Args(args),
+            (None, Some(cmd)) if !cmd.is_empty() => {
+                if !cmd.iter().any(|a| a.contains("{bin}")) {
+                    return Err(cx.err(at, format!("benchmark {:?} `command`: no {{bin}} placeholder, so every variant would run the same program", b.name)));
+                }
+                Invocation::Command(cmd)
+            }
+            (None, Some(_)) => return Err(cx.err(at, format!("benchmark {:?} `command` is empty", b.name))),
+            _ => {
+                return Err(cx.err(at, format!("benchmark {:?}: give exactly one of `args` (the variant's binary is the program) or `command` (with {{bin}})", b.name)))
+            }
+        };
+        let ex_at = b.extract.span().start;
+        let extract = b.extract.into_inner();
+        extract
+            .validate()
+            .map_err(|m| cx.err(ex_at, format!("benchmark {:?} `extract`: {m}", b.name)))?;
+        for name in extract.declared_metrics() {
+            if metric_names.contains(&name) {
+                return Err(cx.err(ex_at, format!("benchmark {:?} `extract`: metric {name:?} is also produced by another benchmark", b.name)));
+            }
+            metric_names.push(name);
+        }
+        out.push(Benchmark {
+            name: b.name,
+            invocation,
+            extract,
+        });
+    }
+    Ok(out)
+}
+
+fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, TuneError> {
+    let mut s = RunSettings::default();
+    let Some(raw) = raw else { return Ok(s) };
+    let raw = raw.into_inner();
+    if let (Some(a), Some(_)) = (&raw.repetitions, &raw.max_rounds) {
+        return Err(cx.err(
+            a.span().start,
+            "run: give `repetitions` or `max_rounds`, not both (they are the same)",
+        ));
+    }
+    if let Some(v) = raw.repetitions.or(raw.max_rounds) {
+        if *v.get_ref() == 0 {
+            return Err(cx.err(v.span().start, "run `max_rounds` must be at least 1"));
+        }
+        s.max_rounds = v.into_inner();
+    }
+    if let Some(v) = raw.min_rounds {
+        if *v.get_ref() < 2 {
+            return Err(cx.err(
+                v.span().start,
+                "run `min_rounds` must be at least 2 (a rank test needs samples)",
+            ));
+        }
+        s.min_rounds = v.into_inner();
+    }
+    if s.min_rounds > s.max_rounds {
+        s.min_rounds = s.max_rounds;
+    }
+    if let Some(v) = raw.time_budget {
+        let at = v.span().start;
+        s.time_budget_s = Some(match v.into_inner() {
+            Budget::Seconds(n) => n as f64,
+            Budget::Text(t) => parse_duration(&t).ok_or_else(|| {
+                cx.err(at, format!("run `time_budget`: {t:?} is not a duration (e.g. \"90s\", \"30m\", \"2h\")"))
+            })?,
+        });
+    }
+    if let Some(v) = raw.alpha {
+        if !(*v.get_ref() > 0.0 && *v.get_ref() < 0.5) {
+            return Err(cx.err(
+                v.span().start,
+                format!("run `alpha`: {} is outside (0, 0.5)", v.get_ref()),
+            ));
+        }
+        s.alpha = v.into_inner();
+    }
+    if let Some(v) = raw.min_effect {
+        if !(*v.get_ref() >= 0.0 && *v.get_ref() < 1.0) {
+            return Err(cx.err(
+                v.span().start,
+                format!(
+                    "run `min_effect`: {} is outside [0, 1) (0.01 = 1%)",
+                    v.get_ref()
+                ),
+            ));
+        }
+        s.min_effect = v.into_inner();
+    }
+    if let Some(v) = raw.jobs {
+        if *v.get_ref() == 0 {
+            return Err(cx.err(v.span().start, "run `jobs` must be at least 1"));
+        }
+        s.jobs = v.into_inner() as usize;
+    }
+    if let Some(seed) = raw.seed {
+        s.seed = seed;
+    }
+    Ok(s)
+}
+
+/// The commented example `dyno tune init` writes.
+pub const EXAMPLE: &str = include_str!("example.toml");

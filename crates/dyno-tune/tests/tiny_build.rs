@@ -1,0 +1,132 @@
+//! End to end on a real (tiny) crate: build one variant with cargo into a temp target
+//! directory, reuse it when nothing changed, and race it for two rounds.
+
+use dyno_tune::build::{build_all, source_fingerprint, BuildOutcome};
+use dyno_tune::race::RaceConfig;
+use dyno_tune::session::{build_requests, lineup};
+use dyno_tune::{
+    check_environment, run_race, JobResult, MemoryRecorder, Mode, ProcessExecutor, Study,
+};
+use std::sync::atomic::AtomicBool;
+
+#[test]
+fn builds_reuses_and_measures_the_tiny_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = format!(
+        "{}/tests/fixtures/tiny/Cargo.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = format!(
+        r#"
+[project]
+manifest = "{manifest}"
+bin = "tiny"
+[matrix]
+toolchain = ["stable"]
+opt_level = [1]
+[[benchmark]]
+name = "sum"
+args = ["200000"]
+extract = {{ kind = "json-pointer", pointer = "/ops_per_s", metric = "ops", unit = "/s", direction = "higher" }}
+"#
+    );
+    let path = dir.path().join("tiny.toml");
+    std::fs::write(&path, text).unwrap();
+    let study = Study::load(&path).unwrap();
+    let root = check_environment(&study).unwrap();
+    assert!(
+        root.ends_with("tiny"),
+        "the fixture is its own workspace: {}",
+        root.display()
+    );
+    let requests = build_requests(&study);
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].plan.target_dir.starts_with(dir.path()));
+    let sources = source_fingerprint(&root, &study.work_dir());
+    let stop = AtomicBool::new(false);
+    let first = build_all(&requests, 1, &sources, &stop, &|_| {});
+    let BuildOutcome::Built(record) = &first[0] else {
+        panic!("{:?}", first[0])
+    };
+    assert!(record.binary.is_file());
+    assert_eq!(record.sha256.len(), 64);
+    assert!(record.size > 0 && record.build_time_s > 0.0);
+    assert!(record.rustc.contains("release: "), "{}", record.rustc);
+    let again = build_all(&requests, 1, &sources, &stop, &|_| {});
+    assert_eq!(again[0], BuildOutcome::Reused(record.clone()));
+
+    let lineup = lineup(&study, &requests, &first).unwrap();
+    let cfg = RaceConfig {
+        max_rounds: 2,
+        ..RaceConfig::from_settings(&study.run, Mode::Exhaustive)
+    };
+    let mut rec = MemoryRecorder::default();
+    let out = run_race(
+        &lineup.contestants,
+        &study.benchmarks,
+        cfg,
+        &mut ProcessExecutor,
+        &mut rec,
+        &stop,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(out.records[0].len(), 2);
+    for job in &out.records[0] {
+        match &job.result {
+            JobResult::Ok(r) => assert!(r[0].value.is_finite() && r[0].metric.name == "ops"),
+            JobResult::Failed { error, tail } => panic!("{error}: {tail}"),
+        }
+    }
+}
+
+#[test]
+fn a_failed_build_is_reported_with_the_compilers_last_lines_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = format!(
+        "{}/tests/fixtures/tiny/Cargo.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = format!(
+        r#"
+[project]
+manifest = "{manifest}"
+bin = "tiny"
+[matrix]
+opt_level = [1]
+rustflags = ["", "-C no-such-codegen-option=1"]
+[[benchmark]]
+name = "t"
+args = []
+extract = {{ kind = "wall-time" }}
+"#
+    );
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let study = Study::load(&path).unwrap();
+    let requests = build_requests(&study);
+    assert_eq!(requests.len(), 2);
+    let stop = AtomicBool::new(false);
+    let outcomes = build_all(&requests, 2, "fixed", &stop, &|_| {});
+    assert!(
+        matches!(outcomes[0], BuildOutcome::Built(_)),
+        "{:?}",
+        outcomes[0]
+    );
+    let BuildOutcome::Failed(failed) = &outcomes[1] else {
+        panic!("{:?}", outcomes[1])
+    };
+    assert!(
+        failed.error_tail.contains("no-such-codegen-option"),
+        "{}",
+        failed.error_tail
+    );
+    assert!(failed.error_tail.lines().count() <= 20);
+    // Inputs unchanged: the failure is remembered, not retried.
+    let again = build_all(&requests[1..], 1, "fixed", &stop, &|_| {});
+    assert!(matches!(&again[0], BuildOutcome::Reused(r) if !r.ok));
+    let lineup = lineup(&study, &requests, &outcomes).unwrap();
+    assert_eq!(lineup.contestants.len(), 1);
+    assert_eq!(lineup.failed.len(), 1);
+    assert_eq!(lineup.failed[0].0.label, "o1/[-C no-such-codegen-option=1]");
+}

@@ -1,0 +1,368 @@
+//! `dyno tune`: study files, building variants, racing them, and the report.
+
+use crate::cli_error::CliError;
+use crate::progress::Progress;
+use crate::{build_info, db, interrupt};
+use anyhow::{bail, Context as _};
+use clap::{Args, Subcommand, ValueEnum};
+use dyno_model::Host;
+use dyno_report::{write_atomic, TableFormat};
+use dyno_store::Store;
+use dyno_tune::build::{build_all, source_fingerprint, BuildEvent, BuildOutcome};
+use dyno_tune::session::{build_requests, lineup, report_from_store};
+use dyno_tune::{
+    check_environment, run_race, Mode, ProcessExecutor, RaceConfig, StopReason, StoreRecorder,
+    Study,
+};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Subcommands of `dyno tune`.
+#[derive(Debug, Subcommand)]
+pub enum TuneCommand {
+    /// Write a commented example study file (never overwrites).
+    Init {
+        /// Where to write it.
+        #[arg(default_value = "dyno-tune.toml")]
+        path: PathBuf,
+    },
+    /// Validate a study file and list its variants and build commands, without building.
+    Check(StudyArgs),
+    /// Build the variants and race them (resumes an interrupted study).
+    Run(RunArgs),
+    /// Report a study from the results store: tables, Pareto sets, recommended profile.
+    Report(ReportArgs),
+}
+
+/// The study file and the store.
+#[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// The study file (TOML; `dyno tune init` writes an example).
+    pub study: PathBuf,
+    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
+    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    pub db: Option<PathBuf>,
+}
+
+/// Arguments of `dyno tune run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub study: StudyArgs,
+    /// Run every variant every round (no elimination), for comparison with racing.
+    #[arg(long)]
+    pub exhaustive: bool,
+    /// Most rounds (overrides [run] max_rounds).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_rounds: Option<u32>,
+    /// No new round starts after this much benchmark time (e.g. 90s, 30m, 2h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_budget)]
+    pub time_budget: Option<f64>,
+    /// Parallel builds (overrides [run] jobs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: Option<u32>,
+    /// Build only; do not measure.
+    #[arg(long)]
+    pub build_only: bool,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Boxed tables for the terminal.
+    Table,
+    /// Markdown tables, for documents.
+    Markdown,
+    /// CSV tables.
+    Csv,
+}
+
+/// Arguments of `dyno tune report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub study: StudyArgs,
+    /// Also write a self-contained HTML report with box plots.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Table format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+fn parse_budget(s: &str) -> Result<f64, String> {
+    dyno_tune::parse_duration(s)
+        .ok_or_else(|| format!("{s:?} is not a duration (e.g. 90s, 30m, 2h)"))
+}
+
+/// Runs a `dyno tune` subcommand.
+pub fn run(cmd: TuneCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        TuneCommand::Init { path } => {
+            dyno_tune::init(&path)?;
+            println!(
+                "wrote {}: edit [project] and [matrix], then `dyno tune run {}`",
+                path.display(),
+                path.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        TuneCommand::Check(args) => check(&args),
+        TuneCommand::Run(args) => run_study(&args),
+        TuneCommand::Report(args) => report(&args),
+    }
+}
+
+fn load(path: &std::path::Path) -> anyhow::Result<Study> {
+    Ok(Study::load(path)?)
+}
+
+fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
+    let study = load(&args.study)?;
+    check_environment(&study)?;
+    let requests = build_requests(&study);
+    println!(
+        "{}: {} variants, {} baselines, {} benchmarks",
+        args.study.display(),
+        requests.len(),
+        study.baselines.len(),
+        study.benchmarks.len()
+    );
+    for r in &requests {
+        let env: Vec<String> = r
+            .plan
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect();
+        println!(
+            "{}  {}\n    {} {} {}",
+            r.variant.id,
+            r.variant.label,
+            env.join(" "),
+            r.plan.program,
+            r.plan.args.join(" ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
+    let path = db::path(db);
+    Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
+}
+
+fn say(quiet: bool, line: &str) {
+    if !quiet {
+        eprintln!("{line}");
+    }
+}
+
+fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let mut study = load(&args.study.study)?;
+    if let Some(n) = args.max_rounds {
+        study.run.max_rounds = n;
+        study.run.min_rounds = study.run.min_rounds.min(n);
+    }
+    if let Some(b) = args.time_budget {
+        study.run.time_budget_s = Some(b);
+    }
+    if let Some(j) = args.jobs {
+        study.run.jobs = j as usize;
+    }
+    let root = check_environment(&study)?;
+    let quiet = !std::io::stderr().is_terminal() && std::env::var_os("DYNO_TUNE_VERBOSE").is_none();
+    let stop = interrupt::stop_flag();
+    let requests = build_requests(&study);
+    let work = study.work_dir();
+    let sources = source_fingerprint(&root, &work);
+    say(
+        quiet,
+        &format!(
+            "building {} variants ({} at a time) into {}",
+            requests.len(),
+            study.run.jobs,
+            work.display()
+        ),
+    );
+    let total = requests.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes = build_all(&requests, study.run.jobs, &sources, stop, &|e| match e {
+        BuildEvent::Started { label } => say(quiet, &format!("  build {label} ...")),
+        BuildEvent::Finished { label, outcome } => {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let what = match &outcome {
+                BuildOutcome::Built(b) => format!("built in {:.1} s", b.build_time_s),
+                BuildOutcome::Reused(b) if b.ok => "unchanged, not rebuilt".into(),
+                BuildOutcome::Reused(_) => "failed before, inputs unchanged".into(),
+                BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
+                BuildOutcome::Interrupted => "interrupted".into(),
+            };
+            say(quiet, &format!("  [{n}/{total}] {label}: {what}"));
+        }
+    });
+    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(CliError::Interrupted("builds stopped; `dyno tune run` resumes".into()).into());
+    }
+    let lineup = lineup(&study, &requests, &outcomes)?;
+    for (v, _) in &lineup.failed {
+        eprintln!(
+            "warning: variant {} did not build; the study goes on without it",
+            v.label
+        );
+    }
+    if !lineup.contestants.iter().any(|c| !c.baseline) {
+        bail!(
+            "no variant of {} built; see the errors above",
+            args.study.study.display()
+        );
+    }
+    if args.build_only {
+        println!(
+            "{} variants built, {} failed",
+            lineup.contestants.iter().filter(|c| !c.baseline).count(),
+            lineup.failed.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(busy) = dyno_model::cpu_busy_fraction(Duration::from_millis(300)) {
+        if busy > 0.15 {
+            eprintln!("warning: the CPU is {:.0}% busy before the first round; other work will add noise to every sample", busy * 100.0);
+        }
+    }
+    let mode = if args.exhaustive {
+        Mode::Exhaustive
+    } else {
+        Mode::Racing
+    };
+    let config = RaceConfig::from_settings(&study.run, mode);
+    let mut store = open_store(&args.study.db)?;
+    let host = Host::probe(
+        &work
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| ".".into()),
+    );
+    let settings = serde_json::json!({
+        "study": args.study.study.display().to_string(),
+        "mode": if args.exhaustive { "exhaustive" } else { "racing" },
+        "max_rounds": study.run.max_rounds,
+        "min_rounds": study.run.min_rounds,
+        "alpha": study.run.alpha,
+        "min_effect": study.run.min_effect,
+        "time_budget_s": study.run.time_budget_s,
+        "seed": study.run.seed,
+        "dyno": build_info::json(),
+    });
+    let outcome = {
+        let mut recorder = StoreRecorder::new(
+            &mut store,
+            &study.key(),
+            host,
+            std::env::args().collect(),
+            env!("CARGO_PKG_VERSION"),
+            settings,
+        );
+        let mut executor = ProcessExecutor;
+        // On a terminal: one progress line (at most max_rounds rounds of every subject and
+        // benchmark; racing usually ends sooner). Otherwise, with DYNO_TUNE_VERBOSE, a line
+        // per job.
+        let per_round = lineup.contestants.len() * study.benchmarks.len();
+        let max_rounds = study.run.max_rounds;
+        let bar = std::io::stderr()
+            .is_terminal()
+            .then(|| Progress::new((per_round as u64) * u64::from(max_rounds)));
+        let started = std::time::Instant::now();
+        let mut done = 0u32;
+        let result = run_race(
+            &lineup.contestants,
+            &study.benchmarks,
+            config,
+            &mut executor,
+            &mut recorder,
+            stop,
+            &mut |e| {
+                let mark = if e.failed { "  FAILED" } else { "" };
+                match &bar {
+                    Some(bar) => {
+                        done += 1;
+                        let per_job = started.elapsed() / done;
+                        // An upper bound: racing usually stops before max_rounds.
+                        let rounds_left = max_rounds.saturating_sub(e.round) as usize;
+                        let jobs_left = rounds_left * per_round + e.left_in_round;
+                        bar.step(
+                            &format!("round {} {} {}{mark}", e.round, e.label, e.benchmark),
+                            per_job * u32::try_from(jobs_left).unwrap_or(u32::MAX),
+                        );
+                        bar.done_one();
+                    }
+                    None => say(
+                        quiet,
+                        &format!(
+                            "  round {} {} {} ({} left in round){mark}",
+                            e.round, e.label, e.benchmark, e.left_in_round
+                        ),
+                    ),
+                }
+            },
+        );
+        if let Some(bar) = &bar {
+            bar.finish();
+        }
+        result?
+    };
+    say(
+        quiet,
+        &format!(
+            "{} benchmark runs this session; race over: {}",
+            outcome.jobs_run,
+            outcome.stop.describe()
+        ),
+    );
+    if outcome.stop == StopReason::Interrupted {
+        return Err(CliError::Interrupted(
+            "samples so far are stored; `dyno tune run` resumes".into(),
+        )
+        .into());
+    }
+    let report = report_from_store(&study, &mut store, args.exhaustive)?;
+    print_report(&report, Format::Table);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(report: &dyno_tune::report::StudyReport, format: Format) {
+    let color = std::io::stdout().is_terminal();
+    let f = match format {
+        Format::Table => TableFormat::Terminal { color },
+        Format::Markdown => TableFormat::Markdown,
+        Format::Csv => TableFormat::Csv,
+    };
+    for t in report.metric_tables() {
+        println!("{}", f.render(&t));
+    }
+    println!("{}", f.render(&report.build_table()));
+    println!("{}", report.summary_text());
+}
+
+fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let study = load(&args.study.study)?;
+    let path = db::path(&args.study.db);
+    let mut store =
+        Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
+    let exhaustive =
+        dyno_tune::record::study_mode(&store, &study.key())?.as_deref() == Some("exhaustive");
+    let report = report_from_store(&study, &mut store, exhaustive)?;
+    print_report(&report, args.format);
+    if let Some(html) = &args.html {
+        write_atomic(
+            html,
+            report
+                .html(&args.study.study.display().to_string())
+                .as_bytes(),
+        )?;
+        eprintln!("wrote {}", html.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
