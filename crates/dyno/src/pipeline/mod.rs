@@ -1,5 +1,6 @@
 //! `dyno pipeline`: run a tile layout, watch it live, serve its metrics.
 
+mod bench;
 mod http;
 mod monitor;
 
@@ -21,6 +22,8 @@ pub enum PipelineCommand {
     Run(RunArgs),
     /// Watch a running pipeline from another terminal (q quits).
     Monitor(monitor::MonitorArgs),
+    /// Benchmark the reference leader pipeline (verify, dedup, pack, bank, poh, store) under load and name its bottleneck.
+    Bench(bench::BenchArgs),
 }
 
 /// Arguments of `dyno pipeline run`.
@@ -60,6 +63,7 @@ pub fn run(cmd: PipelineCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         PipelineCommand::Run(a) => run_layout(a),
         PipelineCommand::Monitor(a) => monitor::run(a),
+        PipelineCommand::Bench(a) => bench::run(a),
     }
 }
 

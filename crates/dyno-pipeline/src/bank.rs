@@ -1,0 +1,330 @@
+//! Genesis, the account store and the execution kernel the bank tiles run.
+//!
+//! The store is a flat array of balances, one per genesis account, shared by every bank
+//! tile. Pack never lets two transactions that write one account run at once, so each
+//! balance is read and written by one bank at a time: the atomics are only there so that
+//! sharing is safe Rust; they use relaxed loads and stores (not read-modify-write), so a
+//! scheduling bug shows up as a broken conservation check instead of being masked.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use ed25519_dalek::SigningKey;
+use sha2::{Digest, Sha256};
+
+use crate::tx::{self, AccountRef, Message, TxKind};
+
+/// Default number of funded accounts (`fund_initial_accounts`).
+pub const DEFAULT_ACCOUNTS: usize = 1024;
+/// Default starting balance of each account.
+pub const DEFAULT_BALANCE: u64 = 1_000_000_000_000;
+
+/// The funded accounts at the start of a run.
+#[derive(Debug, Clone)]
+pub struct Genesis {
+    /// Signing keys, one per account (benchg signs with them).
+    pub keys: Vec<SigningKey>,
+    /// Public keys, one per account (the bank checks the signer against them).
+    pub pubkeys: Vec<[u8; 32]>,
+    /// Starting balance of each account.
+    pub balance: u64,
+    /// Start of the PoH chain: SHA-256 over the seed and every public key.
+    pub hash: [u8; 32],
+}
+
+/// Funds `accounts` accounts with `balance` each, keys derived from `seed`.
+pub fn fund_initial_accounts(accounts: usize, balance: u64, seed: u64) -> Genesis {
+    let keys: Vec<SigningKey> = (0..accounts as u64)
+        .map(|i| {
+            let mut h = Sha256::new();
+            h.update(b"dyno-genesis-key");
+            h.update(seed.to_le_bytes());
+            h.update(i.to_le_bytes());
+            SigningKey::from_bytes(&h.finalize().into())
+        })
+        .collect();
+    let pubkeys: Vec<[u8; 32]> = keys.iter().map(|k| k.verifying_key().to_bytes()).collect();
+    let mut h = Sha256::new();
+    h.update(b"dyno-genesis");
+    h.update(seed.to_le_bytes());
+    h.update(balance.to_le_bytes());
+    for p in &pubkeys {
+        h.update(p);
+    }
+    Genesis {
+        keys,
+        pubkeys,
+        balance,
+        hash: h.finalize().into(),
+    }
+}
+
+impl Genesis {
+    /// Total of all balances at genesis.
+    pub fn total(&self) -> u128 {
+        self.balance as u128 * self.keys.len() as u128
+    }
+}
+
+/// Balances of the genesis accounts.
+#[derive(Debug)]
+pub struct AccountStore {
+    balances: Vec<AtomicU64>,
+    pubkeys: Vec<[u8; 32]>,
+}
+
+impl AccountStore {
+    /// The store at genesis.
+    pub fn new(g: &Genesis) -> AccountStore {
+        AccountStore {
+            balances: (0..g.keys.len())
+                .map(|_| AtomicU64::new(g.balance))
+                .collect(),
+            pubkeys: g.pubkeys.clone(),
+        }
+    }
+
+    /// Number of accounts.
+    pub fn len(&self) -> usize {
+        self.balances.len()
+    }
+
+    /// True without accounts.
+    pub fn is_empty(&self) -> bool {
+        self.balances.is_empty()
+    }
+
+    /// Balance of account `i`.
+    pub fn balance(&self, i: usize) -> u64 {
+        self.balances[i].load(Ordering::Relaxed)
+    }
+
+    /// Sum of all balances.
+    pub fn total(&self) -> u128 {
+        self.balances
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed) as u128)
+            .sum()
+    }
+
+    fn set(&self, i: usize, v: u64) {
+        self.balances[i].store(v, Ordering::Relaxed);
+    }
+}
+
+/// Result of executing one transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Executed; fee charged.
+    Executed,
+    /// Failed; `fee_charged` is what was taken from the payer (the fee, or 0 when the
+    /// payer could not pay it or the transaction could not be loaded).
+    Failed {
+        /// Why.
+        reason: FailReason,
+        /// Fee taken.
+        fee_charged: u64,
+    },
+}
+
+/// Why execution failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailReason {
+    /// An account index outside the account space, or the signer is not the payer.
+    BadAccount,
+    /// The payer cannot pay the fee.
+    FeeUnpaid,
+    /// The payer cannot cover the transfer.
+    InsufficientFunds,
+    /// The script's computation ended in its abort condition.
+    ScriptAborted,
+}
+
+fn script(budget: u64, seed: u64, reads: u64) -> u64 {
+    let mut x = seed ^ reads;
+    for i in 0..budget {
+        x = (x ^ (x >> 31))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(i);
+    }
+    x
+}
+
+/// Executes `m` (whose signature `sig_seed` summarizes) against `store`; returns the
+/// outcome and the fee collected (the fee of a successful transaction included).
+pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u64) {
+    let n = store.len();
+    if m.accounts.iter().any(|a| a.index as usize >= n)
+        || store.pubkeys[m.accounts[0].index as usize] != m.signer
+    {
+        let o = Outcome::Failed {
+            reason: FailReason::BadAccount,
+            fee_charged: 0,
+        };
+        return (o, 0);
+    }
+    let payer = m.accounts[0].index as usize;
+    let bal = store.balance(payer);
+    if bal < m.fee {
+        let o = Outcome::Failed {
+            reason: FailReason::FeeUnpaid,
+            fee_charged: 0,
+        };
+        return (o, 0);
+    }
+    let bal = bal - m.fee;
+    store.set(payer, bal);
+    let failed = |reason| {
+        (
+            Outcome::Failed {
+                reason,
+                fee_charged: m.fee,
+            },
+            m.fee,
+        )
+    };
+    match m.kind {
+        TxKind::Transfer { amount } => {
+            if bal < amount {
+                return failed(FailReason::InsufficientFunds);
+            }
+            let to = m.accounts[1].index as usize;
+            store.set(payer, bal - amount);
+            let dest = store.balance(to);
+            match dest.checked_add(amount) {
+                Some(v) => store.set(to, v),
+                None => {
+                    store.set(payer, bal);
+                    return failed(FailReason::InsufficientFunds);
+                }
+            }
+            (Outcome::Executed, m.fee)
+        }
+        TxKind::Script { budget } => {
+            let reads = m
+                .accounts
+                .iter()
+                .map(|a: &AccountRef| store.balance(a.index as usize))
+                .fold(0u64, u64::wrapping_add);
+            if script(budget, sig_seed, reads).is_multiple_of(16) {
+                return failed(FailReason::ScriptAborted);
+            }
+            (Outcome::Executed, m.fee)
+        }
+    }
+}
+
+/// The figure of the execution benchmark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExecutionBench {
+    /// Transfers executed per repetition.
+    pub transfers: usize,
+    /// Nanoseconds per executed transfer, one value per repetition.
+    pub ns_per_transfer: f64,
+}
+
+/// Builds `count` signed, decodable transfers between `accounts` funded accounts.
+pub fn transfer_block(g: &Genesis, count: usize, seed: u64) -> Vec<Vec<u8>> {
+    let n = g.keys.len() as u64;
+    let mut s = seed | 1;
+    (0..count as u64)
+        .map(|i| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let from = s % n;
+            let to = (from + 1 + (s >> 32) % (n - 1)) % n;
+            Message {
+                signer: g.pubkeys[from as usize],
+                recent_hash: Sha256::digest(i.to_le_bytes()).into(),
+                fee: 5,
+                kind: TxKind::Transfer {
+                    amount: 1 + i % 100,
+                },
+                accounts: vec![
+                    AccountRef {
+                        index: from as u32,
+                        writable: true,
+                    },
+                    AccountRef {
+                        index: to as u32,
+                        writable: true,
+                    },
+                ],
+            }
+            .sign(&g.keys[from as usize])
+        })
+        .collect()
+}
+
+/// Times the bank's per-transaction work (decode, account checks, fee, debit and credit)
+/// over a block of `block` signed transfers among `accounts` funded accounts; signatures
+/// are made before timing and not verified here (that is the verify tile's cost).
+/// Returns ns per transfer. `accounts` must be at least 2.
+pub fn execution_bench(accounts: usize, block: usize) -> ExecutionBench {
+    let g = fund_initial_accounts(accounts.max(2), DEFAULT_BALANCE, 1);
+    let txs = transfer_block(&g, block, 42);
+    let store = AccountStore::new(&g);
+    let start = Instant::now();
+    let mut fees = 0u64;
+    for b in &txs {
+        let t = std::hint::black_box(tx::decode(b)).expect("well formed");
+        let seed = u64::from_le_bytes(t.signature[..8].try_into().expect("8"));
+        fees = fees.wrapping_add(execute(&store, &t.message, seed).1);
+    }
+    std::hint::black_box(fees);
+    let ns = start.elapsed().as_nanos() as f64;
+    ExecutionBench {
+        transfers: block,
+        ns_per_transfer: ns / block.max(1) as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_conserve_balances_plus_fees() {
+        let g = fund_initial_accounts(8, 1_000, 3);
+        let store = AccountStore::new(&g);
+        let mut fees = 0u128;
+        let mut failed = 0;
+        for b in transfer_block(&g, 500, 9) {
+            let t = tx::decode(&b).unwrap();
+            let (o, fee) = execute(&store, &t.message, 0);
+            fees += fee as u128;
+            failed += matches!(o, Outcome::Failed { .. }) as u32;
+        }
+        assert_eq!(store.total() + fees, g.total());
+        assert!(
+            failed > 0,
+            "balances of 1000 must run out for some of 500 transfers"
+        );
+    }
+
+    #[test]
+    fn a_signer_that_is_not_the_payer_is_refused_without_a_fee() {
+        let g = fund_initial_accounts(4, 1_000, 3);
+        let store = AccountStore::new(&g);
+        let mut t = tx::decode(&transfer_block(&g, 1, 1)[0]).unwrap();
+        t.message.signer = g.pubkeys[(t.message.accounts[0].index as usize + 1) % 4];
+        let (o, fee) = execute(&store, &t.message, 0);
+        assert!(matches!(
+            o,
+            Outcome::Failed {
+                reason: FailReason::BadAccount,
+                fee_charged: 0
+            }
+        ));
+        assert_eq!(fee, 0);
+        assert_eq!(store.total(), g.total());
+    }
+
+    #[test]
+    fn execution_bench_executes_its_block() {
+        let r = execution_bench(64, 200);
+        assert_eq!(r.transfers, 200);
+        assert!(r.ns_per_transfer.is_finite());
+    }
+}

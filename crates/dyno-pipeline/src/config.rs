@@ -1,0 +1,452 @@
+//! The bench configuration (TOML), parsed into typed structs and validated before any
+//! work starts. Every section but `[layout]` is optional; see
+//! `examples/pipeline/leader-2core.toml` for a commented file.
+
+use std::path::{Path, PathBuf};
+
+use dyno_tango::config::{Layout, LinkConfig, MetricsConfig, TileKind, WorkspaceConfig};
+use dyno_tango::LayoutConfig;
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    /// Affinity, idling, tile counts, link depth.
+    #[serde(default)]
+    pub layout: LeaderLayout,
+    /// Shared memory.
+    #[serde(default)]
+    pub workspace: WorkspaceConfig,
+    /// Prometheus endpoint.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+    /// Funded accounts.
+    #[serde(default)]
+    pub genesis: GenesisConfig,
+    /// The load generator.
+    #[serde(default)]
+    pub bench: LoadConfig,
+    /// Signature verification.
+    #[serde(default)]
+    pub verify: VerifyConfig,
+    /// Deduplication.
+    #[serde(default)]
+    pub dedup: DedupConfig,
+    /// Scheduling.
+    #[serde(default)]
+    pub pack: PackConfig,
+    /// The hash chain.
+    #[serde(default)]
+    pub poh: PohConfig,
+    /// The ledger.
+    #[serde(default)]
+    pub store: StoreConfig,
+}
+
+/// `[layout]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeaderLayout {
+    /// Affinity string (tile order: benchg, verify..., dedup, pack, bank..., poh, store),
+    /// or `floating` (every tile unpinned, whatever the tile counts: the default, and
+    /// what a sweep needs).
+    pub affinity: String,
+    /// `spin`, `spin-then-yield` or `park`.
+    pub idle: String,
+    /// Sleep of `park`.
+    pub park_micros: u64,
+    /// Housekeeping period (default from the link depth).
+    pub lazy_ns: Option<u64>,
+    /// Verify tiles.
+    pub verify_tile_count: usize,
+    /// Bank tiles.
+    pub bank_tile_count: usize,
+    /// Depth of every link (power of two).
+    pub link_depth: u64,
+    /// The benchg->verify link is reliable (benchg is backpressured) or not (verify
+    /// tiles may be overrun at ingress, and the lost transactions are counted).
+    pub ingress_reliable: bool,
+}
+
+impl Default for LeaderLayout {
+    fn default() -> Self {
+        LeaderLayout {
+            affinity: "floating".into(),
+            idle: "spin-then-yield".into(),
+            park_micros: 50,
+            lazy_ns: None,
+            verify_tile_count: 1,
+            bank_tile_count: 1,
+            link_depth: 4096,
+            ingress_reliable: true,
+        }
+    }
+}
+
+/// `[genesis]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GenesisConfig {
+    /// Accounts funded at genesis (more accounts = fewer conflicts).
+    pub fund_initial_accounts: usize,
+    /// Balance of each.
+    pub balance: u64,
+    /// Seed of the keys and of the load.
+    pub seed: u64,
+}
+
+impl Default for GenesisConfig {
+    fn default() -> Self {
+        GenesisConfig {
+            fund_initial_accounts: crate::bank::DEFAULT_ACCOUNTS,
+            balance: crate::bank::DEFAULT_BALANCE,
+            seed: 1,
+        }
+    }
+}
+
+/// `[bench]`: what benchg generates.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoadConfig {
+    /// Transactions signed before the measured window (0 = sign every one live, which
+    /// makes benchg compete with verify for the cores). Once used up, benchg signs live.
+    pub presign: usize,
+    /// Transactions per second offered; 0 = as fast as the pipeline takes them.
+    pub rate: u64,
+    /// Fraction of transactions whose two accounts come from the hot set.
+    pub contention: f64,
+    /// Size of the hot set.
+    pub hot_accounts: usize,
+    /// Fraction with a corrupted signature.
+    pub invalid_fraction: f64,
+    /// Fraction that repeat a recently sent transaction.
+    pub duplicate_fraction: f64,
+    /// Fraction of script (compute) transactions; the rest are transfers.
+    pub script_fraction: f64,
+    /// Compute budget of a script (rounds).
+    pub script_budget: u64,
+    /// Fees are uniform in [fee_min, fee_max].
+    pub fee_min: u64,
+    /// See `fee_min`.
+    pub fee_max: u64,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            presign: 100_000,
+            rate: 0,
+            contention: 0.0,
+            hot_accounts: 4,
+            invalid_fraction: 0.0,
+            duplicate_fraction: 0.0,
+            script_fraction: 0.0,
+            script_budget: 20_000,
+            fee_min: 5,
+            fee_max: 5_000,
+        }
+    }
+}
+
+/// `[verify]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VerifyConfig {
+    /// Signatures verified together (1 = one at a time; a failed batch is re-checked one
+    /// by one).
+    pub batch: usize,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig { batch: 1 }
+    }
+}
+
+/// `[dedup]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DedupConfig {
+    /// Signatures remembered.
+    pub depth: usize,
+}
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        DedupConfig { depth: 1 << 16 }
+    }
+}
+
+/// `[pack]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PackConfig {
+    /// Most transactions per microblock.
+    pub max_txs_per_microblock: usize,
+    /// Cost units per slot (block).
+    pub block_cost_limit: u64,
+    /// Transactions waiting in pack; beyond this new arrivals are dropped and counted.
+    pub max_pending: usize,
+    /// Microblocks a bank may hold at once.
+    pub microblocks_per_bank: usize,
+}
+
+impl Default for PackConfig {
+    fn default() -> Self {
+        PackConfig {
+            max_txs_per_microblock: 31,
+            block_cost_limit: 48_000_000,
+            max_pending: 1 << 16,
+            microblocks_per_bank: 2,
+        }
+    }
+}
+
+/// `[poh]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PohConfig {
+    /// SHA-256 hashes per tick.
+    pub hashes_per_tick: u64,
+    /// Target tick length in ns (the chain is paced to this; 0 = hash flat out).
+    pub tick_ns: u64,
+    /// Ticks per slot.
+    pub ticks_per_slot: u64,
+}
+
+impl Default for PohConfig {
+    fn default() -> Self {
+        PohConfig {
+            hashes_per_tick: 2_000,
+            tick_ns: 6_250_000,
+            ticks_per_slot: 64,
+        }
+    }
+}
+
+/// `[store]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// Write the ledger (false: no store tile, the pipeline's own ceiling).
+    pub enabled: bool,
+    /// Directory of the ledger file (default: the system temp directory); /dev/shm keeps
+    /// it in memory.
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            enabled: true,
+            dir: None,
+        }
+    }
+}
+
+impl BenchConfig {
+    /// Reads and validates a file.
+    pub fn from_file(path: &Path) -> Result<BenchConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates TOML; `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<BenchConfig> {
+        let cfg: BenchConfig = toml::from_str(text).map_err(|e| Error::Config {
+            origin: origin.to_string(),
+            reason: e.to_string().trim().replace('\n', " "),
+        })?;
+        cfg.validate(origin)?;
+        Ok(cfg)
+    }
+
+    /// Checks every value (also after a sweep changed the counts).
+    pub fn validate(&self, origin: &str) -> Result<()> {
+        let bad = |reason: String| Error::Config {
+            origin: origin.to_string(),
+            reason,
+        };
+        let l = &self.layout;
+        if !(1..=64).contains(&l.verify_tile_count) {
+            return Err(bad("key layout.verify_tile_count: must be in 1..=64".into()));
+        }
+        if !(1..=64).contains(&l.bank_tile_count) {
+            return Err(bad("key layout.bank_tile_count: must be in 1..=64".into()));
+        }
+        if l.link_depth < 64 || !l.link_depth.is_power_of_two() || l.link_depth > 1 << 20 {
+            return Err(bad(
+                "key layout.link_depth: must be a power of two in [64, 2^20]".into(),
+            ));
+        }
+        let b = &self.bench;
+        for (k, v) in [
+            ("contention", b.contention),
+            ("invalid_fraction", b.invalid_fraction),
+            ("duplicate_fraction", b.duplicate_fraction),
+            ("script_fraction", b.script_fraction),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(bad(format!("key bench.{k}: {v} must be in [0, 1]")));
+            }
+        }
+        let g = &self.genesis;
+        if g.fund_initial_accounts < 2 || g.fund_initial_accounts > 1 << 22 {
+            return Err(bad(
+                "key genesis.fund_initial_accounts: must be in [2, 4194304]".into(),
+            ));
+        }
+        if b.hot_accounts < 2 || b.hot_accounts > g.fund_initial_accounts {
+            return Err(bad(
+                "key bench.hot_accounts: must be at least 2 and at most genesis.fund_initial_accounts"
+                    .into(),
+            ));
+        }
+        if b.fee_min > b.fee_max {
+            return Err(bad(
+                "key bench.fee_min: must not exceed bench.fee_max".into()
+            ));
+        }
+        if b.script_budget > crate::tx::MAX_BUDGET {
+            return Err(bad(format!(
+                "key bench.script_budget: at most {}",
+                crate::tx::MAX_BUDGET
+            )));
+        }
+        if !(1..=256).contains(&self.verify.batch) {
+            return Err(bad("key verify.batch: must be in 1..=256".into()));
+        }
+        if self.dedup.depth == 0 {
+            return Err(bad("key dedup.depth: must be at least 1".into()));
+        }
+        let p = &self.pack;
+        if !(1..=64).contains(&p.max_txs_per_microblock) {
+            return Err(bad(
+                "key pack.max_txs_per_microblock: must be in 1..=64".into()
+            ));
+        }
+        if p.block_cost_limit < crate::tx::BASE_COST + b.script_budget {
+            return Err(bad(
+                "key pack.block_cost_limit: smaller than one transaction's cost".into(),
+            ));
+        }
+        if p.max_pending == 0 || p.microblocks_per_bank == 0 {
+            return Err(bad(
+                "key pack.max_pending / pack.microblocks_per_bank: must be at least 1".into(),
+            ));
+        }
+        if self.poh.hashes_per_tick == 0 || self.poh.ticks_per_slot == 0 {
+            return Err(bad(
+                "key poh.hashes_per_tick / poh.ticks_per_slot: must be at least 1".into(),
+            ));
+        }
+        self.tango_layout()
+            .idle_strategy()
+            .map_err(|r| bad(format!("key layout.idle: {r}")))?;
+        self.tango_layout()
+            .affinity()
+            .map_err(|e| bad(format!("key layout.affinity: {e}")))?;
+        Ok(())
+    }
+
+    /// Tile kinds and counts in affinity order.
+    pub fn tile_kinds(&self) -> Vec<(&'static str, usize)> {
+        let mut v = vec![
+            ("benchg", 1),
+            ("verify", self.layout.verify_tile_count),
+            ("dedup", 1),
+            ("pack", 1),
+            ("bank", self.layout.bank_tile_count),
+            ("poh", 1),
+        ];
+        if self.store.enabled {
+            v.push(("store", 1));
+        }
+        v
+    }
+
+    /// The equivalent `dyno-tango` layout (for the affinity plan and tile names).
+    pub fn tango_layout(&self) -> LayoutConfig {
+        let l = &self.layout;
+        let tiles: usize = self.tile_kinds().iter().map(|(_, c)| c).sum();
+        LayoutConfig {
+            layout: Layout {
+                affinity: if l.affinity == "floating" {
+                    format!("f{tiles}")
+                } else {
+                    l.affinity.clone()
+                },
+                idle: l.idle.clone(),
+                park_micros: l.park_micros,
+                lazy_ns: l.lazy_ns,
+                tiles: self
+                    .tile_kinds()
+                    .into_iter()
+                    .map(|(k, c)| TileKind {
+                        kind: k.into(),
+                        count: c,
+                    })
+                    .collect(),
+            },
+            links: Vec::<LinkConfig>::new(),
+            workspace: self.workspace.clone(),
+            metrics: self.metrics.clone(),
+            synthetic: Default::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_file_is_the_default_layout() {
+        let c = BenchConfig::from_toml("", "x.toml").unwrap();
+        assert_eq!(c.layout.verify_tile_count, 1);
+        assert_eq!(
+            c.tango_layout().tile_names(),
+            ["benchg:0", "verify:0", "dedup:0", "pack:0", "bank:0", "poh:0", "store:0"]
+        );
+    }
+
+    #[test]
+    fn the_example_configs_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/pipeline");
+        for (name, tiles) in [
+            ("leader-2core", 7),
+            ("leader-16core", 15),
+            ("leader-64core", 29),
+        ] {
+            let c = BenchConfig::from_file(&dir.join(format!("{name}.toml"))).unwrap();
+            assert_eq!(c.tango_layout().tile_names().len(), tiles, "{name}");
+            assert_eq!(c.workspace.name, name);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        for (text, key) in [
+            (
+                "[layout]\nverify_tile_count = 0",
+                "layout.verify_tile_count",
+            ),
+            ("[layout]\naffinity = \"0-x\"", "layout.affinity"),
+            ("[bench]\ncontention = 2.0", "bench.contention"),
+            ("[bench]\nfee_min = 9\nfee_max = 1", "bench.fee_min"),
+            ("[pack]\nmax_txs = 3", "max_txs"),
+        ] {
+            let e = BenchConfig::from_toml(text, "l.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("l.toml") && e.contains(key), "{key}: {e}");
+        }
+    }
+}

@@ -1,0 +1,39 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in a bench. Messages name the file, key or tile at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is invalid.
+    #[error("bench config {origin}: {reason}")]
+    Config {
+        /// The file the config came from.
+        origin: String,
+        /// What is wrong, naming the key.
+        reason: String,
+    },
+    /// An I/O error on a named path.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The ledger file is not a valid chain.
+    #[error("ledger {path}: {reason}")]
+    Ledger {
+        /// The ledger file.
+        path: PathBuf,
+        /// What is wrong (entry number and field).
+        reason: String,
+    },
+    /// The tile runtime failed (workspace, links, affinity, a tile thread).
+    #[error(transparent)]
+    Tango(#[from] dyno_tango::Error),
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,430 @@
+//! `dyno pipeline bench`: the reference leader pipeline under load, its summary, its
+//! diagnosis, and `--sweep` over tile counts.
+
+use crate::db::{self, StoreArgs};
+use crate::{build_info, interrupt};
+use anyhow::Context as _;
+use clap::Args;
+use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use dyno_pipeline::bench::{BenchReport, Latency};
+use dyno_pipeline::{run_bench, BenchConfig, BenchOptions, Progress};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::{parse_seconds, SummaryFormat};
+
+/// Arguments of `dyno pipeline bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Bench config (TOML); see examples/pipeline/leader-2core.toml.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Length of the measured window.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value = "10")]
+    duration: Duration,
+    /// Run one bench per layout, e.g. `verify=1..2,bank=1..2`, and print a TPS table.
+    #[arg(long, value_name = "SPEC", value_parser = parse_sweep)]
+    sweep: Option<Sweep>,
+    /// Skip re-hashing the ledger after the run.
+    #[arg(long)]
+    no_ledger_check: bool,
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value = "table")]
+    format: SummaryFormat,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Tile counts to sweep: `(kind, low, high)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sweep(Vec<(String, usize, usize)>);
+
+fn parse_sweep(s: &str) -> Result<Sweep, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let (kind, range) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}`: expected KIND=LOW..HIGH, e.g. verify=1..2"))?;
+        if kind != "verify" && kind != "bank" {
+            return Err(format!(
+                "`{kind}`: only verify and bank tile counts can be swept"
+            ));
+        }
+        let (lo, hi) = range.split_once("..").unwrap_or((range, range));
+        let num = |x: &str| {
+            x.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=64).contains(n))
+                .ok_or_else(|| format!("`{part}`: counts must be numbers in 1..=64"))
+        };
+        let (lo, hi) = (num(lo)?, num(hi)?);
+        if lo > hi {
+            return Err(format!("`{part}`: {lo} > {hi}"));
+        }
+        out.push((kind.to_string(), lo, hi));
+    }
+    Ok(Sweep(out))
+}
+
+impl Sweep {
+    /// Every (verify, bank) pair, starting from the config's counts.
+    fn layouts(&self, base: (usize, usize)) -> Vec<(usize, usize)> {
+        let range = |k: &str, d: usize| {
+            self.0
+                .iter()
+                .find(|(kind, ..)| kind == k)
+                .map_or(d..=d, |&(_, lo, hi)| lo..=hi)
+        };
+        range("verify", base.0)
+            .flat_map(|v| range("bank", base.1).map(move |b| (v, b)))
+            .collect()
+    }
+}
+
+/// Runs `dyno pipeline bench`.
+pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let cfg = BenchConfig::from_file(&a.config)?;
+    let layouts = match &a.sweep {
+        Some(s) => s.layouts((cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)),
+        None => vec![(cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)],
+    };
+    // Every layout is validated (config and affinity) before the first one runs.
+    let online = dyno_tango::sys::online_cpus()?;
+    let mut cfgs = Vec::new();
+    for &(v, b) in &layouts {
+        let mut c = cfg.clone();
+        c.layout.verify_tile_count = v;
+        c.layout.bank_tile_count = b;
+        let origin = a.config.display().to_string();
+        c.validate(&origin)?;
+        c.tango_layout()
+            .plan(&online)
+            .with_context(|| format!("{origin}: layout verify={v}, bank={b}"))?;
+        cfgs.push(c);
+    }
+    if cfg!(debug_assertions) && std::env::var_os("DYNO_ALLOW_DEBUG_BUILD").is_none() {
+        anyhow::bail!(
+            "this is a debug build of dyno: its pipeline figures would be meaningless; \
+             build with `cargo build --release -p dyno` (or set DYNO_ALLOW_DEBUG_BUILD=1 to try anyway)"
+        );
+    }
+    let stop = interrupt::stop_flag();
+    let opts = BenchOptions {
+        duration: a.duration,
+        audit: false,
+        verify_ledger: !a.no_ledger_check,
+    };
+    let mut rows = Vec::new();
+    let mut failed_check = false;
+    for c in &cfgs {
+        // A busy machine moves the figures; say so in the summary and the stored run.
+        let busy = dyno_model::cpu_busy_fraction(Duration::from_millis(300));
+        let started_at = dyno_model::now_unix();
+        let mut report = run_bench(c, &opts, stop, &mut show_progress)
+            .with_context(|| format!("bench of {}", a.config.display()))?;
+        if let Some(b) = busy.filter(|b| *b > 0.25) {
+            report.warnings.push(format!(
+                "the CPUs were {:.0}% busy before the start: other work competed with the tiles",
+                100.0 * b
+            ));
+        }
+        let run_id = save(&a, c, &report, started_at)?;
+        failed_check |= !report.conserved
+            || report.fates.settled() + report.fates.in_flight != report.fates.generated
+            || matches!(report.ledger_check, Some(Err(_)));
+        match a.format {
+            SummaryFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            SummaryFormat::Table => print!("{}", summary(&report, run_id)),
+        }
+        rows.push((c.layout.verify_tile_count, c.layout.bank_tile_count, report));
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+    }
+    if a.sweep.is_some() && a.format == SummaryFormat::Table {
+        print!("{}", sweep_table(&rows));
+    }
+    if failed_check {
+        eprintln!(
+            "error: a correctness check failed (conservation, fates or ledger); see the summary"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_progress(p: Progress) {
+    match p {
+        Progress::Presigning { count } => eprintln!(
+            "signing {count} transactions before the measured window (benchg signs live once they run out)"
+        ),
+        Progress::Started { tiles, workspace } => eprintln!(
+            "running {} tiles ({}); watch with: dyno pipeline monitor --name {workspace}",
+            tiles.len(),
+            tiles.join(" ")
+        ),
+        Progress::Second { t, tps } => eprintln!("{t:6.1} s  {tps:>10.0} TPS"),
+        Progress::Draining => eprintln!("stopping benchg; draining the pipeline"),
+    }
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.2} ms", ns as f64 / 1e6)
+}
+
+fn latency(l: &Latency) -> String {
+    if l.count == 0 {
+        return "no samples".into();
+    }
+    format!(
+        "p50 {}, p90 {}, p99 {}, max {}",
+        ms(l.p50),
+        ms(l.p90),
+        ms(l.p99),
+        ms(l.max)
+    )
+}
+
+fn summary(r: &BenchReport, run_id: Option<i64>) -> String {
+    let mut o = String::new();
+    let f = &r.fates;
+    let _ = writeln!(
+        o,
+        "layout: {} verify, {} bank ({} tiles on {} CPUs online), window {:.1} s, drained in {:.2} s",
+        r.verify_tiles,
+        r.bank_tiles,
+        r.tiles.len(),
+        r.cpus_online,
+        r.window_s,
+        r.drain_s
+    );
+    let _ = writeln!(
+        o,
+        "TPS (executed + failed, per second): median {:.0}, min {:.0}, max {:.0} over {} s; whole window {:.0}",
+        r.tps.median,
+        r.tps.min,
+        r.tps.max,
+        r.tps.per_second.len(),
+        r.tps.overall
+    );
+    let _ = writeln!(
+        o,
+        "latency generation -> execution: {}",
+        latency(&r.latency_exec)
+    );
+    let _ = writeln!(
+        o,
+        "latency generation -> PoH:       {}",
+        latency(&r.latency_poh)
+    );
+    let _ = writeln!(
+        o,
+        "fates: {} generated = {} executed + {} failed + {} invalid signature + {} duplicate + {} overrun at ingress + {} dropped by pack + {} in flight at shutdown",
+        f.generated, f.executed, f.failed, f.invalid_signature, f.duplicate, f.overrun_ingress, f.pack_dropped, f.in_flight
+    );
+    let _ = writeln!(
+        o,
+        "conservation: balances + fees = {} (genesis {}): {}",
+        r.final_total,
+        r.genesis_total,
+        if r.conserved { "ok" } else { "VIOLATED" }
+    );
+    match (&r.ledger, &r.ledger_check) {
+        (None, _) => {
+            let _ = writeln!(o, "ledger: store disabled");
+        }
+        (Some(p), Some(Ok(s))) => {
+            let _ = writeln!(
+                o,
+                "ledger: {} ({} entries: {} ticks, {} microblocks, {} transactions); hash chain verifies from genesis",
+                p.display(),
+                s.entries,
+                s.ticks,
+                s.microblocks,
+                s.records
+            );
+        }
+        (Some(p), Some(Err(e))) => {
+            let _ = writeln!(o, "ledger: {}: CHAIN DOES NOT VERIFY: {e}", p.display());
+        }
+        (Some(p), None) => {
+            let _ = writeln!(o, "ledger: {} (not checked)", p.display());
+        }
+    }
+    let _ = writeln!(
+        o,
+        "poh: {:.2} M hashes/s while hashing, {} ticks, {} slots",
+        r.poh_hash_rate / 1e6,
+        r.poh_ticks,
+        r.poh_slots
+    );
+    let _ = match r.pool_exhausted_after_s {
+        Some(s) => writeln!(
+            o,
+            "benchg: {} pre-signed before the window; the pool ran out after {s:.1} s and benchg signed live after that",
+            r.presigned
+        ),
+        None => writeln!(o, "benchg: {} pre-signed before the window; signing never competed with the tiles", r.presigned),
+    };
+    let _ = writeln!(o, "bottleneck: {}", r.diagnosis.summary);
+    for n in &r.diagnosis.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "  warning: {w}");
+    }
+    let _ = writeln!(
+        o,
+        "{:<10} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "tile", "finish", "backp", "wait", "hkeep", "ovrn"
+    );
+    for t in &r.window.tiles {
+        let s = t.time_ns.shares();
+        let _ = writeln!(
+            o,
+            "{:<10} {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}%",
+            t.name,
+            100.0 * s[7],
+            100.0 * s[1],
+            100.0 * s[2],
+            100.0 * s[0],
+            100.0 * (s[3] + s[4])
+        );
+    }
+    if let Some(id) = run_id {
+        let _ = writeln!(o, "Saved as run {id} (dyno results show {id}).");
+    }
+    o
+}
+
+fn sweep_table(rows: &[(usize, usize, BenchReport)]) -> String {
+    let mut o = String::from("\nverify  bank  TPS median  TPS min  TPS max  bottleneck\n");
+    for (v, b, r) in rows {
+        let _ = writeln!(
+            o,
+            "{v:>6}  {b:>4}  {:>10.0}  {:>7.0}  {:>7.0}  {}",
+            r.tps.median, r.tps.min, r.tps.max, r.diagnosis.bottleneck
+        );
+    }
+    o
+}
+
+/// Records the run: per-second TPS as repetitions, latencies, fates.
+fn save(
+    a: &BenchArgs,
+    c: &BenchConfig,
+    r: &BenchReport,
+    started_at: f64,
+) -> anyhow::Result<Option<i64>> {
+    let Some(mut store) = db::open_for_writing(&a.store)? else {
+        return Ok(None);
+    };
+    let subject = Subject::new(SubjectKind::Layout, format!("leader:{}", c.workspace.name))
+        .with("affinity", c.layout.affinity.clone())
+        .with("idle", c.layout.idle.clone())
+        .with("verify_tile_count", c.layout.verify_tile_count.to_string())
+        .with("bank_tile_count", c.layout.bank_tile_count.to_string())
+        .with("store", c.store.enabled.to_string());
+    let info = RunInfo {
+        command: "pipeline bench".into(),
+        subject,
+        host: Host::probe(std::path::Path::new(".")),
+        started_at,
+        command_line: std::env::args().collect(),
+        tool_version: build_info::describe(),
+        settings: serde_json::json!({
+            "config": a.config.display().to_string(),
+            "config_toml": std::fs::read_to_string(&a.config).unwrap_or_default(),
+            "duration_s": a.duration.as_secs_f64(),
+            "verify_tile_count": c.layout.verify_tile_count,
+            "bank_tile_count": c.layout.bank_tile_count,
+        }),
+    };
+    let tps = Metric::new("tps", Unit::PerSecond, Direction::HigherIsBetter);
+    let lat = |n: &str| Metric::new(n, Unit::Nanoseconds, Direction::LowerIsBetter);
+    let count = |n: &str, d| Metric::new(n, Unit::Count, d);
+    let f = &r.fates;
+    let mut scalars: Vec<(Metric, f64)> = vec![
+        (lat("latency_exec_p50"), r.latency_exec.p50 as f64),
+        (lat("latency_exec_p99"), r.latency_exec.p99 as f64),
+        (lat("latency_poh_p50"), r.latency_poh.p50 as f64),
+        (lat("latency_poh_p99"), r.latency_poh.p99 as f64),
+        (
+            count("txs_executed", Direction::HigherIsBetter),
+            f.executed as f64,
+        ),
+        (
+            count("txs_failed", Direction::LowerIsBetter),
+            f.failed as f64,
+        ),
+        (
+            count("txs_invalid_signature", Direction::LowerIsBetter),
+            f.invalid_signature as f64,
+        ),
+        (
+            count("txs_duplicate", Direction::LowerIsBetter),
+            f.duplicate as f64,
+        ),
+        (
+            count("txs_overrun_ingress", Direction::LowerIsBetter),
+            f.overrun_ingress as f64,
+        ),
+        (
+            count("txs_pack_dropped", Direction::LowerIsBetter),
+            f.pack_dropped as f64,
+        ),
+        (
+            count("txs_in_flight", Direction::LowerIsBetter),
+            f.in_flight as f64,
+        ),
+    ];
+    if r.poh_hash_rate > 0.0 {
+        scalars.push((
+            Metric::new(
+                "poh_hashes_per_second",
+                Unit::PerSecond,
+                Direction::HigherIsBetter,
+            ),
+            r.poh_hash_rate,
+        ));
+    }
+    let mut metrics = vec![tps.clone()];
+    metrics.extend(scalars.iter().map(|(m, _)| m.clone()));
+    let id = store.begin_run(&info, &metrics)?;
+    let mut samples: Vec<Sample> = r
+        .tps
+        .per_second
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Sample {
+            metric: tps.name.clone(),
+            repetition: i as u32,
+            value: *v,
+        })
+        .collect();
+    samples.extend(scalars.into_iter().map(|(m, v)| Sample {
+        metric: m.name,
+        repetition: 0,
+        value: v,
+    }));
+    store.add_samples(id, &samples)?;
+    store.finish_run(id, RunStatus::Complete)?;
+    Ok(Some(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_parse_and_expand() {
+        let s = parse_sweep("verify=1..2,bank=1..2").unwrap();
+        assert_eq!(s.layouts((1, 1)), [(1, 1), (1, 2), (2, 1), (2, 2)]);
+        assert_eq!(parse_sweep("verify=3").unwrap().layouts((1, 2)), [(3, 2)]);
+        for bad in ["pack=1..2", "verify=2..1", "verify=0..1", "verify"] {
+            assert!(parse_sweep(bad).is_err(), "{bad}");
+        }
+    }
+}
