@@ -116,7 +116,7 @@ pub fn measure(
 ) -> Result<Measurement, HwError> {
     let bench = benchmark(id);
     let limit = durations.for_metric(id);
-    match bench.execution(ctx) {
+    let mut m = match bench.execution(ctx) {
         Execution::Single => {
             let mut workload = bench.prepare(ctx)?;
             harness::run_timed(workload.as_mut(), limit, stop)
@@ -124,7 +124,9 @@ pub fn measure(
         Execution::Parallel { threads, combine } => {
             harness::run_parallel(threads, || bench.prepare(ctx), limit, combine, stop)
         }
-    }
+    }?;
+    m.score = bench.score(m.score);
+    Ok(m)
 }
 
 #[cfg(test)]

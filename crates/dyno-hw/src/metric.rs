@@ -27,6 +27,9 @@ pub enum MetricId {
     Sha256Chain,
     /// 64 MiB memcpy on every online core at once, summed (dyno extra).
     MemCopyAllCores,
+    /// Time to execute one transfer in the reference node's bank, ns (dyno extra). Plays
+    /// the role of Substrate's `benchmark extrinsic --pallet system --extrinsic remark`.
+    TransferExecute,
 }
 
 /// Which timing flag limits a metric.
@@ -46,7 +49,7 @@ pub enum DurationClass {
 
 impl MetricId {
     /// Every metric in the order they run: Substrate's first, in upstream order.
-    pub const ALL: [MetricId; 10] = [
+    pub const ALL: [MetricId; 11] = [
         MetricId::Blake2256,
         MetricId::Blake2256Parallel,
         MetricId::Sr25519Verify,
@@ -57,6 +60,7 @@ impl MetricId {
         MetricId::Ed25519BatchVerify,
         MetricId::Sha256Chain,
         MetricId::MemCopyAllCores,
+        MetricId::TransferExecute,
     ];
 
     /// The stable name (Substrate's JSON name for Substrate metrics).
@@ -72,6 +76,7 @@ impl MetricId {
             MetricId::Ed25519BatchVerify => "Ed25519BatchVerify",
             MetricId::Sha256Chain => "Sha256Chain",
             MetricId::MemCopyAllCores => "MemCopyAllCores",
+            MetricId::TransferExecute => "TransferExecute",
         }
     }
 
@@ -95,6 +100,7 @@ impl MetricId {
                 | MetricId::Ed25519BatchVerify
                 | MetricId::Sha256Chain
                 | MetricId::MemCopyAllCores
+                | MetricId::TransferExecute
         )
     }
 
@@ -120,6 +126,7 @@ impl MetricId {
             MetricId::Ed25519BatchVerify => "Ed25519-Verify-Batch".into(),
             MetricId::Sha256Chain => "SHA-256-Chain".into(),
             MetricId::MemCopyAllCores => "Copy-All-Cores".into(),
+            MetricId::TransferExecute => "Transfer-Execute".into(),
         }
     }
 
@@ -129,13 +136,23 @@ impl MetricId {
             MetricId::Ed25519Verify | MetricId::Ed25519BatchVerify | MetricId::Sha256Chain => {
                 Unit::PerSecond
             }
+            MetricId::TransferExecute => Unit::Nanoseconds,
             _ => Unit::BytesPerSecond,
         }
     }
 
-    /// The metric as the store records it (every score is higher-is-better).
+    /// Whether a larger score is better: true for every throughput, false for the
+    /// per-transaction time.
+    pub fn direction(self) -> Direction {
+        match self {
+            MetricId::TransferExecute => Direction::LowerIsBetter,
+            _ => Direction::HigherIsBetter,
+        }
+    }
+
+    /// The metric as the store records it.
     pub fn metric(self) -> Metric {
-        Metric::new(self.name(), self.unit(), Direction::HigherIsBetter)
+        Metric::new(self.name(), self.unit(), self.direction())
     }
 
     /// Which duration flag limits it.
@@ -182,6 +199,10 @@ mod tests {
             .filter(|m| m.is_substrate())
             .collect();
         assert_eq!(subs.len(), 6);
+        assert_eq!(
+            MetricId::TransferExecute.direction(),
+            Direction::LowerIsBetter
+        );
         assert_eq!(
             MetricId::Blake2256Parallel.display(8),
             "BLAKE2-256-Parallel-8"

@@ -6,7 +6,7 @@
 //! separate: nothing here runs a benchmark.
 
 use crate::MetricId;
-use dyno_model::Unit;
+use dyno_model::{Direction, Unit};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -302,8 +302,10 @@ fn unit_scale(metric: MetricId, unit: &str) -> Result<f64, String> {
         ("GiB/s", MIB * 1024.0),
     ];
     let rate_units = [("/s", 1.0), ("k/s", 1e3), ("M/s", 1e6), ("G/s", 1e9)];
+    let time_units = [("ns", 1.0), ("µs", 1e3), ("us", 1e3), ("ms", 1e6)];
     let table: &[(&str, f64)] = match metric.unit() {
         Unit::BytesPerSecond => &byte_units,
+        Unit::Nanoseconds => &time_units,
         _ => &rate_units,
     };
     table
@@ -331,8 +333,13 @@ pub struct Judgement {
 }
 
 /// Substrate's pass rule and sanity bounds. `tolerance_percent` must be within 0..=100.
-pub fn judge(score: f64, minimum: f64, tolerance_percent: f64) -> Judgement {
-    let relative = score / minimum;
+/// For a lower-is-better metric (a time per transaction) the requirement is a maximum and
+/// `relative` is limit / score, so "relative >= 1 passes" reads the same for both.
+pub fn judge(score: f64, minimum: f64, tolerance_percent: f64, direction: Direction) -> Judgement {
+    let relative = match direction {
+        Direction::HigherIsBetter => score / minimum,
+        Direction::LowerIsBetter => minimum / score,
+    };
     Judgement {
         relative,
         passed: relative >= 1.0 - tolerance_percent / 100.0,
@@ -344,6 +351,8 @@ pub fn judge(score: f64, minimum: f64, tolerance_percent: f64) -> Judgement {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    const H: Direction = Direction::HigherIsBetter;
 
     #[test]
     fn the_default_set_is_the_current_reference_hardware() {
@@ -475,22 +484,37 @@ mod tests {
     #[test]
     fn pass_rule_and_sanity_bounds_follow_upstream() {
         // Exactly at the tolerance edge passes; just below fails.
-        assert!(judge(90.0, 100.0, 10.0).passed);
-        assert!(!judge(89.999, 100.0, 10.0).passed);
-        assert!(judge(100.0, 100.0, 0.0).passed);
-        assert!(!judge(99.9, 100.0, 0.0).passed);
-        assert!(judge(0.0001, 100.0, 100.0).passed);
-        assert!(judge(100.0 * 100.0, 100.0, 10.0).bad_result);
-        assert!(judge(1.0, 100.0, 10.0).bad_result);
-        assert!(!judge(1.01, 100.0, 10.0).bad_result);
-        assert!(!judge(9999.0, 100.0, 10.0).bad_result);
+        assert!(judge(90.0, 100.0, 10.0, H).passed);
+        assert!(!judge(89.999, 100.0, 10.0, H).passed);
+        assert!(judge(100.0, 100.0, 0.0, H).passed);
+        assert!(!judge(99.9, 100.0, 0.0, H).passed);
+        assert!(judge(0.0001, 100.0, 100.0, H).passed);
+        assert!(judge(100.0 * 100.0, 100.0, 10.0, H).bad_result);
+        assert!(judge(1.0, 100.0, 10.0, H).bad_result);
+        assert!(!judge(1.01, 100.0, 10.0, H).bad_result);
+        assert!(!judge(9999.0, 100.0, 10.0, H).bad_result);
+    }
+
+    #[test]
+    fn a_time_passes_when_it_is_below_its_limit() {
+        let l = Direction::LowerIsBetter;
+        let fast = judge(800.0, 1000.0, 0.0, l);
+        assert!(fast.passed && fast.relative == 1.25);
+        assert!(
+            judge(1100.0, 1000.0, 10.0, l).passed,
+            "1000/1100 = 0.909 >= 0.9"
+        );
+        assert!(!judge(1200.0, 1000.0, 10.0, l).passed);
+        let text = "[[requirement]]\nmetric = \"TransferExecute\"\nminimum = 2\nunit = \"µs\"\n";
+        let set = RequirementSet::from_dyno_toml(text, "t.toml").unwrap();
+        assert_eq!(set.get(MetricId::TransferExecute).unwrap().minimum, 2000.0);
     }
 
     proptest! {
         #[test]
         fn a_higher_score_never_judges_worse(min in 1.0f64..1e10, s in 0.0f64..1e12, extra in 0.0f64..1e12, tol in 0.0f64..=100.0) {
-            let a = judge(s, min, tol);
-            let b = judge(s + extra, min, tol);
+            let a = judge(s, min, tol, H);
+            let b = judge(s + extra, min, tol, H);
             prop_assert!(!a.passed || b.passed);
         }
 

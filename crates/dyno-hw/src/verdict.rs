@@ -88,7 +88,7 @@ pub fn evaluate(
         let requirement = requirements.get(id).cloned();
         let judgement = requirement
             .as_ref()
-            .map(|r| judge(median, r.minimum, tolerance));
+            .map(|r| judge(median, r.minimum, tolerance, id.direction()));
         if let Some(j) = judgement {
             judged += 1;
             if j.passed {

@@ -8,23 +8,14 @@
 //! the entries to a ledger file ([`ledger`]). [`bench::run_bench`] builds genesis, runs a
 //! layout and accounts for every transaction; [`diagnosis`] names the bottleneck.
 //!
-//! ```
-//! use dyno_pipeline::bank::{fund_initial_accounts, transfer_block, AccountStore, execute};
-//! let g = fund_initial_accounts(16, 1_000, 7);
-//! let store = AccountStore::new(&g);
-//! let tx = &transfer_block(&g, 1, 1)[0];
-//! assert!(dyno_pipeline::tx::verify(tx));
-//! let t = dyno_pipeline::tx::decode(tx).unwrap();
-//! let (_, fee) = execute(&store, &t.message, 0);
-//! assert_eq!(store.total() + fee as u128, g.total());
-//! ```
+//! The transaction format and the bank kernel live in `dyno-txn` (re-exported here as
+//! [`tx`] and [`bank`]) so that `dyno machine` times the same execution code.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod bank;
-pub mod tx;
+pub use dyno_txn::{bank, tx};
 
-pub use bank::{execution_bench, fund_initial_accounts, ExecutionBench};
+pub use dyno_txn::{execution_bench, fund_initial_accounts, ExecutionBench};
 pub mod bench;
 pub mod config;
 pub mod diagnosis;

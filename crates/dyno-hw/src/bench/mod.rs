@@ -5,12 +5,14 @@
 
 mod cpu;
 mod disk;
+mod exec;
 mod memory;
 
 pub use cpu::{Blake2, Blake2Parallel, Ed25519, Sha256Chain, Sr25519};
 pub use disk::{
     random_positions, remove_temp_files, DiskRndWrite, DiskSeqWrite, RND_FILE, SEQ_FILE,
 };
+pub use exec::TransferExecute;
 pub use memory::MemCopy;
 
 use crate::harness::{Combine, Workload};
@@ -62,6 +64,11 @@ pub trait Benchmark: Sync {
     fn execution(&self, ctx: &Context) -> Execution;
     /// Builds the buffers, keys and files; not timed.
     fn prepare(&self, ctx: &Context) -> Result<Box<dyn Workload>, HwError>;
+    /// The reported score from the harness's rate (work per second); the rate itself for
+    /// throughputs.
+    fn score(&self, rate: f64) -> f64 {
+        rate
+    }
 }
 
 /// The one list of benchmarks, in running order.
@@ -77,6 +84,7 @@ pub fn registry() -> Vec<Box<dyn Benchmark>> {
         Box::new(Ed25519 { batch: true }),
         Box::new(Sha256Chain),
         Box::new(MemCopy { all_cores: true }),
+        Box::new(TransferExecute),
     ]
 }
 

@@ -117,7 +117,13 @@ fn table(r: &Report) -> Table {
             Cell::new(
                 m.requirement
                     .as_ref()
-                    .map(|q| format_value(q.minimum, unit))
+                    .map(|q| match m.id.direction() {
+                        // For a time per transaction the requirement is a maximum.
+                        dyno_model::Direction::LowerIsBetter => {
+                            format!("≤ {}", format_value(q.minimum, unit))
+                        }
+                        dyno_model::Direction::HigherIsBetter => format_value(q.minimum, unit),
+                    })
                     .unwrap_or_else(|| "-".into()),
             ),
             result_cell(m),
@@ -269,7 +275,7 @@ fn json(r: &Report) -> serde_json::Value {
                 "function": m.id.display(r.parallel_cores),
                 "substrate": m.id.is_substrate(),
                 "unit": m.id.unit().symbol(),
-                "direction": "higher_is_better",
+                "direction": m.id.direction().as_str(),
                 "score": m.median,
                 "samples": m.scores(),
                 "iterations": m.repetitions.iter().map(|x| x.iterations).collect::<Vec<_>>(),
