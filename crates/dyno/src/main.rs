@@ -5,6 +5,7 @@
 
 mod build_info;
 mod cli_error;
+mod compare;
 mod db;
 mod interrupt;
 mod machine;
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Benchmark this machine against a chain's hardware requirements (Substrate-compatible scores).
     Machine(Box<machine::MachineArgs>),
+    /// Compare releases under fixed workloads: a verdict per metric and an HTML report.
+    Compare(Box<compare::CompareArgs>),
     /// Tile pipelines: run a layout, watch it live, serve its metrics.
     #[command(subcommand)]
     Pipeline(pipeline::PipelineCommand),
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Machine(args) => machine::run(*args),
+        Command::Compare(a) => compare::run(*a),
         Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Results(cmd) => results::run(cmd),
         Command::Tune(cmd) => tune::run(cmd),

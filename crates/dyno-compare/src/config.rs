@@ -1,0 +1,647 @@
+//! The comparison file: subjects, workloads and how to judge them.
+//!
+//! ```toml
+//! rounds = 10          # each round runs every subject once per workload, in shuffled order
+//! noise_band = 0.02    # changes within +-2% are never a verdict
+//! alpha = 0.05         # family-wise, Holm across every metric and workload
+//! seed = 1             # order shuffling and bootstrap
+//! grace_s = 5          # SIGINT, then SIGKILL after this many seconds
+//!
+//! [[subject]]          # the first subject is the baseline
+//! name = "v1.4"
+//! command = ["./nodes/v1.4/node", "--config", "{workload}.toml"]
+//! env = { RUST_LOG = "warn" }
+//! cwd = "."
+//! metrics = { prometheus = "http://127.0.0.1:7999/metrics", jsonl = "node.jsonl" }
+//!
+//! [[subject]]          # or build a git revision of a Cargo project (see `gitbuild`)
+//! name = "v1.5"
+//! git = { manifest = "node/Cargo.toml", rev = "v1.5", package = "node", bin = "node" }
+//! args = ["--config", "{workload}.toml"]   # after the built binary
+//!
+//! [[workload]]
+//! name = "value"
+//! rate = 20000         # transactions per second, fixed so resource use is comparable
+//! warmup_s = 5
+//! measure_s = 30
+//! args = ["--tps", "{rate}"]   # appended to every subject's command
+//! ```
+//!
+//! `{workload}`, `{rate}`, `{warmup_s}` and `{measure_s}` are replaced in commands, args
+//! and environment values; the node also gets `DYNO_WORKLOAD` and `DYNO_RATE` in its
+//! environment. Everything is checked by [`ComparisonFile::parse`] before any node starts;
+//! errors name the file, the line and the key.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// What is wrong with a comparison file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax, a missing or unknown key, a value of the wrong type.
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// toml's message, with line and column.
+        message: String,
+    },
+    /// A value that parses but makes no sense.
+    #[error("{path}:{line}: `{key}`: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the offending entry.
+        line: usize,
+        /// The key at fault, e.g. `subject[1].command`.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// `--workload` names a workload the file does not define.
+    #[error("{path}: unknown workload `{name}` (the file defines: {known})")]
+    UnknownWorkload {
+        /// The file.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// The names defined.
+        known: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default = "default_rounds")]
+    rounds: Spanned<u32>,
+    #[serde(default = "default_noise")]
+    noise_band: Spanned<f64>,
+    #[serde(default = "default_alpha")]
+    alpha: Spanned<f64>,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default = "default_grace")]
+    grace_s: Spanned<f64>,
+    #[serde(default)]
+    subject: Vec<Spanned<RawSubject>>,
+    #[serde(default)]
+    workload: Vec<Spanned<RawWorkload>>,
+}
+
+fn default_rounds() -> Spanned<u32> {
+    Spanned::new(0..0, 10)
+}
+fn default_noise() -> Spanned<f64> {
+    Spanned::new(0..0, 0.02)
+}
+fn default_alpha() -> Spanned<f64> {
+    Spanned::new(0..0, 0.05)
+}
+fn default_grace() -> Spanned<f64> {
+    Spanned::new(0..0, 5.0)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubject {
+    name: String,
+    #[serde(default)]
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    git: Option<GitSource>,
+    #[serde(default)]
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    metrics: MetricSources,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    name: String,
+    rate: f64,
+    #[serde(default)]
+    warmup_s: f64,
+    measure_s: f64,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+/// A subject built from a git revision of a Cargo project: dyno extracts the revision
+/// (`git archive`, the repository is not touched) and builds it with `cargo build
+/// --release` into a target directory of its own per commit (see [`crate::gitbuild`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSource {
+    /// Path of the project's Cargo.toml inside a git work tree (relative to the subject's
+    /// `cwd` when given).
+    pub manifest: PathBuf,
+    /// Revision to build.
+    pub rev: String,
+    /// Package to build.
+    #[serde(default)]
+    pub package: Option<String>,
+    /// Binary to run (default: `package`, else the manifest's package name).
+    #[serde(default)]
+    pub bin: Option<String>,
+    /// The commit `rev` resolved to, filled in by validation.
+    #[serde(skip_deserializing)]
+    pub commit: String,
+}
+
+/// Where a subject's own metrics come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSources {
+    /// Prometheus text endpoint, scraped once a second (`http://host:port/path`).
+    #[serde(default)]
+    pub prometheus: Option<String>,
+    /// Metric families to keep from the endpoint (all when empty).
+    #[serde(default)]
+    pub prometheus_metrics: Vec<String>,
+    /// A file the node writes JSON lines to; numeric fields of each line become samples.
+    #[serde(default)]
+    pub jsonl: Option<PathBuf>,
+}
+
+/// One release to measure.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SubjectSpec {
+    /// Unique name.
+    pub name: String,
+    /// Program and arguments (placeholders not yet replaced). For a `git` subject, only
+    /// the arguments until [`crate::gitbuild::build_all`] puts the built binary in front.
+    pub command: Vec<String>,
+    /// The revision to build, for subjects given as `git`.
+    pub git: Option<GitSource>,
+    /// Extra environment.
+    pub env: BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Its own metrics.
+    pub metrics: MetricSources,
+}
+
+/// One fixed-rate load.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// Unique name.
+    pub name: String,
+    /// Transactions per second the load applies.
+    pub rate: f64,
+    /// Seconds between start and the measured window.
+    pub warmup_s: f64,
+    /// Seconds measured.
+    pub measure_s: f64,
+    /// Arguments appended to every subject's command.
+    pub args: Vec<String>,
+}
+
+/// A validated comparison.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ComparisonFile {
+    /// Rounds to run.
+    pub rounds: u32,
+    /// Relative change treated as noise.
+    pub noise_band: f64,
+    /// Family-wise significance level.
+    pub alpha: f64,
+    /// Seed of the order shuffle and the bootstrap.
+    pub seed: u64,
+    /// Seconds between SIGINT and SIGKILL.
+    pub grace_s: f64,
+    /// Subjects; the first is the baseline.
+    pub subjects: Vec<SubjectSpec>,
+    /// Workloads.
+    pub workloads: Vec<WorkloadSpec>,
+}
+
+impl ComparisonFile {
+    /// Reads and validates a file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates `text`; `path` names the file in errors and resolves nothing.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().replace('\n', "\n  "),
+        })?;
+        let invalid =
+            |span: std::ops::Range<usize>, key: String, message: String| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                line: line_of(text, span.start),
+                key,
+                message,
+            };
+        if *raw.rounds.get_ref() == 0 {
+            return Err(invalid(
+                raw.rounds.span(),
+                "rounds".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        let nb = *raw.noise_band.get_ref();
+        if !(0.0..1.0).contains(&nb) {
+            return Err(invalid(
+                raw.noise_band.span(),
+                "noise_band".into(),
+                format!("{nb} is not in [0, 1)"),
+            ));
+        }
+        let alpha = *raw.alpha.get_ref();
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(invalid(
+                raw.alpha.span(),
+                "alpha".into(),
+                format!("{alpha} is not in (0, 1)"),
+            ));
+        }
+        let grace = *raw.grace_s.get_ref();
+        if !(grace.is_finite() && grace >= 0.0) {
+            return Err(invalid(
+                raw.grace_s.span(),
+                "grace_s".into(),
+                "must be >= 0 seconds".into(),
+            ));
+        }
+        if raw.subject.len() < 2 {
+            return Err(invalid(
+                0..0,
+                "subject".into(),
+                format!(
+                    "{} [[subject]] given; a comparison needs a baseline and at least one candidate (for an A/A check, give the same command twice under two names)",
+                    raw.subject.len()
+                ),
+            ));
+        }
+        if raw.workload.is_empty() {
+            return Err(invalid(
+                0..0,
+                "workload".into(),
+                "no [[workload]] given".into(),
+            ));
+        }
+        let mut subjects = Vec::new();
+        for (i, s) in raw.subject.iter().enumerate() {
+            let span = s.span();
+            let key = |k: &str| format!("subject[{i}].{k}");
+            let s = s.get_ref();
+            if subjects.iter().any(|o: &SubjectSpec| o.name == s.name) || s.name.trim().is_empty() {
+                return Err(invalid(
+                    span,
+                    key("name"),
+                    format!("`{}` is empty or used twice", s.name),
+                ));
+            }
+            let (command, git) = match (&s.command, &s.git, &s.args) {
+                (Some(_), Some(_), _) => {
+                    return Err(invalid(
+                        span,
+                        key("git"),
+                        "give either `command` or `git`, not both".into(),
+                    ))
+                }
+                (None, None, _) => {
+                    return Err(invalid(
+                        span,
+                        key("command"),
+                        "missing (or give `git`)".into(),
+                    ))
+                }
+                (Some(_), None, Some(_)) => {
+                    return Err(invalid(
+                        span,
+                        key("args"),
+                        "only for `git` subjects; put the arguments in `command`".into(),
+                    ))
+                }
+                (None, Some(g), args) => {
+                    let mut g = g.clone();
+                    if let Some(dir) = s.cwd.as_ref().filter(|_| g.manifest.is_relative()) {
+                        g.manifest = dir.join(&g.manifest);
+                    }
+                    g.commit = crate::gitbuild::resolve(&g)
+                        .map_err(|why| invalid(span.clone(), key("git"), why))?;
+                    (args.clone().unwrap_or_default(), Some(g))
+                }
+                (Some(c), None, None) => {
+                    let Some(program) = c.first() else {
+                        return Err(invalid(span, key("command"), "is empty".into()));
+                    };
+                    if let Err(why) = check_executable(program, s.cwd.as_deref()) {
+                        return Err(invalid(span, key("command"), why));
+                    }
+                    (c.clone(), None)
+                }
+            };
+            if let Some(cwd) = &s.cwd {
+                if !cwd.is_dir() {
+                    return Err(invalid(
+                        span,
+                        key("cwd"),
+                        format!("{} is not a directory", cwd.display()),
+                    ));
+                }
+            }
+            if let Some(url) = &s.metrics.prometheus {
+                if let Err(why) = crate::prometheus::Endpoint::parse(url) {
+                    return Err(invalid(span, key("metrics.prometheus"), why));
+                }
+            }
+            subjects.push(SubjectSpec {
+                name: s.name.clone(),
+                command,
+                git,
+                env: s.env.clone(),
+                cwd: s.cwd.clone(),
+                metrics: s.metrics.clone(),
+            });
+        }
+        let mut workloads: Vec<WorkloadSpec> = Vec::new();
+        for (i, w) in raw.workload.iter().enumerate() {
+            let span = w.span();
+            let key = |k: &str| format!("workload[{i}].{k}");
+            let w = w.get_ref();
+            if workloads.iter().any(|o| o.name == w.name) || w.name.trim().is_empty() {
+                return Err(invalid(
+                    span,
+                    key("name"),
+                    format!("`{}` is empty or used twice", w.name),
+                ));
+            }
+            if !(w.rate.is_finite() && w.rate > 0.0) {
+                return Err(invalid(
+                    span,
+                    key("rate"),
+                    "must be a positive rate (tx/s): a fixed load, not flat out".into(),
+                ));
+            }
+            if !(w.warmup_s.is_finite() && w.warmup_s >= 0.0) {
+                return Err(invalid(
+                    span,
+                    key("warmup_s"),
+                    "must be >= 0 seconds".into(),
+                ));
+            }
+            if !(w.measure_s.is_finite() && w.measure_s >= 2.0) {
+                return Err(invalid(
+                    span,
+                    key("measure_s"),
+                    "must be at least 2 seconds (one sample a second)".into(),
+                ));
+            }
+            workloads.push(WorkloadSpec {
+                name: w.name.clone(),
+                rate: w.rate,
+                warmup_s: w.warmup_s,
+                measure_s: w.measure_s,
+                args: w.args.clone(),
+            });
+        }
+        Ok(ComparisonFile {
+            rounds: *raw.rounds.get_ref(),
+            noise_band: nb,
+            alpha,
+            seed: raw.seed,
+            grace_s: grace,
+            subjects,
+            workloads,
+        })
+    }
+
+    /// Keeps only the named workloads (in the file's order); an unknown name is an error.
+    pub fn select_workloads(&mut self, names: &[String], path: &Path) -> Result<(), ConfigError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        for n in names {
+            if !self.workloads.iter().any(|w| &w.name == n) {
+                return Err(ConfigError::UnknownWorkload {
+                    path: path.to_path_buf(),
+                    name: n.clone(),
+                    known: self
+                        .workloads
+                        .iter()
+                        .map(|w| w.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        self.workloads.retain(|w| names.contains(&w.name));
+        Ok(())
+    }
+}
+
+impl SubjectSpec {
+    /// The command line for `workload`: the subject's command, then the workload's
+    /// arguments, with placeholders replaced.
+    pub fn command_for(&self, workload: &WorkloadSpec) -> Vec<String> {
+        self.command
+            .iter()
+            .chain(workload.args.iter())
+            .map(|a| substitute(a, workload))
+            .collect()
+    }
+
+    /// The extra environment for `workload`, placeholders replaced, plus `DYNO_WORKLOAD`
+    /// and `DYNO_RATE`.
+    pub fn env_for(&self, workload: &WorkloadSpec) -> BTreeMap<String, String> {
+        let mut env: BTreeMap<String, String> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), substitute(v, workload)))
+            .collect();
+        env.insert("DYNO_WORKLOAD".into(), workload.name.clone());
+        env.insert("DYNO_RATE".into(), workload.rate.to_string());
+        env
+    }
+}
+
+/// Replaces `{workload}`, `{rate}`, `{warmup_s}`, `{measure_s}` in `s`.
+pub fn substitute(s: &str, w: &WorkloadSpec) -> String {
+    s.replace("{workload}", &w.name)
+        .replace("{rate}", &w.rate.to_string())
+        .replace("{warmup_s}", &w.warmup_s.to_string())
+        .replace("{measure_s}", &w.measure_s.to_string())
+}
+
+/// Checks that `program` can be executed: a path (relative to `cwd` when given) to an
+/// executable file, or a name found on PATH.
+pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let p = match cwd {
+            Some(dir) if Path::new(program).is_relative() => dir.join(program),
+            _ => PathBuf::from(program),
+        };
+        return if is_exec(&p) {
+            Ok(p)
+        } else if p.exists() {
+            Err(format!("`{program}` is not an executable file"))
+        } else {
+            Err(format!("`{program}` does not exist"))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| is_exec(p))
+        .ok_or_else(|| format!("`{program}` is not an executable on PATH"))
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset).unwrap_or(text).matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+rounds = 4
+seed = 7
+
+[[subject]]
+name = "old"
+command = ["sh", "-c", "exec sleep 100", "{workload}"]
+env = { RATE = "{rate}" }
+
+[[subject]]
+name = "new"
+command = ["sh"]
+metrics = { prometheus = "http://127.0.0.1:7999/metrics" }
+
+[[workload]]
+name = "value"
+rate = 1000
+warmup_s = 1
+measure_s = 3
+args = ["--rate", "{rate}"]
+"#;
+
+    fn parse(text: &str) -> Result<ComparisonFile, ConfigError> {
+        ComparisonFile::parse(text, Path::new("cmp.toml"))
+    }
+
+    #[test]
+    fn a_good_file_parses_with_defaults() {
+        let c = parse(GOOD).unwrap();
+        assert_eq!(
+            (c.rounds, c.seed, c.noise_band, c.alpha),
+            (4, 7, 0.02, 0.05)
+        );
+        assert_eq!(c.subjects[0].name, "old");
+        let w = &c.workloads[0];
+        assert_eq!(
+            c.subjects[0].command_for(w),
+            ["sh", "-c", "exec sleep 100", "value", "--rate", "1000"]
+        );
+        let env = c.subjects[0].env_for(w);
+        assert_eq!(env["RATE"], "1000");
+        assert_eq!(env["DYNO_WORKLOAD"], "value");
+    }
+
+    fn err(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = err(&GOOD.replace(
+            "name = \"new\"\ncommand = [\"sh\"]",
+            "name = \"new\"\ncommand = [\"./no/such/node\"]",
+        ));
+        assert!(e.starts_with("cmp.toml:10: `subject[1].command`"), "{e}");
+        assert!(e.contains("does not exist"), "{e}");
+
+        let e = err(&GOOD.replace("command = [\"sh\"]", "command = [\"no-such-node-xyz\"]"));
+        assert!(e.contains("not an executable on PATH"), "{e}");
+
+        let e = err(&GOOD.replace("rate = 1000", "rate = 0"));
+        assert!(e.starts_with("cmp.toml:15: `workload[0].rate`"), "{e}");
+
+        let e = err(&GOOD.replace("rounds = 4", "rounds = 0"));
+        assert!(e.starts_with("cmp.toml:2: `rounds`"), "{e}");
+
+        let e = err(&GOOD.replace("seed = 7", "sead = 7"));
+        assert!(
+            e.contains("unknown field `sead`") && e.contains("line 3"),
+            "{e}"
+        );
+
+        let e = err(&GOOD.replace("warmup_s = 1", "warmup_s = 1\nspeed = 2"));
+        assert!(e.contains("unknown field `speed`"), "{e}");
+
+        let e = err(&GOOD.replace("name = \"new\"", "name = \"old\""));
+        assert!(e.contains("subject[1].name"), "{e}");
+
+        let e = err(&GOOD.replace(
+            "command = [\"sh\"]",
+            "git = { manifest = \"Cargo.toml\", rev = \"v1\" }",
+        ));
+        assert!(
+            e.contains("cmp.toml:10: `subject[1].git`") && e.contains("Cargo.toml"),
+            "{e}"
+        );
+
+        let e = err(&GOOD.replace("http://127.0.0.1:7999/metrics", "https://x/metrics"));
+        assert!(e.contains("metrics.prometheus"), "{e}");
+
+        let e = err("[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n");
+        assert!(e.contains("at least one candidate"), "{e}");
+    }
+
+    #[test]
+    fn unknown_workload_is_named() {
+        let mut c = parse(GOOD).unwrap();
+        let e = c
+            .select_workloads(&["script".into()], Path::new("cmp.toml"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "cmp.toml: unknown workload `script` (the file defines: value)"
+        );
+        c.select_workloads(&["value".into()], Path::new("cmp.toml"))
+            .unwrap();
+        assert_eq!(c.workloads.len(), 1);
+    }
+
+    #[test]
+    fn non_executable_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("node");
+        std::fs::write(&f, "#!/bin/sh\n").unwrap();
+        let e = check_executable(f.to_str().unwrap(), None).unwrap_err();
+        assert!(e.contains("not an executable file"), "{e}");
+        assert!(check_executable("./node", Some(dir.path())).is_err());
+        assert!(check_executable("sh", None).is_ok());
+    }
+}

@@ -1,0 +1,337 @@
+//! One execution of a node (a subject under a workload in one round), what it recorded,
+//! and the per-run values computed from it.
+//!
+//! An execution records *series*, one point per second of the measured window; per-run
+//! values (medians, rates, CPU-85% spans) are computed from the series, never stored.
+
+use crate::sampler::{cpu_spans, ProcSample, CPU_SPAN_THRESHOLD};
+use dyno_model::{Direction, Metric, Unit};
+use serde::{Deserialize, Serialize};
+
+/// How the points of a series are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesKind {
+    /// A value per second (CPU %, RSS, a rate): the run's value is its median.
+    Gauge,
+    /// The highest value seen (peak RSS): the run's value is its maximum.
+    Peak,
+    /// A cumulative count (a Prometheus counter): the run's value is its rate per second.
+    Counter,
+    /// Individual observations (latencies from JSON lines): the run's value is their
+    /// median, and the report draws their distribution.
+    Observations,
+}
+
+/// Points of one metric over the measured window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The metric of the points.
+    pub metric: Metric,
+    /// How to read the points.
+    pub kind: SeriesKind,
+    /// `(seconds since the measured window started, value)`.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Outcome {
+    /// Ran through warm-up and the measured window and was stopped by dyno.
+    Complete,
+    /// Failed to start, crashed or stopped answering.
+    Failed {
+        /// What happened.
+        reason: String,
+        /// The node's last output lines.
+        last_lines: Vec<String>,
+    },
+    /// Stopped by the user (Ctrl-C) before the window ended.
+    Interrupted,
+}
+
+/// Everything one execution produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// Subject name.
+    pub subject: String,
+    /// Workload name.
+    pub workload: String,
+    /// Zero-based round.
+    pub round: u32,
+    /// Start, seconds since the Unix epoch.
+    pub started_at: f64,
+    /// The exact command line run.
+    pub command_line: Vec<String>,
+    /// Series of the measured window.
+    pub series: Vec<Series>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Things the reader should know (an unreachable metrics endpoint, a forced kill).
+    pub warnings: Vec<String>,
+}
+
+/// The metrics the /proc sampler yields, in report order.
+pub fn process_metrics() -> Vec<(Metric, SeriesKind)> {
+    let lower = Direction::LowerIsBetter;
+    vec![
+        (
+            Metric::new("cpu_percent", Unit::Percent, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("rss_bytes", Unit::Bytes, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("peak_rss_bytes", Unit::Bytes, lower),
+            SeriesKind::Peak,
+        ),
+        (
+            Metric::new("minor_faults_per_s", Unit::PerSecond, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("major_faults_per_s", Unit::PerSecond, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("voluntary_switches_per_s", Unit::PerSecond, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("involuntary_switches_per_s", Unit::PerSecond, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("read_bytes_per_s", Unit::BytesPerSecond, lower),
+            SeriesKind::Gauge,
+        ),
+        (
+            Metric::new("write_bytes_per_s", Unit::BytesPerSecond, lower),
+            SeriesKind::Gauge,
+        ),
+    ]
+}
+
+/// Turns /proc samples into series; I/O series are left out when /proc/PID/io was
+/// unreadable (absent, not zero). `t0` is the start of the measured window.
+pub fn process_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
+    let get = |s: &ProcSample, name: &str| -> Option<f64> {
+        Some(match name {
+            "cpu_percent" => s.cpu_percent,
+            "rss_bytes" => s.rss_bytes,
+            "peak_rss_bytes" => s.peak_rss_bytes,
+            "minor_faults_per_s" => s.minor_faults_per_s,
+            "major_faults_per_s" => s.major_faults_per_s,
+            "voluntary_switches_per_s" => s.voluntary_switches_per_s,
+            "involuntary_switches_per_s" => s.involuntary_switches_per_s,
+            "read_bytes_per_s" => s.read_bytes_per_s?,
+            "write_bytes_per_s" => s.write_bytes_per_s?,
+            _ => return None,
+        })
+    };
+    process_metrics()
+        .into_iter()
+        .filter_map(|(metric, kind)| {
+            let points: Option<Vec<(f64, f64)>> = samples
+                .iter()
+                .map(|s| get(s, &metric.name).map(|v| (s.t - t0, v)))
+                .collect();
+            let points = points.filter(|p| !p.is_empty())?;
+            Some(Series {
+                metric,
+                kind,
+                points,
+            })
+        })
+        .collect()
+}
+
+/// One per-run value of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunValue {
+    /// The metric (its unit is that of the value, e.g. /s for a counter's rate).
+    pub metric: Metric,
+    /// The value.
+    pub value: f64,
+}
+
+/// The per-run values of a complete execution: the median of each gauge, the maximum of
+/// each peak, the rate of each counter, the median of each set of observations, and the
+/// number and mean length (seconds) of the CPU-85% spans.
+pub fn run_values(series: &[Series]) -> Vec<RunValue> {
+    let mut out = Vec::new();
+    for s in series {
+        let values: Vec<f64> = s.points.iter().map(|p| p.1).collect();
+        let value = match s.kind {
+            SeriesKind::Gauge | SeriesKind::Observations => dyno_stats::median(&values),
+            SeriesKind::Peak => values.iter().copied().reduce(f64::max),
+            SeriesKind::Counter => counter_rate(&s.points),
+        };
+        let Some(value) = value else { continue };
+        let metric = match s.kind {
+            SeriesKind::Counter => Metric::new(
+                rate_name(&s.metric.name),
+                Unit::PerSecond,
+                s.metric.direction,
+            ),
+            _ => s.metric.clone(),
+        };
+        out.push(RunValue { metric, value });
+        if s.metric.name == "cpu_percent" {
+            let spans = cpu_spans(&values, CPU_SPAN_THRESHOLD);
+            let dt = sample_interval(&s.points);
+            let mean_len = if spans.is_empty() {
+                0.0
+            } else {
+                spans.iter().sum::<usize>() as f64 / spans.len() as f64 * dt
+            };
+            let lower = Direction::LowerIsBetter;
+            out.push(RunValue {
+                metric: Metric::new("cpu85_spans", Unit::Count, lower),
+                value: spans.len() as f64,
+            });
+            out.push(RunValue {
+                metric: Metric::new("cpu85_span_mean_s", Unit::Seconds, lower),
+                value: mean_len,
+            });
+        }
+    }
+    out
+}
+
+/// `family{labels}` -> `family_per_s{labels}`.
+fn rate_name(series: &str) -> String {
+    match series.find('{') {
+        Some(i) => format!("{}_per_s{}", &series[..i], &series[i..]),
+        None => format!("{series}_per_s"),
+    }
+}
+
+/// `(last - first) / elapsed` of a cumulative counter; a reset (a drop) restarts the count.
+fn counter_rate(points: &[(f64, f64)]) -> Option<f64> {
+    let (first, last) = (points.first()?, points.last()?);
+    let elapsed = last.0 - first.0;
+    if elapsed <= 0.0 {
+        return None;
+    }
+    let mut total = 0.0;
+    for w in points.windows(2) {
+        let d = w[1].1 - w[0].1;
+        total += if d >= 0.0 { d } else { w[1].1 };
+    }
+    Some(total / elapsed)
+}
+
+/// The median spacing of the points (1 s for the sampler), so span lengths are seconds.
+fn sample_interval(points: &[(f64, f64)]) -> f64 {
+    let gaps: Vec<f64> = points.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    dyno_stats::median(&gaps).unwrap_or(1.0)
+}
+
+/// Direction of a node metric, guessed from its name: latencies, times, losses, errors,
+/// drops, overruns and backpressure are lower-is-better; everything else (throughput
+/// counters such as frags or transactions) higher-is-better.
+pub fn guess_direction(name: &str) -> Direction {
+    const LOWER: [&str; 11] = [
+        "latency",
+        "seconds",
+        "_ns",
+        "_ms",
+        "_us",
+        "lost",
+        "error",
+        "drop",
+        "ovrn",
+        "backpressure",
+        "fail",
+    ];
+    if LOWER.iter().any(|w| name.contains(w)) {
+        Direction::LowerIsBetter
+    } else {
+        Direction::HigherIsBetter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gauge(name: &str, values: &[f64]) -> Series {
+        Series {
+            metric: Metric::new(name, Unit::Percent, Direction::LowerIsBetter),
+            kind: SeriesKind::Gauge,
+            points: values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (i as f64, v))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn per_run_values() {
+        let cpu = gauge("cpu_percent", &[90.0, 95.0, 10.0, 86.0, 86.0, 86.0, 10.0]);
+        let peak = Series {
+            kind: SeriesKind::Peak,
+            ..gauge("peak_rss_bytes", &[5.0, 9.0, 7.0])
+        };
+        let frags = Series {
+            kind: SeriesKind::Counter,
+            ..gauge("node:frags_total", &[100.0, 200.0, 300.0, 50.0, 150.0])
+        };
+        let v = run_values(&[cpu, peak, frags]);
+        let get = |n: &str| v.iter().find(|r| r.metric.name == n).unwrap().value;
+        assert_eq!(get("cpu_percent"), 86.0);
+        assert_eq!(get("cpu85_spans"), 2.0);
+        assert_eq!(get("cpu85_span_mean_s"), 2.5);
+        assert_eq!(get("peak_rss_bytes"), 9.0);
+        // 100 + 100 + (reset to 50) + 100 over 4 s
+        assert_eq!(get("node:frags_total_per_s"), 87.5);
+        assert_eq!(
+            rate_name("x_total{link=\"a\"}"),
+            "x_total_per_s{link=\"a\"}"
+        );
+        let rate = v
+            .iter()
+            .find(|r| r.metric.name == "node:frags_total_per_s")
+            .unwrap();
+        assert_eq!(rate.metric.unit, Unit::PerSecond);
+    }
+
+    #[test]
+    fn unreadable_io_leaves_no_series() {
+        let s = ProcSample {
+            t: 11.0,
+            cpu_percent: 50.0,
+            ..ProcSample::default()
+        };
+        let series = process_series(&[s, s], 10.0);
+        assert!(series.iter().all(|s| s.metric.name != "read_bytes_per_s"));
+        assert_eq!(series[0].points, vec![(1.0, 50.0), (1.0, 50.0)]);
+        let with_io = ProcSample {
+            read_bytes_per_s: Some(1.0),
+            write_bytes_per_s: Some(0.0),
+            ..s
+        };
+        assert_eq!(process_series(&[with_io], 10.0).len(), 9);
+    }
+
+    #[test]
+    fn directions_from_names() {
+        assert_eq!(
+            guess_direction("dyno_link_frags_total"),
+            Direction::HigherIsBetter
+        );
+        assert_eq!(
+            guess_direction("tx_latency_seconds"),
+            Direction::LowerIsBetter
+        );
+        assert_eq!(
+            guess_direction("dyno_tile_backpressure_total"),
+            Direction::LowerIsBetter
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! `dyno compare`: is the new release faster or slower than the last one, under which
+//! workload, and is the difference real?
+//!
+//! A comparison file ([`ComparisonFile`]) names two or more subjects (commands that start a
+//! node; the first is the baseline) and fixed-rate workloads. The runner ([`run_rounds`])
+//! runs every subject once per workload per round, in an order shuffled every round;
+//! each execution starts the node fresh, waits the warm-up, samples the process from
+//! /proc once a second ([`sampler`]) and scrapes the node's own Prometheus metrics, then
+//! stops it (SIGINT, SIGKILL after a grace period). Executions go to the results store as
+//! they end ([`record`]); the verdicts ([`judge`]) are computed from stored samples: per
+//! metric, the median across rounds, the ratio to the baseline with a bootstrap interval,
+//! Mann-Whitney with Holm across every metric, and a noise band.
+//!
+//! Running nodes is behind the [`Executor`] trait; [`SyntheticExecutor`] makes seeded
+//! noisy executions so the whole pipeline is tested without processes:
+//!
+//! ```
+//! use dyno_compare::{judge, run_rounds, ComparisonFile, SyntheticExecutor};
+//! use dyno_stats::{ComparisonSettings, Verdict};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let file = r#"
+//! rounds = 10
+//! [[subject]]
+//! name = "v1"
+//! command = ["sh", "-c", "exec sleep 60"]
+//! [[subject]]
+//! name = "v2"
+//! command = ["sh", "-c", "exec sleep 60"]
+//! [[workload]]
+//! name = "value"
+//! rate = 1000
+//! measure_s = 10
+//! "#;
+//! let cfg = ComparisonFile::parse(file, "cmp.toml".as_ref()).unwrap();
+//! let mut node = SyntheticExecutor::new(7);
+//! node.slowdown.insert("v2".into(), 1.15); // 15% more CPU per transaction
+//! let mut executions = Vec::new();
+//! run_rounds(&cfg, &mut node, &AtomicBool::new(false), |_, _, e| {
+//!     executions.push(e.clone());
+//!     Ok::<_, ()>(())
+//! })
+//! .unwrap();
+//! let settings = ComparisonSettings { resamples: 1000, ..ComparisonSettings::default() };
+//! let j = judge(&executions, &["v1".into(), "v2".into()], &settings);
+//! let cpu = j.verdicts.iter().find(|v| v.metric.name == "cpu_percent").unwrap();
+//! assert_eq!(cpu.verdict(), Verdict::Regression);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod execution;
+pub mod executor;
+pub mod gitbuild;
+pub mod mock;
+pub mod prometheus;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod sampler;
+pub mod verdict;
+
+pub use config::{ComparisonFile, ConfigError, SubjectSpec, WorkloadSpec};
+pub use execution::{Execution, Outcome, Series, SeriesKind};
+pub use executor::{Executor, ProcessExecutor};
+pub use mock::SyntheticExecutor;
+pub use runner::{run_rounds, schedule, Ending, Slot};
+pub use verdict::{judge, Judgement, MetricVerdict};

@@ -1,0 +1,291 @@
+//! Executions in the results store: one stored run per execution (command `compare`,
+//! subject kind `release`), its series as samples (repetition = point index, label
+//! `{"t": seconds, "kind": ...}`), and the comparison it belongs to in its settings, so
+//! `dyno compare report` can rebuild every verdict from the store alone.
+
+use crate::config::{ComparisonFile, WorkloadSpec};
+use crate::execution::{Execution, Outcome, Series, SeriesKind};
+use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
+use dyno_store::{RunFilter, RunId, Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+/// What every run of one comparison shares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonMeta {
+    /// Unique id of the comparison (`cmp-<unix ms>-<pid>`).
+    pub id: String,
+    /// Subject names; the first is the baseline.
+    pub subjects: Vec<String>,
+    /// Workload names.
+    pub workloads: Vec<String>,
+    /// Rounds planned.
+    pub rounds: u32,
+    /// Noise band.
+    pub noise_band: f64,
+    /// Family-wise alpha.
+    pub alpha: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl ComparisonMeta {
+    /// The meta of a comparison about to run.
+    pub fn new(cfg: &ComparisonFile) -> Self {
+        ComparisonMeta {
+            id: format!(
+                "cmp-{}-{}",
+                (dyno_model::now_unix() * 1000.0) as u64,
+                std::process::id()
+            ),
+            subjects: cfg.subjects.iter().map(|s| s.name.clone()).collect(),
+            workloads: cfg.workloads.iter().map(|w| w.name.clone()).collect(),
+            rounds: cfg.rounds,
+            noise_band: cfg.noise_band,
+            alpha: cfg.alpha,
+            seed: cfg.seed,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Settings {
+    comparison: ComparisonMeta,
+    workload: WorkloadSpec,
+    round: u32,
+    outcome: Outcome,
+    warnings: Vec<String>,
+    kinds: std::collections::BTreeMap<String, SeriesKind>,
+}
+
+/// Writes one execution as one run; returns its id.
+pub fn save(
+    store: &mut Store,
+    meta: &ComparisonMeta,
+    workload: &WorkloadSpec,
+    host: &Host,
+    tool_version: &str,
+    exec: &Execution,
+) -> Result<RunId, StoreError> {
+    let subject = Subject::new(SubjectKind::Release, exec.subject.clone())
+        .with("command", exec.command_line.join(" "));
+    let settings = Settings {
+        comparison: meta.clone(),
+        workload: workload.clone(),
+        round: exec.round,
+        outcome: exec.outcome.clone(),
+        warnings: exec.warnings.clone(),
+        kinds: exec
+            .series
+            .iter()
+            .map(|s| (s.metric.name.clone(), s.kind))
+            .collect(),
+    };
+    let info = RunInfo {
+        command: "compare".into(),
+        subject,
+        host: host.clone(),
+        started_at: exec.started_at,
+        command_line: exec.command_line.clone(),
+        tool_version: tool_version.into(),
+        settings: serde_json::to_value(&settings).unwrap_or_default(),
+    };
+    let metrics: Vec<_> = exec.series.iter().map(|s| s.metric.clone()).collect();
+    let id = store.begin_run(&info, &metrics)?;
+    let samples: Vec<(Sample, serde_json::Value)> = exec
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().enumerate().map(move |(i, &(t, value))| {
+                (
+                    Sample {
+                        metric: s.metric.name.clone(),
+                        repetition: i as u32,
+                        value,
+                    },
+                    serde_json::json!({ "t": t }),
+                )
+            })
+        })
+        .collect();
+    store.add_labeled_samples(id, &samples)?;
+    let status = match exec.outcome {
+        Outcome::Complete => RunStatus::Complete,
+        Outcome::Failed { .. } => RunStatus::Failed,
+        Outcome::Interrupted => RunStatus::Incomplete,
+    };
+    store.finish_run(id, status)?;
+    Ok(id)
+}
+
+/// What `dyno compare report` needs: the comparison, its executions and its host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// The comparison.
+    pub meta: ComparisonMeta,
+    /// Its executions, in the order they ran.
+    pub executions: Vec<Execution>,
+    /// Workload specs by name.
+    pub workloads: Vec<WorkloadSpec>,
+    /// Host of the first run.
+    pub host: Host,
+    /// The run ids.
+    pub runs: Vec<RunId>,
+}
+
+/// Why a comparison cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A run id is not a `dyno compare` run.
+    #[error("run {0} is not a `dyno compare` run")]
+    NotCompare(RunId),
+    /// Runs of different comparisons were given.
+    #[error("runs {0} and {1} belong to different comparisons ({2} and {3})")]
+    Mixed(RunId, RunId, String, String),
+}
+
+/// Loads the whole comparison that the given runs belong to (any one run of it is enough).
+pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
+    let mut meta: Option<(RunId, ComparisonMeta)> = None;
+    for &id in runs {
+        let run = store.run(id)?;
+        let s: Settings = match (
+            run.info.command.as_str(),
+            serde_json::from_value(run.info.settings),
+        ) {
+            ("compare", Ok(s)) => s,
+            _ => return Err(LoadError::NotCompare(id)),
+        };
+        match &meta {
+            Some((first, m)) if m.id != s.comparison.id => {
+                return Err(LoadError::Mixed(*first, id, m.id.clone(), s.comparison.id))
+            }
+            Some(_) => {}
+            None => meta = Some((id, s.comparison)),
+        }
+    }
+    let Some((_, meta)) = meta else {
+        return Err(LoadError::NotCompare(0));
+    };
+    let filter = RunFilter {
+        command: Some("compare".into()),
+        ..RunFilter::default()
+    };
+    let mut ids: Vec<RunId> = store
+        .list_runs(&filter)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    ids.sort_unstable();
+    let mut out = Loaded {
+        meta: meta.clone(),
+        executions: Vec::new(),
+        workloads: Vec::new(),
+        host: Host::default(),
+        runs: Vec::new(),
+    };
+    for id in ids {
+        let run = store.run(id)?;
+        let Ok(s) = serde_json::from_value::<Settings>(run.info.settings.clone()) else {
+            continue;
+        };
+        if s.comparison.id != meta.id {
+            continue;
+        }
+        if out.runs.is_empty() {
+            out.host = run.info.host.clone();
+        }
+        out.runs.push(id);
+        if !out.workloads.iter().any(|w| w.name == s.workload.name) {
+            out.workloads.push(s.workload.clone());
+        }
+        let labeled = store.labeled_samples(id)?;
+        let series = run
+            .metrics
+            .iter()
+            .map(|m| Series {
+                metric: m.clone(),
+                kind: s.kinds.get(&m.name).copied().unwrap_or(SeriesKind::Gauge),
+                points: labeled
+                    .iter()
+                    .filter(|(smp, _)| smp.metric == m.name)
+                    .map(|(smp, label)| {
+                        let t = label
+                            .as_ref()
+                            .and_then(|l| l.get("t"))
+                            .and_then(|t| t.as_f64())
+                            .unwrap_or(smp.repetition as f64);
+                        (t, smp.value)
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.executions.push(Execution {
+            subject: run.info.subject.name.clone(),
+            workload: s.workload.name.clone(),
+            round: s.round,
+            started_at: run.info.started_at,
+            command_line: run.info.command_line.clone(),
+            series,
+            outcome: s.outcome,
+            warnings: s.warnings,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::Executor;
+    use crate::mock::SyntheticExecutor;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn executions_round_trip_through_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let cfg = crate::verdict::tests::file(2);
+        let meta = ComparisonMeta::new(&cfg);
+        let mut ex = SyntheticExecutor::new(5);
+        let stop = AtomicBool::new(false);
+        let mut made = Vec::new();
+        let mut ids = Vec::new();
+        for round in 0..2 {
+            for s in &cfg.subjects {
+                let e = ex.execute(s, &cfg.workloads[0], round, &stop);
+                ids.push(
+                    save(
+                        &mut store,
+                        &meta,
+                        &cfg.workloads[0],
+                        &Host::default(),
+                        "test",
+                        &e,
+                    )
+                    .unwrap(),
+                );
+                made.push(e);
+            }
+        }
+        ex.failing.push("b".into());
+        let failed = ex.execute(&cfg.subjects[1], &cfg.workloads[0], 2, &stop);
+        save(
+            &mut store,
+            &meta,
+            &cfg.workloads[0],
+            &Host::default(),
+            "test",
+            &failed,
+        )
+        .unwrap();
+        made.push(failed);
+        let loaded = load(&store, &ids[2..3]).unwrap();
+        assert_eq!(loaded.meta, meta);
+        assert_eq!(loaded.executions, made);
+        assert_eq!(loaded.workloads, vec![cfg.workloads[0].clone()]);
+        assert_eq!(store.run(ids[0]).unwrap().status, RunStatus::Complete);
+    }
+}

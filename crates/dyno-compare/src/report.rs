@@ -1,0 +1,472 @@
+//! What people read: the verdict table, observations written from the numbers, and the
+//! self-contained HTML report. Returns data and strings; never prints or writes files.
+
+use crate::execution::{Execution, Outcome, SeriesKind};
+use crate::record::ComparisonMeta;
+use crate::verdict::{Judgement, MetricVerdict};
+use dyno_model::{format_value, Direction, Host, Metric, Unit};
+use dyno_report::plot::{BoxPlot, CdfPlot, TimeSeriesPlot};
+use dyno_report::{Align, Cell, HtmlReport, Section, Table};
+use dyno_stats::Verdict;
+
+/// The label of a verdict.
+pub fn verdict_label(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regression => "regression",
+        Verdict::Improvement => "improvement",
+        Verdict::NoSignificantChange => "no significant change",
+    }
+}
+
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:+.1}%", (x - 1.0) * 100.0)
+    } else {
+        "n/a (baseline 0)".into()
+    }
+}
+
+/// The table of verdicts: one row per workload, metric and candidate.
+pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
+    let mut t = Table::new(format!(
+        "{} (baseline) vs {}",
+        meta.subjects.first().map(String::as_str).unwrap_or("?"),
+        meta.subjects.get(1..).unwrap_or_default().join(", ")
+    ))
+    .column("workload", Align::Left)
+    .column("metric", Align::Left)
+    .column("candidate", Align::Left)
+    .column("baseline", Align::Right)
+    .column("candidate median", Align::Right)
+    .column("delta", Align::Right)
+    .column("95% CI of ratio", Align::Right)
+    .column("p (Holm)", Align::Right)
+    .column("verdict", Align::Left);
+    for v in &j.verdicts {
+        let unit = v.metric.unit;
+        let r = v.comparison.ratio;
+        let ci = if r.low.is_finite() && r.high.is_finite() {
+            format!("{}..{}", pct(r.low), pct(r.high))
+        } else {
+            "n/a".into()
+        };
+        let verdict = Cell::new(verdict_label(v.verdict()));
+        let verdict = match v.verdict() {
+            Verdict::Regression => verdict.bad(),
+            Verdict::Improvement => verdict.good(),
+            Verdict::NoSignificantChange => verdict,
+        };
+        t.push_row(vec![
+            Cell::new(&v.workload),
+            Cell::new(&v.metric.name),
+            Cell::new(&v.candidate),
+            Cell::new(format_value(v.baseline_median(), unit)),
+            Cell::new(format_value(v.candidate_median(), unit)),
+            Cell::new(pct(r.estimate)),
+            Cell::new(ci),
+            Cell::new(format!("{:.3}", v.comparison.p_adjusted)),
+            verdict,
+        ]);
+    }
+    t
+}
+
+/// The verdicts as JSON, one object per row of [`verdict_table`], full precision. Field
+/// names are stable: `workload`, `metric`, `unit`, `direction`, `candidate`,
+/// `baseline_values`, `candidate_values`, `baseline_median`, `candidate_median`, `ratio`,
+/// `ratio_low`, `ratio_high`, `p_value`, `p_holm`, `verdict` (`regression`,
+/// `improvement`, `no_significant_change`). Non-finite ratios are `null`.
+pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
+    let finite = |x: f64| {
+        if x.is_finite() {
+            serde_json::json!(x)
+        } else {
+            serde_json::Value::Null
+        }
+    };
+    let rows: Vec<serde_json::Value> = j
+        .verdicts
+        .iter()
+        .map(|v| {
+            let r = v.comparison.ratio;
+            serde_json::json!({
+                "workload": v.workload,
+                "metric": v.metric.name,
+                "unit": v.metric.unit.symbol(),
+                "direction": v.metric.direction.as_str(),
+                "candidate": v.candidate,
+                "baseline_values": v.baseline_values,
+                "candidate_values": v.candidate_values,
+                "baseline_median": finite(v.baseline_median()),
+                "candidate_median": finite(v.candidate_median()),
+                "ratio": finite(r.estimate),
+                "ratio_low": finite(r.low),
+                "ratio_high": finite(r.high),
+                "p_value": v.comparison.test.p_value,
+                "p_holm": v.comparison.p_adjusted,
+                "verdict": verdict_label(v.verdict()).replace(' ', "_"),
+            })
+        })
+        .collect();
+    serde_json::json!({ "verdicts": rows, "notes": j.notes })
+}
+
+/// A sentence about one verdict, e.g. "value: cpu_percent of v2 rose 10.2% (CI 8.1% to
+/// 12.0%), significant (p = 0.0004 after Holm): regression".
+pub fn observation(v: &MetricVerdict) -> String {
+    let r = v.comparison.ratio;
+    let what = format!("{}: {} of {}", v.workload, describe(&v.metric), v.candidate);
+    if !r.estimate.is_finite() {
+        return format!(
+            "{what} is {} where the baseline's is 0 (p = {:.4} after Holm): {}",
+            format_value(v.candidate_median(), v.metric.unit),
+            v.comparison.p_adjusted,
+            verdict_label(v.verdict())
+        );
+    }
+    let change = (r.estimate - 1.0) * 100.0;
+    let dir = if change >= 0.0 { "rose" } else { "fell" };
+    let ci = format!(
+        "CI {:.1}% to {:.1}%",
+        (r.low - 1.0) * 100.0,
+        (r.high - 1.0) * 100.0
+    );
+    let significance = match v.verdict() {
+        Verdict::NoSignificantChange if v.comparison.p_adjusted <= 0.05 => {
+            "significant but inside the noise band".to_string()
+        }
+        Verdict::NoSignificantChange => {
+            format!(
+                "not significant (p = {:.3} after Holm)",
+                v.comparison.p_adjusted
+            )
+        }
+        _ => format!(
+            "significant (p = {:.4} after Holm)",
+            v.comparison.p_adjusted
+        ),
+    };
+    format!(
+        "{what} {dir} {:.1}% ({ci}), {significance}: {}",
+        change.abs(),
+        verdict_label(v.verdict())
+    )
+}
+
+fn describe(m: &Metric) -> String {
+    match m.name.as_str() {
+        "cpu_percent" => "CPU use".into(),
+        "rss_bytes" => "memory (RSS)".into(),
+        "peak_rss_bytes" => "peak memory".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The observations worth reading: every regression and improvement, then the largest
+/// non-significant change per workload, so "nothing changed" is also said in numbers.
+pub fn observations(j: &Judgement) -> Vec<(Verdict, String)> {
+    let mut out: Vec<(Verdict, String)> = j
+        .verdicts
+        .iter()
+        .filter(|v| v.verdict() != Verdict::NoSignificantChange)
+        .map(|v| (v.verdict(), observation(v)))
+        .collect();
+    if out.is_empty() && !j.verdicts.is_empty() {
+        out.push((
+            Verdict::NoSignificantChange,
+            format!(
+                "No significant change on any of {} comparisons.",
+                j.verdicts.len()
+            ),
+        ));
+    }
+    let mut workloads: Vec<&str> = j.verdicts.iter().map(|v| v.workload.as_str()).collect();
+    workloads.dedup();
+    for w in workloads {
+        let largest = j
+            .verdicts
+            .iter()
+            .filter(|v| v.workload == w && v.verdict() == Verdict::NoSignificantChange)
+            .filter(|v| v.comparison.ratio.estimate.is_finite())
+            .max_by(|a, b| {
+                let d = |v: &MetricVerdict| (v.comparison.ratio.estimate - 1.0).abs();
+                d(a).total_cmp(&d(b))
+            });
+        if let Some(v) = largest {
+            out.push((
+                Verdict::NoSignificantChange,
+                format!("Largest unflagged change: {}", observation(v)),
+            ));
+        }
+    }
+    out
+}
+
+/// One line per failed or interrupted execution, with the node's last output lines.
+pub fn failures(executions: &[Execution]) -> Vec<String> {
+    executions
+        .iter()
+        .filter_map(|e| match &e.outcome {
+            Outcome::Complete => None,
+            Outcome::Interrupted => Some(format!(
+                "{} / {} round {}: interrupted",
+                e.subject,
+                e.workload,
+                e.round + 1
+            )),
+            Outcome::Failed { reason, last_lines } => Some(format!(
+                "{} / {} round {}: failed: {reason}{}",
+                e.subject,
+                e.workload,
+                e.round + 1,
+                if last_lines.is_empty() {
+                    String::new()
+                } else {
+                    format!("; last output:\n    {}", last_lines.join("\n    "))
+                }
+            )),
+        })
+        .collect()
+}
+
+fn badge(v: Verdict) -> dyno_report::Verdict {
+    match v {
+        Verdict::Regression => dyno_report::Verdict::Regression,
+        Verdict::Improvement => dyno_report::Verdict::Improvement,
+        Verdict::NoSignificantChange => dyno_report::Verdict::NoChange,
+    }
+}
+
+/// Everything the HTML report shows.
+pub struct ReportInput<'a> {
+    /// The comparison.
+    pub meta: &'a ComparisonMeta,
+    /// Its workloads as `(name, rate, warmup_s, measure_s)`.
+    pub workloads: Vec<(String, f64, f64, f64)>,
+    /// Host it ran on.
+    pub host: &'a Host,
+    /// Executions, in order.
+    pub executions: &'a [Execution],
+    /// Verdicts.
+    pub judgement: &'a Judgement,
+    /// Extra parameters (tool version, command line, run ids).
+    pub parameters: Vec<(String, String)>,
+}
+
+/// The self-contained HTML report.
+pub fn html(input: &ReportInput<'_>) -> String {
+    let meta = input.meta;
+    let mut report = HtmlReport::new(format!("dyno compare: {}", meta.subjects.join(" vs ")))
+        .parameter("comparison", meta.id.clone())
+        .parameter(
+            "baseline",
+            meta.subjects.first().cloned().unwrap_or_default(),
+        )
+        .parameter("rounds planned", meta.rounds.to_string())
+        .parameter("noise band", format!("{}%", meta.noise_band * 100.0))
+        .parameter("alpha (Holm, family-wise)", meta.alpha.to_string())
+        .parameter("seed", meta.seed.to_string())
+        .host(input.host);
+    for (name, rate, warm, measure) in &input.workloads {
+        report = report.parameter(
+            format!("workload {name}"),
+            format!("{rate} tx/s, warm-up {warm} s, measured {measure} s"),
+        );
+    }
+    for (k, v) in &input.parameters {
+        report = report.parameter(k.clone(), v.clone());
+    }
+    let mut summary = Section::new("Verdicts");
+    for (v, text) in observations(input.judgement) {
+        summary = summary.verdict(badge(v), text);
+    }
+    for n in &input.judgement.notes {
+        summary = summary.note(n.clone());
+    }
+    for f in failures(input.executions) {
+        summary = summary.note(f);
+    }
+    report = report.section(summary.table(verdict_table(meta, input.judgement)));
+    for (w, ..) in &input.workloads {
+        let section = workload_section(w, meta, input.executions);
+        report = report.section(spread_plots(section, w, meta, input.judgement));
+    }
+    report
+        .footer("Per-round values are medians over the measured window (rates for counters, maxima for peaks); verdicts need p <= alpha after Holm across every comparison and a change outside the noise band.")
+        .render()
+}
+
+/// Box plots of the per-round values (one point per round) of CPU use and of every
+/// metric with a verdict other than "no significant change", so the spread behind each
+/// verdict is visible.
+fn spread_plots(
+    mut section: Section,
+    workload: &str,
+    meta: &ComparisonMeta,
+    j: &Judgement,
+) -> Section {
+    let mut shown: Vec<&str> = Vec::new();
+    for v in j.verdicts.iter().filter(|v| v.workload == workload) {
+        let wanted = v.metric.name == "cpu_percent" || v.verdict() != Verdict::NoSignificantChange;
+        if !wanted || shown.contains(&v.metric.name.as_str()) {
+            continue;
+        }
+        shown.push(&v.metric.name);
+        let mut plot = BoxPlot::new(
+            format!("{}, {workload}: per-round values", v.metric.name),
+            v.metric.clone(),
+        )
+        .subject(meta.subjects[0].clone(), v.baseline_values.clone())
+        .baseline(format!("{} median", meta.subjects[0]), v.baseline_median());
+        for c in j
+            .verdicts
+            .iter()
+            .filter(|c| c.workload == workload && c.metric.name == v.metric.name)
+        {
+            plot = plot.subject(c.candidate.clone(), c.candidate_values.clone());
+        }
+        section = section.plot_result(
+            format!(
+                "{} per round ({})",
+                v.metric.name,
+                verdict_label(v.verdict())
+            ),
+            plot.render_svg(),
+        );
+    }
+    section
+}
+
+fn workload_section(workload: &str, meta: &ComparisonMeta, executions: &[Execution]) -> Section {
+    let mut section = Section::new(format!("Workload {workload}"));
+    let runs: Vec<&Execution> = executions
+        .iter()
+        .filter(|e| e.workload == workload && e.outcome == Outcome::Complete)
+        .collect();
+    let series_plot = |name: &str, title: &str| {
+        let metric = runs
+            .iter()
+            .flat_map(|e| e.series.iter())
+            .find(|s| s.metric.name == name)
+            .map(|s| s.metric.clone())?;
+        let mut plot = TimeSeriesPlot::new(title, metric);
+        for subject in &meta.subjects {
+            // The first complete round of each subject, so lines are comparable.
+            let Some(e) = runs.iter().find(|e| &e.subject == subject) else {
+                continue;
+            };
+            if let Some(s) = e.series.iter().find(|s| s.metric.name == name) {
+                plot = plot.series(
+                    format!("{subject} (round {})", e.round + 1),
+                    s.points.clone(),
+                );
+            }
+        }
+        Some(plot.render_svg())
+    };
+    for (name, title) in [("cpu_percent", "CPU use"), ("rss_bytes", "Resident memory")] {
+        if let Some(svg) = series_plot(name, &format!("{title}, {workload}")) {
+            section = section.plot_result(format!("{title} over the measured window"), svg);
+        }
+    }
+    // Distributions (latencies from JSON lines) pooled over rounds.
+    let mut names: Vec<Metric> = runs
+        .iter()
+        .flat_map(|e| e.series.iter())
+        .filter(|s| s.kind == SeriesKind::Observations)
+        .map(|s| s.metric.clone())
+        .collect();
+    names.dedup_by(|a, b| a.name == b.name);
+    for metric in names {
+        let mut plot = CdfPlot::new(format!("{}, {workload}", metric.name), metric.clone());
+        for subject in &meta.subjects {
+            let values: Vec<f64> = runs
+                .iter()
+                .filter(|e| &e.subject == subject)
+                .flat_map(|e| e.series.iter())
+                .filter(|s| s.metric.name == metric.name)
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .collect();
+            if !values.is_empty() {
+                plot = plot.series(subject.clone(), values);
+            }
+        }
+        section = section.plot_result(
+            format!("Distribution of {}", metric.name),
+            plot.render_svg(),
+        );
+    }
+    if runs.is_empty() {
+        section = section.note("no complete run of this workload");
+    }
+    section
+}
+
+/// CPU use as a metric, for callers that plot it.
+pub fn cpu_metric() -> Metric {
+    Metric::new("cpu_percent", Unit::Percent, Direction::LowerIsBetter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::SyntheticExecutor;
+    use crate::runner::run_rounds;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn report_says_what_regressed_in_numbers() {
+        let cfg = crate::verdict::tests::file(8);
+        let mut ex = SyntheticExecutor::new(2);
+        ex.slowdown.insert("b".into(), 0.9);
+        let mut execs = Vec::new();
+        run_rounds(&cfg, &mut ex, &AtomicBool::new(false), |_, _, e| {
+            execs.push(e.clone());
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        // Latencies a node logged as JSON lines: observations, drawn as a CDF.
+        for e in execs.iter_mut() {
+            e.series.push(crate::execution::Series {
+                metric: Metric::new("jsonl:latency_s", Unit::Seconds, Direction::LowerIsBetter),
+                kind: SeriesKind::Observations,
+                points: (0..50)
+                    .map(|i| (i as f64, 0.01 + 0.001 * i as f64))
+                    .collect(),
+            });
+        }
+        let subjects: Vec<String> = cfg.subjects.iter().map(|s| s.name.clone()).collect();
+        let settings = dyno_stats::ComparisonSettings {
+            resamples: 1000,
+            ..Default::default()
+        };
+        let j = crate::verdict::judge(&execs, &subjects, &settings);
+        let obs = observations(&j);
+        let cpu = obs
+            .iter()
+            .find(|(_, t)| t.starts_with("value: CPU use of b fell"))
+            .unwrap();
+        assert_eq!(cpu.0, Verdict::Improvement);
+        assert!(cpu.1.contains("significant (p = "), "{}", cpu.1);
+        let meta = ComparisonMeta::new(&cfg);
+        let table = verdict_table(&meta, &j);
+        assert_eq!(table.rows.len(), j.verdicts.len());
+        let html = html(&ReportInput {
+            meta: &meta,
+            workloads: vec![
+                ("value".into(), 1000.0, 0.0, 20.0),
+                ("script".into(), 100.0, 0.0, 20.0),
+            ],
+            host: &Host::default(),
+            executions: &execs,
+            judgement: &j,
+            parameters: vec![],
+        });
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("CPU use over the measured window"));
+        assert!(html.contains("cpu_percent per round (improvement)"));
+        assert!(html.contains("Distribution of jsonl:latency_s"));
+        assert!(html.contains("Improvement"));
+        assert!(!html.contains("not drawn"), "a plot failed");
+    }
+}

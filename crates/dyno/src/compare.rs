@@ -1,0 +1,367 @@
+//! `dyno compare`: run releases under fixed workloads, judge every metric, report.
+
+use crate::cli_error::CliError;
+use crate::db::{self, StoreArgs};
+use crate::{build_info, progress::Progress};
+use anyhow::Context as _;
+use clap::{Args, Subcommand, ValueEnum};
+use dyno_compare::record::{self, ComparisonMeta};
+use dyno_compare::report::{self, ReportInput};
+use dyno_compare::runner::Ending;
+use dyno_compare::{judge, run_rounds, ComparisonFile, Execution, Judgement, ProcessExecutor};
+use dyno_model::Host;
+use dyno_report::{write_atomic, TableFormat};
+use dyno_stats::ComparisonSettings;
+use dyno_store::{RunId, Store};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Arguments of `dyno compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(subcommand)]
+    command: CompareCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum CompareCommand {
+    /// Run a comparison file: every subject under every workload, interleaved, N rounds.
+    Run(RunArgs),
+    /// Re-report a stored comparison (any run id of it is enough).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Comparison file (TOML); see examples/compare/reference-node.toml.
+    file: PathBuf,
+    /// Rounds (overrides `rounds` in the file).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    rounds: Option<u32>,
+    /// Run only this workload (repeatable).
+    #[arg(long, value_name = "NAME")]
+    workload: Vec<String>,
+    /// Where `git` subjects are extracted and built (default: ~/.cache/dyno/compare).
+    #[arg(long, value_name = "DIR")]
+    build_dir: Option<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Run ids of the comparison (from `dyno compare run` or `dyno results list`).
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<RunId>,
+    #[command(flatten)]
+    out: OutputArgs,
+    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
+    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    db: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Exit 1 when any metric regressed.
+    #[arg(long)]
+    fail_on_regression: bool,
+    /// Write the HTML report here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Format of the verdict table.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A table for people, with observations and notes.
+    Table,
+    /// A GitHub Markdown table.
+    Markdown,
+    /// RFC 4180 CSV.
+    Csv,
+    /// Verdicts as JSON (see `dyno_compare::report::verdicts_json` for the fields).
+    Json,
+}
+
+/// Runs a `dyno compare` subcommand.
+pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        CompareCommand::Run(a) => run_file(a),
+        CompareCommand::Report(a) => report_runs(a),
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static PRESSES: AtomicUsize = AtomicUsize::new(0);
+
+/// Ctrl-C stops the node under test and ends the comparison after storing what was done.
+/// Unlike other commands, a second press does not exit at once: that would orphan the
+/// node, and stopping it takes at most the grace period.
+fn stop_flag() -> &'static AtomicBool {
+    let _ = ctrlc::set_handler(|| {
+        STOP.store(true, Ordering::SeqCst);
+        if PRESSES.fetch_add(1, Ordering::SeqCst) == 0 {
+            eprintln!("\ninterrupt: stopping the node; rounds done are kept");
+        } else {
+            eprintln!("\nstill stopping the node (SIGKILL after the grace period)");
+        }
+    });
+    &STOP
+}
+
+fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = ComparisonFile::from_file(&a.file)?;
+    cfg.select_workloads(&a.workload, &a.file)?;
+    if let Some(r) = a.rounds {
+        cfg.rounds = r;
+    }
+    let cache = a
+        .build_dir
+        .clone()
+        .unwrap_or_else(dyno_compare::gitbuild::default_cache);
+    dyno_compare::gitbuild::build_all(&mut cfg, &cache, |subject, rev, commit| {
+        eprintln!(
+            "building `{subject}` at {rev} ({commit}) in {}",
+            cache.display()
+        );
+    })?;
+    if let Some(busy) = dyno_model::cpu_busy_fraction(Duration::from_millis(300)) {
+        if busy > 0.25 {
+            eprintln!(
+                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
+                busy * 100.0
+            );
+        }
+    }
+    let mut store = db::open_for_writing(&a.store)?;
+    let meta = ComparisonMeta::new(&cfg);
+    let host = Host::probe(Path::new("."));
+    let tool = build_info::describe();
+    let stop = stop_flag();
+    let total = cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len();
+    let per_exec: f64 = cfg
+        .workloads
+        .iter()
+        .map(|w| w.warmup_s + w.measure_s + 1.0)
+        .sum::<f64>()
+        / cfg.workloads.len() as f64;
+    let progress = Progress::new(total as u64);
+    progress.step(
+        &format!("round 1/{}: starting", cfg.rounds),
+        Duration::from_secs_f64(total as f64 * per_exec),
+    );
+    // dyno's own CPU time (threads only; the nodes are children and not counted), so the
+    // report can show what sampling cost.
+    let own_cpu_start = dyno_compare::sampler::own_cpu_seconds();
+    let wall_start = std::time::Instant::now();
+    let mut executions: Vec<Execution> = Vec::new();
+    let mut runs: Vec<RunId> = Vec::new();
+    let mut executor = ProcessExecutor::new(cfg.grace_s);
+    let ending = run_rounds(&cfg, &mut executor, stop, |i, slot, exec| {
+        let workload = &cfg.workloads[slot.workload];
+        if let Some(store) = store.as_mut() {
+            runs.push(record::save(store, &meta, workload, &host, &tool, exec)?);
+        }
+        for w in &exec.warnings {
+            progress_eprintln(&format!(
+                "warning: {} / {}: {w}",
+                exec.subject, exec.workload
+            ));
+        }
+        for f in report::failures(std::slice::from_ref(exec)) {
+            progress_eprintln(&f);
+        }
+        executions.push(exec.clone());
+        progress.done_one();
+        if let Some(next) = dyno_compare::schedule(
+            cfg.rounds,
+            cfg.subjects.len(),
+            cfg.workloads.len(),
+            cfg.seed,
+        )
+        .get(i + 1)
+        {
+            let left = (total - i - 1) as f64 * per_exec;
+            progress.step(
+                &format!(
+                    "round {}/{}: {} under {}",
+                    next.round + 1,
+                    cfg.rounds,
+                    cfg.subjects[next.subject].name,
+                    cfg.workloads[next.workload].name
+                ),
+                Duration::from_secs_f64(left),
+            );
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    progress.finish();
+    let workloads = cfg
+        .workloads
+        .iter()
+        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+        .collect();
+    let mut params = vec![
+        (
+            "command line".to_string(),
+            std::env::args().collect::<Vec<_>>().join(" "),
+        ),
+        ("dyno".to_string(), tool.clone()),
+    ];
+    if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
+        params.push(("stored runs".into(), format!("{first}..{last}")));
+    }
+    if let (Some(a), Some(b)) = (own_cpu_start, dyno_compare::sampler::own_cpu_seconds()) {
+        let wall = wall_start.elapsed().as_secs_f64();
+        let share = format!(
+            "{:.2} s CPU in {wall:.0} s = {:.2}% of one core",
+            b - a,
+            100.0 * (b - a) / wall.max(1e-9)
+        );
+        eprintln!("dyno's own CPU use while comparing: {share}");
+        params.push(("dyno's own CPU use".into(), share));
+    }
+    let code = finish(&meta, workloads, &host, &executions, &a.out, params)?;
+    if let (Some(first), Some(s)) = (runs.first(), store.as_ref()) {
+        eprintln!(
+            "Stored as runs {first}..{} in {}; re-report with: dyno compare report {first} --html report.html",
+            runs.last().unwrap_or(first),
+            s.path().display()
+        );
+    }
+    match ending {
+        Ending::Finished => Ok(code),
+        Ending::Interrupted => Err(CliError::Interrupted(format!(
+            "{} of {total} executions done and kept",
+            executions.len()
+        ))
+        .into()),
+        Ending::GaveUp { subject, reason } => anyhow::bail!(
+            "subject `{subject}` failed {} times in a row (last: {reason}); the comparison stopped, the runs done are kept",
+            dyno_compare::runner::FAILURES_IN_A_ROW
+        ),
+    }
+}
+
+fn progress_eprintln(line: &str) {
+    eprintln!("{line}");
+}
+
+fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let path = db::path(&a.db);
+    let store = Store::open_read_only(&path)
+        .with_context(|| format!("results store {}", path.display()))?;
+    let loaded = record::load(&store, &a.runs)
+        .with_context(|| format!("results store {}", path.display()))?;
+    let workloads = loaded
+        .workloads
+        .iter()
+        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+        .collect();
+    let params = vec![(
+        "stored runs".to_string(),
+        format!(
+            "{}..{}",
+            loaded.runs.first().unwrap_or(&0),
+            loaded.runs.last().unwrap_or(&0)
+        ),
+    )];
+    finish(
+        &loaded.meta,
+        workloads,
+        &loaded.host,
+        &loaded.executions,
+        &a.out,
+        params,
+    )
+}
+
+/// Judges, prints the summary, writes the HTML report; exit 1 on a regression when asked.
+fn finish(
+    meta: &ComparisonMeta,
+    workloads: Vec<(String, f64, f64, f64)>,
+    host: &Host,
+    executions: &[Execution],
+    out: &OutputArgs,
+    parameters: Vec<(String, String)>,
+) -> anyhow::Result<ExitCode> {
+    let settings = ComparisonSettings {
+        noise_band: meta.noise_band,
+        alpha: meta.alpha,
+        seed: meta.seed,
+        ..ComparisonSettings::default()
+    };
+    let judgement = judge(executions, &meta.subjects, &settings);
+    print_summary(meta, executions, &judgement, out.format);
+    if let Some(path) = &out.html {
+        let html = report::html(&ReportInput {
+            meta,
+            workloads,
+            host,
+            executions,
+            judgement: &judgement,
+            parameters,
+        });
+        write_atomic(path, html.as_bytes())
+            .with_context(|| format!("--html {}", path.display()))?;
+        eprintln!("HTML report: {}", path.display());
+    }
+    if out.fail_on_regression && judgement.has_regression() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement, format: Format) {
+    if format == Format::Json {
+        let json = report::verdicts_json(j);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+        return;
+    }
+    let table = report::verdict_table(meta, j);
+    let rendered = match format {
+        Format::Table => TableFormat::Terminal {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+        .render(&table),
+        Format::Markdown => TableFormat::Markdown.render(&table),
+        Format::Csv => TableFormat::Csv.render(&table),
+        Format::Json => String::new(),
+    };
+    let complete = executions
+        .iter()
+        .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
+        .count();
+    println!(
+        "{complete} complete executions of {} ({} planned)",
+        executions.len(),
+        meta.rounds as usize * meta.subjects.len() * meta.workloads.len()
+    );
+    print!("{rendered}");
+    if !rendered.ends_with('\n') {
+        println!();
+    }
+    for (v, text) in report::observations(j) {
+        println!("{}: {text}", report::verdict_label(v));
+    }
+    for n in &j.notes {
+        println!("note: {n}");
+    }
+    let failures = report::failures(executions);
+    if !failures.is_empty() {
+        println!("{} executions did not complete:", failures.len());
+        for f in failures {
+            println!("  {f}");
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! `dyno compare` as a user meets it: bad comparison files refused before anything starts
+//! (exit 2, naming file, line and key), a small comparison of two `sleep` "nodes" stored
+//! and re-reported, a crashing node recorded with its last output, and Ctrl-C mid-round
+//! leaving no process behind. No assertion depends on the machine's speed.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn dyno() -> Command {
+    let mut c = Command::cargo_bin("dyno").unwrap();
+    c.env("DYNO_ALLOW_DEBUG_BUILD", "1");
+    c
+}
+
+/// A comparison of two subjects running `node_a` and `node_b` (shell snippets).
+fn file(dir: &Path, rounds: u32, measure_s: u32, node_a: &str, node_b: &str) -> PathBuf {
+    let text = format!(
+        r#"rounds = {rounds}
+seed = 3
+grace_s = 2
+
+[[subject]]
+name = "old"
+command = ["sh", "-c", "{node_a}"]
+
+[[subject]]
+name = "new"
+command = ["sh", "-c", "{node_b}"]
+
+[[workload]]
+name = "value"
+rate = 100
+warmup_s = 0
+measure_s = {measure_s}
+"#
+    );
+    let path = dir.join("cmp.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn bad_files_are_refused_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
+    let text = std::fs::read_to_string(&path).unwrap();
+
+    std::fs::write(
+        &path,
+        text.replacen(
+            "[\"sh\", \"-c\", \"exec sleep 30\"]",
+            "[\"./no/such/node\"]",
+            1,
+        ),
+    )
+    .unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cmp.toml:5: `subject[0].command`: `./no/such/node` does not exist",
+        ));
+
+    std::fs::write(&path, text.replace("seed = 3", "sede = 3")).unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("unknown field `sede`")
+                .and(predicate::str::contains("line 2")),
+        );
+
+    std::fs::write(&path, &text).unwrap();
+    dyno()
+        .args(["compare", "run", "--workload", "script"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown workload `script` (the file defines: value)",
+        ));
+    assert!(!db.exists(), "nothing may start before the file is valid");
+}
+
+#[test]
+fn a_small_comparison_is_stored_and_reported_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let html = dir.path().join("report.html");
+    let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
+    let out = dyno()
+        .args(["compare", "run", "--fail-on-regression"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "4 complete executions of 4 (4 planned)",
+        ))
+        .stdout(predicate::str::contains("cpu_percent"))
+        .stdout(predicate::str::contains("No significant change on any of"))
+        .stderr(predicate::str::contains(
+            "re-report with: dyno compare report 1",
+        ))
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(!out.contains("regression:"), "{out}");
+    dyno()
+        .args(["compare", "report", "3", "--format", "csv", "--html"])
+        .arg(&html)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("4 complete executions of 4"))
+        .stdout(predicate::str::contains("value,rss_bytes,new,"));
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.starts_with("<!DOCTYPE html>"));
+    assert!(report.contains("CPU use over the measured window"));
+    let json = dyno()
+        .args(["compare", "report", "2", "--format", "json", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let rows = json["verdicts"].as_array().unwrap();
+    let cpu = rows.iter().find(|r| r["metric"] == "cpu_percent").unwrap();
+    assert_eq!(cpu["verdict"], "no_significant_change");
+    assert_eq!(cpu["baseline_values"].as_array().unwrap().len(), 2);
+    dyno()
+        .args(["compare", "report", "99", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("99"));
+}
+
+#[test]
+fn a_crashing_node_is_recorded_with_its_last_output_and_stops_the_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(
+        dir.path(),
+        3,
+        2,
+        "exec sleep 30",
+        "echo loading ledger; echo panic: out of cheese >&2; exit 3",
+    );
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains(
+            "new / value round 1: failed: exited (exit status: 3)",
+        ))
+        .stdout(predicate::str::contains("panic: out of cheese"))
+        .stderr(predicate::str::contains(
+            "subject `new` failed 2 times in a row",
+        ));
+    let store = dyno_store::Store::open_read_only(&db).unwrap();
+    let runs = store.list_runs(&dyno_store::RunFilter::default()).unwrap();
+    assert!(runs
+        .iter()
+        .any(|r| r.status == dyno_model::RunStatus::Failed));
+}
+
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(marker) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn ctrl_c_mid_round_keeps_the_rounds_done_and_leaves_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // A node that forks a child of its own: both must go.
+    let marker = format!("9{}1", std::process::id());
+    let node = format!("sleep {marker} & sleep {marker}; wait");
+    let path = file(dir.path(), 10, 2, &node, &node);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until one execution is stored and the next node runs.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "no execution was stored");
+        let stored = dyno_store::Store::open_read_only(&db)
+            .and_then(|s| s.list_runs(&dyno_store::RunFilter::default()))
+            .map(|r| r.len())
+            .unwrap_or(0);
+        if stored >= 1 && processes_with(&marker).len() >= 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("executions done and kept"), "{stderr}");
+    assert_eq!(processes_with(&marker), Vec::<u32>::new(), "orphans left");
+    dyno()
+        .args(["compare", "report", "1", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("complete executions of"))
+        .stdout(predicate::str::contains("interrupted"));
+}
+
+#[test]
+fn two_git_revisions_are_built_and_compared_with_one_command() {
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    let db = dir.join("r.db");
+    std::fs::create_dir_all(dir.join("node/src")).unwrap();
+    std::fs::write(
+        dir.join("node/Cargo.toml"),
+        "[package]\nname = \"toy-node\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+    )
+    .unwrap();
+    let main = |ms: u32| {
+        format!("fn main() {{ loop {{ std::thread::sleep(std::time::Duration::from_millis({ms})); }} }}\n")
+    };
+    let sh = |script: &str| {
+        let ok = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "{script}");
+    };
+    let git = "git -c user.email=t@example.invalid -c user.name=t";
+    std::fs::write(dir.join("node/src/main.rs"), main(100)).unwrap();
+    sh(&format!(
+        "git init -q . && git add -A && {git} commit -qm v1 && {git} tag v1"
+    ));
+    std::fs::write(dir.join("node/src/main.rs"), main(50)).unwrap();
+    sh(&format!("git add -A && {git} commit -qm v2"));
+    let text = format!(
+        "rounds = 2\n[[subject]]\nname = \"old\"\ngit = {{ manifest = \"node/Cargo.toml\", rev = \"v1\" }}\ncwd = \"{d}\"\n\
+         [[subject]]\nname = \"new\"\ngit = {{ manifest = \"node/Cargo.toml\", rev = \"HEAD\" }}\ncwd = \"{d}\"\n\
+         [[workload]]\nname = \"value\"\nrate = 10\nmeasure_s = 2\n",
+        d = dir.display()
+    );
+    let path = dir.join("cmp.toml");
+    std::fs::write(&path, text).unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .arg("--build-dir")
+        .arg(dir.join("builds"))
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("building `old` at v1 ("))
+        .stderr(predicate::str::contains("building `new` at HEAD ("))
+        .stdout(predicate::str::contains("4 complete executions of 4"));
+}
