@@ -270,18 +270,14 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         .column("Max", Align::Right);
     let mut summaries = Vec::new();
     for m in &run.metrics {
-        let values: Vec<f64> = run
-            .samples
-            .iter()
-            .filter(|s| s.metric == m.name)
-            .map(|s| s.value)
-            .collect();
-        let Some(sum) = dyno_stats::summarize(&values) else {
+        let Some(crate::run_report::MetricStats {
+            values,
+            summary: sum,
+            ci,
+        }) = crate::run_report::metric_stats(&run, &m.name)
+        else {
             continue;
         };
-        let ci = (values.len() > 1)
-            .then(|| dyno_stats::median_ci(&values, 0.95).ok())
-            .flatten();
         let f = |v: f64| format_value(v, m.unit);
         t.push_row([
             m.name.clone(),

@@ -38,12 +38,34 @@ fn metrics(runs: &[StoredRun]) -> Vec<Metric> {
     out
 }
 
-fn values(run: &StoredRun, metric: &str) -> Vec<f64> {
-    run.samples
+/// One metric of a stored run, summarised the way `results show` and `results report`
+/// print it: the raw values, their summary, and the median's 95% interval (two or more).
+pub struct MetricStats {
+    /// The raw samples, in repetition order.
+    pub values: Vec<f64>,
+    /// Quantiles, CV and friends.
+    pub summary: dyno_stats::Summary,
+    /// Distribution-free interval of the median, with the level it really reaches.
+    pub ci: Option<dyno_stats::ConfidenceInterval>,
+}
+
+/// The statistics of `metric` in `run`; `None` when it has no (non-NaN) samples.
+pub fn metric_stats(run: &StoredRun, metric: &str) -> Option<MetricStats> {
+    let values: Vec<f64> = run
+        .samples
         .iter()
         .filter(|s| s.metric == metric)
         .map(|s| s.value)
-        .collect()
+        .collect();
+    let summary = dyno_stats::summarize(&values)?;
+    let ci = (values.len() > 1)
+        .then(|| dyno_stats::median_ci(&values, 0.95).ok())
+        .flatten();
+    Some(MetricStats {
+        values,
+        summary,
+        ci,
+    })
 }
 
 /// The HTML document for `runs` (at least one).
@@ -78,13 +100,14 @@ pub fn render(runs: &[StoredRun]) -> String {
     for m in metrics(runs) {
         let mut plot = BoxPlot::new(m.name.clone(), m.clone());
         for r in runs {
-            let v = values(r, &m.name);
-            let Some(sum) = dyno_stats::summarize(&v) else {
+            let Some(MetricStats {
+                values: v,
+                summary: sum,
+                ci,
+            }) = metric_stats(r, &m.name)
+            else {
                 continue;
             };
-            let ci = (v.len() > 1)
-                .then(|| dyno_stats::median_ci(&v, 0.95).ok())
-                .flatten();
             table.push_row([
                 Cell::new(m.name.clone()),
                 Cell::new(label(r)),
