@@ -31,6 +31,7 @@ use crate::hist::Histogram;
 use crate::ledger::verify_ledger;
 use crate::report::throughput;
 pub use crate::report::{Audit, BenchReport, Fates, Latency, LedgerSummaryView, Throughput};
+use crate::telemetry::BlockRecord;
 use crate::tiles::{
     Bank, BankStats, Benchg, Dedup, Pack, Poh, PohStats, Shared, Store, Verify, MAX_ENV,
 };
@@ -41,7 +42,7 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
 /// How to run.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
-    /// Measured window.
+    /// Measured window; zero = until `stop` (a node serving a fixed-rate load).
     pub duration: Duration,
     /// Keep per-transaction records for the correctness checks (tests; costs memory).
     pub audit: bool,
@@ -70,6 +71,16 @@ pub enum Progress {
         t: f64,
         /// Transactions landed (executed or failed) per second over the last second.
         tps: f64,
+        /// Generation-to-PoH latency of the transactions recorded in that second.
+        latency: Latency,
+    },
+    /// A block (slot) was produced and written; its stage timings.
+    Block {
+        /// Seconds from the start of the window to the block's end (negative for blocks
+        /// made before the window).
+        t: f64,
+        /// The block.
+        block: BlockRecord,
     },
     /// Benchg stopped; waiting for the pipeline to drain.
     Draining,
@@ -353,7 +364,7 @@ fn build_stems(
     );
     let store_stem = store_in.zip(ledger_file).map(|(inp, f)| {
         Stem::new(
-            Store::new(f),
+            Store::new(f, shared.clone()),
             vec![inp],
             Vec::new(),
             m(next()),
@@ -511,20 +522,32 @@ pub fn run_bench(
         let t0 = Instant::now();
         snap0 = Some(Snapshot::read(&ws));
         let (mut last_t, mut last_n) = (t0, shared.landed.load(Ordering::Relaxed));
-        while t0.elapsed() < opts.duration
+        let telemetry = &shared.telemetry;
+        let window_origin_s = t0.duration_since(shared.epoch).as_secs_f64();
+        let mut last_latency = telemetry.latency.snapshot();
+        let store = cfg.store.enabled;
+        while (opts.duration.is_zero() || t0.elapsed() < opts.duration)
             && !stop.load(Ordering::Relaxed)
             && !failed.load(Ordering::Relaxed)
         {
             std::thread::sleep(Duration::from_millis(5));
+            for block in telemetry.take_blocks(shared.now_ns(), store) {
+                progress(Progress::Block {
+                    t: block.end_ns as f64 / 1e9 - window_origin_s,
+                    block,
+                });
+            }
             if last_t.elapsed() >= Duration::from_secs(1) {
                 let (now, n) = (Instant::now(), shared.landed.load(Ordering::Relaxed));
                 let rate = (n - last_n) as f64 / (now - last_t).as_secs_f64();
                 tps.push(rate);
+                let lat = telemetry.latency.snapshot();
                 progress(Progress::Second {
                     t: (now - t0).as_secs_f64(),
                     tps: rate,
+                    latency: Latency::of(&lat.since(&last_latency)),
                 });
-                (last_t, last_n) = (now, n);
+                (last_t, last_n, last_latency) = (now, n, lat);
             }
         }
         snap1 = Some(Snapshot::read(&ws));

@@ -248,7 +248,45 @@ impl Default for StoreConfig {
     }
 }
 
+/// The built-in workloads of the reference node: name, TOML.
+pub const WORKLOADS: [(&str, &str); 2] = [
+    ("value", include_str!("../workloads/value.toml")),
+    ("script", include_str!("../workloads/script.toml")),
+];
+
+/// Seconds of load a built-in workload signs before it starts (then benchg signs live).
+pub const PRESIGN_SECONDS: u64 = 30;
+
 impl BenchConfig {
+    /// The built-in workload `name` (see [`WORKLOADS`]), at `rate` transactions per second
+    /// when given (its pre-signed pool scaled to [`PRESIGN_SECONDS`] of that rate).
+    pub fn workload(name: &str, rate: Option<u64>) -> Result<BenchConfig> {
+        let (_, text) =
+            WORKLOADS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .ok_or_else(|| Error::Config {
+                    origin: "--workload".into(),
+                    reason: format!(
+                        "unknown workload `{name}` (built in: {})",
+                        WORKLOADS.map(|(n, _)| n).join(", ")
+                    ),
+                })?;
+        let origin = format!("built-in workload {name}");
+        let mut cfg = Self::from_toml(text, &origin)?;
+        if let Some(r) = rate {
+            if r == 0 {
+                return Err(Error::Config {
+                    origin: "--rate".into(),
+                    reason: "a workload's rate must be at least 1 transaction per second".into(),
+                });
+            }
+            cfg.bench.rate = r;
+            cfg.bench.presign = (r * PRESIGN_SECONDS).min(1 << 20) as usize;
+        }
+        Ok(cfg)
+    }
+
     /// Reads and validates a file.
     pub fn from_file(path: &Path) -> Result<BenchConfig> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
@@ -429,6 +467,36 @@ mod tests {
             assert_eq!(c.tango_layout().tile_names().len(), tiles, "{name}");
             assert_eq!(c.workspace.name, name);
         }
+    }
+
+    #[test]
+    fn the_builtin_workloads_are_fixed_rate_and_differ_in_kind() {
+        let v = BenchConfig::workload("value", None).unwrap();
+        let s = BenchConfig::workload("script", Some(50)).unwrap();
+        assert!(v.bench.rate > 0 && v.bench.script_fraction == 0.0);
+        assert_eq!(
+            (s.bench.rate, s.bench.presign),
+            (50, 50 * PRESIGN_SECONDS as usize)
+        );
+        assert_eq!(s.bench.script_fraction, 1.0);
+        // Small blocks: a script block holds far fewer transactions than a transfer block.
+        let per_block = |c: &BenchConfig, cost: u64| c.pack.block_cost_limit / cost;
+        let script_cost = crate::tx::BASE_COST + s.bench.script_budget;
+        assert!(
+            per_block(&s, script_cost) <= 200,
+            "{}",
+            per_block(&s, script_cost)
+        );
+        assert!(per_block(&v, crate::tx::BASE_COST) >= 10_000);
+        let e = BenchConfig::workload("fast", None).unwrap_err().to_string();
+        assert!(
+            e.contains("--workload") && e.contains("value, script"),
+            "{e}"
+        );
+        let e = BenchConfig::workload("value", Some(0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--rate"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! long the run.
 
 /// Sub-buckets per power of two.
+use std::sync::atomic::{AtomicU64, Ordering};
+
 const SUB: usize = 16;
 const SUB_BITS: u32 = 4;
 const BUCKETS: usize = 64 * SUB;
@@ -80,6 +82,56 @@ impl Histogram {
     }
 }
 
+/// A histogram one tile records into while another thread reads it: the same buckets as
+/// [`Histogram`], counted with relaxed atomics. Readers take [`AtomicHistogram::snapshot`]s
+/// and subtract two of them ([`Histogram::since`]) for the values of an interval.
+#[derive(Debug)]
+pub struct AtomicHistogram {
+    counts: Vec<AtomicU64>,
+}
+
+impl Default for AtomicHistogram {
+    fn default() -> Self {
+        AtomicHistogram {
+            counts: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+impl AtomicHistogram {
+    /// Records one value.
+    #[inline]
+    pub fn record(&self, v: u64) {
+        self.counts[bucket_of(v)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counts so far (each bucket read once; a value recorded meanwhile may or may
+    /// not be in it).
+    pub fn snapshot(&self) -> Histogram {
+        let counts: Vec<u64> = self
+            .counts
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        let total = counts.iter().sum();
+        Histogram { counts, total }
+    }
+}
+
+impl Histogram {
+    /// The values recorded after `earlier` (a snapshot of the same histogram).
+    pub fn since(&self, earlier: &Histogram) -> Histogram {
+        let counts: Vec<u64> = self
+            .counts
+            .iter()
+            .zip(&earlier.counts)
+            .map(|(a, b)| a.saturating_sub(*b))
+            .collect();
+        let total = counts.iter().sum();
+        Histogram { counts, total }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +156,23 @@ mod tests {
         assert!((470_000..=500_000).contains(&med), "{med}");
         assert!(h.quantile(1.0).unwrap() <= 1_000_000);
         assert_eq!(Histogram::default().quantile(0.5), None);
+    }
+
+    #[test]
+    fn an_interval_of_an_atomic_histogram_holds_only_its_values() {
+        let h = AtomicHistogram::default();
+        for v in 0..100u64 {
+            h.record(1_000 + v);
+        }
+        let first = h.snapshot();
+        for _ in 0..50 {
+            h.record(1_000_000);
+        }
+        let second = h.snapshot().since(&first);
+        assert_eq!(first.count(), 100);
+        assert_eq!(second.count(), 50);
+        let med = second.quantile(0.5).unwrap();
+        assert!((937_500..=1_000_000).contains(&med), "{med}");
+        assert!(first.quantile(1.0).unwrap() < 1_100);
     }
 }

@@ -23,6 +23,7 @@ pub mod error;
 pub mod hist;
 pub mod ledger;
 pub mod report;
+pub mod telemetry;
 pub mod tiles;
 
 pub use bench::{run_bench, BenchOptions, BenchReport, Fates, Progress};

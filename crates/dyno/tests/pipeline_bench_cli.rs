@@ -134,3 +134,110 @@ fn a_short_bench_accounts_for_every_transaction_and_is_stored() {
         .success()
         .stdout(predicate::str::contains("pipeline bench"));
 }
+
+#[test]
+fn workload_flags_are_checked_before_anything_starts() {
+    dyno()
+        .args(["pipeline", "bench", "--no-save", "--workload", "fast"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--workload").and(predicate::str::contains("value, script")),
+        );
+    dyno()
+        .args(["pipeline", "bench", "--no-save"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--config").and(predicate::str::contains("--workload")));
+    dyno()
+        .args([
+            "pipeline",
+            "bench",
+            "--no-save",
+            "--workload",
+            "value",
+            "--rate",
+            "0",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--rate"));
+}
+
+/// `--duration 0` runs as a node until SIGTERM (as `dyno compare` runs it) and writes
+/// one JSON line per second and one per block.
+#[test]
+fn a_node_logs_seconds_and_blocks_until_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = config(dir.path(), "");
+    let log = dir.path().join("node.jsonl");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args([
+            "pipeline",
+            "bench",
+            "--no-save",
+            "--duration",
+            "0",
+            "--node-log",
+        ])
+        .arg(&log)
+        .arg("--config")
+        .arg(&p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let has = |kind: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(&format!("\"kind\":\"{kind}\""))
+    };
+    while !(has("second") && has("block")) {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "dyno exited early ({status}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "no second and block lines after 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{:?}\n{stdout}", out.status);
+    assert!(
+        stdout.contains("conservation: balances + fees") && stdout.contains(": ok"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let blocks: Vec<_> = lines.iter().filter(|v| v["kind"] == "block").collect();
+    for b in &blocks {
+        for k in ["stage_ticking_s", "stage_snapshot_s", "stage_forged_s"] {
+            assert!(b[k].as_f64().unwrap() >= 0.0, "{k}: {b}");
+        }
+        assert!(
+            b["slot"].as_u64().is_some() && b["txs"].as_u64().is_some(),
+            "{b}"
+        );
+    }
+    // Slots are reported once each, in order.
+    let slots: Vec<u64> = blocks.iter().map(|b| b["slot"].as_u64().unwrap()).collect();
+    assert!(slots.windows(2).all(|w| w[0] < w[1]), "{slots:?}");
+    let second = lines.iter().find(|v| v["kind"] == "second").unwrap();
+    assert!(second["tps"].as_f64().unwrap() >= 0.0, "{second}");
+}

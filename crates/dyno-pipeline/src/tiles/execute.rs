@@ -75,6 +75,7 @@ impl Tile for Bank {
         let count = payload
             .get(..4)
             .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4")));
+        let t0 = Instant::now();
         let mut at = 4;
         self.buf.clear();
         self.buf.extend_from_slice(&count.to_le_bytes());
@@ -117,6 +118,10 @@ impl Tile for Bank {
             self.stats.microblock_accounts.push(accounts);
         }
         self.stats.microblocks += 1;
+        self.shared
+            .telemetry
+            .exec_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let _ = out.publish(0, self.index, &self.buf, 0);
         self.shared.landed.fetch_add(landed, Ordering::Relaxed);
         // Release: every balance written above is visible to the bank pack sends a

@@ -24,6 +24,7 @@ use crate::bank::{execute, AccountStore, Genesis, Outcome};
 use crate::config::{LoadConfig, PackConfig, PohConfig};
 use crate::hist::Histogram;
 use crate::ledger::{hash_once, mix, EntryHeader, ENTRY_HEADER, RECORD_LEN};
+use crate::telemetry::{BlockRecord, Telemetry};
 use crate::tx::{self, AccountRef, Message, TxKind, SIG_LEN};
 
 /// Bytes of the envelope header.
@@ -34,6 +35,8 @@ pub const MAX_ENV: usize = ENV_HEADER + tx::MAX_TX_LEN;
 pub const POH_BATCH: u64 = 64;
 /// Waiting transactions pack looks at per microblock.
 pub const SCAN_DEPTH: usize = 128;
+/// Signature bit of a poh->store entry that ends a slot (the slot number is `sig >> 2`).
+pub const SLOT_END: u64 = 2;
 /// Bytes per transaction in an executed microblock.
 pub const EXEC_RECORD: usize = SIG_LEN + 1 + 8;
 
@@ -52,6 +55,8 @@ pub struct Shared {
     pub bank_done: Vec<AtomicU64>,
     /// Transactions held by pack (waiting or in microblocks not yet done).
     pub pack_held: AtomicU64,
+    /// Latency and per-block stage timings for the node log.
+    pub telemetry: Telemetry,
 }
 
 impl Shared {
@@ -64,6 +69,7 @@ impl Shared {
             slot: AtomicU64::new(0),
             bank_done: (0..banks).map(|_| AtomicU64::new(0)).collect(),
             pack_held: AtomicU64::new(0),
+            telemetry: Telemetry::default(),
         }
     }
 

@@ -170,6 +170,7 @@ impl Pack {
     fn schedule(&mut self, out: &mut Outputs) -> bool {
         let slot = self.shared.slot.load(Ordering::Relaxed);
         if slot != self.slot {
+            self.shared.telemetry.slot_seen(slot, self.shared.now_ns());
             self.slot = slot;
             self.slot_cost = 0;
             self.slot_full = false;
@@ -188,6 +189,17 @@ impl Pack {
         if self.heap.is_empty() || self.slot_full {
             return false;
         }
+        let t0 = Instant::now();
+        let did = self.fill_microblock(bank, out);
+        self.shared
+            .telemetry
+            .schedule_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        did
+    }
+
+    /// Selects the next microblock for `bank` from the waiting transactions.
+    fn fill_microblock(&mut self, bank: usize, out: &mut Outputs) -> bool {
         let max = self.cfg.max_txs_per_microblock;
         let mut chosen: Vec<Pending> = Vec::new();
         let mut skipped: Vec<Pending> = Vec::new();
@@ -240,7 +252,7 @@ impl Pack {
         self.in_flight[bank].push_back(all);
         self.stats.microblocks += 1;
         self.stats.scheduled += chosen.len() as u64;
-        self.next_bank = (bank + 1) % banks;
+        self.next_bank = (bank + 1) % self.in_flight.len();
         true
     }
 }

@@ -35,15 +35,33 @@ pub struct Poh {
     yield_next: bool,
     store: bool,
     buf: Vec<u8>,
+    /// The current slot's start and the counters then (for its block record).
+    slot_start: SlotStart,
     /// Counters.
     pub stats: PohStats,
+}
+
+/// Where the counters stood when the current slot began.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlotStart {
+    at_ns: u64,
+    hash_ns: u64,
+    exec_ns: u64,
+    schedule_ns: u64,
+    records: u64,
+    mixins: u64,
 }
 
 impl Poh {
     /// A chain starting at `start`; `store` = send entries to a store tile.
     pub fn new(cfg: &PohConfig, start: [u8; 32], shared: Arc<Shared>, store: bool) -> Poh {
         let start_ns = shared.now_ns();
+        let slot_start = SlotStart {
+            at_ns: start_ns,
+            ..Default::default()
+        };
         Poh {
+            slot_start,
             cfg: cfg.clone(),
             shared,
             hash: start,
@@ -65,7 +83,46 @@ impl Poh {
         ENTRY_HEADER + max_txs * RECORD_LEN
     }
 
-    fn entry(&mut self, mixin: Option<[u8; 32]>, records: &[u8], out: &mut Outputs) {
+    /// The counters now, as the start of the next slot.
+    fn slot_counters(&self, at_ns: u64) -> SlotStart {
+        let t = &self.shared.telemetry;
+        SlotStart {
+            at_ns,
+            hash_ns: self.stats.hash_ns,
+            exec_ns: t.exec_ns.load(Ordering::Relaxed),
+            schedule_ns: t.schedule_ns.load(Ordering::Relaxed),
+            records: self.stats.records,
+            mixins: self.stats.mixins,
+        }
+    }
+
+    /// Closes the current slot's block record and starts the next.
+    fn close_slot(&mut self) {
+        let now = self.slot_counters(self.shared.now_ns());
+        let s = self.slot_start;
+        self.shared.telemetry.slot_closed(BlockRecord {
+            slot: self.stats.slots,
+            start_ns: s.at_ns,
+            end_ns: now.at_ns,
+            txs: now.records - s.records,
+            microblocks: now.mixins - s.mixins,
+            leader_check_ns: None,
+            ticking_ns: now.hash_ns - s.hash_ns,
+            snapshot_ns: now.schedule_ns.saturating_sub(s.schedule_ns),
+            forged_ns: now.exec_ns.saturating_sub(s.exec_ns),
+            adopted_ns: None,
+        });
+        self.slot_start = now;
+    }
+
+    /// Publishes an entry; `slot_end` marks the slot's last one for the store.
+    fn entry(
+        &mut self,
+        mixin: Option<[u8; 32]>,
+        records: &[u8],
+        slot_end: bool,
+        out: &mut Outputs,
+    ) {
         let h = EntryHeader {
             slot: self.stats.slots,
             num_hashes: self.since_entry,
@@ -80,7 +137,12 @@ impl Poh {
             self.buf.clear();
             h.encode_into(&mut self.buf);
             self.buf.extend_from_slice(records);
-            let _ = out.publish(0, h.microblock as u64, &self.buf, 0);
+            let sig = if slot_end {
+                SLOT_END | (h.slot << 2)
+            } else {
+                h.microblock as u64
+            };
+            let _ = out.publish(0, sig, &self.buf, 0);
         }
     }
 }
@@ -121,8 +183,10 @@ impl Tile for Poh {
         if self.in_tick == per_tick {
             self.in_tick = 0;
             self.stats.ticks += 1;
-            self.entry(None, &[], out);
-            if self.stats.ticks.is_multiple_of(self.cfg.ticks_per_slot) {
+            let slot_end = self.stats.ticks.is_multiple_of(self.cfg.ticks_per_slot);
+            self.entry(None, &[], slot_end, out);
+            if slot_end {
+                self.close_slot();
                 self.stats.slots += 1;
                 self.shared.slot.store(self.stats.slots, Ordering::Relaxed);
             }
@@ -146,15 +210,15 @@ impl Tile for Poh {
         for i in 0..count {
             let r = &payload[4 + i * EXEC_RECORD..4 + (i + 1) * EXEC_RECORD];
             records.extend_from_slice(&r[..RECORD_LEN]);
-            self.stats
-                .poh_latency
-                .record(now.saturating_sub(u64_at(r, RECORD_LEN)));
+            let latency = now.saturating_sub(u64_at(r, RECORD_LEN));
+            self.stats.poh_latency.record(latency);
+            self.shared.telemetry.latency.record(latency);
         }
         let mixin: [u8; 32] = Sha256::digest(&records).into();
         self.hash = mix(&self.hash, &mixin);
         self.stats.mixins += 1;
         self.stats.records += count as u64;
-        self.entry(Some(mixin), &records, out);
+        self.entry(Some(mixin), &records, false, out);
         FragOutcome::Done
     }
 }

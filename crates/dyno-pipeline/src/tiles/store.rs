@@ -4,6 +4,7 @@ use super::*;
 
 /// Appends ledger entries to a file (`u32 length` + entry each).
 pub struct Store {
+    shared: Arc<Shared>,
     file: std::io::BufWriter<std::fs::File>,
     /// Entries written.
     pub entries: u64,
@@ -15,8 +16,9 @@ pub struct Store {
 
 impl Store {
     /// A store appending to `file`.
-    pub fn new(file: std::fs::File) -> Store {
+    pub fn new(file: std::fs::File, shared: Arc<Shared>) -> Store {
         Store {
+            shared,
             file: std::io::BufWriter::with_capacity(1 << 20, file),
             entries: 0,
             bytes: 0,
@@ -36,7 +38,7 @@ impl Tile for Store {
     fn after_frag(
         &mut self,
         _: usize,
-        _: &FragMeta,
+        meta: &FragMeta,
         payload: &[u8],
         _: &mut Outputs,
     ) -> FragOutcome {
@@ -49,6 +51,12 @@ impl Tile for Store {
         }
         self.entries += 1;
         self.bytes += 4 + payload.len() as u64;
+        // The slot's last entry: the block is adopted once it reached the file.
+        if meta.sig & SLOT_END != 0 {
+            self.flush();
+            let now = self.shared.now_ns();
+            self.shared.telemetry.slot_adopted(meta.sig >> 2, now);
+        }
         FragOutcome::Done
     }
 }

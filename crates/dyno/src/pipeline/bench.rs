@@ -13,17 +13,33 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{parse_seconds, SummaryFormat};
+use super::{parse_seconds_or_zero, SummaryFormat};
 
 /// Arguments of `dyno pipeline bench`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["config", "workload"])))]
 pub struct BenchArgs {
     /// Bench config (TOML); see examples/pipeline/leader-2core.toml.
     #[arg(long, value_name = "FILE")]
-    config: PathBuf,
-    /// Length of the measured window.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value = "10")]
+    config: Option<PathBuf>,
+    /// A built-in fixed-rate workload instead of a config: `value` (transfers) or
+    /// `script` (compute-heavy transactions, small blocks). See docs/pipeline.md.
+    #[arg(long, value_name = "NAME")]
+    workload: Option<String>,
+    /// Transactions per second offered (overrides the config's or workload's rate).
+    #[arg(long, value_name = "TPS")]
+    rate: Option<u64>,
+    /// Length of the measured window; 0 = run as a node until Ctrl-C or SIGTERM.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds_or_zero, default_value = "10")]
     duration: Duration,
+    /// Append the node log to FILE as JSON lines: one line per second (TPS, latency
+    /// centiles) and one per block (stage timings). `dyno compare` reads it.
+    #[arg(long, value_name = "FILE")]
+    node_log: Option<PathBuf>,
+    /// Serve the tiles' Prometheus metrics on ADDR (e.g. 127.0.0.1:7932; overrides the
+    /// config's metrics.listen).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
     /// Run one bench per layout, e.g. `verify=1..2,bank=1..2`, and print a TPS table.
     #[arg(long, value_name = "SPEC", value_parser = parse_sweep)]
     sweep: Option<Sweep>,
@@ -85,7 +101,20 @@ impl Sweep {
 
 /// Runs `dyno pipeline bench`.
 pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
-    let cfg = BenchConfig::from_file(&a.config)?;
+    let (mut cfg, origin) = match (&a.config, &a.workload) {
+        (Some(path), _) => (BenchConfig::from_file(path)?, path.display().to_string()),
+        (None, Some(name)) => (
+            BenchConfig::workload(name, a.rate)?,
+            format!("workload {name}"),
+        ),
+        (None, None) => unreachable!("clap requires --config or --workload"),
+    };
+    if let Some(rate) = a.rate {
+        cfg.bench.rate = rate;
+    }
+    if let Some(addr) = &a.metrics_listen {
+        cfg.metrics.listen = Some(addr.clone());
+    }
     let layouts = match &a.sweep {
         Some(s) => s.layouts((cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)),
         None => vec![(cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)],
@@ -97,7 +126,6 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         let mut c = cfg.clone();
         c.layout.verify_tile_count = v;
         c.layout.bank_tile_count = b;
-        let origin = a.config.display().to_string();
         c.validate(&origin)?;
         c.tango_layout()
             .plan(&online)
@@ -110,6 +138,23 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
              build with `cargo build --release -p dyno` (or set DYNO_ALLOW_DEBUG_BUILD=1 to try anyway)"
         );
     }
+    let mut log = match &a.node_log {
+        Some(p) => Some(NodeLog::open(p)?),
+        None => None,
+    };
+    let _server = match &cfg.metrics.listen {
+        Some(addr) => {
+            let s = super::http::MetricsServer::start(
+                addr,
+                &cfg.workspace.name,
+                cfg.workspace.dir.clone(),
+            )
+            .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
+            eprintln!("metrics: http://{}/metrics", s.addr());
+            Some(s)
+        }
+        None => None,
+    };
     let stop = interrupt::stop_flag();
     let opts = BenchOptions {
         duration: a.duration,
@@ -122,8 +167,15 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         // A busy machine moves the figures; say so in the summary and the stored run.
         let busy = dyno_model::cpu_busy_fraction(Duration::from_millis(300));
         let started_at = dyno_model::now_unix();
-        let mut report = run_bench(c, &opts, stop, &mut show_progress)
-            .with_context(|| format!("bench of {}", a.config.display()))?;
+        let mut on_progress = |p: Progress| match &mut log {
+            Some(log) => log.write(&p),
+            None => show_progress(p),
+        };
+        let mut report = run_bench(c, &opts, stop, &mut on_progress)
+            .with_context(|| format!("bench of {origin}"))?;
+        if let Some(e) = log.as_mut().and_then(NodeLog::take_error) {
+            report.warnings.push(e);
+        }
         if let Some(b) = busy.filter(|b| *b > 0.25) {
             report.warnings.push(format!(
                 "the CPUs were {:.0}% busy before the start: other work competed with the tiles",
@@ -155,6 +207,86 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The node log: JSON lines, one per second and one per block, flushed as written so
+/// that a reader sees every line of a node that was killed.
+struct NodeLog {
+    path: PathBuf,
+    file: std::fs::File,
+    error: Option<String>,
+}
+
+impl NodeLog {
+    fn open(path: &std::path::Path) -> anyhow::Result<NodeLog> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("--node-log {}", path.display()))?;
+        Ok(NodeLog {
+            path: path.to_path_buf(),
+            file,
+            error: None,
+        })
+    }
+
+    /// Writes the line of `p` (progress other than seconds and blocks goes to stderr).
+    fn write(&mut self, p: &Progress) {
+        let line = match node_log_line(p) {
+            Some(l) => l,
+            None => return show_progress(p.clone()),
+        };
+        if let Progress::Second { .. } = p {
+            show_progress(p.clone());
+        }
+        use std::io::Write as _;
+        if let Err(e) = writeln!(self.file, "{line}") {
+            self.error
+                .get_or_insert_with(|| format!("node log {}: {e}", self.path.display()));
+        }
+    }
+
+    fn take_error(&mut self) -> Option<String> {
+        self.error.take()
+    }
+}
+
+/// The JSON line of a second or a block (times in seconds; absent values left out).
+fn node_log_line(p: &Progress) -> Option<String> {
+    let s = |ns: u64| ns as f64 / 1e9;
+    let v = match p {
+        Progress::Second { t, tps, latency } => {
+            let mut v = serde_json::json!({"t": t, "kind": "second", "tps": tps});
+            if latency.count > 0 {
+                v["latency_p50_s"] = s(latency.p50).into();
+                v["latency_p90_s"] = s(latency.p90).into();
+                v["latency_p99_s"] = s(latency.p99).into();
+            }
+            v
+        }
+        Progress::Block { t, block: b } => {
+            let mut v = serde_json::json!({
+                "t": t,
+                "kind": "block",
+                "slot": b.slot,
+                "txs": b.txs,
+                "microblocks": b.microblocks,
+                "stage_ticking_s": s(b.ticking_ns),
+                "stage_snapshot_s": s(b.snapshot_ns),
+                "stage_forged_s": s(b.forged_ns),
+            });
+            if let Some(ns) = b.leader_check_ns {
+                v["stage_leader_check_s"] = s(ns).into();
+            }
+            if let Some(ns) = b.adopted_ns {
+                v["stage_adopted_s"] = s(ns).into();
+            }
+            v
+        }
+        _ => return None,
+    };
+    Some(v.to_string())
+}
+
 fn show_progress(p: Progress) {
     match p {
         Progress::Presigning { count } => eprintln!(
@@ -165,7 +297,8 @@ fn show_progress(p: Progress) {
             tiles.len(),
             tiles.join(" ")
         ),
-        Progress::Second { t, tps } => eprintln!("{t:6.1} s  {tps:>10.0} TPS"),
+        Progress::Second { t, tps, .. } => eprintln!("{t:6.1} s  {tps:>10.0} TPS"),
+        Progress::Block { .. } => {}
         Progress::Draining => eprintln!("stopping benchg; draining the pipeline"),
     }
 }
@@ -335,8 +468,10 @@ fn save(
         command_line: std::env::args().collect(),
         tool_version: build_info::describe(),
         settings: serde_json::json!({
-            "config": a.config.display().to_string(),
-            "config_toml": std::fs::read_to_string(&a.config).unwrap_or_default(),
+            "config": a.config.as_ref().map(|p| p.display().to_string()),
+            "workload": a.workload,
+            "rate": c.bench.rate,
+            "config_toml": a.config.as_ref().map(|p| std::fs::read_to_string(p).unwrap_or_default()),
             "duration_s": a.duration.as_secs_f64(),
             "verify_tile_count": c.layout.verify_tile_count,
             "bank_tile_count": c.layout.bank_tile_count,

@@ -58,6 +58,14 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// `0` (run until stopped) or a positive number of seconds.
+fn parse_seconds_or_zero(s: &str) -> Result<Duration, String> {
+    if s.parse::<f64>() == Ok(0.0) {
+        return Ok(Duration::ZERO);
+    }
+    parse_seconds(s).map_err(|e| format!("{e} (or 0: until stopped)"))
+}
+
 /// Runs a `dyno pipeline` subcommand.
 pub fn run(cmd: PipelineCommand) -> anyhow::Result<ExitCode> {
     match cmd {
