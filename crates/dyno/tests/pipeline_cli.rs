@@ -297,3 +297,37 @@ fn a_monitor_without_a_pipeline_gives_up_with_a_clear_message() {
                 .and(predicate::str::contains("dyno-nobody")),
         );
 }
+
+#[test]
+fn the_monitor_reads_the_workspace_of_a_bench_config_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench.toml");
+    std::fs::write(
+        &bench,
+        format!(
+            "[layout]\nverify_tile_count = 2\n[workspace]\nname = \"benchws\"\ndir = \"{}\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    dyno()
+        .args(["pipeline", "monitor", "--once", "--wait", "1", "--config"])
+        .arg(&bench)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("no running pipeline")
+                .and(predicate::str::contains("benchws")),
+        );
+    let neither = dir.path().join("neither.toml");
+    std::fs::write(&neither, "[layout]\nbogus = 1\n").unwrap();
+    dyno()
+        .args(["pipeline", "monitor", "--once", "--wait", "1", "--config"])
+        .arg(&neither)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("neither.toml")
+                .and(predicate::str::contains("pipeline bench")),
+        );
+}

@@ -22,7 +22,8 @@ pub struct MonitorArgs {
     /// Workspace name (the layout's `workspace.name`).
     #[arg(long, default_value = "dyno", conflicts_with = "config")]
     name: String,
-    /// Read the workspace name and directory from this layout file instead.
+    /// Read the workspace name and directory from this file instead (a `pipeline run`
+    /// layout or a `pipeline bench` config).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Directory holding the workspace (default /dev/shm).
@@ -55,8 +56,17 @@ pub enum MonitorFormat {
 pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
     let path = match &a.config {
         Some(file) => {
-            let cfg = LayoutConfig::from_file(file)?;
-            dyno_tango::workspace::workspace_path(&cfg.workspace.name, cfg.workspace.dir.as_deref())
+            // A `pipeline run` layout or a `pipeline bench` config: both name the workspace.
+            let ws = match LayoutConfig::from_file(file) {
+                Ok(cfg) => cfg.workspace,
+                Err(layout_err) => match dyno_pipeline::BenchConfig::from_file(file) {
+                    Ok(cfg) => cfg.workspace,
+                    Err(bench_err) => anyhow::bail!(
+                        "{layout_err}\n(nor is it a `pipeline bench` config: {bench_err})"
+                    ),
+                },
+            };
+            dyno_tango::workspace::workspace_path(&ws.name, ws.dir.as_deref())
         }
         None => dyno_tango::workspace::workspace_path(&a.name, a.dir.as_deref()),
     };
