@@ -144,6 +144,19 @@ fn producer(l: LinkParts) -> OutLink {
     }
 }
 
+/// Raises every flag when dropped during a panic.
+struct StopOnUnwind<'a>(&'a [&'a AtomicBool]);
+
+impl Drop for StopOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for f in self.0 {
+                f.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
 /// Marks the tile failed and raises `failed` if its thread unwinds.
 struct FailGuard<'a> {
     failed: &'a AtomicBool,
@@ -472,6 +485,9 @@ pub fn run_bench(
     let slots = &plan.slots;
 
     let outcome = std::thread::scope(|s| {
+        // If anything below panics (a progress callback writing to a closed pipe, say),
+        // the tiles must still stop, or the scope would wait for them forever.
+        let _stop_on_unwind = StopOnUnwind(&[&gen_stop, &inner]);
         let ctl = &ctl;
         let tm = |i: usize| tile_metrics[i].clone();
         let mut k = 0;

@@ -219,3 +219,33 @@ fn whole_pipeline_is_correct_with_reliable_ingress() {
 fn whole_pipeline_is_correct_with_lossy_ingress() {
     check(false);
 }
+
+/// A progress callback that panics (as `eprintln!` does on a closed pipe) must not leave
+/// the tiles running with the caller waiting for them forever.
+#[test]
+fn a_panicking_progress_callback_stops_the_tiles() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(dir.path(), true);
+        cfg.workspace.name = "pipeline-test-panic".into();
+        cfg.bench.presign = 1000;
+        let opts = BenchOptions {
+            duration: Duration::ZERO,
+            audit: false,
+            verify_ledger: false,
+        };
+        let result = std::panic::catch_unwind(|| {
+            run_bench(&cfg, &opts, &AtomicBool::new(false), &mut |p| {
+                if let dyno_pipeline::Progress::Second { .. } = p {
+                    panic!("the callback failed");
+                }
+            })
+        });
+        let _ = tx.send(result.is_err());
+    });
+    let panicked = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("run_bench did not return within 120 s after its callback panicked");
+    assert!(panicked, "the panic reached the caller");
+}

@@ -287,19 +287,28 @@ fn node_log_line(p: &Progress) -> Option<String> {
     Some(v.to_string())
 }
 
+/// `eprintln!` that ignores a closed stderr (a node's output piped into `head`, say)
+/// instead of panicking in the middle of a run.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 fn show_progress(p: Progress) {
     match p {
-        Progress::Presigning { count } => eprintln!(
+        Progress::Presigning { count } => say!(
             "signing {count} transactions before the measured window (benchg signs live once they run out)"
         ),
-        Progress::Started { tiles, workspace } => eprintln!(
+        Progress::Started { tiles, workspace } => say!(
             "running {} tiles ({}); watch with: dyno pipeline monitor --name {workspace}",
             tiles.len(),
             tiles.join(" ")
         ),
-        Progress::Second { t, tps, .. } => eprintln!("{t:6.1} s  {tps:>10.0} TPS"),
+        Progress::Second { t, tps, .. } => say!("{t:6.1} s  {tps:>10.0} TPS"),
         Progress::Block { .. } => {}
-        Progress::Draining => eprintln!("stopping benchg; draining the pipeline"),
+        Progress::Draining => say!("stopping benchg; draining the pipeline"),
     }
 }
 
