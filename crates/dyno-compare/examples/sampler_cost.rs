@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Sleeping between samples costs nothing, so the share is (time spent reading and
-//! parsing /proc) / (wall time). The target must live for the whole window.
+//! parsing /proc) / (wall time). The target must live for the whole window. The sampler
+//! reads the target and all its descendants, so a `sh -c` launcher PID works too.
 
 use dyno_compare::sampler::{own_cpu_seconds, own_thread_cpu_ns, sample_between, ProcSampler};
 use std::time::{Duration, Instant};
@@ -47,7 +48,7 @@ fn main() {
         "{n} samples of pid {pid} ({} threads, last CPU {last_cpu:.1}%) in {wall:.1} s: \
          sampling thread on CPU {:.2} ms = {:.4}% of one core ({:.0} us per sample); \
          whole process {used:.2} s by clock ticks of 1/{} s",
-        prev.threads,
+        prev.threads(),
         used_ns / 1e6,
         100.0 * used_ns / 1e9 / wall,
         used_ns / 1e3 / n.max(1) as f64,

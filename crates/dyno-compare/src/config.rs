@@ -13,6 +13,12 @@
 //! env = { RUST_LOG = "warn" }
 //! cwd = "."
 //! metrics = { prometheus = "http://127.0.0.1:7999/metrics", jsonl = "node.jsonl" }
+//! # or as a table of its own, with declared directions and ignored metrics:
+//! # [subject.metrics]
+//! # jsonl = "node.jsonl"
+//! # lower_is_better = ["jsonl:stage_*", "jsonl:latency_*"]
+//! # higher_is_better = ["jsonl:tps"]
+//! # ignore = ["jsonl:cost_units"]
 //!
 //! [[subject]]          # or build a git revision of a Cargo project (see `gitbuild`)
 //! name = "v1.5"
@@ -127,7 +133,25 @@ struct RawSubject {
     #[serde(default)]
     cwd: Option<PathBuf>,
     #[serde(default)]
-    metrics: MetricSources,
+    metrics: RawMetrics,
+}
+
+/// `metrics` as written, with the place of each declared name for errors.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    #[serde(default)]
+    prometheus: Option<String>,
+    #[serde(default)]
+    prometheus_metrics: Vec<String>,
+    #[serde(default)]
+    jsonl: Option<PathBuf>,
+    #[serde(default)]
+    higher_is_better: Vec<Spanned<String>>,
+    #[serde(default)]
+    lower_is_better: Vec<Spanned<String>>,
+    #[serde(default)]
+    ignore: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -164,7 +188,7 @@ pub struct GitSource {
     pub commit: String,
 }
 
-/// Where a subject's own metrics come from.
+/// Where a subject's own metrics come from, and what they mean.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetricSources {
@@ -177,6 +201,17 @@ pub struct MetricSources {
     /// A file the node writes JSON lines to; numeric fields of each line become samples.
     #[serde(default)]
     pub jsonl: Option<PathBuf>,
+    /// Metrics whose larger values are better, whatever their names suggest (names as
+    /// reports show them, e.g. `jsonl:tps`, or Prometheus family names; one `*` allowed
+    /// at the start or the end). See [`crate::declared`].
+    #[serde(default)]
+    pub higher_is_better: Vec<String>,
+    /// Metrics whose smaller values are better (as `higher_is_better`).
+    #[serde(default)]
+    pub lower_is_better: Vec<String>,
+    /// Metrics not recorded at all (as `higher_is_better`).
+    #[serde(default)]
+    pub ignore: Vec<String>,
 }
 
 /// One release to measure.
@@ -369,13 +404,15 @@ impl ComparisonFile {
                     return Err(invalid(span, key("metrics.prometheus"), why));
                 }
             }
+            let metrics = check_declarations(&s.metrics)
+                .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?;
             subjects.push(SubjectSpec {
                 name: s.name.clone(),
                 command,
                 git,
                 env: s.env.clone(),
                 cwd: s.cwd.clone(),
-                metrics: s.metrics.clone(),
+                metrics,
             });
         }
         let mut workloads: Vec<WorkloadSpec> = Vec::new();
@@ -516,6 +553,54 @@ pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, St
         .ok_or_else(|| format!("`{program}` is not an executable on PATH"))
 }
 
+/// Checks the declared names of a `metrics` table (each a valid pattern, none matching a
+/// name of another list) and returns the table; errors give the entry's place, its key
+/// (`lower_is_better[2]`) and what is wrong.
+fn check_declarations(
+    m: &RawMetrics,
+) -> Result<MetricSources, (std::ops::Range<usize>, String, String)> {
+    use crate::declared::NamePattern;
+    let lists = [
+        ("higher_is_better", &m.higher_is_better),
+        ("lower_is_better", &m.lower_is_better),
+        ("ignore", &m.ignore),
+    ];
+    let mut seen: Vec<(&str, usize, &str, NamePattern)> = Vec::new();
+    for (list, entries) in lists {
+        for (i, e) in entries.iter().enumerate() {
+            let at = || (e.span(), format!("{list}[{i}]"));
+            let pattern = NamePattern::parse(e.get_ref()).map_err(|why| {
+                let (span, k) = at();
+                (span, k, why)
+            })?;
+            if let Some((other, j, text, _)) = seen
+                .iter()
+                .find(|(l, _, _, p)| *l != list && p.overlaps(&pattern))
+            {
+                let (span, k) = at();
+                return Err((
+                    span,
+                    k,
+                    format!(
+                        "`{}` is also covered by `{text}` in `{other}[{j}]`: a metric is in one list only",
+                        e.get_ref()
+                    ),
+                ));
+            }
+            seen.push((list, i, e.get_ref(), pattern));
+        }
+    }
+    let strings = |v: &[Spanned<String>]| v.iter().map(|e| e.get_ref().clone()).collect();
+    Ok(MetricSources {
+        prometheus: m.prometheus.clone(),
+        prometheus_metrics: m.prometheus_metrics.clone(),
+        jsonl: m.jsonl.clone(),
+        higher_is_better: strings(&m.higher_is_better),
+        lower_is_better: strings(&m.lower_is_better),
+        ignore: strings(&m.ignore),
+    })
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text.get(..offset).unwrap_or(text).matches('\n').count() + 1
 }
@@ -616,6 +701,56 @@ args = ["--rate", "{rate}"]
 
         let e = err("[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n");
         assert!(e.contains("at least one candidate"), "{e}");
+    }
+
+    #[test]
+    fn declared_directions_and_ignored_metrics() {
+        let with = |decl: &str| {
+            GOOD.replace(
+                "metrics = { prometheus = \"http://127.0.0.1:7999/metrics\" }",
+                &format!("[subject.metrics]\njsonl = \"node.jsonl\"\n{decl}"),
+            )
+        };
+        let c = parse(&with(
+            "lower_is_better = [\"jsonl:stage_*\", \"*_s\"]\nhigher_is_better = [\"jsonl:tps\"]\nignore = [\"jsonl:cost_units\"]\n",
+        ))
+        .unwrap();
+        let m = &c.subjects[1].metrics;
+        assert_eq!(m.lower_is_better, ["jsonl:stage_*", "*_s"]);
+        assert_eq!(m.higher_is_better, ["jsonl:tps"]);
+        assert_eq!(m.ignore, ["jsonl:cost_units"]);
+        assert_eq!(m.jsonl.as_deref(), Some(Path::new("node.jsonl")));
+
+        // Errors point at the entry: [[subject]] is line 10, [subject.metrics] line 13.
+        let e = err(&with("lower_is_better = [\"jsonl:*stage*\"]\n"));
+        assert!(
+            e.starts_with("cmp.toml:15: `subject[1].metrics.lower_is_better[0]`"),
+            "{e}"
+        );
+        assert!(e.contains("one `*` at most"), "{e}");
+
+        let e = err(&with(
+            "higher_is_better = [\"jsonl:tps\"]\nignore = [\n  \"jsonl:slot\",\n  \"jsonl:*\",\n]\n",
+        ));
+        assert!(
+            e.starts_with("cmp.toml:18: `subject[1].metrics.ignore[1]`"),
+            "{e}"
+        );
+        assert!(e.contains("`jsonl:tps` in `higher_is_better[0]`"), "{e}");
+
+        let e = err(&with(
+            "lower_is_better = [\"a\"]\nhigher_is_better = [\"a\"]\n",
+        ));
+        assert!(
+            e.contains("metrics.lower_is_better[0]") && e.contains("`higher_is_better[0]`"),
+            "{e}"
+        );
+
+        let e = err(&with("lower_is_beter = [\"a\"]\n"));
+        assert!(
+            e.contains("unknown field `lower_is_beter`") && e.contains("line 15"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@ use crate::sampler::{cpu_spans, ProcSample, CPU_SPAN_THRESHOLD};
 use dyno_model::{Direction, Metric, Unit};
 use serde::{Deserialize, Serialize};
 
+pub use crate::declared::guess_direction;
+
 /// How the points of a series are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -231,30 +233,6 @@ fn sample_interval(points: &[(f64, f64)]) -> f64 {
     dyno_stats::median(&gaps).unwrap_or(1.0)
 }
 
-/// Direction of a node metric, guessed from its name: latencies, times, losses, errors,
-/// drops, overruns and backpressure are lower-is-better; everything else (throughput
-/// counters such as frags or transactions) higher-is-better.
-pub fn guess_direction(name: &str) -> Direction {
-    const LOWER: [&str; 11] = [
-        "latency",
-        "seconds",
-        "_ns",
-        "_ms",
-        "_us",
-        "lost",
-        "error",
-        "drop",
-        "ovrn",
-        "backpressure",
-        "fail",
-    ];
-    if LOWER.iter().any(|w| name.contains(w)) {
-        Direction::LowerIsBetter
-    } else {
-        Direction::HigherIsBetter
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,21 +295,5 @@ mod tests {
             ..s
         };
         assert_eq!(process_series(&[with_io], 10.0).len(), 9);
-    }
-
-    #[test]
-    fn directions_from_names() {
-        assert_eq!(
-            guess_direction("dyno_link_frags_total"),
-            Direction::HigherIsBetter
-        );
-        assert_eq!(
-            guess_direction("tx_latency_seconds"),
-            Direction::LowerIsBetter
-        );
-        assert_eq!(
-            guess_direction("dyno_tile_backpressure_total"),
-            Direction::LowerIsBetter
-        );
     }
 }

@@ -4,7 +4,16 @@
 //! The child gets its own process group, so a Ctrl-C in the terminal reaches dyno only:
 //! dyno then stops the node itself (SIGINT to the whole group, SIGKILL after the grace
 //! period), and anything the node started goes with it. Signals are sent with the `kill`
-//! command because this crate forbids `unsafe` (no libc).
+//! command, which keeps `unsafe` out of this module.
+//!
+//! If dyno itself dies without stopping the node (SIGKILL, the OOM killer, a crash), two
+//! things still end the node's group: the kernel sends the spawned process SIGKILL when
+//! the thread that spawned it exits (`PR_SET_PDEATHSIG`, Linux), and a *group guard*, a
+//! tiny `sh` that dyno starts beside each node (outside the node's tree and group, so it
+//! is neither sampled nor signalled with the node), waits for end-of-file on a pipe only
+//! dyno holds open: the kernel closes it when dyno dies, and the guard then SIGKILLs the
+//! node's whole group, which the parent-death signal alone would not reach (a launcher
+//! shell's children, for one).
 
 use crate::config::{SubjectSpec, WorkloadSpec};
 use crate::execution::{guess_direction, process_series, Execution, Outcome, Series, SeriesKind};
@@ -41,6 +50,12 @@ pub trait Executor {
 }
 
 /// Runs nodes as child processes.
+///
+/// The parent-death signal fires when the *thread* that spawned the node exits, so
+/// [`Executor::execute`] must be called from a thread that outlives the execution; it
+/// starts, measures and stops the node on the calling thread, and `dyno compare` calls it
+/// from its main thread, which lives for the whole comparison. Calling it from a
+/// short-lived worker thread would kill the node when that thread ends.
 #[derive(Debug, Clone)]
 pub struct ProcessExecutor {
     /// Seconds between SIGINT and SIGKILL.
@@ -78,6 +93,8 @@ struct Running {
     child: Child,
     tail: Tail,
     readers: Vec<std::thread::JoinHandle<()>>,
+    /// The group guard (see the module documentation); `None` if it could not start.
+    guard: Option<Child>,
     /// Set once the group was killed and the child reaped; until then dropping a
     /// `Running` (a panic, an early return) kills the group, so no node outlives dyno's
     /// handling of it.
@@ -87,6 +104,7 @@ struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if !self.reaped {
+            self.dismiss_guard();
             signal("KILL", &format!("-{}", self.child.id()));
             let _ = self.child.wait();
         }
@@ -96,6 +114,17 @@ impl Drop for Running {
 impl Running {
     fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Ends the group guard before dyno reaps the node: while the node's zombie holds its
+    /// pid, the group id cannot be reused, so a guard that fires late hits nothing else.
+    /// (A node that exited by itself was reaped already; its group id could then be
+    /// reused only after the pid space wrapped around within that moment.)
+    fn dismiss_guard(&mut self) {
+        if let Some(mut guard) = self.guard.take() {
+            let _ = guard.kill();
+            let _ = guard.wait();
+        }
     }
 
     fn last_lines(&self) -> Vec<String> {
@@ -134,6 +163,7 @@ impl Running {
             }
         }
         // Whatever is left of the group (the node's own children) goes too.
+        self.dismiss_guard();
         signal("KILL", &group);
         let _ = self.child.wait();
         self.reaped = true;
@@ -173,12 +203,14 @@ fn start(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    crate::sys::kill_when_parent_dies(&mut cmd);
     if let Some(dir) = &subject.cwd {
         cmd.current_dir(dir);
     }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+    let guard = group_guard(child.id());
     let tail: Tail = Arc::new(Mutex::new(VecDeque::new()));
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
@@ -191,8 +223,29 @@ fn start(
         child,
         tail,
         readers,
+        guard,
         reaped: false,
     })
+}
+
+/// Starts the group guard of process group `pgid`: it blocks reading a pipe whose write
+/// end only dyno holds (std opens it close-on-exec, so no node inherits it) and SIGKILLs
+/// the group at end-of-file, i.e. when dyno exits without dismissing it. It has a group
+/// of its own so that a Ctrl-C at the terminal does not end it.
+fn group_guard(pgid: u32) -> Option<Child> {
+    Command::new("sh")
+        .args([
+            "-c",
+            "read -r _; kill -KILL \"-$1\" 2>/dev/null",
+            "dyno-group-guard",
+            &pgid.to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()
 }
 
 /// Sleeps until `until`, waking every 20 ms; `Err` with why when the node exits or `stop`
@@ -318,21 +371,24 @@ impl Executor for ProcessExecutor {
             .prometheus
             .as_deref()
             .and_then(|u| Endpoint::parse(u).ok());
-        let jsonl_start = subject
-            .metrics
-            .jsonl
-            .as_ref()
-            .map(|p| jsonl::offset(&resolve(subject, p)));
+        // Only the lines the node logs during the measured window count: warm-up and
+        // shutdown are left out, as they are for the /proc metrics.
+        let jsonl_path = subject.metrics.jsonl.as_ref().map(|p| resolve(subject, p));
+        let mut jsonl_window = None;
         let warm_end = Instant::now() + Duration::from_secs_f64(workload.warmup_s);
         let result = wait_until(&mut node, warm_end, stop).and_then(|()| {
-            self.measure(
+            let start = jsonl_path.as_deref().map(jsonl::offset);
+            let r = self.measure(
                 &mut node,
                 subject,
                 workload,
                 endpoint.as_ref(),
                 stop,
                 &mut exec,
-            )
+            );
+            let end = jsonl_path.as_deref().map(jsonl::offset);
+            jsonl_window = start.zip(end);
+            r
         });
         let (kill_warning, last_lines) = node.stop(self.grace);
         exec.warnings.extend(kill_warning);
@@ -345,12 +401,13 @@ impl Executor for ProcessExecutor {
             },
             Err(Interruption::Failed(reason)) => Outcome::Failed { reason, last_lines },
         };
-        if let (Some(path), Some(offset)) = (&subject.metrics.jsonl, jsonl_start) {
-            match jsonl::read_from(&resolve(subject, path), offset) {
+        if let (Some(path), Some((start, end))) = (&jsonl_path, jsonl_window) {
+            match jsonl::read_range(path, start, end) {
                 Ok(series) => exec.series.extend(series),
                 Err(e) => exec.warnings.push(format!("{}: {e}", path.display())),
             }
         }
+        crate::declared::apply(&subject.metrics, &mut exec.series);
         exec
     }
 }
@@ -403,7 +460,7 @@ impl ProcessExecutor {
                 if let Err(why) = node_metrics.scrape(
                     ep,
                     &subject.metrics.prometheus_metrics,
-                    next.t - t0,
+                    prev.t - t0,
                     &mut exec.warnings,
                 ) {
                     break Err(Interruption::Failed(why));
@@ -420,74 +477,151 @@ impl ProcessExecutor {
     }
 }
 
-/// JSON lines a node writes: each numeric field of each line is one observation.
-mod jsonl {
-    use crate::execution::{guess_direction, Series, SeriesKind};
-    use dyno_model::{Metric, Unit};
-    use std::collections::BTreeMap;
-    use std::io::{Read, Seek, SeekFrom};
-    use std::path::Path;
-
-    /// The current length of the file (0 when it does not exist yet).
-    pub fn offset(path: &Path) -> u64 {
-        std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
-    }
-
-    /// Observations written since `offset`, one series per numeric field. A field named
-    /// `t` (seconds) gives the time of the line's observations; otherwise the line index.
-    pub fn read_from(path: &Path, offset: u64) -> Result<Vec<Series>, String> {
-        let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-        f.seek(SeekFrom::Start(offset)).map_err(|e| e.to_string())?;
-        let mut text = String::new();
-        f.read_to_string(&mut text).map_err(|e| e.to_string())?;
-        Ok(parse(&text))
-    }
-
-    pub fn parse(text: &str) -> Vec<Series> {
-        let mut out: BTreeMap<String, Series> = BTreeMap::new();
-        for (i, line) in text.lines().enumerate() {
-            let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(line) else {
-                continue;
-            };
-            let t = obj.get("t").and_then(|v| v.as_f64()).unwrap_or(i as f64);
-            for (k, v) in obj.iter().filter(|(k, _)| k.as_str() != "t") {
-                let Some(v) = v.as_f64() else { continue };
-                let name = format!("jsonl:{k}");
-                let unit = if k.ends_with("_s") || k.contains("latency") {
-                    Unit::Seconds
-                } else {
-                    Unit::Count
-                };
-                out.entry(name.clone())
-                    .or_insert_with(|| Series {
-                        metric: Metric::new(name, unit, guess_direction(k)),
-                        kind: SeriesKind::Observations,
-                        points: Vec::new(),
-                    })
-                    .points
-                    .push((t, v));
-            }
-        }
-        out.into_values().collect()
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #[test]
-        fn numeric_fields_become_observations() {
-            let s = super::parse("{\"t\": 1.5, \"latency_s\": 0.2, \"block\": \"x\"}\nnot json\n{\"latency_s\": 0.4}\n");
-            assert_eq!(s.len(), 1);
-            assert_eq!(s[0].metric.name, "jsonl:latency_s");
-            assert_eq!(s[0].points, vec![(1.5, 0.2), (2.0, 0.4)]);
-        }
-    }
-}
+mod jsonl;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::ComparisonFile;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
+
+    /// Not a test of its own: the stand-in for dyno that the orphan tests start and
+    /// SIGKILL. With `DYNO_COMPARE_ORPHAN_MODE=executor` it starts a launcher shell whose
+    /// child is the "node", exactly as the executor does; with `pdeathsig` it starts
+    /// `sleep` with the parent-death signal only (no group, no guard). It writes the pids
+    /// to watch to `pids` in `DYNO_COMPARE_ORPHAN_DIR` and waits to be killed.
+    #[test]
+    #[ignore = "helper process of the orphan tests"]
+    fn stand_in_for_dyno() {
+        let (Some(dir), Ok(mode)) = (
+            std::env::var_os("DYNO_COMPARE_ORPHAN_DIR"),
+            std::env::var("DYNO_COMPARE_ORPHAN_MODE"),
+        ) else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        let publish = |pids: String| {
+            std::fs::write(dir.join("pids.tmp"), pids).unwrap();
+            std::fs::rename(dir.join("pids.tmp"), dir.join("pids")).unwrap();
+        };
+        if mode == "pdeathsig" {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("600");
+            crate::sys::kill_when_parent_dies(&mut cmd);
+            let mut child = cmd.spawn().unwrap();
+            publish(child.id().to_string());
+            std::thread::sleep(Duration::from_secs(600));
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        let text = format!(
+            r#"[[subject]]
+name = "launcher"
+command = ["sh", "-c", "sleep 600 & echo $! > g.tmp && mv g.tmp grandchild.pid; wait"]
+cwd = "{d}"
+[[subject]]
+name = "b"
+command = ["sh"]
+[[workload]]
+name = "w"
+rate = 1
+measure_s = 2
+"#,
+            d = dir.display()
+        );
+        let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
+        let (subject, workload) = (&cfg.subjects[0], &cfg.workloads[0]);
+        let node = start(&subject.command_for(workload), subject, workload).unwrap();
+        let grandchild = loop {
+            match std::fs::read_to_string(dir.join("grandchild.pid")) {
+                Ok(g) => break g,
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        };
+        publish(format!("{} {}", node.pid(), grandchild.trim()));
+        std::thread::sleep(Duration::from_secs(600));
+        drop(node);
+    }
+
+    /// Start time of a live, non-zombie process (a killed orphan may wait a moment for
+    /// init to reap it); the start time tells it from a later process with its pid.
+    fn start_ticks(pid: u32) -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let s = crate::sampler::parse_stat(&stat)?;
+        (s.state != 'Z' && s.state != 'X').then_some(s.start_ticks)
+    }
+
+    /// Starts the stand-in in `mode`, waits for its pids, SIGKILLs it and returns the
+    /// pids still running after a generous deadline (polled: how fast the machine is
+    /// must not matter), which it then kills.
+    fn survivors_of_a_killed_dyno(mode: &str) -> Vec<u32> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut dyno = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--ignored",
+                "--exact",
+                "executor::tests::stand_in_for_dyno",
+                "--nocapture",
+            ])
+            .env("DYNO_COMPARE_ORPHAN_DIR", dir.path())
+            .env("DYNO_COMPARE_ORPHAN_MODE", mode)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let pids: Vec<u32> = loop {
+            if let Ok(text) = std::fs::read_to_string(dir.path().join("pids")) {
+                break text
+                    .split_whitespace()
+                    .map(|p| p.parse().unwrap())
+                    .collect();
+            }
+            if Instant::now() > deadline {
+                let _ = dyno.kill();
+                panic!("the stand-in never started its node");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let node: Vec<(u32, u64)> = pids
+            .iter()
+            .map(|&p| {
+                (
+                    p,
+                    start_ticks(p).expect("the node runs before dyno is killed"),
+                )
+            })
+            .collect();
+        dyno.kill().unwrap(); // SIGKILL: no Drop, no stop(), no signal handler
+        dyno.wait().unwrap();
+        let running = |&(p, s): &(u32, u64)| start_ticks(p) == Some(s);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while node.iter().any(running) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let survivors: Vec<u32> = node.iter().filter(|n| running(n)).map(|n| n.0).collect();
+        for p in &survivors {
+            signal("KILL", &p.to_string());
+        }
+        survivors
+    }
+
+    #[test]
+    fn a_node_and_its_children_do_not_outlive_a_killed_dyno() {
+        let survivors = survivors_of_a_killed_dyno("executor");
+        assert!(
+            survivors.is_empty(),
+            "still running 60 s after dyno was killed: {survivors:?}"
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_parent_death_signal_alone_ends_a_direct_child() {
+        let survivors = survivors_of_a_killed_dyno("pdeathsig");
+        assert!(survivors.is_empty(), "{survivors:?}");
+    }
 
     #[test]
     fn an_endpoint_that_answered_and_then_stops_marks_the_node_as_not_answering() {

@@ -3,7 +3,7 @@
 
 use crate::execution::{Execution, Outcome, SeriesKind};
 use crate::record::ComparisonMeta;
-use crate::verdict::{Judgement, MetricVerdict};
+use crate::verdict::{Judgement, MetricVerdict, RunTable};
 use dyno_model::{format_value, Direction, Host, Metric, Unit};
 use dyno_report::plot::{BoxPlot, CdfPlot, TimeSeriesPlot};
 use dyno_report::{Align, Cell, HtmlReport, Section, Table};
@@ -44,31 +44,128 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
     .column("verdict", Align::Left);
     for v in &j.verdicts {
         let unit = v.metric.unit;
-        let r = v.comparison.ratio;
-        let ci = if r.low.is_finite() && r.high.is_finite() {
-            format!("{}..{}", pct(r.low), pct(r.high))
-        } else {
-            "n/a".into()
-        };
-        let verdict = Cell::new(verdict_label(v.verdict()));
-        let verdict = match v.verdict() {
-            Verdict::Regression => verdict.bad(),
-            Verdict::Improvement => verdict.good(),
-            Verdict::NoSignificantChange => verdict,
-        };
-        t.push_row(vec![
+        let mut row = vec![
             Cell::new(&v.workload),
             Cell::new(&v.metric.name),
             Cell::new(&v.candidate),
             Cell::new(format_value(v.baseline_median(), unit)),
             Cell::new(format_value(v.candidate_median(), unit)),
-            Cell::new(pct(r.estimate)),
-            Cell::new(ci),
-            Cell::new(format!("{:.3}", v.comparison.p_adjusted)),
-            verdict,
-        ]);
+        ];
+        row.extend(change_cells(Some(v)));
+        t.push_row(row);
     }
     t
+}
+
+/// Delta, 95% interval of the ratio, Holm-adjusted p and verdict of one comparison, or
+/// "n/a" cells when there is none (too few complete rounds).
+fn change_cells(v: Option<&MetricVerdict>) -> [Cell; 4] {
+    let Some(v) = v else {
+        return [
+            Cell::new("n/a"),
+            Cell::new("n/a"),
+            Cell::new("n/a"),
+            Cell::new("not judged"),
+        ];
+    };
+    let r = v.comparison.ratio;
+    let ci = if r.low.is_finite() && r.high.is_finite() {
+        format!("{}..{}", pct(r.low), pct(r.high))
+    } else {
+        "n/a".into()
+    };
+    let verdict = Cell::new(verdict_label(v.verdict()));
+    let verdict = match v.verdict() {
+        Verdict::Regression => verdict.bad(),
+        Verdict::Improvement => verdict.good(),
+        Verdict::NoSignificantChange => verdict,
+    };
+    [
+        Cell::new(pct(r.estimate)),
+        Cell::new(ci),
+        Cell::new(format!("{:.3}", v.comparison.p_adjusted)),
+        verdict,
+    ]
+}
+
+/// Metrics whose names start with this are per-stage timings of block production
+/// (`jsonl:stage_leader_check_s`, ...): one row each in [`stage_table`].
+pub const STAGE_PREFIX: &str = "jsonl:stage_";
+
+/// The per-stage timing table of one workload: for every `jsonl:stage_*` metric, in the
+/// order the node wrote them, each subject's median over its complete rounds of the
+/// per-round medians, then each candidate's change against the baseline with the 95%
+/// interval of the ratio, the Holm-adjusted p and the verdict (the same numbers as the
+/// verdict table). `None` when the workload has no stage metric.
+pub fn stage_table(
+    workload: &str,
+    meta: &ComparisonMeta,
+    executions: &[Execution],
+    j: &Judgement,
+) -> Option<Table> {
+    let runs = RunTable::of(executions, &meta.subjects);
+    let rows: Vec<_> = runs
+        .rows
+        .iter()
+        .filter(|(w, m, _)| w == workload && m.name.starts_with(STAGE_PREFIX))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let candidates = meta.subjects.get(1..).unwrap_or_default();
+    let mut t = Table::new(format!(
+        "Block production stages, {workload}: median over rounds of each round's median"
+    ))
+    .column("stage", Align::Left);
+    for (i, s) in meta.subjects.iter().enumerate() {
+        let header = if i == 0 {
+            format!("{s} (baseline)")
+        } else {
+            s.clone()
+        };
+        t = t.column(header, Align::Right);
+    }
+    for c in candidates {
+        let head = |h: &str| {
+            if candidates.len() > 1 {
+                format!("{c}: {h}")
+            } else {
+                h.to_string()
+            }
+        };
+        t = t
+            .column(head("delta"), Align::Right)
+            .column(head("95% CI of ratio"), Align::Right)
+            .column(head("p (Holm)"), Align::Right)
+            .column(head("verdict"), Align::Left);
+    }
+    for (_, metric, values) in rows {
+        let stage = metric.name.trim_start_matches(STAGE_PREFIX);
+        let mut row = vec![Cell::new(stage.strip_suffix("_s").unwrap_or(stage))];
+        for v in values {
+            row.push(Cell::new(match dyno_stats::median(v) {
+                Some(m) => format_value(m, metric.unit),
+                None => "n/a".into(),
+            }));
+        }
+        for c in candidates {
+            let verdict = j.verdicts.iter().find(|v| {
+                v.workload == workload && v.metric.name == metric.name && &v.candidate == c
+            });
+            row.extend(change_cells(verdict));
+        }
+        t.push_row(row);
+    }
+    Some(t)
+}
+
+/// [`stage_table`] of every workload that has stage metrics, in workload order (for a
+/// terminal summary).
+pub fn stage_tables(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement) -> Vec<Table> {
+    meta.workloads
+        .iter()
+        .filter_map(|w| stage_table(w, meta, executions, j))
+        .collect()
 }
 
 /// The verdicts as JSON, one object per row of [`verdict_table`], full precision. Field
@@ -288,7 +385,7 @@ pub fn html(input: &ReportInput<'_>) -> String {
     }
     report = report.section(summary.table(verdict_table(meta, input.judgement)));
     for (w, ..) in &input.workloads {
-        let section = workload_section(w, meta, input.executions);
+        let section = workload_section(w, meta, input.executions, input.judgement);
         report = report.section(spread_plots(section, w, meta, input.judgement));
     }
     report
@@ -337,7 +434,12 @@ fn spread_plots(
     section
 }
 
-fn workload_section(workload: &str, meta: &ComparisonMeta, executions: &[Execution]) -> Section {
+fn workload_section(
+    workload: &str,
+    meta: &ComparisonMeta,
+    executions: &[Execution],
+    j: &Judgement,
+) -> Section {
     let mut section = Section::new(format!("Workload {workload}"));
     let runs: Vec<&Execution> = executions
         .iter()
@@ -369,16 +471,26 @@ fn workload_section(workload: &str, meta: &ComparisonMeta, executions: &[Executi
             section = section.plot_result(format!("{title} over the measured window"), svg);
         }
     }
-    // Distributions (latencies from JSON lines) pooled over rounds.
-    let mut names: Vec<Metric> = runs
-        .iter()
-        .flat_map(|e| e.series.iter())
-        .filter(|s| s.kind == SeriesKind::Observations)
-        .map(|s| s.metric.clone())
-        .collect();
-    names.dedup_by(|a, b| a.name == b.name);
+    if let Some(table) = stage_table(workload, meta, executions, j) {
+        section = section.table(table);
+    }
+    // Latency distributions: every observation (or per-second value) of every complete
+    // round, pooled per subject. Counters and peaks are not distributions.
+    let mut names: Vec<Metric> = Vec::new();
+    for s in runs.iter().flat_map(|e| e.series.iter()) {
+        let wanted = s.metric.name.contains("latency")
+            && matches!(s.kind, SeriesKind::Observations | SeriesKind::Gauge);
+        if wanted && !names.iter().any(|m| m.name == s.metric.name) {
+            names.push(s.metric.clone());
+        }
+    }
+    let rounds = |subject: &str| runs.iter().filter(|e| e.subject == subject).count();
     for metric in names {
-        let mut plot = CdfPlot::new(format!("{}, {workload}", metric.name), metric.clone());
+        let title = format!(
+            "{}, {workload}: all observations of all complete rounds",
+            metric.name
+        );
+        let mut plot = CdfPlot::new(title, metric.clone());
         for subject in &meta.subjects {
             let values: Vec<f64> = runs
                 .iter()
@@ -388,7 +500,12 @@ fn workload_section(workload: &str, meta: &ComparisonMeta, executions: &[Executi
                 .flat_map(|s| s.points.iter().map(|p| p.1))
                 .collect();
             if !values.is_empty() {
-                plot = plot.series(subject.clone(), values);
+                let label = format!(
+                    "{subject} ({} rounds, {} values)",
+                    rounds(subject),
+                    values.len()
+                );
+                plot = plot.series(label, values);
             }
         }
         section = section.plot_result(
@@ -425,15 +542,26 @@ mod tests {
             Ok::<_, ()>(())
         })
         .unwrap();
-        // Latencies a node logged as JSON lines: observations, drawn as a CDF.
+        // What the reference node logs as JSON lines: latencies (drawn as CDFs), a
+        // throughput (not drawn: not a latency) and stage timings (a table), with b's
+        // forging stage 30% slower.
+        let logged = |name: &str, level: f64| crate::execution::Series {
+            metric: Metric::new(name, Unit::Seconds, crate::declared::guess_direction(name)),
+            kind: SeriesKind::Observations,
+            points: (0..51)
+                .map(|i| (i as f64, level * (1.0 + 0.001 * (i as f64 - 25.0))))
+                .collect(),
+        };
         for e in execs.iter_mut() {
-            e.series.push(crate::execution::Series {
-                metric: Metric::new("jsonl:latency_s", Unit::Seconds, Direction::LowerIsBetter),
-                kind: SeriesKind::Observations,
-                points: (0..50)
-                    .map(|i| (i as f64, 0.01 + 0.001 * i as f64))
-                    .collect(),
-            });
+            // Rounds 0..8 spread evenly around 1: the median over rounds is `level`.
+            let jitter = 1.0 + 0.001 * (e.round as f64 - 3.5);
+            let forged = if e.subject == "b" { 0.39 * 1.3 } else { 0.39 };
+            e.series.extend([
+                logged("jsonl:stage_leader_check_s", 1.2e-5 * jitter),
+                logged("jsonl:stage_forged_s", forged * jitter),
+                logged("jsonl:tps", 2000.0 * jitter),
+                logged("jsonl:latency_s", 0.01 * jitter),
+            ]);
         }
         let subjects: Vec<String> = cfg.subjects.iter().map(|s| s.name.clone()).collect();
         let settings = dyno_stats::ComparisonSettings {
@@ -466,6 +594,22 @@ mod tests {
         assert!(html.contains("CPU use over the measured window"));
         assert!(html.contains("cpu_percent per round (improvement)"));
         assert!(html.contains("Distribution of jsonl:latency_s"));
+        assert!(!html.contains("Distribution of jsonl:tps"));
+        assert_eq!(html.matches("Distribution of jsonl:latency_s").count(), 2); // 2 workloads
+        assert!(html.contains("Block production stages, value"));
+        assert!(
+            html.contains(">leader_check<") && html.contains(">forged<"),
+            "stage rows"
+        );
+        let stages = stage_tables(&meta, &execs, &j);
+        assert_eq!(stages.len(), 2);
+        let forged = &stages[0].rows[1];
+        let text: Vec<&str> = forged.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(text[..3], ["forged", "390.00 ms", "507.00 ms"]);
+        assert_eq!(text[3], "+30.0%");
+        assert_eq!(text[6], "regression");
+        assert_eq!(stages[0].rows[0][0].text, "leader_check");
+        assert_eq!(stages[0].rows[0][1].text, "12.00 µs");
         assert!(html.contains("Improvement"));
         assert!(!html.contains("not drawn"), "a plot failed");
     }

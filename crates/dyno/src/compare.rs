@@ -351,6 +351,22 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
     if !rendered.ends_with('\n') {
         println!();
     }
+    // Per-stage block timings, one table per workload (CSV stays one table of verdicts).
+    for stages in report::stage_tables(meta, executions, j) {
+        let text = match format {
+            Format::Table => TableFormat::Terminal {
+                color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            }
+            .render(&stages),
+            Format::Markdown => TableFormat::Markdown.render(&stages),
+            Format::Csv | Format::Json => continue,
+        };
+        println!();
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
+    }
     for (v, text) in report::observations(j) {
         println!("{}: {text}", report::verdict_label(v));
     }

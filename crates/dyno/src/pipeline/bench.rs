@@ -239,7 +239,8 @@ impl NodeLog {
             show_progress(p.clone());
         }
         use std::io::Write as _;
-        if let Err(e) = writeln!(self.file, "{line}") {
+        // One write per line, so a reader never sees half a line from a live node.
+        if let Err(e) = self.file.write_all(format!("{line}\n").as_bytes()) {
             self.error
                 .get_or_insert_with(|| format!("node log {}: {e}", self.path.display()));
         }
@@ -250,41 +251,67 @@ impl NodeLog {
     }
 }
 
+/// A per-second line of the node log (fields in this order).
+#[derive(serde::Serialize)]
+struct SecondLine {
+    t: f64,
+    kind: &'static str,
+    tps: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_p50_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_p90_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_p99_s: Option<f64>,
+}
+
+/// A per-block line of the node log: the stages in the order a block goes through them.
+#[derive(serde::Serialize)]
+struct BlockLine {
+    t: f64,
+    kind: &'static str,
+    slot: u64,
+    txs: u64,
+    microblocks: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stage_leader_check_s: Option<f64>,
+    stage_ticking_s: f64,
+    stage_snapshot_s: f64,
+    stage_forged_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stage_adopted_s: Option<f64>,
+}
+
 /// The JSON line of a second or a block (times in seconds; absent values left out).
 fn node_log_line(p: &Progress) -> Option<String> {
     let s = |ns: u64| ns as f64 / 1e9;
-    let v = match p {
+    let line = match p {
         Progress::Second { t, tps, latency } => {
-            let mut v = serde_json::json!({"t": t, "kind": "second", "tps": tps});
-            if latency.count > 0 {
-                v["latency_p50_s"] = s(latency.p50).into();
-                v["latency_p90_s"] = s(latency.p90).into();
-                v["latency_p99_s"] = s(latency.p99).into();
-            }
-            v
+            let c = |ns: u64| (latency.count > 0).then(|| s(ns));
+            serde_json::to_string(&SecondLine {
+                t: *t,
+                kind: "second",
+                tps: *tps,
+                latency_p50_s: c(latency.p50),
+                latency_p90_s: c(latency.p90),
+                latency_p99_s: c(latency.p99),
+            })
         }
-        Progress::Block { t, block: b } => {
-            let mut v = serde_json::json!({
-                "t": t,
-                "kind": "block",
-                "slot": b.slot,
-                "txs": b.txs,
-                "microblocks": b.microblocks,
-                "stage_ticking_s": s(b.ticking_ns),
-                "stage_snapshot_s": s(b.snapshot_ns),
-                "stage_forged_s": s(b.forged_ns),
-            });
-            if let Some(ns) = b.leader_check_ns {
-                v["stage_leader_check_s"] = s(ns).into();
-            }
-            if let Some(ns) = b.adopted_ns {
-                v["stage_adopted_s"] = s(ns).into();
-            }
-            v
-        }
+        Progress::Block { t, block: b } => serde_json::to_string(&BlockLine {
+            t: *t,
+            kind: "block",
+            slot: b.slot,
+            txs: b.txs,
+            microblocks: b.microblocks,
+            stage_leader_check_s: b.leader_check_ns.map(s),
+            stage_ticking_s: s(b.ticking_ns),
+            stage_snapshot_s: s(b.snapshot_ns),
+            stage_forged_s: s(b.forged_ns),
+            stage_adopted_s: b.adopted_ns.map(s),
+        }),
         _ => return None,
     };
-    Some(v.to_string())
+    line.ok()
 }
 
 /// `eprintln!` that ignores a closed stderr (a node's output piped into `head`, say)
