@@ -26,6 +26,10 @@ pub struct BenchArgs {
     /// `script` (compute-heavy transactions, small blocks). See docs/pipeline.md.
     #[arg(long, value_name = "NAME")]
     workload: Option<String>,
+    /// Workspace name (overrides the config's or workload's workspace.name), so that two
+    /// nodes can run on one machine at once.
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
     /// Transactions per second offered (overrides the config's or workload's rate).
     #[arg(long, value_name = "TPS")]
     rate: Option<u64>,
@@ -111,6 +115,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(rate) = a.rate {
         cfg.bench.rate = rate;
+    }
+    if let Some(name) = &a.name {
+        cfg.workspace.name = name.clone();
     }
     if let Some(addr) = &a.metrics_listen {
         cfg.metrics.listen = Some(addr.clone());
