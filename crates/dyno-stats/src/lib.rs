@@ -41,7 +41,8 @@
 //! - [`holm`]: Holm-Bonferroni correction for many tests.
 //! - [`modified_z_outliers`]: Iglewicz-Hoaglin outlier flags.
 //! - [`pareto_front`], [`near_pareto`]: non-dominated subjects over metrics with directions.
-//! - [`eliminations`], [`order_settled`]: racing rules for `dyno tune`.
+//! - [`ratio_shift_ci`]: Hodges-Lehmann ratio of two samples with its rank interval.
+//! - [`eliminations`], [`order_settled`], [`settled_variants`]: racing rules for `dyno tune`.
 //! - [`compare`], [`compare_many`], [`apply_holm`]: release verdicts for `dyno compare`.
 //!
 //! # NaN policy
@@ -67,6 +68,7 @@ mod outliers;
 mod pareto;
 mod quantile;
 mod racing;
+mod shift;
 
 pub use better::Better;
 pub use bootstrap::{bootstrap_median_ci, bootstrap_ratio_of_medians_ci};
@@ -88,6 +90,7 @@ pub use quantile::{
     sample_stddev, summarize, QuantileMethod, Summary, MAD_NORMAL_SCALE,
 };
 pub use racing::{
-    eliminations, order_settled, Elimination, MetricEvidence, OrderSettlement, RaceDecision,
-    RacingRule,
+    eliminations, order_settled, settled_variants, Elimination, MetricEvidence, OrderSettlement,
+    RaceDecision, RacingRule,
 };
+pub use shift::ratio_shift_ci;

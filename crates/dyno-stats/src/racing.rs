@@ -14,6 +14,12 @@
 //!
 //! Because "better" requires a strictly better median on every metric, it is a strict partial
 //! order: at least one variant always survives.
+//!
+//! Settling rule ([`settled_variants`]): a variant is settled when, against every other
+//! one, neither can still beat the other by `min_effect` on every metric (on some metric
+//! the bound of the interval excludes it). More samples of it cannot change an
+//! elimination, so a race stops sampling it. [`order_settled`] is the stricter rule that
+//! also wants every pair ordered or shown equivalent.
 
 use crate::better::Better;
 use crate::bootstrap::bootstrap_ratio_of_medians_ci;
@@ -21,6 +27,7 @@ use crate::error::{check_non_negative, check_open_unit, check_sample, StatsError
 use crate::holm::holm;
 use crate::mannwhitney::{mann_whitney_u, Alternative};
 use crate::quantile::median;
+use crate::shift::ratio_shift_ci;
 
 /// The parameters of a racing decision.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -261,6 +268,68 @@ pub fn order_settled(
     })
 }
 
+/// Which variants more samples can no longer help: `settled[a]` is `true` when no other
+/// variant of `samples` can still eliminate `a` and `a` can still eliminate none of them.
+///
+/// An elimination needs a gain of at least `min_effect` on EVERY metric, so `w` can no longer
+/// beat `l` once, on some metric, the one-sided `1 - alpha` upper bound of `w`'s relative
+/// gain over `l` is below `min_effect`. The bound comes from the two-sided `1 - 2 alpha`
+/// distribution-free interval of the ratio ([`crate::ratio_shift_ci`]), one interval per
+/// pair and metric serving both directions (the interval of `a / b` is the reciprocal of
+/// that of `b / a`).
+///
+/// This is what lets a race stop sampling a variant before its order with the others is
+/// known: two variants 1% apart under a 5% `min_effect` are both recommended whichever is
+/// faster, so measuring them until their order is resolved buys nothing. A metric with a
+/// value that is not positive gives no interval; its pairs on that metric settle nothing.
+/// Before `min_rounds` nothing is settled.
+pub fn settled_variants(
+    samples: &[Vec<Vec<f64>>],
+    directions: &[Better],
+    rule: &RacingRule,
+) -> Result<Vec<bool>, StatsError> {
+    let rounds = validate(samples, directions, rule)?;
+    let v = samples.len();
+    if rounds < rule.min_rounds {
+        return Ok(vec![false; v]);
+    }
+    // can_beat[w * v + l]: w may still gain at least min_effect over l on every metric.
+    let mut can_beat = vec![true; v * v];
+    let confidence = 1.0 - 2.0 * rule.alpha;
+    for a in 0..v {
+        for b in (a + 1)..v {
+            for (m, &dir) in directions.iter().enumerate() {
+                let Ok(ci) = ratio_shift_ci(&samples[a][m], &samples[b][m], confidence) else {
+                    continue;
+                };
+                // ci bounds b / a; 1 / ci bounds a / b.
+                let (b_over_a, a_over_b) = match dir {
+                    Better::Higher => (ci.high - 1.0, 1.0 / ci.low - 1.0),
+                    Better::Lower => (1.0 - ci.low, 1.0 - 1.0 / ci.high),
+                };
+                if b_over_a < rule.min_effect {
+                    can_beat[b * v + a] = false;
+                }
+                // A non-positive low end makes 1 / low meaningless: no claim.
+                let a_bound_valid = match dir {
+                    Better::Higher => ci.low > 0.0,
+                    Better::Lower => ci.high > 0.0,
+                };
+                if a_bound_valid && a_over_b < rule.min_effect {
+                    can_beat[a * v + b] = false;
+                }
+            }
+        }
+    }
+    Ok((0..v)
+        .map(|a| {
+            (0..v)
+                .filter(|&c| c != a)
+                .all(|c| !can_beat[c * v + a] && !can_beat[a * v + c])
+        })
+        .collect())
+}
+
 fn validate(
     samples: &[Vec<Vec<f64>>],
     directions: &[Better],
@@ -435,6 +504,63 @@ mod tests {
         // Too few rounds: never settled.
         let short = race(&[0.0, 0.10], 0.002, 3, 5);
         assert!(!order_settled(&short, &DIRS, &rule, 100, 1).unwrap().settled);
+    }
+
+    #[test]
+    fn variants_inside_the_band_settle_and_a_variant_at_its_edge_does_not() {
+        let rule = RacingRule {
+            min_rounds: 5,
+            alpha: 0.05,
+            min_effect: 0.05,
+        };
+        // 0%, 1% and 3% apart under 1% noise: no gain of 5% is possible between any two.
+        let close = race(&[0.0, 0.01, 0.03], 0.01, 12, 9);
+        let s = settled_variants(&close, &DIRS, &rule).unwrap();
+        assert_eq!(s, vec![true, true, true]);
+        // Add a 6% variant: the 0% and 1% ones may still beat it by 5%, so those three stay
+        // open; the 3% one can neither beat nor be beaten by 5% by anyone: settled.
+        let edge = race(&[0.0, 0.01, 0.03, 0.06], 0.01, 12, 9);
+        let s = settled_variants(&edge, &DIRS, &rule).unwrap();
+        assert_eq!(s, vec![false, false, true, false]);
+        // Before min_rounds nothing settles, however clear.
+        let short = race(&[0.0, 0.0], 0.001, 4, 9);
+        assert_eq!(
+            settled_variants(&short, &DIRS, &rule).unwrap(),
+            vec![false, false]
+        );
+    }
+
+    #[test]
+    fn settling_needs_the_interval_not_the_point_estimate() {
+        let rule = RacingRule {
+            min_rounds: 5,
+            alpha: 0.05,
+            min_effect: 0.05,
+        };
+        // Equal true medians under 8% noise: the medians are close, but after 6 rounds a
+        // 5% gain is still within the interval, so nothing is settled yet; after 200
+        // rounds it is not.
+        let noisy = race(&[0.0, 0.0], 0.08, 200, 4);
+        let prefix = |r: usize| -> Vec<Vec<Vec<f64>>> {
+            noisy
+                .iter()
+                .map(|v| v.iter().map(|s| s[..r].to_vec()).collect())
+                .collect()
+        };
+        let early = settled_variants(&prefix(6), &DIRS, &rule).unwrap();
+        assert_eq!(early, vec![false, false]);
+        let late = settled_variants(&prefix(200), &DIRS, &rule).unwrap();
+        assert_eq!(late, vec![true, true]);
+    }
+
+    #[test]
+    fn one_metric_is_enough_to_settle_a_trade_off() {
+        // Variant 1 is 10% faster and 10% lower throughput: neither can beat the other on
+        // every metric, so both are settled although they differ a lot on each.
+        let mut data = race(&[0.0, 0.10], 0.01, 10, 7);
+        data[1][0] = data[1][0].iter().map(|t| t / 1.1 / 1.1).collect();
+        let s = settled_variants(&data, &DIRS, &RacingRule::default()).unwrap();
+        assert_eq!(s, vec![true, true]);
     }
 
     proptest::proptest! {

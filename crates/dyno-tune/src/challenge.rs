@@ -1,18 +1,33 @@
-//! Elimination against the front: a variant is eliminated when a variant of the current
-//! Pareto set (on medians) is significantly better on EVERY metric by at least the
-//! minimum effect.
+//! Elimination against the front: a variant is eliminated when its challenger, the
+//! variant of the current Pareto set (on medians) with the largest smallest median gain
+//! over it, is better on EVERY metric: significantly (one-sided Mann-Whitney, Holm over
+//! the losers), with a median gain of at least `min_effect`, and with the one-sided
+//! `1 - alpha` lower bound of its gain ([`dyno_stats::ratio_shift_ci`]) at least
+//! `min_effect` too. The last condition is what keeps a 3% slower variant from being
+//! dropped under a 5% `min_effect` on an unlucky early look, when its median happens to
+//! sit 5% behind: the point estimate may cross the threshold, the bound rarely does.
 //!
 //! `dyno_stats::eliminations` tests every ordered pair, a Holm family of `V (V - 1) M`
 //! tests; with 24 variants and 2 metrics that is 1104 tests, and an exact Mann-Whitney on
 //! n = 5 against 5 cannot go below p = 1/252, so nothing can be eliminated before about
 //! nine rounds whatever the effect. Comparing only against the front (as F-Race compares
 //! against the incumbent best) keeps the same test, the same correction and the same
-//! effect threshold over `|front| (V - |front|) M` tests. A variant on the front cannot be
-//! eliminated: no other variant has a strictly better median on every metric.
+//! effect threshold over fewer tests. A variant on the front cannot be eliminated: no other
+//! variant has a strictly better median on every metric.
 //!
-//! The front is chosen from the same samples that are then tested, which makes each test
-//! slightly optimistic for the winner; the minimum effect on every metric and Holm keep
-//! that from eliminating equal variants (see the tests and `examples/racing_sim.rs`).
+//! "Better on every metric" is an intersection-union hypothesis: it holds only if each
+//! per-metric one holds, so it is rejected at level `alpha` when every per-metric one-sided
+//! test is, and the largest per-metric p-value is a valid p-value for the pair. With one
+//! challenger per loser, Holm runs over the `V - |front|` losers: with 24 variants and a
+//! front of 3 that is 21 tests, where every front member against every loser on every
+//! metric would be 126. Exact Mann-Whitney p-values on n against n cannot go below
+//! `1 / C(2n, n)` (1/252 at 5, 1/924 at 6), so the family size decides the first round an
+//! elimination is possible at all: round 6 here, round 7 with 126 tests.
+//!
+//! The front and the challengers are chosen from the same samples that are then tested,
+//! which makes each test slightly optimistic for the winner; the minimum effect on every
+//! metric (on the median and on the bound) and Holm keep that from eliminating equal
+//! variants (see the tests and `examples/racing_sim.rs`).
 
 use crate::error::TuneError;
 use dyno_stats::{holm, mann_whitney_u, median, pareto_front, Alternative, Better, RacingRule};
@@ -39,37 +54,51 @@ pub fn eliminate_against_front(
         .collect();
     let front = pareto_front(&medians, dirs)?;
     let rest: Vec<usize> = all.iter().copied().filter(|i| !front.contains(i)).collect();
-    let mut keys = Vec::new();
-    let mut raw = Vec::new();
-    for &w in &front {
-        for &l in &rest {
-            for (m, &dir) in dirs.iter().enumerate() {
-                let alt = match dir {
-                    Better::Higher => Alternative::Greater,
-                    Better::Lower => Alternative::Less,
-                };
-                raw.push(mann_whitney_u(&samples[w][m], &samples[l][m], alt)?.p_value);
-                keys.push((w, l, m));
-            }
+    // Each loser meets one challenger: the front member with the largest smallest median
+    // gain over it. Its p-value is the largest of the per-metric one-sided p-values (an
+    // intersection-union test of "better on every metric").
+    let mut duels = Vec::with_capacity(rest.len());
+    let mut raw = Vec::with_capacity(rest.len());
+    for &l in &rest {
+        let smallest_gain = |w: usize| {
+            (0..dirs.len())
+                .map(|m| dirs[m].relative_gain(medians[w][m], medians[l][m]))
+                .fold(f64::INFINITY, f64::min)
+        };
+        let Some(w) = front
+            .iter()
+            .copied()
+            .max_by(|&a, &b| smallest_gain(a).total_cmp(&smallest_gain(b)))
+        else {
+            continue;
+        };
+        let mut p = 0.0f64;
+        for (m, &dir) in dirs.iter().enumerate() {
+            let alt = match dir {
+                Better::Higher => Alternative::Greater,
+                Better::Lower => Alternative::Less,
+            };
+            p = p.max(mann_whitney_u(&samples[w][m], &samples[l][m], alt)?.p_value);
         }
+        duels.push((l, w));
+        raw.push(p);
     }
     if raw.is_empty() {
         return Ok((Vec::new(), all));
     }
     let family = holm(&raw, rule.alpha)?;
     let mut eliminated = Vec::new();
-    for &l in &rest {
-        let winner = front.iter().copied().find(|&w| {
-            (0..dirs.len()).all(|m| {
-                let i = keys
-                    .iter()
-                    .position(|&k| k == (w, l, m))
-                    .expect("every pair tested");
+    for (i, &(l, w)) in duels.iter().enumerate() {
+        let beaten = family.reject[i]
+            && (0..dirs.len()).all(|m| {
                 let gain = dirs[m].relative_gain(medians[w][m], medians[l][m]);
-                family.reject[i] && gain > 0.0 && gain >= rule.min_effect
+                gain > 0.0 && gain >= rule.min_effect
             })
-        });
-        if let Some(w) = winner {
+            && (0..dirs.len()).all(|m| {
+                gain_lower_bound(&samples[w][m], &samples[l][m], dirs[m], rule)
+                    .is_some_and(|low| low >= rule.min_effect)
+            });
+        if beaten {
             eliminated.push((l, w));
         }
     }
@@ -80,55 +109,16 @@ pub fn eliminate_against_front(
     Ok((eliminated, survivors))
 }
 
-/// `true` when no survivor can still be eliminated by another: for every ordered pair
-/// `(w, l)` there is a metric on which the one-sided `1 - alpha` bootstrap bound of `w`'s
-/// relative gain over `l` stays below `min_effect`. Any further elimination would then
-/// be a wrong one, so more rounds cannot change the recommendation for the better.
-///
-/// This is weaker than `dyno_stats::order_settled` (which also wants the order of
-/// equivalent variants resolved), so a race may stop on it while two variants 1% apart
-/// under a 2% `min_effect` are still unordered: the report then recommends both.
-pub fn recommendation_settled(
-    samples: &[Vec<Vec<f64>>],
-    dirs: &[Better],
-    rule: &RacingRule,
-    resamples: usize,
-    seed: u64,
-) -> Result<bool, TuneError> {
-    let v = samples.len();
-    let confidence = 1.0 - 2.0 * rule.alpha;
-    let mut k = 0u64;
-    for w in 0..v {
-        for l in (0..v).filter(|&l| l != w) {
-            let mut safe = false;
-            for (m, &dir) in dirs.iter().enumerate() {
-                k += 1;
-                // Interval of median(w) / median(l); the gain of w is r - 1 (higher is
-                // better) or 1 - r (lower is better).
-                let Ok(ci) = dyno_stats::bootstrap_ratio_of_medians_ci(
-                    &samples[l][m],
-                    &samples[w][m],
-                    confidence,
-                    resamples,
-                    seed.wrapping_add(k),
-                ) else {
-                    continue;
-                };
-                let max_gain = match dir {
-                    Better::Higher => ci.high - 1.0,
-                    Better::Lower => 1.0 - ci.low,
-                };
-                if max_gain < rule.min_effect {
-                    safe = true;
-                    break;
-                }
-            }
-            if !safe {
-                return Ok(false);
-            }
-        }
-    }
-    Ok(true)
+/// The one-sided `1 - alpha` lower bound of `winner`'s relative gain over `loser`, from
+/// the two-sided `1 - 2 alpha` distribution-free interval of their ratio
+/// ([`dyno_stats::ratio_shift_ci`]); `None` when a value is not positive.
+fn gain_lower_bound(winner: &[f64], loser: &[f64], dir: Better, rule: &RacingRule) -> Option<f64> {
+    let ci = dyno_stats::ratio_shift_ci(loser, winner, 1.0 - 2.0 * rule.alpha).ok()?;
+    // ci bounds winner / loser.
+    Some(match dir {
+        Better::Higher => ci.low - 1.0,
+        Better::Lower => 1.0 - ci.high,
+    })
 }
 
 #[cfg(test)]
@@ -168,19 +158,31 @@ mod tests {
     }
 
     #[test]
-    fn settled_when_no_gain_can_reach_the_threshold() {
-        let dirs = [Better::Higher];
+    fn the_loser_not_the_metric_is_the_unit_of_the_holm_family() {
+        // 2 best variants and 22 hopeless ones, 6 rounds each, fully separated: every
+        // one-sided p is 1/924 on each metric. Holm over the 22 losers needs p <= 0.05/22:
+        // all 22 go. Over 88 front-loser-metric tests (0.05/88 = 0.00057) none could.
+        let dirs = [Better::Higher, Better::Lower];
+        let s = |d: f64| vec![series(100.0 / (1.0 + d), 6), series(50.0 * (1.0 + d), 6)];
+        let mut samples = vec![s(0.0), s(0.0)];
+        samples.extend((0..22).map(|_| s(0.10)));
         let rule = RacingRule {
             min_rounds: 5,
             alpha: 0.05,
-            min_effect: 0.05,
+            min_effect: 0.02,
         };
-        // Within +-1% of each other: no 5% gain possible.
-        let close = vec![vec![series(100.0, 12)], vec![series(100.5, 12)]];
-        assert!(recommendation_settled(&close, &dirs, &rule, 500, 1).unwrap());
-        // 10% apart: the faster one may still eliminate the slower.
-        let apart = vec![vec![series(100.0, 12)], vec![series(110.0, 12)]];
-        assert!(!recommendation_settled(&apart, &dirs, &rule, 500, 1).unwrap());
+        let (out, survivors) = eliminate_against_front(&samples, &dirs, &rule).unwrap();
+        assert_eq!(survivors, vec![0, 1]);
+        assert_eq!(out.len(), 22);
+        // With only 5 rounds (p = 1/252 = 0.004 at best) nothing can go.
+        let five: Vec<Vec<Vec<f64>>> = samples
+            .iter()
+            .map(|v| v.iter().map(|m| m[..5].to_vec()).collect())
+            .collect();
+        assert!(eliminate_against_front(&five, &dirs, &rule)
+            .unwrap()
+            .0
+            .is_empty());
     }
 
     #[test]

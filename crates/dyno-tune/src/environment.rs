@@ -1,5 +1,7 @@
 //! Checks of the world outside the study file, made before any build starts: are the
-//! toolchains installed, does the manifest have the binary, do the baselines exist?
+//! toolchains installed, does the manifest have the binary, do the baselines exist? And
+//! the one change made to the project: a missing `Cargo.lock` is generated, so the source
+//! fingerprint taken next is the one every later run sees.
 
 use crate::error::TuneError;
 use crate::study::{Project, Study};
@@ -126,8 +128,35 @@ fn check_bin(project: &Project) -> Result<std::path::PathBuf, TuneError> {
     })
 }
 
-/// Checks toolchains, the manifest's binary and the baselines' files; returns the
-/// project's workspace root (whose files are the sources of every build).
+/// Creates `<root>/Cargo.lock` with `cargo generate-lockfile` when it is absent; returns
+/// `true` when it did.
+///
+/// Without this the first variant build would create the lock file after the source
+/// fingerprint was taken, so the next `dyno tune run` would see changed sources and
+/// rebuild every variant for nothing. The file is generated with the first toolchain of
+/// the matrix (the default one when the matrix names none): a lock file written by a
+/// newer cargo may be unreadable to an older one, so list the oldest toolchain first
+/// when mixing them.
+pub fn ensure_lock_file(study: &Study, root: &std::path::Path) -> Result<bool, TuneError> {
+    if root.join("Cargo.lock").is_file() {
+        return Ok(false);
+    }
+    let mut cmd = Command::new("cargo");
+    // The toolchain is the matrix's, not the one of a calling cargo or rustup shell.
+    cmd.env_remove("RUSTUP_TOOLCHAIN").env_remove("RUSTC");
+    if let Some(t) = study.matrix.toolchain.first() {
+        cmd.arg(format!("+{t}"));
+    }
+    cmd.arg("generate-lockfile")
+        .arg("--manifest-path")
+        .arg(&study.project.manifest);
+    tool(&mut cmd)?;
+    Ok(true)
+}
+
+/// Checks toolchains, the manifest's binary and the baselines' files, and generates a
+/// missing `Cargo.lock` ([`ensure_lock_file`]); returns the project's workspace root
+/// (whose files are the sources of every build).
 pub fn check_environment(study: &Study) -> Result<std::path::PathBuf, TuneError> {
     if !study.matrix.toolchain.is_empty() {
         let installed = installed_toolchains()?;
@@ -147,6 +176,7 @@ pub fn check_environment(study: &Study) -> Result<std::path::PathBuf, TuneError>
         });
     }
     let root = check_bin(&study.project)?;
+    ensure_lock_file(study, &root)?;
     for b in &study.baselines {
         if !b.binary.is_file() {
             return Err(TuneError::Io {

@@ -53,7 +53,7 @@ pub mod session;
 mod study;
 mod variant;
 
-pub use environment::{check_environment, installed_toolchains};
+pub use environment::{check_environment, ensure_lock_file, installed_toolchains};
 pub use error::TuneError;
 pub use extract::{Extract, Reading};
 pub use measure::{Executor, Job, Outcome, ProcessExecutor};

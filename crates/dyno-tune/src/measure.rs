@@ -112,15 +112,19 @@ pub struct SyntheticMetric {
 
 /// A mock executor printing `dyno machine`-style JSON whose scores have known true values:
 /// subject `s` is slower than the base by `slowdown[s]` (0.03 = 3%) with multiplicative
-/// normal noise of relative size `noise[s]`. Subjects listed in `failing` exit with 1.
+/// normal noise of relative size `noise[s]`, times a factor common to every run of a round
+/// (`1 + common_noise * z_round`, a machine whose speed drifts between rounds). Subjects
+/// listed in `failing` exit with 1.
 #[derive(Debug, Clone)]
 pub struct SyntheticExecutor {
     /// Metrics every run reports.
     pub metrics: Vec<SyntheticMetric>,
     /// Relative slowdown per subject.
     pub slowdown: Vec<f64>,
-    /// Relative noise per subject.
+    /// Relative noise per subject, independent between runs.
     pub noise: Vec<f64>,
+    /// Relative size of the noise shared by every run of one round (0 = none).
+    pub common_noise: f64,
     /// Subjects whose runs fail.
     pub failing: Vec<usize>,
     /// Seconds of "wall time" each run reports.
@@ -128,6 +132,7 @@ pub struct SyntheticExecutor {
     /// Runs performed.
     pub runs: usize,
     rng: Pcg64,
+    seed: u64,
 }
 
 impl SyntheticExecutor {
@@ -142,18 +147,37 @@ impl SyntheticExecutor {
             metrics,
             slowdown,
             noise,
+            common_noise: 0.0,
             failing: Vec::new(),
             run_time_s: 1.0,
             runs: 0,
             rng: Pcg64::seed_from_u64(seed),
+            seed,
         }
     }
 
     fn gauss(&mut self) -> f64 {
-        let u1: f64 = self.rng.gen_range(f64::EPSILON..1.0);
-        let u2: f64 = self.rng.gen();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        gauss(&mut self.rng)
     }
+
+    /// The factor shared by every run of `round` and metric `metric`: a pure function of
+    /// the seed, the round and the metric, so every subject sees the same one whatever the
+    /// order of the jobs.
+    fn common_factor(&self, round: u32, metric: usize) -> f64 {
+        if self.common_noise == 0.0 {
+            return 1.0;
+        }
+        let key = self.seed ^ (u64::from(round) << 20) ^ ((metric as u64) << 52);
+        let mut rng = Pcg64::seed_from_u64(key ^ 0x9e37_79b9_7f4a_7c15);
+        1.0 + self.common_noise * gauss(&mut rng)
+    }
+}
+
+/// Standard normal by Box-Muller.
+fn gauss(rng: &mut Pcg64) -> f64 {
+    let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+    let u2: f64 = rng.gen();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 impl Executor for SyntheticExecutor {
@@ -170,13 +194,13 @@ impl Executor for SyntheticExecutor {
         let d = self.slowdown.get(job.subject).copied().unwrap_or(0.0);
         let noise = self.noise.get(job.subject).copied().unwrap_or(0.01);
         let mut results = Vec::new();
-        for m in self.metrics.clone() {
+        for (k, m) in self.metrics.clone().into_iter().enumerate() {
             let truth = if m.higher_is_better {
                 m.base / (1.0 + d)
             } else {
                 m.base * (1.0 + d)
             };
-            let value = truth * (1.0 + noise * self.gauss());
+            let value = truth * (1.0 + noise * self.gauss()) * self.common_factor(job.round, k);
             results.push(serde_json::json!({
                 "metric": m.name,
                 "unit": if m.higher_is_better { "/s" } else { "ns" },

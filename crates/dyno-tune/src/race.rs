@@ -2,9 +2,15 @@
 //!
 //! Its state is a pure function of the job records: [`Replay`] walks the rounds in order,
 //! and at the end of each complete round applies the same rules the live race applied
-//! (retire after three failures in a row, eliminate, check whether the order is settled,
-//! check the budget). A resumed study therefore reaches exactly the state it was
-//! interrupted in, and continues with the jobs of the first incomplete round.
+//! (retire after three failures in a row, eliminate, mark the contenders whose further
+//! samples could change no elimination as settled, check the budget). A resumed study
+//! therefore reaches exactly the state it was interrupted in, and continues with the jobs
+//! of the first incomplete round.
+//!
+//! Settled contenders sit out the following rounds; the race ends when every contender is
+//! settled. Most of racing's savings come from there, not from eliminations: variants
+//! within `min_effect` of each other are all recommended whichever is faster, so racing
+//! does not measure them until their order is known.
 //!
 //! Baselines run every round while any variant is in the race; they are never eliminated
 //! and never recommended.
@@ -14,7 +20,7 @@ use crate::extract::Extract;
 use crate::measure::{Executor, Job};
 use crate::record::{JobRecord, JobResult, Recorder, SubjectKey};
 use dyno_model::Direction;
-use dyno_stats::{eliminations, order_settled, Better, RacingRule};
+use dyno_stats::{eliminations, order_settled, settled_variants, Better, RacingRule};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -25,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Racing or every variant every round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Eliminate variants worse on every metric, stop when the order is settled.
+    /// Eliminate variants worse on every metric, stop sampling settled ones.
     Racing,
     /// Run every variant for `max_rounds` rounds (for comparison).
     Exhaustive,
@@ -53,9 +59,11 @@ pub struct RaceConfig {
     /// Test losers only against the current Pareto front (smaller Holm family, see
     /// [`crate::challenge`]) instead of every ordered pair (`dyno_stats::eliminations`).
     pub against_front: bool,
-    /// Also stop when no survivor can still be eliminated
-    /// ([`crate::challenge::recommendation_settled`]), before their order is resolved.
-    pub settle_recommendation: bool,
+    /// Stop sampling each contender once more samples of it can change no elimination
+    /// ([`dyno_stats::settled_variants`]), and stop the race when every contender is
+    /// settled. When `false`, every contender runs until the whole order is settled
+    /// ([`dyno_stats::order_settled`]) or `max_rounds`.
+    pub settle_variants: bool,
 }
 
 impl RaceConfig {
@@ -71,7 +79,7 @@ impl RaceConfig {
             mode,
             resamples: 1000,
             against_front: true,
-            settle_recommendation: true,
+            settle_variants: true,
         }
     }
 
@@ -100,7 +108,8 @@ pub struct Contestant {
 /// Why the race ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
-    /// No contender can still be eliminated, or their order is settled, or one is left.
+    /// Every contender is settled (or, with `settle_variants` off, their order is), or one
+    /// is left.
     Settled,
     /// `max_rounds` reached.
     MaxRounds,
@@ -117,7 +126,7 @@ impl StopReason {
     pub fn describe(self) -> &'static str {
         match self {
             StopReason::Settled => {
-                "the recommendation (or the whole order) of the contenders is settled"
+                "more runs of any contender could change no elimination (or its order is settled)"
             }
             StopReason::MaxRounds => "the maximum number of rounds is reached",
             StopReason::TimeBudget => "the time budget is spent",
@@ -156,6 +165,11 @@ pub struct Replay {
     pub stop: Option<StopReason>,
     /// Subjects that left the race, and how.
     pub exits: BTreeMap<usize, Exit>,
+    /// Contenders not sampled in the next round because more samples of them could change
+    /// no elimination, with the round since which that holds. They stay contenders: their
+    /// samples count in every later decision, they may still be eliminated, and they are
+    /// sampled again if a rival's new samples reopen a question.
+    pub settled: BTreeMap<usize, u32>,
 }
 
 /// The samples of `metric` for `subject` from rounds `<= round` (failed jobs excluded).
@@ -236,6 +250,7 @@ impl Replay {
             rounds_done: 0,
             stop: None,
             exits: BTreeMap::new(),
+            settled: BTreeMap::new(),
         }
     }
 
@@ -251,14 +266,18 @@ impl Replay {
             .collect()
     }
 
-    /// Who runs in the next round: the contenders, and the baselines still running.
+    /// Who runs in the next round: the contenders not yet settled, and the baselines still
+    /// running (while any contender runs).
     pub fn participants(&self) -> Vec<usize> {
-        let contenders = self.contenders();
-        if contenders.is_empty() {
+        let sampled = self
+            .contenders()
+            .into_iter()
+            .any(|i| !self.settled.contains_key(&i));
+        if !sampled {
             return Vec::new();
         }
         (0..self.baseline.len())
-            .filter(|&i| !self.exits.contains_key(&i))
+            .filter(|&i| !self.exits.contains_key(&i) && !self.settled.contains_key(&i))
             .collect()
     }
 
@@ -322,6 +341,38 @@ impl Replay {
         Ok(())
     }
 
+    /// Marks settled survivors and stops the race when all are settled (or one is left).
+    fn settle(
+        &mut self,
+        survivors: &[usize],
+        samples: &[Vec<Vec<f64>>],
+        dirs: &[Better],
+        rule: &RacingRule,
+        round: u32,
+    ) -> Result<(), TuneError> {
+        let seed = self.config.seed.wrapping_add(u64::from(round));
+        let resamples = self.config.resamples;
+        let done = if survivors.len() <= 1 {
+            true
+        } else if self.config.settle_variants {
+            // Judged afresh every round: a variant whose rivals' new samples reopen a
+            // question is sampled again.
+            let settled = settled_variants(samples, dirs, rule)?;
+            let before = std::mem::take(&mut self.settled);
+            for (&s, _) in survivors.iter().zip(&settled).filter(|(_, &b)| b) {
+                self.settled
+                    .insert(s, before.get(&s).copied().unwrap_or(round));
+            }
+            settled.iter().all(|&b| b)
+        } else {
+            order_settled(samples, dirs, rule, resamples, seed)?.settled
+        };
+        if done {
+            self.stop = Some(StopReason::Settled);
+        }
+        Ok(())
+    }
+
     fn retire(&mut self, records: &[Vec<JobRecord>], round: u32) {
         for s in self.participants() {
             let mut jobs: Vec<&JobRecord> =
@@ -373,38 +424,29 @@ impl Replay {
             );
         }
         if judged.len() == contenders.len() {
-            let survivors: Vec<Vec<Vec<f64>>> =
-                survivors.iter().map(|&i| samples[i].clone()).collect();
-            let seed = self.config.seed.wrapping_add(u64::from(round));
-            let settled = survivors.len() <= 1
-                || order_settled(&survivors, &dirs, &rule, self.config.resamples, seed)?.settled
-                || (self.config.settle_recommendation
-                    && crate::challenge::recommendation_settled(
-                        &survivors,
-                        &dirs,
-                        &rule,
-                        self.config.resamples,
-                        seed,
-                    )?);
-            if settled {
-                self.stop = Some(StopReason::Settled);
-            }
+            let sub: Vec<Vec<Vec<f64>>> = survivors.iter().map(|&i| samples[i].clone()).collect();
+            let survivors: Vec<usize> = survivors.into_iter().map(|i| judged[i]).collect();
+            self.settle(&survivors, &sub, &dirs, &rule, round)?;
         }
         Ok(())
     }
 }
 
-/// The recommended variants at the end of a race: the variants (eliminated ones included,
-/// retired ones not) that no other variant beats significantly on every metric in ONE
-/// final decision over all their samples. In exhaustive mode that decision is the only
-/// one. In racing mode it re-judges every early elimination with the evidence the
-/// winners gathered since, so an elimination made on an unlucky early look (repeated
-/// looks inflate the error rate) does not silently drop a variant from the recommendation.
+/// The recommended variants at the end of a race, the same function for both modes: the
+/// variants neither retired nor eliminated during the race that survive one final
+/// elimination decision over all their samples, i.e. that no variant of the Pareto front
+/// (on medians) beats on every metric significantly (Mann-Whitney, Holm) and by at least
+/// `min_effect` (median gain and the one-sided `1 - alpha` lower bound of the gain, see
+/// [`crate::challenge`]). In exhaustive mode that final decision is the only one.
+///
+/// Eliminations made during a race stand. Re-judging them in the final decision would
+/// judge the loser on the few rounds it ran (the very samples that eliminated it) against
+/// a different front and Holm family, which turned clear 10% losers back into recommended
+/// variants in the simulation; the lower bound on the gain is what keeps early looks from
+/// eliminating variants inside the `min_effect` band instead.
 pub fn recommended(replay: &Replay, records: &[Vec<JobRecord>]) -> Result<Vec<usize>, TuneError> {
     let candidates: Vec<usize> = (0..replay.baseline.len())
-        .filter(|&i| {
-            !replay.baseline[i] && !matches!(replay.exits.get(&i), Some(Exit::Retired { .. }))
-        })
+        .filter(|&i| !replay.baseline[i] && !replay.exits.contains_key(&i))
         .filter(|&i| !records[i].is_empty())
         .collect();
     let (samples, dirs) = sample_matrix(records, &candidates, u32::MAX, 1);

@@ -78,7 +78,8 @@ pub struct StudyReport {
     pub pareto: Vec<usize>,
     /// Variants whose interval boxes touch a Pareto variant's (relative scales).
     pub near_pareto: Vec<usize>,
-    /// Variants no other contender beats significantly on every metric.
+    /// Variants no other beats significantly by at least `min_effect` on every metric
+    /// ([`crate::race::recommended`]).
     pub recommended: Vec<usize>,
     /// Labels of every subject.
     pub labels: Vec<String>,
@@ -451,7 +452,7 @@ impl StudyReport {
             names(&self.near_pareto)
         ));
         out.push_str(&format!(
-            "Recommended (no other variant significantly better on every metric): {}\n",
+            "Recommended (no other variant significantly better by at least min_effect on every metric): {}\n",
             names(&self.recommended)
         ));
         if !self.snippets.is_empty() {
@@ -505,7 +506,7 @@ impl StudyReport {
         };
         let mut rec = Section::new("Recommendation")
             .paragraph(format!(
-                "Recommended (no other variant significantly better on every metric): {}",
+                "Recommended (no other variant significantly better by at least min_effect on every metric): {}",
                 names(&self.recommended)
             ))
             .paragraph(format!("Pareto set (medians): {}", names(&self.pareto)))

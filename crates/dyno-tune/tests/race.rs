@@ -76,7 +76,7 @@ fn config(mode: Mode) -> RaceConfig {
         mode,
         resamples: 500,
         against_front: true,
-        settle_recommendation: true,
+        settle_variants: true,
     }
 }
 
@@ -418,4 +418,54 @@ fn failed_and_unreadable_runs_are_recorded_with_their_tail() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn settled_variants_sit_out_and_the_race_stops_when_all_are() {
+    // 0%, 1% and 3% apart (inside a 5% min_effect) and one 10% variant, plus a baseline,
+    // under 1% noise: the three close ones are all recommended whatever their order, so
+    // racing stops sampling them once no 5% gain between them is possible.
+    let slow = vec![0.0, 0.01, 0.03, 0.10, 0.0];
+    let mut exec = SyntheticExecutor::new(metrics(), slow.clone(), vec![0.01; 5], 5);
+    let mut rec = MemoryRecorder::default();
+    let stop = AtomicBool::new(false);
+    let cfg = RaceConfig {
+        max_rounds: 40,
+        min_effect: 0.05,
+        ..config(Mode::Racing)
+    };
+    let c = contestants(4, 1);
+    let out = run_race(&c, &bench(), cfg, &mut exec, &mut rec, &stop, &mut |_| {}).unwrap();
+    assert_eq!(out.stop, StopReason::Settled);
+    assert!(matches!(
+        out.replay.exits.get(&3),
+        Some(Exit::Eliminated { .. })
+    ));
+    assert_eq!(
+        out.replay.settled.keys().copied().collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
+    let rounds: Vec<usize> = out.records.iter().map(Vec::len).collect();
+    assert!(rounds.iter().all(|&r| r >= 5), "{rounds:?}");
+    // Far from the 40-round cap: the close variants are never ordered, only settled.
+    assert!(rounds.iter().all(|&r| r <= 10), "{rounds:?}");
+    // The baseline runs only while some variant is sampled.
+    assert_eq!(rounds[4], rounds[..3].iter().copied().max().unwrap());
+    let set = dyno_tune::race::recommended(&out.replay, &out.records).unwrap();
+    assert_eq!(set, vec![0, 1, 2]);
+
+    // Exhaustive mode, same study: the same recommended set, 40 rounds of everyone.
+    let mut exec = SyntheticExecutor::new(metrics(), slow, vec![0.01; 5], 5);
+    let mut rec = MemoryRecorder::default();
+    let cfg = RaceConfig {
+        mode: Mode::Exhaustive,
+        ..cfg
+    };
+    let all = run_race(&c, &bench(), cfg, &mut exec, &mut rec, &stop, &mut |_| {}).unwrap();
+    assert_eq!(all.jobs_run, 5 * 40);
+    assert!(out.jobs_run * 4 <= all.jobs_run, "{}", out.jobs_run);
+    assert_eq!(
+        dyno_tune::race::recommended(&all.replay, &all.records).unwrap(),
+        vec![0, 1, 2]
+    );
 }

@@ -130,3 +130,48 @@ extract = {{ kind = "wall-time" }}
     assert_eq!(lineup.failed.len(), 1);
     assert_eq!(lineup.failed[0].0.label, "o1/[-C no-such-codegen-option=1]");
 }
+
+#[test]
+fn a_project_without_a_lock_file_is_not_rebuilt_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // A copy of the fixture without its Cargo.lock.
+    let fixture = format!("{}/tests/fixtures/tiny", env!("CARGO_MANIFEST_DIR"));
+    let project = dir.path().join("tiny");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    for f in ["Cargo.toml", "src/main.rs"] {
+        std::fs::copy(format!("{fixture}/{f}"), project.join(f)).unwrap();
+    }
+    let text = format!(
+        r#"
+[project]
+manifest = "{}"
+bin = "tiny"
+[matrix]
+opt_level = [1]
+[[benchmark]]
+name = "t"
+args = []
+extract = {{ kind = "wall-time" }}
+"#,
+        project.join("Cargo.toml").display()
+    );
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, text).unwrap();
+    let study = Study::load(&path).unwrap();
+    let stop = AtomicBool::new(false);
+    // What `dyno tune run` does: check, fingerprint the sources, build.
+    let run = || {
+        let root = check_environment(&study).unwrap();
+        let sources = source_fingerprint(&root, &study.work_dir());
+        build_all(&build_requests(&study), 1, &sources, &stop, &|_| {})
+    };
+    let first = run();
+    assert!(project.join("Cargo.lock").is_file());
+    let BuildOutcome::Built(record) = &first[0] else {
+        panic!("{:?}", first[0])
+    };
+    // The second run sees the same sources: the lock file existed before the first
+    // fingerprint, so nothing is rebuilt.
+    let second = run();
+    assert_eq!(second[0], BuildOutcome::Reused(record.clone()));
+}
