@@ -1,13 +1,14 @@
 //! Box plots of one metric per subject, best subject first.
 
+use super::frame::{self, Axis};
 use super::{
     check_finite, empty, extent, msg, padded, render, series_color, AxisScale, Chart, PlotSize,
-    Series, GRID_BOLD, GRID_LIGHT, LABEL_FONT, TICK_FONT, TITLE_FONT,
+    Series,
 };
 use crate::ReportError;
 use dyno_model::{Direction, Metric};
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::{HPos, VPos};
 
 /// Fill of the inter-quartile boxes; tests count boxes by it.
 const BOX_FILL: RGBColor = RGBColor(166, 206, 227);
@@ -221,26 +222,13 @@ impl BoxPlot {
         let scale = AxisScale::new(self.metric.unit, &x_range);
 
         render(&self.title, size, |root| {
-            let mut chart = ChartBuilder::on(root)
-                .caption(&self.title, TITLE_FONT)
-                .margin(15)
-                .x_label_area_size(50)
-                .y_label_area_size(label_width)
-                .build_cartesian_2d(scale.axis_range(&x_range), -0.5..y_top)
-                .map_err(msg)?;
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .y_labels(0)
-                .x_labels(8)
-                .x_label_formatter(&|x| scale.tick(*x))
-                .x_desc(scale.metric_label(&self.metric))
-                .bold_line_style(GRID_BOLD)
-                .light_line_style(GRID_LIGHT)
-                .axis_desc_style(LABEL_FONT)
-                .label_style(TICK_FONT)
-                .draw()
-                .map_err(msg)?;
+            let mut chart = frame::chart(
+                root,
+                &self.title,
+                label_width,
+                Axis::scaled(&scale, &x_range, 8, scale.metric_label(&self.metric)),
+                Axis::unmarked(-0.5..y_top),
+            )?;
 
             let a = |v: f64| scale.to_axis(v);
             for (i, b) in boxes.iter().enumerate() {
@@ -252,7 +240,7 @@ impl BoxPlot {
                 root.draw(&Text::new(
                     b.label.to_string(),
                     (px - 8, py),
-                    TextStyle::from(TICK_FONT.into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
+                    frame::mark_text(HPos::Right, VPos::Center),
                 ))
                 .map_err(msg)?;
             }
@@ -269,9 +257,7 @@ impl BoxPlot {
                     .draw_series([Text::new(
                         label.clone(),
                         (a(*value), n as f64 - 0.25),
-                        TextStyle::from(TICK_FONT.into_font())
-                            .color(&BASELINE)
-                            .pos(Pos::new(HPos::Center, VPos::Center)),
+                        frame::mark_text(HPos::Center, VPos::Center).color(&BASELINE),
                     )])
                     .map_err(msg)?;
             }

@@ -1,8 +1,8 @@
 //! Empirical cumulative distribution functions of several series.
 
+use super::frame::{self, Axis};
 use super::{
-    check_finite, empty, extent, msg, padded, render, series_color, AxisScale, PlotSize, Series,
-    GRID_BOLD, GRID_LIGHT, LABEL_FONT, TICK_FONT, TITLE_FONT,
+    check_finite, empty, extent, padded, render, series_color, AxisScale, PlotSize, Series,
 };
 use crate::ReportError;
 use dyno_model::Metric;
@@ -107,50 +107,25 @@ impl CdfPlot {
         let scale = AxisScale::new(self.metric.unit, &x_range);
 
         render(&self.title, self.size, |root| {
-            let mut chart = ChartBuilder::on(root)
-                .caption(&self.title, TITLE_FONT)
-                .margin(15)
-                .x_label_area_size(50)
-                .y_label_area_size(70)
-                .build_cartesian_2d(scale.axis_range(&x_range), 0.0..1.02)
-                .map_err(msg)?;
-            chart
-                .configure_mesh()
-                .x_labels(8)
-                .y_labels(6)
-                .x_label_formatter(&|x| scale.tick(*x))
-                .y_label_formatter(&|y| format!("{y:.1}"))
-                .x_desc(scale.metric_label(&self.metric))
-                .bold_line_style(GRID_BOLD)
-                .light_line_style(GRID_LIGHT)
-                .y_desc("fraction of samples ≤ x")
-                .axis_desc_style(LABEL_FONT)
-                .label_style(TICK_FONT)
-                .draw()
-                .map_err(msg)?;
+            let mut chart = frame::chart(
+                root,
+                &self.title,
+                70,
+                Axis::scaled(&scale, &x_range, 8, scale.metric_label(&self.metric)),
+                Axis::new(
+                    0.0..1.02,
+                    6,
+                    |y| format!("{y:.1}"),
+                    "fraction of samples ≤ x",
+                ),
+            )?;
             for (i, s) in self.series.iter().enumerate() {
-                let color = series_color(i);
-                chart
-                    .draw_series(LineSeries::new(
-                        steps(&s.values)
-                            .into_iter()
-                            .map(|(x, f)| (scale.to_axis(x), f)),
-                        color.stroke_width(2),
-                    ))
-                    .map_err(msg)?
-                    .label(s.label.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
+                let points = steps(&s.values)
+                    .into_iter()
+                    .map(|(x, f)| (scale.to_axis(x), f));
+                frame::draw_line(&mut chart, points, series_color(i), s.label.as_str())?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(TICK_FONT)
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()
-                .map_err(msg)
+            frame::draw_legend(&mut chart, SeriesLabelPosition::LowerRight)
         })
     }
 }

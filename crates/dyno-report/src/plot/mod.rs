@@ -11,6 +11,7 @@
 
 mod boxplot;
 mod cdf;
+mod frame;
 mod scatter;
 mod timeseries;
 
@@ -228,17 +229,6 @@ pub(crate) type Chart<'a, 'b> = ChartContext<
 pub(crate) fn msg<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
-
-/// Font of titles.
-pub(crate) const TITLE_FONT: (&str, u32) = ("sans-serif", 26);
-/// Font of axis descriptions.
-pub(crate) const LABEL_FONT: (&str, u32) = ("sans-serif", 19);
-/// Font of tick labels and legends.
-pub(crate) const TICK_FONT: (&str, u32) = ("sans-serif", 17);
-/// Major grid lines.
-pub(crate) const GRID_BOLD: RGBColor = RGBColor(215, 219, 224);
-/// Minor grid lines.
-pub(crate) const GRID_LIGHT: RGBColor = RGBColor(242, 244, 246);
 
 #[cfg(test)]
 pub(crate) mod tests {

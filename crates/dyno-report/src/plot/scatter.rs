@@ -1,13 +1,11 @@
 //! Scatter plots of two metrics with error boxes and the Pareto front.
 
-use super::{
-    check_finite, empty, extent, msg, padded, render, AxisScale, Chart, PlotSize, GRID_BOLD,
-    GRID_LIGHT, LABEL_FONT, TICK_FONT, TITLE_FONT,
-};
+use super::frame::{self, Axis};
+use super::{check_finite, empty, extent, msg, padded, render, AxisScale, Chart, PlotSize};
 use crate::ReportError;
 use dyno_model::Metric;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::{HPos, VPos};
 
 /// Colour of ordinary subjects.
 const SUBJECT: RGBColor = RGBColor(0, 114, 178);
@@ -197,27 +195,13 @@ impl ScatterPlot {
         front.sort_by(|a, b| a.0.total_cmp(&b.0));
 
         render(&self.title, self.size, |root| {
-            let mut chart = ChartBuilder::on(root)
-                .caption(&self.title, TITLE_FONT)
-                .margin(15)
-                .x_label_area_size(50)
-                .y_label_area_size(90)
-                .build_cartesian_2d(x_scale.axis_range(&x_range), y_scale.axis_range(&y_range))
-                .map_err(msg)?;
-            chart
-                .configure_mesh()
-                .x_labels(7)
-                .y_labels(7)
-                .x_label_formatter(&|x| x_scale.tick(*x))
-                .y_label_formatter(&|y| y_scale.tick(*y))
-                .x_desc(x_scale.metric_label(&self.x_metric))
-                .y_desc(y_scale.metric_label(&self.y_metric))
-                .bold_line_style(GRID_BOLD)
-                .light_line_style(GRID_LIGHT)
-                .axis_desc_style(LABEL_FONT)
-                .label_style(TICK_FONT)
-                .draw()
-                .map_err(msg)?;
+            let mut chart = frame::chart(
+                root,
+                &self.title,
+                90,
+                Axis::scaled(&x_scale, &x_range, 7, x_scale.metric_label(&self.x_metric)),
+                Axis::scaled(&y_scale, &y_range, 7, y_scale.metric_label(&self.y_metric)),
+            )?;
 
             let ax = |v: f64| x_scale.to_axis(v);
             let ay = |v: f64| y_scale.to_axis(v);
@@ -225,16 +209,7 @@ impl ScatterPlot {
                 draw_error_box(&mut chart, p, &x_scale, &y_scale)?;
             }
             if front.len() > 1 {
-                chart
-                    .draw_series(LineSeries::new(
-                        front.iter().copied(),
-                        PARETO.stroke_width(2),
-                    ))
-                    .map_err(msg)?
-                    .label("Pareto front")
-                    .legend(|(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], PARETO.stroke_width(2))
-                    });
+                frame::draw_line(&mut chart, front.iter().copied(), PARETO, "Pareto front")?;
             }
             for p in &self.points {
                 let (color, radius) = if p.pareto { (PARETO, 6) } else { (SUBJECT, 4) };
@@ -249,19 +224,12 @@ impl ScatterPlot {
                 root.draw(&Text::new(
                     p.label.clone(),
                     (px + 8, py - 4),
-                    TextStyle::from(TICK_FONT.into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
+                    frame::mark_text(HPos::Left, VPos::Bottom),
                 ))
                 .map_err(msg)?;
             }
             if front.len() > 1 {
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font(TICK_FONT)
-                    .position(SeriesLabelPosition::UpperRight)
-                    .draw()
-                    .map_err(msg)?;
+                frame::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
             }
             Ok(())
         })

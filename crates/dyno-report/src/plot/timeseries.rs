@@ -1,9 +1,7 @@
 //! Time series of several series (CPU %, RSS) over the seconds of a run.
 
-use super::{
-    check_finite, empty, extent, msg, padded, render, series_color, AxisScale, PlotSize, GRID_BOLD,
-    GRID_LIGHT, LABEL_FONT, TICK_FONT, TITLE_FONT,
-};
+use super::frame::{self, Axis};
+use super::{check_finite, empty, extent, padded, render, series_color, AxisScale, PlotSize};
 use crate::ReportError;
 use dyno_model::{Metric, Unit};
 use plotters::prelude::*;
@@ -97,50 +95,21 @@ impl TimeSeriesPlot {
         let v_scale = AxisScale::new(self.metric.unit, &y_range);
 
         render(&self.title, self.size, |root| {
-            let mut chart = ChartBuilder::on(root)
-                .caption(&self.title, TITLE_FONT)
-                .margin(15)
-                .x_label_area_size(50)
-                .y_label_area_size(90)
-                .build_cartesian_2d(t_scale.axis_range(&t_range), v_scale.axis_range(&y_range))
-                .map_err(msg)?;
-            chart
-                .configure_mesh()
-                .x_labels(10)
-                .y_labels(7)
-                .x_label_formatter(&|t| t_scale.tick(*t))
-                .y_label_formatter(&|v| v_scale.tick(*v))
-                .x_desc(t_scale.label("time since start"))
-                .y_desc(v_scale.metric_label(&self.metric))
-                .bold_line_style(GRID_BOLD)
-                .light_line_style(GRID_LIGHT)
-                .axis_desc_style(LABEL_FONT)
-                .label_style(TICK_FONT)
-                .draw()
-                .map_err(msg)?;
+            let mut chart = frame::chart(
+                root,
+                &self.title,
+                90,
+                Axis::scaled(&t_scale, &t_range, 10, t_scale.label("time since start")),
+                Axis::scaled(&v_scale, &y_range, 7, v_scale.metric_label(&self.metric)),
+            )?;
             for (i, s) in self.series.iter().enumerate() {
-                let color = series_color(i);
-                chart
-                    .draw_series(LineSeries::new(
-                        s.points
-                            .iter()
-                            .map(|&(t, v)| (t_scale.to_axis(t), v_scale.to_axis(v))),
-                        color.stroke_width(2),
-                    ))
-                    .map_err(msg)?
-                    .label(s.label.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
+                let points = s
+                    .points
+                    .iter()
+                    .map(|&(t, v)| (t_scale.to_axis(t), v_scale.to_axis(v)));
+                frame::draw_line(&mut chart, points, series_color(i), s.label.as_str())?;
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(TICK_FONT)
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(msg)
+            frame::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
         })
     }
 }
