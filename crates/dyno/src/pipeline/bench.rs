@@ -23,7 +23,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A built-in fixed-rate workload instead of a config: `value` (transfers) or
-    /// `script` (compute-heavy transactions, small blocks). See docs/pipeline.md.
+    /// `script` (compute-heavy transactions, small blocks). See docs/pipeline-tuning.md, section 11.
     #[arg(long, value_name = "NAME")]
     workload: Option<String>,
     /// Workspace name (overrides the config's or workload's workspace.name), so that two
