@@ -672,7 +672,10 @@ measure_s = 2
         );
         let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
         let stop = AtomicBool::new(false);
-        let e = ProcessExecutor::new(2.0).execute(&cfg.subjects[0], &cfg.workloads[0], 0, &stop);
+        // A generous grace: the shell exits at once on SIGINT, but on a loaded machine it
+        // may not be scheduled within a couple of seconds, and then the kill warning would
+        // be a second warning.
+        let e = ProcessExecutor::new(30.0).execute(&cfg.subjects[0], &cfg.workloads[0], 0, &stop);
         assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
         let cpu = e
             .series
