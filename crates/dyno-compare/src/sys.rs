@@ -1,6 +1,6 @@
-//! The operating-system call this crate cannot make safely: asking the kernel to kill the
-//! node when dyno dies. The `unsafe` is one `pre_exec` hook that calls two
-//! async-signal-safe functions with plain integer arguments.
+//! The operating-system calls this crate cannot make safely: asking the kernel to kill the
+//! node when dyno dies, and giving the node back a default SIGINT. The `unsafe` is one
+//! `pre_exec` hook that calls async-signal-safe functions with plain integer arguments.
 
 use std::process::Command;
 
@@ -27,9 +27,19 @@ pub fn kill_when_parent_dies(cmd: &mut Command) {
         if unsafe { libc::getppid() } != parent {
             return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
         }
+        // dyno stops the node with SIGINT. A shell starts background jobs with SIGINT and
+        // SIGQUIT ignored (`dyno compare ... &` in a CI script), and an ignored signal
+        // stays ignored across exec: give the node the default disposition back, or
+        // every stop would wait out the grace period and end in SIGKILL.
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            // SAFETY: signal(2) with SIG_DFL takes integers only and is async-signal safe.
+            if unsafe { libc::signal(sig, libc::SIG_DFL) } == libc::SIG_ERR {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
         Ok(())
     };
-    // SAFETY: the hook only calls async-signal-safe functions (prctl, getppid) and
+    // SAFETY: the hook only calls async-signal-safe functions (prctl, getppid, signal) and
     // builds errors without allocating (`last_os_error`, `from_raw_os_error`).
     unsafe {
         cmd.pre_exec(hook);
