@@ -282,7 +282,7 @@ impl BenchConfig {
                 });
             }
             cfg.bench.rate = r;
-            cfg.bench.presign = (r * PRESIGN_SECONDS).min(1 << 20) as usize;
+            cfg.bench.presign = r.saturating_mul(PRESIGN_SECONDS).min(1 << 20) as usize;
         }
         Ok(cfg)
     }

@@ -113,7 +113,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         ),
         (None, None) => unreachable!("clap requires --config or --workload"),
     };
-    if let Some(rate) = a.rate {
+    // A built-in workload already took --rate (and sized its pre-signed pool by it).
+    if let (Some(rate), Some(_)) = (a.rate, &a.config) {
         cfg.bench.rate = rate;
     }
     if let Some(name) = &a.name {
