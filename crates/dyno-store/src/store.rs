@@ -11,6 +11,29 @@ use std::time::Duration;
 /// checkpoint or a large `add_samples` of a concurrent dyno.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The pause between attempts when SQLite reports a lock conflict it will not wait for.
+const BUSY_RETRY: Duration = Duration::from_millis(20);
+
+/// Runs `op` again while it fails with SQLITE_BUSY, for up to [`BUSY_TIMEOUT`].
+fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match op() {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(BUSY_RETRY)
+            }
+            other => return other,
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
 /// The results store: one SQLite file holding hosts, subjects, runs, metrics and samples.
 ///
 /// A `Store` is one connection; open one per thread or process. Concurrent writers in
@@ -59,8 +82,13 @@ impl Store {
                 path: path.to_path_buf(),
             });
         }
-        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-            .map_err(sql)?;
+        // Switching a new file to WAL needs its exclusive lock. When two processes try at
+        // once, SQLite fails one of them with SQLITE_BUSY at once instead of calling the
+        // busy handler (waiting could deadlock), so that case is retried here.
+        retry_busy(|| {
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+        })
+        .map_err(sql)?;
         // In WAL mode NORMAL keeps the file consistent after a crash of the process or the
         // machine; only the last commits before a power loss may be lost.
         conn.pragma_update(None, "synchronous", "NORMAL")
@@ -68,7 +96,17 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(sql)?;
         if version < schema::SCHEMA_VERSION {
-            schema::migrate(&mut conn, path)?;
+            let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+            loop {
+                match schema::migrate(&mut conn, path) {
+                    Err(StoreError::Sqlite { source, .. })
+                        if is_busy(&source) && std::time::Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(BUSY_RETRY);
+                    }
+                    other => break other?,
+                }
+            }
         }
         Ok(Store {
             conn,
