@@ -154,12 +154,6 @@ fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
     Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
 }
 
-fn say(quiet: bool, line: &str) {
-    if !quiet {
-        eprintln!("{line}");
-    }
-}
-
 fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut study = load(&args.study.study)?;
     if let Some(n) = args.max_rounds {
@@ -173,24 +167,23 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         study.run.jobs = j as usize;
     }
     let root = check_environment(&study)?;
-    let quiet = !std::io::stderr().is_terminal() && std::env::var_os("DYNO_TUNE_VERBOSE").is_none();
+    // Builds and rounds are always reported (a log of a nohup'd study shows where it is);
+    // off a terminal a line per benchmark job only with DYNO_TUNE_VERBOSE.
+    let per_job = std::env::var_os("DYNO_TUNE_VERBOSE").is_some();
     let stop = interrupt::stop_flag();
     let requests = build_requests(&study);
     let work = study.work_dir();
     let sources = source_fingerprint(&root, &work);
-    say(
-        quiet,
-        &format!(
-            "building {} variants ({} at a time) into {}",
-            requests.len(),
-            study.run.jobs,
-            work.display()
-        ),
+    eprintln!(
+        "building {} variants ({} at a time) into {}",
+        requests.len(),
+        study.run.jobs,
+        work.display()
     );
     let total = requests.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let outcomes = build_all(&requests, study.run.jobs, &sources, stop, &|e| match e {
-        BuildEvent::Started { label } => say(quiet, &format!("  build {label} ...")),
+        BuildEvent::Started { label } => eprintln!("  build {label} ..."),
         BuildEvent::Finished { label, outcome } => {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             let what = match &outcome {
@@ -200,7 +193,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
                 BuildOutcome::Interrupted => "interrupted".into(),
             };
-            say(quiet, &format!("  [{n}/{total}] {label}: {what}"));
+            eprintln!("  [{n}/{total}] {label}: {what}");
         }
     });
     if stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -267,8 +260,8 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
         let mut executor = ProcessExecutor;
         // On a terminal: one progress line (at most max_rounds rounds of every subject and
-        // benchmark; racing usually ends sooner). Otherwise, with DYNO_TUNE_VERBOSE, a line
-        // per job.
+        // benchmark; racing usually ends sooner). Otherwise a line per finished round, and
+        // with DYNO_TUNE_VERBOSE a line per job.
         let per_round = lineup.contestants.len() * study.benchmarks.len();
         let max_rounds = study.run.max_rounds;
         let bar = std::io::stderr()
@@ -298,13 +291,22 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
                         );
                         bar.done_one();
                     }
-                    None => say(
-                        quiet,
-                        &format!(
-                            "  round {} {} {} ({} left in round){mark}",
-                            e.round, e.label, e.benchmark, e.left_in_round
-                        ),
+                    None if per_job => eprintln!(
+                        "  round {} {} {} ({} left in round){mark}",
+                        e.round, e.label, e.benchmark, e.left_in_round
                     ),
+                    None => {
+                        if e.left_in_round == 0 {
+                            eprintln!(
+                                "  round {} done ({:.0} s since the start)",
+                                e.round,
+                                started.elapsed().as_secs_f64()
+                            );
+                        }
+                        if e.failed {
+                            eprintln!("  round {} {} {}{mark}", e.round, e.label, e.benchmark);
+                        }
+                    }
                 }
             },
         );
@@ -313,13 +315,10 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         result?
     };
-    say(
-        quiet,
-        &format!(
-            "{} benchmark runs this session; race over: {}",
-            outcome.jobs_run,
-            outcome.stop.describe()
-        ),
+    eprintln!(
+        "{} benchmark runs this session; race over: {}",
+        outcome.jobs_run,
+        outcome.stop.describe()
     );
     if outcome.stop == StopReason::Interrupted {
         return Err(CliError::Interrupted(

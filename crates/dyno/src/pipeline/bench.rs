@@ -11,8 +11,10 @@ use dyno_pipeline::{run_bench, BenchConfig, BenchOptions, Progress};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::node_metrics::NodeMetrics;
 use super::{parse_seconds_or_zero, SummaryFormat};
 
 /// Arguments of `dyno pipeline bench`.
@@ -150,12 +152,14 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(NodeLog::open(p)?),
         None => None,
     };
+    let node_metrics = Arc::new(NodeMetrics::default());
     let _server = match &cfg.metrics.listen {
         Some(addr) => {
             let s = super::http::MetricsServer::start(
                 addr,
                 &cfg.workspace.name,
                 cfg.workspace.dir.clone(),
+                Some(Arc::clone(&node_metrics)),
             )
             .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
             eprintln!("metrics: http://{}/metrics", s.addr());
@@ -175,9 +179,12 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         // A busy machine moves the figures; say so in the summary and the stored run.
         let busy = dyno_model::cpu_busy_fraction(Duration::from_millis(300));
         let started_at = dyno_model::now_unix();
-        let mut on_progress = |p: Progress| match &mut log {
-            Some(log) => log.write(&p),
-            None => show_progress(p),
+        let mut on_progress = |p: Progress| {
+            node_metrics.observe(&p);
+            match &mut log {
+                Some(log) => log.write(&p),
+                None => show_progress(p),
+            }
         };
         let mut report = run_bench(c, &opts, stop, &mut on_progress)
             .with_context(|| format!("bench of {origin}"))?;

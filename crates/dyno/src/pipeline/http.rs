@@ -1,7 +1,9 @@
 //! The Prometheus endpoint: `GET /metrics` renders the workspace's counters in the text
 //! exposition format. It attaches read-only, like the monitor, so it can never disturb
-//! the tiles, and it binds to loopback unless an address says otherwise.
+//! the tiles, and it binds to loopback unless an address says otherwise. Under `dyno
+//! pipeline bench` the node's own figures follow (see [`super::node_metrics`]).
 
+use super::node_metrics::NodeMetrics;
 use dyno_tango::{prometheus_text, Snapshot, Workspace};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -30,8 +32,14 @@ pub fn listen_address(spec: &str) -> anyhow::Result<SocketAddr> {
 }
 
 impl MetricsServer {
-    /// Binds and starts serving the workspace `name` (in `dir`, or /dev/shm).
-    pub fn start(spec: &str, name: &str, dir: Option<PathBuf>) -> anyhow::Result<MetricsServer> {
+    /// Binds and starts serving the workspace `name` (in `dir`, or /dev/shm), followed by
+    /// the node's own figures when `node` is given (`dyno pipeline bench`).
+    pub fn start(
+        spec: &str,
+        name: &str,
+        dir: Option<PathBuf>,
+        node: Option<Arc<NodeMetrics>>,
+    ) -> anyhow::Result<MetricsServer> {
         let addr = listen_address(spec)?;
         let server = Arc::new(
             tiny_http::Server::http(addr)
@@ -45,7 +53,7 @@ impl MetricsServer {
         let srv = Arc::clone(&server);
         let thread = std::thread::Builder::new()
             .name("dyno-metrics".into())
-            .spawn(move || serve(&srv, &path))?;
+            .spawn(move || serve(&srv, &path, node.as_deref()))?;
         Ok(MetricsServer {
             server,
             addr,
@@ -68,7 +76,7 @@ impl Drop for MetricsServer {
     }
 }
 
-fn serve(server: &tiny_http::Server, path: &std::path::Path) {
+fn serve(server: &tiny_http::Server, path: &std::path::Path, node: Option<&NodeMetrics>) {
     let mut attached: Option<Workspace> = None;
     for request in server.incoming_requests() {
         let response = if request.url() != "/metrics" {
@@ -79,7 +87,10 @@ fn serve(server: &tiny_http::Server, path: &std::path::Path) {
             }
             match attached.as_ref().filter(|w| w.is_ready()) {
                 Some(ws) => {
-                    let body = prometheus_text(&Snapshot::read(ws));
+                    let mut body = prometheus_text(&Snapshot::read(ws));
+                    if let Some(node) = node {
+                        body.push_str(&node.render());
+                    }
                     let header = tiny_http::Header::from_bytes(
                         &b"Content-Type"[..],
                         &b"text/plain; version=0.0.4; charset=utf-8"[..],

@@ -3,6 +3,7 @@
 mod bench;
 mod http;
 mod monitor;
+mod node_metrics;
 
 use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt};
@@ -83,7 +84,7 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = interrupt::stop_flag();
     let server = match &cfg.metrics.listen {
         Some(addr) => Some(
-            http::MetricsServer::start(addr, &cfg.workspace.name, cfg.workspace.dir.clone())
+            http::MetricsServer::start(addr, &cfg.workspace.name, cfg.workspace.dir.clone(), None)
                 .with_context(|| format!("{}: metrics.listen = \"{addr}\"", a.config.display()))?,
         ),
         None => None,
