@@ -85,7 +85,8 @@ pub struct StudyReport {
     pub labels: Vec<String>,
     /// Status of each subject in the race.
     pub status: Vec<String>,
-    /// `[profile.X]` section and RUSTFLAGS per recommended variant on the Pareto front.
+    /// Label, `[profile.X]` section and build command (RUSTFLAGS and toolchain included)
+    /// of each recommended variant on the Pareto front.
     pub snippets: Vec<(String, String, String)>,
     /// Warnings for the reader.
     pub warnings: Vec<String>,
@@ -270,7 +271,7 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
             snippets.push((
                 v.label.clone(),
                 v.profile_section(input.profile),
-                v.rustflags(),
+                v.build_command(input.profile),
             ));
             if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
                 let w = "target-cpu=native builds use every instruction of THIS CPU: such a binary may crash (illegal instruction) or lose its advantage on another CPU; build it on the machine that runs it, or name the CPU (target_cpu = \"znver4\") instead.".to_string();
@@ -460,22 +461,10 @@ impl StudyReport {
                 "Profiles below: the recommended variants with the best medians (Pareto set).\n",
             );
         }
-        for (label, section, flags) in &self.snippets {
-            out.push_str(&format!("\n# {label}: paste into Cargo.toml\n{section}"));
-            if flags.is_empty() {
-                out.push_str("# and build with: cargo build --profile ");
-            } else {
-                out.push_str(&format!(
-                    "# and build with: RUSTFLAGS=\"{flags}\" cargo build --profile "
-                ));
-            }
-            let profile = section
-                .trim_start_matches("[profile.")
-                .split(']')
-                .next()
-                .unwrap_or("production");
-            out.push_str(profile);
-            out.push('\n');
+        for (label, section, build) in &self.snippets {
+            out.push_str(&format!(
+                "\n# {label}: paste into Cargo.toml\n{section}# and build with: {build}\n"
+            ));
         }
         for w in &self.warnings {
             out.push_str(&format!("\nwarning: {w}\n"));
@@ -514,18 +503,13 @@ impl StudyReport {
                 "Near-Pareto set (95% intervals touch a Pareto variant's, relative scales): {}",
                 names(&self.near_pareto)
             ));
-        for (label, section, flags) in &self.snippets {
+        for (label, section, build) in &self.snippets {
             let mut t = Table::new(format!("{label}: paste into Cargo.toml"))
                 .column("Cargo.toml", Align::Left);
             for line in section.lines() {
                 t.push_row(vec![line.to_string()]);
             }
-            let build = if flags.is_empty() {
-                "build with: cargo build --profile <name above>".to_string()
-            } else {
-                format!("build with: RUSTFLAGS=\"{flags}\" cargo build --profile <name above>")
-            };
-            t.push_row(vec![build]);
+            t.push_row(vec![format!("build with: {build}")]);
             rec = rec.table(t);
         }
         for w in &self.warnings {

@@ -123,6 +123,22 @@ impl Variant {
         out
     }
 
+    /// The command that builds this variant once its section is in Cargo.toml: its
+    /// RUSTFLAGS (when any) and its toolchain (when the study names one) included.
+    pub fn build_command(&self, profile: &str) -> String {
+        let mut out = String::new();
+        let flags = self.rustflags();
+        if !flags.is_empty() {
+            out.push_str(&format!("RUSTFLAGS=\"{flags}\" "));
+        }
+        out.push_str("cargo ");
+        if let Some(t) = &self.settings.toolchain {
+            out.push_str(&format!("+{t} "));
+        }
+        out.push_str(&format!("build --profile {profile}"));
+        out
+    }
+
     /// The RUSTFLAGS this variant is built with (possibly empty).
     pub fn rustflags(&self) -> String {
         let mut flags = Vec::new();
@@ -369,6 +385,16 @@ mod tests {
         assert_eq!(plan.env, [("RUSTFLAGS".to_string(), String::new())]);
         assert_eq!(v.label, "generic");
         assert_eq!(v.profile_section("release"), "[profile.release]\n");
+        assert_eq!(v.build_command("release"), "cargo build --profile release");
+    }
+
+    #[test]
+    fn the_build_command_names_the_toolchain_and_the_flags() {
+        let v = Variant::new(settings(Lto::Fat), "production");
+        assert_eq!(
+            v.build_command("production"),
+            "RUSTFLAGS=\"-C target-cpu=native -C force-frame-pointers=yes\" cargo +nightly build --profile production"
+        );
     }
 
     #[test]
