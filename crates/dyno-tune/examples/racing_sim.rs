@@ -80,6 +80,7 @@ fn race(
         name: "machine".into(),
         invocation: Invocation::Args(vec![]),
         extract: Extract::DynoJson { metrics: None },
+        timeout_s: 60.0,
     }];
     let stop = AtomicBool::new(false);
     let cfg = RaceConfig {

@@ -61,7 +61,7 @@ pub use race::{run_race, Contestant, Mode, RaceConfig, RaceOutcome, Replay, Stop
 pub use record::{JobRecord, JobResult, MemoryRecorder, Recorder, StoreRecorder};
 pub use study::{
     line_col, parse_duration, Baseline, Benchmark, Exclude, Invocation, Matrix, Project,
-    RunSettings, Study, EXAMPLE,
+    RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE,
 };
 pub use variant::{build_plan, expand, profile_env_name, BuildPlan, Settings, Variant};
 

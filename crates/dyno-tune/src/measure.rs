@@ -5,7 +5,8 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt as _;
 
 /// One benchmark run to perform.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,8 @@ pub struct Job {
     pub round: u32,
     /// The full command line; the program first.
     pub command_line: Vec<String>,
+    /// Kill the run after this long.
+    pub timeout: Duration,
 }
 
 /// What a run produced.
@@ -31,6 +34,8 @@ pub struct Outcome {
     pub stderr: String,
     /// Wall-clock time of the run in seconds.
     pub wall_time_s: f64,
+    /// Killed for running past the job's timeout.
+    pub timed_out: bool,
 }
 
 impl Outcome {
@@ -46,7 +51,8 @@ pub trait Executor {
     fn run(&mut self, job: &Job) -> Outcome;
 }
 
-/// Runs each job as a child process, stdin closed, stdout and stderr captured.
+/// Runs each job as a child process, stdin closed, stdout and stderr captured, killed when
+/// it runs past the job's timeout.
 #[derive(Debug, Default, Clone)]
 pub struct ProcessExecutor;
 
@@ -74,27 +80,56 @@ impl Executor for ProcessExecutor {
                 }
             }
         };
-        // Read stderr on a thread so a chatty program cannot block on a full pipe.
-        let mut err_pipe = child.stderr.take();
-        let err_reader = std::thread::spawn(move || {
-            let mut s = Vec::new();
-            if let Some(p) = err_pipe.as_mut() {
-                let _ = p.read_to_end(&mut s);
+        // Both pipes are read on threads, so a chatty program cannot block on a full pipe
+        // and the wait below can time out.
+        let reader = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut s = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut s);
+                }
+                s
+            })
+        };
+        let out_reader = reader(child.stdout.take().map(|p| Box::new(p) as _));
+        let err_reader = reader(child.stderr.take().map(|p| Box::new(p) as _));
+        let (status, timed_out) = match child.wait_timeout(job.timeout) {
+            Ok(Some(status)) => (Some(status), false),
+            Ok(None) => {
+                let _ = child.kill();
+                (child.wait().ok(), true)
             }
-            s
-        });
-        let mut stdout = Vec::new();
-        if let Some(mut p) = child.stdout.take() {
-            let _ = p.read_to_end(&mut stdout);
-        }
-        let status = child.wait();
+            Err(_) => (child.wait().ok(), false),
+        };
         let wall_time_s = started.elapsed().as_secs_f64();
-        let stderr = err_reader.join().unwrap_or_default();
+        // A grandchild that inherited the pipes could hold them open after a kill; the
+        // readers are then left behind rather than waited for.
+        let collect = |r: std::thread::JoinHandle<Vec<u8>>| {
+            if timed_out {
+                let grace = Instant::now() + Duration::from_secs(1);
+                while !r.is_finished() && Instant::now() < grace {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                if !r.is_finished() {
+                    return Vec::new();
+                }
+            }
+            r.join().unwrap_or_default()
+        };
+        let stdout = collect(out_reader);
+        let mut stderr = String::from_utf8_lossy(&collect(err_reader)).into_owned();
+        if timed_out {
+            stderr.push_str(&format!(
+                "\n(killed after {:.0} s: the benchmark's timeout)",
+                job.timeout.as_secs_f64()
+            ));
+        }
         Outcome {
-            exit_code: status.ok().and_then(|s| s.code()),
+            exit_code: status.and_then(|s| s.code()),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            stderr,
             wall_time_s,
+            timed_out,
         }
     }
 }
@@ -214,6 +249,58 @@ impl Executor for SyntheticExecutor {
                 .to_string(),
             stderr: String::new(),
             wall_time_s: self.run_time_s,
+            timed_out: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(command: &str, timeout: Duration) -> Job {
+        Job {
+            subject: 0,
+            benchmark: 0,
+            round: 1,
+            command_line: vec!["sh".into(), "-c".into(), command.into()],
+            timeout,
+        }
+    }
+
+    #[test]
+    fn a_run_is_captured_whole() {
+        let out = ProcessExecutor.run(&job(
+            "echo result; echo warning >&2; exit 3",
+            Duration::from_secs(60),
+        ));
+        assert_eq!(out.exit_code, Some(3));
+        assert_eq!(out.stdout, "result\n");
+        assert_eq!(out.stderr, "warning\n");
+        assert!(!out.timed_out);
+    }
+
+    #[test]
+    fn a_run_past_its_timeout_is_killed_and_keeps_what_it_printed() {
+        // `exec` so the shell itself is the sleeper and the kill reaches it.
+        let out = ProcessExecutor.run(&job(
+            "echo started; exec sleep 60",
+            Duration::from_millis(300),
+        ));
+        assert!(out.timed_out);
+        assert!(!out.success());
+        assert!(out.wall_time_s < 30.0, "waited {} s", out.wall_time_s);
+        assert_eq!(out.stdout, "started\n");
+        assert!(out.stderr.contains("killed after"), "{}", out.stderr);
+    }
+
+    #[test]
+    fn a_program_that_does_not_exist_is_an_outcome_not_a_panic() {
+        let out = ProcessExecutor.run(&Job {
+            command_line: vec!["/nonexistent/dyno-bench".into()],
+            ..job("", Duration::from_secs(1))
+        });
+        assert_eq!(out.exit_code, None);
+        assert!(out.stderr.contains("cannot start"), "{}", out.stderr);
     }
 }

@@ -528,6 +528,10 @@ pub fn to_record(
     let result = if !outcome.success() {
         JobResult::Failed {
             error: match outcome.exit_code {
+                _ if outcome.timed_out => format!(
+                    "timed out: still running after {:.0} s",
+                    outcome.wall_time_s
+                ),
                 Some(c) => format!("exit status {c}"),
                 None => "killed by a signal or did not start".into(),
             },
@@ -596,6 +600,7 @@ pub fn run_race(
                 command_line: benchmarks[b]
                     .invocation
                     .command_line(&contestants[s].binary),
+                timeout: std::time::Duration::from_secs_f64(benchmarks[b].timeout_s),
             };
             let outcome = executor.run(&job);
             if stop.load(Ordering::SeqCst) {

@@ -129,7 +129,15 @@ pub struct Benchmark {
     pub invocation: Invocation,
     /// How to read metrics from what it prints.
     pub extract: Extract,
+    /// A run still going after this many seconds is killed and recorded as failed
+    /// (`timeout`, default [`DEFAULT_BENCHMARK_TIMEOUT_S`]).
+    pub timeout_s: f64,
 }
+
+/// How long one benchmark run may take unless its `timeout` says otherwise: long enough for
+/// Substrate's `benchmark machine`, short enough that a node started by mistake (a command
+/// that never exits) costs ten minutes, not the night.
+pub const DEFAULT_BENCHMARK_TIMEOUT_S: f64 = 600.0;
 
 /// `[run]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -236,6 +244,7 @@ struct RawBenchmark {
     args: Option<Vec<String>>,
     command: Option<Vec<String>>,
     extract: Spanned<Extract>,
+    timeout: Option<Spanned<Budget>>,
 }
 
 #[derive(Deserialize)]
@@ -258,7 +267,15 @@ enum Budget {
     Text(String),
 }
 
-/// Parses a duration: `90`, `"90s"`, `"30m"`, `"2h"`, `"1h30m"`.
+/// Seconds in a TOML duration: `90` or a string for [`parse_duration`].
+fn duration_value(b: Budget) -> Option<f64> {
+    match b {
+        Budget::Seconds(n) => Some(n as f64),
+        Budget::Text(t) => parse_duration(&t),
+    }
+}
+
+/// Parses a duration: `"90"`, `"90s"`, `"30m"`, `"2h"`, `"1h30m"`.
 pub fn parse_duration(text: &str) -> Option<f64> {
     let text = text.trim();
     if let Ok(s) = text.parse::<f64>() {
@@ -628,10 +645,20 @@ fn benchmarks(cx: &Ctx, raw: Vec<Spanned<RawBenchmark>>) -> Result<Vec<Benchmark
             }
             metric_names.push(name);
         }
+        let timeout_s = match b.timeout {
+            None => DEFAULT_BENCHMARK_TIMEOUT_S,
+            Some(v) => {
+                let t_at = v.span().start;
+                duration_value(v.into_inner())
+                    .filter(|s| *s > 0.0)
+                    .ok_or_else(|| cx.err(t_at, format!("benchmark {:?} `timeout`: not a positive duration (e.g. \"90s\", \"30m\")", b.name)))?
+            }
+        };
         out.push(Benchmark {
             name: b.name,
             invocation,
             extract,
+            timeout_s,
         });
     }
     Ok(out)
@@ -667,12 +694,12 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
     }
     if let Some(v) = raw.time_budget {
         let at = v.span().start;
-        s.time_budget_s = Some(match v.into_inner() {
-            Budget::Seconds(n) => n as f64,
-            Budget::Text(t) => parse_duration(&t).ok_or_else(|| {
-                cx.err(at, format!("run `time_budget`: {t:?} is not a duration (e.g. \"90s\", \"30m\", \"2h\")"))
-            })?,
-        });
+        s.time_budget_s = Some(duration_value(v.into_inner()).ok_or_else(|| {
+            cx.err(
+                at,
+                "run `time_budget`: not a duration (e.g. \"90s\", \"30m\", \"2h\")",
+            )
+        })?);
     }
     if let Some(v) = raw.alpha {
         if !(*v.get_ref() > 0.0 && *v.get_ref() < 0.5) {

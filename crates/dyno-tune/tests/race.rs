@@ -62,6 +62,7 @@ fn bench() -> Vec<Benchmark> {
         name: "machine".into(),
         invocation: Invocation::Args(vec!["machine".into()]),
         extract: Extract::DynoJson { metrics: None },
+        timeout_s: 60.0,
     }]
 }
 
@@ -393,6 +394,7 @@ fn failed_and_unreadable_runs_are_recorded_with_their_tail() {
         stdout: "partial\n".into(),
         stderr: "thread 'main' panicked at src/main.rs:3:5\n".into(),
         wall_time_s: 0.1,
+        timed_out: false,
     };
     let r = to_record(&crashed, &extract, 4, "machine");
     assert_eq!((r.round, r.benchmark.as_str()), (4, "machine"));
@@ -403,6 +405,20 @@ fn failed_and_unreadable_runs_are_recorded_with_their_tail() {
                 tail.contains("partial") && tail.contains("panicked"),
                 "{tail}"
             );
+        }
+        other => panic!("{other:?}"),
+    }
+    let hung = Outcome {
+        exit_code: None,
+        stdout: "syncing\n".into(),
+        wall_time_s: 90.2,
+        timed_out: true,
+        ..Outcome::default()
+    };
+    match to_record(&hung, &extract, 2, "machine").result {
+        JobResult::Failed { error, tail } => {
+            assert_eq!(error, "timed out: still running after 90 s");
+            assert!(tail.contains("syncing"), "{tail}");
         }
         other => panic!("{other:?}"),
     }

@@ -1,7 +1,9 @@
 //! The study-file parser: a good file, and each kind of error with its line and key.
 
 use dyno_tune::profile::{Lto, OptLevel, TargetCpu};
-use dyno_tune::{expand, Extract, Invocation, Study, TuneError, EXAMPLE};
+use dyno_tune::{
+    expand, Extract, Invocation, Study, TuneError, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE,
+};
 use std::path::Path;
 
 const GOOD: &str = r#"
@@ -33,6 +35,7 @@ extract = { kind = "substrate-table", metrics = ["BLAKE2-256", "SR25519-Verify"]
 name = "remark"
 command = ["{bin}", "benchmark", "extrinsic", "--pallet", "system"]
 extract = { kind = "regex", pattern = 'Median: (?P<value>[0-9.]+)', metric = "remark", unit = "ns", direction = "lower" }
+timeout = "90s"
 
 [run]
 repetitions = 24
@@ -90,6 +93,8 @@ fn good_file_parses_into_types() {
             .command_line(Path::new("/b/polkadot"))[..2],
         ["/b/polkadot".to_string(), "benchmark".to_string()]
     );
+    assert_eq!(s.benchmarks[0].timeout_s, DEFAULT_BENCHMARK_TIMEOUT_S);
+    assert_eq!(s.benchmarks[1].timeout_s, 90.0);
     assert_eq!(s.run.max_rounds, 24);
     assert_eq!(s.run.min_rounds, 6);
     assert_eq!(s.run.time_budget_s, Some(7200.0));
@@ -248,6 +253,13 @@ fn benchmark_errors_name_the_benchmark() {
     let t = with("b", "command = [\"{bin}\"", "command = [\"/usr/bin/true\"");
     let (_, msg) = error(&t);
     assert!(msg.contains("{bin}"), "{msg}");
+    // A timeout that is not a positive duration.
+    for bad in ["\"soon\"", "0"] {
+        let t = with("b", "timeout = \"90s\"", &format!("timeout = {bad}"));
+        let (line, msg) = error(&t);
+        assert_eq!(line, line_of(&t, "timeout = "));
+        assert!(msg.contains("remark") && msg.contains("timeout"), "{msg}");
+    }
     // No benchmark at all.
     let cut = GOOD.find("[[benchmark]]").unwrap();
     let run = GOOD.find("[run]").unwrap();
