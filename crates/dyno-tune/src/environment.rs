@@ -55,7 +55,19 @@ fn toolchain_installed(name: &str, installed: &[String]) -> bool {
     })
 }
 
-fn check_bin(project: &Project) -> Result<std::path::PathBuf, TuneError> {
+/// The binaries of the Cargo project at `manifest`, from `cargo metadata --no-deps`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectBins {
+    /// The workspace root (where `Cargo.lock` lives).
+    pub root: std::path::PathBuf,
+    /// Every package of the workspace.
+    pub packages: Vec<String>,
+    /// `(package, binary)` for every binary target, in `cargo metadata`'s order.
+    pub bins: Vec<(String, String)>,
+}
+
+/// Reads the packages and binaries of the project at `manifest`.
+pub fn project_bins(manifest: &std::path::Path) -> Result<ProjectBins, TuneError> {
     let out = tool(
         Command::new("cargo")
             .env_remove("RUSTUP_TOOLCHAIN")
@@ -66,41 +78,56 @@ fn check_bin(project: &Project) -> Result<std::path::PathBuf, TuneError> {
                 "1",
                 "--manifest-path",
             ])
-            .arg(&project.manifest),
+            .arg(manifest),
     )
     .map_err(|e| TuneError::Project {
-        manifest: project.manifest.clone(),
+        manifest: manifest.to_path_buf(),
         message: e.to_string(),
     })?;
     let meta: serde_json::Value = serde_json::from_str(&out).map_err(|e| TuneError::Project {
-        manifest: project.manifest.clone(),
+        manifest: manifest.to_path_buf(),
         message: format!("cargo metadata output is not JSON: {e}"),
     })?;
     let root = meta["workspace_root"]
         .as_str()
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| crate::build::source_root(&project.manifest));
-    let packages = meta["packages"].as_array().cloned().unwrap_or_default();
+        .unwrap_or_else(|| crate::build::source_root(manifest));
+    let mut packages = Vec::new();
     let mut bins = Vec::new();
-    for p in &packages {
-        let name = p["name"].as_str().unwrap_or_default();
-        if project.package.as_deref().is_some_and(|want| want != name) {
-            continue;
-        }
+    for p in meta["packages"].as_array().into_iter().flatten() {
+        let name = p["name"].as_str().unwrap_or_default().to_string();
         for t in p["targets"].as_array().into_iter().flatten() {
             let is_bin = t["kind"]
                 .as_array()
                 .is_some_and(|k| k.iter().any(|k| k == "bin"));
             if is_bin {
                 bins.push((
-                    name.to_string(),
+                    name.clone(),
                     t["name"].as_str().unwrap_or_default().to_string(),
                 ));
             }
         }
+        packages.push(name);
     }
+    Ok(ProjectBins {
+        root,
+        packages,
+        bins,
+    })
+}
+
+fn check_bin(project: &Project) -> Result<std::path::PathBuf, TuneError> {
+    let ProjectBins {
+        root,
+        packages,
+        bins,
+    } = project_bins(&project.manifest)?;
+    let bins: Vec<(String, String)> = bins
+        .into_iter()
+        .filter(|(p, _)| project.package.as_deref().is_none_or(|want| want == p))
+        .collect();
     if let Some(pkg) = &project.package {
-        if !packages.iter().any(|p| p["name"] == pkg.as_str()) {
+        if !packages.iter().any(|p| p == pkg) {
             return Err(TuneError::Project {
                 manifest: project.manifest.clone(),
                 message: format!("no package `{pkg}` in this manifest (study key project.package)"),

@@ -72,8 +72,62 @@ pub fn short_hash(bytes: &[u8]) -> String {
     digest.iter().take(5).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Writes the commented example study to `path`, refusing to overwrite a file.
-pub fn init(path: &std::path::Path) -> Result<(), TuneError> {
+/// The example study for a file at `path`. When the directory holds a Cargo project with
+/// binaries other than dyno, `[project]` names its first binary (its package too in a
+/// workspace of several packages) and the dyno benchmark is replaced by a commented one to
+/// fill in; returns the text and the `(package, binary)` chosen.
+pub fn example_for(path: &std::path::Path) -> (String, Option<(String, String)>) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let manifest = dir.join("Cargo.toml");
+    let found = match manifest
+        .is_file()
+        .then(|| environment::project_bins(&manifest))
+    {
+        Some(Ok(p)) => p,
+        _ => return (EXAMPLE.to_string(), None),
+    };
+    let Some((package, bin)) = found.bins.first().cloned() else {
+        return (EXAMPLE.to_string(), None);
+    };
+    if found.bins.iter().any(|(_, b)| b == "dyno") {
+        return (EXAMPLE.to_string(), None);
+    }
+    let others: Vec<&str> = found.bins[1..].iter().map(|(_, b)| b.as_str()).collect();
+    let bin_line = format!("{:<31}# --bin", format!("bin = {bin:?}"));
+    let bin_line = if others.is_empty() {
+        bin_line
+    } else {
+        format!("{bin_line}; the others: {}", others.join(", "))
+    };
+    let mut text = EXAMPLE.replacen("bin = \"dyno\"                   # --bin", &bin_line, 1);
+    if found.packages.len() > 1 {
+        text = text.replacen(
+            "# package = \"my-node\"          # -p, when the manifest is a workspace",
+            &format!("{:<31}# -p", format!("package = {package:?}")),
+            1,
+        );
+    }
+    if let (Some(start), Some(end)) = (text.find("[[benchmark]]\n"), text.find("\n[run]")) {
+        let benchmark = format!(
+            "# EDIT: at least one benchmark. Give the arguments of a run of `{bin}` that does\n\
+             # representative work and exits, and how to read its figures (or its wall time):\n\
+             # [[benchmark]]\n\
+             # name = \"work\"\n\
+             # args = [\"--your\", \"arguments\"]\n\
+             # extract = {{ kind = \"wall-time\", metric = \"wall_time\" }}\n\
+             # timeout = \"10m\"\n"
+        );
+        text.replace_range(start..end, &benchmark);
+    }
+    (text, Some((package, bin)))
+}
+
+/// Writes the example study ([`example_for`]) to `path`, refusing to overwrite a file;
+/// returns the `(package, binary)` it filled in, if any.
+pub fn init(path: &std::path::Path) -> Result<Option<(String, String)>, TuneError> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -86,9 +140,11 @@ pub fn init(path: &std::path::Path) -> Result<(), TuneError> {
                 source,
             },
         })?;
-    f.write_all(EXAMPLE.as_bytes())
+    let (text, chosen) = example_for(path);
+    f.write_all(text.as_bytes())
         .map_err(|source| TuneError::Io {
             path: path.to_path_buf(),
             source,
-        })
+        })?;
+    Ok(chosen)
 }

@@ -175,3 +175,42 @@ extract = {{ kind = "wall-time" }}
     let second = run();
     assert_eq!(second[0], BuildOutcome::Reused(record.clone()));
 }
+
+#[test]
+fn init_next_to_a_project_names_its_binary_and_asks_for_a_benchmark() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = format!("{}/tests/fixtures/tiny", env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    for f in ["Cargo.toml", "src/main.rs"] {
+        std::fs::copy(format!("{fixture}/{f}"), dir.path().join(f)).unwrap();
+    }
+    let path = dir.path().join("study.toml");
+    let chosen = dyno_tune::init(&path).unwrap();
+    assert_eq!(chosen, Some(("tiny".to_string(), "tiny".to_string())));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("bin = \"tiny\""), "{text}");
+    assert!(!text.contains("bin = \"dyno\""), "{text}");
+    // dyno's own benchmark would fail on another binary: the user writes one first, and
+    // until then the study says so.
+    assert!(!text.contains("\n[[benchmark]]"), "{text}");
+    let err = Study::load(&path).unwrap_err().to_string();
+    assert!(err.contains("[[benchmark]]"), "{err}");
+    // Uncommenting the suggested benchmark is enough for a valid study of this project.
+    let filled = text.replace("# [[benchmark]]", "[[benchmark]]").replace(
+        "# name = \"work\"\n# args = [\"--your\", \"arguments\"]\n# extract",
+        "name = \"work\"\nargs = []\nextract",
+    );
+    let filled = filled.replace("\n# timeout = \"10m\"", "\ntimeout = \"10m\"");
+    std::fs::write(&path, filled).unwrap();
+    let study = Study::load(&path).unwrap();
+    assert_eq!(study.project.bin, "tiny");
+    assert_eq!(study.benchmarks[0].name, "work");
+}
+
+#[test]
+fn init_without_a_project_writes_the_plain_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("study.toml");
+    assert_eq!(dyno_tune::init(&path).unwrap(), None);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), dyno_tune::EXAMPLE);
+}

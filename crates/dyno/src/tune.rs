@@ -101,12 +101,21 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 pub fn run(cmd: TuneCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         TuneCommand::Init { path } => {
-            dyno_tune::init(&path)?;
-            println!(
-                "wrote {}: edit [project] and [matrix], then `dyno tune run {}`",
-                path.display(),
-                path.display()
-            );
+            match dyno_tune::init(&path)? {
+                Some((package, bin)) => println!(
+                    "wrote {}: set up for binary `{bin}` of package `{package}` (the Cargo.toml \
+                     next to it); write its [[benchmark]] and edit [matrix], then `dyno tune \
+                     check {}` and `dyno tune run {}`",
+                    path.display(),
+                    path.display(),
+                    path.display()
+                ),
+                None => println!(
+                    "wrote {}: edit [project] and [matrix], then `dyno tune run {}`",
+                    path.display(),
+                    path.display()
+                ),
+            }
             Ok(ExitCode::SUCCESS)
         }
         TuneCommand::Check(args) => check(&args),
