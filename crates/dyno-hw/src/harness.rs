@@ -120,17 +120,21 @@ where
         iterations += m.iterations;
         elapsed = elapsed.max(m.elapsed);
     }
-    let total: f64 = scores.iter().sum();
-    let score = match combine {
-        Combine::Average => total / scores.len() as f64,
-        Combine::Sum => total,
-    };
     Ok(Measurement {
-        score,
+        score: combine_scores(&scores, combine),
         iterations: iterations / threads as u64,
         elapsed,
         threads,
     })
+}
+
+/// The score of several threads from theirs: their mean or their total.
+fn combine_scores(scores: &[f64], combine: Combine) -> f64 {
+    let total: f64 = scores.iter().sum();
+    match combine {
+        Combine::Average => total / scores.len().max(1) as f64,
+        Combine::Sum => total,
+    }
 }
 
 #[cfg(test)]
@@ -215,11 +219,13 @@ mod tests {
         let avg =
             run_parallel(3, make, Duration::from_millis(10), Combine::Average, &stop).unwrap();
         let sum = run_parallel(3, make, Duration::from_millis(10), Combine::Sum, &stop).unwrap();
-        assert_eq!(avg.threads, 3);
-        // Each thread's score is at most 10 units per ms; the average cannot exceed it,
-        // while the sum of three threads is about three times one thread.
-        assert!(avg.score <= 10_000.0 + 1e-9);
-        assert!(sum.score > avg.score * 1.5);
+        assert_eq!((avg.threads, sum.threads), (3, 3));
+        // Each call sleeps at least 1 ms, so each thread scores at most 10 units per ms
+        // however slow the machine: the average is bounded by one thread, the sum by three.
+        assert!(avg.score > 0.0 && avg.score <= 10_000.0 + 1e-9);
+        assert!(sum.score > 0.0 && sum.score <= 30_000.0 + 1e-9);
+        assert_eq!(combine_scores(&[1.0, 2.0, 6.0], Combine::Average), 3.0);
+        assert_eq!(combine_scores(&[1.0, 2.0, 6.0], Combine::Sum), 9.0);
         let failing =
             || -> Result<Box<dyn Workload>, HwError> { Err(HwError::Failed("setup".into())) };
         assert!(run_parallel(2, failing, Duration::from_millis(1), Combine::Sum, &stop).is_err());
