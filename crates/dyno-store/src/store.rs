@@ -14,12 +14,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The pause between attempts when SQLite reports a lock conflict it will not wait for.
 const BUSY_RETRY: Duration = Duration::from_millis(20);
 
-/// Runs `op` again while it fails with SQLITE_BUSY, for up to [`BUSY_TIMEOUT`].
-fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+/// Runs `op` again while it fails with an error `busy` calls a lock conflict, for up to
+/// [`BUSY_TIMEOUT`].
+fn retry_busy<T, E>(
+    mut op: impl FnMut() -> Result<T, E>,
+    busy: impl Fn(&E) -> bool,
+) -> Result<T, E> {
     let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
     loop {
         match op() {
-            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+            Err(e) if busy(&e) && std::time::Instant::now() < deadline => {
                 std::thread::sleep(BUSY_RETRY)
             }
             other => return other,
@@ -85,9 +89,10 @@ impl Store {
         // Switching a new file to WAL needs its exclusive lock. When two processes try at
         // once, SQLite fails one of them with SQLITE_BUSY at once instead of calling the
         // busy handler (waiting could deadlock), so that case is retried here.
-        retry_busy(|| {
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-        })
+        retry_busy(
+            || conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)),
+            is_busy,
+        )
         .map_err(sql)?;
         // In WAL mode NORMAL keeps the file consistent after a crash of the process or the
         // machine; only the last commits before a power loss may be lost.
@@ -96,17 +101,10 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(sql)?;
         if version < schema::SCHEMA_VERSION {
-            let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
-            loop {
-                match schema::migrate(&mut conn, path) {
-                    Err(StoreError::Sqlite { source, .. })
-                        if is_busy(&source) && std::time::Instant::now() < deadline =>
-                    {
-                        std::thread::sleep(BUSY_RETRY);
-                    }
-                    other => break other?,
-                }
-            }
+            retry_busy(
+                || schema::migrate(&mut conn, path),
+                |e| matches!(e, StoreError::Sqlite { source, .. } if is_busy(source)),
+            )?;
         }
         Ok(Store {
             conn,

@@ -178,7 +178,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let root = check_environment(&study)?;
     // Builds and rounds are always reported (a log of a nohup'd study shows where it is);
     // off a terminal a line per benchmark job only with DYNO_TUNE_VERBOSE.
-    let per_job = std::env::var_os("DYNO_TUNE_VERBOSE").is_some();
+    let log_each_job = std::env::var_os("DYNO_TUNE_VERBOSE").is_some();
     let stop = interrupt::stop_flag();
     let requests = build_requests(&study);
     let work = study.work_dir();
@@ -300,7 +300,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
                         );
                         bar.done_one();
                     }
-                    None if per_job => eprintln!(
+                    None if log_each_job => eprintln!(
                         "  round {} {} {} ({} left in round){mark}",
                         e.round, e.label, e.benchmark, e.left_in_round
                     ),
