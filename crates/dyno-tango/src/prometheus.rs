@@ -47,6 +47,27 @@ impl Family<'_> {
     }
 }
 
+/// Nanoseconds as seconds: Prometheus wants base units. An f64 keeps every nanosecond
+/// up to about 104 days of run-loop time and 0.2 us of an epoch timestamp today.
+fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The `dyno_build_info` gauge (always 1) whose labels say which build serves the
+/// metrics, e.g. `[("version", "0.1.0"), ("profile", "release")]`, as Prometheus
+/// exporters conventionally do, so a scrape can be joined with the build that made it.
+pub fn build_info_text(labels: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut f = Family { out: &mut out };
+    f.head(
+        "dyno_build_info",
+        "gauge",
+        "Always 1; the labels name the dyno build serving these metrics.",
+    );
+    f.sample("dyno_build_info", labels, 1);
+    out
+}
+
 /// Renders `s` in the Prometheus text format.
 pub fn prometheus_text(s: &Snapshot) -> String {
     let mut out = String::new();
@@ -70,12 +91,12 @@ pub fn prometheus_text(s: &Snapshot) -> String {
         u8::from(t.state == "run")
     );
     family!(
-        "dyno_tile_heartbeat_timestamp_ns",
+        "dyno_tile_heartbeat_timestamp_seconds",
         "gauge",
-        "Wall-clock time of the tile's last housekeeping, ns since the Unix epoch.",
+        "Wall-clock time of the tile's last housekeeping, seconds since the Unix epoch.",
         &s.tiles,
         |t| [("tile", t.name.as_str())],
-        t.heartbeat_ns
+        seconds(t.heartbeat_ns)
     );
     family!(
         "dyno_tile_in_backpressure",
@@ -120,16 +141,16 @@ pub fn prometheus_text(s: &Snapshot) -> String {
         );
     }
     f.head(
-        "dyno_tile_time_ns_total",
+        "dyno_tile_time_seconds_total",
         "counter",
-        "Run-loop time by exclusive category (the categories sum to the loop time).",
+        "Run-loop time in seconds by exclusive category (the categories sum to the loop time).",
     );
     for t in &s.tiles {
         for b in Bucket::ALL {
             f.sample(
-                "dyno_tile_time_ns_total",
+                "dyno_tile_time_seconds_total",
                 &[("tile", &t.name), ("bucket", b.name())],
-                t.time_ns.get(b),
+                seconds(t.time_ns.get(b)),
             );
         }
     }
@@ -325,6 +346,17 @@ mod tests {
     }
 
     #[test]
+    fn build_info_is_a_gauge_of_one_with_the_build_in_its_labels() {
+        let text = build_info_text(&[("version", "0.1.0"), ("profile", "release")]);
+        assert_eq!(
+            text,
+            "# HELP dyno_build_info Always 1; the labels name the dyno build serving these metrics.\n\
+             # TYPE dyno_build_info gauge\n\
+             dyno_build_info{version=\"0.1.0\",profile=\"release\"} 1\n"
+        );
+    }
+
+    #[test]
     fn exposition_is_valid_line_by_line() {
         let text = prometheus_text(&sample_snapshot());
         let mut types: HashMap<String, String> = HashMap::new();
@@ -361,7 +393,12 @@ mod tests {
             }
         }
         assert_eq!(helps, types.len());
-        assert!(text.contains("dyno_tile_time_ns_total{tile=\"verify:0\",bucket=\"finish\"} 8\n"));
+        assert!(text.contains(
+            "dyno_tile_time_seconds_total{tile=\"verify:0\",bucket=\"finish\"} 0.000000008\n"
+        ));
+        assert!(
+            text.contains("dyno_tile_heartbeat_timestamp_seconds{tile=\"verify:0\"} 0.000000005\n")
+        );
         assert!(text.contains("dyno_link_frags_total{link=\"quic->verify\"} 10\n"));
         assert!(text.contains(
             "dyno_consumer_filtered_total{link=\"quic->verify\",tile=\"we\\\"ird\\\\name\",stage=\"after_read\"} 2\n"
