@@ -1,0 +1,719 @@
+//! The peer network: one framed TCP link per peer pair, handshake, shaping, events.
+//!
+//! Threads of one [`PeerNet`]: an acceptor; one dialer per peer this node dials (it runs
+//! the handshake and then reads the link it made, and redials when the link drops); one
+//! handler per inbound connection (handshake, then reads); one writer per link; and the
+//! shaping timer. Every one of them is joined by [`PeerNet::shutdown`].
+//!
+//! Who dials: of two nodes that list each other, the one with the smaller id (byte
+//! order). So a pair never makes two links by dialing at the same moment, and a restarted
+//! dialer finds its peer waiting. An inbound link from a listed peer replaces an older one
+//! to that peer (the older is assumed dead: the peer restarted).
+//!
+//! Shaping is decided by the SENDER (its [`PeerSpec::shape`] for that peer, its own wire
+//! queue) and carried out by the RECEIVER: each data frame carries the unix-ns time it may
+//! be delivered, and the receiver's timer thread holds it until then. The frame travels
+//! at once, so loopback transit and the writer's scheduling do not add to the delay; this
+//! needs both ends on one clock, which holds for the local clusters it is made for (nodes
+//! on different machines use real links or `tc netem`, and an unshaped [`LinkShape`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufReader, BufWriter, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::error::NetError;
+use crate::frame::{self, Hello, ReadError, RefuseReason};
+use crate::shape::{lock, unix_ns, DeliveryTimer, LinkSchedule, LinkShape, TimerPrecision};
+
+/// How long a remote may take to complete its side of the handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Dial retry backoff: first wait, doubling up to the cap.
+const BACKOFF_FIRST: Duration = Duration::from_millis(20);
+const BACKOFF_CAP: Duration = Duration::from_millis(500);
+/// How often a dialer whose peer dialed in instead checks that link is still there.
+const LINKED_POLL: Duration = Duration::from_millis(100);
+
+/// This node's side of the peer network.
+#[derive(Clone, Debug)]
+pub struct PeerConfig {
+    /// This node's id, sent in the handshake.
+    pub node_id: String,
+    /// Sent in the handshake; a peer with another one is refused (`wrong_genesis`).
+    pub genesis_hash: [u8; 32],
+    /// Peer listener address (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Largest payload accepted; a longer frame disconnects the peer (`oversized`).
+    pub max_frame: usize,
+}
+
+/// One peer of this node.
+#[derive(Clone, Debug)]
+pub struct PeerSpec {
+    /// The peer's node id.
+    pub id: String,
+    /// The peer's listener address.
+    pub addr: SocketAddr,
+    /// Shaping of the direction from this node to that peer.
+    pub shape: LinkShape,
+}
+
+/// What happens on the peer network, in order per peer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PeerEvent {
+    /// A link to `peer` completed its handshake.
+    Connected {
+        /// The peer's id.
+        peer: String,
+    },
+    /// A payload from `peer`, delivered at `received_ns` (wall-clock unix ns).
+    Message {
+        /// The sender's id.
+        peer: String,
+        /// The bytes it sent.
+        payload: Vec<u8>,
+        /// When it was delivered (after the link's shaping).
+        received_ns: u64,
+    },
+    /// The link to `peer` is gone (messages sent before that were delivered first).
+    Disconnected {
+        /// The peer's id.
+        peer: String,
+        /// Why, for the log.
+        reason: String,
+    },
+    /// A connection was refused in its handshake, or a link was cut for breaking the
+    /// protocol (then `Disconnected` follows for that peer).
+    Refused {
+        /// The remote end of the connection.
+        remote: SocketAddr,
+        /// Why.
+        reason: RefuseReason,
+    },
+}
+
+/// Traffic and refusal counts of a [`PeerNet`] since it started.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PeerCounters {
+    /// Data frames written to peers.
+    pub frames_out: u64,
+    /// Payload bytes in those frames.
+    pub bytes_out: u64,
+    /// Data frames received from peers.
+    pub frames_in: u64,
+    /// Payload bytes in those frames.
+    pub bytes_in: u64,
+    /// Links that were established and then went away.
+    pub disconnects: u64,
+    /// `send` calls refused because the payload exceeded `max_frame`.
+    pub send_oversized: u64,
+    /// Connections refused or cut, by reason.
+    pub refused: BTreeMap<RefuseReason, u64>,
+}
+
+impl PeerCounters {
+    /// Refusals of every reason.
+    pub fn refused_total(&self) -> u64 {
+        self.refused.values().sum()
+    }
+
+    /// Refusals of one reason.
+    pub fn refused(&self, reason: RefuseReason) -> u64 {
+        self.refused.get(&reason).copied().unwrap_or(0)
+    }
+}
+
+/// A message or a disconnection waiting for its shaped delivery time.
+enum Delivery {
+    Message { peer: String, payload: Vec<u8> },
+    Event(PeerEvent),
+}
+
+struct Link {
+    conn: u64,
+    stream: TcpStream,
+    frames: Sender<Vec<u8>>,
+    schedule: LinkSchedule,
+}
+
+#[derive(Default)]
+struct Traffic {
+    frames_out: AtomicU64,
+    bytes_out: AtomicU64,
+    frames_in: AtomicU64,
+    bytes_in: AtomicU64,
+    disconnects: AtomicU64,
+    send_oversized: AtomicU64,
+}
+
+struct Shared {
+    cfg: PeerConfig,
+    peers: HashMap<String, PeerSpec>,
+    events: Mutex<Sender<PeerEvent>>,
+    links: Mutex<HashMap<String, Link>>,
+    /// Every open stream, handshaking or linked, so shutdown can cut blocked reads.
+    streams: Mutex<HashMap<u64, TcpStream>>,
+    next_conn: AtomicU64,
+    traffic: Traffic,
+    refused: Mutex<BTreeMap<RefuseReason, u64>>,
+    stopping: AtomicBool,
+    /// Wakes dialers out of their backoff at shutdown.
+    nap: (Mutex<()>, Condvar),
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    timer: Mutex<Option<DeliveryTimer<Delivery>>>,
+}
+
+/// A running peer network. Dropping it shuts it down like [`PeerNet::shutdown`].
+pub struct PeerNet {
+    shared: Arc<Shared>,
+    local_addr: SocketAddr,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl PeerNet {
+    /// Binds the peer listener (an error names the address), dials every listed peer
+    /// whose id is greater than this node's (retrying with backoff until connected or
+    /// shut down) and accepts the others. Events arrive on the returned receiver.
+    pub fn start(
+        cfg: PeerConfig,
+        peers: Vec<PeerSpec>,
+    ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+        let mut by_id = HashMap::new();
+        for p in peers {
+            if p.id == cfg.node_id {
+                return Err(NetError::PeerList(format!(
+                    "peer {} at {} is this node itself",
+                    p.id, p.addr
+                )));
+            }
+            if let Some(old) = by_id.insert(p.id.clone(), p) {
+                return Err(NetError::PeerList(format!("peer {} listed twice", old.id)));
+            }
+        }
+        let listener = TcpListener::bind(cfg.listen).map_err(|source| NetError::Bind {
+            what: "peer",
+            addr: cfg.listen,
+            source,
+        })?;
+        let local_addr = listener.local_addr().map_err(|source| NetError::Bind {
+            what: "peer",
+            addr: cfg.listen,
+            source,
+        })?;
+        let (events_tx, events_rx) = mpsc::channel();
+        let shared = Arc::new(Shared {
+            cfg,
+            peers: by_id,
+            events: Mutex::new(events_tx),
+            links: Mutex::new(HashMap::new()),
+            streams: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+            traffic: Traffic::default(),
+            refused: Mutex::new(BTreeMap::new()),
+            stopping: AtomicBool::new(false),
+            nap: (Mutex::new(()), Condvar::new()),
+            threads: Mutex::new(Vec::new()),
+            timer: Mutex::new(None),
+        });
+        let deliver_to = Arc::clone(&shared);
+        let timer = DeliveryTimer::start(
+            &thread_name("shape", &shared.cfg.node_id),
+            TimerPrecision::default(),
+            move |d, now| deliver_to.deliver(d, now),
+        )?;
+        *lock(&shared.timer) = Some(timer);
+        let mut net = PeerNet {
+            shared: Arc::clone(&shared),
+            local_addr,
+            acceptor: None,
+        };
+        let acc = Arc::clone(&shared);
+        match spawn(thread_name("accept", &shared.cfg.node_id), move || {
+            accept_loop(&acc, &listener)
+        }) {
+            Ok(h) => net.acceptor = Some(h),
+            Err(e) => {
+                net.shutdown();
+                return Err(e);
+            }
+        }
+        let mut dialed: Vec<PeerSpec> = shared
+            .peers
+            .values()
+            .filter(|p| p.id > shared.cfg.node_id)
+            .cloned()
+            .collect();
+        dialed.sort_by(|a, b| a.id.cmp(&b.id));
+        for spec in dialed {
+            let s = Arc::clone(&shared);
+            let name = thread_name("dial", &spec.id);
+            match spawn(name, move || dial_loop(&s, &spec)) {
+                Ok(h) => lock(&shared.threads).push(h),
+                Err(e) => {
+                    net.shutdown();
+                    return Err(e);
+                }
+            }
+        }
+        Ok((net, events_rx))
+    }
+
+    /// The bound peer listener address (the real port when `listen` had port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Queues `payload` to `peer`, shaped by that peer's [`LinkShape`]. False when the
+    /// peer is not connected or the payload exceeds `max_frame` (counted `send_oversized`).
+    pub fn send(&self, peer: &str, payload: Vec<u8>) -> bool {
+        if payload.len() > self.shared.cfg.max_frame {
+            self.shared.traffic.send_oversized.fetch_add(1, Relaxed);
+            return false;
+        }
+        let mut links = lock(&self.shared.links);
+        let Some(link) = links.get_mut(peer) else {
+            return false;
+        };
+        let deliver_at = if link.schedule.shape().is_unshaped() {
+            0
+        } else {
+            link.schedule
+                .schedule(unix_ns(), payload.len() + frame::DATA_OVERHEAD)
+        };
+        link.frames
+            .send(frame::encode_data(deliver_at, &payload))
+            .is_ok()
+    }
+
+    /// Ids of the peers with an established link, sorted.
+    pub fn connected(&self) -> Vec<String> {
+        let mut ids: Vec<String> = lock(&self.shared.links).keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Counts since start.
+    pub fn counters(&self) -> PeerCounters {
+        let t = &self.shared.traffic;
+        PeerCounters {
+            frames_out: t.frames_out.load(Relaxed),
+            bytes_out: t.bytes_out.load(Relaxed),
+            frames_in: t.frames_in.load(Relaxed),
+            bytes_in: t.bytes_in.load(Relaxed),
+            disconnects: t.disconnects.load(Relaxed),
+            send_oversized: t.send_oversized.load(Relaxed),
+            refused: lock(&self.shared.refused).clone(),
+        }
+    }
+
+    /// Closes every connection and the listener and joins every thread. Messages still
+    /// held by the shaping timer are dropped; no event follows.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+
+    fn stop(&mut self) {
+        let s = &self.shared;
+        s.stopping.store(true, Relaxed);
+        {
+            let _g = lock(&s.nap.0);
+            s.nap.1.notify_all();
+        }
+        for (_, link) in lock(&s.links).drain() {
+            let _ = link.stream.shutdown(Shutdown::Both);
+        }
+        for stream in lock(&s.streams).values() {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        if let Some(acceptor) = self.acceptor.take() {
+            // The acceptor blocks in accept(): one connection wakes it to see the flag.
+            let _ = TcpStream::connect_timeout(&wake_addr(self.local_addr), HANDSHAKE_TIMEOUT);
+            let _ = acceptor.join();
+        }
+        // Handlers started before the flag may add threads while we join: loop until none.
+        loop {
+            let batch: Vec<JoinHandle<()>> = lock(&s.threads).drain(..).collect();
+            if batch.is_empty() {
+                break;
+            }
+            for h in batch {
+                let _ = h.join();
+            }
+        }
+        if let Some(timer) = lock(&s.timer).take() {
+            timer.stop();
+        }
+    }
+}
+
+impl Drop for PeerNet {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Shared {
+    fn emit(&self, e: PeerEvent) {
+        // A node that dropped its receiver no longer wants events; that is not an error.
+        let _ = lock(&self.events).send(e);
+    }
+
+    fn count_refusal(&self, remote: SocketAddr, reason: RefuseReason) {
+        *lock(&self.refused).entry(reason).or_insert(0) += 1;
+        self.emit(PeerEvent::Refused { remote, reason });
+    }
+
+    fn deliver(&self, d: Delivery, now: u64) {
+        match d {
+            Delivery::Message { peer, payload } => self.emit(PeerEvent::Message {
+                peer,
+                payload,
+                received_ns: now,
+            }),
+            Delivery::Event(e) => self.emit(e),
+        }
+    }
+
+    /// Delivers at `due` (0 or past = now) through the timer so order per link holds.
+    fn deliver_at(&self, due: u64, d: Delivery) {
+        if due == 0 {
+            self.deliver(d, unix_ns());
+        } else if let Some(timer) = lock(&self.timer).as_ref() {
+            timer.push(due, d);
+        }
+    }
+
+    fn open_stream(&self, stream: &TcpStream) -> Option<u64> {
+        let conn = self.next_conn.fetch_add(1, Relaxed);
+        let clone = stream.try_clone().ok()?;
+        lock(&self.streams).insert(conn, clone);
+        if self.stopping.load(Relaxed) {
+            // Registered after stop() swept the streams: nobody else will cut it.
+            lock(&self.streams).remove(&conn);
+            return None;
+        }
+        Some(conn)
+    }
+
+    fn close_stream(&self, conn: u64) {
+        if let Some(s) = lock(&self.streams).remove(&conn) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Makes `stream` the link to `peer` (replacing an older one) and starts its writer.
+    fn establish(self: &Arc<Self>, peer: &str, conn: u64, stream: &TcpStream) -> bool {
+        let (Ok(reader_side), Ok(writer_side)) = (stream.try_clone(), stream.try_clone()) else {
+            return false;
+        };
+        let (frames_tx, frames_rx) = mpsc::channel::<Vec<u8>>();
+        let shape = self
+            .peers
+            .get(peer)
+            .map_or(LinkShape::UNSHAPED, |p| p.shape);
+        let mut links = lock(&self.links);
+        if self.stopping.load(Relaxed) {
+            return false;
+        }
+        if let Some(old) = links.remove(peer) {
+            let _ = old.stream.shutdown(Shutdown::Both);
+            self.traffic.disconnects.fetch_add(1, Relaxed);
+            self.emit(PeerEvent::Disconnected {
+                peer: peer.to_string(),
+                reason: "replaced by a newer connection from the same peer".into(),
+            });
+        }
+        let me = Arc::clone(self);
+        let writer = spawn(thread_name("write", peer), move || {
+            me.write_loop(writer_side, frames_rx)
+        });
+        match writer {
+            Ok(h) => lock(&self.threads).push(h),
+            Err(_) => return false,
+        }
+        links.insert(
+            peer.to_string(),
+            Link {
+                conn,
+                stream: reader_side,
+                frames: frames_tx,
+                schedule: LinkSchedule::new(shape),
+            },
+        );
+        self.emit(PeerEvent::Connected {
+            peer: peer.to_string(),
+        });
+        true
+    }
+
+    fn write_loop(&self, stream: TcpStream, frames: Receiver<Vec<u8>>) {
+        let mut out = BufWriter::with_capacity(64 * 1024, &stream);
+        // Ends when the link is dropped from the map (sender gone) or a write fails.
+        while let Ok(first) = frames.recv() {
+            let mut batch = vec![first];
+            batch.extend(frames.try_iter());
+            for f in &batch {
+                if out.write_all(f).is_err() {
+                    let _ = stream.shutdown(Shutdown::Both);
+                    return;
+                }
+            }
+            if out.flush().is_err() {
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+            let bytes: usize = batch.iter().map(|f| f.len() - frame::DATA_OVERHEAD).sum();
+            self.traffic
+                .frames_out
+                .fetch_add(batch.len() as u64, Relaxed);
+            self.traffic.bytes_out.fetch_add(bytes as u64, Relaxed);
+        }
+    }
+
+    /// Reads data frames of an established link until it ends, then retires the link.
+    fn read_link(&self, peer: &str, conn: u64, stream: &TcpStream, remote: SocketAddr) {
+        let _ = stream.set_read_timeout(None);
+        let mut input = BufReader::with_capacity(64 * 1024, stream);
+        let mut last_due = 0u64;
+        let reason = loop {
+            match frame::read_data(&mut input, self.cfg.max_frame) {
+                Ok((due, payload)) => {
+                    self.traffic.frames_in.fetch_add(1, Relaxed);
+                    self.traffic
+                        .bytes_in
+                        .fetch_add(payload.len() as u64, Relaxed);
+                    last_due = last_due.max(due);
+                    let d = Delivery::Message {
+                        peer: peer.to_string(),
+                        payload,
+                    };
+                    self.deliver_at(if due == 0 { 0 } else { last_due }, d);
+                }
+                Err(ReadError::Refused(r)) => {
+                    self.count_refusal(remote, r);
+                    break format!("{r}: protocol violation from {remote}");
+                }
+                Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    break "closed by peer".to_string();
+                }
+                Err(ReadError::Io(e)) => break format!("read error: {e}"),
+            }
+        };
+        self.close_stream(conn);
+        let mut links = lock(&self.links);
+        let current = links.get(peer).is_some_and(|l| l.conn == conn);
+        if current && !self.stopping.load(Relaxed) {
+            links.remove(peer);
+            self.traffic.disconnects.fetch_add(1, Relaxed);
+            let e = PeerEvent::Disconnected {
+                peer: peer.to_string(),
+                reason,
+            };
+            // Behind the link's last shaped message, so nothing arrives after it.
+            self.deliver_at(
+                if last_due > unix_ns() { last_due } else { 0 },
+                Delivery::Event(e),
+            );
+        }
+    }
+
+    fn is_linked(&self, peer: &str) -> bool {
+        lock(&self.links).contains_key(peer)
+    }
+
+    /// Sleeps `d` unless shutdown starts; true when stopping.
+    fn nap(&self, d: Duration) -> bool {
+        let g = lock(&self.nap.0);
+        if self.stopping.load(Relaxed) {
+            return true;
+        }
+        let _ = self.nap.1.wait_timeout(g, d);
+        self.stopping.load(Relaxed)
+    }
+
+    fn my_hello(&self) -> Hello {
+        Hello {
+            status: 0,
+            genesis: self.cfg.genesis_hash,
+            node_id: self.cfg.node_id.clone(),
+        }
+    }
+}
+
+fn accept_loop(s: &Arc<Shared>, listener: &TcpListener) {
+    for incoming in listener.incoming() {
+        if s.stopping.load(Relaxed) {
+            return;
+        }
+        let Ok(stream) = incoming else {
+            // Out of descriptors or a connection reset before accept: keep serving.
+            continue;
+        };
+        let me = Arc::clone(s);
+        if let Ok(h) = spawn(thread_name("inbound", &s.cfg.node_id), move || {
+            serve_inbound(&me, stream)
+        }) {
+            let mut threads = lock(&s.threads);
+            threads.retain(|t| !t.is_finished());
+            threads.push(h);
+        }
+    }
+}
+
+fn serve_inbound(s: &Arc<Shared>, stream: TcpStream) {
+    let Ok(remote) = stream.peer_addr() else {
+        return;
+    };
+    let Some(conn) = s.open_stream(&stream) else {
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    match accept_handshake(s, &stream) {
+        Ok(peer) => {
+            if s.establish(&peer, conn, &stream) {
+                s.read_link(&peer, conn, &stream, remote);
+            }
+        }
+        Err(reason) => {
+            if !s.stopping.load(Relaxed) {
+                s.count_refusal(remote, reason);
+            }
+        }
+    }
+    s.close_stream(conn);
+}
+
+fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, RefuseReason> {
+    let mut r = stream;
+    let refuse = |reason: RefuseReason| {
+        let h = Hello::refusing(reason, s.cfg.genesis_hash, &s.cfg.node_id);
+        let _ = frame::write_opening(&mut &*stream, &h);
+        reason
+    };
+    match frame::read_preamble(&mut r) {
+        Ok(()) => {}
+        // Not our protocol: nothing to answer.
+        Err(e) => return Err(read_refusal(e)),
+    }
+    let hello = frame::read_hello(&mut r).map_err(|e| refuse(read_refusal(e)))?;
+    if hello.genesis != s.cfg.genesis_hash {
+        return Err(refuse(RefuseReason::WrongGenesis));
+    }
+    if !s.peers.contains_key(&hello.node_id) {
+        return Err(refuse(RefuseReason::UnknownPeer));
+    }
+    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| RefuseReason::Garbage)?;
+    Ok(hello.node_id)
+}
+
+fn dial_handshake(s: &Shared, stream: &TcpStream, spec: &PeerSpec) -> Result<(), RefuseReason> {
+    let mut r = stream;
+    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| RefuseReason::Garbage)?;
+    frame::read_preamble(&mut r).map_err(read_refusal)?;
+    let hello = frame::read_hello(&mut r).map_err(read_refusal)?;
+    if hello.genesis != s.cfg.genesis_hash {
+        return Err(RefuseReason::WrongGenesis);
+    }
+    if let Some(r) = hello.refusal() {
+        return Err(r);
+    }
+    if hello.node_id != spec.id {
+        return Err(RefuseReason::WrongPeer);
+    }
+    Ok(())
+}
+
+fn read_refusal(e: ReadError) -> RefuseReason {
+    match e {
+        ReadError::Refused(r) => r,
+        ReadError::Io(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            RefuseReason::HandshakeTimeout
+        }
+        // Closed mid-handshake: the bytes so far were not a complete opening.
+        ReadError::Io(_) => RefuseReason::Garbage,
+    }
+}
+
+fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
+    let mut backoff = BACKOFF_FIRST;
+    while !s.stopping.load(Relaxed) {
+        if s.is_linked(&spec.id) {
+            // The peer dialed us (it replaced a link we had, or runs another rule).
+            if s.nap(LINKED_POLL) {
+                return;
+            }
+            continue;
+        }
+        let linked = match TcpStream::connect_timeout(&spec.addr, HANDSHAKE_TIMEOUT) {
+            Ok(stream) => dial_once(s, spec, stream),
+            Err(_) => false,
+        };
+        if linked {
+            backoff = BACKOFF_FIRST;
+        } else {
+            if s.nap(backoff) {
+                return;
+            }
+            backoff = (backoff * 2).min(BACKOFF_CAP);
+        }
+    }
+}
+
+/// Handshakes on a fresh connection and reads the link until it ends; true if it linked.
+fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream) -> bool {
+    let Some(conn) = s.open_stream(&stream) else {
+        return false;
+    };
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
+    let linked = match dial_handshake(s, &stream, spec) {
+        Ok(()) => {
+            let ok = s.establish(&spec.id, conn, &stream);
+            if ok {
+                s.read_link(&spec.id, conn, &stream, spec.addr);
+            }
+            ok
+        }
+        Err(reason) => {
+            if !s.stopping.load(Relaxed) {
+                s.count_refusal(spec.addr, reason);
+            }
+            false
+        }
+    };
+    s.close_stream(conn);
+    linked
+}
+
+fn wake_addr(local: SocketAddr) -> SocketAddr {
+    let mut a = local;
+    if a.ip().is_unspecified() {
+        a.set_ip(match a {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    a
+}
+
+fn thread_name(role: &str, who: &str) -> String {
+    // Linux shows 15 bytes of a thread name: the role comes first so it survives.
+    format!("net-{role}-{who}")
+}
+
+fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, NetError> {
+    std::thread::Builder::new()
+        .name(name.clone())
+        .spawn(f)
+        .map_err(|source| NetError::Thread { name, source })
+}

@@ -1,0 +1,376 @@
+//! Link shaping in user space: one-way latency and bandwidth of one direction of a link.
+//!
+//! The model is a single FIFO wire per direction, as `tc netem delay L rate R` builds it:
+//! a frame queued at `t` starts serialising when the wire is free, takes
+//! `bytes * 8 / bandwidth` on it, and reaches the far side `latency` after its last bit
+//! left. [`LinkSchedule`] computes that delivery time; [`DeliveryTimer`] holds frames
+//! until their time on ONE thread per network (a binary heap and a condition variable),
+//! never a sleep per message.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::NetError;
+
+/// One-way shaping of one direction of a link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkShape {
+    /// Propagation delay added to every frame after it has been serialised.
+    pub latency: Duration,
+    /// Wire speed in bits per second; `None` is unlimited (no serialisation delay).
+    pub bandwidth_bps: Option<u64>,
+}
+
+impl LinkShape {
+    /// No delay and no bandwidth limit: frames are delivered as soon as they arrive.
+    pub const UNSHAPED: LinkShape = LinkShape {
+        latency: Duration::ZERO,
+        bandwidth_bps: None,
+    };
+
+    /// True when this shape adds nothing (frames bypass the timer).
+    pub fn is_unshaped(&self) -> bool {
+        self.latency.is_zero() && self.bandwidth_bps.is_none()
+    }
+
+    /// Time `bytes` occupy the wire at this bandwidth, in nanoseconds (rounded up, so a
+    /// frame is never early). A bandwidth of 0 bits/s is treated as 1 bit/s.
+    pub fn serialisation_ns(&self, bytes: usize) -> u64 {
+        match self.bandwidth_bps {
+            None => 0,
+            Some(bps) => {
+                let bps = u128::from(bps.max(1));
+                let ns = (bytes as u128 * 8 * 1_000_000_000).div_ceil(bps);
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
+        }
+    }
+}
+
+/// The sender's state of one shaped direction: when its wire is free again.
+#[derive(Clone, Debug)]
+pub struct LinkSchedule {
+    shape: LinkShape,
+    /// Unix ns at which the last queued frame's last bit leaves the wire.
+    wire_free_ns: u64,
+    /// Delivery time of the previous frame: deliveries never reorder, even if the wall
+    /// clock steps back.
+    last_due_ns: u64,
+}
+
+impl LinkSchedule {
+    /// A fresh, idle direction shaped by `shape`.
+    pub fn new(shape: LinkShape) -> Self {
+        LinkSchedule {
+            shape,
+            wire_free_ns: 0,
+            last_due_ns: 0,
+        }
+    }
+
+    /// The shape this schedule applies.
+    pub fn shape(&self) -> LinkShape {
+        self.shape
+    }
+
+    /// Queues a frame of `bytes` at `now_ns` (unix ns) and returns the unix ns at which
+    /// the far side may deliver it: `max(now, wire free) + bytes*8/bandwidth + latency`.
+    pub fn schedule(&mut self, now_ns: u64, bytes: usize) -> u64 {
+        let start = now_ns.max(self.wire_free_ns);
+        let departs = start.saturating_add(self.shape.serialisation_ns(bytes));
+        self.wire_free_ns = departs;
+        let latency_ns = u64::try_from(self.shape.latency.as_nanos()).unwrap_or(u64::MAX);
+        let due = departs.saturating_add(latency_ns).max(self.last_due_ns);
+        self.last_due_ns = due;
+        due
+    }
+}
+
+/// Wall-clock time in nanoseconds since the Unix epoch (the clock of the node logs).
+pub fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// How the timer thread waits for a due time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerPrecision {
+    /// Timer slack asked of the kernel for the timer thread (Linux default: 50 us).
+    pub slack_ns: u64,
+    /// The last part of a wait that is spun instead of slept (0 = never spin). Spinning
+    /// buys precision with CPU that nodes sharing a few cores need for themselves.
+    pub spin_ns: u64,
+}
+
+impl Default for TimerPrecision {
+    /// 1 ns slack, no spin: see docs/network.md for the measurement behind this choice.
+    fn default() -> Self {
+        TimerPrecision {
+            slack_ns: 1,
+            spin_ns: 0,
+        }
+    }
+}
+
+struct Pending<T> {
+    due_ns: u64,
+    /// Arrival order: equal due times leave in the order they were queued.
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Pending<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.due_ns, self.seq) == (other.due_ns, other.seq)
+    }
+}
+impl<T> Eq for Pending<T> {}
+impl<T> PartialOrd for Pending<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Pending<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.due_ns, self.seq).cmp(&(other.due_ns, other.seq))
+    }
+}
+
+struct TimerState<T> {
+    heap: BinaryHeap<Reverse<Pending<T>>>,
+    next_seq: u64,
+    stopped: bool,
+}
+
+struct TimerShared<T> {
+    state: Mutex<TimerState<T>>,
+    wake: Condvar,
+}
+
+/// Holds items until their due time (unix ns) and hands each to a callback on one thread.
+pub struct DeliveryTimer<T: Send + 'static> {
+    shared: Arc<TimerShared<T>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl<T: Send + 'static> DeliveryTimer<T> {
+    /// Starts the timer thread; `deliver(item, now_ns)` runs on it for each due item.
+    pub fn start(
+        name: &str,
+        precision: TimerPrecision,
+        mut deliver: impl FnMut(T, u64) + Send + 'static,
+    ) -> Result<Self, NetError> {
+        let shared = Arc::new(TimerShared {
+            state: Mutex::new(TimerState {
+                heap: BinaryHeap::new(),
+                next_seq: 0,
+                stopped: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let run = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                // Failure only costs precision (the default 50 us slack), so it is not fatal.
+                let _ = crate::sys::set_timer_slack_ns(precision.slack_ns);
+                run_timer(&run, precision, &mut deliver);
+            })
+            .map_err(|source| NetError::Thread {
+                name: name.to_string(),
+                source,
+            })?;
+        Ok(DeliveryTimer {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `item` for delivery at `due_ns` (unix ns; a past time delivers at once).
+    pub fn push(&self, due_ns: u64, item: T) {
+        let mut st = lock(&self.shared.state);
+        if st.stopped {
+            return;
+        }
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        let earliest = st.heap.peek().is_none_or(|Reverse(p)| due_ns < p.due_ns);
+        st.heap.push(Reverse(Pending { due_ns, seq, item }));
+        drop(st);
+        if earliest {
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Items waiting for their time.
+    pub fn pending(&self) -> usize {
+        lock(&self.shared.state).heap.len()
+    }
+
+    /// Stops the thread, dropping undelivered items, and joins it.
+    pub fn stop(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        lock(&self.shared.state).stopped = true;
+        self.shared.wake.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for DeliveryTimer<T> {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+fn run_timer<T>(
+    shared: &TimerShared<T>,
+    precision: TimerPrecision,
+    deliver: &mut impl FnMut(T, u64),
+) {
+    let mut due_now = Vec::new();
+    let mut st = lock(&shared.state);
+    loop {
+        if st.stopped {
+            return;
+        }
+        let now = unix_ns();
+        while st.heap.peek().is_some_and(|Reverse(p)| p.due_ns <= now) {
+            if let Some(Reverse(p)) = st.heap.pop() {
+                due_now.push(p.item);
+            }
+        }
+        if !due_now.is_empty() {
+            // Deliver without the lock so senders never wait on a slow consumer.
+            drop(st);
+            for item in due_now.drain(..) {
+                deliver(item, unix_ns());
+            }
+            st = lock(&shared.state);
+            continue;
+        }
+        match st.heap.peek().map(|Reverse(p)| p.due_ns) {
+            None => st = wait(&shared.wake, st, None),
+            Some(due) => {
+                let left = due - now;
+                if left <= precision.spin_ns {
+                    drop(st);
+                    while unix_ns() < due {
+                        std::hint::spin_loop();
+                    }
+                    st = lock(&shared.state);
+                } else {
+                    let sleep = Duration::from_nanos(left - precision.spin_ns);
+                    st = wait(&shared.wake, st, Some(sleep));
+                }
+            }
+        }
+    }
+}
+
+fn wait<'a, T>(
+    cv: &Condvar,
+    guard: std::sync::MutexGuard<'a, T>,
+    timeout: Option<Duration>,
+) -> std::sync::MutexGuard<'a, T> {
+    match timeout {
+        None => cv.wait(guard).unwrap_or_else(|e| e.into_inner()),
+        Some(d) => {
+            cv.wait_timeout(guard, d)
+                .unwrap_or_else(|e| e.into_inner())
+                .0
+        }
+    }
+}
+
+/// Locks, ignoring poisoning: the protected state stays consistent at every unlock.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn shape(ms: u64, bps: Option<u64>) -> LinkShape {
+        LinkShape {
+            latency: Duration::from_millis(ms),
+            bandwidth_bps: bps,
+        }
+    }
+
+    #[test]
+    fn serialisation_rounds_up() {
+        let s = shape(0, Some(8_000_000)); // 1 byte per us
+        assert_eq!(s.serialisation_ns(1000), 1_000_000);
+        assert_eq!(shape(0, Some(3)).serialisation_ns(1), 2_666_666_667);
+        assert_eq!(shape(0, None).serialisation_ns(1 << 30), 0);
+    }
+
+    #[test]
+    fn back_to_back_frames_queue_behind_each_other() {
+        let mut link = LinkSchedule::new(shape(50, Some(8_000_000)));
+        let t0 = 1_000_000_000;
+        // 1000 bytes at 1 byte/us = 1 ms on the wire each.
+        assert_eq!(link.schedule(t0, 1000), t0 + 1_000_000 + 50_000_000);
+        assert_eq!(link.schedule(t0, 1000), t0 + 2_000_000 + 50_000_000);
+        // After the wire went idle, a frame starts at its own queue time.
+        let later = t0 + 10_000_000;
+        assert_eq!(link.schedule(later, 1000), later + 1_000_000 + 50_000_000);
+    }
+
+    #[test]
+    fn deliveries_never_reorder_when_the_clock_steps_back() {
+        let mut link = LinkSchedule::new(shape(5, None));
+        let a = link.schedule(2_000_000_000, 10);
+        let b = link.schedule(1_000_000_000, 10);
+        assert!(b >= a);
+    }
+
+    #[test]
+    fn timer_delivers_in_due_order_and_not_early() {
+        let (tx, rx) = mpsc::channel();
+        let timer = DeliveryTimer::start("test-timer", TimerPrecision::default(), move |i, at| {
+            let _ = tx.send((i, at));
+        })
+        .unwrap();
+        let base = unix_ns() + 20_000_000;
+        // Pushed out of order; two share a due time and must keep their push order.
+        timer.push(base + 2_000_000, 3u32);
+        timer.push(base, 1u32);
+        timer.push(base + 1_000_000, 2u32);
+        timer.push(base + 1_000_000, 22u32);
+        let got: Vec<(u32, u64)> = (0..4).map(|_| rx.recv().unwrap()).collect();
+        let order: Vec<u32> = got.iter().map(|g| g.0).collect();
+        assert_eq!(order, vec![1, 2, 22, 3]);
+        let due = [base, base + 1_000_000, base + 1_000_000, base + 2_000_000];
+        for ((_, at), due) in got.iter().zip(due) {
+            assert!(*at >= due, "delivered {} ns early", due - at);
+        }
+        timer.stop();
+    }
+
+    #[test]
+    fn stop_drops_pending_items_and_joins() {
+        let (tx, rx) = mpsc::channel::<u8>();
+        let timer = DeliveryTimer::start("test-timer", TimerPrecision::default(), move |i, _| {
+            let _ = tx.send(i);
+        })
+        .unwrap();
+        timer.push(unix_ns() + 60_000_000_000, 1);
+        assert_eq!(timer.pending(), 1);
+        timer.stop();
+        // The callback (and its sender) is gone with the joined thread.
+        assert!(rx.recv().is_err());
+    }
+}
