@@ -1,0 +1,242 @@
+use super::*;
+use crate::procfs::start_ticks;
+use std::path::PathBuf;
+
+/// Not a test of its own: the stand-in for dyno that the orphan tests start and SIGKILL.
+/// With `DYNO_PROC_ORPHAN_MODE=guarded` it starts a launcher shell whose child is the
+/// "node", as compare and cluster do; with `pdeathsig` it starts `sleep` with the
+/// parent-death signal only (no group, no guard). It writes the pids to watch to `pids`
+/// in `DYNO_PROC_ORPHAN_DIR` and waits to be killed.
+#[test]
+#[ignore = "helper process of the orphan tests"]
+fn stand_in_for_dyno() {
+    let (Some(dir), Ok(mode)) = (
+        std::env::var_os("DYNO_PROC_ORPHAN_DIR"),
+        std::env::var("DYNO_PROC_ORPHAN_MODE"),
+    ) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let publish = |pids: String| {
+        std::fs::write(dir.join("pids.tmp"), pids).unwrap();
+        std::fs::rename(dir.join("pids.tmp"), dir.join("pids")).unwrap();
+    };
+    if mode == "pdeathsig" {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("600");
+        crate::sys::kill_when_parent_dies(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        publish(child.id().to_string());
+        std::thread::sleep(Duration::from_secs(600));
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    }
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "sleep 600 & echo $! > g.tmp && mv g.tmp grandchild.pid; wait",
+    ])
+    .current_dir(&dir);
+    let node = GuardedChild::spawn(cmd, &SpawnOptions::default()).unwrap();
+    let grandchild = loop {
+        match std::fs::read_to_string(dir.join("grandchild.pid")) {
+            Ok(g) => break g,
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    publish(format!("{} {}", node.pid(), grandchild.trim()));
+    std::thread::sleep(Duration::from_secs(600));
+    drop(node);
+}
+
+/// Starts the stand-in in `mode`, waits for its pids, SIGKILLs it and returns the pids
+/// still running after a generous deadline (polled: how fast the machine is must not
+/// matter), which it then kills.
+fn survivors_of_a_killed_dyno(mode: &str) -> Vec<u32> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut dyno = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "child::tests::stand_in_for_dyno",
+            "--nocapture",
+        ])
+        .env("DYNO_PROC_ORPHAN_DIR", dir.path())
+        .env("DYNO_PROC_ORPHAN_MODE", mode)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pids: Vec<u32> = loop {
+        if let Ok(text) = std::fs::read_to_string(dir.path().join("pids")) {
+            break text
+                .split_whitespace()
+                .map(|p| p.parse().unwrap())
+                .collect();
+        }
+        if Instant::now() > deadline {
+            let _ = dyno.kill();
+            let _ = dyno.wait();
+            panic!("the stand-in never started its node");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let node: Vec<(u32, u64)> = pids
+        .iter()
+        .map(|&p| {
+            (
+                p,
+                start_ticks(p).expect("the node runs before dyno is killed"),
+            )
+        })
+        .collect();
+    dyno.kill().unwrap(); // SIGKILL: no Drop, no stop(), no signal handler
+    dyno.wait().unwrap();
+    let running = |&(p, s): &(u32, u64)| start_ticks(p) == Some(s);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while node.iter().any(running) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors: Vec<u32> = node.iter().filter(|n| running(n)).map(|n| n.0).collect();
+    for p in &survivors {
+        let _ = crate::signal_process(*p, Signal::Kill);
+    }
+    survivors
+}
+
+#[test]
+fn a_child_and_its_children_do_not_outlive_a_killed_dyno() {
+    let survivors = survivors_of_a_killed_dyno("guarded");
+    assert!(
+        survivors.is_empty(),
+        "still running 60 s after dyno was killed: {survivors:?}"
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_parent_death_signal_alone_ends_a_direct_child() {
+    let survivors = survivors_of_a_killed_dyno("pdeathsig");
+    assert!(survivors.is_empty(), "{survivors:?}");
+}
+
+fn sh(script: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.args(["-c", script]);
+    c
+}
+
+/// Polls `f` for up to 60 s (a loaded machine may be slow to schedule a child).
+fn eventually(mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_stop_ends_the_whole_group_and_keeps_the_last_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("node.log");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut cmd =
+        sh("echo one; echo two >&2; echo listening on 80; sleep 600 & echo $! > helper.pid; wait");
+    cmd.current_dir(dir.path());
+    let opts = SpawnOptions {
+        tail_lines: 2,
+        ready_line: Some(Regex::new("^listening on [0-9]+$").unwrap()),
+        log_file: Some(log.clone()),
+        on_line: Some(Arc::new({
+            let sink = seen.clone();
+            move |stream, line: &str| sink.lock().unwrap().push((stream, line.to_string()))
+        })),
+        ..SpawnOptions::default()
+    };
+    let mut child = GuardedChild::spawn(cmd, &opts).unwrap();
+    assert!(child.guarded());
+    assert!(eventually(|| child.saw_ready_line()));
+    assert!(eventually(|| dir.path().join("helper.pid").exists()));
+    let helper: u32 = std::fs::read_to_string(dir.path().join("helper.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let helper_start = start_ticks(helper);
+    assert!(child.exited().is_none());
+    let stopped = child.stop(Duration::from_secs(30));
+    assert!(!stopped.exited_before);
+    assert_eq!(stopped.warning(), None, "sh exits on SIGINT");
+    assert_eq!(stopped.last_lines.len(), 2);
+    assert!(stopped.last_lines.contains(&"listening on 80".to_string()));
+    assert!(
+        eventually(|| start_ticks(helper).is_none() || start_ticks(helper) != helper_start),
+        "the helper outlived the stop"
+    );
+    let lines = seen.lock().unwrap().clone();
+    assert!(
+        lines.contains(&(Stream::Stderr, "two".to_string())),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&(Stream::Stdout, "one".to_string())),
+        "{lines:?}"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(logged.lines().count(), 3, "{logged}");
+}
+
+#[test]
+fn a_child_that_ignores_the_stop_signal_is_killed_after_the_grace() {
+    let child = GuardedChild::spawn(
+        sh("trap '' INT; echo ready; exec sleep 600"),
+        &SpawnOptions {
+            ready_line: Some(Regex::new("ready").unwrap()),
+            ..SpawnOptions::default()
+        },
+    )
+    .unwrap();
+    // The trap must be set before the stop, or SIGINT would end the shell at once.
+    assert!(eventually(|| child.saw_ready_line()));
+    let pid = child.pid();
+    let stopped = child.stop(Duration::from_millis(300));
+    assert_eq!(
+        stopped.warning().as_deref(),
+        Some("did not stop within 0 s of SIGINT: killed")
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(stopped.status.and_then(|s| s.signal()), Some(libc::SIGKILL));
+    assert_eq!(crate::procfs::liveness(pid), crate::procfs::Liveness::Gone);
+}
+
+#[test]
+fn dropping_a_child_kills_and_reaps_it() {
+    let child = GuardedChild::spawn(sh("exec sleep 600"), &SpawnOptions::default()).unwrap();
+    let pid = child.pid();
+    drop(child);
+    assert_eq!(crate::procfs::liveness(pid), crate::procfs::Liveness::Gone);
+}
+
+#[test]
+fn a_child_that_exits_by_itself_is_reported() {
+    let mut child = GuardedChild::spawn(sh("echo bye; exit 3"), &SpawnOptions::default()).unwrap();
+    assert!(eventually(|| child.exited().is_some()));
+    assert!(child.exited().unwrap().contains('3'));
+    let stopped = child.stop(Duration::from_secs(1));
+    assert!(stopped.exited_before);
+    assert_eq!(stopped.status.and_then(|s| s.code()), Some(3));
+    assert_eq!(stopped.last_lines, ["bye"]);
+}
+
+#[test]
+fn a_missing_program_is_named() {
+    let e = GuardedChild::spawn(Command::new("/no/such/node"), &SpawnOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("cannot start `/no/such/node`"), "{e}");
+}

@@ -1,0 +1,79 @@
+//! The operating-system calls this crate cannot make safely: asking the kernel to kill a
+//! child when dyno dies, giving the child back default signal dispositions, sending
+//! signals, and the clock tick. Every `unsafe` block calls one libc function with plain
+//! integer arguments.
+
+use std::process::Command;
+
+/// Makes the child of `cmd` receive SIGKILL when the *thread* that spawns it exits
+/// (`PR_SET_PDEATHSIG`): if dyno is killed outright (SIGKILL, the OOM killer), its
+/// stop-then-kill never runs, and without this the child would run on. The kernel ties
+/// the signal to the spawning thread, not the process, so the caller must spawn from a
+/// thread that lives as long as the child should. The setting survives `exec` but not
+/// `fork`: the child's own children are not covered (the group guard is).
+///
+/// Also gives the child the default SIGINT and SIGQUIT: a shell starts background jobs
+/// with both ignored (`dyno compare ... &` in a CI script), an ignored signal stays
+/// ignored across exec, and every stop by SIGINT would then wait out the grace period and
+/// end in SIGKILL.
+#[cfg(target_os = "linux")]
+pub fn kill_when_parent_dies(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    let hook = move || {
+        // SAFETY: prctl(PR_SET_PDEATHSIG, sig) takes integers only and is async-signal
+        // safe; nothing here allocates or takes a lock, as required between fork and exec.
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // dyno may have died between fork and prctl: then the signal will never come, and
+        // the child must not start. (No allocation: a raw OS error.)
+        // SAFETY: getppid takes no arguments and cannot fail.
+        if unsafe { libc::getppid() } != parent {
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        default_stop_signals()
+    };
+    // SAFETY: the hook only calls async-signal-safe functions (prctl, getppid, signal) and
+    // builds errors without allocating (`last_os_error`, `from_raw_os_error`).
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+/// Elsewhere there is no parent-death signal; the group guard still applies.
+#[cfg(not(target_os = "linux"))]
+pub fn kill_when_parent_dies(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook only calls signal(2), which is async-signal safe.
+    unsafe {
+        cmd.pre_exec(default_stop_signals);
+    }
+}
+
+fn default_stop_signals() -> std::io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: signal(2) with SIG_DFL takes integers only and is async-signal safe.
+        if unsafe { libc::signal(sig, libc::SIG_DFL) } == libc::SIG_ERR {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// kill(2): `target` is a pid, or a negated process group id. `Err` with errno.
+pub fn kill(target: libc::pid_t, sig: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: kill(2) takes integers only and touches no memory of this process.
+    if unsafe { libc::kill(target, sig) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// sysconf(_SC_CLK_TCK), or `None` when the system does not say.
+pub fn clock_ticks() -> Option<u64> {
+    // SAFETY: sysconf takes an integer name and reads no memory of this process.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(v).ok().filter(|&v| v > 0)
+}
