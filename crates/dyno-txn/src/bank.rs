@@ -107,9 +107,44 @@ impl AccountStore {
             .sum()
     }
 
+    /// Every balance, in account order: a snapshot a node keeps per block so that a
+    /// fork switch restores the state of the new parent instead of undoing transactions.
+    pub fn balances(&self) -> Vec<u64> {
+        self.balances
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// The store of genesis `g` with `balances` restored (from [`AccountStore::balances`]);
+    /// none when the count differs from the genesis accounts.
+    pub fn restore(g: &Genesis, balances: &[u64]) -> Option<AccountStore> {
+        (balances.len() == g.pubkeys.len()).then(|| AccountStore {
+            balances: balances.iter().map(|&b| AtomicU64::new(b)).collect(),
+            pubkeys: g.pubkeys.clone(),
+        })
+    }
+
+    /// SHA-256 over every balance in account order (little-endian): two nodes that
+    /// replayed the same blocks from the same genesis agree on it, one differing balance
+    /// changes it.
+    pub fn state_hash(&self) -> [u8; 32] {
+        state_hash_of(&self.balances())
+    }
+
     fn set(&self, i: usize, v: u64) {
         self.balances[i].store(v, Ordering::Relaxed);
     }
+}
+
+/// The state hash of a balance snapshot (see [`AccountStore::state_hash`]).
+pub fn state_hash_of(balances: &[u64]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"dyno-state");
+    for b in balances {
+        h.update(b.to_le_bytes());
+    }
+    h.finalize().into()
 }
 
 /// Result of executing one transaction.
@@ -319,6 +354,24 @@ mod tests {
         ));
         assert_eq!(fee, 0);
         assert_eq!(store.total(), g.total());
+    }
+
+    #[test]
+    fn a_restored_snapshot_has_the_same_state_hash_and_a_changed_balance_does_not() {
+        let g = fund_initial_accounts(8, 1_000, 3);
+        let store = AccountStore::new(&g);
+        let at_genesis = store.state_hash();
+        for b in transfer_block(&g, 5, 9) {
+            execute(&store, &tx::decode(&b).unwrap().message, 0);
+        }
+        let snap = store.balances();
+        let restored = AccountStore::restore(&g, &snap).unwrap();
+        assert_eq!(restored.state_hash(), store.state_hash());
+        assert_ne!(store.state_hash(), at_genesis);
+        let mut changed = snap.clone();
+        changed[7] ^= 1;
+        assert_ne!(state_hash_of(&changed), store.state_hash());
+        assert!(AccountStore::restore(&g, &snap[..7]).is_none());
     }
 
     #[test]

@@ -1,0 +1,356 @@
+//! The block tree of one node: validation with replay, fork choice, and forging on the
+//! chosen tip.
+//!
+//! Every valid block is kept with the balances after it (a snapshot), so switching forks
+//! is choosing another tip: the state of any recent block is at hand, nothing is undone.
+//! Snapshots of blocks more than [`KEEP_STATES`] below the tip are dropped; a block built
+//! on one of those is refused (`parent_too_old`).
+//!
+//! Fork choice: the highest block wins; at equal height, the lowest block hash. It is a
+//! total order on blocks every node computes alike, so nodes that hold the same blocks
+//! hold the same tip.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use dyno_txn::bank::{execute, AccountStore, Outcome};
+use dyno_txn::tx;
+
+use crate::block::{Block, Header};
+use crate::genesis::Genesis;
+
+/// Heights below the tip whose state snapshots are kept (the deepest fork switch).
+pub const KEEP_STATES: u64 = 64;
+/// Ancestors searched for a repeated transaction (replay protection window, in blocks).
+pub const DEDUP_DEPTH: usize = 256;
+
+/// Why a block was refused (the `reason` of a `rejected` event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reject {
+    /// The bytes are not a block.
+    Malformed,
+    /// The leader is not the slot's scheduled leader.
+    WrongLeader,
+    /// The parent is unknown (the caller fetches it first).
+    UnknownParent,
+    /// The parent's state is no longer kept.
+    ParentTooOld,
+    /// Height is not the parent's plus one, or the slot not after the parent's.
+    BadHeight,
+    /// The PoH chain does not start at the parent's end, or an entry's hash is wrong.
+    BadPoh,
+    /// A transaction does not decode or its signature does not verify.
+    BadSignature,
+    /// A transaction already in the block or its recent ancestors.
+    DuplicateTx,
+    /// Replay ends in another state hash than the header's.
+    StateMismatch,
+    /// The block is from a slot that has not started yet.
+    FutureSlot,
+}
+
+impl Reject {
+    /// snake_case name for the log and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reject::Malformed => "malformed",
+            Reject::WrongLeader => "wrong_leader",
+            Reject::UnknownParent => "unknown_parent",
+            Reject::ParentTooOld => "parent_too_old",
+            Reject::BadHeight => "bad_height",
+            Reject::BadPoh => "bad_poh",
+            Reject::BadSignature => "bad_signature",
+            Reject::DuplicateTx => "duplicate_tx",
+            Reject::StateMismatch => "state_mismatch",
+            Reject::FutureSlot => "future_slot",
+        }
+    }
+
+    /// Every reason (metrics list them all, zero or not).
+    pub const ALL: [Reject; 10] = [
+        Reject::Malformed,
+        Reject::WrongLeader,
+        Reject::UnknownParent,
+        Reject::ParentTooOld,
+        Reject::BadHeight,
+        Reject::BadPoh,
+        Reject::BadSignature,
+        Reject::DuplicateTx,
+        Reject::StateMismatch,
+        Reject::FutureSlot,
+    ];
+}
+
+/// A block that passed validation, ready to insert.
+#[derive(Debug)]
+pub struct Checked {
+    /// The block hash.
+    pub hash: [u8; 32],
+    /// The block.
+    pub block: Block,
+    balances: Vec<u64>,
+    /// Signature tags of its transactions, with whether each executed (else failed).
+    pub outcomes: Vec<(u128, bool)>,
+}
+
+#[derive(Debug)]
+struct Node {
+    header: Header,
+    bytes: Arc<Vec<u8>>,
+    balances: Option<Arc<Vec<u64>>>,
+    tags: HashSet<u128>,
+}
+
+/// What a child block builds on: balances, height, slot (none at genesis), PoH end.
+type ParentState = (Arc<Vec<u64>>, u64, Option<u64>, [u8; 32]);
+
+/// The block tree.
+#[derive(Debug)]
+pub struct Chain {
+    genesis: Arc<Genesis>,
+    blocks: HashMap<[u8; 32], Node>,
+    genesis_balances: Arc<Vec<u64>>,
+    tip: [u8; 32],
+}
+
+/// What the chain's tip is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tip {
+    /// Block hash (the genesis hash before any block).
+    pub hash: [u8; 32],
+    /// Height.
+    pub height: u64,
+    /// Slot (none at genesis).
+    pub slot: Option<u64>,
+    /// State hash.
+    pub state_hash: [u8; 32],
+}
+
+impl Chain {
+    /// The chain at genesis.
+    pub fn new(genesis: Arc<Genesis>) -> Chain {
+        let balances = Arc::new(vec![genesis.file.balance; genesis.file.accounts]);
+        Chain {
+            tip: genesis.hash,
+            genesis,
+            blocks: HashMap::new(),
+            genesis_balances: balances,
+        }
+    }
+
+    /// The block with this hash is held (or is genesis).
+    pub fn contains(&self, hash: &[u8; 32]) -> bool {
+        *hash == self.genesis.hash || self.blocks.contains_key(hash)
+    }
+
+    /// The encoded block (to serve a fetch).
+    pub fn bytes(&self, hash: &[u8; 32]) -> Option<Arc<Vec<u8>>> {
+        self.blocks.get(hash).map(|n| n.bytes.clone())
+    }
+
+    /// The header of a held block.
+    pub fn header(&self, hash: &[u8; 32]) -> Option<&Header> {
+        self.blocks.get(hash).map(|n| &n.header)
+    }
+
+    /// Blocks held.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// True before any block.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The chosen tip.
+    pub fn tip(&self) -> Tip {
+        match self.blocks.get(&self.tip) {
+            None => Tip {
+                hash: self.genesis.hash,
+                height: 0,
+                slot: None,
+                state_hash: dyno_txn::bank::state_hash_of(&self.genesis_balances),
+            },
+            Some(n) => Tip {
+                hash: self.tip,
+                height: n.header.height,
+                slot: Some(n.header.slot),
+                state_hash: n.header.state_hash,
+            },
+        }
+    }
+
+    /// Hashes from the tip back to genesis (excluded), tip first.
+    pub fn best_chain(&self) -> Vec<[u8; 32]> {
+        let mut out = Vec::new();
+        let mut h = self.tip;
+        while let Some(n) = self.blocks.get(&h) {
+            out.push(h);
+            h = n.header.parent;
+        }
+        out
+    }
+
+    fn state_of(&self, hash: &[u8; 32]) -> Result<ParentState, Reject> {
+        if *hash == self.genesis.hash {
+            return Ok((self.genesis_balances.clone(), 0, None, self.genesis.hash));
+        }
+        let n = self.blocks.get(hash).ok_or(Reject::UnknownParent)?;
+        let b = n.balances.clone().ok_or(Reject::ParentTooOld)?;
+        Ok((b, n.header.height, Some(n.header.slot), n.header.poh_end))
+    }
+
+    /// A transaction with this tag is in `from` or one of its [`DEDUP_DEPTH`] ancestors.
+    fn seen_in_ancestry(&self, from: &[u8; 32], tag: u128) -> bool {
+        let mut h = *from;
+        for _ in 0..DEDUP_DEPTH {
+            match self.blocks.get(&h) {
+                Some(n) if n.tags.contains(&tag) => return true,
+                Some(n) => h = n.header.parent,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Validates `block`: leader, parent, height and slot, the PoH chain, every
+    /// signature, no repeated transaction, and replay to the header's state hash.
+    /// `current_slot` is the slot running now (blocks from later slots are refused).
+    pub fn check(&self, block: Block, current_slot: u64) -> Result<Checked, Reject> {
+        let h = &block.header;
+        if h.slot > current_slot {
+            return Err(Reject::FutureSlot);
+        }
+        if self.genesis.leader(h.slot) != h.leader {
+            return Err(Reject::WrongLeader);
+        }
+        let (balances, height, slot, poh_end) = self.state_of(&h.parent)?;
+        if h.height != height + 1 || slot.is_some_and(|s| h.slot <= s) {
+            return Err(Reject::BadHeight);
+        }
+        if h.poh_start != poh_end || h.entry_count as usize != block.entries.len() {
+            return Err(Reject::BadPoh);
+        }
+        let mut prev = h.poh_start;
+        for e in &block.entries {
+            if e.num_hashes == 0 || crate::block::next_hash(&prev, e.num_hashes, &e.txs) != e.hash {
+                return Err(Reject::BadPoh);
+            }
+            prev = e.hash;
+        }
+        if prev != h.poh_end {
+            return Err(Reject::BadPoh);
+        }
+        let mut tags = HashSet::new();
+        for t in block.txs() {
+            if !tx::verify(t) || tx::decode(t).is_err() {
+                return Err(Reject::BadSignature);
+            }
+            let tag = tx::sig_tag(t);
+            if !tags.insert(tag) || self.seen_in_ancestry(&h.parent, tag) {
+                return Err(Reject::DuplicateTx);
+            }
+        }
+        let (after, outcomes) = self.replay(&balances, block.txs());
+        if dyno_txn::bank::state_hash_of(&after) != h.state_hash {
+            return Err(Reject::StateMismatch);
+        }
+        Ok(Checked {
+            hash: h.hash(),
+            block,
+            balances: after,
+            outcomes,
+        })
+    }
+
+    fn replay<'a>(
+        &self,
+        balances: &[u64],
+        txs: impl Iterator<Item = &'a Vec<u8>>,
+    ) -> (Vec<u64>, Vec<(u128, bool)>) {
+        let store = AccountStore::restore(&self.genesis.accounts, balances)
+            .expect("snapshots have the genesis account count");
+        let mut outcomes = Vec::new();
+        for t in txs {
+            let Ok(d) = tx::decode(t) else { continue };
+            let seed = u64::from_le_bytes(d.signature[..8].try_into().expect("8"));
+            let (o, _) = execute(&store, &d.message, seed);
+            outcomes.push((tx::sig_tag(t), o == Outcome::Executed));
+        }
+        (store.balances(), outcomes)
+    }
+
+    /// Inserts a checked block; returns true when it became the tip.
+    pub fn insert(&mut self, c: Checked, bytes: Arc<Vec<u8>>) -> bool {
+        let tags = c.outcomes.iter().map(|o| o.0).collect();
+        let header = c.block.header;
+        let better = self.better(&header, &c.hash);
+        self.blocks.insert(
+            c.hash,
+            Node {
+                header,
+                bytes,
+                balances: Some(Arc::new(c.balances)),
+                tags,
+            },
+        );
+        if better {
+            self.tip = c.hash;
+            self.prune();
+        }
+        better
+    }
+
+    fn better(&self, h: &Header, hash: &[u8; 32]) -> bool {
+        let t = self.tip();
+        (h.height, std::cmp::Reverse(*hash)) > (t.height, std::cmp::Reverse(t.hash))
+    }
+
+    fn prune(&mut self) {
+        let keep_from = self.tip().height.saturating_sub(KEEP_STATES);
+        for n in self.blocks.values_mut() {
+            if n.header.height < keep_from {
+                n.balances = None;
+            }
+        }
+    }
+
+    /// Forges the block of `slot` led by `leader` on the tip from `candidates` (already
+    /// verified at admission): skips any that does not decode or repeats one in the
+    /// chain, executes the rest in order. Returns the block (validated by construction).
+    pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Checked {
+        let parent = self.tip;
+        let (balances, height, _, poh_start) = self
+            .state_of(&parent)
+            .expect("the tip's state is always kept");
+        let mut tags = HashSet::new();
+        let txs: Vec<Vec<u8>> = candidates
+            .into_iter()
+            .filter(|t| {
+                let tag = tx::sig_tag(t);
+                tx::decode(t).is_ok() && tags.insert(tag) && !self.seen_in_ancestry(&parent, tag)
+            })
+            .collect();
+        let (after, outcomes) = self.replay(&balances, txs.iter());
+        let tx_count = txs.len() as u32;
+        let (entries, poh_end) = Block::entries_of(poh_start, txs);
+        let header = Header {
+            slot,
+            height: height + 1,
+            parent,
+            leader: leader.to_string(),
+            entry_count: entries.len() as u32,
+            poh_start,
+            poh_end,
+            tx_count,
+            state_hash: dyno_txn::bank::state_hash_of(&after),
+        };
+        Checked {
+            hash: header.hash(),
+            block: Block { header, entries },
+            balances: after,
+            outcomes,
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The shared genesis file and the leader schedule every node derives from it.
+//!
+//! ```toml
+//! network = "devnet"        # a name; part of the genesis hash
+//! seed = 1                  # account keys and the leader schedule derive from it
+//! accounts = 1024           # funded accounts (keys derived from seed, as benchg's)
+//! balance = 1000000000000   # starting balance of each
+//! slot_ms = 1000            # slot length
+//! genesis_time_ms = 1795000000000   # Unix ms at which slot 0 starts
+//!
+//! [[validators]]
+//! id = "n1"
+//! stake = 100
+//! ```
+//!
+//! The genesis hash is SHA-256 over a canonical encoding (fixed field order, strings
+//! length-prefixed, integers little-endian, validators in file order): two files that
+//! differ in any field, or in the order of validators, are different networks.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use dyno_txn::bank::{fund_initial_accounts, Genesis as Accounts};
+
+use crate::error::{from_toml, line_of, Error, Result};
+
+/// One validator of the genesis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validator {
+    /// Node id (what its config's `id` says and its peers call it).
+    pub id: String,
+    /// Stake: its share of leader slots is stake / total stake (0 = never leads).
+    pub stake: u64,
+}
+
+/// The genesis file's contents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenesisFile {
+    /// Network name.
+    pub network: String,
+    /// Seed of the account keys and the schedule.
+    pub seed: u64,
+    /// Funded accounts.
+    pub accounts: usize,
+    /// Starting balance of each account.
+    pub balance: u64,
+    /// Slot length, ms.
+    pub slot_ms: u64,
+    /// Start of slot 0, Unix ms.
+    pub genesis_time_ms: u64,
+    /// The validators, in schedule order.
+    pub validators: Vec<Validator>,
+}
+
+/// A loaded genesis: the file, its hash, and the funded accounts it implies.
+#[derive(Debug, Clone)]
+pub struct Genesis {
+    /// The file's contents.
+    pub file: GenesisFile,
+    /// SHA-256 of the canonical encoding.
+    pub hash: [u8; 32],
+    /// Keys and starting balances (the bank's genesis).
+    pub accounts: std::sync::Arc<Accounts>,
+    total_stake: u128,
+}
+
+impl GenesisFile {
+    /// Reads and validates a genesis file.
+    pub fn from_file(path: &Path) -> Result<GenesisFile> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses and validates `text` (read from `path`, named in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<GenesisFile> {
+        let g: GenesisFile = toml::from_str(text).map_err(|e| from_toml(path, text, &e))?;
+        let bad = |key: &str, value: Option<&str>, reason: String| Error::Invalid {
+            path: PathBuf::from(path),
+            line: line_of(text, key, value),
+            key: key.to_string(),
+            reason,
+        };
+        if g.accounts < 2 {
+            return Err(bad("accounts", None, "at least 2 accounts".into()));
+        }
+        if g.slot_ms == 0 {
+            return Err(bad("slot_ms", None, "must be at least 1".into()));
+        }
+        if g.validators.is_empty() {
+            return Err(bad("validators", None, "no [[validators]]".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for v in &g.validators {
+            if v.id.is_empty() || !seen.insert(v.id.as_str()) {
+                let q = format!("\"{}\"", v.id);
+                return Err(bad(
+                    "id",
+                    Some(&q),
+                    format!("validator id `{}` empty or repeated", v.id),
+                ));
+            }
+        }
+        if g.validators.iter().all(|v| v.stake == 0) {
+            return Err(bad(
+                "stake",
+                None,
+                "every validator has stake 0: the schedule would give no node a slot".into(),
+            ));
+        }
+        Ok(g)
+    }
+
+    /// The file as TOML (what `dyno node genesis` writes).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a genesis always serializes")
+    }
+
+    /// SHA-256 of the canonical encoding.
+    pub fn hash(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        let s = |h: &mut Sha256, v: &str| {
+            h.update((v.len() as u64).to_le_bytes());
+            h.update(v.as_bytes());
+        };
+        h.update(b"dyno-genesis-file-v1");
+        s(&mut h, &self.network);
+        for v in [
+            self.seed,
+            self.accounts as u64,
+            self.balance,
+            self.slot_ms,
+            self.genesis_time_ms,
+            self.validators.len() as u64,
+        ] {
+            h.update(v.to_le_bytes());
+        }
+        for v in &self.validators {
+            s(&mut h, &v.id);
+            h.update(v.stake.to_le_bytes());
+        }
+        h.finalize().into()
+    }
+
+    /// Loads the accounts (signs nothing; derives the keys) and the hash.
+    pub fn load(self) -> Genesis {
+        let accounts = fund_initial_accounts(self.accounts, self.balance, self.seed);
+        let total_stake = self.validators.iter().map(|v| v.stake as u128).sum();
+        Genesis {
+            hash: self.hash(),
+            accounts: std::sync::Arc::new(accounts),
+            file: self,
+            total_stake,
+        }
+    }
+}
+
+impl Genesis {
+    /// Slot length in ns.
+    pub fn slot_ns(&self) -> u64 {
+        self.file.slot_ms * 1_000_000
+    }
+
+    /// Unix ns at which slot 0 starts.
+    pub fn genesis_time_ns(&self) -> u64 {
+        self.file.genesis_time_ms * 1_000_000
+    }
+
+    /// Unix ns at which `slot` starts.
+    pub fn slot_start_ns(&self, slot: u64) -> u64 {
+        self.genesis_time_ns() + slot * self.slot_ns()
+    }
+
+    /// The slot running at Unix time `now_ns` (0 before genesis).
+    pub fn slot_at(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.genesis_time_ns()) / self.slot_ns()
+    }
+
+    /// The validator id, if any.
+    pub fn validator(&self, id: &str) -> Option<&Validator> {
+        self.file.validators.iter().find(|v| v.id == id)
+    }
+
+    /// The leader of `slot`: stake-weighted, a pure function of the genesis hash and the
+    /// slot, so every node computes the same schedule without talking. A validator with
+    /// stake s leads each slot with probability s / total stake.
+    pub fn leader(&self, slot: u64) -> &str {
+        let mut h = Sha256::new();
+        h.update(b"dyno-leader");
+        h.update(self.hash);
+        h.update(self.file.seed.to_le_bytes());
+        h.update(slot.to_le_bytes());
+        let d: [u8; 32] = h.finalize().into();
+        // 128 bits of hash modulo a total stake below 2^64 * validators: the bias is
+        // below 2^-60, far beneath any stake ratio a test can see.
+        let mut pick =
+            u128::from_le_bytes(d[..16].try_into().expect("16 bytes")) % self.total_stake;
+        for v in &self.file.validators {
+            if pick < v.stake as u128 {
+                return &v.id;
+            }
+            pick -= v.stake as u128;
+        }
+        unreachable!("pick < total stake, the sum of the stakes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(stakes: &[u64]) -> GenesisFile {
+        GenesisFile {
+            network: "t".into(),
+            seed: 7,
+            accounts: 16,
+            balance: 1000,
+            slot_ms: 100,
+            genesis_time_ms: 1_000,
+            validators: stakes
+                .iter()
+                .enumerate()
+                .map(|(i, &stake)| Validator {
+                    id: format!("n{i}"),
+                    stake,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_schedule_is_deterministic_and_follows_stake() {
+        let a = file(&[1, 3, 0]).load();
+        let b = file(&[1, 3, 0]).load();
+        let count = |g: &Genesis, id: &str| (0..4000).filter(|&s| g.leader(s) == id).count();
+        for s in 0..200 {
+            assert_eq!(a.leader(s), b.leader(s));
+        }
+        let (n0, n1, n2) = (count(&a, "n0"), count(&a, "n1"), count(&a, "n2"));
+        assert_eq!(n2, 0, "stake 0 never leads");
+        assert_eq!(n0 + n1, 4000);
+        // 3:1 stake; binomial sd of n1 is ~27, so 2800..3200 fails only on a real bias.
+        assert!((2800..3200).contains(&n1), "n1 led {n1} of 4000");
+        let mut other = file(&[1, 3, 0]);
+        other.seed = 8;
+        let c = other.load();
+        assert!(
+            (0..200).any(|s| c.leader(s) != a.leader(s)),
+            "seed changes it"
+        );
+    }
+
+    #[test]
+    fn the_hash_covers_every_field() {
+        let base = file(&[1, 2]);
+        let h = base.hash();
+        let mut variants = Vec::new();
+        let mut f = base.clone();
+        f.network = "u".into();
+        variants.push(f);
+        let mut f = base.clone();
+        f.slot_ms += 1;
+        variants.push(f);
+        let mut f = base.clone();
+        f.genesis_time_ms += 1;
+        variants.push(f);
+        let mut f = base.clone();
+        f.validators[1].stake = 3;
+        variants.push(f);
+        let mut f = base.clone();
+        f.validators.swap(0, 1);
+        variants.push(f);
+        for v in variants {
+            assert_ne!(v.hash(), h, "{v:?}");
+        }
+        let round = GenesisFile::parse(Path::new("g.toml"), &base.to_toml()).unwrap();
+        assert_eq!(round.hash(), h);
+    }
+
+    #[test]
+    fn bad_files_name_line_and_key() {
+        let p = Path::new("g.toml");
+        let mut text = file(&[0, 0]).to_toml();
+        let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("g.toml:") && e.contains("`stake`") && e.contains("no node"),
+            "{e}"
+        );
+        text = file(&[1, 1]).to_toml().replace("\"n1\"", "\"n0\"");
+        let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
+        let line = text.lines().position(|l| l.contains("\"n0\"")).unwrap() + 1;
+        assert!(e.contains(&format!("g.toml:{line}:")), "{e}");
+        let e = GenesisFile::parse(p, "network = \"x\"\nseed = \"one\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("g.toml:2:"), "{e}");
+    }
+}

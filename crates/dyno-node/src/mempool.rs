@@ -1,0 +1,237 @@
+//! The mempool: verified transactions waiting for a leader, deduplicated by signature,
+//! and the fate of every transaction this node took in from a client.
+//!
+//! A transaction enters from a client (ingress, `local`) or from a peer (relay). It is
+//! refused when it does not decode (`malformed`), its signature fails
+//! (`invalid_signature`), its signature was seen before (`duplicate`: in the pool, or
+//! executed within the last [`SEEN_CAPACITY`] transactions), or the pool is full
+//! (`dropped_full`). It leaves the pool when a block holding it is adopted: executed or
+//! failed. A local transaction still in the pool at the end is `in_flight`. So for local
+//! transactions `received = malformed + invalid_signature + duplicate + dropped_full +
+//! executed + failed + in_flight`, exactly.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde::Serialize;
+
+use dyno_txn::tx;
+
+/// Signatures remembered after they leave the pool (so a late relay is a duplicate).
+pub const SEEN_CAPACITY: usize = 1 << 20;
+
+/// Fates of the transactions clients sent to this node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Fates {
+    /// Taken in from clients.
+    pub received: u64,
+    /// Not a transaction.
+    pub malformed: u64,
+    /// Bad signature.
+    pub invalid_signature: u64,
+    /// Seen before.
+    pub duplicate: u64,
+    /// The pool was full.
+    pub dropped_full: u64,
+    /// Executed in an adopted block.
+    pub executed: u64,
+    /// Failed (fee charged or not) in an adopted block.
+    pub failed: u64,
+    /// Still in the pool.
+    pub in_flight: u64,
+}
+
+impl Fates {
+    /// Sum of every fate (equals `received` when the accounting holds).
+    pub fn settled(&self) -> u64 {
+        self.malformed
+            + self.invalid_signature
+            + self.duplicate
+            + self.dropped_full
+            + self.executed
+            + self.failed
+            + self.in_flight
+    }
+}
+
+/// How an offered transaction was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// New: in the pool now (relay it).
+    Added,
+    /// Refused, with the fate it got.
+    Malformed,
+    /// Bad signature.
+    InvalidSignature,
+    /// Seen before.
+    Duplicate,
+    /// Pool full.
+    Full,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    bytes: Vec<u8>,
+    local: bool,
+}
+
+/// The pool.
+#[derive(Debug)]
+pub struct Mempool {
+    capacity: usize,
+    waiting: HashMap<u128, Waiting>,
+    order: VecDeque<u128>,
+    seen: HashSet<u128>,
+    seen_order: VecDeque<u128>,
+    fates: Fates,
+    /// Transactions from peers refused (not counted as fates: they are another node's).
+    pub relay_refused: u64,
+}
+
+impl Mempool {
+    /// An empty pool holding at most `capacity` transactions.
+    pub fn new(capacity: usize) -> Mempool {
+        Mempool {
+            capacity,
+            waiting: HashMap::new(),
+            order: VecDeque::new(),
+            seen: HashSet::new(),
+            seen_order: VecDeque::new(),
+            fates: Fates::default(),
+            relay_refused: 0,
+        }
+    }
+
+    /// Offers a transaction (`local`: from a client of this node).
+    pub fn offer(&mut self, bytes: &[u8], local: bool) -> Admit {
+        let admit = self.admit(bytes, local);
+        if local {
+            let f = &mut self.fates;
+            f.received += 1;
+            match admit {
+                Admit::Added => f.in_flight += 1,
+                Admit::Malformed => f.malformed += 1,
+                Admit::InvalidSignature => f.invalid_signature += 1,
+                Admit::Duplicate => f.duplicate += 1,
+                Admit::Full => f.dropped_full += 1,
+            }
+        } else if admit != Admit::Added {
+            self.relay_refused += 1;
+        }
+        admit
+    }
+
+    fn admit(&mut self, bytes: &[u8], local: bool) -> Admit {
+        if tx::decode(bytes).is_err() {
+            return Admit::Malformed;
+        }
+        let tag = tx::sig_tag(bytes);
+        if self.seen.contains(&tag) {
+            return Admit::Duplicate;
+        }
+        if self.waiting.len() >= self.capacity {
+            return Admit::Full;
+        }
+        if !tx::verify(bytes) {
+            return Admit::InvalidSignature;
+        }
+        self.remember(tag);
+        self.waiting.insert(
+            tag,
+            Waiting {
+                bytes: bytes.to_vec(),
+                local,
+            },
+        );
+        self.order.push_back(tag);
+        Admit::Added
+    }
+
+    fn remember(&mut self, tag: u128) {
+        if self.seen.insert(tag) {
+            self.seen_order.push_back(tag);
+            if self.seen_order.len() > SEEN_CAPACITY {
+                if let Some(old) = self.seen_order.pop_front() {
+                    self.seen.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// Up to `max` waiting transactions, oldest first (they stay until a block holding
+    /// them is adopted, so a block lost to a fork does not lose them).
+    pub fn snapshot(&mut self, max: usize) -> Vec<Vec<u8>> {
+        self.order.retain(|t| self.waiting.contains_key(t));
+        self.order
+            .iter()
+            .take(max)
+            .filter_map(|t| self.waiting.get(t).map(|w| w.bytes.clone()))
+            .collect()
+    }
+
+    /// A block holding these (tag, executed) outcomes was adopted: they leave the pool.
+    pub fn settle(&mut self, outcomes: &[(u128, bool)]) {
+        for &(tag, executed) in outcomes {
+            self.remember(tag);
+            if let Some(w) = self.waiting.remove(&tag) {
+                if w.local {
+                    self.fates.in_flight -= 1;
+                    if executed {
+                        self.fates.executed += 1;
+                    } else {
+                        self.fates.failed += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Transactions waiting.
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// The fates of local transactions so far.
+    pub fn fates(&self) -> Fates {
+        self.fates
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dyno_txn::bank::{fund_initial_accounts, transfer_block};
+
+    #[test]
+    fn every_local_transaction_gets_exactly_one_fate() {
+        let g = fund_initial_accounts(8, 1_000, 1);
+        let txs = transfer_block(&g, 6, 3);
+        let mut m = Mempool::new(3);
+        let mut bad_sig = txs[5].clone();
+        bad_sig[70] ^= 1;
+        assert_eq!(m.offer(&txs[0], true), Admit::Added);
+        assert_eq!(m.offer(&txs[0], true), Admit::Duplicate);
+        assert_eq!(m.offer(&[1, 2, 3], true), Admit::Malformed);
+        assert_eq!(m.offer(&bad_sig, true), Admit::InvalidSignature);
+        assert_eq!(m.offer(&txs[1], false), Admit::Added);
+        assert_eq!(m.offer(&txs[2], true), Admit::Added);
+        assert_eq!(m.offer(&txs[3], true), Admit::Full);
+        let snap = m.snapshot(10);
+        assert_eq!(snap, vec![txs[0].clone(), txs[1].clone(), txs[2].clone()]);
+        m.settle(&[(tx::sig_tag(&txs[0]), true), (tx::sig_tag(&txs[1]), false)]);
+        let f = m.fates();
+        assert_eq!(f.received, 6);
+        assert_eq!((f.executed, f.failed, f.in_flight), (1, 0, 1));
+        assert_eq!(f.settled(), f.received);
+        assert_eq!(
+            m.offer(&txs[0], true),
+            Admit::Duplicate,
+            "executed stays seen"
+        );
+        assert_eq!(m.len(), 1);
+    }
+}

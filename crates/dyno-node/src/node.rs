@@ -1,0 +1,525 @@
+//! The node loop: slots, forging, block announce/fetch/validate/adopt, mempool relay.
+//!
+//! One thread owns the chain and the mempool and blocks on one channel of [`Input`]s
+//! with a timeout at the next slot boundary, so an idle node costs a few wake-ups a
+//! second. In a slot it leads, the node forges at the slot's start from what its mempool
+//! holds then (at most `max_block_txs`), adopts the block itself and announces its
+//! header; the block leaves during its own slot and its propagation is measured from the
+//! slot's scheduled start.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::block::{hex, Block, Header};
+use crate::chain::{Chain, Checked, Reject, Tip};
+use crate::genesis::Genesis;
+use crate::log::{now_ns, EventLog};
+use crate::mempool::{Admit, Fates, Mempool};
+use crate::transport::{Input, Message, Transport};
+
+/// Longest the loop sleeps without looking at the stop flag.
+const WAKE: Duration = Duration::from_millis(250);
+
+/// How a node runs.
+#[derive(Debug, Clone)]
+pub struct NodeOptions {
+    /// This node's id (a validator of the genesis).
+    pub id: String,
+    /// Peer ids (announcements and relays go to them).
+    pub peers: Vec<String>,
+    /// Mempool capacity.
+    pub mempool_capacity: usize,
+    /// Most transactions in one block.
+    pub max_block_txs: usize,
+    /// A fetch not answered within this is asked again of another announcer.
+    pub fetch_timeout: Duration,
+}
+
+impl NodeOptions {
+    /// Defaults for node `id` with `peers`.
+    pub fn new(id: &str, peers: Vec<String>) -> NodeOptions {
+        NodeOptions {
+            id: id.to_string(),
+            peers,
+            mempool_capacity: 100_000,
+            max_block_txs: 20_000,
+            fetch_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Counters of the node (the metrics endpoint and the final summary show them).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Counters {
+    /// Blocks this node forged.
+    pub forged: u64,
+    /// Blocks adopted (forged here or fetched).
+    pub adopted: u64,
+    /// Blocks rejected, by reason.
+    pub rejected: HashMap<&'static str, u64>,
+    /// Headers received.
+    pub headers_received: u64,
+    /// Fetches asked.
+    pub fetches: u64,
+    /// Fetch bytes received.
+    pub fetched_bytes: u64,
+    /// Peer messages that were not a protocol message.
+    pub bad_messages: u64,
+    /// Connections the transport refused, by reason.
+    pub refused: HashMap<String, u64>,
+    /// Transactions relayed to peers.
+    pub relayed: u64,
+    /// Last stage times of a forged block, s (leader check, ticking, snapshot, forged, adopted).
+    pub last_forge_stages_s: [f64; 5],
+    /// Last validation + replay time of a fetched block, s.
+    pub last_validate_s: f64,
+}
+
+/// What the node shows while it runs and returns when it stops.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    /// Tip height.
+    pub height: u64,
+    /// Tip hash, hex.
+    pub tip: String,
+    /// Tip state hash, hex.
+    pub state_hash: String,
+    /// Mempool size.
+    pub mempool: usize,
+    /// Fates of client transactions.
+    pub fates: Fates,
+    /// Counters.
+    pub counters: Counters,
+    /// The best chain, genesis side first: (slot, block hash hex, state hash hex, leader).
+    pub chain: Vec<(u64, String, String, String)>,
+}
+
+struct Fetch {
+    slot: u64,
+    asked: String,
+    at: Instant,
+    announcers: Vec<String>,
+}
+
+/// A running node's state (owned by its loop thread).
+pub struct Node {
+    opts: NodeOptions,
+    genesis: Arc<Genesis>,
+    log: Arc<EventLog>,
+    transport: Box<dyn Transport>,
+    chain: Chain,
+    mempool: Mempool,
+    fetching: HashMap<[u8; 32], Fetch>,
+    orphans: HashMap<[u8; 32], Vec<(Vec<u8>, String)>>,
+    rejected: HashSet<[u8; 32]>,
+    counters: Counters,
+    status: Arc<Mutex<Option<Status>>>,
+    landed_since: u64,
+}
+
+impl Node {
+    /// A node at genesis. `status` is refreshed after every input (the metrics endpoint
+    /// and tests read it).
+    pub fn new(
+        opts: NodeOptions,
+        genesis: Arc<Genesis>,
+        log: Arc<EventLog>,
+        transport: Box<dyn Transport>,
+        status: Arc<Mutex<Option<Status>>>,
+    ) -> Node {
+        Node {
+            mempool: Mempool::new(opts.mempool_capacity),
+            chain: Chain::new(genesis.clone()),
+            opts,
+            genesis,
+            log,
+            transport,
+            fetching: HashMap::new(),
+            orphans: HashMap::new(),
+            rejected: HashSet::new(),
+            counters: Counters::default(),
+            status,
+            landed_since: 0,
+        }
+    }
+
+    /// Runs until `stop` is raised, an [`Input::Stop`] arrives, or every sender is gone;
+    /// returns the final status. Logs `started` first.
+    pub fn run(mut self, inputs: Receiver<Input>, stop: &AtomicBool) -> Status {
+        self.log.event(
+            "started",
+            json!({
+                "genesis_hash": hex(&self.genesis.hash),
+                "genesis_time_ns": self.genesis.genesis_time_ns(),
+                "slot_ns": self.genesis.slot_ns(),
+                "peers": self.opts.peers,
+            }),
+        );
+        let t0 = Instant::now();
+        let mut next_second = t0 + Duration::from_secs(1);
+        // Slots already running when the node starts are not led: forging late would
+        // only make a fork.
+        let mut done_slot =
+            (now_ns() >= self.genesis.genesis_time_ns()).then(|| self.genesis.slot_at(now_ns()));
+        self.publish();
+        while !stop.load(Ordering::Relaxed) {
+            let now = now_ns();
+            if now >= self.genesis.genesis_time_ns() {
+                let slot = self.genesis.slot_at(now);
+                if done_slot.is_none_or(|d| slot > d) {
+                    done_slot = Some(slot);
+                    if self.genesis.leader(slot) == self.opts.id {
+                        self.lead(slot, now);
+                    }
+                }
+            }
+            let boundary = match done_slot {
+                Some(s) => self.genesis.slot_start_ns(s + 1),
+                None => self.genesis.genesis_time_ns(),
+            };
+            let wait = Duration::from_nanos(boundary.saturating_sub(now_ns()))
+                .min(WAKE)
+                .min(next_second.saturating_duration_since(Instant::now()));
+            match inputs.recv_timeout(wait) {
+                Ok(Input::Stop) => break,
+                Ok(i) => {
+                    self.handle(i);
+                    // Take whatever else is queued before looking at the clock again.
+                    while let Ok(i) = inputs.try_recv() {
+                        if matches!(i, Input::Stop) {
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        self.handle(i);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.retry_fetches();
+            if Instant::now() >= next_second {
+                self.second(t0.elapsed().as_secs_f64());
+                next_second += Duration::from_secs(1);
+            }
+            self.publish();
+        }
+        let _ = self.log.flush();
+        self.status_now()
+    }
+
+    fn second(&mut self, t: f64) {
+        self.log.line(&json!({
+            "kind": "second",
+            "t": t,
+            "tps": self.landed_since,
+            "mempool": self.mempool.len(),
+            "height": self.chain.tip().height,
+        }));
+        self.landed_since = 0;
+        let _ = self.log.flush();
+    }
+
+    fn status_now(&self) -> Status {
+        let tip: Tip = self.chain.tip();
+        let mut chain: Vec<_> = self
+            .chain
+            .best_chain()
+            .into_iter()
+            .filter_map(|h| {
+                self.chain
+                    .header(&h)
+                    .map(|hd| (hd.slot, hex(&h), hex(&hd.state_hash), hd.leader.clone()))
+            })
+            .collect();
+        chain.reverse();
+        Status {
+            height: tip.height,
+            tip: hex(&tip.hash),
+            state_hash: hex(&tip.state_hash),
+            mempool: self.mempool.len(),
+            fates: self.mempool.fates(),
+            counters: self.counters.clone(),
+            chain,
+        }
+    }
+
+    fn publish(&self) {
+        let s = self.status_now();
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(s);
+    }
+
+    fn broadcast(&self, m: &Message, except: Option<&str>) -> u64 {
+        let bytes = m.encode();
+        let mut n = 0;
+        for p in &self.opts.peers {
+            if Some(p.as_str()) != except && self.transport.send(p, bytes.clone()) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Leads `slot`: the forging loop, each step logged (Cardano's forging metrics).
+    fn lead(&mut self, slot: u64, loop_start_ns: u64) {
+        let scheduled = self.genesis.slot_start_ns(slot);
+        let log = self.log.clone();
+        log.event_at(
+            "slot_start",
+            loop_start_ns,
+            json!({"slot": slot, "scheduled_ns": scheduled}),
+        );
+        let t_check = now_ns();
+        log.event("leadership_checked", json!({"slot": slot, "leader": true}));
+        let _tip = self.chain.tip();
+        let t_tick = now_ns();
+        log.event("ticked", json!({"slot": slot}));
+        let txs = self.mempool.snapshot(self.opts.max_block_txs);
+        let t_snap = now_ns();
+        log.event("snapshot", json!({"slot": slot, "txs": txs.len()}));
+        let c = self.chain.forge(slot, &self.opts.id, txs);
+        let bytes = Arc::new(c.block.encode());
+        let h = c.block.header.clone();
+        let t_forged = now_ns();
+        log.event(
+            "forged",
+            json!({"slot": slot, "block": hex(&c.hash), "height": h.height,
+                   "parent": hex(&h.parent), "txs": h.tx_count, "bytes": bytes.len()}),
+        );
+        self.counters.forged += 1;
+        let hash = c.hash;
+        self.adopt(c, bytes);
+        let t_adopted = now_ns();
+        self.broadcast(&Message::Header(h.encode()), None);
+        log.event("announced", json!({"slot": slot, "block": hex(&hash)}));
+        let s = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;
+        self.counters.last_forge_stages_s = [
+            s(loop_start_ns, t_check),
+            s(t_check, t_tick),
+            s(t_tick, t_snap),
+            s(t_snap, t_forged),
+            s(t_forged, t_adopted),
+        ];
+        let st = self.counters.last_forge_stages_s;
+        log.line(&json!({
+            "kind": "block",
+            "t": loop_start_ns.saturating_sub(self.genesis.genesis_time_ns()) as f64 / 1e9,
+            "slot": slot,
+            "txs": h.tx_count,
+            "stage_leader_check_s": st[0],
+            "stage_ticking_s": st[1],
+            "stage_snapshot_s": st[2],
+            "stage_forged_s": st[3],
+            "stage_adopted_s": st[4],
+        }));
+    }
+
+    fn adopt(&mut self, c: Checked, bytes: Arc<Vec<u8>>) {
+        let h = c.block.header.clone();
+        self.mempool.settle(&c.outcomes);
+        self.landed_since += c.outcomes.len() as u64;
+        let hash = c.hash;
+        self.chain.insert(c, bytes);
+        self.counters.adopted += 1;
+        self.log.event(
+            "adopted",
+            json!({"slot": h.slot, "block": hex(&hash), "height": h.height,
+                   "state_hash": hex(&h.state_hash)}),
+        );
+    }
+
+    fn handle(&mut self, i: Input) {
+        match i {
+            Input::Tx(b) => {
+                if self.mempool.offer(&b, true) == Admit::Added {
+                    self.counters.relayed += self.broadcast(&Message::Tx(b), None);
+                }
+            }
+            Input::Peer {
+                peer,
+                payload,
+                received_ns,
+            } => match Message::decode(&payload) {
+                None => self.counters.bad_messages += 1,
+                Some(m) => self.message(&peer, m, received_ns),
+            },
+            Input::Connected(p) => self.log.event("connected", json!({"peer": p})),
+            Input::Disconnected { peer, reason } => self
+                .log
+                .event("disconnected", json!({"peer": peer, "reason": reason})),
+            Input::Refused { remote, reason } => {
+                *self.counters.refused.entry(reason.clone()).or_default() += 1;
+                self.log
+                    .event("refused", json!({"remote": remote, "reason": reason}));
+            }
+            Input::Stop => {}
+        }
+    }
+
+    fn message(&mut self, peer: &str, m: Message, received_ns: u64) {
+        match m {
+            Message::Tx(b) => {
+                if self.mempool.offer(&b, false) == Admit::Added {
+                    self.counters.relayed += self.broadcast(&Message::Tx(b), Some(peer));
+                }
+            }
+            Message::GetBlock(h) => {
+                if let Some(b) = self.chain.bytes(&h) {
+                    self.transport
+                        .send(peer, Message::Block(b.as_ref().clone()).encode());
+                }
+            }
+            Message::Header(b) => {
+                self.counters.headers_received += 1;
+                let Ok(h) = Header::decode(&b) else {
+                    self.counters.bad_messages += 1;
+                    return;
+                };
+                let hash = h.hash();
+                self.log.event_at(
+                    "header_received",
+                    received_ns,
+                    json!({"slot": h.slot, "block": hex(&hash), "peer": peer}),
+                );
+                self.want(hash, h.slot, peer);
+            }
+            Message::Block(b) => self.body(peer, b, received_ns),
+        }
+    }
+
+    /// Asks `peer` for `hash` unless it is held, refused before, or already asked.
+    fn want(&mut self, hash: [u8; 32], slot: u64, peer: &str) {
+        if self.chain.contains(&hash)
+            || self.rejected.contains(&hash)
+            || self
+                .orphans
+                .values()
+                .flatten()
+                .any(|(b, _)| Header::decode_prefix(b).is_some_and(|h| h.hash() == hash))
+        {
+            return;
+        }
+        if let Some(f) = self.fetching.get_mut(&hash) {
+            if !f.announcers.iter().any(|a| a == peer) {
+                f.announcers.push(peer.to_string());
+            }
+            return;
+        }
+        self.ask(hash, slot, peer);
+        self.fetching.insert(
+            hash,
+            Fetch {
+                slot,
+                asked: peer.to_string(),
+                at: Instant::now(),
+                announcers: vec![peer.to_string()],
+            },
+        );
+    }
+
+    fn ask(&mut self, hash: [u8; 32], slot: u64, peer: &str) {
+        self.counters.fetches += 1;
+        self.log.event(
+            "fetch_requested",
+            json!({"slot": slot, "block": hex(&hash), "peer": peer}),
+        );
+        self.transport.send(peer, Message::GetBlock(hash).encode());
+    }
+
+    fn retry_fetches(&mut self) {
+        let timeout = self.opts.fetch_timeout;
+        let due: Vec<([u8; 32], u64, String)> = self
+            .fetching
+            .iter_mut()
+            .filter(|(_, f)| f.at.elapsed() >= timeout)
+            .map(|(h, f)| {
+                let i = f.announcers.iter().position(|a| *a == f.asked).unwrap_or(0);
+                f.asked = f.announcers[(i + 1) % f.announcers.len()].clone();
+                f.at = Instant::now();
+                (*h, f.slot, f.asked.clone())
+            })
+            .collect();
+        for (h, slot, peer) in due {
+            self.ask(h, slot, &peer);
+        }
+    }
+
+    fn reject(&mut self, hash: [u8; 32], slot: u64, peer: &str, r: Reject) {
+        *self.counters.rejected.entry(r.name()).or_default() += 1;
+        self.rejected.insert(hash);
+        self.log.event(
+            "rejected",
+            json!({"slot": slot, "block": hex(&hash), "peer": peer, "reason": r.name()}),
+        );
+    }
+
+    fn body(&mut self, peer: &str, bytes: Vec<u8>, received_ns: u64) {
+        let block = match Block::decode(&bytes) {
+            Ok(b) => b,
+            Err(_) => {
+                // The hash of a body that does not decode is whatever its header claims
+                // (if that much decodes); the fetch it answered stays open and is asked
+                // again elsewhere.
+                let (hash, slot) =
+                    Header::decode_prefix(&bytes).map_or(([0; 32], 0), |h| (h.hash(), h.slot));
+                self.reject(hash, slot, peer, Reject::Malformed);
+                return;
+            }
+        };
+        let hash = block.header.hash();
+        let slot = block.header.slot;
+        if self.fetching.remove(&hash).is_some() {
+            self.counters.fetched_bytes += bytes.len() as u64;
+            self.log.event_at(
+                "fetch_completed",
+                received_ns,
+                json!({"slot": slot, "block": hex(&hash), "peer": peer, "bytes": bytes.len()}),
+            );
+        } else if self.chain.contains(&hash) || self.rejected.contains(&hash) {
+            return;
+        }
+        self.consider(block, hash, bytes, peer);
+    }
+
+    fn consider(&mut self, block: Block, hash: [u8; 32], bytes: Vec<u8>, peer: &str) {
+        let slot = block.header.slot;
+        let parent = block.header.parent;
+        let t = Instant::now();
+        let current = self.genesis.slot_at(now_ns());
+        match self.chain.check(block, current) {
+            Err(Reject::UnknownParent) => {
+                let first = !self.orphans.contains_key(&parent);
+                self.orphans
+                    .entry(parent)
+                    .or_default()
+                    .push((bytes, peer.to_string()));
+                // The parent's slot is not known before its body arrives: the request
+                // carries the child's slot.
+                if first {
+                    self.want(parent, slot, peer);
+                }
+            }
+            Err(r) => self.reject(hash, slot, peer, r),
+            Ok(c) => {
+                self.counters.last_validate_s = t.elapsed().as_secs_f64();
+                self.log
+                    .event("validated", json!({"slot": slot, "block": hex(&hash)}));
+                let header = c.block.header.encode();
+                self.adopt(c, Arc::new(bytes));
+                self.broadcast(&Message::Header(header), Some(peer));
+                self.log
+                    .event("announced", json!({"slot": slot, "block": hex(&hash)}));
+                for (b, p) in self.orphans.remove(&hash).unwrap_or_default() {
+                    if let Ok(child) = Block::decode(&b) {
+                        let h = child.header.hash();
+                        self.consider(child, h, b, &p);
+                    }
+                }
+            }
+        }
+    }
+}

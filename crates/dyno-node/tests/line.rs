@@ -1,0 +1,301 @@
+//! Three nodes in a line (a - b - c) over in-memory links: blocks forged anywhere reach
+//! every node with the same state hash, a transaction sent to the end of the line is
+//! executed by another node's block, and corrupt blocks change nobody's chain.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use dyno_node::block::hex;
+use dyno_node::chain::Chain;
+use dyno_node::genesis::{Genesis, GenesisFile, Validator};
+use dyno_node::log::{now_ns, EventLog};
+use dyno_node::node::{Node, NodeOptions, Status};
+use dyno_node::transport::{Input, MemHub, Message};
+use dyno_txn::bank::transfer_block;
+use serde_json::Value;
+
+const SLOT_MS: u64 = 150;
+
+fn genesis(stakes: &[(&str, u64)]) -> Arc<Genesis> {
+    // Slot 0 starts a little ahead, so every node is up before the first slot.
+    let start_ms = now_ns() / 1_000_000 + 300;
+    Arc::new(
+        GenesisFile {
+            network: "line".into(),
+            seed: 5,
+            accounts: 64,
+            balance: 1_000_000,
+            slot_ms: SLOT_MS,
+            genesis_time_ms: start_ms,
+            validators: stakes
+                .iter()
+                .map(|(id, stake)| Validator {
+                    id: id.to_string(),
+                    stake: *stake,
+                })
+                .collect(),
+        }
+        .load(),
+    )
+}
+
+/// Running nodes; dropping it stops and joins them (also when an assertion fails).
+struct Line {
+    stop: Arc<AtomicBool>,
+    inboxes: HashMap<String, Sender<Input>>,
+    handles: Vec<(String, JoinHandle<Status>)>,
+    logs: HashMap<String, PathBuf>,
+    hub: MemHub,
+    _dir: tempfile::TempDir,
+}
+
+impl Line {
+    fn start(g: &Arc<Genesis>, links: &[(&str, &[&str])]) -> Line {
+        let dir = tempfile::tempdir().unwrap();
+        let hub = MemHub::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut line = Line {
+            stop: stop.clone(),
+            inboxes: HashMap::new(),
+            handles: Vec::new(),
+            logs: HashMap::new(),
+            hub: hub.clone(),
+            _dir: tempfile::tempdir().unwrap(),
+        };
+        for (id, peers) in links {
+            let (tx, rx) = channel();
+            let transport = hub.join(id, tx.clone(), peers);
+            let path = dir.path().join(format!("{id}.jsonl"));
+            let log = Arc::new(EventLog::open(id, Some(&path)).unwrap());
+            let opts = NodeOptions::new(id, peers.iter().map(|p| p.to_string()).collect());
+            let node = Node::new(
+                opts,
+                g.clone(),
+                log,
+                Box::new(transport),
+                Arc::new(Mutex::new(None)),
+            );
+            let stop = stop.clone();
+            line.handles.push((
+                id.to_string(),
+                std::thread::spawn(move || node.run(rx, &stop)),
+            ));
+            line.inboxes.insert(id.to_string(), tx);
+            line.logs.insert(id.to_string(), path);
+        }
+        line._dir = dir;
+        line
+    }
+
+    /// Stops in the middle of a slot (in-memory propagation takes well under half a
+    /// slot), returns each node's final status.
+    fn stop_mid_slot(&mut self, g: &Genesis) -> HashMap<String, Status> {
+        let now = now_ns();
+        let mid = g.slot_start_ns(g.slot_at(now) + 1) + g.slot_ns() / 2;
+        std::thread::sleep(Duration::from_nanos(mid - now));
+        self.stop.store(true, Ordering::SeqCst);
+        self.handles
+            .drain(..)
+            .map(|(id, h)| (id, h.join().expect("node thread")))
+            .collect()
+    }
+}
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for (_, h) in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+fn events(path: &Path, name: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "event" && v["event"] == name)
+        .collect()
+}
+
+fn sleep_slots(n: u64) {
+    std::thread::sleep(Duration::from_millis(SLOT_MS * n));
+}
+
+const LINE: [(&str, &[&str]); 3] = [("a", &["b"]), ("b", &["a", "c"]), ("c", &["b"])];
+
+#[test]
+fn every_forged_block_is_adopted_everywhere_with_the_same_state() {
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 1)]);
+    let mut line = Line::start(&g, &LINE);
+    // Load at both ends, so blocks carry transactions relayed along the line.
+    let txs = transfer_block(&g.accounts, 60, 11);
+    std::thread::sleep(Duration::from_millis(300));
+    for (i, t) in txs.into_iter().enumerate() {
+        let to = if i % 2 == 0 { "a" } else { "c" };
+        line.inboxes[to].send(Input::Tx(t)).unwrap();
+        if i % 10 == 9 {
+            sleep_slots(1);
+        }
+    }
+    sleep_slots(4);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+
+    let mut forged = HashSet::new();
+    for p in logs.values() {
+        for e in events(p, "forged") {
+            forged.insert(e["block"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(forged.len() >= 8, "{} blocks in ~10 slots", forged.len());
+    let reference = &st["a"].chain;
+    let mut states: HashMap<String, String> = HashMap::new();
+    for (id, p) in &logs {
+        let adopted: HashMap<String, String> = events(p, "adopted")
+            .into_iter()
+            .map(|e| {
+                (
+                    e["block"].as_str().unwrap().to_string(),
+                    e["state_hash"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        for b in &forged {
+            let s = adopted
+                .get(b)
+                .unwrap_or_else(|| panic!("{id} never adopted {b}"));
+            let first = states.entry(b.clone()).or_insert_with(|| s.clone());
+            assert_eq!(first, s, "{id} has another state after {b}");
+        }
+        assert_eq!(&st[id].chain, reference, "{id}'s chain differs from a's");
+        assert!(
+            st[id].counters.rejected.is_empty(),
+            "{id}: {:?}",
+            st[id].counters.rejected
+        );
+    }
+    let executed: u64 = st.values().map(|s| s.fates.executed + s.fates.failed).sum();
+    assert_eq!(executed, 60, "every client transaction landed once");
+}
+
+#[test]
+fn a_transaction_sent_to_the_end_of_the_line_is_executed_by_another_leader() {
+    // c has no stake: it never leads, so only a relayed copy can land.
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 0)]);
+    let mut line = Line::start(&g, &LINE);
+    let t = transfer_block(&g.accounts, 1, 99).remove(0);
+    let tag = hex(&t[..64]);
+    std::thread::sleep(Duration::from_millis(300));
+    line.inboxes["c"].send(Input::Tx(t.clone())).unwrap();
+    sleep_slots(4);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    let c = &st["c"];
+    assert_eq!(
+        (c.fates.received, c.fates.executed + c.fates.failed),
+        (1, 1)
+    );
+    let holder = events(&logs["a"], "forged")
+        .into_iter()
+        .chain(events(&logs["b"], "forged"))
+        .find(|e| e["txs"] == 1)
+        .expect("a block with the transaction, forged by a or b");
+    assert!(c
+        .chain
+        .iter()
+        .any(|(_, b, _, _)| b == holder["block"].as_str().unwrap()));
+    assert!(!tag.is_empty());
+}
+
+#[test]
+fn corrupt_blocks_are_rejected_and_never_passed_on() {
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 1)]);
+    let mut line = Line::start(&g, &LINE);
+    // Into slot 2: slot 1 is past, so its blocks are judged on their content.
+    std::thread::sleep(Duration::from_nanos(
+        g.slot_start_ns(2) + g.slot_ns() / 4 - now_ns(),
+    ));
+    // Blocks built on genesis by a rogue peer "x" connected to a only: each is wrong in
+    // one way.
+    let chain = Chain::new(g.clone());
+    let slot = 1;
+    let leader = g.leader(slot).to_string();
+    let txs = transfer_block(&g.accounts, 3, 4);
+    let good = chain.forge(slot, &leader, txs.clone()).block;
+    let mut corrupt = Vec::new();
+    let mut b = good.clone();
+    b.header.state_hash[0] ^= 1;
+    corrupt.push((b, "state_mismatch"));
+    let mut b = good.clone();
+    b.header.leader = ["a", "b", "c"]
+        .into_iter()
+        .find(|&l| l != leader)
+        .unwrap()
+        .into();
+    corrupt.push((b, "wrong_leader"));
+    let mut b = good.clone();
+    b.entries[0].txs[0][70] ^= 1;
+    corrupt.push((b, "bad_poh"));
+    let mut b = good.clone();
+    let mut txs_bad = txs.clone();
+    txs_bad[1][70] ^= 1;
+    let (entries, end) = dyno_node::block::Block::entries_of(b.header.poh_start, txs_bad);
+    (b.entries, b.header.poh_end) = (entries, end);
+    corrupt.push((b, "bad_signature"));
+    let mut b = good.clone();
+    b.header.parent = [9; 32];
+    corrupt.push((b, "unknown_parent"));
+    let mut hashes = HashSet::new();
+    for (b, _) in &corrupt {
+        let h = b.header.hash();
+        hashes.insert(hex(&h));
+        line.hub
+            .deliver("x", "a", Message::Header(b.header.encode()).encode());
+        line.hub
+            .deliver("x", "a", Message::Block(b.encode()).encode());
+    }
+    // A body that is not a block at all.
+    line.hub
+        .deliver("x", "a", Message::Block(vec![7; 40]).encode());
+    sleep_slots(3);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    let reasons: HashSet<String> = events(&logs["a"], "rejected")
+        .into_iter()
+        .map(|e| e["reason"].as_str().unwrap().to_string())
+        .collect();
+    for r in [
+        "state_mismatch",
+        "wrong_leader",
+        "bad_poh",
+        "bad_signature",
+        "malformed",
+    ] {
+        assert!(
+            reasons.contains(r),
+            "a did not reject one for {r}: {reasons:?}"
+        );
+    }
+    for (id, s) in &st {
+        assert!(
+            s.chain.iter().all(|(_, b, _, _)| !hashes.contains(b)),
+            "{id} adopted a corrupt block"
+        );
+        assert_eq!(s.chain, st["a"].chain);
+    }
+    for id in ["b", "c"] {
+        for e in events(&logs[id], "header_received") {
+            assert!(
+                !hashes.contains(e["block"].as_str().unwrap()),
+                "{id} heard of a corrupt block"
+            );
+        }
+    }
+}
