@@ -7,8 +7,8 @@
 //!   by reason and reported as an event, and the node keeps running. Payloads are opaque.
 //! - [`shape`]: one-way latency and bandwidth per link direction, carried out in user
 //!   space on one timer thread (this machine's kernel has no `netem`).
-//! - `ingress` (next commit): transactions into a node over QUIC (`quinn`), and the
-//!   client that `dyno load` uses.
+//! - [`ingress`]: transactions into a node over QUIC (`quinn`), and the client that
+//!   `dyno load` uses.
 //!
 //! The API is synchronous (std threads); tokio runs only inside the QUIC part.
 //!
@@ -46,11 +46,16 @@
 
 pub mod error;
 pub mod frame;
+pub mod ingress;
 pub mod peer;
 pub mod shape;
 mod sys;
+mod tls;
 
 pub use error::NetError;
 pub use frame::RefuseReason;
+pub use ingress::{
+    Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,
+};
 pub use peer::{PeerConfig, PeerCounters, PeerEvent, PeerNet, PeerSpec};
 pub use shape::{unix_ns, LinkShape};

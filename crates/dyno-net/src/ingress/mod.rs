@@ -1,0 +1,135 @@
+//! QUIC transaction ingress: the node's server and the client `dyno load` uses.
+//!
+//! ```text
+//! connection  := TLS 1.3 with ALPN "dyno-ingress/1" (any other ALPN fails the handshake)
+//! first bidi stream, client -> server:
+//!     hello   := "DYNOTXIN" version:u16be genesis[32]        (42 bytes)
+//!     frame*  := len:u32be tx[len]                             (stream mode)
+//!     end     := 0xFFFFFFFF sent:u64be                         (at close, both modes)
+//! datagrams, client -> server: one transaction each             (datagram mode)
+//! same stream, server -> client:
+//!     status:u8 (0 = accepted; otherwise the server closes)    after the hello
+//!     taken:u64be                                              after `end`
+//! ```
+//! `taken` counts this connection's transactions the server handed to the node (accepted
+//! or dropped because the node was full), so a client knows what was lost on the way:
+//! nothing in stream mode, datagrams QUIC dropped in datagram mode.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+mod client;
+mod server;
+
+pub use client::{IngressClient, IngressReport};
+pub use server::Ingress;
+
+/// First bytes of a client's hello.
+pub const HELLO_MAGIC: [u8; 8] = *b"DYNOTXIN";
+/// Version of the ingress protocol.
+pub const HELLO_VERSION: u16 = 1;
+/// Bytes of a hello.
+pub const HELLO_LEN: usize = 8 + 2 + 32;
+/// Length value that marks the end of a client's stream, followed by its sent count.
+pub const END_MARK: u32 = u32::MAX;
+/// How long a new connection may take to present its hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// QUIC close codes the server uses.
+const CLOSE_UNKNOWN_CLIENT: u32 = 1;
+const CLOSE_OVERSIZED: u32 = 2;
+
+/// How transactions travel from client to server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IngressMode {
+    /// Length-prefixed frames on one stream: reliable and ordered. The default: see
+    /// docs/network.md for the measurement that chose it.
+    #[default]
+    Stream,
+    /// One QUIC datagram per transaction: unreliable (QUIC may drop datagrams under load;
+    /// the loss shows as `sent - taken` in the client's [`IngressReport`]).
+    Datagram,
+}
+
+/// The ingress server's settings.
+#[derive(Clone, Debug)]
+pub struct IngressConfig {
+    /// UDP address to serve on (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Clients must present this genesis hash in their hello.
+    pub genesis_hash: [u8; 32],
+    /// Largest transaction accepted; a longer one is counted `oversized`.
+    pub max_frame: usize,
+}
+
+/// What the ingress server has seen since it started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IngressCounters {
+    /// Connections that completed their hello.
+    pub connections: u64,
+    /// Connections refused: wrong ALPN or TLS failure, no hello in time, or a hello with
+    /// the wrong magic, version or genesis hash.
+    pub unknown_clients: u64,
+    /// Transactions the node took (the sink returned true).
+    pub accepted: u64,
+    /// Transactions the node could not take (the sink returned false).
+    pub dropped_full: u64,
+    /// Empty transactions, and stream frames cut short by the end of their stream.
+    pub malformed: u64,
+    /// Transactions longer than `max_frame` (a stream carrying one is closed, since
+    /// nothing after an untrusted length can be framed).
+    pub oversized: u64,
+    /// Bytes of the transactions handed to the node.
+    pub bytes: u64,
+}
+
+#[derive(Default)]
+struct Tally {
+    connections: AtomicU64,
+    unknown_clients: AtomicU64,
+    accepted: AtomicU64,
+    dropped_full: AtomicU64,
+    malformed: AtomicU64,
+    oversized: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Tally {
+    fn snapshot(&self) -> IngressCounters {
+        IngressCounters {
+            connections: self.connections.load(Relaxed),
+            unknown_clients: self.unknown_clients.load(Relaxed),
+            accepted: self.accepted.load(Relaxed),
+            dropped_full: self.dropped_full.load(Relaxed),
+            malformed: self.malformed.load(Relaxed),
+            oversized: self.oversized.load(Relaxed),
+            bytes: self.bytes.load(Relaxed),
+        }
+    }
+}
+
+fn hello(genesis: &[u8; 32]) -> [u8; HELLO_LEN] {
+    let mut h = [0u8; HELLO_LEN];
+    h[..8].copy_from_slice(&HELLO_MAGIC);
+    h[8..10].copy_from_slice(&HELLO_VERSION.to_be_bytes());
+    h[10..].copy_from_slice(genesis);
+    h
+}
+
+fn transport() -> Arc<quinn::TransportConfig> {
+    let mut t = quinn::TransportConfig::default();
+    // Wide windows so a flat-out client is limited by the node, not by flow control.
+    t.stream_receive_window(quinn::VarInt::from_u32(8 << 20))
+        .receive_window(quinn::VarInt::from_u32(16 << 20))
+        .send_window(16 << 20)
+        .datagram_receive_buffer_size(Some(16 << 20))
+        .datagram_send_buffer_size(4 << 20)
+        .max_concurrent_uni_streams(quinn::VarInt::from_u32(0))
+        .max_concurrent_bidi_streams(quinn::VarInt::from_u32(1));
+    Arc::new(t)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,232 @@
+//! The ingress server: one tokio current-thread runtime on one thread.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::{
+    hello, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED, CLOSE_UNKNOWN_CLIENT,
+    END_MARK, HELLO_LEN, HELLO_TIMEOUT,
+};
+use crate::error::NetError;
+
+/// How long the server waits, after a client's end mark, for datagrams sent before it.
+const LATE_DATAGRAMS: Duration = Duration::from_millis(500);
+
+type Sink = dyn Fn(&[u8]) -> bool + Send + Sync;
+
+struct ServerState {
+    genesis: [u8; 32],
+    max_frame: usize,
+    sink: Box<Sink>,
+    tally: Tally,
+}
+
+impl ServerState {
+    /// Hands one transaction to the node, or counts why not.
+    fn take(&self, tx: &[u8], taken: &AtomicU64) {
+        if tx.is_empty() {
+            self.tally.malformed.fetch_add(1, Relaxed);
+        } else if tx.len() > self.max_frame {
+            self.tally.oversized.fetch_add(1, Relaxed);
+        } else {
+            if (self.sink)(tx) {
+                self.tally.accepted.fetch_add(1, Relaxed);
+            } else {
+                self.tally.dropped_full.fetch_add(1, Relaxed);
+            }
+            self.tally.bytes.fetch_add(tx.len() as u64, Relaxed);
+            taken.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// A running QUIC ingress server.
+pub struct Ingress {
+    endpoint: quinn::Endpoint,
+    local_addr: SocketAddr,
+    state: Arc<ServerState>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ingress {
+    /// Binds the UDP address (an error names it) and serves until shutdown. `sink` gets
+    /// each received transaction's bytes and returns false when the node cannot take it.
+    pub fn start(
+        cfg: IngressConfig,
+        sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+    ) -> Result<Ingress, NetError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| NetError::QuicSetup(format!("tokio runtime: {e}")))?;
+        let mut server = quinn::ServerConfig::with_crypto(Arc::new(crate::tls::server_config()?));
+        server.transport_config(transport());
+        let endpoint = {
+            let _in_runtime = rt.enter();
+            quinn::Endpoint::server(server, cfg.listen).map_err(|source| NetError::Bind {
+                what: "QUIC ingress",
+                addr: cfg.listen,
+                source,
+            })?
+        };
+        let local_addr = endpoint.local_addr().map_err(|source| NetError::Bind {
+            what: "QUIC ingress",
+            addr: cfg.listen,
+            source,
+        })?;
+        let state = Arc::new(ServerState {
+            genesis: cfg.genesis_hash,
+            max_frame: cfg.max_frame,
+            sink: Box::new(sink),
+            tally: Tally::default(),
+        });
+        let (ep, st) = (endpoint.clone(), Arc::clone(&state));
+        // The port in the name tells several ingress servers of one process apart.
+        let name = format!("net-quic-{}", local_addr.port());
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || rt.block_on(serve(ep, st)))
+            .map_err(|source| NetError::Thread { name, source })?;
+        Ok(Ingress {
+            endpoint,
+            local_addr,
+            state,
+            thread: Some(thread),
+        })
+    }
+
+    /// The bound UDP address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Counts since start.
+    pub fn counters(&self) -> IngressCounters {
+        self.state.tally.snapshot()
+    }
+
+    /// Closes every connection and joins the server thread.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Ingress {
+    fn drop(&mut self) {
+        self.endpoint.close(0u32.into(), b"node shutting down");
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn serve(endpoint: quinn::Endpoint, st: Arc<ServerState>) {
+    // accept() yields None once the endpoint is closed by shutdown.
+    while let Some(incoming) = endpoint.accept().await {
+        tokio::spawn(serve_connection(incoming, Arc::clone(&st)));
+    }
+    // Let the close reach clients; a vanished client must not hold shutdown up.
+    let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+}
+
+async fn serve_connection(incoming: quinn::Incoming, st: Arc<ServerState>) {
+    let unknown = |conn: Option<&quinn::Connection>, why: &[u8]| {
+        st.tally.unknown_clients.fetch_add(1, Relaxed);
+        if let Some(c) = conn {
+            c.close(CLOSE_UNKNOWN_CLIENT.into(), why);
+        }
+    };
+    // A wrong ALPN fails here, inside the TLS handshake.
+    let Ok(conn) = incoming.await else {
+        return unknown(None, b"");
+    };
+    let Ok(Ok((mut send, mut recv))) = tokio::time::timeout(HELLO_TIMEOUT, conn.accept_bi()).await
+    else {
+        return unknown(Some(&conn), b"no hello");
+    };
+    let mut got = [0u8; HELLO_LEN];
+    match tokio::time::timeout(HELLO_TIMEOUT, recv.read_exact(&mut got)).await {
+        Ok(Ok(())) if got == hello(&st.genesis) => {}
+        _ => {
+            let _ = send.write_all(&[1]).await;
+            return unknown(Some(&conn), b"unknown client: bad hello or genesis");
+        }
+    }
+    if send.write_all(&[0]).await.is_err() {
+        return;
+    }
+    st.tally.connections.fetch_add(1, Relaxed);
+    let taken = Arc::new(AtomicU64::new(0));
+    let datagrams = tokio::spawn(read_datagrams(
+        conn.clone(),
+        Arc::clone(&st),
+        Arc::clone(&taken),
+    ));
+    if let Some(sent) = read_frames(&conn, &mut recv, &st, &taken).await {
+        // Datagrams sent before the end mark may still be queued behind it.
+        let deadline = tokio::time::Instant::now() + LATE_DATAGRAMS;
+        while taken.load(Relaxed) < sent && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let _ = send.write_all(&taken.load(Relaxed).to_be_bytes()).await;
+        let _ = send.finish();
+    }
+    conn.closed().await;
+    let _ = datagrams.await;
+}
+
+async fn read_datagrams(conn: quinn::Connection, st: Arc<ServerState>, taken: Arc<AtomicU64>) {
+    while let Ok(d) = conn.read_datagram().await {
+        st.take(&d, &taken);
+    }
+}
+
+/// Reads stream frames until the end mark (returns the client's sent count) or until the
+/// stream or connection ends (None).
+async fn read_frames(
+    conn: &quinn::Connection,
+    recv: &mut quinn::RecvStream,
+    st: &ServerState,
+    taken: &AtomicU64,
+) -> Option<u64> {
+    let mut buf: Vec<u8> = Vec::with_capacity(128 * 1024);
+    loop {
+        match recv.read_chunk(64 * 1024, true).await {
+            Ok(Some(chunk)) => buf.extend_from_slice(&chunk.bytes),
+            Ok(None) => {
+                if !buf.is_empty() {
+                    st.tally.malformed.fetch_add(1, Relaxed);
+                }
+                return None;
+            }
+            Err(_) => return None,
+        }
+        let mut at = 0;
+        while buf.len() - at >= 4 {
+            let len = u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+            if len == END_MARK {
+                if buf.len() - at < 12 {
+                    break;
+                }
+                let mut sent = [0u8; 8];
+                sent.copy_from_slice(&buf[at + 4..at + 12]);
+                return Some(u64::from_be_bytes(sent));
+            }
+            let len = len as usize;
+            if len > st.max_frame {
+                st.tally.oversized.fetch_add(1, Relaxed);
+                conn.close(CLOSE_OVERSIZED.into(), b"oversized frame");
+                return None;
+            }
+            if buf.len() - at - 4 < len {
+                break;
+            }
+            st.take(&buf[at + 4..at + 4 + len], taken);
+            at += 4 + len;
+        }
+        buf.drain(..at);
+    }
+}

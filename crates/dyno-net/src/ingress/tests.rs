@@ -1,0 +1,150 @@
+//! QUIC ingress on loopback: accounting of every transaction, refusals, shutdown.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use super::*;
+use crate::error::NetError;
+
+const GENESIS: [u8; 32] = [0x33; 32];
+
+fn config(max_frame: usize) -> IngressConfig {
+    IngressConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        genesis_hash: GENESIS,
+        max_frame,
+    }
+}
+
+/// A server whose node refuses every tenth transaction it is offered (a full queue).
+fn server(max_frame: usize) -> (Ingress, Arc<AtomicU64>) {
+    let offered = Arc::new(AtomicU64::new(0));
+    let seen = Arc::clone(&offered);
+    let ingress = Ingress::start(config(max_frame), move |tx: &[u8]| {
+        assert!(!tx.is_empty());
+        seen.fetch_add(1, Relaxed) % 10 != 9
+    })
+    .unwrap();
+    (ingress, offered)
+}
+
+fn txs(n: usize) -> Vec<Vec<u8>> {
+    (0..n).map(|i| vec![(i % 251) as u8 + 1; 178]).collect()
+}
+
+#[test]
+fn stream_mode_accounts_for_every_transaction() {
+    let (ingress, offered) = server(1232);
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    assert_eq!(client.mode(), IngressMode::Stream);
+    let all = txs(2000);
+    for chunk in all.chunks(64) {
+        client.send_batch(chunk).unwrap();
+    }
+    client.send(&all[0]).unwrap();
+    let report = client.close().unwrap();
+    assert_eq!(
+        report,
+        IngressReport {
+            sent: 2001,
+            taken: 2001
+        }
+    );
+    let c = ingress.counters();
+    assert_eq!(offered.load(Relaxed), 2001);
+    assert_eq!((c.accepted, c.dropped_full), (1801, 200));
+    assert_eq!(
+        (c.connections, c.malformed, c.oversized, c.unknown_clients),
+        (1, 0, 0, 0)
+    );
+    assert_eq!(c.bytes, 2001 * 178);
+    ingress.shutdown();
+}
+
+#[test]
+fn datagram_mode_counts_what_it_loses() {
+    let (ingress, _) = server(1232);
+    let client =
+        IngressClient::connect_with(ingress.local_addr(), GENESIS, IngressMode::Datagram).unwrap();
+    for chunk in txs(1000).chunks(50) {
+        client.send_batch(chunk).unwrap();
+    }
+    let report = client.close().unwrap();
+    let c = ingress.counters();
+    assert_eq!(report.sent, 1000);
+    // Every datagram is either handed to the node or counted lost by the client.
+    assert_eq!(c.accepted + c.dropped_full, report.taken);
+    assert_eq!(report.taken + report.lost(), 1000);
+    assert_eq!((c.malformed, c.oversized), (0, 0));
+    ingress.shutdown();
+}
+
+#[test]
+fn malformed_and_oversized_are_counted_and_the_server_keeps_serving() {
+    let (ingress, _) = server(256);
+    let addr = ingress.local_addr();
+    let d = IngressClient::connect_with(addr, GENESIS, IngressMode::Datagram).unwrap();
+    d.send_batch(&[vec![], vec![7; 300], vec![7; 100]]).unwrap();
+    assert_eq!(d.close().unwrap(), IngressReport { sent: 3, taken: 1 });
+    let c = ingress.counters();
+    assert_eq!((c.malformed, c.oversized, c.accepted), (1, 1, 1));
+
+    let s = IngressClient::connect(addr, GENESIS).unwrap();
+    s.send_batch(&[vec![], vec![9; 10]]).unwrap();
+    s.send(&[9; 300]).unwrap();
+    // The server cut the stream at the oversized frame: no count comes back.
+    assert!(matches!(s.close(), Err(NetError::QuicSend { .. })));
+    let c = ingress.counters();
+    assert_eq!((c.malformed, c.oversized, c.accepted), (2, 2, 2));
+
+    let again = IngressClient::connect(addr, GENESIS).unwrap();
+    again.send(&[1; 200]).unwrap();
+    assert_eq!(again.close().unwrap().taken, 1);
+    assert_eq!(ingress.counters().connections, 3);
+    ingress.shutdown();
+}
+
+#[test]
+fn unknown_clients_are_refused_and_counted() {
+    let (ingress, _) = server(1232);
+    let addr = ingress.local_addr();
+    let wrong_alpn = IngressClient::connect_alpn(addr, GENESIS, IngressMode::Stream, b"not-dyno/0");
+    assert!(matches!(wrong_alpn, Err(NetError::QuicConnect { .. })));
+    let wrong_genesis = IngressClient::connect(addr, [0x44; 32]);
+    match wrong_genesis {
+        Err(NetError::QuicConnect { reason, .. }) => assert!(reason.contains("refused")),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("a client of another genesis was accepted"),
+    }
+    let good = IngressClient::connect(addr, GENESIS).unwrap();
+    good.send(&[5; 178]).unwrap();
+    assert_eq!(good.close().unwrap().taken, 1);
+    let c = ingress.counters();
+    assert_eq!((c.unknown_clients, c.connections), (2, 1));
+    ingress.shutdown();
+}
+
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .count()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn shutdown_joins_the_server_thread_and_frees_the_port() {
+    let (ingress, _) = server(1232);
+    let addr: SocketAddr = ingress.local_addr();
+    let name = format!("net-quic-{}", addr.port());
+    let client = IngressClient::connect(addr, GENESIS).unwrap();
+    client.send(&[1; 10]).unwrap();
+    assert_eq!(threads_named(&name), 1);
+    // Shut down with a client still connected: the server must not wait for it.
+    ingress.shutdown();
+    assert_eq!(threads_named(&name), 0);
+    std::net::UdpSocket::bind(addr).unwrap();
+    assert!(client.close().is_err());
+}
