@@ -27,6 +27,9 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The network could not start (a peer list dyno-net refused, a thread).
+    #[error("network: {0}")]
+    Net(String),
     /// An address could not be bound.
     #[error("cannot bind {what} address {addr}: {reason}")]
     Bind {

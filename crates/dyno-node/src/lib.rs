@@ -32,6 +32,7 @@ pub mod genesis;
 pub mod log;
 pub mod mempool;
 pub mod node;
+pub mod service;
 pub mod transport;
 
 pub use error::{Error, Result};

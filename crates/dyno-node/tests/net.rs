@@ -1,0 +1,130 @@
+//! Three nodes in a line over real TCP links (dyno-net) on loopback, and a node of
+//! another genesis that tries to join: it is refused, and the line's chains agree.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dyno_node::config::{NodeConfig, PeerEntry};
+use dyno_node::genesis::{Genesis, GenesisFile, Validator};
+use dyno_node::log::now_ns;
+use dyno_node::service::RunningNode;
+use dyno_node::transport::Input;
+use dyno_txn::bank::transfer_block;
+
+fn genesis(network: &str, start_ms: u64) -> Arc<Genesis> {
+    Arc::new(
+        GenesisFile {
+            network: network.into(),
+            seed: 3,
+            accounts: 32,
+            balance: 1_000_000,
+            slot_ms: 200,
+            genesis_time_ms: start_ms,
+            validators: ["a", "b", "c"]
+                .iter()
+                .map(|id| Validator {
+                    id: id.to_string(),
+                    stake: 1,
+                })
+                .collect(),
+        }
+        .load(),
+    )
+}
+
+fn config(
+    id: &str,
+    peers: &[(&str, SocketAddr)],
+    log: Option<PathBuf>,
+    metrics: bool,
+) -> NodeConfig {
+    NodeConfig {
+        id: id.into(),
+        genesis: PathBuf::from("unused"),
+        peer_listen: "127.0.0.1:0".parse().unwrap(),
+        ingress_listen: None,
+        metrics_listen: metrics.then(|| "127.0.0.1:0".parse().unwrap()),
+        node_log: log,
+        max_block_txs: 1000,
+        mempool_capacity: 1000,
+        peers: peers
+            .iter()
+            .map(|(id, addr)| PeerEntry {
+                id: id.to_string(),
+                addr: *addr,
+                latency_ms: 2.0,
+                bandwidth_mbit: Some(100.0),
+            })
+            .collect(),
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_line_over_tcp_converges_and_a_foreign_genesis_is_refused() {
+    let start_ms = now_ns() / 1_000_000 + 500;
+    let g = genesis("tcp-line", start_ms);
+    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    // The smaller id dials: c and b only accept from a and b respectively.
+    let c = RunningNode::start(&config("c", &[("b", nowhere)], None, false), g.clone()).unwrap();
+    let b = RunningNode::start(
+        &config("b", &[("a", nowhere), ("c", c.peer_addr)], None, true),
+        g.clone(),
+    )
+    .unwrap();
+    let a =
+        RunningNode::start(&config("a", &[("b", b.peer_addr)], None, false), g.clone()).unwrap();
+    // Another network's "a" dials b too.
+    let foreign = RunningNode::start(
+        &config("a", &[("b", b.peer_addr)], None, false),
+        genesis("other", start_ms),
+    )
+    .unwrap();
+    let metrics = b.metrics_addr.unwrap();
+    let ready = get(metrics, "/ready");
+    assert!(
+        ready.contains(" 200 ") && ready.ends_with("ready\n"),
+        "{ready}"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    for t in transfer_block(&g.accounts, 20, 8) {
+        c.inbox().send(Input::Tx(t)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1400));
+    // Stop mid-slot, so no block is half way along the line.
+    let now = now_ns();
+    let mid = g.slot_start_ns(g.slot_at(now) + 1) + g.slot_ns() / 2;
+    std::thread::sleep(Duration::from_nanos(mid - now));
+    let text = get(metrics, "/metrics");
+    drop(foreign);
+    let (sa, sb, sc) = (a.stop(), b.stop(), c.stop());
+    assert!(sa.chain.len() >= 5, "{} blocks", sa.chain.len());
+    assert_eq!(sa.chain, sb.chain);
+    assert_eq!(sb.chain, sc.chain);
+    assert_eq!(sc.fates.executed + sc.fates.failed, 20);
+    assert!(
+        sb.counters
+            .refused
+            .get("wrong_genesis")
+            .copied()
+            .unwrap_or(0)
+            >= 1,
+        "{:?}",
+        sb.counters.refused
+    );
+    assert!(
+        text.contains("dyno_node_peer_refused_total{reason=\"wrong_genesis\"}"),
+        "{text}"
+    );
+    assert!(text.contains("dyno_node_blocks_adopted_total"));
+}
