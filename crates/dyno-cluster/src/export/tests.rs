@@ -1,0 +1,154 @@
+use super::*;
+use kubernetes::pod;
+use std::path::Path;
+use std::process::Command;
+
+fn spec(command: Option<&str>) -> ClusterSpec {
+    let mut text = crate::EXAMPLE.to_string();
+    if let Some(c) = command {
+        text = text.replacen("threads = 1", &format!("command = {c}\nthreads = 1"), 1);
+    }
+    ClusterSpec::parse(Path::new("c.toml"), &text).unwrap()
+}
+
+const NODE: &str = r#"["sh", "-c", "echo $0 {id} {peers}", "it's \"quoted\" `x`"]"#;
+
+#[test]
+fn the_reference_node_and_launcher_files_are_refused() {
+    let e = kubernetes(&spec(None), "img").unwrap_err().to_string();
+    assert!(
+        e.contains("`node.command`: an export needs an explicit node command"),
+        "{e}"
+    );
+    let e = nomad(&spec(Some(r#"["sh", "{config}"]"#)), "img")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("{config} cannot be exported"), "{e}");
+}
+
+#[test]
+fn the_shell_command_quotes_literals_and_expands_placeholders() {
+    let script = shell_command(&spec(Some(NODE)), "/e.env").unwrap();
+    assert_eq!(
+        script,
+        r#". /e.env && exec "sh" "-c" "echo \$0 ${DYNO_ID} ${DYNO_PEERS}" "it's \"quoted\" \`x\`""#
+    );
+    // The shell agrees: run it with a stand-in environment file.
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("e.env");
+    std::fs::write(&env, "DYNO_ID='n4'\nDYNO_PEERS='a:1,b:2'\n").unwrap();
+    let script = shell_command(
+        &spec(Some(r#"["printf", "%s|", "{id}", "$HOME {peers}", "`x`"]"#)),
+        &env.display().to_string(),
+    )
+    .unwrap();
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "n4|$HOME a:1,b:2|`x`|"
+    );
+}
+
+#[test]
+fn kubernetes_has_a_statefulset_per_region_and_an_env_file_per_pod() {
+    let yaml = kubernetes(&spec(Some(NODE)), "registry.example/node:1").unwrap();
+    assert_eq!(yaml.matches("\"kind\": \"StatefulSet\"").count(), 3);
+    assert_eq!(yaml.matches("\"replicas\": 3").count(), 3);
+    assert_eq!(yaml.matches("\"clusterIP\": \"None\"").count(), 1);
+    assert!(yaml.contains("\"topology.kubernetes.io/region\": \"ap-southeast-2\""));
+    // n4 is us-east-1's second node: pod mini-torus-us-east-1-1; its peers by DNS name.
+    assert!(yaml.contains("\"mini-torus-us-east-1-1.env\": |"));
+    let spec = spec(Some(NODE));
+    let peers: Vec<String> = spec
+        .topology
+        .peers(4)
+        .map(|p| format!("{}.mini-torus:31000", pod(&spec, p)))
+        .collect();
+    assert!(
+        yaml.contains(&format!("DYNO_PEERS='{}'", peers.join(","))),
+        "{yaml}"
+    );
+    assert!(peers.contains(&"mini-torus-eu-central-1-1.mini-torus:31000".to_string()));
+}
+
+#[test]
+fn nomad_has_a_group_per_region_with_a_region_constraint() {
+    let hcl = nomad(&spec(Some(NODE)), "node:1").unwrap();
+    assert_eq!(hcl.matches("\n  group ").count(), 3);
+    assert!(hcl.contains("group \"us-east-1\" {\n    count = 3"));
+    assert!(hcl.contains("attribute = \"${meta.region}\"\n      value     = \"us-east-1\""));
+    assert!(hcl.contains("name     = \"mini-torus-us-east-1-${NOMAD_ALLOC_INDEX}\""));
+    assert!(hcl.contains("{{ if eq (env \"NOMAD_ALLOC_INDEX\") \"1\" }}DYNO_ID='n4'"));
+    // The shell's ${DYNO_ID} survives HCL interpolation as a literal.
+    assert!(hcl.contains("$${DYNO_ID}"));
+    assert_eq!(hcl.matches('{').count(), hcl.matches('}').count());
+}
+
+/// Without an API server, kubectl's client-side dry run cannot map kinds to resources,
+/// but `kubectl set env --local` decodes every document into kubectl's typed objects
+/// (a wrong type fails; unknown fields are not detected) and edits pod templates (it refuses
+/// the ConfigMap and Service, which have none), so it checks the YAML parses, each kind
+/// exists with the right field types, and each StatefulSet has a pod template.
+#[test]
+fn kubectl_decodes_the_manifests() {
+    let Ok(kubectl) = which("kubectl") else {
+        println!("note: kubectl not found on PATH; Kubernetes manifests not validated");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yaml");
+    std::fs::write(&file, kubernetes(&spec(Some(NODE)), "node:1").unwrap()).unwrap();
+    let out = Command::new(kubectl)
+        .args(["set", "env", "--local", "-o", "yaml", "DYNO_CHECK=1", "-f"])
+        .arg(&file)
+        .env("KUBECONFIG", dir.path().join("none"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Only the two objects without a pod template may be refused, and only for that.
+    let refusals: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(refusals.len(), 2, "{stderr}");
+    assert!(
+        refusals
+            .iter()
+            .all(|l| l.contains("does not have a pod template")),
+        "{stderr}"
+    );
+    assert_eq!(
+        stdout.matches("kind: StatefulSet").count(),
+        3,
+        "{stdout}{stderr}"
+    );
+    assert_eq!(
+        stdout.matches("name: DYNO_CHECK").count(),
+        3,
+        "{stdout}{stderr}"
+    );
+    // A manifest with a wrong type is refused, so the check above can fail.
+    let broken = std::fs::read_to_string(&file).unwrap().replacen(
+        "\"replicas\": 3",
+        "\"replicas\": \"three\"",
+        1,
+    );
+    std::fs::write(&file, broken).unwrap();
+    let out = Command::new(which("kubectl").unwrap())
+        .args(["set", "env", "--local", "-o", "yaml", "DYNO_CHECK=1", "-f"])
+        .arg(&file)
+        .env("KUBECONFIG", dir.path().join("none"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unable to decode") && stderr.contains("replicas"),
+        "{stderr}"
+    );
+}
+
+fn which(program: &str) -> Result<std::path::PathBuf, ()> {
+    crate::file::resolve_executable(program, Path::new(".")).ok_or(())
+}

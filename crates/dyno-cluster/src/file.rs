@@ -1,0 +1,725 @@
+//! The cluster file: TOML parsed into typed structs and validated before anything starts.
+//!
+//! Every error names the file, the line and column of the offending value, and its key.
+//! The one check that touches the machine, free ports, is separate
+//! ([`ClusterSpec::check_ports`]) because an export renders the file for other machines.
+
+use crate::error::ClusterError;
+use crate::topology::{region_members, Topology, TopologyKind};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Ports each node takes, from `base_port + 3 * id`: peer listener, transaction ingress,
+/// metrics and `/ready`.
+pub const PORTS_PER_NODE: u16 = 3;
+
+/// Placeholders a node command may use; each is replaced per node.
+pub const PLACEHOLDERS: [&str; 8] = [
+    "id", "listen", "ingress", "metrics", "peers", "log", "config", "genesis",
+];
+
+/// How each node is started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeCommand {
+    /// `dyno node` with a generated per-node config.
+    Reference,
+    /// Any command; its arguments may hold [`PLACEHOLDERS`] in braces.
+    Argv(Vec<String>),
+}
+
+/// What a node does in the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Role {
+    /// Forges blocks in proportion to its stake.
+    Producer {
+        /// Stake (relative weight in leader election).
+        stake: u64,
+    },
+    /// Relays blocks only.
+    Relay,
+}
+
+/// One node of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NodeSpec {
+    /// Index in `0..count`.
+    pub id: usize,
+    /// Stable name used in logs and manifests (`n7`).
+    pub name: String,
+    /// Index into [`ClusterSpec::regions`].
+    pub region: usize,
+    /// Producer or relay.
+    #[serde(flatten)]
+    pub role: Role,
+}
+
+/// One emulated region.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Region {
+    /// Name, e.g. `eu-central-1`.
+    pub name: String,
+    /// One-way latency in milliseconds from this region to each region, by region index.
+    pub latency_ms: Vec<f64>,
+}
+
+/// The load `dyno load` puts on the cluster.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Workload {
+    /// Transactions per second over the whole cluster.
+    pub rate_tps: f64,
+    /// The reference node's workload kind.
+    pub kind: WorkloadKind,
+    /// Node ids the load submits to.
+    pub targets: Vec<usize>,
+}
+
+/// Transaction mix, as `dyno pipeline bench` and `dyno load` name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// Plain transfers.
+    Value,
+    /// Transfers that run a script.
+    Script,
+}
+
+/// A validated cluster file.
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Cluster name (run names, manifest names).
+    pub name: String,
+    /// Slot length in milliseconds.
+    pub slot_ms: u64,
+    /// Measured window in seconds, after the warm-up.
+    pub duration_s: u64,
+    /// Warm-up in seconds, not analysed.
+    pub warmup_s: u64,
+    /// First port; node `i` takes `base_port + 3 i ..= base_port + 3 i + 2`.
+    pub base_port: u16,
+    /// The node command.
+    pub command: NodeCommand,
+    /// Threads each node keeps busy (for the cores warning).
+    pub threads_per_node: u32,
+    /// Every node, by id.
+    pub nodes: Vec<NodeSpec>,
+    /// Every region, in file order.
+    pub regions: Vec<Region>,
+    /// Bandwidth of every link in megabits per second.
+    pub bandwidth_mbit: f64,
+    /// Which generator built [`ClusterSpec::topology`].
+    pub topology_kind: TopologyKind,
+    /// The seed of the generator, if any.
+    pub seed: Option<u64>,
+    /// The peer graph.
+    pub topology: Topology,
+    /// Per-hop processing time in milliseconds the prediction adds to each link.
+    pub hop_processing_ms: f64,
+    /// The load.
+    pub workload: Workload,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    cluster: RawCluster,
+    #[serde(default)]
+    node: Option<RawNode>,
+    nodes: RawNodes,
+    #[serde(default)]
+    region: Vec<Spanned<RawRegion>>,
+    links: RawLinks,
+    topology: Spanned<RawTopology>,
+    workload: Option<RawWorkload>,
+    #[serde(default)]
+    analysis: Option<RawAnalysis>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    name: Spanned<String>,
+    slot_ms: Spanned<u64>,
+    duration_s: Spanned<u64>,
+    #[serde(default)]
+    warmup_s: u64,
+    base_port: Spanned<u16>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNode {
+    command: Option<Spanned<Vec<String>>>,
+    threads: Option<Spanned<u32>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNodes {
+    count: Spanned<usize>,
+    producers: Spanned<usize>,
+    stake: Option<Spanned<Vec<u64>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRegion {
+    name: Spanned<String>,
+    latency_ms: Spanned<BTreeMap<String, Spanned<f64>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLinks {
+    bandwidth_mbit: Spanned<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: Spanned<TopologyKind>,
+    seed: Option<u64>,
+    edges: Option<Vec<Spanned<[usize; 2]>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    rate_tps: Spanned<f64>,
+    kind: WorkloadKind,
+    targets: Option<Vec<Spanned<usize>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnalysis {
+    hop_processing_ms: Spanned<f64>,
+}
+
+/// Where a byte offset of `text` is: 1-based line and column.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, column)
+}
+
+/// The dotted key of the table header and key written at or before `offset`, for serde's
+/// messages that carry only a span.
+fn key_near(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let table = before
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').to_string());
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    match (table, key) {
+        (Some(t), Some(k)) => format!("{t}.{k}"),
+        (Some(t), None) => t,
+        (None, Some(k)) => k,
+        (None, None) => "(file)".to_string(),
+    }
+}
+
+struct Cx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Cx<'_> {
+    fn err(
+        &self,
+        offset: usize,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ClusterError {
+        let (line, column) = line_col(self.text, offset);
+        ClusterError::File {
+            path: self.path.to_path_buf(),
+            line,
+            column,
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl ClusterSpec {
+    /// Reads and validates a cluster file.
+    pub fn load(path: &Path) -> Result<ClusterSpec, ClusterError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ClusterError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ClusterSpec::parse(path, &text)
+    }
+
+    /// Parses and validates cluster text; `path` names the file in errors and anchors
+    /// relative command paths.
+    pub fn parse(path: &Path, text: &str) -> Result<ClusterSpec, ClusterError> {
+        let cx = Cx { path, text };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            cx.err(offset, key_near(text, offset), e.message().trim())
+        })?;
+        let c = &raw.cluster;
+        if c.name.get_ref().trim().is_empty() {
+            return Err(cx.err(c.name.span().start, "cluster.name", "must not be empty"));
+        }
+        if *c.slot_ms.get_ref() == 0 {
+            return Err(cx.err(
+                c.slot_ms.span().start,
+                "cluster.slot_ms",
+                "must be at least 1",
+            ));
+        }
+        if *c.duration_s.get_ref() == 0 {
+            return Err(cx.err(
+                c.duration_s.span().start,
+                "cluster.duration_s",
+                "must be at least 1",
+            ));
+        }
+        let regions = regions(&cx, &raw.region)?;
+        let nodes = nodes(&cx, &raw.nodes, regions.len())?;
+        let count = nodes.len();
+        let base = *c.base_port.get_ref();
+        if base == 0 || usize::from(base) + count * usize::from(PORTS_PER_NODE) > 65_536 {
+            return Err(cx.err(
+                c.base_port.span().start,
+                "cluster.base_port",
+                format!(
+                    "{count} nodes need {} ports from {base}, past 65535 (or 0)",
+                    count * 3
+                ),
+            ));
+        }
+        let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
+        let bw = &raw.links.bandwidth_mbit;
+        if !(bw.get_ref().is_finite() && *bw.get_ref() > 0.0) {
+            return Err(cx.err(
+                bw.span().start,
+                "links.bandwidth_mbit",
+                "must be a positive number",
+            ));
+        }
+        let t = raw.topology.get_ref();
+        let kind = *t.kind.get_ref();
+        let topology = topology(&cx, &raw.topology, count, regions.len())?;
+        let hop_processing_ms = match &raw.analysis {
+            None => 0.0,
+            Some(a) => {
+                let v = *a.hop_processing_ms.get_ref();
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(cx.err(
+                        a.hop_processing_ms.span().start,
+                        "analysis.hop_processing_ms",
+                        "must be a non-negative number",
+                    ));
+                }
+                v
+            }
+        };
+        let workload = workload(&cx, raw.workload.as_ref(), &nodes)?;
+        Ok(ClusterSpec {
+            path: path.to_path_buf(),
+            name: c.name.get_ref().clone(),
+            slot_ms: *c.slot_ms.get_ref(),
+            duration_s: *c.duration_s.get_ref(),
+            warmup_s: c.warmup_s,
+            base_port: base,
+            command,
+            threads_per_node,
+            nodes,
+            regions,
+            bandwidth_mbit: *bw.get_ref(),
+            topology_kind: kind,
+            seed: t.seed,
+            topology,
+            hop_processing_ms,
+            workload,
+        })
+    }
+
+    /// The three ports of node `id`: (peer listener, ingress, metrics).
+    pub fn ports(&self, id: usize) -> (u16, u16, u16) {
+        let p = self.base_port + PORTS_PER_NODE * id as u16;
+        (p, p + 1, p + 2)
+    }
+
+    /// Ids of the producers.
+    pub fn producers(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n.role, Role::Producer { .. }))
+            .map(|n| n.id)
+    }
+
+    /// Checks that every port of every node can be bound on 127.0.0.1 right now.
+    pub fn check_ports(&self) -> Result<(), ClusterError> {
+        for node in &self.nodes {
+            let (listen, ingress, metrics) = self.ports(node.id);
+            for (port, role) in [
+                (listen, "peer listener"),
+                (ingress, "ingress"),
+                (metrics, "metrics"),
+            ] {
+                std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|source| {
+                    ClusterError::PortTaken {
+                        port,
+                        node: node.id,
+                        role,
+                        source,
+                    }
+                })?;
+                // The ingress is QUIC: its UDP port must be free too.
+                if role == "ingress" {
+                    std::net::UdpSocket::bind(("127.0.0.1", port)).map_err(|source| {
+                        ClusterError::PortTaken {
+                            port,
+                            node: node.id,
+                            role,
+                            source,
+                        }
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Warnings that do not stop a run but make its numbers suspect.
+    pub fn warnings(&self, cores: usize) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let threads = self.nodes.len() * self.threads_per_node as usize;
+        if threads > cores {
+            warnings.push(format!(
+                "{} nodes x {} threads = {threads} busy threads on {cores} cores: nodes will \
+                 wait for a core, which shows up as slot-start lateness and slower adoption",
+                self.nodes.len(),
+                self.threads_per_node
+            ));
+        }
+        warnings
+    }
+}
+
+fn regions(cx: &Cx, raw: &[Spanned<RawRegion>]) -> Result<Vec<Region>, ClusterError> {
+    if raw.is_empty() {
+        return Err(cx.err(0, "region", "the file names no [[region]]"));
+    }
+    let names: Vec<&str> = raw
+        .iter()
+        .map(|r| r.get_ref().name.get_ref().as_str())
+        .collect();
+    let mut out = Vec::new();
+    for (i, r) in raw.iter().enumerate() {
+        let r = r.get_ref();
+        let name = r.name.get_ref();
+        if name.is_empty() || names[..i].contains(&name.as_str()) {
+            return Err(cx.err(
+                r.name.span().start,
+                format!("region[{i}].name"),
+                format!("{name:?} is empty or names an earlier region"),
+            ));
+        }
+        let row = r.latency_ms.get_ref();
+        for (to, v) in row {
+            if !names.contains(&to.as_str()) {
+                return Err(cx.err(
+                    v.span().start,
+                    format!("region[{i}].latency_ms.{to}"),
+                    format!("no region is named {to:?} (regions: {})", names.join(", ")),
+                ));
+            }
+            if !(v.get_ref().is_finite() && *v.get_ref() >= 0.0) {
+                return Err(cx.err(
+                    v.span().start,
+                    format!("region[{i}].latency_ms.{to}"),
+                    format!("latency {} ms must be a non-negative number", v.get_ref()),
+                ));
+            }
+        }
+        let mut latency_ms = Vec::new();
+        for to in &names {
+            let Some(v) = row.get(*to) else {
+                return Err(cx.err(
+                    r.latency_ms.span().start,
+                    format!("region[{i}].latency_ms"),
+                    format!("the latency matrix misses {name} -> {to}: every region needs a one-way latency to every region, itself included"),
+                ));
+            };
+            latency_ms.push(*v.get_ref());
+        }
+        out.push(Region {
+            name: name.clone(),
+            latency_ms,
+        });
+    }
+    Ok(out)
+}
+
+fn nodes(cx: &Cx, raw: &RawNodes, regions: usize) -> Result<Vec<NodeSpec>, ClusterError> {
+    let count = *raw.count.get_ref();
+    if count < regions {
+        return Err(cx.err(
+            raw.count.span().start,
+            "nodes.count",
+            format!("{count} nodes leave a region empty: nodes go round robin over {regions} regions, so at least {regions} are needed"),
+        ));
+    }
+    let producers = *raw.producers.get_ref();
+    if producers == 0 || producers > count {
+        return Err(cx.err(
+            raw.producers.span().start,
+            "nodes.producers",
+            format!("must be between 1 and nodes.count ({count}), not {producers}"),
+        ));
+    }
+    let stake = match &raw.stake {
+        None => vec![1; producers],
+        Some(s) => {
+            if s.get_ref().len() != producers {
+                return Err(cx.err(
+                    s.span().start,
+                    "nodes.stake",
+                    format!(
+                        "{} entries for {producers} producers: give one stake per producer",
+                        s.get_ref().len()
+                    ),
+                ));
+            }
+            if s.get_ref().contains(&0) {
+                return Err(cx.err(
+                    s.span().start,
+                    "nodes.stake",
+                    "a producer's stake must be at least 1",
+                ));
+            }
+            s.get_ref().clone()
+        }
+    };
+    debug_assert_eq!(region_members(count, regions).len(), regions);
+    Ok((0..count)
+        .map(|id| NodeSpec {
+            id,
+            name: format!("n{id}"),
+            region: crate::topology::region_of(id, regions),
+            role: match stake.get(id) {
+                Some(&stake) => Role::Producer { stake },
+                None => Role::Relay,
+            },
+        })
+        .collect())
+}
+
+fn node_command(cx: &Cx, raw: Option<&RawNode>) -> Result<(NodeCommand, u32), ClusterError> {
+    let threads = match raw.and_then(|n| n.threads.as_ref()) {
+        Some(t) if *t.get_ref() == 0 => {
+            return Err(cx.err(t.span().start, "node.threads", "must be at least 1"))
+        }
+        Some(t) => *t.get_ref(),
+        None => 1,
+    };
+    let Some(argv) = raw.and_then(|n| n.command.as_ref()) else {
+        return Ok((NodeCommand::Reference, threads));
+    };
+    let at = argv.span().start;
+    let Some(program) = argv.get_ref().first() else {
+        return Err(cx.err(
+            at,
+            "node.command",
+            "is empty: give the program and its arguments, or leave it out for the reference node",
+        ));
+    };
+    for arg in argv.get_ref() {
+        for name in placeholders(arg) {
+            if !PLACEHOLDERS.contains(&name) {
+                return Err(cx.err(
+                    at,
+                    "node.command",
+                    format!(
+                        "unknown placeholder {{{name}}} in {arg:?} (known: {})",
+                        PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
+                    ),
+                ));
+            }
+        }
+    }
+    let dir = cx.path.parent().unwrap_or(Path::new("."));
+    if resolve_executable(program, dir).is_none() {
+        return Err(cx.err(
+            at,
+            "node.command",
+            format!("{program:?} is not an executable file (relative paths start at the cluster file's directory; bare names are looked up on PATH)"),
+        ));
+    }
+    Ok((NodeCommand::Argv(argv.get_ref().clone()), threads))
+}
+
+/// The `{name}` placeholders in `arg`.
+pub fn placeholders(arg: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = arg;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push(&rest[open + 1..open + close]);
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+/// Where `program` is: a path (relative to `dir`) or a bare name on PATH; `None` unless
+/// it is a file with an execute bit.
+pub fn resolve_executable(program: &str, dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = dir.join(program);
+        return executable(&p).then_some(p);
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(program))
+        .find(|p| executable(p))
+}
+
+fn topology(
+    cx: &Cx,
+    raw: &Spanned<RawTopology>,
+    count: usize,
+    regions: usize,
+) -> Result<Topology, ClusterError> {
+    let t = raw.get_ref();
+    let kind = *t.kind.get_ref();
+    let topology = match (&t.edges, kind) {
+        (Some(_), k) if k != TopologyKind::Explicit => {
+            return Err(cx.err(
+                t.kind.span().start,
+                "topology.edges",
+                format!(
+                    "edges are only read with kind = \"explicit\", not {:?}",
+                    k.name()
+                ),
+            ))
+        }
+        (None, TopologyKind::Explicit) => {
+            return Err(cx.err(
+                t.kind.span().start,
+                "topology.edges",
+                "kind = \"explicit\" needs an `edges` list of [a, b] node pairs",
+            ))
+        }
+        (Some(edges), _) => {
+            let mut pairs = Vec::new();
+            for e in edges {
+                let [a, b] = *e.get_ref();
+                if a >= count || b >= count || a == b {
+                    return Err(cx.err(
+                        e.span().start,
+                        "topology.edges",
+                        format!("edge [{a}, {b}] must join two different nodes below nodes.count ({count})"),
+                    ));
+                }
+                pairs.push((a, b));
+            }
+            Topology::from_edges(count, pairs)
+        }
+        (None, kind) => Topology::generate(kind, count, regions, t.seed),
+    };
+    let unreachable = topology.unreachable();
+    if !unreachable.is_empty() {
+        let shown: Vec<String> = unreachable
+            .iter()
+            .take(10)
+            .map(|n| format!("n{n}"))
+            .collect();
+        return Err(cx.err(
+            raw.span().start,
+            "topology",
+            format!(
+                "the topology is not connected: {} node(s) cannot reach n0 ({}{})",
+                unreachable.len(),
+                shown.join(", "),
+                if unreachable.len() > 10 { ", ..." } else { "" }
+            ),
+        ));
+    }
+    Ok(topology)
+}
+
+fn workload(
+    cx: &Cx,
+    raw: Option<&RawWorkload>,
+    nodes: &[NodeSpec],
+) -> Result<Workload, ClusterError> {
+    let producers: Vec<usize> = nodes
+        .iter()
+        .filter(|n| matches!(n.role, Role::Producer { .. }))
+        .map(|n| n.id)
+        .collect();
+    let Some(w) = raw else {
+        return Ok(Workload {
+            rate_tps: 0.0,
+            kind: WorkloadKind::Value,
+            targets: producers,
+        });
+    };
+    let rate = *w.rate_tps.get_ref();
+    if !(rate.is_finite() && rate >= 0.0) {
+        return Err(cx.err(
+            w.rate_tps.span().start,
+            "workload.rate_tps",
+            "must be a non-negative number",
+        ));
+    }
+    let targets = match &w.targets {
+        None => producers,
+        Some(ts) => {
+            let mut out = Vec::new();
+            for t in ts {
+                if *t.get_ref() >= nodes.len() {
+                    return Err(cx.err(
+                        t.span().start,
+                        "workload.targets",
+                        format!(
+                            "node {} does not exist (nodes.count = {})",
+                            t.get_ref(),
+                            nodes.len()
+                        ),
+                    ));
+                }
+                out.push(*t.get_ref());
+            }
+            out
+        }
+    };
+    Ok(Workload {
+        rate_tps: rate,
+        kind: w.kind,
+        targets,
+    })
+}
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

@@ -1,0 +1,102 @@
+//! The self-contained HTML report of a cluster run.
+
+use super::{headline, ms, tables, topology_svg, ClusterReport};
+use crate::file::ClusterSpec;
+use crate::propagation::Family;
+use dyno_model::{Direction, Metric, Unit};
+use dyno_report::plot::CdfPlot;
+use dyno_report::{HtmlReport, Section};
+
+/// The HTML report: headline, CDFs of adoption time per fraction (a CDF over blocks for
+/// each fraction, Cardano's "CDF of CDFs"), every table, and the topology when the
+/// cluster file is known.
+pub fn html_report(report: &ClusterReport, spec: Option<&ClusterSpec>) -> String {
+    let title = match &report.cluster {
+        Some(name) => format!("dyno cluster: {name}"),
+        None => "dyno cluster".to_string(),
+    };
+    let mut html = HtmlReport::new(title)
+        .parameter("nodes", report.node_count.to_string())
+        .parameter("blocks analysed", report.blocks.to_string());
+    if let Some(spec) = spec {
+        html = html
+            .parameter("topology", spec.topology_kind.name())
+            .parameter(
+                "regions",
+                spec.regions
+                    .iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+            .parameter("slot", format!("{} ms", spec.slot_ms))
+            .parameter(
+                "load",
+                format!("{} tx/s ({:?})", spec.workload.rate_tps, spec.workload.kind)
+                    .to_lowercase(),
+            );
+    }
+    let mut summary = Section::new("Propagation");
+    for line in headline(report) {
+        summary = summary.paragraph(line);
+    }
+    if report.blocks_without_slot_start > 0 {
+        summary = summary.note(format!(
+            "{} forged block(s) left out: no slot start or genesis in any log",
+            report.blocks_without_slot_start
+        ));
+    }
+    let metric = Metric::new("adoption time", Unit::Seconds, Direction::LowerIsBetter);
+    let mut cdf = CdfPlot::new(
+        "Adoption time from slot start, per fraction of nodes",
+        metric,
+    );
+    let mut drawn = false;
+    for m in report
+        .metrics
+        .iter()
+        .filter(|m| m.family == Family::Adoption)
+    {
+        if !m.values_s.is_empty() {
+            cdf = cdf.series(
+                m.label.trim_start_matches("adopted on ").to_string(),
+                m.values_s.clone(),
+            );
+            drawn = true;
+        }
+    }
+    if drawn {
+        summary = summary.plot_result(
+            "Each line is one adoption fraction: the fraction of blocks (y) that reached it within x.",
+            cdf.render_svg(),
+        );
+    } else {
+        summary = summary.note("no block reached 50% of the nodes: nothing to plot");
+    }
+    let mut details = Section::new("Tables");
+    for t in tables(report) {
+        details = details.table(t);
+    }
+    html = html.section(summary).section(details);
+    if let Some(spec) = spec {
+        let edges = spec.topology.edges().len();
+        let diameter = spec
+            .topology
+            .diameter()
+            .map_or("-".to_string(), |d| d.to_string());
+        let mut topo = Section::new("Topology")
+            .paragraph(format!(
+                "{} nodes, {edges} links, diameter {diameter} hops, {} Mbit/s per link; \
+                 per-hop processing assumed by the prediction: {}",
+                spec.nodes.len(),
+                spec.bandwidth_mbit,
+                ms(spec.hop_processing_ms / 1e3)
+            ))
+            .plot("Peers, nodes coloured by region", topology_svg(spec));
+        if report.predicted.is_empty() {
+            topo = topo.note("no producer to predict from");
+        }
+        html = html.section(topo);
+    }
+    html.footer("dyno cluster report").render()
+}

@@ -1,0 +1,100 @@
+//! Terminal (and Markdown/CSV) tables of a cluster report.
+
+use super::{ms, ClusterReport};
+use crate::propagation::Family;
+use dyno_report::{Align, Cell, Table};
+
+/// The sentence a newcomer looks for: "adopted on 80% of nodes after X ms (p50 over N
+/// blocks)", one per fraction that any block reached.
+pub fn headline(report: &ClusterReport) -> Vec<String> {
+    report
+        .metrics
+        .iter()
+        .filter(|m| m.family == Family::Adoption)
+        .filter_map(|m| {
+            let s = m.summary?;
+            let never = if m.missing > 0 {
+                format!(
+                    "; {} of {} blocks never got there",
+                    m.missing,
+                    m.missing + s.count
+                )
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{} after {} (p50 over {} blocks{never})",
+                m.label,
+                ms(s.p50_s),
+                s.count
+            ))
+        })
+        .collect()
+}
+
+/// One table per metric family, then the prediction when the cluster file was given.
+pub fn tables(report: &ClusterReport) -> Vec<Table> {
+    let families = [
+        (
+            Family::Adoption,
+            "End-to-end adoption (from slot start, per block)",
+        ),
+        (Family::Forging, "Forging loop (on the leader, per block)"),
+        (Family::Peer, "Peer metrics (per block and receiving node)"),
+        (
+            Family::Slot,
+            "Slot-start lateness (per slot started by a leader)",
+        ),
+    ];
+    let mut out = Vec::new();
+    for (family, title) in families {
+        let mut t = Table::new(title)
+            .column("metric", Align::Left)
+            .column("n", Align::Right)
+            .column("missing", Align::Right)
+            .column("p50", Align::Right)
+            .column("p90", Align::Right)
+            .column("p99", Align::Right)
+            .column("max", Align::Right)
+            .column("mean", Align::Right);
+        for m in report.metrics.iter().filter(|m| m.family == family) {
+            let mut row = vec![
+                Cell::new(&m.label),
+                Cell::new(m.summary.map_or(0, |s| s.count).to_string()),
+            ];
+            let missing = Cell::new(m.missing.to_string());
+            row.push(if m.missing > 0 && family == Family::Adoption {
+                missing.warn()
+            } else {
+                missing
+            });
+            match m.summary {
+                Some(s) => row.extend(
+                    [s.p50_s, s.p90_s, s.p99_s, s.max_s, s.mean_s].map(|v| Cell::new(ms(v))),
+                ),
+                None => row.extend((0..5).map(|_| Cell::new("-"))),
+            }
+            t.push_row(row);
+        }
+        out.push(t);
+    }
+    if !report.predicted.is_empty() {
+        let mut t = Table::new("Predicted full adoption (topology shortest paths, from forging)")
+            .column("producer", Align::Left)
+            .column("all nodes after", Align::Right)
+            .column("last node", Align::Left)
+            .column("hops", Align::Right)
+            .column("cross-region", Align::Right);
+        for p in &report.predicted {
+            t.push_row([
+                p.producer.clone(),
+                ms(p.full_adoption_s),
+                p.farthest.clone(),
+                p.hops.to_string(),
+                p.cross_region_hops.to_string(),
+            ]);
+        }
+        out.push(t);
+    }
+    out
+}

@@ -1,0 +1,148 @@
+use super::*;
+use crate::events::{Event, EventKind};
+use crate::propagation::analyse;
+use dyno_report::TableRenderer;
+use std::path::Path;
+
+const G: u64 = 1_000_000_000;
+
+fn event(node: &str, ms: u64, what: EventKind) -> Event {
+    Event {
+        node: node.into(),
+        ts_ns: G + ms * 1_000_000,
+        what,
+    }
+}
+
+/// Three blocks on three nodes of the example's first three ids; n0 adopts each block
+/// first, then n1, then n2 (b3 never reaches n2).
+fn analysis() -> Analysis {
+    let mut events = Vec::new();
+    for node in ["n0", "n1", "n2"] {
+        events.push(event(
+            node,
+            0,
+            EventKind::Started {
+                genesis_time_ns: G,
+                slot_ns: 1_000_000_000,
+            },
+        ));
+    }
+    for (slot, block, delays) in [
+        (1u64, "b1", vec![10u64, 200, 400]),
+        (2, "b2", vec![20, 300, 500]),
+        (3, "b3", vec![30, 250]),
+    ] {
+        let at = slot * 1000;
+        events.push(event(
+            "n0",
+            at + 2,
+            EventKind::SlotStart {
+                slot,
+                scheduled_ns: G + at * 1_000_000,
+            },
+        ));
+        events.push(event(
+            "n0",
+            at + 5,
+            EventKind::Forged {
+                slot,
+                block: block.into(),
+            },
+        ));
+        for (node, d) in ["n0", "n1", "n2"].iter().zip(delays) {
+            events.push(event(
+                node,
+                at + d,
+                EventKind::Adopted {
+                    slot,
+                    block: block.into(),
+                },
+            ));
+        }
+    }
+    analyse(&events, 3)
+}
+
+#[test]
+fn json_carries_schema_version_and_base_units() {
+    let spec = ClusterSpec::parse(Path::new("c.toml"), crate::EXAMPLE).unwrap();
+    let report = ClusterReport::new(&analysis(), Some(&spec));
+    let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(v["schema"], "dyno.cluster.report");
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["cluster"], "mini-torus");
+    assert_eq!(v["blocks"], 3);
+    let m = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "adoption_0.50")
+        .unwrap();
+    // 50% of 3 nodes = 2 nodes: 0.200, 0.300, 0.250 s.
+    assert_eq!(m["values_s"], serde_json::json!([0.2, 0.25, 0.3]));
+    assert_eq!(m["summary"]["p50_s"], 0.25);
+    let full = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "adoption_1.00")
+        .unwrap();
+    assert_eq!(full["missing"], 1);
+    assert_eq!(v["per_block"][2]["adoption_s"][7], serde_json::Value::Null);
+    assert_eq!(v["predicted"].as_array().unwrap().len(), 3);
+    assert_eq!(v["predicted"][0]["producer"], "n0");
+}
+
+#[test]
+fn headline_reads_as_the_issue_asks() {
+    let report = ClusterReport::new(&analysis(), None);
+    let lines = headline(&report);
+    assert_eq!(
+        lines[0],
+        "adopted on 50% of nodes after 250 ms (p50 over 3 blocks)"
+    );
+    assert_eq!(
+        lines[1],
+        "adopted on 80% of nodes after 400 ms (p50 over 2 blocks; 1 of 3 blocks never got there)"
+    );
+    let t = tables(&report);
+    assert_eq!(t.len(), 4); // no cluster file: no prediction table
+    let text: String = t
+        .iter()
+        .map(|t| dyno_report::MarkdownTable.render(t))
+        .collect();
+    assert!(
+        text.contains(
+            "| adopted on 100% of nodes | 2 | 1 | 400 ms | 500 ms | 500 ms | 500 ms | 450 ms |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("| slot-start lateness | 3 | 0 | 2.0 ms |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn html_holds_cdf_topology_and_regions() {
+    let spec = ClusterSpec::parse(Path::new("c.toml"), crate::EXAMPLE).unwrap();
+    let report = ClusterReport::new(&analysis(), Some(&spec));
+    let html = html_report(&report, Some(&spec));
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("Adoption time from slot start"));
+    assert!(html.contains("ap-southeast-2 (3 nodes)"));
+    assert!(html.contains("stroke-dasharray"));
+    let svg = topology_svg(&spec);
+    assert_eq!(
+        svg.matches("<rect x=").count(),
+        3,
+        "one square per producer"
+    );
+    assert_eq!(svg.matches("<line ").count(), spec.topology.edges().len());
+    assert_eq!(
+        svg.matches("<circle cx").count(),
+        6 + 3,
+        "6 relays and 3 legend marks"
+    );
+}
