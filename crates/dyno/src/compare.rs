@@ -16,7 +16,7 @@ use dyno_store::{RunId, Store};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Arguments of `dyno compare`.
@@ -98,22 +98,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static PRESSES: AtomicUsize = AtomicUsize::new(0);
-
-/// Ctrl-C stops the node under test and ends the comparison after storing what was done.
-/// Unlike other commands, a second press does not exit at once: that would orphan the
-/// node, and stopping it takes at most the grace period.
+/// Ctrl-C or SIGTERM stops the node under test and ends the comparison after storing
+/// what was done. Unlike other commands, a second signal does not exit at once: that
+/// would orphan the node, and stopping it takes at most the grace period.
 fn stop_flag() -> &'static AtomicBool {
-    let _ = ctrlc::set_handler(|| {
-        STOP.store(true, Ordering::SeqCst);
-        if PRESSES.fetch_add(1, Ordering::SeqCst) == 0 {
-            eprintln!("\ninterrupt: stopping the node; rounds done are kept");
-        } else {
-            eprintln!("\nstill stopping the node (SIGKILL after the grace period)");
-        }
-    });
-    &STOP
+    crate::interrupt::stop_flag_keep_stopping()
 }
 
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {

@@ -13,6 +13,7 @@ mod pipeline;
 mod progress;
 mod results;
 mod run_report;
+mod term;
 mod tune;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,15 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "dyno", version, about, long_about = None, propagate_version = true)]
 struct Cli {
+    /// When to colour tables: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    color: term::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,17 +53,65 @@ enum Command {
     /// Find the fastest build profile of a Rust project on this CPU.
     #[command(subcommand)]
     Tune(tune::TuneCommand),
+    /// Print a shell completion script: `dyno completions bash > /etc/bash_completion.d/dyno`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) made from the command-line definition: `dyno man | man -l -`.
+    Man {
+        /// Write dyno.1 and one page per subcommand (dyno-machine.1, ...) into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// `dyno completions` and `dyno man`: generated from the same definition as the parser,
+/// so they cannot drift from it.
+fn generated_docs(command: &Command) -> Option<anyhow::Result<ExitCode>> {
+    use anyhow::Context as _;
+    use clap::CommandFactory as _;
+    let mut cmd = Cli::command();
+    match command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut cmd, "dyno", &mut std::io::stdout());
+            Some(Ok(ExitCode::SUCCESS))
+        }
+        Command::Man { dir: Some(dir) } => Some(
+            std::fs::create_dir_all(dir)
+                .and_then(|()| clap_mangen::generate_to(cmd, dir))
+                .with_context(|| format!("--dir {}", dir.display()))
+                .map(|()| ExitCode::SUCCESS),
+        ),
+        Command::Man { dir: None } => Some(
+            clap_mangen::Man::new(cmd)
+                .render(&mut std::io::stdout())
+                .context("writing the man page to standard output")
+                .map(|()| ExitCode::SUCCESS),
+        ),
+        _ => None,
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    term::set_color_choice(cli.color);
+    if let Some(outcome) = generated_docs(&cli.command) {
+        return finish(outcome);
+    }
     let outcome = match cli.command {
         Command::Machine(args) => machine::run(*args),
         Command::Compare(a) => compare::run(*a),
         Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Results(cmd) => results::run(cmd),
         Command::Tune(cmd) => tune::run(cmd),
+        Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
     };
+    finish(outcome)
+}
+
+fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(err) => {

@@ -115,7 +115,8 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
         SummaryFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
         SummaryFormat::Table => print!("{}", text_summary(&summary, run_id)),
     }
-    Ok(ExitCode::SUCCESS)
+    // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
+    Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
 }
 
 fn text_summary(s: &dyno_tango::RunSummary, run_id: Option<i64>) -> String {

@@ -84,7 +84,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&v)?);
             }
             MonitorFormat::Table => {
-                let color = std::io::stdout().is_terminal();
+                let color = crate::term::color_stdout();
                 let (tiles, links) = panes(&cur, &delta);
                 print!("{}", TableFormat::Terminal { color }.render(&tiles));
                 print!("{}", TableFormat::Terminal { color }.render(&links));
@@ -276,6 +276,8 @@ mod tui {
         let rows = t.rows.iter().map(|r| {
             Row::new(r.iter().map(|c| {
                 let style = match c.status {
+                    // NO_COLOR and --color never keep the live view monochrome too.
+                    _ if !crate::term::color_stdout() => Style::default(),
                     Some(Status::Bad) => Style::default().fg(Color::Red),
                     Some(Status::Warn) => Style::default().fg(Color::Yellow),
                     Some(Status::Good) => Style::default().fg(Color::Green),

@@ -1,0 +1,62 @@
+//! Colour on the terminal: `--color auto|always|never` (every command), NO_COLOR
+//! (<https://no-color.org>: set and non-empty = no colour unless `--color always`), and
+//! in `auto`, colour only where the stream is a terminal.
+
+use clap::ValueEnum;
+use std::io::IsTerminal;
+use std::sync::OnceLock;
+
+/// When to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorChoice {
+    /// Colour when the output is a terminal and NO_COLOR is not set.
+    #[default]
+    Auto,
+    /// Always colour (even into a pipe, and despite NO_COLOR).
+    Always,
+    /// Never colour.
+    Never,
+}
+
+static CHOICE: OnceLock<ColorChoice> = OnceLock::new();
+
+/// Records the command line's choice (once, at start-up).
+pub fn set_color_choice(c: ColorChoice) {
+    let _ = CHOICE.set(c);
+}
+
+fn decide(choice: ColorChoice, no_color: Option<std::ffi::OsString>, terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// Whether to colour what goes to standard output.
+pub fn color_stdout() -> bool {
+    decide(
+        CHOICE.get().copied().unwrap_or_default(),
+        std::env::var_os("NO_COLOR"),
+        std::io::stdout().is_terminal(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_wins_then_no_color_then_the_terminal() {
+        let set = || Some("1".into());
+        assert!(decide(ColorChoice::Always, set(), false));
+        assert!(!decide(ColorChoice::Never, None, true));
+        assert!(decide(ColorChoice::Auto, None, true));
+        assert!(!decide(ColorChoice::Auto, set(), true));
+        assert!(
+            decide(ColorChoice::Auto, Some("".into()), true),
+            "empty NO_COLOR is unset"
+        );
+        assert!(!decide(ColorChoice::Auto, None, false));
+    }
+}

@@ -1,0 +1,102 @@
+//! The parts of the output contract every command shares (docs/output.md): colour
+//! choice, shell completions and the man page generated from the parser, and the exit
+//! code of a command stopped by a signal.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn dyno() -> Command {
+    Command::cargo_bin("dyno").unwrap()
+}
+
+#[test]
+fn completions_cover_every_subcommand_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = dyno().args(["completions", shell]).assert().success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        for sub in ["machine", "compare", "pipeline", "results", "tune"] {
+            assert!(text.contains(sub), "{shell} completions lack `{sub}`");
+        }
+    }
+    dyno()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("tcsh"));
+}
+
+#[test]
+fn the_man_page_is_roff_and_a_directory_gets_one_page_per_subcommand() {
+    dyno()
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(".ie").or(predicate::str::contains(".TH dyno 1")));
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    dyno()
+        .args(["man", "--dir"])
+        .arg(&pages)
+        .assert()
+        .success();
+    for page in ["dyno.1", "dyno-machine.1", "dyno-results-list.1", "dyno-tune-run.1"] {
+        let text = std::fs::read_to_string(pages.join(page)).unwrap_or_default();
+        assert!(text.contains(".TH"), "{page} is a man page");
+    }
+}
+
+#[test]
+fn color_takes_three_values_and_names_the_flag_otherwise() {
+    dyno()
+        .args(["--color", "sometimes", "results", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--color"));
+}
+
+/// A layout run until stopped exits 143 after a clean stop on SIGTERM, as supervisors
+/// expect of a process that SIGTERM ended.
+#[test]
+fn sigterm_stops_a_run_cleanly_with_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("two-tile.toml");
+    let name = format!("sigterm-{}", std::process::id());
+    std::fs::write(
+        &cfg,
+        format!(
+            "[workspace]\nname = \"{name}\"\ndir = \"{}\"\n\n\
+             [layout]\naffinity = \"f2\"\nidle = \"spin-then-yield\"\n\n\
+             [[layout.tiles]]\nkind = \"source\"\ncount = 1\n\n\
+             [[layout.tiles]]\nkind = \"sink\"\ncount = 1\n\n\
+             [[links]]\nfrom = \"source\"\nto = \"sink\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("dyno");
+    let mut child = std::process::Command::new(bin)
+        .args(["pipeline", "run", "--no-save", "--duration", "120", "--config"])
+        .arg(&cfg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the tiles run (their workspace file exists), then SIGTERM.
+    let started = Instant::now();
+    while !dir.path().join(format!("dyno-{name}")).exists()
+        && started.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on the pid of a child we spawned and have not yet reaped.
+    let rc = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(143), "exit status {status:?}: {err}");
+    assert!(err.contains("SIGTERM: stopping"), "{err}");
+}
