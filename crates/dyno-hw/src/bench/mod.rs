@@ -8,7 +8,7 @@ mod disk;
 mod exec;
 mod memory;
 
-pub use cpu::{Blake2, Blake2Parallel, Ed25519, Sha256Chain, Sr25519};
+pub use cpu::{sr25519_verify, Blake2, Blake2Parallel, Ed25519, Sha256Chain, Sr25519};
 pub use disk::{
     random_positions, remove_temp_files, DiskRndWrite, DiskSeqWrite, RND_FILE, SEQ_FILE,
 };

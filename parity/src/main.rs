@@ -1,0 +1,332 @@
+//! Parity benchmark: Substrate's own machine benchmarks (`sc-sysinfo`, the crate behind
+//! `benchmark machine` and a node's start-up check) beside dyno-hw's, in one process.
+//!
+//! Every round measures each metric once with each implementation, back to back, the
+//! order alternating from round to round (upstream first in even rounds, dyno first in
+//! odd ones) so that a machine drifting during the run does not favour one side. The
+//! figure that matters is the median over rounds of the paired ratio dyno / upstream:
+//! 1.0 means dyno reports the score a Substrate node would report on this machine.
+//!
+//! ```text
+//! cargo run --release --manifest-path parity/Cargo.toml -- --rounds 10 --seconds 5 --dir .
+//! ```
+//!
+//! `--verify-paths` instead times the steps of the SR25519 path one by one (sp-io's host
+//! function, sp-core's `Pair::verify`, dyno-hw's verification), to show where a
+//! difference in that score comes from.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use dyno_hw::{Context, Durations, MetricId};
+use sc_sysinfo::ExecutionLimit;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Substrate's six metrics, in upstream order.
+const METRICS: [MetricId; 6] = [
+    MetricId::Blake2256,
+    MetricId::Blake2256Parallel,
+    MetricId::Sr25519Verify,
+    MetricId::MemCopy,
+    MetricId::DiskSeqWrite,
+    MetricId::DiskRndWrite,
+];
+
+/// What the command line asked for.
+struct Options {
+    rounds: usize,
+    seconds: f32,
+    dir: PathBuf,
+    parallel_cores: usize,
+    metrics: Vec<MetricId>,
+    verify_paths: bool,
+}
+
+const USAGE: &str = "usage: dyno-parity [--rounds N] [--seconds S] [--dir DIR] [--parallel-cores N] [--only METRIC,...] [--verify-paths]";
+
+fn parse_options() -> Result<Options, String> {
+    let mut o = Options {
+        rounds: 10,
+        seconds: 5.0,
+        dir: PathBuf::from("."),
+        parallel_cores: 8,
+        metrics: METRICS.to_vec(),
+        verify_paths: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        if flag == "--help" || flag == "-h" {
+            return Err(USAGE.to_string());
+        }
+        if flag == "--verify-paths" {
+            o.verify_paths = true;
+            continue;
+        }
+        let value = args
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let bad = |what: &str| format!("{flag} `{value}`: {what}");
+        match flag.as_str() {
+            "--rounds" => {
+                o.rounds = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=1000).contains(n))
+                    .ok_or_else(|| bad("expected a whole number of rounds, 1..=1000"))?
+            }
+            "--seconds" => {
+                o.seconds = value
+                    .parse()
+                    .ok()
+                    .filter(|s: &f32| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+                    .ok_or_else(|| bad("expected seconds, more than 0 and at most 3600"))?
+            }
+            "--dir" => o.dir = PathBuf::from(&value),
+
+            "--parallel-cores" => {
+                o.parallel_cores = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| bad("expected a thread count, 1..=4096"))?
+            }
+            "--only" => {
+                o.metrics = value
+                    .split(',')
+                    .map(|name| {
+                        MetricId::parse(name)
+                            .filter(|m| METRICS.contains(m))
+                            .ok_or_else(|| {
+                                bad(&format!("`{name}` is not one of Substrate's six metrics"))
+                            })
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            _ => return Err(format!("unknown flag `{flag}`\n{USAGE}")),
+        }
+    }
+    if o.metrics.iter().any(|m| m.is_disk()) {
+        dyno_hw::preflight::check_base_path(&o.dir).map_err(|e| format!("--dir: {e}"))?;
+    }
+    Ok(o)
+}
+
+/// One score from sc-sysinfo, in bytes per second, exactly as `benchmark machine` calls
+/// it: a duration-only limit (`ExecutionLimit::from_secs_f32`).
+fn upstream(metric: MetricId, o: &Options) -> Result<f64, String> {
+    let limit = ExecutionLimit::from_secs_f32(o.seconds);
+    let score = match metric {
+        MetricId::Blake2256 => sc_sysinfo::benchmark_cpu(limit),
+        MetricId::Blake2256Parallel => {
+            sc_sysinfo::benchmark_cpu_parallelism(limit, o.parallel_cores)
+        }
+        MetricId::Sr25519Verify => sc_sysinfo::benchmark_sr25519_verify(limit),
+        MetricId::MemCopy => sc_sysinfo::benchmark_memory(limit),
+        MetricId::DiskSeqWrite => sc_sysinfo::benchmark_disk_sequential_writes(limit, &o.dir)?,
+        MetricId::DiskRndWrite => sc_sysinfo::benchmark_disk_random_writes(limit, &o.dir)?,
+        other => return Err(format!("{other} is not a Substrate metric")),
+    };
+    Ok(score.as_bytes())
+}
+
+/// One score from dyno-hw, in bytes per second.
+fn dyno(metric: MetricId, o: &Options) -> Result<f64, String> {
+    let ctx = Context {
+        base_path: o.dir.clone(),
+        parallel_cores: o.parallel_cores,
+        cores_online: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let durations = Durations::uniform(Duration::from_secs_f32(o.seconds));
+    dyno_hw::measure(metric, &ctx, &durations, &AtomicBool::new(false))
+        .map(|m| m.score)
+        .map_err(|e| e.to_string())
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn main() -> ExitCode {
+    if cfg!(debug_assertions) {
+        eprintln!("error: a debug build measures nothing a node would; run with --release");
+        return ExitCode::from(2);
+    }
+    let o = match parse_options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if o.verify_paths {
+        verify_paths(&o);
+        return ExitCode::SUCCESS;
+    }
+    // Per metric: (upstream, dyno) score of every round.
+    let mut scores: Vec<Vec<(f64, f64)>> = vec![Vec::new(); o.metrics.len()];
+    for round in 0..o.rounds {
+        for (i, &metric) in o.metrics.iter().enumerate() {
+            let upstream_first = round % 2 == 0;
+            let pair = if upstream_first {
+                upstream(metric, &o).and_then(|u| dyno(metric, &o).map(|d| (u, d)))
+            } else {
+                dyno(metric, &o).and_then(|d| upstream(metric, &o).map(|u| (u, d)))
+            };
+            let (u, d) = match pair {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: round {} {metric}: {e}", round + 1);
+                    return ExitCode::from(1);
+                }
+            };
+            eprintln!(
+                "round {:>2}/{} {:<18} sc-sysinfo {:>12.2} MiB/s  dyno {:>12.2} MiB/s  ratio {:.4}{}",
+                round + 1,
+                o.rounds,
+                metric.display(o.parallel_cores),
+                u / MIB,
+                d / MIB,
+                d / u,
+                if upstream_first { "" } else { "  (dyno first)" }
+            );
+            scores[i].push((u, d));
+        }
+    }
+    println!(
+        "sc-sysinfo 51.0.0 vs dyno-hw {}: {} interleaved rounds of {} s per measurement, disk in {}",
+        env!("CARGO_PKG_VERSION"),
+        o.rounds,
+        o.seconds,
+        o.dir.display()
+    );
+    println!(
+        "| {:<22} | {:>18} | {:>18} | {:>20} | {:>17} |",
+        "Function", "sc-sysinfo median", "dyno median", "median ratio (paired)", "ratio min .. max"
+    );
+    println!(
+        "|{:-<24}|{:-<20}|{:-<20}|{:-<23}|{:-<19}|",
+        "", "", "", "", ""
+    );
+    for (metric, s) in o.metrics.iter().zip(&scores) {
+        let ratios: Vec<f64> = s.iter().map(|(u, d)| d / u).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let up: Vec<f64> = s.iter().map(|p| p.0).collect();
+        let dy: Vec<f64> = s.iter().map(|p| p.1).collect();
+        println!(
+            "| {:<22} | {:>12.2} MiB/s | {:>12.2} MiB/s | {:>21.4} | {:>7.4} .. {:<7.4} |",
+            metric.display(o.parallel_cores),
+            median(&up) / MIB,
+            median(&dy) / MIB,
+            median(&ratios),
+            lo,
+            hi
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// Verifications per second of `verify` over sc-sysinfo's 2048 signed messages, timed as
+/// the harness times: one untimed pass, then passes until `seconds` have elapsed.
+fn verify_rate(
+    seconds: f32,
+    sigs: &[sp_core::sr25519::Signature],
+    msgs: &[Vec<u8>],
+    mut verify: impl FnMut(&sp_core::sr25519::Signature, &[u8]) -> bool,
+) -> f64 {
+    let mut pass = || {
+        for (sig, msg) in sigs.iter().zip(msgs) {
+            assert!(std::hint::black_box(verify(sig, msg)), "a signature failed");
+        }
+    };
+    pass();
+    let start = std::time::Instant::now();
+    let mut passes = 0u64;
+    while start.elapsed().as_secs_f32() < seconds {
+        pass();
+        passes += 1;
+    }
+    (passes * sigs.len() as u64) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Times each step of the SR25519 path, interleaved round by round.
+fn verify_paths(o: &Options) {
+    use sp_core::{sr25519, Pair};
+    use std::hint::black_box;
+    let pair = sr25519::Pair::from_string("//Alice", None).expect("//Alice is a valid URI");
+    let mut rng = sc_sysinfo_rng();
+    let msgs: Vec<Vec<u8>> = (0..2048)
+        .map(|_| {
+            let mut m = vec![0u8; 32];
+            rand_core_fill(&mut rng, &mut m);
+            m
+        })
+        .collect();
+    let sigs: Vec<sr25519::Signature> = msgs.iter().map(|m| pair.sign(m)).collect();
+    let names = [
+        "sp_io::crypto::sr25519_verify (sc-sysinfo)",
+        "sp_core::sr25519::Pair::verify",
+        "dyno_hw::bench::sr25519_verify",
+    ];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    for round in 0..o.rounds {
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.rotate_left(round % names.len());
+        for i in order {
+            let r = match i {
+                0 => verify_rate(o.seconds, &sigs, &msgs, |s, m| {
+                    sp_io::crypto::sr25519_verify(black_box(s), m, &pair.public())
+                }),
+                1 => verify_rate(o.seconds, &sigs, &msgs, |s, m| {
+                    sr25519::Pair::verify(black_box(s), m, &pair.public())
+                }),
+                _ => verify_rate(o.seconds, &sigs, &msgs, |s, m| {
+                    let public: [u8; 32] = pair.public().0;
+                    dyno_hw::bench::sr25519_verify(&black_box(s).0, m, &public)
+                }),
+            };
+            eprintln!(
+                "round {:>2}/{} {:<44} {:>10.0} verifies/s",
+                round + 1,
+                o.rounds,
+                names[i],
+                r
+            );
+            rates[i].push(r);
+        }
+    }
+    let base = median(&rates[0]);
+    println!(
+        "SR25519 verification paths, {} rounds of {} s each, rotated order",
+        o.rounds, o.seconds
+    );
+    for (name, r) in names.iter().zip(&rates) {
+        println!(
+            "| {:<44} | {:>10.0} verifies/s | {:.4} of sc-sysinfo's path |",
+            name,
+            median(r),
+            median(r) / base
+        );
+    }
+}
+
+/// sc-sysinfo's seeded generator (the same as dyno-hw's).
+fn sc_sysinfo_rng() -> rand_pcg::Pcg64 {
+    rand_pcg::Pcg64::new(0xcafef00dd15ea5e5, 0xa02bdbf7bb3c0a7ac28fa16a64abf96)
+}
+
+fn rand_core_fill(rng: &mut rand_pcg::Pcg64, buf: &mut [u8]) {
+    use rand_core::RngCore;
+    rng.fill_bytes(buf);
+}
