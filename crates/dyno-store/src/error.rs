@@ -92,6 +92,51 @@ pub enum StoreError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+    /// A store location that looks like a URL but is not one dyno can use.
+    #[error("{url}: {detail}")]
+    BadUrl {
+        /// The URL, password hidden.
+        url: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// The PostgreSQL server cannot be reached (no such host, nothing listening).
+    #[error("cannot reach the PostgreSQL server of {url}: {detail}")]
+    Unreachable {
+        /// The URL, password hidden.
+        url: String,
+        /// The client's reason.
+        detail: String,
+    },
+    /// The PostgreSQL server refused the user name, password or database.
+    #[error("PostgreSQL refused the login of {url}: {detail}")]
+    Login {
+        /// The URL, password hidden.
+        url: String,
+        /// The server's reason.
+        detail: String,
+    },
+    /// The PostgreSQL server stayed unreachable past the reconnect limit during a write;
+    /// the write was not committed (a run being written stays `running`).
+    #[error("lost the PostgreSQL server of {url} and could not reconnect within {waited_s:.0} s: {detail}")]
+    ServerLost {
+        /// The URL, password hidden.
+        url: String,
+        /// How long reconnecting was tried.
+        waited_s: f64,
+        /// The last error.
+        detail: String,
+    },
+    /// Any other PostgreSQL failure.
+    #[error("{url}: {detail}")]
+    Postgres {
+        /// The URL, password hidden.
+        url: String,
+        /// The server's message and SQLSTATE, or the client's error.
+        detail: String,
+        /// The client's error.
+        source: postgres::Error,
+    },
     /// Writing an export to its destination failed.
     #[error("cannot write the export: {0}")]
     Export(#[source] std::io::Error),
@@ -113,6 +158,9 @@ impl StoreError {
                 | StoreError::ReadOnly { .. }
                 | StoreError::Corrupt { .. }
                 | StoreError::UnknownRun(_)
+                | StoreError::BadUrl { .. }
+                | StoreError::Unreachable { .. }
+                | StoreError::Login { .. }
         )
     }
 

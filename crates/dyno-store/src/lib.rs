@@ -1,6 +1,8 @@
 //! The dyno results store: every run and every sample any dyno command measures.
 //!
-//! The store is one SQLite file (by default [`Store::default_path`]). Its schema follows
+//! The store is one SQLite file (by default [`Store::default_path`]) or, for a fleet of
+//! machines, one PostgreSQL database named by a `postgres://` URL given where a path
+//! goes (same schema, same migrations, same answers; see [`Store::open`]). Its schema follows
 //! the data model of `dyno-model`: deduplicated **hosts** and **subjects**, **runs** (one
 //! command invocation each), the **metrics** each run registered, and **samples**, one
 //! measured value per metric and repetition, with optional JSON labels for extra
@@ -17,6 +19,10 @@
 //!   boot id, recorded by `begin_run`) is known to be gone from this host;
 //!   [`Store::reap_dead_runs`] writes that down. Runs written on other hosts are never
 //!   judged.
+//! - Every run has a globally unique id ([`RunSummary::uuid`]): [`Store::copy_run`] copies
+//!   a run between stores (SQLite to PostgreSQL and back) once, however often it is asked.
+//! - [`Store::fleet_runs`] answers "where does my machine stand?": the newest complete
+//!   run of every machine that measured a metric, with its samples.
 //! - [`Store::export`] streams samples in long format (one row per sample) as CSV, JSON
 //!   lines or Parquet, in bounded memory.
 //!
@@ -55,17 +61,25 @@
 
 mod error;
 mod export;
+mod fleet;
+mod pg;
 mod query;
 mod run;
 mod schema;
+mod sqlite;
 mod store;
+mod transfer;
+mod url;
 mod writer;
 
 pub use error::StoreError;
 pub use export::ExportFormat;
+pub use fleet::{FleetQuery, FleetRuns, MachineRun};
 pub use query::{RunFilter, RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
+pub use transfer::Copied;
+pub use url::{is_postgres_url, redact};
 
 /// The id of a run in a store.
 pub type RunId = i64;

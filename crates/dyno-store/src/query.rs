@@ -1,11 +1,13 @@
 //! Reading runs back: the filtered list and one run in full.
 
 use crate::error::StoreError;
+use crate::sqlite::Sqlite;
 use crate::writer::Writer;
-use crate::{RunId, Store};
+use crate::RunId;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{OptionalExtension, Row};
+use std::path::Path;
 
 /// Which runs [`Store::list_runs`] returns. Every field left `None` matches all runs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,8 +29,10 @@ pub struct RunFilter {
 /// One line of the run list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
-    /// Run id.
+    /// Run id (local to this store).
     pub id: RunId,
+    /// The run's globally unique id (a UUID), the same in every store it was copied to.
+    pub uuid: String,
     /// Command that made the run.
     pub command: String,
     /// What it measured.
@@ -62,13 +66,13 @@ pub struct StoredRun {
     pub samples: Vec<Sample>,
 }
 
-impl Store {
+impl Sqlite {
     /// Runs matching `filter`, newest first (by start time, then id).
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
         let mut sql = String::from(
             "SELECT r.id, r.command, su.kind, su.name, su.attributes, h.hostname, r.started_at,
                     r.finished_at, r.status, r.writer_host, r.writer_pid, r.writer_token,
-                    (SELECT count(*) FROM samples s WHERE s.run_id = r.id)
+                    (SELECT count(*) FROM samples s WHERE s.run_id = r.id), r.uuid
              FROM runs r
              JOIN subjects su ON su.id = r.subject_id
              JOIN hosts h ON h.id = r.host_id
@@ -116,15 +120,27 @@ impl Store {
                     r.get::<_, String>(8)?,
                     writer_of(r, 9)?,
                     r.get::<_, i64>(12)?,
+                    r.get::<_, String>(13)?,
                 ))
             })
             .map_err(self.sql())?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, command, (kind, name, attrs), hostname, started_at, finished_at, status, w, n) =
-                row.map_err(self.sql())?;
+            let (
+                id,
+                command,
+                (kind, name, attrs),
+                hostname,
+                started_at,
+                finished_at,
+                status,
+                w,
+                n,
+                uuid,
+            ) = row.map_err(self.sql())?;
             out.push(RunSummary {
                 id,
+                uuid,
                 command,
                 subject: self.decode_subject(&kind, name, &attrs)?,
                 hostname,
@@ -276,21 +292,11 @@ impl Store {
         stored: &str,
         writer: Option<Writer>,
     ) -> Result<RunStatus, StoreError> {
-        let status = RunStatus::parse(stored)
-            .ok_or_else(|| self.corrupt(format!("run status {stored:?}")))?;
-        Ok(match (status, writer) {
-            (RunStatus::Running, Some(w)) if w.is_dead() => RunStatus::Incomplete,
-            (s, _) => s,
-        })
+        effective_status(&self.path, stored, writer)
     }
 
     fn decode_subject(&self, kind: &str, name: String, attrs: &str) -> Result<Subject, StoreError> {
-        Ok(Subject {
-            kind: SubjectKind::parse(kind)
-                .ok_or_else(|| self.corrupt(format!("subject kind {kind:?}")))?,
-            name,
-            attributes: self.decode_json(attrs, "subject attributes")?,
-        })
+        decode_subject(&self.path, kind, name, attrs)
     }
 
     fn decode_json<T: serde::de::DeserializeOwned>(
@@ -298,14 +304,66 @@ impl Store {
         text: &str,
         what: &str,
     ) -> Result<T, StoreError> {
-        serde_json::from_str(text).map_err(|e| self.corrupt(format!("{what}: {e}")))
+        decode_json(&self.path, text, what)
     }
 
     pub(crate) fn corrupt(&self, detail: String) -> StoreError {
-        StoreError::Corrupt {
-            path: self.path.clone(),
-            detail,
-        }
+        corrupt(&self.path, detail)
+    }
+}
+
+/// The status to report for a stored status: `running` with a dead writer is `incomplete`.
+pub(crate) fn effective_status(
+    store: &Path,
+    stored: &str,
+    writer: Option<Writer>,
+) -> Result<RunStatus, StoreError> {
+    let status =
+        RunStatus::parse(stored).ok_or_else(|| corrupt(store, format!("run status {stored:?}")))?;
+    Ok(match (status, writer) {
+        (RunStatus::Running, Some(w)) if w.is_dead() => RunStatus::Incomplete,
+        (s, _) => s,
+    })
+}
+
+pub(crate) fn decode_subject(
+    store: &Path,
+    kind: &str,
+    name: String,
+    attrs: &str,
+) -> Result<Subject, StoreError> {
+    Ok(Subject {
+        kind: SubjectKind::parse(kind)
+            .ok_or_else(|| corrupt(store, format!("subject kind {kind:?}")))?,
+        name,
+        attributes: decode_json(store, attrs, "subject attributes")?,
+    })
+}
+
+pub(crate) fn decode_json<T: serde::de::DeserializeOwned>(
+    store: &Path,
+    text: &str,
+    what: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(store, format!("{what}: {e}")))
+}
+
+pub(crate) fn decode_metric(
+    store: &Path,
+    name: String,
+    unit: &str,
+    direction: &str,
+) -> Result<Metric, StoreError> {
+    let unit = Unit::parse(unit).ok_or_else(|| corrupt(store, format!("unit {unit:?}")))?;
+    let direction = Direction::parse(direction)
+        .ok_or_else(|| corrupt(store, format!("direction {direction:?}")))?;
+    Ok(Metric::new(name, unit, direction))
+}
+
+pub(crate) fn corrupt(store: &Path, detail: String) -> StoreError {
+    StoreError::Corrupt {
+        path: store.to_path_buf(),
+        detail,
     }
 }
 

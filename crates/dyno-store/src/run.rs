@@ -4,13 +4,14 @@
 //! what a method accepted survives the process dying right after.
 
 use crate::error::StoreError;
+use crate::sqlite::Sqlite;
 use crate::writer::Writer;
-use crate::{RunId, Store};
+use crate::RunId;
 use dyno_model::{Host, Metric, RunInfo, RunStatus, Sample, Subject};
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashSet;
 
-impl Store {
+impl Sqlite {
     /// Records the start of a run with the metrics it will measure; its status is
     /// `running` until [`Store::finish_run`]. The calling process is recorded as the
     /// run's writer (see [`Store::reap_dead_runs`]).
@@ -23,20 +24,22 @@ impl Store {
         let writer = Writer::current();
         tx.execute(
             "INSERT INTO runs (command, subject_id, host_id, started_at, status, command_line,
-                               tool_version, settings, writer_host, writer_pid, writer_token)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               tool_version, settings, writer_host, writer_pid, writer_token,
+                               uuid)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 info.command,
                 subject_id,
                 host_id,
                 info.started_at,
                 RunStatus::Running.as_str(),
-                to_json(&info.command_line),
+                to_json(&crate::url::redact_command_line(&info.command_line)),
                 info.tool_version,
                 to_json(&info.settings),
                 writer.host,
                 writer.pid,
                 writer.token,
+                new_uuid(),
             ],
         )
         .map_err(sql)?;
@@ -108,6 +111,8 @@ impl Store {
         tx.execute("DELETE FROM samples WHERE run_id = ?1", [id])
             .map_err(sql)?;
         tx.execute("DELETE FROM run_metrics WHERE run_id = ?1", [id])
+            .map_err(sql)?;
+        tx.execute("DELETE FROM sample_batches WHERE run_id = ?1", [id])
             .map_err(sql)?;
         tx.execute("DELETE FROM runs WHERE id = ?1", [id])
             .map_err(sql)?;
@@ -218,12 +223,21 @@ impl Store {
     }
 }
 
+/// A fresh globally unique run id (UUID version 4, lower-case hex with dashes).
+pub(crate) fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
 /// Serialising model values to JSON cannot fail (string keys, no custom serialisers).
-fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("model values serialise to JSON")
 }
 
-fn require_run(tx: &Transaction<'_>, path: &std::path::Path, run: RunId) -> Result<(), StoreError> {
+pub(crate) fn require_run(
+    tx: &Transaction<'_>,
+    path: &std::path::Path,
+    run: RunId,
+) -> Result<(), StoreError> {
     let exists = tx
         .query_row("SELECT 1 FROM runs WHERE id = ?1", [run], |_| Ok(()))
         .optional()
@@ -231,7 +245,7 @@ fn require_run(tx: &Transaction<'_>, path: &std::path::Path, run: RunId) -> Resu
     exists.ok_or(StoreError::UnknownRun(run))
 }
 
-fn register_metric(
+pub(crate) fn register_metric(
     tx: &Transaction<'_>,
     path: &std::path::Path,
     run: RunId,
@@ -275,7 +289,7 @@ fn register_metric(
 }
 
 /// The id of `host`, inserting it when no host with the same JSON is stored.
-fn upsert_host(tx: &Transaction<'_>, host: &Host) -> rusqlite::Result<i64> {
+pub(crate) fn upsert_host(tx: &Transaction<'_>, host: &Host) -> rusqlite::Result<i64> {
     let json = serde_json::to_string(host).expect("a Host serialises to JSON");
     let fingerprint = format!("{:016x}", fnv1a64(json.as_bytes()));
     let found = tx
@@ -296,7 +310,7 @@ fn upsert_host(tx: &Transaction<'_>, host: &Host) -> rusqlite::Result<i64> {
 }
 
 /// The id of `subject`, inserting it when new.
-fn upsert_subject(tx: &Transaction<'_>, subject: &Subject) -> rusqlite::Result<i64> {
+pub(crate) fn upsert_subject(tx: &Transaction<'_>, subject: &Subject) -> rusqlite::Result<i64> {
     let attributes =
         serde_json::to_string(&subject.attributes).expect("a string map serialises to JSON");
     tx.execute(
@@ -313,7 +327,7 @@ fn upsert_subject(tx: &Transaction<'_>, subject: &Subject) -> rusqlite::Result<i
 
 /// 64-bit FNV-1a: a stable, dependency-free fingerprint. Collisions only cost a second
 /// row lookup, since equality is decided on the JSON itself.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

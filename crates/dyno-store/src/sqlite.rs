@@ -1,4 +1,5 @@
-//! Opening a store: where it lives, creating it, recognising it, and connection settings.
+//! The SQLite backend: opening a store file, recognising it, and connection settings.
+//! Its reads are in `query.rs`, its writes in `run.rs`, its exports in `export/`.
 
 use crate::error::StoreError;
 use crate::schema::{self, Found};
@@ -38,24 +39,24 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// The results store: one SQLite file holding hosts, subjects, runs, metrics and samples.
+/// A results store in one SQLite file holding hosts, subjects, runs, metrics and samples.
 ///
-/// A `Store` is one connection; open one per thread or process. Concurrent writers in
+/// One connection; open one per thread or process. Concurrent writers in
 /// separate processes are safe: the store uses WAL journaling, immediate write
 /// transactions and a busy timeout of 10 s.
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Sqlite {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
 }
 
-impl Store {
+impl Sqlite {
     /// Opens the store at `path` for reading and writing, creating its parent directories
     /// and the file when missing, and migrating it to the current schema.
     ///
     /// A file that is not a dyno store is refused ([`StoreError::NotAStore`]) and left
     /// untouched; so is a store written by a newer dyno ([`StoreError::TooNew`]).
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
+    pub fn open(path: &Path) -> Result<Sqlite, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
         }
@@ -106,7 +107,7 @@ impl Store {
                 |e| matches!(e, StoreError::Sqlite { source, .. } if is_busy(source)),
             )?;
         }
-        Ok(Store {
+        Ok(Sqlite {
             conn,
             path: path.to_path_buf(),
         })
@@ -114,7 +115,7 @@ impl Store {
 
     /// Opens an existing store for reading only (list, show, export). Creates nothing:
     /// a missing file is [`StoreError::Missing`].
-    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+    pub fn open_read_only(path: &Path) -> Result<Sqlite, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
@@ -128,7 +129,7 @@ impl Store {
         };
         let (conn, found) = found;
         match schema::check(found, path)? {
-            v if v == schema::SCHEMA_VERSION => Ok(Store {
+            v if v == schema::SCHEMA_VERSION => Ok(Sqlite {
                 conn,
                 path: path.to_path_buf(),
             }),
@@ -138,28 +139,6 @@ impl Store {
                 path: path.to_path_buf(),
             }),
         }
-    }
-
-    /// Where the store lives by default: `$XDG_DATA_HOME/dyno/results.db`, else
-    /// `$HOME/.local/share/dyno/results.db`, else `dyno-results.db` in the working
-    /// directory. (`--db` and `DYNO_DB` are the binary's business.)
-    pub fn default_path() -> PathBuf {
-        let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        // The XDG spec says relative values are invalid and must be ignored.
-        if let Some(xdg) = non_empty("XDG_DATA_HOME").map(PathBuf::from) {
-            if xdg.is_absolute() {
-                return xdg.join("dyno").join("results.db");
-            }
-        }
-        match non_empty("HOME") {
-            Some(home) => PathBuf::from(home).join(".local/share/dyno/results.db"),
-            None => PathBuf::from("dyno-results.db"),
-        }
-    }
-
-    /// The store file.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Maps a SQLite error on this store.

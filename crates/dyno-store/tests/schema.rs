@@ -195,3 +195,36 @@ fn default_path_ends_in_the_dyno_data_directory() {
         "{p:?}"
     );
 }
+
+#[test]
+fn a_version_1_store_gains_run_uuids_on_open() {
+    let (_dir, path) = temp_store();
+    let mut store = Store::open(&path).unwrap();
+    for at in [1.0, 2.0] {
+        store
+            .begin_run(&common::info("machine", "m", "h", at), &common::metrics())
+            .unwrap();
+    }
+    drop(store);
+    // Take the store back to schema version 1 (before run uuids).
+    common::raw(&path)
+        .execute_batch(
+            "DROP INDEX runs_uuid; ALTER TABLE runs DROP COLUMN uuid; DROP TABLE sample_batches;
+             DROP INDEX hosts_machine; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    let store = Store::open(&path).unwrap();
+    let runs = store.list_runs(&dyno_store::RunFilter::default()).unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in &runs {
+        let parts: Vec<usize> = r.uuid.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12], "{}", r.uuid);
+        assert!(r.uuid.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+        assert_eq!(&r.uuid[14..15], "4");
+    }
+    assert_ne!(runs[0].uuid, runs[1].uuid);
+    assert_eq!(
+        common::count(&path, "PRAGMA user_version"),
+        dyno_store::SCHEMA_VERSION
+    );
+}

@@ -12,7 +12,8 @@ mod jsonl;
 mod parquet;
 
 use crate::error::StoreError;
-use crate::{RunId, Store};
+use crate::sqlite::Sqlite;
+use crate::RunId;
 use rusqlite::OptionalExtension;
 use std::io::Write;
 
@@ -45,7 +46,7 @@ pub(crate) const COLUMNS: [&str; 13] = [
 ];
 
 /// Bytes gathered before they are written to the destination.
-const FLUSH_BYTES: usize = 1 << 16;
+pub(crate) const FLUSH_BYTES: usize = 1 << 16;
 
 /// One exported row.
 #[derive(Debug, Clone, Copy)]
@@ -94,7 +95,7 @@ pub(crate) trait Encoder {
     fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), StoreError>;
 }
 
-fn encoder(format: ExportFormat) -> Result<Box<dyn Encoder>, StoreError> {
+pub(crate) fn encoder(format: ExportFormat) -> Result<Box<dyn Encoder>, StoreError> {
     Ok(match format {
         ExportFormat::Csv => Box::new(csv::Csv),
         ExportFormat::JsonLines => Box::new(jsonl::JsonLines),
@@ -114,7 +115,7 @@ pub(crate) fn format_f64(v: f64) -> String {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Writes the samples of `runs` (all runs when empty, in id order) to `out` in long
     /// format and returns the number of rows. Every id is checked before anything is
     /// written: an unknown one is [`StoreError::UnknownRun`].

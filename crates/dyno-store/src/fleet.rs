@@ -1,0 +1,181 @@
+//! The fleet question's data: for one metric, the newest complete run of every machine
+//! with the samples it measured. Statistics (medians, shares, percentiles) are the
+//! caller's, computed from these samples.
+//!
+//! A *machine* is a host name with a CPU model: the stored host fingerprint also holds the
+//! kernel, memory and filesystem, which change under one machine over time, and a machine
+//! should count once in a distribution.
+
+use crate::error::StoreError;
+use crate::query::decode_metric;
+use crate::sqlite::Sqlite;
+use crate::RunId;
+use dyno_model::Metric;
+use rusqlite::params;
+use std::path::Path;
+
+/// Which runs the fleet question looks at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FleetQuery {
+    /// The metric (`Sr25519Verify`...).
+    pub metric: String,
+    /// Only CPU models containing this text (case-insensitive).
+    pub cpu: Option<String>,
+    /// Only runs of this command (`machine`...).
+    pub command: Option<String>,
+}
+
+/// One machine's newest complete run that measured the metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineRun {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model as the kernel reports it.
+    pub cpu_model: String,
+    /// The run (id in this store).
+    pub run: RunId,
+    /// The run's globally unique id.
+    pub run_uuid: String,
+    /// Start, seconds since the Unix epoch.
+    pub started_at: f64,
+    /// The run's samples of the metric (NaN samples left out), in repetition order.
+    pub samples: Vec<f64>,
+}
+
+/// The answer to a [`FleetQuery`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetRuns {
+    /// The metric with its unit and direction (from the newest run); `None` when no
+    /// machine measured it.
+    pub metric: Option<Metric>,
+    /// One entry per machine, ordered by CPU model then host name.
+    pub machines: Vec<MachineRun>,
+}
+
+/// The newest complete run per machine, in a dialect-neutral form: `{P1}`, `{P2}`... are
+/// replaced by the dialect's placeholders, `{CPU}` and `{COMMAND}` by optional filters.
+const NEWEST_PER_MACHINE: &str = "
+    SELECT id, uuid, hostname, cpu_model, started_at FROM (
+        SELECT r.id, r.uuid, h.hostname, h.cpu_model, r.started_at,
+               row_number() OVER (PARTITION BY h.hostname, h.cpu_model
+                                  ORDER BY r.started_at DESC, r.id DESC) AS newest
+        FROM runs r JOIN hosts h ON h.id = r.host_id
+        WHERE r.status = 'complete'
+          AND EXISTS (SELECT 1 FROM run_metrics m WHERE m.run_id = r.id AND m.name = {P1})
+          {CPU} {COMMAND}
+    ) ranked
+    WHERE newest = 1
+    ORDER BY cpu_model, hostname";
+
+/// The query text for one dialect; `placeholder(i)` spells parameter `i` (1-based).
+pub(crate) fn newest_per_machine_sql(
+    query: &FleetQuery,
+    placeholder: impl Fn(usize) -> String,
+) -> String {
+    let mut next = 2;
+    let mut take = || {
+        let p = placeholder(next);
+        next += 1;
+        p
+    };
+    let cpu = match &query.cpu {
+        Some(_) => format!("AND strpos(lower(h.cpu_model), lower({})) > 0", take()),
+        None => String::new(),
+    };
+    let command = match &query.command {
+        Some(_) => format!("AND r.command = {}", take()),
+        None => String::new(),
+    };
+    NEWEST_PER_MACHINE
+        .replace("{P1}", &placeholder(1))
+        .replace("{CPU}", &cpu)
+        .replace("{COMMAND}", &command)
+}
+
+/// Reads a metric's unit and direction as stored with `run`.
+pub(crate) fn metric_of(
+    store: &Path,
+    name: &str,
+    unit: Option<(String, String)>,
+) -> Result<Option<Metric>, StoreError> {
+    unit.map(|(u, d)| decode_metric(store, name.to_string(), &u, &d))
+        .transpose()
+}
+
+impl Sqlite {
+    pub(crate) fn fleet_runs(&self, query: &FleetQuery) -> Result<FleetRuns, StoreError> {
+        // SQLite has no strpos; instr has the same meaning.
+        let sql = newest_per_machine_sql(query, |i| format!("?{i}")).replace("strpos(", "instr(");
+        let mut args: Vec<rusqlite::types::Value> = vec![query.metric.clone().into()];
+        args.extend(query.cpu.clone().map(Into::into));
+        args.extend(query.command.clone().map(Into::into));
+        let mut stmt = self.conn.prepare(&sql).map_err(self.sql())?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(MachineRun {
+                    run: r.get(0)?,
+                    run_uuid: r.get(1)?,
+                    hostname: r.get(2)?,
+                    cpu_model: r.get(3)?,
+                    started_at: r.get(4)?,
+                    samples: Vec::new(),
+                })
+            })
+            .map_err(self.sql())?;
+        let mut machines = rows.collect::<Result<Vec<_>, _>>().map_err(self.sql())?;
+        let mut values = self
+            .conn
+            .prepare_cached(
+                "SELECT value FROM samples WHERE run_id = ?1 AND metric = ?2
+                 ORDER BY repetition, rowid",
+            )
+            .map_err(self.sql())?;
+        for m in &mut machines {
+            let vals = values
+                .query_map(params![m.run, query.metric], |r| r.get::<_, Option<f64>>(0))
+                .map_err(self.sql())?;
+            for v in vals {
+                m.samples.extend(v.map_err(self.sql())?);
+            }
+        }
+        machines.retain(|m| !m.samples.is_empty());
+        let newest = machines
+            .iter()
+            .max_by(|a, b| a.started_at.total_cmp(&b.started_at))
+            .map(|m| m.run);
+        let unit = match newest {
+            Some(run) => Some(
+                self.conn
+                    .query_row(
+                        "SELECT unit, direction FROM run_metrics WHERE run_id = ?1 AND name = ?2",
+                        params![run, query.metric],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .map_err(self.sql())?,
+            ),
+            None => None,
+        };
+        let metric = metric_of(&self.path, &query.metric, unit)?;
+        Ok(FleetRuns { metric, machines })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_take_the_next_placeholders() {
+        let q = FleetQuery {
+            metric: "M".into(),
+            cpu: Some("epyc".into()),
+            command: Some("machine".into()),
+        };
+        let sql = newest_per_machine_sql(&q, |i| format!("${i}"));
+        assert!(sql.contains("m.name = $1"));
+        assert!(sql.contains("lower($2)"));
+        assert!(sql.contains("r.command = $3"));
+        let plain = newest_per_machine_sql(&FleetQuery::default(), |i| format!("${i}"));
+        assert!(!plain.contains("$2") && !plain.contains('{'));
+    }
+}

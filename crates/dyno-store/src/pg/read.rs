@@ -1,0 +1,352 @@
+//! Reading runs back from PostgreSQL: the run list, one run, copies, exports and the
+//! fleet question. Same answers as the SQLite backend, in PostgreSQL's dialect.
+
+use super::{Fail, Pg};
+use crate::error::StoreError;
+use crate::export::{encoder, Row, FLUSH_BYTES};
+use crate::fleet::{metric_of, newest_per_machine_sql, FleetQuery, FleetRuns, MachineRun};
+use crate::query::{decode_json, decode_metric, decode_subject, effective_status};
+use crate::query::{RunFilter, RunSummary, StoredRun};
+use crate::transfer::RunRecord;
+use crate::writer::Writer;
+use crate::{ExportFormat, RunId};
+use dyno_model::{Host, Metric, RunInfo, Sample};
+use postgres::types::ToSql;
+use postgres::Transaction;
+use std::io::Write;
+
+type Param = Box<dyn ToSql + Sync>;
+
+impl Pg {
+    pub(crate) fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        let mut sql = String::from(
+            "SELECT r.id, r.command, su.kind, su.name, su.attributes, h.hostname, r.started_at,
+                    r.finished_at, r.status, r.writer_host, r.writer_pid, r.writer_token,
+                    (SELECT count(*) FROM samples s WHERE s.run_id = r.id), r.uuid
+             FROM runs r
+             JOIN subjects su ON su.id = r.subject_id
+             JOIN hosts h ON h.id = r.host_id
+             WHERE 1 = 1",
+        );
+        let mut args: Vec<Param> = Vec::new();
+        let mut cond = |clause: &str, v: Param| {
+            args.push(v);
+            sql.push_str(&clause.replace('?', &format!("${}", args.len())));
+        };
+        if let Some(c) = &filter.command {
+            cond(" AND r.command = ?", Box::new(c.clone()));
+        }
+        if let Some(h) = &filter.host {
+            cond(" AND strpos(h.hostname, ?) > 0", Box::new(h.clone()));
+        }
+        if let Some(s) = &filter.subject {
+            cond(" AND strpos(su.name, ?) > 0", Box::new(s.clone()));
+        }
+        if let Some(t) = filter.since {
+            cond(" AND r.started_at >= ?", Box::new(t));
+        }
+        if let Some(t) = filter.until {
+            cond(" AND r.started_at <= ?", Box::new(t));
+        }
+        sql.push_str(" ORDER BY r.started_at DESC, r.id DESC");
+        if let Some(n) = filter.limit {
+            args.push(Box::new(i64::try_from(n).unwrap_or(i64::MAX)));
+            sql.push_str(&format!(" LIMIT ${}", args.len()));
+        }
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
+        let rows = self.transact(|tx| Ok(tx.query(&sql, &refs)?))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            out.push(RunSummary {
+                id: r.get(0),
+                command: r.get(1),
+                subject: decode_subject(&self.shown, r.get(2), r.get(3), r.get(4))?,
+                hostname: r.get(5),
+                started_at: r.get(6),
+                finished_at: r.get(7),
+                status: effective_status(&self.shown, r.get(8), writer_of(r, 9))?,
+                samples: r.get::<_, i64>(12) as u64,
+                uuid: r.get(13),
+            });
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn run(&self, id: RunId) -> Result<StoredRun, StoreError> {
+        let record = self.record(id)?;
+        Ok(StoredRun {
+            id,
+            info: record.info,
+            status: record.status,
+            finished_at: record.finished_at,
+            metrics: record.metrics,
+            samples: record.samples.into_iter().map(|(s, _)| s).collect(),
+        })
+    }
+
+    pub(crate) fn labeled_samples(
+        &self,
+        id: RunId,
+    ) -> Result<Vec<(Sample, Option<serde_json::Value>)>, StoreError> {
+        let record = self.record(id)?;
+        record
+            .samples
+            .into_iter()
+            .map(|(s, l)| match l {
+                Some(text) => Ok((s, Some(decode_json(&self.shown, &text, "sample labels")?))),
+                None => Ok((s, None)),
+            })
+            .collect()
+    }
+
+    /// Everything stored about run `id`, read in one transaction.
+    pub(crate) fn record(&self, id: RunId) -> Result<RunRecord, StoreError> {
+        let (header, metric_rows, sample_rows) = self.transact(|tx| {
+            let header = tx
+                .query_opt(
+                    "SELECT r.command, su.kind, su.name, su.attributes, h.json, r.started_at,
+                            r.command_line, r.tool_version, r.settings, r.status, r.finished_at,
+                            r.writer_host, r.writer_pid, r.writer_token, r.uuid
+                     FROM runs r
+                     JOIN subjects su ON su.id = r.subject_id
+                     JOIN hosts h ON h.id = r.host_id
+                     WHERE r.id = $1",
+                    &[&id],
+                )?
+                .ok_or(Fail::Store(StoreError::UnknownRun(id)))?;
+            let metrics = tx.query(
+                "SELECT name, unit, direction FROM run_metrics WHERE run_id = $1
+                 ORDER BY position",
+                &[&id],
+            )?;
+            let samples = tx.query(
+                "SELECT s.metric, s.repetition, s.value, s.labels
+                 FROM samples s
+                 JOIN run_metrics m ON m.run_id = s.run_id AND m.name = s.metric
+                 WHERE s.run_id = $1
+                 ORDER BY m.position, s.repetition, s.id",
+                &[&id],
+            )?;
+            Ok((header, metrics, samples))
+        })?;
+        let h = &header;
+        let store = &self.shown;
+        let info = RunInfo {
+            command: h.get(0),
+            subject: decode_subject(store, h.get(1), h.get(2), h.get(3))?,
+            host: decode_json::<Host>(store, h.get(4), "host")?,
+            started_at: h.get(5),
+            command_line: decode_json(store, h.get(6), "command line")?,
+            tool_version: h.get(7),
+            settings: decode_json(store, h.get(8), "settings")?,
+        };
+        let metrics = metric_rows
+            .iter()
+            .map(|r| decode_metric(store, r.get(0), r.get(1), r.get(2)))
+            .collect::<Result<Vec<Metric>, _>>()?;
+        let samples = sample_rows
+            .iter()
+            .map(|r| {
+                let sample = Sample {
+                    metric: r.get(0),
+                    repetition: u32::try_from(r.get::<_, i64>(1))
+                        .map_err(|_| crate::query::corrupt(store, "repetition".into()))?,
+                    value: r.get::<_, Option<f64>>(2).unwrap_or(f64::NAN),
+                };
+                Ok((sample, r.get::<_, Option<String>>(3)))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(RunRecord {
+            uuid: h.get(14),
+            status: effective_status(store, h.get(9), writer_of(h, 11))?,
+            finished_at: h.get(10),
+            info,
+            metrics,
+            samples,
+        })
+    }
+
+    pub(crate) fn export(
+        &self,
+        runs: &[RunId],
+        format: ExportFormat,
+        out: &mut dyn Write,
+    ) -> Result<u64, StoreError> {
+        let mut client = self.client();
+        // One snapshot for the whole export, as in SQLite; streamed, so not retried.
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.error(e))?;
+        let ids = self.export_ids(&mut tx, runs)?;
+        let mut encoder = encoder(format)?;
+        let mut buf = Vec::with_capacity(FLUSH_BYTES * 2);
+        encoder.begin(&mut buf)?;
+        let mut rows = 0u64;
+        for id in ids {
+            rows += self.export_run(&mut tx, id, encoder.as_mut(), &mut buf, out)?;
+        }
+        encoder.finish(&mut buf)?;
+        out.write_all(&buf).map_err(StoreError::export)?;
+        out.flush().map_err(StoreError::export)?;
+        tx.commit().map_err(|e| self.error(e))?;
+        Ok(rows)
+    }
+
+    fn export_ids(
+        &self,
+        tx: &mut Transaction<'_>,
+        runs: &[RunId],
+    ) -> Result<Vec<RunId>, StoreError> {
+        let err = |e| self.error(e);
+        if runs.is_empty() {
+            let rows = tx
+                .query("SELECT id FROM runs ORDER BY id", &[])
+                .map_err(err)?;
+            return Ok(rows.iter().map(|r| r.get(0)).collect());
+        }
+        let mut ids = Vec::with_capacity(runs.len());
+        for &id in runs {
+            tx.query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+                .map_err(err)?
+                .ok_or(StoreError::UnknownRun(id))?;
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
+    }
+
+    fn export_run(
+        &self,
+        tx: &mut Transaction<'_>,
+        id: RunId,
+        encoder: &mut dyn crate::export::Encoder,
+        buf: &mut Vec<u8>,
+        out: &mut dyn Write,
+    ) -> Result<u64, StoreError> {
+        let err = |e| self.error(e);
+        let h = tx
+            .query_one(
+                "SELECT r.command, r.started_at, h.hostname, h.cpu_model, su.kind, su.name
+                 FROM runs r
+                 JOIN hosts h ON h.id = r.host_id
+                 JOIN subjects su ON su.id = r.subject_id
+                 WHERE r.id = $1",
+                &[&id],
+            )
+            .map_err(err)?;
+        let started_at = dyno_model::format_timestamp(h.get(1));
+        let metrics = tx
+            .query(
+                "SELECT name, unit, direction FROM run_metrics WHERE run_id = $1
+                 ORDER BY position",
+                &[&id],
+            )
+            .map_err(err)?;
+        let mut rows = 0u64;
+        for m in &metrics {
+            let metric = decode_metric(&self.shown, m.get(0), m.get(1), m.get(2))?;
+            let params: [&(dyn ToSql + Sync); 2] = [&id, &metric.name];
+            let mut cursor = tx
+                .query_raw(
+                    "SELECT repetition, value, labels FROM samples
+                     WHERE run_id = $1 AND metric = $2
+                     ORDER BY repetition, id",
+                    params,
+                )
+                .map_err(err)?;
+            while let Some(r) =
+                postgres::fallible_iterator::FallibleIterator::next(&mut cursor).map_err(err)?
+            {
+                let row = Row {
+                    run_id: id,
+                    command: h.get(0),
+                    started_at: &started_at,
+                    hostname: h.get(2),
+                    cpu_model: h.get(3),
+                    subject_kind: h.get(4),
+                    subject: h.get(5),
+                    metric: &metric.name,
+                    unit: metric.unit.symbol(),
+                    direction: metric.direction.as_str(),
+                    repetition: u32::try_from(r.get::<_, i64>(0))
+                        .map_err(|_| crate::query::corrupt(&self.shown, "repetition".into()))?,
+                    value: r.get::<_, Option<f64>>(1).unwrap_or(f64::NAN),
+                    labels: r.get(2),
+                };
+                encoder.row(&row, buf)?;
+                rows += 1;
+                if buf.len() >= FLUSH_BYTES {
+                    out.write_all(buf).map_err(StoreError::export)?;
+                    buf.clear();
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    pub(crate) fn fleet_runs(&self, query: &FleetQuery) -> Result<FleetRuns, StoreError> {
+        let sql = newest_per_machine_sql(query, |i| format!("${i}"));
+        let mut args: Vec<&(dyn ToSql + Sync)> = vec![&query.metric];
+        if let Some(c) = &query.cpu {
+            args.push(c);
+        }
+        if let Some(c) = &query.command {
+            args.push(c);
+        }
+        let (runs, values, unit) = self.transact(|tx| {
+            let runs = tx.query(&sql, &args)?;
+            let ids: Vec<RunId> = runs.iter().map(|r| r.get(0)).collect();
+            let values = tx.query(
+                "SELECT run_id, value FROM samples WHERE run_id = ANY($1) AND metric = $2
+                 ORDER BY run_id, repetition, id",
+                &[&ids, &query.metric],
+            )?;
+            let unit = tx.query_opt(
+                "SELECT m.unit, m.direction FROM run_metrics m JOIN runs r ON r.id = m.run_id
+                 WHERE m.run_id = ANY($1) AND m.name = $2
+                 ORDER BY r.started_at DESC LIMIT 1",
+                &[&ids, &query.metric],
+            )?;
+            Ok((runs, values, unit))
+        })?;
+        let mut by_run: std::collections::HashMap<RunId, Vec<f64>> = Default::default();
+        for v in &values {
+            if let Some(x) = v.get::<_, Option<f64>>(1) {
+                by_run.entry(v.get(0)).or_default().push(x);
+            }
+        }
+        let machines = runs
+            .iter()
+            .filter_map(|r| {
+                let run: RunId = r.get(0);
+                Some(MachineRun {
+                    run,
+                    run_uuid: r.get(1),
+                    hostname: r.get(2),
+                    cpu_model: r.get(3),
+                    started_at: r.get(4),
+                    samples: by_run.remove(&run)?,
+                })
+            })
+            .collect();
+        let metric = metric_of(
+            &self.shown,
+            &query.metric,
+            unit.map(|r| (r.get(0), r.get(1))),
+        )?;
+        Ok(FleetRuns { metric, machines })
+    }
+}
+
+/// The writer recorded in columns `at..at + 3` (host, pid, token), if any.
+pub(crate) fn writer_of(r: &postgres::Row, at: usize) -> Option<Writer> {
+    let host: Option<String> = r.get(at);
+    let pid: Option<i64> = r.get(at + 1);
+    let token: Option<String> = r.get(at + 2);
+    let pid = pid.and_then(|p| u32::try_from(p).ok());
+    host.zip(pid).map(|(host, pid)| Writer { host, pid, token })
+}
