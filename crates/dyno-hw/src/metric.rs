@@ -80,16 +80,37 @@ impl MetricId {
         }
     }
 
-    /// Parses a name, ignoring case, `-` and `_` (`blake2-256`, `mem_copy` work).
+    /// Parses a metric as people write it: the stable name (`DiskSeqWrite`, as in
+    /// requirement files), the name the table prints (`Seq Write`, `BLAKE2-256`,
+    /// `BLAKE2-256-Parallel-8` with any thread count), or either with another case and
+    /// with `-`, `_` or spaces anywhere (`seq-write`, `mem_copy`).
     pub fn parse(s: &str) -> Option<MetricId> {
-        let norm = |x: &str| {
-            x.chars()
-                .filter(|c| *c != '-' && *c != '_')
-                .flat_map(char::to_lowercase)
-                .collect::<String>()
+        let wanted = spelling_key(s);
+        if wanted.is_empty() {
+            return None;
+        }
+        Self::ALL
+            .into_iter()
+            .find(|m| spelling_key(m.name()) == wanted || m.display_key() == wanted)
+    }
+
+    /// The table name reduced by [`spelling_key`]; the parallel metric's thread count is
+    /// not part of its identity.
+    fn display_key(self) -> String {
+        match self {
+            MetricId::Blake2256Parallel => "blake2256parallel".into(),
+            _ => spelling_key(&self.display(0)),
+        }
+    }
+
+    /// Every spelling [`MetricId::parse`] accepts for this metric, for error messages:
+    /// the stable name, then the table's name when it differs.
+    pub fn spellings(self) -> String {
+        let shown = match self {
+            MetricId::Blake2256Parallel => "BLAKE2-256-Parallel-N".to_string(),
+            _ => self.display(0),
         };
-        let wanted = norm(s);
-        Self::ALL.into_iter().find(|m| norm(m.name()) == wanted)
+        format!("{} (\"{shown}\")", self.name())
     }
 
     /// True for the six metrics of Substrate's `benchmark machine`.
@@ -172,6 +193,20 @@ impl MetricId {
     }
 }
 
+/// A name reduced to what identifies it: lower case, without `-`, `_` and whitespace.
+/// A trailing thread count of the parallel metric is dropped.
+fn spelling_key(s: &str) -> String {
+    let key: String = s
+        .chars()
+        .filter(|c| *c != '-' && *c != '_' && !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    match key.strip_prefix("blake2256parallel") {
+        Some(n) if n.chars().all(|c| c.is_ascii_digit()) => "blake2256parallel".into(),
+        _ => key,
+    }
+}
+
 impl fmt::Display for MetricId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -190,6 +225,51 @@ mod tests {
         assert_eq!(MetricId::parse("blake2-256"), Some(MetricId::Blake2256));
         assert_eq!(MetricId::parse("MEM_COPY"), Some(MetricId::MemCopy));
         assert_eq!(MetricId::parse("Blake3"), None);
+    }
+
+    #[test]
+    fn names_parse_as_the_table_prints_them() {
+        for m in MetricId::ALL {
+            assert_eq!(MetricId::parse(&m.display(8)), Some(m), "{}", m.display(8));
+            assert_eq!(
+                MetricId::parse(&m.display(8).to_uppercase()),
+                Some(m),
+                "{m}"
+            );
+        }
+        for (typed, want) in [
+            ("Seq Write", MetricId::DiskSeqWrite),
+            ("seq-write", MetricId::DiskSeqWrite),
+            ("DiskSeqWrite", MetricId::DiskSeqWrite),
+            ("disk_seq_write", MetricId::DiskSeqWrite),
+            ("rnd write", MetricId::DiskRndWrite),
+            ("copy", MetricId::MemCopy),
+            ("Copy-All-Cores", MetricId::MemCopyAllCores),
+            ("sr25519-verify", MetricId::Sr25519Verify),
+            ("BLAKE2-256-Parallel-16", MetricId::Blake2256Parallel),
+            ("blake2-256-parallel", MetricId::Blake2256Parallel),
+            ("Ed25519-Verify-Batch", MetricId::Ed25519BatchVerify),
+            ("  Transfer Execute ", MetricId::TransferExecute),
+        ] {
+            assert_eq!(MetricId::parse(typed), Some(want), "{typed}");
+        }
+        for refused in ["", " - ", "Seq", "Write", "BLAKE2-256-Parallel-x", "Copy2"] {
+            assert_eq!(MetricId::parse(refused), None, "{refused:?}");
+        }
+        // No two metrics share a spelling, so no name is ambiguous.
+        let mut keys: Vec<String> = MetricId::ALL
+            .iter()
+            .flat_map(|m| [spelling_key(m.name()), m.display_key()])
+            .collect();
+        keys.sort();
+        let n = keys.len();
+        keys.dedup();
+        let distinct_names = MetricId::ALL
+            .iter()
+            .filter(|m| spelling_key(m.name()) != m.display_key())
+            .count()
+            + MetricId::ALL.len();
+        assert_eq!(keys.len(), distinct_names, "{n} spellings");
     }
 
     #[test]

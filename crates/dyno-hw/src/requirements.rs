@@ -55,6 +55,15 @@ pub enum RequirementsError {
         /// What is wrong.
         message: String,
     },
+    /// No built-in set is known for that chain.
+    #[error(
+        "no built-in requirement set for chain `{name}`; chains with one: {}. For another chain pass its reference_hardware.json with --requirements FILE",
+        chain_names().join(", ")
+    )]
+    UnknownChain {
+        /// The chain asked for, whole.
+        name: String,
+    },
     /// No built-in set has that name.
     #[error("unknown requirement set `{name}`; built-in sets: {}", builtin_names().join(", "))]
     UnknownSet {
@@ -76,6 +85,33 @@ const BUILTIN: [(&str, &str); 3] = [
     ),
 ];
 
+/// Chains whose nodes judge hardware against a built-in set: chain id as `--chain` takes
+/// it, and the set. The relay chains' nodes (and the dev and local chains of the
+/// Substrate and Polkadot binaries) check the one `reference_hardware.json` of
+/// polkadot-sdk, which is the built-in `substrate` set; a chain that ships its own file
+/// is judged with `--requirements FILE` instead of being guessed here.
+const CHAINS: [(&str, &str); 14] = [
+    ("polkadot", "substrate"),
+    ("polkadot-dev", "substrate"),
+    ("polkadot-local", "substrate"),
+    ("kusama", "substrate"),
+    ("kusama-dev", "substrate"),
+    ("kusama-local", "substrate"),
+    ("westend", "substrate"),
+    ("westend-dev", "substrate"),
+    ("westend-local", "substrate"),
+    ("paseo", "substrate"),
+    ("rococo", "substrate"),
+    ("rococo-local", "substrate"),
+    ("dev", "substrate"),
+    ("local", "substrate"),
+];
+
+/// Chain ids that `--chain` knows (see [`RequirementSet::for_chain`]).
+pub fn chain_names() -> Vec<&'static str> {
+    CHAINS.iter().map(|c| c.0).collect()
+}
+
 /// Names of the built-in requirement sets; the first is the default.
 pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|b| b.0).collect()
@@ -92,6 +128,21 @@ impl RequirementSet {
                     name: name.to_string(),
                 })?;
         Self::from_substrate_json(json, name)
+    }
+
+    /// The built-in set a chain's nodes check, by chain id as Substrate's `--chain` takes
+    /// it (`polkadot`, `kusama-local`, `dev`...; case and surrounding spaces ignored).
+    /// Returns the set's name with it, so the caller can say which set was chosen.
+    pub fn for_chain(chain: &str) -> Result<(&'static str, RequirementSet), RequirementsError> {
+        let key = chain.trim().to_ascii_lowercase();
+        let set = CHAINS
+            .iter()
+            .find(|c| c.0 == key)
+            .map(|c| c.1)
+            .ok_or_else(|| RequirementsError::UnknownChain {
+                name: chain.to_string(),
+            })?;
+        Ok((set, Self::builtin(set)?))
     }
 
     /// Reads a file: `.toml` is dyno's format, anything else is Substrate's JSON.
@@ -221,7 +272,7 @@ impl RequirementSet {
                     format!(
                         "unknown metric `{}`; known metrics: {}",
                         e.metric.get_ref(),
-                        MetricId::ALL.map(|m| m.name()).join(", ")
+                        MetricId::ALL.map(|m| m.spellings()).join(", ")
                     ),
                 )
             })?;
@@ -382,6 +433,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("substrate-2023-02"), "{err}");
+    }
+
+    #[test]
+    fn chains_pick_their_built_in_set_and_unknown_chains_list_the_known() {
+        for chain in ["polkadot", "Kusama", " dev ", "westend-local"] {
+            let (name, set) = RequirementSet::for_chain(chain).unwrap();
+            assert_eq!(name, "substrate", "{chain}");
+            assert_eq!(set, RequirementSet::builtin("substrate").unwrap());
+        }
+        let err = RequirementSet::for_chain("moonbeam, polkadot")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`moonbeam, polkadot`"), "quoted whole: {err}");
+        assert!(err.contains("polkadot, polkadot-dev"), "{err}");
+        assert!(err.contains("--requirements FILE"), "{err}");
+        // Every chain's set exists.
+        for chain in chain_names() {
+            assert!(RequirementSet::for_chain(chain).is_ok(), "{chain}");
+        }
     }
 
     #[test]

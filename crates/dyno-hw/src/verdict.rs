@@ -23,8 +23,9 @@ pub struct MetricResult {
     /// Confidence interval of the median, with the level it really has (for n = 5 the
     /// widest interval, min..max, covers 93.75%); `None` for a single repetition.
     pub interval: Option<(f64, f64, f64)>,
-    /// Coefficient of variation of the scores (0 for a single repetition).
-    pub cv: f64,
+    /// Coefficient of variation of the scores; `None` for a single repetition, where
+    /// there is no spread to speak of (not a spread of zero).
+    pub cv: Option<f64>,
     /// The requirement, if the set has one for this metric.
     pub requirement: Option<Requirement>,
     /// The judgement of the median, if there is a requirement.
@@ -84,7 +85,11 @@ pub fn evaluate(
         } else {
             None
         };
-        let cv = dyno_stats::coefficient_of_variation(&scores).unwrap_or(0.0);
+        let cv = if scores.len() > 1 {
+            dyno_stats::coefficient_of_variation(&scores)
+        } else {
+            None
+        };
         let requirement = requirements.get(id).cloned();
         let judgement = requirement
             .as_ref()
@@ -163,8 +168,10 @@ mod tests {
         assert_eq!((lo, hi), (400.0 * MIB, 960.0 * MIB));
         assert_eq!(level, 0.75, "three values: min..max covers 1 - 2^-2");
         assert!(v.results[1].interval.is_none());
+        assert_eq!(v.results[1].cv, None, "one sample has no spread");
         assert_eq!(v.results[2].judgement, None);
-        assert!(v.results[2].cv > 0.0 && v.results[2].cv < 0.05);
+        let cv = v.results[2].cv.unwrap();
+        assert!(cv > 0.0 && cv < 0.05, "{cv}");
     }
 
     #[test]

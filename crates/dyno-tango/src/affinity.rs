@@ -163,6 +163,11 @@ impl std::str::FromStr for Affinity {
             .map(|e| AffinityEntry::parse(e.trim()))
             .collect::<Result<Vec<_>>>()
             .map(Affinity::List)
+            .map_err(|e| match e {
+                // Quote the whole value as given, naming the entry at fault inside it.
+                Error::Affinity { input, reason } => err(s, format!("entry {input:?}: {reason}")),
+                other => other,
+            })
     }
 }
 
@@ -217,20 +222,22 @@ impl Affinity {
             e.expand(&mut slots);
             for s in &slots[start..] {
                 let CpuSlot::Pinned(cpu) = *s else { continue };
+                // The whole list is quoted: with "0,0" the entry alone ("0") hides the fault.
                 if !online.contains(&cpu) {
                     return Err(err(
-                        &e.to_string(),
+                        &self.to_string(),
                         format!(
-                            "CPU {cpu} does not exist or is offline; online CPUs: {online_list}"
+                            "entry \"{e}\": CPU {cpu} does not exist or is offline; \
+                             online CPUs: {online_list}"
                         ),
                     ));
                 }
                 if let Some(first) = owner.insert(cpu, *e) {
                     return Err(err(
-                        &e.to_string(),
+                        &self.to_string(),
                         format!(
-                            "CPU {cpu} is repeated (already given by entry \"{first}\"); \
-                             online CPUs: {online_list}"
+                            "entry \"{e}\": CPU {cpu} is repeated (already given by entry \
+                             \"{first}\"); online CPUs: {online_list}"
                         ),
                     ));
                 }
@@ -321,6 +328,13 @@ mod tests {
             e.contains("CPU 1 is repeated") && e.contains("\"0-2\""),
             "{e}"
         );
+        let e = p("0,0").unwrap().plan(2, &online).unwrap_err().to_string();
+        assert!(
+            e.contains("affinity \"0,0\"") && e.contains("CPU 0 is repeated"),
+            "the whole value is quoted: {e}"
+        );
+        let e = "0,x".parse::<Affinity>().unwrap_err().to_string();
+        assert!(e.contains("\"0,x\"") && e.contains("\"x\""), "{e}");
         let e = p("0-1").unwrap().plan(3, &online).unwrap_err().to_string();
         assert!(e.contains("2 CPUs for 3 tiles") && e.contains("0-3"), "{e}");
 

@@ -124,7 +124,12 @@ pub fn render(runs: &[StoredRun]) -> String {
                     })
                     .unwrap_or_else(|| "-".into()),
                 ),
-                Cell::new(format!("{:.2} %", sum.cv * 100.0)),
+                // One sample has no spread: "-", not a CV of zero.
+                Cell::new(if sum.n > 1 {
+                    format!("{:.2} %", sum.cv * 100.0)
+                } else {
+                    "-".into()
+                }),
             ]);
             plot = plot.subject(label(r), v);
         }
@@ -136,8 +141,13 @@ pub fn render(runs: &[StoredRun]) -> String {
     let summary = Section::new("Summary")
         .paragraph("Medians of the raw samples, with the distribution-free confidence interval of the median and the level it actually reaches for this many samples.")
         .table(table);
+    report = report.section(summary);
+    for r in runs {
+        if let Some(verdict) = crate::machine::stored::verdict_section(r) {
+            report = report.section(verdict);
+        }
+    }
     report
-        .section(summary)
         .section(plots)
         .footer(format!("dyno {}", env!("CARGO_PKG_VERSION")))
         .render()

@@ -1,6 +1,7 @@
 //! `dyno machine`: arguments, the measurement loop, storing, and the exit code.
 
 mod output;
+pub mod stored;
 
 use crate::cli_error::CliError;
 use crate::db::{self, StoreArgs};
@@ -46,7 +47,7 @@ pub struct MachineArgs {
     #[arg(long, default_value = "1", value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub extra_duration: Duration,
     /// Directory for the disk benchmarks' temporary files: put it on the node's database disk.
-    #[arg(long, default_value = ".", value_name = "DIR")]
+    #[arg(short = 'd', long, default_value = ".", value_name = "DIR")]
     pub base_path: PathBuf,
     /// Fault tolerance in percent: a score passes at (100 - tolerance)% of its minimum.
     #[arg(long, default_value = "10", value_name = "PERCENT", value_parser = parse_tolerance, allow_negative_numbers = true)]
@@ -57,7 +58,8 @@ pub struct MachineArgs {
     /// Repeat every metric N times (interleaved) and judge the median; shows the 95% CI and CV.
     #[arg(long, default_value = "1", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
-    /// Measure only these metrics (comma-separated names, e.g. Blake2256,MemCopy).
+    /// Measure only these metrics (comma-separated; as the table prints them or as
+    /// requirement files spell them, any case: "Seq Write", seq-write, DiskSeqWrite).
     #[arg(long, value_name = "METRIC", value_delimiter = ',', value_parser = parse_metric)]
     pub only: Vec<MetricId>,
     /// Skip these metrics (comma-separated names).
@@ -77,6 +79,13 @@ pub struct MachineArgs {
     /// Requirements file: Substrate's reference_hardware.json format, or dyno's TOML format (*.toml).
     #[arg(long, value_name = "FILE")]
     pub requirements: Option<PathBuf>,
+    /// Judge against the built-in requirement set of this chain, as Substrate's --chain
+    /// (polkadot, kusama, westend, paseo, rococo, their -dev/-local variants, dev, local).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["requirements", "reference", "dev"])]
+    pub chain: Option<String>,
+    /// Substrate's development chain: the same as --chain dev.
+    #[arg(long, conflicts_with_all = ["requirements", "reference"])]
+    pub dev: bool,
     /// Threads of BLAKE2-256-Parallel (default: the requirement's num_cores, else 8 as upstream).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub parallel_cores: Option<u32>,
@@ -116,7 +125,7 @@ fn parse_metric(s: &str) -> Result<MetricId, String> {
     MetricId::parse(s).ok_or_else(|| {
         format!(
             "unknown metric `{s}`; known metrics: {}",
-            MetricId::ALL.map(|m| m.name()).join(", ")
+            MetricId::ALL.map(|m| m.spellings()).join(", ")
         )
     })
 }
@@ -136,10 +145,7 @@ pub struct Report<'a> {
 /// Runs `dyno machine`.
 pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let debug_build = build_info::guard()?;
-    let requirements = match &args.requirements {
-        Some(path) => RequirementSet::load(path)?,
-        None => RequirementSet::builtin(&args.reference).context("--reference")?,
-    };
+    let requirements = requirement_set(&args)?;
     let metrics = select(&args);
     if metrics.is_empty() {
         bail!("--only/--skip leave no metric to measure");
@@ -238,6 +244,33 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The chain named by `--chain` or `--dev`, as typed.
+fn chain(args: &MachineArgs) -> Option<&str> {
+    args.chain.as_deref().or(args.dev.then_some("dev"))
+}
+
+/// The requirement set the flags choose. A chain's set is announced on stderr, so that
+/// nobody mistakes a built-in set for the chain's own file.
+fn requirement_set(args: &MachineArgs) -> anyhow::Result<RequirementSet> {
+    if let Some(chain) = chain(args) {
+        let flag = if args.dev {
+            "--dev".to_string()
+        } else {
+            format!("--chain {chain}")
+        };
+        let (set, requirements) =
+            RequirementSet::for_chain(chain).map_err(|e| anyhow::anyhow!("--chain: {e}"))?;
+        eprintln!(
+            "{flag}: judging against the built-in requirement set `{set}` (polkadot-sdk's reference_hardware.json, which this chain's nodes check at start-up)"
+        );
+        return Ok(requirements);
+    }
+    Ok(match &args.requirements {
+        Some(path) => RequirementSet::load(path)?,
+        None => RequirementSet::builtin(&args.reference).context("--reference")?,
+    })
+}
+
 /// The metrics to run, in registry order, after `--only`, `--skip` and `--substrate-only`.
 fn select(args: &MachineArgs) -> Vec<MetricId> {
     MetricId::ALL
@@ -289,6 +322,8 @@ fn begin(
             "parallel_cores": parallel_cores,
             "base_path": args.base_path.display().to_string(),
             "requirements": requirements.name,
+            stored::MINIMUMS_KEY: stored::minimums_json(requirements),
+            "chain": chain(args),
             "metrics": metrics.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "warnings": warnings,
             "build": build_info::json(),

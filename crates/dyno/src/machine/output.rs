@@ -136,8 +136,12 @@ fn table(r: &Report) -> Table {
                     })
                     .unwrap_or_else(|| "-".into()),
             ));
-            let cv = Cell::new(format!("{:.2} %", m.cv * 100.0));
-            row.push(if m.cv > 0.02 { cv.warn() } else { cv });
+            // A metric whose run was cut short can hold one repetition: no spread, "-".
+            row.push(match m.cv {
+                Some(cv) if cv > 0.02 => Cell::new(format!("{:.2} %", cv * 100.0)).warn(),
+                Some(cv) => Cell::new(format!("{:.2} %", cv * 100.0)),
+                None => Cell::new("-"),
+            });
             row.push(Cell::new(m.repetitions.len().to_string()));
         }
         t.push_row(row);
@@ -256,7 +260,7 @@ fn csv(r: &Report) -> String {
             opt(m.interval.map(|i| i.0)),
             opt(m.interval.map(|i| i.1)),
             opt(m.interval.map(|i| i.2)),
-            m.cv.to_string(),
+            opt(m.cv),
             m.repetitions.len().to_string(),
         ]);
     }
@@ -308,6 +312,7 @@ fn json(r: &Report) -> serde_json::Value {
             "parallel_cores": r.parallel_cores,
             "base_path": r.args.base_path.display().to_string(),
             "requirements": r.requirements.name,
+            "chain": super::chain(r.args),
         },
         "warnings": r.warnings,
         "results": results,
