@@ -1,35 +1,22 @@
 //! Running a node: the [`Executor`] trait, and [`ProcessExecutor`], which starts the
 //! subject's command as a child process, samples it from /proc and stops it.
 //!
-//! The child gets its own process group, so a Ctrl-C in the terminal reaches dyno only:
-//! dyno then stops the node itself (SIGINT to the whole group, SIGKILL after the grace
-//! period), and anything the node started goes with it. Signals are sent with the `kill`
-//! command, which keeps `unsafe` out of this module.
-//!
-//! If dyno itself dies without stopping the node (SIGKILL, the OOM killer, a crash), two
-//! things still end the node's group: the kernel sends the spawned process SIGKILL when
-//! the thread that spawned it exits (`PR_SET_PDEATHSIG`, Linux), and a *group guard*, a
-//! tiny `sh` that dyno starts beside each node (outside the node's tree and group, so it
-//! is neither sampled nor signalled with the node), waits for end-of-file on a pipe only
-//! dyno holds open: the kernel closes it when dyno dies, and the guard then SIGKILLs the
-//! node's whole group, which the parent-death signal alone would not reach (a launcher
-//! shell's children, for one).
+//! The node runs as a [`dyno_proc::GuardedChild`]: its own process group, so a Ctrl-C in
+//! the terminal reaches dyno only and dyno stops the node itself (SIGINT to the whole
+//! group, SIGKILL after the grace period); and a parent-death signal plus a group guard,
+//! so the node and anything it started end even when dyno is SIGKILLed.
 
 use crate::config::{SubjectSpec, WorkloadSpec};
-use crate::execution::{guess_direction, process_series, Execution, Outcome, Series, SeriesKind};
-use crate::prometheus::{parse_text, Endpoint, FamilyKind};
+use crate::execution::{process_series, Execution, Outcome};
+use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcSample, ProcSampler};
-use dyno_model::{Metric, Unit};
-use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use dyno_proc::{GuardedChild, SpawnOptions};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Output lines kept from a node for the record of a failed run.
-pub const TAIL_LINES: usize = 20;
+pub use dyno_proc::child::TAIL_LINES;
 
 /// Scrapes of a reachable endpoint that may fail in a row before the node counts as no
 /// longer answering.
@@ -74,183 +61,27 @@ impl ProcessExecutor {
     }
 }
 
-type Tail = Arc<Mutex<VecDeque<String>>>;
-
-fn keep_tail(stream: impl Read + Send + 'static, tail: Tail) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-            if t.len() == TAIL_LINES {
-                t.pop_front();
-            }
-            t.push_back(line);
-        }
-    })
-}
-
-/// A started node and what is needed to stop it.
-struct Running {
-    child: Child,
-    tail: Tail,
-    readers: Vec<std::thread::JoinHandle<()>>,
-    /// The group guard (see the module documentation); `None` if it could not start.
-    guard: Option<Child>,
-    /// Set once the group was killed and the child reaped; until then dropping a
-    /// `Running` (a panic, an early return) kills the group, so no node outlives dyno's
-    /// handling of it.
-    reaped: bool,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if !self.reaped {
-            self.dismiss_guard();
-            signal("KILL", &format!("-{}", self.child.id()));
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Running {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Ends the group guard before dyno reaps the node: while the node's zombie holds its
-    /// pid, the group id cannot be reused, so a guard that fires late hits nothing else.
-    /// (A node that exited by itself was reaped already; its group id could then be
-    /// reused only after the pid space wrapped around within that moment.)
-    fn dismiss_guard(&mut self) {
-        if let Some(mut guard) = self.guard.take() {
-            let _ = guard.kill();
-            let _ = guard.wait();
-        }
-    }
-
-    fn last_lines(&self) -> Vec<String> {
-        self.tail
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect()
-    }
-
-    fn exited(&mut self) -> Option<String> {
-        match self.child.try_wait() {
-            Ok(Some(status)) => Some(status.to_string()),
-            Ok(None) => None,
-            Err(e) => Some(format!("cannot be waited for: {e}")),
-        }
-    }
-
-    /// SIGINT to the group, SIGKILL after `grace`; always reaps. Returns a warning when the
-    /// node had to be killed.
-    fn stop(mut self, grace: Duration) -> (Option<String>, Vec<String>) {
-        let group = format!("-{}", self.pid());
-        let mut warning = None;
-        if self.exited().is_none() {
-            signal("INT", &group);
-            let deadline = Instant::now() + grace;
-            while self.exited().is_none() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if self.exited().is_none() {
-                warning = Some(format!(
-                    "did not stop within {:.0} s of SIGINT: killed",
-                    grace.as_secs_f64()
-                ));
-            }
-        }
-        // Whatever is left of the group (the node's own children) goes too.
-        self.dismiss_guard();
-        signal("KILL", &group);
-        let _ = self.child.wait();
-        self.reaped = true;
-        // A process that left the group (setsid) may still hold the pipes: wait for the
-        // output briefly, then leave the reader threads behind rather than hang.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        for r in self.readers.drain(..).filter(|r| r.is_finished()) {
-            let _ = r.join();
-        }
-        let lines = self.last_lines();
-        (warning, lines)
-    }
-}
-
-/// Sends `sig` to `target` (a pid, or `-pgid` for a group) with the `kill` command.
-fn signal(sig: &str, target: &str) {
-    let _ = Command::new("kill")
-        .args([format!("-{sig}"), "--".into(), target.into()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
 fn start(
     command: &[String],
     subject: &SubjectSpec,
     workload: &WorkloadSpec,
-) -> Result<Running, String> {
+) -> Result<GuardedChild, String> {
     let (program, args) = command.split_first().ok_or("empty command")?;
     let mut cmd = Command::new(program);
-    cmd.args(args)
-        .envs(subject.env_for(workload))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    crate::sys::kill_when_parent_dies(&mut cmd);
+    cmd.args(args).envs(subject.env_for(workload));
     if let Some(dir) = &subject.cwd {
         cmd.current_dir(dir);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-    let guard = group_guard(child.id());
-    let tail: Tail = Arc::new(Mutex::new(VecDeque::new()));
-    let mut readers = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        readers.push(keep_tail(out, tail.clone()));
-    }
-    if let Some(err) = child.stderr.take() {
-        readers.push(keep_tail(err, tail.clone()));
-    }
-    Ok(Running {
-        child,
-        tail,
-        readers,
-        guard,
-        reaped: false,
-    })
-}
-
-/// Starts the group guard of process group `pgid`: it blocks reading a pipe whose write
-/// end only dyno holds (std opens it close-on-exec, so no node inherits it) and SIGKILLs
-/// the group at end-of-file, i.e. when dyno exits without dismissing it. It has a group
-/// of its own so that a Ctrl-C at the terminal does not end it.
-fn group_guard(pgid: u32) -> Option<Child> {
-    Command::new("sh")
-        .args([
-            "-c",
-            "read -r _; kill -KILL \"-$1\" 2>/dev/null",
-            "dyno-group-guard",
-            &pgid.to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()
+    GuardedChild::spawn(cmd, &SpawnOptions::default()).map_err(|e| e.to_string())
 }
 
 /// Sleeps until `until`, waking every 20 ms; `Err` with why when the node exits or `stop`
 /// is set first.
-fn wait_until(node: &mut Running, until: Instant, stop: &AtomicBool) -> Result<(), Interruption> {
+fn wait_until(
+    node: &mut GuardedChild,
+    until: Instant,
+    stop: &AtomicBool,
+) -> Result<(), Interruption> {
     loop {
         if stop.load(Ordering::SeqCst) {
             return Err(Interruption::Stop);
@@ -275,7 +106,7 @@ enum Interruption {
 /// The node's own metrics scraped during the window.
 #[derive(Default)]
 struct NodeMetrics {
-    series: BTreeMap<String, Series>,
+    scrapes: Scrapes,
     answered: bool,
     missed: usize,
     warned: bool,
@@ -293,23 +124,7 @@ impl NodeMetrics {
             Ok(body) => {
                 self.answered = true;
                 self.missed = 0;
-                for s in parse_text(&body, keep) {
-                    let kind = match s.kind {
-                        FamilyKind::Counter => SeriesKind::Counter,
-                        FamilyKind::Gauge => SeriesKind::Gauge,
-                    };
-                    let name = format!("node:{}", s.series);
-                    let metric = Metric::new(name.clone(), Unit::Count, guess_direction(&s.family));
-                    self.series
-                        .entry(name)
-                        .or_insert_with(|| Series {
-                            metric,
-                            kind,
-                            points: Vec::new(),
-                        })
-                        .points
-                        .push((t, s.value));
-                }
+                self.scrapes.add(t, &parse_text(&body, keep));
                 Ok(())
             }
             Err(e) if self.answered => {
@@ -390,8 +205,9 @@ impl Executor for ProcessExecutor {
             jsonl_window = start.zip(end);
             r
         });
-        let (kill_warning, last_lines) = node.stop(self.grace);
-        exec.warnings.extend(kill_warning);
+        let stopped = node.stop(self.grace);
+        exec.warnings.extend(stopped.warning());
+        let last_lines = stopped.last_lines;
         exec.outcome = match result {
             Ok(()) => Outcome::Complete,
             Err(Interruption::Stop) => Outcome::Interrupted,
@@ -422,7 +238,7 @@ fn resolve(subject: &SubjectSpec, p: &std::path::Path) -> std::path::PathBuf {
 impl ProcessExecutor {
     fn measure(
         &self,
-        node: &mut Running,
+        node: &mut GuardedChild,
         subject: &SubjectSpec,
         workload: &WorkloadSpec,
         endpoint: Option<&Endpoint>,
@@ -432,7 +248,7 @@ impl ProcessExecutor {
         let sampler = ProcSampler::new(node.pid());
         // A node that exits shows up first as an unreadable or zombie /proc entry: report
         // its exit status then, which says more than "vanished".
-        let read = |s: &ProcSampler, node: &mut Running| {
+        let read = |s: &ProcSampler, node: &mut GuardedChild| {
             s.read().map_err(|e| match node.exited() {
                 Some(status) => Interruption::Exited(status),
                 None => Interruption::Failed(format!("vanished from /proc while measured ({e:?})")),
@@ -472,7 +288,7 @@ impl ProcessExecutor {
             tick += 1;
         };
         exec.series = process_series(&samples, t0);
-        exec.series.extend(node_metrics.series.into_values());
+        exec.series.extend(node_metrics.scrapes.into_series());
         outcome
     }
 }
@@ -483,145 +299,7 @@ mod jsonl;
 mod tests {
     use super::*;
     use crate::config::ComparisonFile;
-    use std::path::{Path, PathBuf};
-
-    /// Not a test of its own: the stand-in for dyno that the orphan tests start and
-    /// SIGKILL. With `DYNO_COMPARE_ORPHAN_MODE=executor` it starts a launcher shell whose
-    /// child is the "node", exactly as the executor does; with `pdeathsig` it starts
-    /// `sleep` with the parent-death signal only (no group, no guard). It writes the pids
-    /// to watch to `pids` in `DYNO_COMPARE_ORPHAN_DIR` and waits to be killed.
-    #[test]
-    #[ignore = "helper process of the orphan tests"]
-    fn stand_in_for_dyno() {
-        let (Some(dir), Ok(mode)) = (
-            std::env::var_os("DYNO_COMPARE_ORPHAN_DIR"),
-            std::env::var("DYNO_COMPARE_ORPHAN_MODE"),
-        ) else {
-            return;
-        };
-        let dir = PathBuf::from(dir);
-        let publish = |pids: String| {
-            std::fs::write(dir.join("pids.tmp"), pids).unwrap();
-            std::fs::rename(dir.join("pids.tmp"), dir.join("pids")).unwrap();
-        };
-        if mode == "pdeathsig" {
-            let mut cmd = Command::new("sleep");
-            cmd.arg("600");
-            crate::sys::kill_when_parent_dies(&mut cmd);
-            let mut child = cmd.spawn().unwrap();
-            publish(child.id().to_string());
-            std::thread::sleep(Duration::from_secs(600));
-            let _ = child.kill();
-            let _ = child.wait();
-            return;
-        }
-        let text = format!(
-            r#"[[subject]]
-name = "launcher"
-command = ["sh", "-c", "sleep 600 & echo $! > g.tmp && mv g.tmp grandchild.pid; wait"]
-cwd = "{d}"
-[[subject]]
-name = "b"
-command = ["sh"]
-[[workload]]
-name = "w"
-rate = 1
-measure_s = 2
-"#,
-            d = dir.display()
-        );
-        let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
-        let (subject, workload) = (&cfg.subjects[0], &cfg.workloads[0]);
-        let node = start(&subject.command_for(workload), subject, workload).unwrap();
-        let grandchild = loop {
-            match std::fs::read_to_string(dir.join("grandchild.pid")) {
-                Ok(g) => break g,
-                Err(_) => std::thread::sleep(Duration::from_millis(10)),
-            }
-        };
-        publish(format!("{} {}", node.pid(), grandchild.trim()));
-        std::thread::sleep(Duration::from_secs(600));
-        drop(node);
-    }
-
-    /// Start time of a live, non-zombie process (a killed orphan may wait a moment for
-    /// init to reap it); the start time tells it from a later process with its pid.
-    fn start_ticks(pid: u32) -> Option<u64> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let s = crate::sampler::parse_stat(&stat)?;
-        (s.state != 'Z' && s.state != 'X').then_some(s.start_ticks)
-    }
-
-    /// Starts the stand-in in `mode`, waits for its pids, SIGKILLs it and returns the
-    /// pids still running after a generous deadline (polled: how fast the machine is
-    /// must not matter), which it then kills.
-    fn survivors_of_a_killed_dyno(mode: &str) -> Vec<u32> {
-        let dir = tempfile::tempdir().unwrap();
-        let mut dyno = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--ignored",
-                "--exact",
-                "executor::tests::stand_in_for_dyno",
-                "--nocapture",
-            ])
-            .env("DYNO_COMPARE_ORPHAN_DIR", dir.path())
-            .env("DYNO_COMPARE_ORPHAN_MODE", mode)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let pids: Vec<u32> = loop {
-            if let Ok(text) = std::fs::read_to_string(dir.path().join("pids")) {
-                break text
-                    .split_whitespace()
-                    .map(|p| p.parse().unwrap())
-                    .collect();
-            }
-            if Instant::now() > deadline {
-                let _ = dyno.kill();
-                panic!("the stand-in never started its node");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let node: Vec<(u32, u64)> = pids
-            .iter()
-            .map(|&p| {
-                (
-                    p,
-                    start_ticks(p).expect("the node runs before dyno is killed"),
-                )
-            })
-            .collect();
-        dyno.kill().unwrap(); // SIGKILL: no Drop, no stop(), no signal handler
-        dyno.wait().unwrap();
-        let running = |&(p, s): &(u32, u64)| start_ticks(p) == Some(s);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while node.iter().any(running) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let survivors: Vec<u32> = node.iter().filter(|n| running(n)).map(|n| n.0).collect();
-        for p in &survivors {
-            signal("KILL", &p.to_string());
-        }
-        survivors
-    }
-
-    #[test]
-    fn a_node_and_its_children_do_not_outlive_a_killed_dyno() {
-        let survivors = survivors_of_a_killed_dyno("executor");
-        assert!(
-            survivors.is_empty(),
-            "still running 60 s after dyno was killed: {survivors:?}"
-        );
-    }
-
-    #[test]
-    #[cfg(target_os = "linux")]
-    fn the_parent_death_signal_alone_ends_a_direct_child() {
-        let survivors = survivors_of_a_killed_dyno("pdeathsig");
-        assert!(survivors.is_empty(), "{survivors:?}");
-    }
+    use std::path::Path;
 
     #[test]
     fn an_endpoint_that_answered_and_then_stops_marks_the_node_as_not_answering() {
@@ -688,7 +366,7 @@ measure_s = 2
             .iter()
             .find(|s| s.metric.name == "jsonl:latency_s")
             .unwrap();
-        assert_eq!(lat.kind, SeriesKind::Observations);
+        assert_eq!(lat.kind, crate::execution::SeriesKind::Observations);
         assert!(lat.points.iter().all(|p| p.1 == 0.25) && !lat.points.is_empty());
         assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
         assert!(e.warnings[0].contains("unreachable"), "{:?}", e.warnings);

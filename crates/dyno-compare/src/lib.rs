@@ -46,10 +46,8 @@
 //! let cpu = j.verdicts.iter().find(|v| v.metric.name == "cpu_percent").unwrap();
 //! assert_eq!(cpu.verdict(), Verdict::Regression);
 //! ```
-// `unsafe` is denied everywhere but in `sys` (one `pre_exec` hook for the node).
-#![deny(unsafe_code)]
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(clippy::undocumented_unsafe_blocks)]
+// The unsafe process calls live in dyno-proc.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod config;
@@ -63,8 +61,6 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod sampler;
-#[allow(unsafe_code)]
-mod sys;
 pub mod verdict;
 
 pub use config::{ComparisonFile, ConfigError, SubjectSpec, WorkloadSpec};

@@ -26,13 +26,19 @@ pub fn read_range(path: &Path, start: u64, end: u64) -> Result<Vec<Series>, Stri
 }
 
 /// One series per numeric field, in the order the fields first appear in the text
-/// (the order the node wrote them, e.g. its stages in pipeline order).
+/// (the order the node wrote them, e.g. its stages in pipeline order). Lines with
+/// `"kind":"event"` are skipped.
 pub fn parse(text: &str) -> Vec<Series> {
     let mut out: BTreeMap<String, ((usize, usize), Series)> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(line) else {
             continue;
         };
+        // Propagation events (`"kind":"event"`, see the node-log schema) carry ids,
+        // slots and wall-clock nanoseconds, not observations of the node's speed.
+        if obj.get("kind").and_then(|k| k.as_str()) == Some("event") {
+            continue;
+        }
         let t = obj.get("t").and_then(|v| v.as_f64()).unwrap_or(i as f64);
         for (k, v) in obj.iter().filter(|(k, _)| k.as_str() != "t") {
             let Some(v) = v.as_f64() else { continue };
@@ -83,6 +89,20 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].metric.name, "jsonl:latency_s");
         assert_eq!(s[0].points, vec![(1.5, 0.2), (2.0, 0.4)]);
+    }
+
+    #[test]
+    fn propagation_events_are_not_observations() {
+        let s = super::parse(concat!(
+            r#"{"kind":"second","t":1.0,"tps":2000.0}"#,
+            "\n",
+            r#"{"kind":"event","event":"forged","ts_ns":1700000000000000000,"node":"n1","slot":7,"block":"ab","height":7,"parent":"aa","txs":512,"bytes":9000}"#,
+            "\n",
+            r#"{"kind":"event","event":"adopted","ts_ns":1700000000000100000,"node":"n2","slot":7,"block":"ab","height":7,"state_hash":"cd"}"#,
+            "\n",
+        ));
+        let names: Vec<&str> = s.iter().map(|s| s.metric.name.as_str()).collect();
+        assert_eq!(names, ["jsonl:tps"]);
     }
 
     #[test]
