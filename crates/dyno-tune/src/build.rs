@@ -40,6 +40,9 @@ pub struct BuildRecord {
     pub rustc: String,
     /// The last lines cargo printed, after a failure.
     pub error_tail: String,
+    /// The steps of a profile-guided build (its `build_time_s` is their sum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgo: Option<Box<crate::pgo::PgoRecord>>,
 }
 
 impl BuildRecord {
@@ -99,8 +102,11 @@ pub enum BuildEvent {
 pub struct BuildRequest {
     /// The variant.
     pub variant: Variant,
-    /// How cargo is invoked.
+    /// How cargo is invoked (for a PGO variant: its final build, without the profile
+    /// flags, which [`crate::pgo`] adds).
     pub plan: BuildPlan,
+    /// The training of a PGO variant; `None` for an ordinary build.
+    pub pgo: Option<crate::pgo::PgoJob>,
 }
 
 /// SHA-256 of a file, hex.
@@ -194,7 +200,7 @@ pub fn build_fingerprint(plan: &BuildPlan, rustc: &str, sources: &str) -> String
     crate::short_hash(key.to_string().as_bytes())
 }
 
-fn record_path(plan: &BuildPlan) -> PathBuf {
+pub(crate) fn record_path(plan: &BuildPlan) -> PathBuf {
     plan.target_dir.join("dyno-build.json")
 }
 
@@ -204,7 +210,7 @@ pub fn load_record(plan: &BuildPlan) -> Option<BuildRecord> {
     serde_json::from_str(&text).ok()
 }
 
-fn save_record(plan: &BuildPlan, record: &BuildRecord) -> Result<(), TuneError> {
+pub(crate) fn save_record(plan: &BuildPlan, record: &BuildRecord) -> Result<(), TuneError> {
     let path = record_path(plan);
     let io = |source| TuneError::Io {
         path: path.clone(),
@@ -217,25 +223,20 @@ fn save_record(plan: &BuildPlan, record: &BuildRecord) -> Result<(), TuneError> 
     std::fs::rename(&tmp, &path).map_err(io)
 }
 
-/// Builds (or reuses) one variant.
-pub fn build_one(
-    request: &BuildRequest,
-    rustc: &str,
-    sources: &str,
-    stop: &AtomicBool,
-) -> Result<BuildOutcome, TuneError> {
-    let plan = &request.plan;
-    let fingerprint = build_fingerprint(plan, rustc, sources);
-    let previous = load_record(plan);
-    if let Some(old) = &previous {
-        let same_binary = !old.ok || sha256_file(&old.binary).is_ok_and(|sha| sha == old.sha256);
-        if old.fingerprint == fingerprint && same_binary {
-            return Ok(BuildOutcome::Reused(old.clone()));
-        }
-    }
-    if stop.load(Ordering::SeqCst) {
-        return Ok(BuildOutcome::Interrupted);
-    }
+/// What one cargo run did.
+#[derive(Debug, Clone)]
+pub(crate) struct CargoRun {
+    /// Cargo exited 0.
+    pub ok: bool,
+    /// Its last 20 lines of stderr.
+    pub tail: String,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+/// Runs cargo as `plan` says, with the caller's environment cleaned of what would change
+/// the build behind the study's back.
+pub(crate) fn run_cargo(plan: &BuildPlan) -> Result<CargoRun, TuneError> {
     std::fs::create_dir_all(&plan.target_dir).map_err(|source| TuneError::Io {
         path: plan.target_dir.clone(),
         source,
@@ -264,20 +265,50 @@ pub fn build_one(
         command: format!("{} {}", plan.program, plan.args.join(" ")),
         message: e.to_string(),
     })?;
-    let build_time_s = started.elapsed().as_secs_f64();
+    Ok(CargoRun {
+        ok: out.status.success(),
+        tail: tail(&String::from_utf8_lossy(&out.stderr), 20),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Builds (or reuses) one variant.
+pub fn build_one(
+    request: &BuildRequest,
+    rustc: &str,
+    sources: &str,
+    stop: &AtomicBool,
+) -> Result<BuildOutcome, TuneError> {
+    if let Some(job) = &request.pgo {
+        return crate::pgo::build_pgo(request, job, rustc, sources, stop);
+    }
+    let plan = &request.plan;
+    let fingerprint = build_fingerprint(plan, rustc, sources);
+    let previous = load_record(plan);
+    if let Some(old) = &previous {
+        let same_binary = !old.ok || sha256_file(&old.binary).is_ok_and(|sha| sha == old.sha256);
+        if old.fingerprint == fingerprint && same_binary {
+            return Ok(BuildOutcome::Reused(old.clone()));
+        }
+    }
+    if stop.load(Ordering::SeqCst) {
+        return Ok(BuildOutcome::Interrupted);
+    }
+    let run = run_cargo(plan)?;
     if stop.load(Ordering::SeqCst) {
         return Ok(BuildOutcome::Interrupted);
     }
     let mut record = BuildRecord {
         variant: request.variant.id.clone(),
         fingerprint,
-        ok: out.status.success(),
+        ok: run.ok,
         binary: plan.binary.clone(),
         sha256: String::new(),
         size: 0,
-        build_time_s,
+        build_time_s: run.seconds,
         rustc: rustc.to_string(),
         error_tail: String::new(),
+        pgo: None,
     };
     if record.ok {
         match (sha256_file(&plan.binary), std::fs::metadata(&plan.binary)) {
@@ -297,7 +328,7 @@ pub fn build_one(
             }
         }
     } else {
-        record.error_tail = tail(&String::from_utf8_lossy(&out.stderr), 20);
+        record.error_tail = run.tail;
     }
     save_record(plan, &record)?;
     Ok(if record.ok {
@@ -388,6 +419,7 @@ fn failed(request: &BuildRequest, message: String) -> BuildRecord {
         build_time_s: 0.0,
         rustc: String::new(),
         error_tail: message,
+        pgo: None,
     }
 }
 

@@ -181,6 +181,31 @@ pub fn ensure_lock_file(study: &Study, root: &std::path::Path) -> Result<bool, T
     Ok(true)
 }
 
+/// Refuses a study whose PGO variants cannot be built: every toolchain of a variant with
+/// `pgo = "on"` needs the `llvm-profdata` of its LLVM, `"on+bolt"` also `llvm-bolt`.
+fn check_pgo_tools(study: &Study) -> Result<(), TuneError> {
+    let variants = crate::expand(&study.matrix, &study.exclude, &study.project.profile);
+    let mut checked: Vec<(Option<String>, bool)> = Vec::new();
+    for v in variants {
+        let Some(mode) = v.settings.pgo.filter(|p| p.trains()) else {
+            continue;
+        };
+        let bolt = mode == crate::profile::Pgo::OnBolt;
+        let key = (v.settings.toolchain.clone(), bolt);
+        if checked.contains(&key) {
+            continue;
+        }
+        let toolchain = v.settings.toolchain.as_deref();
+        let rustc = crate::build::rustc_version(toolchain)?;
+        crate::pgo::find_profdata(toolchain, &rustc)?;
+        if bolt {
+            crate::pgo::find_bolt(toolchain, &rustc)?;
+        }
+        checked.push(key);
+    }
+    Ok(())
+}
+
 /// Checks toolchains, the manifest's binary and the baselines' files, and generates a
 /// missing `Cargo.lock` ([`ensure_lock_file`]); returns the project's workspace root
 /// (whose files are the sources of every build).
@@ -203,6 +228,7 @@ pub fn check_environment(study: &Study) -> Result<std::path::PathBuf, TuneError>
         });
     }
     let root = check_bin(&study.project)?;
+    check_pgo_tools(study)?;
     ensure_lock_file(study, &root)?;
     for b in &study.baselines {
         if !b.binary.is_file() {

@@ -53,6 +53,15 @@ pub enum TuneError {
         /// Why.
         message: String,
     },
+    /// A profile-guided variant cannot be built: `llvm-profdata` of the toolchain's LLVM
+    /// or `llvm-bolt` is missing; the message says how to install it.
+    #[error("toolchain `{toolchain}`: {message}")]
+    PgoTools {
+        /// The toolchain of the variant.
+        toolchain: String,
+        /// What is missing and the command that installs it.
+        message: String,
+    },
     /// The results store failed.
     #[error(transparent)]
     Store(#[from] dyno_store::StoreError),

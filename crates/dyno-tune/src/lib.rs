@@ -14,7 +14,9 @@
 //!    its decisions from what was recorded;
 //! 4. eliminates variants significantly worse on every metric (racing), and
 //! 5. reports ([`report`]) medians, intervals, changes against the baseline, the Pareto
-//!    and near-Pareto sets and a ready-to-paste profile.
+//!    and near-Pareto sets and a ready-to-paste profile (for a profile-guided winner,
+//!    [`pgo`], the whole recipe), also as versioned JSON ([`report_json`]), and the CPU
+//!    features a `target-cpu` build assumes ([`portability`]).
 //!
 //! ```
 //! use dyno_tune::{expand, Study};
@@ -45,10 +47,13 @@ mod environment;
 mod error;
 pub mod extract;
 pub mod measure;
+pub mod pgo;
+pub mod portability;
 pub mod profile;
 pub mod race;
 pub mod record;
 pub mod report;
+pub mod report_json;
 pub mod session;
 mod study;
 mod variant;
@@ -60,8 +65,8 @@ pub use measure::{Executor, Job, Outcome, ProcessExecutor};
 pub use race::{run_race, Contestant, Mode, RaceConfig, RaceOutcome, Replay, StopReason};
 pub use record::{JobRecord, JobResult, MemoryRecorder, Recorder, StoreRecorder};
 pub use study::{
-    line_col, parse_duration, Baseline, Benchmark, Exclude, Invocation, Matrix, Project,
-    RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE,
+    line_col, parse_duration, Baseline, Benchmark, Exclude, Invocation, Matrix, PgoSettings,
+    Project, RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE,
 };
 pub use variant::{build_plan, expand, profile_env_name, BuildPlan, Settings, Variant};
 

@@ -231,6 +231,64 @@ impl Panic {
     }
 }
 
+/// Profile-guided optimisation of a variant: none, an LLVM profile (`-Cprofile-generate`,
+/// a training run, `-Cprofile-use`), or that profile followed by BOLT on the linked binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pgo {
+    /// `"off"`: an ordinary build.
+    Off,
+    /// `"on"`: instrumented build, training, merged profile, optimised build.
+    On,
+    /// `"on+bolt"`: as `On`, then `llvm-bolt` reorders the linked binary from a second,
+    /// BOLT-instrumented training run.
+    OnBolt,
+}
+
+impl Pgo {
+    /// The study-file spelling.
+    pub fn value(self) -> &'static str {
+        match self {
+            Pgo::Off => "off",
+            Pgo::On => "on",
+            Pgo::OnBolt => "on+bolt",
+        }
+    }
+
+    /// `true` when the variant needs a training run.
+    pub fn trains(self) -> bool {
+        self != Pgo::Off
+    }
+
+    /// Short label: `pgo-off`, `pgo`, `pgo+bolt`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Pgo::Off => "pgo-off",
+            Pgo::On => "pgo",
+            Pgo::OnBolt => "pgo+bolt",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Pgo {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "off" => Ok(Pgo::Off),
+            "on" => Ok(Pgo::On),
+            "on+bolt" => Ok(Pgo::OnBolt),
+            _ => Err(de::Error::custom(format!(
+                "pgo {s:?} is not one of \"off\", \"on\", \"on+bolt\""
+            ))),
+        }
+    }
+}
+
+impl Serialize for Pgo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.value())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,5 +338,19 @@ mod tests {
             Ok(TargetCpu::Named("znver4".into()))
         );
         assert!(parse::<TargetCpu>("\"a b\"").is_err());
+        assert_eq!(
+            parse::<TargetCpu>("\"x86-64-v3\""),
+            Ok(TargetCpu::Named("x86-64-v3".into()))
+        );
+    }
+
+    #[test]
+    fn pgo_values() {
+        assert_eq!(parse::<Pgo>("\"off\""), Ok(Pgo::Off));
+        assert_eq!(parse::<Pgo>("\"on\""), Ok(Pgo::On));
+        assert_eq!(parse::<Pgo>("\"on+bolt\""), Ok(Pgo::OnBolt));
+        assert!(parse::<Pgo>("true").is_err());
+        assert!(parse::<Pgo>("\"bolt\"").unwrap_err().contains("on+bolt"));
+        assert!(Pgo::OnBolt.trains() && !Pgo::Off.trains());
     }
 }

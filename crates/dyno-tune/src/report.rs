@@ -5,6 +5,8 @@
 
 use crate::build::BuildRecord;
 use crate::error::TuneError;
+use crate::pgo::PgoRecord;
+use crate::portability::CpuAssumption;
 use crate::race::{metrics_of, recommended, values, Contestant, Exit, Replay};
 use crate::record::{JobRecord, JobResult};
 use crate::variant::Variant;
@@ -39,6 +41,10 @@ pub struct ReportInput<'a> {
     pub alpha: f64,
     /// Smallest relative change called a change.
     pub min_effect: f64,
+    /// The project's binary, for the PGO recipe.
+    pub bin: &'a str,
+    /// Per subject: what its `target-cpu` assumes (`None`: no CPU flag, or a baseline).
+    pub cpu: &'a [Option<CpuAssumption>],
 }
 
 /// One subject's line in a metric table.
@@ -98,6 +104,16 @@ pub struct StudyReport {
     pub failed_builds: Vec<(String, String)>,
     /// Build facts per subject: (build time s, size B, rustc release).
     pub builds: Vec<Option<(f64, u64, String)>>,
+    /// Per subject: the steps of its profile-guided build.
+    pub pgo: Vec<Option<PgoRecord>>,
+    /// Per subject: what its `target-cpu` assumes.
+    pub cpu: Vec<Option<CpuAssumption>>,
+    /// Per subject: its variant (`None` for baselines).
+    pub variants: Vec<Option<Variant>>,
+    /// Significance level of the comparisons.
+    pub alpha: f64,
+    /// Smallest relative change called a change.
+    pub min_effect: f64,
     samples: Vec<Vec<(String, Vec<f64>)>>,
 }
 
@@ -266,14 +282,21 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
     } else {
         best
     };
+    let pgo_of = |s: usize| {
+        input.builds[s]
+            .as_ref()
+            .and_then(|b| b.pgo.as_deref().cloned())
+    };
     for &s in &best {
         if let Some(v) = &input.variants[s] {
-            snippets.push((
-                v.label.clone(),
-                v.profile_section(input.profile),
-                v.build_command(input.profile),
-            ));
-            if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
+            let build = match pgo_of(s) {
+                Some(p) => pgo_recipe(v, input.profile, input.bin, &p),
+                None => v.build_command(input.profile),
+            };
+            snippets.push((v.label.clone(), v.profile_section(input.profile), build));
+            if let Some(Some(a)) = input.cpu.get(s) {
+                warnings.push(a.describe(&v.label));
+            } else if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
                 let w = "target-cpu=native builds use every instruction of THIS CPU: such a binary may crash (illegal instruction) or lose its advantage on another CPU; build it on the machine that runs it, or name the CPU (target_cpu = \"znver4\") instead.".to_string();
                 if !warnings.contains(&w) {
                     warnings.push(w);
@@ -287,6 +310,12 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
         .flatten()
         .filter(|j| matches!(j.result, JobResult::Failed { .. }))
         .count();
+    let trained: Vec<PgoRecord> = (0..n).filter_map(pgo_of).collect();
+    if trained.iter().any(|p| p.same_input) {
+        warnings.push("PGO variants were trained on the measured benchmarks' own commands (the study has no [pgo] training): their gain is measured on the input they were tuned for and may be smaller on other work; give [pgo] training commands with a different input.".into());
+    } else if !trained.is_empty() {
+        warnings.push("PGO variants were trained with the study's [pgo] training commands, which differ from the measured benchmarks.".into());
+    }
     if failed > 0 {
         warnings.push(format!("{failed} benchmark runs failed; their output tails are in the store (labels `error`, `tail`)."));
     }
@@ -321,8 +350,58 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
                     .map(|b| (b.build_time_s, b.size, b.rustc_release()))
             })
             .collect(),
+        pgo: (0..n).map(pgo_of).collect(),
+        cpu: (0..n)
+            .map(|s| input.cpu.get(s).cloned().flatten())
+            .collect(),
+        variants: input.variants.to_vec(),
+        alpha: input.alpha,
+        min_effect: input.min_effect,
         samples,
     })
+}
+
+/// The commands that reproduce a PGO variant ([`crate::pgo::recipe`]).
+fn pgo_recipe(v: &Variant, profile: &str, bin: &str, p: &PgoRecord) -> String {
+    let job = crate::pgo::PgoJob {
+        mode: if p.bolt.is_some() {
+            crate::profile::Pgo::OnBolt
+        } else {
+            crate::profile::Pgo::On
+        },
+        training: p.training.clone(),
+        same_input: p.same_input,
+        timeout_s: 0.0,
+    };
+    let name = |path: &std::path::Path| {
+        path.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    let bolt = p.bolt.as_deref().map(|b| {
+        let bolt = name(b);
+        let merge = bolt.replacen("llvm-bolt", "merge-fdata", 1);
+        (bolt, merge)
+    });
+    crate::pgo::recipe(
+        |flags| v.build_command_with(profile, flags),
+        profile,
+        bin,
+        &job,
+        &p.profdata.display().to_string(),
+        bolt.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+    )
+}
+
+/// `instrumented 12.0 s + training 3.1 s + final 14.2 s (+ BOLT 4.0 s)`.
+pub fn pgo_steps(p: &PgoRecord) -> String {
+    let mut s = format!(
+        "instrumented {:.1} s + training {:.1} s + final {:.1} s",
+        p.instrumented_build_s, p.training_s, p.final_build_s
+    );
+    if p.bolt.is_some() {
+        s.push_str(&format!(" + BOLT {:.1} s", p.bolt_s));
+    }
+    s
 }
 
 fn percent(x: f64) -> String {
@@ -400,7 +479,8 @@ impl StudyReport {
             .column("build time", Align::Right)
             .column("binary size", Align::Right)
             .column("rustc", Align::Left)
-            .column("race", Align::Left);
+            .column("race", Align::Left)
+            .column("PGO steps", Align::Left);
         for (s, label) in self.labels.iter().enumerate() {
             let (time, size, rustc) = match &self.builds[s] {
                 Some((t, z, r)) => (
@@ -410,12 +490,14 @@ impl StudyReport {
                 ),
                 None => ("-".into(), "-".into(), "-".into()),
             };
+            let steps = self.pgo[s].as_ref().map_or_else(|| "-".into(), pgo_steps);
             t.push_row(vec![
                 label.clone(),
                 time,
                 size,
                 rustc,
                 self.status[s].clone(),
+                steps,
             ]);
         }
         for (label, _) in &self.failed_builds {
@@ -425,6 +507,7 @@ impl StudyReport {
                 Cell::new("-"),
                 Cell::new("-"),
                 Cell::new("build failed").bad(),
+                Cell::new("-"),
             ]);
         }
         t
@@ -462,9 +545,15 @@ impl StudyReport {
             );
         }
         for (label, section, build) in &self.snippets {
-            out.push_str(&format!(
-                "\n# {label}: paste into Cargo.toml\n{section}# and build with: {build}\n"
-            ));
+            if build.contains('\n') {
+                out.push_str(&format!(
+                    "\n# {label}: paste into Cargo.toml\n{section}# then build it profile-guided:\n{build}\n"
+                ));
+            } else {
+                out.push_str(&format!(
+                    "\n# {label}: paste into Cargo.toml\n{section}# and build with: {build}\n"
+                ));
+            }
         }
         for w in &self.warnings {
             out.push_str(&format!("\nwarning: {w}\n"));
@@ -509,7 +598,13 @@ impl StudyReport {
             for line in section.lines() {
                 t.push_row(vec![line.to_string()]);
             }
-            t.push_row(vec![format!("build with: {build}")]);
+            let mut lines = build.lines();
+            if let Some(first) = lines.next() {
+                t.push_row(vec![format!("build with: {first}")]);
+            }
+            for line in lines {
+                t.push_row(vec![line.to_string()]);
+            }
             rec = rec.table(t);
         }
         for w in &self.warnings {

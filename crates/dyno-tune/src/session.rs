@@ -3,6 +3,8 @@
 
 use crate::build::{load_record, sha256_file, BuildOutcome, BuildRecord, BuildRequest};
 use crate::error::TuneError;
+use crate::pgo::PgoJob;
+use crate::portability::CpuAssumption;
 use crate::race::{Contestant, RaceConfig, Replay};
 use crate::record::{Recorder, StoreRecorder, SubjectKey};
 use crate::report::{build_report, ReportInput, StudyReport};
@@ -18,9 +20,22 @@ pub fn build_requests(study: &Study) -> Vec<BuildRequest> {
         .into_iter()
         .map(|variant| BuildRequest {
             plan: build_plan(&study.project, &variant, &work),
+            pgo: pgo_job(study, &variant),
             variant,
         })
         .collect()
+}
+
+/// How a variant is trained, when its `pgo` setting asks for training.
+pub fn pgo_job(study: &Study, variant: &Variant) -> Option<PgoJob> {
+    let mode = variant.settings.pgo.filter(|p| p.trains())?;
+    let (training, same_input) = study.training_commands();
+    Some(PgoJob {
+        mode,
+        training,
+        same_input,
+        timeout_s: study.pgo.timeout_s,
+    })
 }
 
 /// The race subjects: variants with a usable binary, then baselines.
@@ -37,7 +52,7 @@ pub struct Lineup {
 }
 
 fn variant_subject(study: &Study, v: &Variant, b: &BuildRecord) -> Subject {
-    Subject::new(SubjectKind::BuildVariant, v.label.clone())
+    let subject = Subject::new(SubjectKind::BuildVariant, v.label.clone())
         .with("variant", v.id.clone())
         .with("profile", v.profile_section(&study.project.profile))
         .with("rustflags", v.rustflags())
@@ -51,7 +66,14 @@ fn variant_subject(study: &Study, v: &Variant, b: &BuildRecord) -> Subject {
         .with("rustc", b.rustc.clone())
         .with("sha256", b.sha256.clone())
         .with("size", b.size.to_string())
-        .with("build_time_s", format!("{:.3}", b.build_time_s))
+        .with("build_time_s", format!("{:.3}", b.build_time_s));
+    match &b.pgo {
+        Some(p) => subject
+            .with("pgo", p.mode.clone())
+            .with("pgo_profile_sha256", p.profile_sha256.clone())
+            .with("pgo_training_same_input", p.same_input.to_string()),
+        None => subject,
+    }
 }
 
 /// Pairs variants with their build outcomes (`outcomes[i]` for `requests[i]`) and adds
@@ -151,6 +173,7 @@ pub fn report_from_store(
     let baseline: Vec<bool> = lineup.contestants.iter().map(|c| c.baseline).collect();
     let mut replay = Replay::new(config, &names, &baseline);
     replay.advance(&records)?;
+    let cpu = cpu_assumptions(&lineup.variants);
     build_report(&ReportInput {
         title: study.path.display().to_string(),
         contestants: &lineup.contestants,
@@ -162,5 +185,28 @@ pub fn report_from_store(
         profile: &study.project.profile,
         alpha: study.run.alpha,
         min_effect: study.run.min_effect,
+        bin: &study.project.bin,
+        cpu: &cpu,
     })
+}
+
+/// What each variant's `target-cpu` assumes, asked of its toolchain's rustc once per
+/// (toolchain, CPU); a rustc that cannot answer leaves the variant without (the report
+/// then keeps its general warning about native builds).
+pub fn cpu_assumptions(variants: &[Option<Variant>]) -> Vec<Option<CpuAssumption>> {
+    let mut known = std::collections::BTreeMap::new();
+    variants
+        .iter()
+        .map(|v| {
+            let v = v.as_ref()?;
+            let cpu = v.settings.target_cpu.as_ref()?.flag()?.to_string();
+            let key = (v.settings.toolchain.clone(), cpu);
+            known
+                .entry(key)
+                .or_insert_with_key(|(toolchain, cpu)| {
+                    crate::portability::assumption(toolchain.as_deref(), cpu).ok()
+                })
+                .clone()
+        })
+        .collect()
 }

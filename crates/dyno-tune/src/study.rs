@@ -6,7 +6,7 @@
 
 use crate::error::TuneError;
 use crate::extract::Extract;
-use crate::profile::{Lto, OptLevel, Panic, TargetCpu};
+use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -28,6 +28,51 @@ pub struct Study {
     pub benchmarks: Vec<Benchmark>,
     /// Rounds, budget and statistics.
     pub run: RunSettings,
+    /// How PGO variants are trained (`[pgo]`).
+    pub pgo: PgoSettings,
+}
+
+/// `[pgo]`: the training of profile-guided variants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgoSettings {
+    /// Training command lines with `{bin}` for the instrumented binary (`training`). Empty:
+    /// every benchmark's own command, once, so training and measured inputs are the same.
+    pub training: Vec<Vec<String>>,
+    /// A training command still going after this many seconds is killed and the variant
+    /// fails (`timeout`, default [`DEFAULT_BENCHMARK_TIMEOUT_S`]).
+    pub timeout_s: f64,
+}
+
+impl Default for PgoSettings {
+    fn default() -> Self {
+        PgoSettings {
+            training: Vec::new(),
+            timeout_s: DEFAULT_BENCHMARK_TIMEOUT_S,
+        }
+    }
+}
+
+impl Study {
+    /// The training command lines of PGO variants, with `{bin}` (or, for benchmarks given
+    /// as `args`, the `{bin}` program) still to be replaced, and whether they are the
+    /// benchmarks' own commands (training on the measured input flatters PGO).
+    pub fn training_commands(&self) -> (Vec<Vec<String>>, bool) {
+        if !self.pgo.training.is_empty() {
+            let measured: Vec<Vec<String>> = self
+                .benchmarks
+                .iter()
+                .map(|b| b.invocation.command_line(Path::new("{bin}")))
+                .collect();
+            let same = self.pgo.training.iter().all(|t| measured.contains(t));
+            return (self.pgo.training.clone(), same);
+        }
+        let own = self
+            .benchmarks
+            .iter()
+            .map(|b| b.invocation.command_line(Path::new("{bin}")))
+            .collect();
+        (own, true)
+    }
 }
 
 /// `[project]`.
@@ -69,6 +114,9 @@ pub struct Matrix {
     /// Alternative strings of extra RUSTFLAGS (`""` = none).
     #[serde(default)]
     pub rustflags: Vec<String>,
+    /// Profile-guided optimisation: `"off"`, `"on"`, `"on+bolt"`.
+    #[serde(default)]
+    pub pgo: Vec<Pgo>,
 }
 
 /// One `exclude` filter: a variant matching every key given is not built.
@@ -89,6 +137,8 @@ pub struct Exclude {
     pub panic: Option<Panic>,
     /// Extra RUSTFLAGS to match.
     pub rustflags: Option<String>,
+    /// PGO to match.
+    pub pgo: Option<Pgo>,
 }
 
 /// `[[baseline]]`: a binary that is measured but not built (e.g. the official release).
@@ -198,6 +248,15 @@ struct RawStudy {
     benchmark: Vec<Spanned<RawBenchmark>>,
     #[serde(default)]
     run: Option<Spanned<RawRun>>,
+    #[serde(default)]
+    pgo: Option<Spanned<RawPgo>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPgo {
+    training: Option<Vec<Spanned<Vec<String>>>>,
+    timeout: Option<Spanned<Budget>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -217,6 +276,8 @@ struct RawMatrix {
     panic: Vec<Panic>,
     #[serde(default)]
     rustflags: Vec<String>,
+    #[serde(default)]
+    pgo: Vec<Pgo>,
     #[serde(default)]
     exclude: Vec<Spanned<Exclude>>,
 }
@@ -390,6 +451,7 @@ impl Study {
             codegen_units: m.codegen_units,
             panic: m.panic,
             rustflags: m.rustflags,
+            pgo: m.pgo,
         };
         check_matrix(&cx, &matrix)?;
         let mut exclude = Vec::new();
@@ -414,6 +476,7 @@ impl Study {
         }
         let benchmarks = benchmarks(&cx, raw.benchmark)?;
         let run = run_settings(&cx, raw.run)?;
+        let pgo = pgo_settings(&cx, raw.pgo)?;
         Ok(Study {
             path: path.to_path_buf(),
             project,
@@ -422,6 +485,7 @@ impl Study {
             baselines,
             benchmarks,
             run,
+            pgo,
         })
     }
 
@@ -520,6 +584,8 @@ fn check_matrix(cx: &Ctx, m: &Matrix) -> Result<(), TuneError> {
     dup("panic", n, d)?;
     let (n, d) = distinct(m.rustflags.clone());
     dup("rustflags", n, d)?;
+    let (n, d) = distinct(m.pgo.iter().map(|c| c.value().to_string()).collect());
+    dup("pgo", n, d)?;
     if m.codegen_units.contains(&0) {
         return Err(cx.err(
             find("codegen_units"),
@@ -541,6 +607,12 @@ fn check_matrix(cx: &Ctx, m: &Matrix) -> Result<(), TuneError> {
             return Err(cx.err(
                 find("rustflags"),
                 "matrix `rustflags`: set the CPU with `target_cpu`, not in rustflags",
+            ));
+        }
+        if flags.contains("profile-generate") || flags.contains("profile-use") {
+            return Err(cx.err(
+                find("rustflags"),
+                "matrix `rustflags`: set profile-guided builds with `pgo = [\"off\", \"on\"]`, not in rustflags",
             ));
         }
         if flags.contains("-C lto") || flags.contains("-Clto") {
@@ -595,6 +667,11 @@ fn check_exclude(cx: &Ctx, m: &Matrix, rule: &Spanned<Exclude>) -> Result<(), Tu
     if let Some(v) = &r.rustflags {
         if !m.rustflags.contains(v) {
             return bad("rustflags", format!("{v:?}"));
+        }
+    }
+    if let Some(v) = &r.pgo {
+        if !m.pgo.contains(v) {
+            return bad("pgo", format!("{:?}", v.value()));
         }
     }
     if *r == Exclude::default() {
@@ -730,6 +807,35 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
     }
     if let Some(seed) = raw.seed {
         s.seed = seed;
+    }
+    Ok(s)
+}
+
+fn pgo_settings(cx: &Ctx, raw: Option<Spanned<RawPgo>>) -> Result<PgoSettings, TuneError> {
+    let mut s = PgoSettings::default();
+    let Some(raw) = raw else { return Ok(s) };
+    let raw = raw.into_inner();
+    for cmd in raw.training.into_iter().flatten() {
+        let at = cmd.span().start;
+        let cmd = cmd.into_inner();
+        if cmd.is_empty() || !cmd.iter().any(|a| a.contains("{bin}")) {
+            return Err(cx.err(
+                at,
+                "pgo `training`: each command is a list of arguments with {bin} where the instrumented binary goes, e.g. [\"{bin}\", \"--small-input\"]",
+            ));
+        }
+        s.training.push(cmd);
+    }
+    if let Some(v) = raw.timeout {
+        let at = v.span().start;
+        s.timeout_s = duration_value(v.into_inner())
+            .filter(|t| *t > 0.0)
+            .ok_or_else(|| {
+                cx.err(
+                    at,
+                    "pgo `timeout`: not a positive duration (e.g. \"90s\", \"30m\")",
+                )
+            })?;
     }
     Ok(s)
 }

@@ -1,7 +1,7 @@
 //! Variants: the cartesian product of the matrix minus the excluded combinations, each
 //! with a stable id and a readable label, and the exact cargo invocation that builds it.
 
-use crate::profile::{Lto, OptLevel, Panic, TargetCpu};
+use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
 use crate::study::{Exclude, Matrix, Project};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,10 @@ pub struct Settings {
     pub panic: Option<Panic>,
     /// Extra RUSTFLAGS (`None` or `""` = none).
     pub rustflags: Option<String>,
+    /// Profile-guided optimisation. Left out of the id's key when not set, so studies
+    /// without a `pgo` dimension keep the ids (and stored results) they had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pgo: Option<Pgo>,
 }
 
 /// One build of the matrix.
@@ -55,6 +59,7 @@ fn matches(rule: &Exclude, s: &Settings) -> bool {
         && eq(&rule.codegen_units, &s.codegen_units)
         && eq(&rule.panic, &s.panic)
         && eq(&rule.rustflags, &s.rustflags)
+        && eq(&rule.pgo, &s.pgo)
 }
 
 /// Every combination of the matrix that no exclude rule matches, in a stable order.
@@ -67,19 +72,22 @@ pub fn expand(matrix: &Matrix, exclude: &[Exclude], profile: &str) -> Vec<Varian
                     for codegen_units in axis(&matrix.codegen_units) {
                         for panic in axis(&matrix.panic) {
                             for rustflags in axis(&matrix.rustflags) {
-                                let settings = Settings {
-                                    toolchain: toolchain.clone(),
-                                    target_cpu: target_cpu.clone(),
-                                    opt_level,
-                                    lto,
-                                    codegen_units,
-                                    panic,
-                                    rustflags,
-                                };
-                                if exclude.iter().any(|r| matches(r, &settings)) {
-                                    continue;
+                                for pgo in axis(&matrix.pgo) {
+                                    let settings = Settings {
+                                        toolchain: toolchain.clone(),
+                                        target_cpu: target_cpu.clone(),
+                                        opt_level,
+                                        lto,
+                                        codegen_units,
+                                        panic,
+                                        rustflags: rustflags.clone(),
+                                        pgo,
+                                    };
+                                    if exclude.iter().any(|r| matches(r, &settings)) {
+                                        continue;
+                                    }
+                                    out.push(Variant::new(settings, profile));
                                 }
-                                out.push(Variant::new(settings, profile));
                             }
                         }
                     }
@@ -126,8 +134,20 @@ impl Variant {
     /// The command that builds this variant once its section is in Cargo.toml: its
     /// RUSTFLAGS (when any) and its toolchain (when the study names one) included.
     pub fn build_command(&self, profile: &str) -> String {
+        self.build_command_with(profile, "")
+    }
+
+    /// [`Variant::build_command`] with `extra` RUSTFLAGS after the variant's own (the
+    /// profile flags of a PGO build).
+    pub fn build_command_with(&self, profile: &str, extra: &str) -> String {
         let mut out = String::new();
-        let flags = self.rustflags();
+        let own = self.rustflags();
+        let flags = [own.as_str(), extra]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
         if !flags.is_empty() {
             out.push_str(&format!("RUSTFLAGS=\"{flags}\" "));
         }
@@ -178,6 +198,9 @@ fn label(s: &Settings) -> String {
         if !r.trim().is_empty() {
             parts.push(format!("[{}]", r.trim()));
         }
+    }
+    if let Some(p) = s.pgo {
+        parts.push(p.label().to_string());
     }
     if parts.is_empty() {
         "default".into()
@@ -306,6 +329,7 @@ mod tests {
             codegen_units: Some(1),
             panic: Some(Panic::Abort),
             rustflags: Some("-C force-frame-pointers=yes".into()),
+            pgo: None,
         }
     }
 
@@ -377,6 +401,7 @@ mod tests {
                 codegen_units: None,
                 panic: None,
                 rustflags: None,
+                pgo: None,
             },
             "release",
         );

@@ -307,6 +307,7 @@ fn report_on_a_stored_study() {
                         codegen_units: Some(i as u32 + 1),
                         panic: None,
                         rustflags: None,
+                        pgo: None,
                     },
                     "production",
                 )
@@ -324,6 +325,8 @@ fn report_on_a_stored_study() {
         profile: "production",
         alpha: 0.05,
         min_effect: 0.01,
+        bin: "node",
+        cpu: &[None, None, None, None],
     })
     .unwrap();
     assert_eq!(report.reference, Some(3), "the baseline is the reference");

@@ -77,6 +77,8 @@ pub enum Format {
     Markdown,
     /// CSV tables.
     Csv,
+    /// One JSON document (schema `dyno.tune.report`, version 1; see dyno-tune's README).
+    Json,
 }
 
 /// Arguments of `dyno tune report`.
@@ -87,7 +89,7 @@ pub struct ReportArgs {
     /// Also write a self-contained HTML report with box plots.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Table format.
+    /// Output format (json: the whole report as one document, schema dyno.tune.report).
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }
@@ -154,6 +156,26 @@ fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
             r.plan.program,
             r.plan.args.join(" ")
         );
+        if let Some(job) = &r.pgo {
+            let dirs = dyno_tune::pgo::PgoDirs::of(&r.plan);
+            println!(
+                "    pgo {}: instrumented build (-Cprofile-generate={}, --target <host>), then training:",
+                job.mode.value(),
+                dirs.raw.display()
+            );
+            for t in &job.training {
+                println!("      {}", t.join(" "));
+            }
+            println!(
+                "    then llvm-profdata merge and the build above with -Cprofile-use={}{}",
+                dirs.profile.display(),
+                if job.same_input {
+                    " (training = the measured benchmarks: add [pgo] training with another input)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -196,7 +218,14 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         BuildEvent::Finished { label, outcome } => {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             let what = match &outcome {
-                BuildOutcome::Built(b) => format!("built in {:.1} s", b.build_time_s),
+                BuildOutcome::Built(b) => match &b.pgo {
+                    Some(p) => format!(
+                        "built in {:.1} s ({})",
+                        b.build_time_s,
+                        dyno_tune::report::pgo_steps(p)
+                    ),
+                    None => format!("built in {:.1} s", b.build_time_s),
+                },
                 BuildOutcome::Reused(b) if b.ok => "unchanged, not rebuilt".into(),
                 BuildOutcome::Reused(_) => "failed before, inputs unchanged".into(),
                 BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
@@ -336,16 +365,24 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let report = report_from_store(&study, &mut store, args.exhaustive)?;
-    print_report(&report, Format::Table);
+    print_report(&report, Format::Table, &args.study.study);
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_report(report: &dyno_tune::report::StudyReport, format: Format) {
+fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: &std::path::Path) {
     let color = std::io::stdout().is_terminal();
     let f = match format {
         Format::Table => TableFormat::Terminal { color },
         Format::Markdown => TableFormat::Markdown,
         Format::Csv => TableFormat::Csv,
+        Format::Json => {
+            let doc = report.json(&study.display().to_string(), dyno_model::now_unix());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).expect("a JSON value serializes")
+            );
+            return;
+        }
     };
     for t in report.metric_tables() {
         println!("{}", f.render(&t));
@@ -362,7 +399,7 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let exhaustive =
         dyno_tune::record::study_mode(&store, &study.key())?.as_deref() == Some("exhaustive");
     let report = report_from_store(&study, &mut store, exhaustive)?;
-    print_report(&report, args.format);
+    print_report(&report, args.format, &args.study.study);
     if let Some(html) = &args.html {
         write_atomic(
             html,

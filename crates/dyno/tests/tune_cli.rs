@@ -138,6 +138,52 @@ fn run_then_report_on_the_tiny_crate() {
         .stdout(predicate::str::contains("| stable/o"));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg") && page.contains("[profile.production]"));
+    let out = dyno()
+        .args(["tune", "report"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["schema"], "dyno.tune.report");
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["rounds"], 3);
+    assert!(doc["generated_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(doc["metrics"][0]["name"], "ops");
+    assert_eq!(doc["metrics"][0]["unit"], "/s");
+    assert_eq!(doc["metrics"][0]["direction"], "higher_is_better");
+    let subjects = doc["subjects"].as_array().unwrap();
+    assert_eq!(subjects.len(), 2);
+    for s in subjects {
+        assert_eq!(s["kind"], "variant");
+        assert_eq!(s["settings"]["toolchain"], "stable");
+        assert!(s["settings"]["opt_level"].is_u64());
+        assert!(s["build"]["build_time_s"].as_f64().unwrap() > 0.0);
+        assert!(s["build"]["pgo"].is_null());
+        let ops = &s["results"]["ops"];
+        assert_eq!(ops["n"], 3);
+        let (low, median, high) = (
+            ops["ci95_low"].as_f64().unwrap(),
+            ops["median"].as_f64().unwrap(),
+            ops["ci95_high"].as_f64().unwrap(),
+        );
+        assert!(low <= median && median <= high, "{ops}");
+        assert!(["recommended", "contender", "eliminated"].contains(&s["status"].as_str().unwrap()));
+    }
+    let snippet = &doc["snippets"][0];
+    assert!(snippet["profile_section"]
+        .as_str()
+        .unwrap()
+        .starts_with("[profile.production]"));
+    assert!(snippet["build_commands"]
+        .as_str()
+        .unwrap()
+        .contains("cargo +stable build --profile production"));
 }
 
 #[test]
@@ -152,4 +198,144 @@ fn report_without_results_exits_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no results stored"));
+}
+
+#[test]
+fn bad_pgo_settings_exit_2_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = study(dir.path(), "pgo = [\"off\", \"maybe\"]", "tiny");
+    dyno()
+        .args(["tune", "check"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("study.toml:6:")
+                .and(predicate::str::contains("pgo"))
+                .and(predicate::str::contains("on+bolt")),
+        );
+    let path = study(
+        dir.path(),
+        "pgo = [\"off\", \"on\"]\n\n[pgo]\ntraining = [[\"./train.sh\"]]",
+        "tiny",
+    );
+    dyno()
+        .args(["tune", "check"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("study.toml:9:")
+                .and(predicate::str::contains("pgo `training`"))
+                .and(predicate::str::contains("{bin}")),
+        );
+    let path = study(
+        dir.path(),
+        "rustflags = [\"-Cprofile-use=/tmp/x.profdata\"]",
+        "tiny",
+    );
+    dyno()
+        .args(["tune", "check"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("study.toml:6:")
+                .and(predicate::str::contains("profile-guided builds with `pgo")),
+        );
+}
+
+/// A PATH holding only rustup's proxies (cargo, rustc, rustup) and the files in `extra`.
+fn bare_path(dir: &Path, extra: &[(&str, &Path)]) -> std::ffi::OsString {
+    let rustup = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .find(|d| d.join("rustup").is_file())
+        .expect("rustup on PATH");
+    let tools = dir.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    for (name, target) in extra {
+        std::os::unix::fs::symlink(target, tools.join(name)).unwrap();
+    }
+    std::env::join_paths([rustup, tools]).unwrap()
+}
+
+#[test]
+fn pgo_without_a_matching_llvm_profdata_exits_2_with_the_command_that_fixes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = study(
+        dir.path(),
+        "toolchain = [\"stable\"]\npgo = [\"off\", \"on\"]",
+        "tiny",
+    );
+    let rustc = dyno_tune::build::rustc_version(Some("stable")).unwrap();
+    let sysroot_has_it = std::process::Command::new("rustc")
+        .args(["+stable", "--print", "sysroot"])
+        .output()
+        .map(|o| {
+            let root = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            let host = dyno_tune::pgo::host_triple(&rustc).unwrap();
+            Path::new(&root)
+                .join(format!("lib/rustlib/{host}/bin/llvm-profdata"))
+                .is_file()
+        })
+        .unwrap();
+    if sysroot_has_it {
+        println!(
+            "note: llvm-tools is installed for stable; the missing-tool refusal is not exercised"
+        );
+        return;
+    }
+    // An llvm-profdata of another LLVM on PATH is refused by name, not used.
+    let llvm = dyno_tune::pgo::llvm_version(&rustc).unwrap();
+    let major = llvm.split('.').next().unwrap();
+    let other = ["14", "15", "16", "19"]
+        .iter()
+        .filter(|v| **v != major)
+        .map(|v| PathBuf::from(format!("/usr/bin/llvm-profdata-{v}")))
+        .find(|p| p.is_file());
+    let extra: Vec<(&str, &Path)> = other
+        .as_deref()
+        .map(|p| vec![("llvm-profdata", p)])
+        .unwrap_or_default();
+    let assert = dyno()
+        .args(["tune", "check"])
+        .arg(&path)
+        .env("PATH", bare_path(dir.path(), &extra))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("rustup component add llvm-tools --toolchain stable")
+                .and(predicate::str::contains(format!("LLVM {llvm}"))),
+        );
+    if other.is_some() {
+        assert.stderr(predicate::str::contains("refused"));
+    }
+}
+
+#[test]
+fn bolt_without_llvm_bolt_exits_2_naming_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let rustc = dyno_tune::build::rustc_version(Some("stable")).unwrap();
+    let Ok(profdata) = dyno_tune::pgo::find_profdata(Some("stable"), &rustc) else {
+        println!("note: no llvm-profdata for stable's LLVM; the BOLT refusal is not reached");
+        return;
+    };
+    let path = study(
+        dir.path(),
+        "toolchain = [\"stable\"]\npgo = [\"on\", \"on+bolt\"]",
+        "tiny",
+    );
+    dyno()
+        .args(["tune", "check"])
+        .arg(&path)
+        .env(
+            "PATH",
+            bare_path(dir.path(), &[("llvm-profdata", profdata.as_path())]),
+        )
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("llvm-bolt")
+                .and(predicate::str::contains("apt-get install bolt-"))
+                .and(predicate::str::contains("on+bolt")),
+        );
 }

@@ -1,0 +1,865 @@
+//! Profile-guided builds: the `pgo` dimension of the matrix.
+//!
+//! A variant with `pgo = "on"` is built in four steps, all inside its own target directory:
+//!
+//! 1. an instrumented build (`-Cprofile-generate=<dir>/pgo/raw`, its own target dir);
+//! 2. the training commands, run with `{bin}` = the instrumented binary;
+//! 3. `llvm-profdata merge` of the raw profiles, with the `llvm-profdata` of the
+//!    toolchain's own LLVM ([`find_profdata`]): another LLVM cannot read them;
+//! 4. the optimised build (`-Cprofile-use=<dir>/pgo/merged.profdata`).
+//!
+//! `"on+bolt"` links that build with `--emit-relocs`, instruments it with `llvm-bolt`, runs
+//! the training again, merges the `.fdata` files and lets `llvm-bolt` reorder the binary.
+//!
+//! The merged profile is kept with its SHA-256 and the key of everything it depends on
+//! (the instrumented build's inputs, the sources, the training commands, the tool): a
+//! re-run reuses it, a change of any of them trains again. The variant's record is written
+//! only once every step succeeded, so a half-built variant is never taken for a finished
+//! one; a failing training command fails its variant with its output's tail, and the
+//! study goes on with the others. Builds go through `--target <host>` so `RUSTFLAGS`
+//! (and with it the instrumentation) reach neither build scripts nor proc macros.
+
+use crate::build::{
+    build_fingerprint, load_record, run_cargo, save_record, sha256_file, BuildOutcome, BuildRecord,
+    BuildRequest,
+};
+use crate::error::TuneError;
+use crate::profile::Pgo;
+use crate::variant::BuildPlan;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt as _;
+
+/// How one PGO variant is trained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgoJob {
+    /// `On` or `OnBolt`.
+    pub mode: Pgo,
+    /// Training command lines, `{bin}` where the instrumented binary goes.
+    pub training: Vec<Vec<String>>,
+    /// `true` when the training commands are the measured benchmarks' own.
+    pub same_input: bool,
+    /// Kill a training command after this many seconds.
+    pub timeout_s: f64,
+}
+
+/// What a finished profile-guided build consisted of (stored in its build record).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PgoRecord {
+    /// `on` or `on+bolt`.
+    pub mode: String,
+    /// SHA-256 of the merged profile the binary was built with.
+    pub profile_sha256: String,
+    /// The merged profile.
+    pub profile: PathBuf,
+    /// Key of the profile's inputs (instrumented build, sources, training, tool).
+    pub profile_key: String,
+    /// Seconds of the instrumented build.
+    pub instrumented_build_s: f64,
+    /// Seconds of the training runs and the merge.
+    pub training_s: f64,
+    /// Seconds of the optimised build.
+    pub final_build_s: f64,
+    /// Seconds of BOLT's instrumentation, training and optimisation (0 without BOLT).
+    pub bolt_s: f64,
+    /// The training command lines (with `{bin}`).
+    pub training: Vec<Vec<String>>,
+    /// Whether training ran the measured benchmarks' own commands.
+    pub same_input: bool,
+    /// The `llvm-profdata` used.
+    pub profdata: PathBuf,
+    /// The `llvm-bolt` used, for `on+bolt`.
+    pub bolt: Option<PathBuf>,
+}
+
+/// The stored profile of a variant: `<target dir>/pgo/profile.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StoredProfile {
+    key: String,
+    sha256: String,
+    instrumented_build_s: f64,
+    training_s: f64,
+}
+
+/// `LLVM version: 22.1.2` of `rustc -vV`.
+pub fn llvm_version(rustc_vv: &str) -> Option<String> {
+    rustc_vv
+        .lines()
+        .find_map(|l| l.strip_prefix("LLVM version: "))
+        .map(|v| v.trim().to_string())
+}
+
+/// The `host:` triple of `rustc -vV`.
+pub fn host_triple(rustc_vv: &str) -> Option<String> {
+    rustc_vv
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|v| v.trim().to_string())
+}
+
+fn major(version: &str) -> &str {
+    version.split('.').next().unwrap_or(version)
+}
+
+/// The LLVM version an LLVM tool reports (`LLVM version 22.1.8`, also behind a vendor
+/// prefix such as `Debian LLVM version`). Older `llvm-profdata`s only answer `--version`
+/// after a subcommand, so `merge --version` is asked too.
+pub fn tool_llvm_version(tool: &Path) -> Option<String> {
+    [&["--version"][..], &["merge", "--version"][..]]
+        .iter()
+        .find_map(|args| {
+            let out = Command::new(tool).args(*args).output().ok()?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            let at = text.find("LLVM version ")? + "LLVM version ".len();
+            let v: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            (!v.is_empty()).then_some(v)
+        })
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn rustc_line(toolchain: Option<&str>) -> String {
+    match toolchain {
+        Some(t) => format!("rustc +{t}"),
+        None => "rustc".into(),
+    }
+}
+
+/// The `llvm-profdata` that reads what `toolchain`'s rustc writes: rustup's `llvm-tools`
+/// in the toolchain's sysroot, else `llvm-profdata-<major>` or `llvm-profdata` on PATH
+/// when its LLVM major version is the compiler's. A missing or mismatched tool is refused
+/// with the command that installs the right one.
+pub fn find_profdata(toolchain: Option<&str>, rustc_vv: &str) -> Result<PathBuf, TuneError> {
+    let name = toolchain.unwrap_or("default").to_string();
+    let err = |message: String| TuneError::PgoTools {
+        toolchain: name.clone(),
+        message,
+    };
+    let llvm =
+        llvm_version(rustc_vv).ok_or_else(|| err("`rustc -vV` names no LLVM version".into()))?;
+    let host = host_triple(rustc_vv).unwrap_or_default();
+    let mut sysroot_cmd = Command::new("rustc");
+    sysroot_cmd
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTC");
+    if let Some(t) = toolchain {
+        sysroot_cmd.arg(format!("+{t}"));
+    }
+    let sysroot = sysroot_cmd
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(root) = &sysroot {
+        candidates.push(root.join(format!("lib/rustlib/{host}/bin/llvm-profdata")));
+    }
+    candidates.extend(on_path(&format!("llvm-profdata-{}", major(&llvm))));
+    candidates.extend(on_path("llvm-profdata"));
+    let mut mismatched = Vec::new();
+    for c in candidates.iter().filter(|c| c.is_file()) {
+        match tool_llvm_version(c) {
+            Some(v) if major(&v) == major(&llvm) => return Ok(c.clone()),
+            Some(v) => mismatched.push(format!("{} is LLVM {v}", c.display())),
+            None => mismatched.push(format!("{} reports no LLVM version", c.display())),
+        }
+    }
+    let rustup = match toolchain {
+        Some(t) => format!("rustup component add llvm-tools --toolchain {t}"),
+        None => "rustup component add llvm-tools".into(),
+    };
+    let found = if mismatched.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; refused {} (profiles of LLVM {llvm} need an llvm-profdata of LLVM {})",
+            mismatched.join(", "),
+            major(&llvm)
+        )
+    };
+    Err(err(format!(
+        "pgo needs the llvm-profdata of this compiler's LLVM {llvm} ({}): run `{rustup}` (or install LLVM {}'s, e.g. `apt-get install llvm-{}`){found}",
+        rustc_line(toolchain),
+        major(&llvm),
+        major(&llvm),
+    )))
+}
+
+/// `llvm-bolt` and `merge-fdata`: the pair of the compiler's LLVM major version if
+/// installed (Debian's `bolt-<major>`), else the unsuffixed pair, else the newest
+/// `llvm-bolt-<n>` on PATH with its `merge-fdata-<n>` (BOLT rewrites the linked ELF
+/// binary, so its version need not match the compiler's).
+pub fn find_bolt(toolchain: Option<&str>, rustc_vv: &str) -> Result<(PathBuf, PathBuf), TuneError> {
+    let llvm = llvm_version(rustc_vv).unwrap_or_default();
+    let m = major(&llvm).to_string();
+    let pair = |suffix: &str| {
+        Some((
+            on_path(&format!("llvm-bolt{suffix}"))?,
+            on_path(&format!("merge-fdata{suffix}"))?,
+        ))
+    };
+    if let Some(p) = pair(&format!("-{m}")).or_else(|| pair("")) {
+        return Ok(p);
+    }
+    let mut versions: Vec<u32> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|r| r.flatten())
+        .filter_map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .strip_prefix("llvm-bolt-")
+                .and_then(|n| n.parse().ok())
+        })
+        .collect();
+    versions.sort_unstable();
+    if let Some(p) = versions.iter().rev().find_map(|n| pair(&format!("-{n}"))) {
+        return Ok(p);
+    }
+    Err(TuneError::PgoTools {
+        toolchain: toolchain.unwrap_or("default").to_string(),
+        message: format!(
+            "pgo \"on+bolt\" needs llvm-bolt and merge-fdata on PATH, and neither llvm-bolt-{m} nor llvm-bolt is there: install them (Debian: `apt-get install bolt-{m}`) or drop \"on+bolt\" from matrix.pgo"
+        ),
+    })
+}
+
+/// The build `base` with `--target <host>`, its own target directory and extra RUSTFLAGS.
+pub fn pgo_plan(base: &BuildPlan, host: &str, target_dir: &Path, extra_flags: &str) -> BuildPlan {
+    let mut plan = base.clone();
+    if let Some(i) = plan.args.iter().position(|a| a == "--target-dir") {
+        plan.args[i + 1] = target_dir.display().to_string();
+    }
+    plan.args.extend(["--target".to_string(), host.to_string()]);
+    for (k, v) in plan.env.iter_mut() {
+        if k == "RUSTFLAGS" {
+            *v = [v.trim(), extra_flags]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+    }
+    let rel = base
+        .binary
+        .strip_prefix(&base.target_dir)
+        .unwrap_or(&base.binary)
+        .to_path_buf();
+    plan.binary = target_dir.join(host).join(rel);
+    plan.target_dir = target_dir.to_path_buf();
+    plan
+}
+
+/// Where a variant's PGO files live.
+pub struct PgoDirs {
+    /// `<target>/pgo`.
+    pub root: PathBuf,
+    /// Target directory of the instrumented build.
+    pub instrumented: PathBuf,
+    /// Raw profiles written by the training.
+    pub raw: PathBuf,
+    /// The merged profile.
+    pub profile: PathBuf,
+    /// BOLT's profiles.
+    pub bolt: PathBuf,
+}
+
+impl PgoDirs {
+    /// The directories of the variant built by `plan`.
+    pub fn of(plan: &BuildPlan) -> PgoDirs {
+        let root = plan.target_dir.join("pgo");
+        PgoDirs {
+            instrumented: root.join("instrumented"),
+            raw: root.join("raw"),
+            profile: root.join("merged.profdata"),
+            bolt: root.join("bolt"),
+            root,
+        }
+    }
+}
+
+/// The RUSTFLAGS added to the final build: the profile, and for BOLT the relocations it
+/// needs to move code.
+pub fn final_flags(profile: &Path, mode: Pgo) -> String {
+    let mut f = format!("-Cprofile-use={}", profile.display());
+    if mode == Pgo::OnBolt {
+        f.push_str(" -Clink-arg=-Wl,--emit-relocs");
+    }
+    f
+}
+
+/// BOLT's optimisation options (those cargo-pgo and LLVM's own BOLT guide use).
+pub const BOLT_OPTIONS: &[&str] = &[
+    "-reorder-blocks=ext-tsp",
+    "-reorder-functions=cdsort",
+    "-split-functions",
+    "-split-all-cold",
+    "-icf=1",
+    "-use-gnu-stack",
+];
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> TuneError + '_ {
+    move |source| TuneError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn fresh_dir(dir: &Path) -> Result<(), TuneError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(io_err(dir))?;
+    }
+    std::fs::create_dir_all(dir).map_err(io_err(dir))
+}
+
+/// Why a step failed (becomes the variant's error tail) or that Ctrl-C arrived.
+enum StepError {
+    Failed(String),
+    Interrupted,
+    Tune(TuneError),
+}
+
+impl From<TuneError> for StepError {
+    fn from(e: TuneError) -> Self {
+        StepError::Tune(e)
+    }
+}
+
+/// Runs one command line to completion (killed after `timeout`), output to `log`;
+/// returns the seconds it took or why it failed with its output's last lines.
+fn run_logged(
+    line: &[String],
+    env: &[(&str, String)],
+    log: &Path,
+    timeout: Duration,
+) -> Result<f64, StepError> {
+    let (program, args) = line
+        .split_first()
+        .ok_or_else(|| StepError::Failed("empty command line".into()))?;
+    let out = std::fs::File::create(log).map_err(io_err(log))?;
+    let err = out.try_clone().map_err(io_err(log))?;
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| StepError::Failed(format!("cannot start `{}`: {e}", line.join(" "))))?;
+    let status = match child.wait_timeout(timeout) {
+        Ok(Some(s)) => Some(s),
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+        Err(_) => child.wait().ok(),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    let output = std::fs::read_to_string(log).unwrap_or_default();
+    let output = crate::environment::tail(&output, 20);
+    match status {
+        Some(s) if s.success() => Ok(seconds),
+        Some(s) => Err(StepError::Failed(format!(
+            "`{}` failed ({s}); its last lines:\n{output}",
+            line.join(" ")
+        ))),
+        None => Err(StepError::Failed(format!(
+            "`{}` ran past {:.0} s and was killed; its last lines:\n{output}",
+            line.join(" "),
+            timeout.as_secs_f64()
+        ))),
+    }
+}
+
+fn training_lines(job: &PgoJob, binary: &Path) -> Vec<Vec<String>> {
+    let bin = binary.display().to_string();
+    job.training
+        .iter()
+        .map(|l| l.iter().map(|a| a.replace("{bin}", &bin)).collect())
+        .collect()
+}
+
+/// Runs every training command against `binary`; seconds in total.
+fn train(
+    job: &PgoJob,
+    binary: &Path,
+    env: &[(&str, String)],
+    log: &Path,
+    stop: &AtomicBool,
+) -> Result<f64, StepError> {
+    let mut total = 0.0;
+    for line in training_lines(job, binary) {
+        if stop.load(Ordering::SeqCst) {
+            return Err(StepError::Interrupted);
+        }
+        total += run_logged(&line, env, log, Duration::from_secs_f64(job.timeout_s))?;
+    }
+    Ok(total)
+}
+
+fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The key of everything a variant's profile depends on.
+pub fn profile_key(
+    instrumented: &BuildPlan,
+    rustc: &str,
+    sources: &str,
+    job: &PgoJob,
+    profdata: &Path,
+) -> String {
+    let key = serde_json::json!({
+        "build": build_fingerprint(instrumented, rustc, sources),
+        "training": job.training,
+        "profdata": profdata,
+    });
+    crate::short_hash(key.to_string().as_bytes())
+}
+
+fn load_profile(dirs: &PgoDirs) -> Option<StoredProfile> {
+    let text = std::fs::read_to_string(dirs.root.join("profile.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The merged profile for `key`: the stored one when its key and hash still match, else
+/// instrumented build + training + merge. Its record is written last, after the profile.
+fn profile(
+    instrumented: &BuildPlan,
+    job: &PgoJob,
+    key: &str,
+    dirs: &PgoDirs,
+    profdata: &Path,
+    stop: &AtomicBool,
+) -> Result<(StoredProfile, bool), StepError> {
+    if let Some(p) = load_profile(dirs) {
+        if p.key == key && sha256_file(&dirs.profile).is_ok_and(|sha| sha == p.sha256) {
+            return Ok((p, true));
+        }
+    }
+    let record = dirs.root.join("profile.json");
+    if record.exists() {
+        std::fs::remove_file(&record).map_err(io_err(&record))?;
+    }
+    let cargo = run_cargo(instrumented)?;
+    if stop.load(Ordering::SeqCst) {
+        return Err(StepError::Interrupted);
+    }
+    if !cargo.ok {
+        return Err(StepError::Failed(format!(
+            "instrumented build failed:\n{}",
+            cargo.tail
+        )));
+    }
+    fresh_dir(&dirs.raw)?;
+    let raw = dirs.raw.join("%m_%p.profraw").display().to_string();
+    let log = dirs.root.join("training.log");
+    let training_s = train(
+        job,
+        &instrumented.binary,
+        &[("LLVM_PROFILE_FILE", raw)],
+        &log,
+        stop,
+    )?;
+    let profiles = files_with_extension(&dirs.raw, "profraw");
+    if profiles.is_empty() {
+        return Err(StepError::Failed(format!(
+            "the training wrote no profile into {} (did the commands run {{bin}}?)",
+            dirs.raw.display()
+        )));
+    }
+    let tmp = dirs.profile.with_extension("profdata.tmp");
+    let mut merge = vec![
+        profdata.display().to_string(),
+        "merge".into(),
+        "-o".into(),
+        tmp.display().to_string(),
+    ];
+    merge.extend(profiles.iter().map(|p| p.display().to_string()));
+    let merge_s = run_logged(
+        &merge,
+        &[],
+        &dirs.root.join("merge.log"),
+        Duration::from_secs(600),
+    )?;
+    std::fs::rename(&tmp, &dirs.profile).map_err(io_err(&dirs.profile))?;
+    let stored = StoredProfile {
+        key: key.to_string(),
+        sha256: sha256_file(&dirs.profile)?,
+        instrumented_build_s: cargo.seconds,
+        training_s: training_s + merge_s,
+    };
+    let text = serde_json::to_string_pretty(&stored).expect("serializable");
+    std::fs::write(&record, text).map_err(io_err(&record))?;
+    Ok((stored, false))
+}
+
+/// BOLT on the linked `binary`: instrument, train, merge, optimise into `<binary>-bolt`.
+fn bolt(
+    binary: &Path,
+    job: &PgoJob,
+    dirs: &PgoDirs,
+    tools: &(PathBuf, PathBuf),
+    stop: &AtomicBool,
+) -> Result<(PathBuf, f64), StepError> {
+    let started = Instant::now();
+    fresh_dir(&dirs.bolt)?;
+    let log = dirs.bolt.join("bolt.log");
+    let s = |p: &Path| p.display().to_string();
+    let instrumented = dirs.bolt.join("instrumented");
+    let ten_min = Duration::from_secs(600);
+    run_logged(
+        &[
+            s(&tools.0),
+            s(binary),
+            "-instrument".into(),
+            format!("--instrumentation-file={}", s(&dirs.bolt.join("prof"))),
+            "--instrumentation-file-append-pid".into(),
+            "-o".into(),
+            s(&instrumented),
+        ],
+        &[],
+        &log,
+        ten_min,
+    )?;
+    train(
+        job,
+        &instrumented,
+        &[],
+        &dirs.bolt.join("training.log"),
+        stop,
+    )?;
+    let fdata = files_with_extension(&dirs.bolt, "fdata");
+    if fdata.is_empty() {
+        return Err(StepError::Failed(
+            "BOLT's training wrote no .fdata profile".into(),
+        ));
+    }
+    let merged = dirs.bolt.join("merged.fdata");
+    let mut merge = vec![s(&tools.1), "-o".into(), s(&merged)];
+    merge.extend(fdata.iter().map(|p| s(p)));
+    run_logged(&merge, &[], &dirs.bolt.join("merge.log"), ten_min)?;
+    let out = binary.with_file_name(format!(
+        "{}-bolt",
+        binary.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let tmp = out.with_extension("tmp");
+    let mut optimise = vec![
+        s(&tools.0),
+        s(binary),
+        "-o".into(),
+        s(&tmp),
+        format!("-data={}", s(&merged)),
+    ];
+    optimise.extend(BOLT_OPTIONS.iter().map(|o| o.to_string()));
+    run_logged(&optimise, &[], &log, ten_min)?;
+    std::fs::rename(&tmp, &out).map_err(io_err(&out))?;
+    Ok((out, started.elapsed().as_secs_f64()))
+}
+
+/// Builds (or reuses) one PGO variant: see the module documentation.
+pub fn build_pgo(
+    request: &BuildRequest,
+    job: &PgoJob,
+    rustc: &str,
+    sources: &str,
+    stop: &AtomicBool,
+) -> Result<BuildOutcome, TuneError> {
+    let base = &request.plan;
+    let toolchain = request.variant.settings.toolchain.as_deref();
+    let mut record = BuildRecord {
+        variant: request.variant.id.clone(),
+        fingerprint: String::new(),
+        ok: false,
+        binary: base.binary.clone(),
+        sha256: String::new(),
+        size: 0,
+        build_time_s: 0.0,
+        rustc: rustc.to_string(),
+        error_tail: String::new(),
+        pgo: None,
+    };
+    let tools = find_profdata(toolchain, rustc).and_then(|p| {
+        let bolt = match job.mode {
+            Pgo::OnBolt => Some(find_bolt(toolchain, rustc)?),
+            _ => None,
+        };
+        Ok((p, bolt))
+    });
+    let (profdata, bolt_tools) = match tools {
+        Ok(t) => t,
+        Err(e) => {
+            record.error_tail = e.to_string();
+            return Ok(BuildOutcome::Failed(record));
+        }
+    };
+    let host = host_triple(rustc).unwrap_or_default();
+    let dirs = PgoDirs::of(base);
+    let instrumented = pgo_plan(
+        base,
+        &host,
+        &dirs.instrumented,
+        &format!("-Cprofile-generate={}", dirs.raw.display()),
+    );
+    let key = profile_key(&instrumented, rustc, sources, job, &profdata);
+    let final_plan = pgo_plan(
+        base,
+        &host,
+        &base.target_dir,
+        &final_flags(&dirs.profile, job.mode),
+    );
+    let fingerprint = crate::short_hash(
+        serde_json::json!({
+            "build": build_fingerprint(&final_plan, rustc, sources),
+            "profile": key,
+            "mode": job.mode.value(),
+            "bolt": bolt_tools,
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    record.fingerprint = fingerprint.clone();
+    if let Some(old) = load_record(base) {
+        let profile_same = old.pgo.as_ref().is_some_and(|p| {
+            load_profile(&dirs).is_some_and(|s| s.key == key && s.sha256 == p.profile_sha256)
+        });
+        let same_binary = sha256_file(&old.binary).is_ok_and(|sha| sha == old.sha256);
+        if old.fingerprint == fingerprint && (!old.ok || (same_binary && profile_same)) {
+            return Ok(BuildOutcome::Reused(old));
+        }
+    }
+    if stop.load(Ordering::SeqCst) {
+        return Ok(BuildOutcome::Interrupted);
+    }
+    // The record of an earlier build goes first: from here until the new record is saved
+    // the variant has no usable binary on disk, whatever happens.
+    let record_file = crate::build::record_path(base);
+    if record_file.exists() {
+        std::fs::remove_file(&record_file).map_err(io_err(&record_file))?;
+    }
+    let steps = (|| -> Result<(PathBuf, PgoRecord), StepError> {
+        let (stored, _reused) = profile(&instrumented, job, &key, &dirs, &profdata, stop)?;
+        let cargo = run_cargo(&final_plan)?;
+        if stop.load(Ordering::SeqCst) {
+            return Err(StepError::Interrupted);
+        }
+        if !cargo.ok {
+            return Err(StepError::Failed(format!(
+                "build with the profile failed:\n{}",
+                cargo.tail
+            )));
+        }
+        let (binary, bolt_s) = match &bolt_tools {
+            Some(t) => bolt(&final_plan.binary, job, &dirs, t, stop)?,
+            None => (final_plan.binary.clone(), 0.0),
+        };
+        Ok((
+            binary,
+            PgoRecord {
+                mode: job.mode.value().to_string(),
+                profile_sha256: stored.sha256,
+                profile: dirs.profile.clone(),
+                profile_key: key.clone(),
+                instrumented_build_s: stored.instrumented_build_s,
+                training_s: stored.training_s,
+                final_build_s: cargo.seconds,
+                bolt_s,
+                training: job.training.clone(),
+                same_input: job.same_input,
+                profdata: profdata.clone(),
+                bolt: bolt_tools.as_ref().map(|t| t.0.clone()),
+            },
+        ))
+    })();
+    match steps {
+        Ok((binary, pgo)) => {
+            record.sha256 = sha256_file(&binary)?;
+            record.size = std::fs::metadata(&binary).map_err(io_err(&binary))?.len();
+            record.build_time_s =
+                pgo.instrumented_build_s + pgo.training_s + pgo.final_build_s + pgo.bolt_s;
+            record.binary = binary;
+            record.ok = true;
+            record.pgo = Some(Box::new(pgo));
+            save_record(base, &record)?;
+            Ok(BuildOutcome::Built(record))
+        }
+        Err(StepError::Interrupted) => Ok(BuildOutcome::Interrupted),
+        Err(StepError::Tune(e)) => Err(e),
+        Err(StepError::Failed(why)) => {
+            record.error_tail = why;
+            save_record(base, &record)?;
+            Ok(BuildOutcome::Failed(record))
+        }
+    }
+}
+
+/// The commands that reproduce a PGO variant by hand, after its `[profile]` section is in
+/// Cargo.toml: instrumented build, training, merge, optimised build (and BOLT).
+pub fn recipe(
+    build_command: impl Fn(&str) -> String,
+    profile: &str,
+    bin: &str,
+    job: &PgoJob,
+    profdata: &str,
+    bolt: Option<(&str, &str)>,
+) -> String {
+    let data = "/tmp/pgo-data";
+    let built = format!("target/<host triple>/{profile}/{bin}");
+    let mut out = vec![
+        format!("# 1. instrumented build (--target keeps build scripts uninstrumented)"),
+        format!(
+            "{} --target <host triple>",
+            build_command(&format!("-Cprofile-generate={data}"))
+        ),
+        "# 2. training".to_string(),
+    ];
+    for line in training_lines(job, Path::new(&built)) {
+        out.push(line.join(" "));
+    }
+    out.push("# 3. merge, with the llvm-profdata of the toolchain's LLVM".into());
+    out.push(format!(
+        "{profdata} merge -o {data}/merged.profdata {data}/*.profraw"
+    ));
+    out.push("# 4. the optimised build".into());
+    let mut flags = format!("-Cprofile-use={data}/merged.profdata");
+    if bolt.is_some() {
+        flags.push_str(" -Clink-arg=-Wl,--emit-relocs");
+    }
+    out.push(format!("{} --target <host triple>", build_command(&flags)));
+    if let Some((llvm_bolt, merge)) = bolt {
+        out.push("# 5. BOLT: instrument, train again, merge, optimise".into());
+        out.push(format!(
+            "{llvm_bolt} {built} -instrument --instrumentation-file=/tmp/bolt-data/prof --instrumentation-file-append-pid -o {built}-instrumented"
+        ));
+        for line in training_lines(job, Path::new(&format!("{built}-instrumented"))) {
+            out.push(line.join(" "));
+        }
+        out.push(format!(
+            "{merge} -o /tmp/bolt-data/merged.fdata /tmp/bolt-data/*.fdata"
+        ));
+        out.push(format!(
+            "{llvm_bolt} {built} -o {built}-bolt -data=/tmp/bolt-data/merged.fdata {}",
+            BOLT_OPTIONS.join(" ")
+        ));
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUSTC: &str = "rustc 1.95.0 (59807616e 2026-04-14)\nbinary: rustc\nhost: x86_64-unknown-linux-gnu\nrelease: 1.95.0\nLLVM version: 22.1.2";
+
+    #[test]
+    fn versions_and_host_from_rustc() {
+        assert_eq!(llvm_version(RUSTC).as_deref(), Some("22.1.2"));
+        assert_eq!(
+            host_triple(RUSTC).as_deref(),
+            Some("x86_64-unknown-linux-gnu")
+        );
+        assert_eq!(major("22.1.2"), "22");
+    }
+
+    #[test]
+    fn pgo_plans_add_the_target_their_dir_and_flags() {
+        let base = BuildPlan {
+            program: "cargo".into(),
+            args: vec![
+                "build".into(),
+                "--bin".into(),
+                "node".into(),
+                "--target-dir".into(),
+                "/w/target/abc".into(),
+            ],
+            env: vec![("RUSTFLAGS".into(), "-C target-cpu=native".into())],
+            env_remove: vec![],
+            target_dir: "/w/target/abc".into(),
+            binary: "/w/target/abc/production/node".into(),
+        };
+        let p = pgo_plan(
+            &base,
+            "x86_64-unknown-linux-gnu",
+            Path::new("/w/target/abc/pgo/instrumented"),
+            "-Cprofile-generate=/raw",
+        );
+        assert_eq!(
+            p.args[3..],
+            [
+                "--target-dir",
+                "/w/target/abc/pgo/instrumented",
+                "--target",
+                "x86_64-unknown-linux-gnu"
+            ]
+        );
+        assert_eq!(p.env[0].1, "-C target-cpu=native -Cprofile-generate=/raw");
+        assert_eq!(
+            p.binary,
+            PathBuf::from(
+                "/w/target/abc/pgo/instrumented/x86_64-unknown-linux-gnu/production/node"
+            )
+        );
+        assert_eq!(
+            final_flags(Path::new("/p.profdata"), Pgo::OnBolt),
+            "-Cprofile-use=/p.profdata -Clink-arg=-Wl,--emit-relocs"
+        );
+    }
+
+    #[test]
+    fn the_recipe_lists_every_step() {
+        let job = PgoJob {
+            mode: Pgo::On,
+            training: vec![vec!["{bin}".into(), "--small".into()]],
+            same_input: false,
+            timeout_s: 60.0,
+        };
+        let r = recipe(
+            |f| format!("RUSTFLAGS=\"{f}\" cargo build --profile production"),
+            "production",
+            "node",
+            &job,
+            "llvm-profdata",
+            None,
+        );
+        assert!(r.contains("RUSTFLAGS=\"-Cprofile-generate=/tmp/pgo-data\" cargo build --profile production --target <host triple>"), "{r}");
+        assert!(
+            r.contains("target/<host triple>/production/node --small"),
+            "{r}"
+        );
+        assert!(
+            r.contains("llvm-profdata merge -o /tmp/pgo-data/merged.profdata"),
+            "{r}"
+        );
+        assert!(
+            r.contains("-Cprofile-use=/tmp/pgo-data/merged.profdata\" cargo"),
+            "{r}"
+        );
+        assert!(!r.contains("bolt"), "{r}");
+    }
+}
