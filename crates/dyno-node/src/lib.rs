@@ -29,6 +29,7 @@ pub mod chain;
 pub mod config;
 pub mod error;
 pub mod genesis;
+pub mod load;
 pub mod log;
 pub mod mempool;
 pub mod node;

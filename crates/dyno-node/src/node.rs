@@ -8,7 +8,7 @@
 //! slot's scheduled start.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -120,6 +120,7 @@ pub struct Node {
     counters: Counters,
     status: Arc<Mutex<Option<Status>>>,
     landed_since: u64,
+    ingress_queued: Option<Arc<AtomicUsize>>,
 }
 
 impl Node {
@@ -145,7 +146,15 @@ impl Node {
             counters: Counters::default(),
             status,
             landed_since: 0,
+            ingress_queued: None,
         }
+    }
+
+    /// Counts down `queued` for each client transaction taken from the inbox (the
+    /// ingress counts it up and refuses past its bound).
+    pub fn with_ingress_queue(mut self, queued: Arc<AtomicUsize>) -> Node {
+        self.ingress_queued = Some(queued);
+        self
     }
 
     /// Runs until `stop` is raised, an [`Input::Stop`] arrives, or every sender is gone;
@@ -335,6 +344,9 @@ impl Node {
     fn handle(&mut self, i: Input) {
         match i {
             Input::Tx(b) => {
+                if let Some(q) = &self.ingress_queued {
+                    q.fetch_sub(1, Ordering::Relaxed);
+                }
                 if self.mempool.offer(&b, true) == Admit::Added {
                     self.counters.relayed += self.broadcast(&Message::Tx(b), None);
                 }

@@ -9,13 +9,15 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dyno_net::{LinkShape, PeerConfig, PeerEvent, PeerNet, PeerSpec};
+use dyno_net::{
+    Ingress, IngressConfig, IngressCounters, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerSpec,
+};
 
 use crate::config::NodeConfig;
 use crate::error::{Error, Result};
@@ -39,18 +41,24 @@ impl Transport for NetTransport {
 
 /// A running node.
 pub struct RunningNode {
-    stop: Arc<AtomicBool>,
     inbox: Sender<Input>,
     node: Option<JoinHandle<Status>>,
     forwarder: Option<JoinHandle<()>>,
     net: Option<Arc<PeerNet>>,
+    ingress: Option<Arc<Ingress>>,
     http: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
     status: Arc<Mutex<Option<Status>>>,
     /// The peer listener's address (port 0 resolved).
     pub peer_addr: SocketAddr,
     /// The metrics listener's address, if any.
     pub metrics_addr: Option<SocketAddr>,
+    /// The QUIC ingress address, if any.
+    pub ingress_addr: Option<SocketAddr>,
 }
+
+/// Client transactions the ingress may queue for the node loop before it answers
+/// "full" (counted `dropped_full` by the ingress): bounds memory under a flat-out load.
+pub const INGRESS_QUEUE: usize = 1 << 16;
 
 fn shape_of(latency_ms: f64, bandwidth_mbit: Option<f64>) -> LinkShape {
     LinkShape {
@@ -67,6 +75,7 @@ impl RunningNode {
         let ready = Arc::new(AtomicBool::new(false));
         let status: Arc<Mutex<Option<Status>>> = Arc::new(Mutex::new(None));
         let net_slot: Arc<Mutex<Option<Arc<PeerNet>>>> = Arc::new(Mutex::new(None));
+        let ingress_slot: Arc<Mutex<Option<Arc<Ingress>>>> = Arc::new(Mutex::new(None));
         let http = match cfg.metrics_listen {
             None => None,
             Some(addr) => {
@@ -75,15 +84,16 @@ impl RunningNode {
                     addr: addr.to_string(),
                     reason: e.to_string(),
                 })?);
-                let (srv, ready, status, net) = (
+                let (srv, ready, status, net, ing) = (
                     server.clone(),
                     ready.clone(),
                     status.clone(),
                     net_slot.clone(),
+                    ingress_slot.clone(),
                 );
                 let h = std::thread::Builder::new()
                     .name("node-metrics".into())
-                    .spawn(move || serve(&srv, &ready, &status, &net))
+                    .spawn(move || serve(&srv, &ready, &status, &net, &ing))
                     .map_err(|e| Error::Net(format!("metrics thread: {e}")))?;
                 Some((server, h))
             }
@@ -150,6 +160,38 @@ impl RunningNode {
                 }
             })
             .map_err(|e| Error::Net(format!("forwarder thread: {e}")))?;
+        let queued = Arc::new(AtomicUsize::new(0));
+        let ingress = match cfg.ingress_listen {
+            None => None,
+            Some(listen) => {
+                let (inbox, queued) = (Mutex::new(inbox.clone()), queued.clone());
+                let sink = move |tx: &[u8]| {
+                    if queued.load(Ordering::Relaxed) >= INGRESS_QUEUE {
+                        return false;
+                    }
+                    queued.fetch_add(1, Ordering::Relaxed);
+                    let inbox = inbox.lock().unwrap_or_else(|p| p.into_inner());
+                    inbox.send(Input::Tx(tx.to_vec())).is_ok()
+                };
+                let cfg = IngressConfig {
+                    listen,
+                    genesis_hash: genesis.hash,
+                    max_frame: dyno_txn::tx::MAX_TX_LEN,
+                };
+                Some(Arc::new(Ingress::start(cfg, sink).map_err(
+                    |e| match e {
+                        dyno_net::NetError::Bind { what, addr, source } => Error::Bind {
+                            what,
+                            addr: addr.to_string(),
+                            reason: source.to_string(),
+                        },
+                        other => Error::Net(other.to_string()),
+                    },
+                )?))
+            }
+        };
+        let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
+        *ingress_slot.lock().unwrap_or_else(|p| p.into_inner()) = ingress.clone();
         let mut opts = NodeOptions::new(&cfg.id, cfg.peers.iter().map(|p| p.id.clone()).collect());
         opts.max_block_txs = cfg.max_block_txs;
         opts.mempool_capacity = cfg.mempool_capacity;
@@ -159,24 +201,26 @@ impl RunningNode {
             log,
             Box::new(NetTransport(net.clone())),
             status.clone(),
-        );
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
+        )
+        .with_ingress_queue(queued);
+        // Stopped by an Input::Stop (see `shutdown`), never by the flag.
+        let s = AtomicBool::new(false);
         let handle = std::thread::Builder::new()
             .name("node".into())
             .spawn(move || node.run(rx, &s))
             .map_err(|e| Error::Net(format!("node thread: {e}")))?;
         ready.store(true, Ordering::SeqCst);
         Ok(RunningNode {
-            stop,
             inbox,
             node: Some(handle),
             forwarder: Some(forwarder),
             net: Some(net),
+            ingress,
             http,
             status,
             peer_addr,
             metrics_addr,
+            ingress_addr,
         })
     }
 
@@ -193,18 +237,29 @@ impl RunningNode {
             .clone()
     }
 
+    /// The QUIC ingress's counters (none without ingress).
+    pub fn ingress_counters(&self) -> Option<IngressCounters> {
+        self.ingress.as_ref().map(|i| i.counters())
+    }
+
     /// Stops the node, joins every thread; returns its final status.
     pub fn stop(mut self) -> Status {
         self.shutdown().expect("the node thread ran")
     }
 
     fn shutdown(&mut self) -> Option<Status> {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = self.inbox.send(Input::Stop);
         if let Some((srv, h)) = self.http.take() {
             srv.unblock();
             let _ = h.join();
         }
+        // Ingress before the loop: nothing new arrives while the loop takes in what is
+        // queued. The metrics thread held the only other reference.
+        if let Some(i) = self.ingress.take().and_then(|i| Arc::try_unwrap(i).ok()) {
+            i.shutdown();
+        }
+        // A Stop message, not the flag: it queues behind every transaction already
+        // handed over, so each of them gets its fate before the loop ends.
+        let _ = self.inbox.send(Input::Stop);
         let status = self.node.take().and_then(|h| h.join().ok());
         if let Some(net) = self.net.take() {
             // The node loop (and its transport) is gone and the metrics thread joined:
@@ -231,6 +286,7 @@ fn serve(
     ready: &AtomicBool,
     status: &Mutex<Option<Status>>,
     net: &Mutex<Option<Arc<PeerNet>>>,
+    ingress: &Mutex<Option<Arc<Ingress>>>,
 ) {
     for req in srv.incoming_requests() {
         let (code, body) = match req.url() {
@@ -239,7 +295,9 @@ fn serve(
             "/metrics" => {
                 let s = status.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 let n = net.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                (200, metrics_text(s.as_ref(), n.as_deref()))
+                let i = ingress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let ic = i.as_ref().map(|i| i.counters());
+                (200, metrics_text(s.as_ref(), n.as_deref(), ic.as_ref()))
             }
             _ => (404, "not found: try /metrics or /ready\n".to_string()),
         };
@@ -248,7 +306,11 @@ fn serve(
 }
 
 /// The Prometheus text of a node's status and its peer network's counters.
-pub fn metrics_text(s: Option<&Status>, net: Option<&PeerNet>) -> String {
+pub fn metrics_text(
+    s: Option<&Status>,
+    net: Option<&PeerNet>,
+    ingress: Option<&IngressCounters>,
+) -> String {
     let mut out = String::new();
     let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
         let _ = writeln!(out, "# HELP {name} {help}");
@@ -364,6 +426,42 @@ pub fn metrics_text(s: Option<&Status>, net: Option<&PeerNet>) -> String {
             "gauge",
             "The last fetched block's validation and replay time.",
             &one(c.last_validate_s),
+        );
+    }
+    if let Some(c) = ingress {
+        let fates = [
+            ("accepted", c.accepted),
+            ("dropped_full", c.dropped_full),
+            ("malformed", c.malformed),
+            ("oversized", c.oversized),
+        ];
+        let fates: Vec<_> = fates
+            .iter()
+            .map(|(k, v)| (format!("{{fate=\"{k}\"}}"), *v as f64))
+            .collect();
+        family(
+            "dyno_node_ingress_transactions_total",
+            "counter",
+            "Transactions at the QUIC ingress by fate (accepted ones are handed to the mempool).",
+            &fates,
+        );
+        family(
+            "dyno_node_ingress_bytes_total",
+            "counter",
+            "Transaction bytes received at the QUIC ingress.",
+            &one(c.bytes as f64),
+        );
+        family(
+            "dyno_node_ingress_connections_total",
+            "counter",
+            "QUIC clients that completed their hello.",
+            &one(c.connections as f64),
+        );
+        family(
+            "dyno_node_ingress_unknown_clients_total",
+            "counter",
+            "QUIC clients refused (wrong ALPN or genesis).",
+            &one(c.unknown_clients as f64),
         );
     }
     if let Some(n) = net {

@@ -1,0 +1,80 @@
+//! `dyno load`'s sender against one node over QUIC: every transaction sent is accounted
+//! for by exactly one fate at the node.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use dyno_node::config::NodeConfig;
+use dyno_node::genesis::{GenesisFile, Validator};
+use dyno_node::load::{connect, run_load, sign_transfers, LoadPlan};
+use dyno_node::log::now_ns;
+use dyno_node::service::RunningNode;
+
+#[test]
+fn every_transaction_sent_gets_exactly_one_fate() {
+    let g = Arc::new(
+        GenesisFile {
+            network: "load".into(),
+            seed: 2,
+            accounts: 64,
+            balance: 1_000_000_000,
+            slot_ms: 200,
+            genesis_time_ms: now_ns() / 1_000_000,
+            validators: vec![Validator {
+                id: "solo".into(),
+                stake: 1,
+            }],
+        }
+        .load(),
+    );
+    let cfg = NodeConfig {
+        id: "solo".into(),
+        genesis: PathBuf::from("unused"),
+        peer_listen: "127.0.0.1:0".parse().unwrap(),
+        ingress_listen: Some("127.0.0.1:0".parse().unwrap()),
+        metrics_listen: None,
+        node_log: None,
+        max_block_txs: 500,
+        mempool_capacity: 800,
+        peers: Vec::new(),
+    };
+    let node = RunningNode::start(&cfg, g.clone()).unwrap();
+    let plan = LoadPlan {
+        targets: vec![node.ingress_addr.unwrap()],
+        rate: 3000,
+        duration: Duration::from_millis(1500),
+        pool: 4000,
+        datagrams: false,
+        nonce: 77,
+    };
+    let mut txs = sign_transfers(&g, plan.pool, plan.nonce);
+    // Some of every kind of bad input: a duplicate, a bad signature, garbage.
+    txs[10] = txs[9].clone();
+    txs[20][70] ^= 1;
+    txs[30] = vec![1, 2, 3];
+    let clients = connect(&g, &plan).unwrap();
+    let mut seconds = 0;
+    let report = run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {
+        seconds += 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let ingress = node.ingress_counters().unwrap();
+    let st = node.stop();
+    let f = st.fates;
+    assert_eq!(report.errors, 0, "{:?}", report.first_error);
+    assert!(report.sent >= 3000, "sent {}", report.sent);
+    assert_eq!(report.targets[0].taken, Some(report.sent));
+    assert_eq!(
+        report.sent,
+        ingress.accepted + ingress.dropped_full + ingress.malformed + ingress.oversized
+    );
+    assert_eq!(ingress.accepted, f.received);
+    assert_eq!(f.settled(), f.received, "{f:?}");
+    assert_eq!(f.duplicate, 1);
+    assert_eq!(f.invalid_signature, 1);
+    assert_eq!(f.malformed + ingress.malformed, 1);
+    assert!(f.executed > 0);
+    assert!(seconds >= 1);
+}
