@@ -4,12 +4,14 @@
 //! a frame queued at `t` starts serialising when the wire is free, takes
 //! `bytes * 8 / bandwidth` on it, and reaches the far side `latency` after its last bit
 //! left. [`LinkSchedule`] computes that delivery time; [`DeliveryTimer`] holds frames
-//! until their time on ONE thread per network (a binary heap and a condition variable),
-//! never a sleep per message.
+//! until their time on ONE thread per network (a binary heap it owns, fed by a channel
+//! whose timed receive is its only wait), never a sleep per message.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -105,17 +107,26 @@ pub struct TimerPrecision {
     /// The last part of a wait that is spun instead of slept (0 = never spin). Spinning
     /// buys precision with CPU that nodes sharing a few cores need for themselves.
     pub spin_ns: u64,
+    /// Run the timer thread in the SCHED_FIFO real-time class when permitted (it sleeps
+    /// between deliveries, so it takes CPU only to deliver). Ignored when not permitted.
+    pub realtime: bool,
 }
 
 impl Default for TimerPrecision {
-    /// 1 ns slack, no spin: see docs/network.md for the measurement behind this choice.
+    /// 1 ns slack, no spin, real-time class when permitted: see docs/network.md for the
+    /// measurement behind this choice.
     fn default() -> Self {
         TimerPrecision {
             slack_ns: 1,
             spin_ns: 0,
+            realtime: true,
         }
     }
 }
+
+/// SCHED_FIFO priority of a real-time timer thread: low in the range, above every normal
+/// thread and below the kernel's own real-time threads.
+const REALTIME_PRIORITY: i32 = 10;
 
 struct Pending<T> {
     due_ns: u64,
@@ -141,20 +152,19 @@ impl<T> Ord for Pending<T> {
     }
 }
 
-struct TimerState<T> {
-    heap: BinaryHeap<Reverse<Pending<T>>>,
-    next_seq: u64,
-    stopped: bool,
-}
-
-struct TimerShared<T> {
-    state: Mutex<TimerState<T>>,
-    wake: Condvar,
+enum Command<T> {
+    Deliver { due_ns: u64, item: T },
+    Stop,
 }
 
 /// Holds items until their due time (unix ns) and hands each to a callback on one thread.
+///
+/// Senders hand items over through a channel and the heap is the timer thread's alone:
+/// with a heap behind a mutex, a sender preempted while holding the lock (routine when
+/// nodes outnumber cores) held the timer up for a whole scheduler slice.
 pub struct DeliveryTimer<T: Send + 'static> {
-    shared: Arc<TimerShared<T>>,
+    commands: Sender<Command<T>>,
+    pending: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -165,51 +175,40 @@ impl<T: Send + 'static> DeliveryTimer<T> {
         precision: TimerPrecision,
         mut deliver: impl FnMut(T, u64) + Send + 'static,
     ) -> Result<Self, NetError> {
-        let shared = Arc::new(TimerShared {
-            state: Mutex::new(TimerState {
-                heap: BinaryHeap::new(),
-                next_seq: 0,
-                stopped: false,
-            }),
-            wake: Condvar::new(),
-        });
-        let run = Arc::clone(&shared);
+        let (commands, inbox) = mpsc::channel();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let left = Arc::clone(&pending);
         let thread = std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || {
                 // Failure only costs precision (the default 50 us slack), so it is not fatal.
                 let _ = crate::sys::set_timer_slack_ns(precision.slack_ns);
-                run_timer(&run, precision, &mut deliver);
+                if precision.realtime {
+                    let _ = crate::sys::set_realtime_fifo(REALTIME_PRIORITY);
+                }
+                run_timer(&inbox, &left, precision, &mut deliver);
             })
             .map_err(|source| NetError::Thread {
                 name: name.to_string(),
                 source,
             })?;
         Ok(DeliveryTimer {
-            shared,
+            commands,
+            pending,
             thread: Some(thread),
         })
     }
 
     /// Queues `item` for delivery at `due_ns` (unix ns; a past time delivers at once).
     pub fn push(&self, due_ns: u64, item: T) {
-        let mut st = lock(&self.shared.state);
-        if st.stopped {
-            return;
-        }
-        let seq = st.next_seq;
-        st.next_seq += 1;
-        let earliest = st.heap.peek().is_none_or(|Reverse(p)| due_ns < p.due_ns);
-        st.heap.push(Reverse(Pending { due_ns, seq, item }));
-        drop(st);
-        if earliest {
-            self.shared.wake.notify_one();
-        }
+        self.pending.fetch_add(1, AtomicOrdering::Relaxed);
+        // Fails only once the thread has stopped, when nothing is delivered any more.
+        let _ = self.commands.send(Command::Deliver { due_ns, item });
     }
 
     /// Items waiting for their time.
     pub fn pending(&self) -> usize {
-        lock(&self.shared.state).heap.len()
+        self.pending.load(AtomicOrdering::Relaxed)
     }
 
     /// Stops the thread, dropping undelivered items, and joins it.
@@ -218,8 +217,7 @@ impl<T: Send + 'static> DeliveryTimer<T> {
     }
 
     fn stop_and_join(&mut self) {
-        lock(&self.shared.state).stopped = true;
-        self.shared.wake.notify_all();
+        let _ = self.commands.send(Command::Stop);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -233,61 +231,54 @@ impl<T: Send + 'static> Drop for DeliveryTimer<T> {
 }
 
 fn run_timer<T>(
-    shared: &TimerShared<T>,
+    inbox: &Receiver<Command<T>>,
+    pending: &AtomicUsize,
     precision: TimerPrecision,
     deliver: &mut impl FnMut(T, u64),
 ) {
-    let mut due_now = Vec::new();
-    let mut st = lock(&shared.state);
+    let mut heap: BinaryHeap<Reverse<Pending<T>>> = BinaryHeap::new();
+    let mut next_seq = 0u64;
     loop {
-        if st.stopped {
-            return;
-        }
         let now = unix_ns();
-        while st.heap.peek().is_some_and(|Reverse(p)| p.due_ns <= now) {
-            if let Some(Reverse(p)) = st.heap.pop() {
-                due_now.push(p.item);
+        let command = match heap.peek().map(|Reverse(p)| p.due_ns) {
+            Some(due) if due <= now => {
+                if let Some(Reverse(p)) = heap.pop() {
+                    deliver(p.item, unix_ns());
+                    pending.fetch_sub(1, AtomicOrdering::Relaxed);
+                }
+                continue;
             }
-        }
-        if !due_now.is_empty() {
-            // Deliver without the lock so senders never wait on a slow consumer.
-            drop(st);
-            for item in due_now.drain(..) {
-                deliver(item, unix_ns());
+            Some(due) if due - now <= precision.spin_ns => {
+                while unix_ns() < due {
+                    std::hint::spin_loop();
+                }
+                continue;
             }
-            st = lock(&shared.state);
-            continue;
-        }
-        match st.heap.peek().map(|Reverse(p)| p.due_ns) {
-            None => st = wait(&shared.wake, st, None),
             Some(due) => {
-                let left = due - now;
-                if left <= precision.spin_ns {
-                    drop(st);
-                    while unix_ns() < due {
-                        std::hint::spin_loop();
-                    }
-                    st = lock(&shared.state);
-                } else {
-                    let sleep = Duration::from_nanos(left - precision.spin_ns);
-                    st = wait(&shared.wake, st, Some(sleep));
+                match inbox.recv_timeout(Duration::from_nanos(due - now - precision.spin_ns)) {
+                    Ok(c) => c,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return,
                 }
             }
-        }
-    }
-}
-
-fn wait<'a, T>(
-    cv: &Condvar,
-    guard: std::sync::MutexGuard<'a, T>,
-    timeout: Option<Duration>,
-) -> std::sync::MutexGuard<'a, T> {
-    match timeout {
-        None => cv.wait(guard).unwrap_or_else(|e| e.into_inner()),
-        Some(d) => {
-            cv.wait_timeout(guard, d)
-                .unwrap_or_else(|e| e.into_inner())
-                .0
+            None => match inbox.recv() {
+                Ok(c) => c,
+                Err(_) => return,
+            },
+        };
+        // Take everything already queued before looking at the clock again.
+        for c in std::iter::once(command).chain(inbox.try_iter()) {
+            match c {
+                Command::Deliver { due_ns, item } => {
+                    heap.push(Reverse(Pending {
+                        due_ns,
+                        seq: next_seq,
+                        item,
+                    }));
+                    next_seq += 1;
+                }
+                Command::Stop => return,
+            }
         }
     }
 }

@@ -27,6 +27,27 @@ pub fn set_timer_slack_ns(slack_ns: u64) -> bool {
     }
 }
 
+/// Puts the calling thread in the SCHED_FIFO real-time class at `priority` (1-99), so it
+/// runs as soon as its timer fires instead of waiting behind busy threads. Returns false
+/// when not permitted (needs CAP_SYS_NICE or an RLIMIT_RTPRIO allowance).
+pub fn set_realtime_fifo(priority: i32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: `param` is a valid, initialised sched_param that outlives the call; pid 0
+        // names the calling thread.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+        rc == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = priority;
+        false
+    }
+}
+
 /// The calling thread's timer slack in nanoseconds (None off Linux or on error).
 #[cfg(test)]
 pub fn timer_slack_ns() -> Option<u64> {
