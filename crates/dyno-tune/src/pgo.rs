@@ -142,13 +142,10 @@ fn rustc_line(toolchain: Option<&str>) -> String {
 /// when its LLVM major version is the compiler's. A missing or mismatched tool is refused
 /// with the command that installs the right one.
 pub fn find_profdata(toolchain: Option<&str>, rustc_vv: &str) -> Result<PathBuf, TuneError> {
-    let name = toolchain.unwrap_or("default").to_string();
-    let err = |message: String| TuneError::PgoTools {
-        toolchain: name.clone(),
-        message,
-    };
-    let llvm =
-        llvm_version(rustc_vv).ok_or_else(|| err("`rustc -vV` names no LLVM version".into()))?;
+    let llvm = llvm_version(rustc_vv).ok_or_else(|| TuneError::PgoTools {
+        toolchain: toolchain.unwrap_or("default").to_string(),
+        message: "`rustc -vV` names no LLVM version".into(),
+    })?;
     let host = host_triple(rustc_vv).unwrap_or_default();
     let mut sysroot_cmd = Command::new("rustc");
     sysroot_cmd
@@ -169,10 +166,24 @@ pub fn find_profdata(toolchain: Option<&str>, rustc_vv: &str) -> Result<PathBuf,
     }
     candidates.extend(on_path(&format!("llvm-profdata-{}", major(&llvm))));
     candidates.extend(on_path("llvm-profdata"));
+    choose_profdata(&candidates, &llvm, toolchain)
+}
+
+/// The first of `candidates` (existing files) whose LLVM major version is `llvm`'s; else
+/// the refusal naming the mismatched ones and the command that installs the right one.
+pub fn choose_profdata(
+    candidates: &[PathBuf],
+    llvm: &str,
+    toolchain: Option<&str>,
+) -> Result<PathBuf, TuneError> {
+    let err = |message: String| TuneError::PgoTools {
+        toolchain: toolchain.unwrap_or("default").to_string(),
+        message,
+    };
     let mut mismatched = Vec::new();
     for c in candidates.iter().filter(|c| c.is_file()) {
         match tool_llvm_version(c) {
-            Some(v) if major(&v) == major(&llvm) => return Ok(c.clone()),
+            Some(v) if major(&v) == major(llvm) => return Ok(c.clone()),
             Some(v) => mismatched.push(format!("{} is LLVM {v}", c.display())),
             None => mismatched.push(format!("{} reports no LLVM version", c.display())),
         }
@@ -187,14 +198,14 @@ pub fn find_profdata(toolchain: Option<&str>, rustc_vv: &str) -> Result<PathBuf,
         format!(
             "; refused {} (profiles of LLVM {llvm} need an llvm-profdata of LLVM {})",
             mismatched.join(", "),
-            major(&llvm)
+            major(llvm)
         )
     };
     Err(err(format!(
         "pgo needs the llvm-profdata of this compiler's LLVM {llvm} ({}): run `{rustup}` (or install LLVM {}'s, e.g. `apt-get install llvm-{}`){found}",
         rustc_line(toolchain),
-        major(&llvm),
-        major(&llvm),
+        major(llvm),
+        major(llvm),
     )))
 }
 
@@ -721,20 +732,26 @@ pub fn build_pgo(
 
 /// The commands that reproduce a PGO variant by hand, after its `[profile]` section is in
 /// Cargo.toml: instrumented build, training, merge, optimised build (and BOLT).
+#[allow(clippy::too_many_arguments)]
 pub fn recipe(
     build_command: impl Fn(&str) -> String,
     profile: &str,
     bin: &str,
+    host: &str,
     job: &PgoJob,
     profdata: &str,
     bolt: Option<(&str, &str)>,
 ) -> String {
     let data = "/tmp/pgo-data";
-    let built = format!("target/<host triple>/{profile}/{bin}");
+    let built = format!("target/{host}/{profile}/{bin}");
     let mut out = vec![
-        format!("# 1. instrumented build (--target keeps build scripts uninstrumented)"),
+        "# 1. instrumented build (--target keeps build scripts uninstrumented)".to_string(),
+        match bolt {
+            Some(_) => format!("rm -rf {data} /tmp/bolt-data && mkdir -p {data} /tmp/bolt-data"),
+            None => format!("rm -rf {data} && mkdir -p {data}"),
+        },
         format!(
-            "{} --target <host triple>",
+            "{} --target {host}",
             build_command(&format!("-Cprofile-generate={data}"))
         ),
         "# 2. training".to_string(),
@@ -751,7 +768,7 @@ pub fn recipe(
     if bolt.is_some() {
         flags.push_str(" -Clink-arg=-Wl,--emit-relocs");
     }
-    out.push(format!("{} --target <host triple>", build_command(&flags)));
+    out.push(format!("{} --target {host}", build_command(&flags)));
     if let Some((llvm_bolt, merge)) = bolt {
         out.push("# 5. BOLT: instrument, train again, merge, optimise".into());
         out.push(format!(
@@ -785,6 +802,35 @@ mod tests {
             Some("x86_64-unknown-linux-gnu")
         );
         assert_eq!(major("22.1.2"), "22");
+    }
+
+    #[test]
+    fn a_missing_or_mismatched_llvm_profdata_is_refused_with_the_fix() {
+        let none = choose_profdata(&[], "22.1.2", Some("stable"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            none.contains("rustup component add llvm-tools --toolchain stable"),
+            "{none}"
+        );
+        assert!(none.contains("apt-get install llvm-22"), "{none}");
+        assert!(none.starts_with("toolchain `stable`"), "{none}");
+        // Whatever LLVM an installed llvm-profdata has, it is refused for a compiler of
+        // LLVM 999 and named in the message.
+        let installed: Vec<PathBuf> = ["/usr/bin/llvm-profdata", "/usr/bin/llvm-profdata-14"]
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.is_file())
+            .collect();
+        if let Some(tool) = installed.first() {
+            let e = choose_profdata(&installed, "999.0.0", None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("refused {}", tool.display())), "{e}");
+            assert!(e.contains("rustup component add llvm-tools`"), "{e}");
+            let v = tool_llvm_version(tool).expect("an LLVM version");
+            assert_eq!(choose_profdata(&installed, &v, None).unwrap(), *tool);
+        }
     }
 
     #[test]
@@ -843,13 +889,14 @@ mod tests {
             |f| format!("RUSTFLAGS=\"{f}\" cargo build --profile production"),
             "production",
             "node",
+            "x86_64-unknown-linux-gnu",
             &job,
             "llvm-profdata",
             None,
         );
-        assert!(r.contains("RUSTFLAGS=\"-Cprofile-generate=/tmp/pgo-data\" cargo build --profile production --target <host triple>"), "{r}");
+        assert!(r.contains("RUSTFLAGS=\"-Cprofile-generate=/tmp/pgo-data\" cargo build --profile production --target x86_64-unknown-linux-gnu"), "{r}");
         assert!(
-            r.contains("target/<host triple>/production/node --small"),
+            r.contains("target/x86_64-unknown-linux-gnu/production/node --small"),
             "{r}"
         );
         assert!(

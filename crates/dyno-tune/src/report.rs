@@ -290,7 +290,15 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
     for &s in &best {
         if let Some(v) = &input.variants[s] {
             let build = match pgo_of(s) {
-                Some(p) => pgo_recipe(v, input.profile, input.bin, &p),
+                Some(p) => pgo_recipe(
+                    v,
+                    input.profile,
+                    input.bin,
+                    input.builds[s]
+                        .as_ref()
+                        .expect("a PGO record is in a build record"),
+                    &p,
+                ),
                 None => v.build_command(input.profile),
             };
             snippets.push((v.label.clone(), v.profile_section(input.profile), build));
@@ -362,7 +370,7 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
 }
 
 /// The commands that reproduce a PGO variant ([`crate::pgo::recipe`]).
-fn pgo_recipe(v: &Variant, profile: &str, bin: &str, p: &PgoRecord) -> String {
+fn pgo_recipe(v: &Variant, profile: &str, bin: &str, b: &BuildRecord, p: &PgoRecord) -> String {
     let job = crate::pgo::PgoJob {
         mode: if p.bolt.is_some() {
             crate::profile::Pgo::OnBolt
@@ -386,6 +394,7 @@ fn pgo_recipe(v: &Variant, profile: &str, bin: &str, p: &PgoRecord) -> String {
         |flags| v.build_command_with(profile, flags),
         profile,
         bin,
+        &crate::pgo::host_triple(&b.rustc).unwrap_or_else(|| "<host triple>".into()),
         &job,
         &p.profdata.display().to_string(),
         bolt.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
