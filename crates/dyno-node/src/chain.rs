@@ -354,3 +354,7 @@ impl Chain {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "chain_tests.rs"]
+mod tests;
