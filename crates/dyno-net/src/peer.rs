@@ -153,7 +153,9 @@ struct Traffic {
 struct Shared {
     cfg: PeerConfig,
     peers: HashMap<String, PeerSpec>,
-    events: Mutex<Sender<PeerEvent>>,
+    /// Not behind a mutex: the real-time timer thread sends here too, and must never wait
+    /// for a preempted thread holding a lock.
+    events: Sender<PeerEvent>,
     links: Mutex<HashMap<String, Link>>,
     /// Every open stream, handshaking or linked, so shutdown can cut blocked reads.
     streams: Mutex<HashMap<u64, TcpStream>>,
@@ -208,7 +210,7 @@ impl PeerNet {
         let shared = Arc::new(Shared {
             cfg,
             peers: by_id,
-            events: Mutex::new(events_tx),
+            events: events_tx,
             links: Mutex::new(HashMap::new()),
             streams: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(1),
@@ -359,7 +361,7 @@ impl Drop for PeerNet {
 impl Shared {
     fn emit(&self, e: PeerEvent) {
         // A node that dropped its receiver no longer wants events; that is not an error.
-        let _ = lock(&self.events).send(e);
+        let _ = self.events.send(e);
     }
 
     fn count_refusal(&self, remote: SocketAddr, reason: RefuseReason) {
@@ -432,7 +434,11 @@ impl Shared {
             me.write_loop(writer_side, frames_rx)
         });
         match writer {
-            Ok(h) => lock(&self.threads).push(h),
+            Ok(h) => {
+                let mut threads = lock(&self.threads);
+                threads.retain(|t| !t.is_finished());
+                threads.push(h);
+            }
             Err(_) => return false,
         }
         links.insert(

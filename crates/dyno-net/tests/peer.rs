@@ -288,3 +288,70 @@ fn shutdown_joins_every_thread() {
     // The listener is closed too: its port can be bound again.
     std::net::TcpListener::bind(addr).unwrap();
 }
+
+#[test]
+fn another_protocol_version_is_refused_as_bad_version() {
+    let (m, m_rx) = hub(&["a"]);
+    let mut s = TcpStream::connect(m.local_addr()).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut opening = frame::preamble();
+    opening[9] = opening[9].wrapping_add(1);
+    s.write_all(&opening).unwrap();
+    assert!(closed_by_remote(&mut s));
+    let e = wait_for(&m_rx, |e| matches!(e, PeerEvent::Refused { .. }));
+    assert!(matches!(
+        e,
+        PeerEvent::Refused {
+            reason: RefuseReason::BadVersion,
+            ..
+        }
+    ));
+    m.shutdown();
+}
+
+#[test]
+fn an_address_answering_with_another_id_is_refused_as_wrong_peer() {
+    // "n" accepts "a", but a's list says the node at that address is "m".
+    let (n, _n_rx) = PeerNet::start(cfg("n", GENESIS), vec![spec("a", nowhere())]).unwrap();
+    let (a, a_rx) = PeerNet::start(cfg("a", GENESIS), vec![spec("m", n.local_addr())]).unwrap();
+    let e = wait_for(&a_rx, |e| matches!(e, PeerEvent::Refused { .. }));
+    assert!(matches!(
+        e,
+        PeerEvent::Refused {
+            reason: RefuseReason::WrongPeer,
+            ..
+        }
+    ));
+    assert!(a.connected().is_empty());
+    a.shutdown();
+    n.shutdown();
+}
+
+#[test]
+fn a_pair_listing_each_other_makes_one_link_and_survives_a_restart() {
+    let (m, m_rx) = hub(&["a"]);
+    let m_addr = m.local_addr();
+    let (a, a_rx) = PeerNet::start(cfg("a", GENESIS), vec![spec("m", m_addr)]).unwrap();
+    assert_eq!(next(&a_rx), PeerEvent::Connected { peer: "m".into() });
+    assert_eq!(next(&m_rx), PeerEvent::Connected { peer: "a".into() });
+    // m restarts on the same address, now listing a by its real address (both list each
+    // other): a redials, and still exactly one link exists.
+    m.shutdown();
+    let e = next(&a_rx);
+    assert!(
+        matches!(e, PeerEvent::Disconnected { ref peer, .. } if peer == "m"),
+        "{e:?}"
+    );
+    let mut m_cfg = cfg("m", GENESIS);
+    m_cfg.listen = m_addr;
+    let (m2, m2_rx) = PeerNet::start(m_cfg, vec![spec("a", a.local_addr())]).unwrap();
+    assert_eq!(next(&a_rx), PeerEvent::Connected { peer: "m".into() });
+    assert_eq!(next(&m2_rx), PeerEvent::Connected { peer: "a".into() });
+    assert!(m2.send("a", b"after restart".to_vec()));
+    assert_eq!(message(&a_rx).1, b"after restart");
+    assert_eq!(a.connected(), vec!["m".to_string()]);
+    assert_eq!(m2.connected(), vec!["a".to_string()]);
+    assert_eq!(m2.counters().disconnects, 0);
+    a.shutdown();
+    m2.shutdown();
+}

@@ -54,6 +54,8 @@ pub struct Ingress {
 impl Ingress {
     /// Binds the UDP address (an error names it) and serves until shutdown. `sink` gets
     /// each received transaction's bytes and returns false when the node cannot take it.
+    /// It runs on the ingress thread, so it should be short (a queue push): while it
+    /// runs, no other transaction is read.
     pub fn start(
         cfg: IngressConfig,
         sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
