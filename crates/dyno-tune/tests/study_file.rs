@@ -304,3 +304,56 @@ fn work_dir_is_absolute_next_to_the_study() {
     assert!(w.is_absolute(), "{}", w.display());
     assert!(w.ends_with("s.tune"));
 }
+
+#[test]
+fn pgo_dimension_training_and_their_errors() {
+    use dyno_tune::profile::Pgo;
+    let text = with(
+        GOOD,
+        "rustflags = [\"\", \"-C force-frame-pointers=yes\"]\n",
+        "pgo = [\"off\", \"on\", \"on+bolt\"]\n",
+    );
+    let s = parse(&text).unwrap();
+    assert_eq!(s.matrix.pgo, [Pgo::Off, Pgo::On, Pgo::OnBolt]);
+    let vs = expand(&s.matrix, &s.exclude, &s.project.profile);
+    assert!(vs.iter().any(|v| v.label.ends_with("/pgo+bolt")));
+    // Without [pgo], training runs the benchmarks' own commands, and says so.
+    let (training, same) = s.training_commands();
+    assert!(same);
+    assert_eq!(training[0][0], "{bin}");
+    assert_eq!(training[1][..3], ["{bin}", "benchmark", "extrinsic"]);
+    let trained =
+        format!("{text}\n[pgo]\ntraining = [[\"{{bin}}\", \"--small\"]]\ntimeout = \"2m\"\n");
+    let s = parse(&trained).unwrap();
+    assert_eq!(
+        s.training_commands(),
+        (vec![vec!["{bin}".to_string(), "--small".into()]], false)
+    );
+    assert_eq!(s.pgo.timeout_s, 120.0);
+
+    let bad = with(
+        GOOD,
+        "rustflags = [\"\", \"-C force-frame-pointers=yes\"]\n",
+        "pgo = [\"on\", \"bolt\"]\n",
+    );
+    let (line, msg) = error(&bad);
+    assert_eq!(line, line_of(&bad, "pgo = "));
+    assert!(msg.contains("on+bolt"), "{msg}");
+    let bad = format!("{text}\n[pgo]\ntraining = [[\"./train\"]]\n");
+    let (line, msg) = error(&bad);
+    assert_eq!(line, line_of(&bad, "training = "));
+    assert!(
+        msg.contains("pgo `training`") && msg.contains("{bin}"),
+        "{msg}"
+    );
+    let bad = format!("{text}\n[pgo]\ntimeout = \"soon\"\n");
+    let (line, msg) = error(&bad);
+    assert_eq!(line, line_of(&bad, "timeout = \"soon\""));
+    assert!(msg.contains("pgo `timeout`"), "{msg}");
+    let bad = format!("{text}\n[pgo]\ntrainer = []\n");
+    assert!(error(&bad).1.contains("trainer"));
+    let bad = with(GOOD, "exclude = [", "exclude = [{ pgo = \"on\" }, ");
+    let (line, msg) = error(&bad);
+    assert_eq!(line, line_of(&bad, "exclude = "));
+    assert!(msg.contains("exclude `pgo`"), "{msg}");
+}
