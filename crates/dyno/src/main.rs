@@ -5,6 +5,7 @@
 
 mod build_info;
 mod cli_error;
+mod cluster;
 mod compare;
 mod db;
 mod interrupt;
@@ -53,6 +54,9 @@ enum Command {
     /// Find the fastest build profile of a Rust project on this CPU.
     #[command(subcommand)]
     Tune(tune::TuneCommand),
+    /// Clusters of nodes over emulated regions: cluster files, propagation reports, exports.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
     /// Print a shell completion script: `dyno completions bash > /etc/bash_completion.d/dyno`.
     Completions {
         /// The shell.
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Results(cmd) => results::run(cmd),
         Command::Tune(cmd) => tune::run(cmd),
+        Command::Cluster(cmd) => cluster::run(cmd),
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
     };
     finish(outcome)

@@ -1,0 +1,339 @@
+//! `dyno cluster`: write, check, analyse and export cluster files.
+//!
+//! The work lives in dyno-cluster; this module parses arguments, reads files and prints.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
+use dyno_cluster::shape::predict;
+use dyno_cluster::{events, propagation, ClusterSpec, Role, EXAMPLE};
+use dyno_report::{write_atomic, Align, Table, TableFormat};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `dyno cluster` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Write a commented example cluster file (3 regions, 9 nodes, dense torus).
+    Init {
+        /// Where to write it.
+        #[arg(default_value = "cluster.toml")]
+        file: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Validate a cluster file; show its topology and the propagation it predicts.
+    Check(CheckArgs),
+    /// Propagation report from node event logs: adoption on 50% ... 100% of nodes,
+    /// the forging loop and peer metrics.
+    Report(ReportArgs),
+    /// Render the cluster for an existing scheduler (Nomad or Kubernetes).
+    Export(ExportArgs),
+}
+
+/// Output formats of check and report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Terminal tables.
+    Table,
+    /// Markdown tables.
+    Markdown,
+    /// JSON (report: schema dyno.cluster.report v1).
+    Json,
+}
+
+/// Arguments of `dyno cluster check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The cluster file.
+    file: PathBuf,
+    /// Also check that every node's ports are free on 127.0.0.1.
+    #[arg(long)]
+    ports: bool,
+    /// Predict again with this many milliseconds added to every cross-region link, and
+    /// show the change (the injected-delay check's expectation).
+    #[arg(long, value_name = "MS")]
+    inject_cross_ms: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+/// Arguments of `dyno cluster report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Node logs: files, or directories whose *.log and *.jsonl files are read.
+    #[arg(required = true)]
+    logs: Vec<PathBuf>,
+    /// The cluster file: its node count, names and topology (for the prediction and the
+    /// drawing).
+    #[arg(long, value_name = "FILE")]
+    cluster: Option<PathBuf>,
+    /// Nodes in the cluster, when no cluster file is given (default: every node seen in
+    /// the logs). A node that logged nothing still counts against the fractions.
+    #[arg(long, value_name = "N")]
+    nodes: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Also write the HTML report here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+/// Arguments of `dyno cluster export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A Nomad job (HCL): one group per region.
+    #[arg(
+        long,
+        conflicts_with = "kubernetes",
+        required_unless_present = "kubernetes"
+    )]
+    nomad: bool,
+    /// Kubernetes manifests (YAML): a StatefulSet per region, a headless Service, the
+    /// topology in a ConfigMap.
+    #[arg(long)]
+    kubernetes: bool,
+    /// The cluster file.
+    file: PathBuf,
+    /// Container image holding the node command.
+    #[arg(long, value_name = "IMAGE")]
+    image: String,
+    /// Write here instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Runs a `dyno cluster` subcommand.
+pub fn run(cmd: ClusterCommand) -> Result<ExitCode> {
+    match cmd {
+        ClusterCommand::Init { file, force } => init(&file, force),
+        ClusterCommand::Check(a) => check(&a),
+        ClusterCommand::Report(a) => report(&a),
+        ClusterCommand::Export(a) => export(&a),
+    }
+}
+
+fn init(file: &Path, force: bool) -> Result<ExitCode> {
+    if file.exists() && !force {
+        bail!("{} exists; pass --force to replace it", file.display());
+    }
+    write_atomic(file, EXAMPLE.as_bytes())
+        .with_context(|| format!("writing {}", file.display()))?;
+    eprintln!(
+        "wrote {}: edit it, then `dyno cluster check {}`",
+        file.display(),
+        file.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn render(t: &Table, format: Format) -> String {
+    match format {
+        Format::Markdown => TableFormat::Markdown.render(t),
+        _ => TableFormat::Terminal { color: color() }.render(t),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn check(a: &CheckArgs) -> Result<ExitCode> {
+    let spec = ClusterSpec::load(&a.file)?;
+    if a.ports {
+        spec.check_ports()
+            .with_context(|| format!("{}: ports", a.file.display()))?;
+    }
+    let extra = a.inject_cross_ms.unwrap_or(0.0);
+    if !(extra.is_finite() && extra >= 0.0) {
+        bail!("--inject-cross-ms {extra}: must be a non-negative number of milliseconds");
+    }
+    let degrees: Vec<usize> = (0..spec.nodes.len())
+        .map(|i| spec.topology.degree(i))
+        .collect();
+    let (min, max) = (
+        degrees.iter().min().copied().unwrap_or(0),
+        degrees.iter().max().copied().unwrap_or(0),
+    );
+    let predictions: Vec<_> = spec
+        .producers()
+        .map(|p| (p, predict(&spec, p, 0.0), predict(&spec, p, extra)))
+        .collect();
+    if a.format == Format::Json {
+        let json = serde_json::json!({
+            "schema": "dyno.cluster.check",
+            "version": 1,
+            "cluster": spec.name,
+            "nodes": spec.nodes,
+            "regions": spec.regions,
+            "links": spec.topology.edges(),
+            "diameter_hops": spec.topology.diameter(),
+            "warnings": spec.warnings(cores()),
+            "inject_cross_ms": extra,
+            "predicted": predictions.iter().map(|(p, base, delayed)| serde_json::json!({
+                "producer": spec.nodes[*p].name,
+                "full_adoption_s": base.full_adoption_ms() / 1e3,
+                "full_adoption_delayed_s": delayed.full_adoption_ms() / 1e3,
+                "hops": base.hops,
+                "cross_region_hops": base.cross_region_hops,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let producers = spec.producers().count();
+    println!(
+        "{}: {} nodes ({producers} producers, {} relays) over {} regions; {} topology: {} links, \
+         {min}..{max} peers per node, diameter {} hops; slots of {} ms",
+        a.file.display(),
+        spec.nodes.len(),
+        spec.nodes.len() - producers,
+        spec.regions.len(),
+        spec.topology_kind.name(),
+        spec.topology.edges().len(),
+        spec.topology.diameter().unwrap_or(0),
+        spec.slot_ms,
+    );
+    for w in spec.warnings(cores()) {
+        eprintln!("warning: {w}");
+    }
+    let mut t = Table::new(format!(
+        "Predicted propagation from each producer (latency + {} ms per hop)",
+        spec.hop_processing_ms
+    ))
+    .column("producer", Align::Left)
+    .column("region", Align::Left)
+    .column("stake", Align::Right)
+    .column("50% after", Align::Right)
+    .column("80% after", Align::Right)
+    .column("100% after", Align::Right)
+    .column("hops", Align::Right)
+    .column("cross-region", Align::Right);
+    if a.inject_cross_ms.is_some() {
+        t = t
+            .column(format!("100% +{extra} ms/crossing"), Align::Right)
+            .column("change", Align::Right);
+    }
+    for (p, base, delayed) in &predictions {
+        let node = &spec.nodes[*p];
+        let stake = match node.role {
+            Role::Producer { stake } => stake.to_string(),
+            Role::Relay => "-".to_string(),
+        };
+        let mut row = vec![
+            node.name.clone(),
+            spec.regions[node.region].name.clone(),
+            stake,
+            format!("{:.1} ms", base.adoption_ms(0.5)),
+            format!("{:.1} ms", base.adoption_ms(0.8)),
+            format!("{:.1} ms", base.full_adoption_ms()),
+            base.hops.to_string(),
+            base.cross_region_hops.to_string(),
+        ];
+        if a.inject_cross_ms.is_some() {
+            row.push(format!("{:.1} ms", delayed.full_adoption_ms()));
+            row.push(format!(
+                "+{:.1} ms",
+                delayed.full_adoption_ms() - base.full_adoption_ms()
+            ));
+        }
+        t.push_row(row);
+    }
+    print!("{}", render(&t, a.format));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The log files named on the command line, directories expanded (sorted, so output
+/// does not depend on directory order).
+fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading directory {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "log" || x == "jsonl"))
+                .collect();
+            if found.is_empty() {
+                bail!(
+                    "{}: no *.log or *.jsonl node logs in this directory",
+                    p.display()
+                );
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn report(a: &ReportArgs) -> Result<ExitCode> {
+    let spec = a.cluster.as_deref().map(ClusterSpec::load).transpose()?;
+    let mut all = Vec::new();
+    for file in log_files(&a.logs)? {
+        all.extend(events::read_log(&file)?);
+    }
+    if all.is_empty() {
+        bail!("no propagation events (\"kind\":\"event\" lines) in the logs given");
+    }
+    let expected = spec
+        .as_ref()
+        .map(|s| s.nodes.len())
+        .or(a.nodes)
+        .unwrap_or(0);
+    let analysis = propagation::analyse(&all, expected);
+    let report = ClusterReport::new(&analysis, spec.as_ref());
+    if let Some(path) = &a.html {
+        write_atomic(path, html_report(&report, spec.as_ref()).as_bytes())
+            .with_context(|| format!("--html {}", path.display()))?;
+        eprintln!("HTML report: {}", path.display());
+    }
+    if a.format == Format::Json {
+        println!("{}", report.to_json());
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} blocks over {} nodes{}",
+        report.blocks,
+        report.node_count,
+        match report.blocks_without_slot_start {
+            0 => String::new(),
+            n => format!(" ({n} forged blocks left out: no slot start or genesis in any log)"),
+        }
+    );
+    for line in headline(&report) {
+        println!("{line}");
+    }
+    for t in tables(&report) {
+        print!("{}", render(&t, a.format));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(a: &ExportArgs) -> Result<ExitCode> {
+    let spec = ClusterSpec::load(&a.file)?;
+    let text = if a.nomad {
+        dyno_cluster::export::nomad(&spec, &a.image)?
+    } else {
+        dyno_cluster::export::kubernetes(&spec, &a.image)?
+    };
+    match &a.output {
+        Some(path) => {
+            write_atomic(path, text.as_bytes())
+                .with_context(|| format!("--output {}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,238 @@
+//! `dyno cluster` from the command line: init, check (with the injected-delay
+//! prediction), bad files with exit code 2, report from node logs, exports.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+
+fn dyno() -> Command {
+    let mut c = Command::cargo_bin("dyno").unwrap();
+    c.env_remove("DYNO_DB");
+    c
+}
+
+fn init(dir: &Path) -> std::path::PathBuf {
+    let file = dir.join("cluster.toml");
+    dyno()
+        .args(["cluster", "init"])
+        .arg(&file)
+        .assert()
+        .success();
+    file
+}
+
+#[test]
+fn init_writes_a_file_check_accepts_and_init_will_not_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = init(dir.path());
+    dyno()
+        .args(["cluster", "check"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "9 nodes (3 producers, 6 relays) over 3 regions; dense_torus topology: 18 links",
+        ))
+        .stdout(predicate::str::contains("n0"));
+    dyno()
+        .args(["cluster", "init"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("exists; pass --force"));
+}
+
+#[test]
+fn check_predicts_the_injected_delay() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = init(dir.path());
+    let out = dyno()
+        .args([
+            "cluster",
+            "check",
+            "--format",
+            "json",
+            "--inject-cross-ms",
+            "100",
+        ])
+        .arg(&file)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["schema"], "dyno.cluster.check");
+    // In the example every node is one crossing from each producer's region (see the
+    // library's prediction tests): +100 ms at full adoption.
+    for p in v["predicted"].as_array().unwrap() {
+        let d =
+            p["full_adoption_delayed_s"].as_f64().unwrap() - p["full_adoption_s"].as_f64().unwrap();
+        assert!((d - 0.1).abs() < 1e-9, "{p}");
+    }
+}
+
+#[test]
+fn a_bad_file_exits_2_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = init(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replacen("us-east-1 = 1,", "us-east-1 = -1,", 1)).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("us-east-1 = 1,"))
+        .unwrap()
+        + 1;
+    dyno()
+        .args(["cluster", "check"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("cluster.toml:{line}:")))
+        .stderr(predicate::str::contains("`region[1].latency_ms.us-east-1`"));
+}
+
+fn event(node: &str, ms: u64, body: &str) -> String {
+    format!(
+        "{{\"kind\":\"event\",\"event\":{body},\"ts_ns\":{},\"node\":\"{node}\"}}\n",
+        1_000_000_000u64 + ms * 1_000_000
+    )
+}
+
+#[test]
+fn report_reads_a_log_directory_and_writes_json_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let started = r#""started","genesis_hash":"00","genesis_time_ns":1000000000,"slot_ns":1000000000,"peers":[]"#;
+    let mut n0 = event("n0", 0, started);
+    n0 += &event(
+        "n0",
+        1003,
+        r#""slot_start","slot":1,"scheduled_ns":2000000000"#,
+    );
+    n0 += &event(
+        "n0",
+        1010,
+        r#""forged","slot":1,"block":"b1","height":1,"parent":"00","txs":1,"bytes":10"#,
+    );
+    n0 += &event(
+        "n0",
+        1011,
+        r#""adopted","slot":1,"block":"b1","height":1,"state_hash":"aa""#,
+    );
+    let mut n1 = event("n1", 0, started);
+    n1 += "{\"kind\":\"second\",\"t\":1.0,\"tps\":3.0}\n";
+    n1 += &event(
+        "n1",
+        1120,
+        r#""adopted","slot":1,"block":"b1","height":1,"state_hash":"aa""#,
+    );
+    std::fs::write(logs.join("n0.log"), n0).unwrap();
+    std::fs::write(logs.join("n1.log"), n1).unwrap();
+    dyno()
+        .args(["cluster", "report"])
+        .arg(&logs)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "adopted on 50% of nodes after 11.0 ms (p50 over 1 blocks)",
+        ))
+        .stdout(predicate::str::contains(
+            "adopted on 100% of nodes after 120 ms (p50 over 1 blocks)",
+        ));
+    let html = dir.path().join("r.html");
+    let out = dyno()
+        .args([
+            "cluster", "report", "--format", "json", "--nodes", "3", "--html",
+        ])
+        .arg(&html)
+        .arg(&logs)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (v["schema"].as_str(), v["version"].as_u64()),
+        (Some("dyno.cluster.report"), Some(1))
+    );
+    assert_eq!(v["node_count"], 3);
+    let full = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "adoption_1.00")
+        .unwrap();
+    assert_eq!(
+        full["missing"], 1,
+        "2 of 3 nodes adopted b1: 100% never reached"
+    );
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+}
+
+#[test]
+fn a_broken_log_line_exits_2_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("n0.log");
+    std::fs::write(
+        &log,
+        format!("{}{{oops\n", event("n0", 0, r#""ticked","slot":1"#)),
+    )
+    .unwrap();
+    dyno()
+        .args(["cluster", "report"])
+        .arg(&log)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("n0.log:2: not JSON"));
+}
+
+#[test]
+fn export_renders_kubernetes_and_refuses_the_reference_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = init(dir.path());
+    dyno()
+        .args(["cluster", "export", "--kubernetes", "--image", "node:1"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`node.command`"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replacen(
+            "threads = 1",
+            "command = [\"sh\", \"-c\", \"sleep 1\", \"{id}\"]\nthreads = 1",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("k8s.yaml");
+    dyno()
+        .args([
+            "cluster",
+            "export",
+            "--kubernetes",
+            "--image",
+            "node:1",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&file)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .matches("StatefulSet")
+            .count(),
+        3
+    );
+    dyno()
+        .args(["cluster", "export", "--nomad", "--image", "node:1"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("group \"ap-southeast-2\""));
+    dyno()
+        .args(["cluster", "export", "--image", "node:1"])
+        .arg(&file)
+        .assert()
+        .code(2);
+}
