@@ -585,16 +585,16 @@ fn serve_inbound(s: &Arc<Shared>, stream: TcpStream) {
                 s.read_link(&peer, conn, &stream, remote);
             }
         }
-        Err(reason) => {
-            if !s.stopping.load(Relaxed) {
-                s.count_refusal(remote, reason);
-            }
-        }
+        Err(Some(reason)) if !s.stopping.load(Relaxed) => s.count_refusal(remote, reason),
+        // The remote went away mid-handshake (a port probe, a peer shutting down): no
+        // protocol was broken, nothing to count.
+        Err(_) => {}
     }
     s.close_stream(conn);
 }
 
-fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, RefuseReason> {
+/// The peer's id, or why the handshake failed (None: the remote closed or reset it).
+fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, Option<RefuseReason>> {
     let mut r = stream;
     let refuse = |reason: RefuseReason| {
         let h = Hello::refusing(reason, s.cfg.genesis_hash, &s.cfg.node_id);
@@ -604,49 +604,54 @@ fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, RefuseReas
     match frame::read_preamble(&mut r) {
         Ok(()) => {}
         // Not our protocol: nothing to answer.
-        Err(e) => return Err(read_refusal(e)),
+        Err(e) => return Err(handshake_failure(e)),
     }
-    let hello = frame::read_hello(&mut r).map_err(|e| refuse(read_refusal(e)))?;
+    let hello = frame::read_hello(&mut r).map_err(|e| handshake_failure(e).map(refuse))?;
     if hello.genesis != s.cfg.genesis_hash {
-        return Err(refuse(RefuseReason::WrongGenesis));
+        return Err(Some(refuse(RefuseReason::WrongGenesis)));
     }
     if !s.peers.contains_key(&hello.node_id) {
-        return Err(refuse(RefuseReason::UnknownPeer));
+        return Err(Some(refuse(RefuseReason::UnknownPeer)));
     }
-    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| RefuseReason::Garbage)?;
+    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
     Ok(hello.node_id)
 }
 
-fn dial_handshake(s: &Shared, stream: &TcpStream, spec: &PeerSpec) -> Result<(), RefuseReason> {
+/// Why the dialer's handshake failed (None: the remote closed or reset it).
+fn dial_handshake(
+    s: &Shared,
+    stream: &TcpStream,
+    spec: &PeerSpec,
+) -> Result<(), Option<RefuseReason>> {
     let mut r = stream;
-    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| RefuseReason::Garbage)?;
-    frame::read_preamble(&mut r).map_err(read_refusal)?;
-    let hello = frame::read_hello(&mut r).map_err(read_refusal)?;
+    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
+    frame::read_preamble(&mut r).map_err(handshake_failure)?;
+    let hello = frame::read_hello(&mut r).map_err(handshake_failure)?;
     if hello.genesis != s.cfg.genesis_hash {
-        return Err(RefuseReason::WrongGenesis);
+        return Err(Some(RefuseReason::WrongGenesis));
     }
     if let Some(r) = hello.refusal() {
-        return Err(r);
+        return Err(Some(r));
     }
     if hello.node_id != spec.id {
-        return Err(RefuseReason::WrongPeer);
+        return Err(Some(RefuseReason::WrongPeer));
     }
     Ok(())
 }
 
-fn read_refusal(e: ReadError) -> RefuseReason {
+/// The refusal a failed handshake read counts as; None when the remote simply went away.
+fn handshake_failure(e: ReadError) -> Option<RefuseReason> {
     match e {
-        ReadError::Refused(r) => r,
+        ReadError::Refused(r) => Some(r),
         ReadError::Io(e)
             if matches!(
                 e.kind(),
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
             ) =>
         {
-            RefuseReason::HandshakeTimeout
+            Some(RefuseReason::HandshakeTimeout)
         }
-        // Closed mid-handshake: the bytes so far were not a complete opening.
-        ReadError::Io(_) => RefuseReason::Garbage,
+        ReadError::Io(_) => None,
     }
 }
 
@@ -690,12 +695,11 @@ fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream) -> bool {
             }
             ok
         }
-        Err(reason) => {
-            if !s.stopping.load(Relaxed) {
-                s.count_refusal(spec.addr, reason);
-            }
+        Err(Some(reason)) if !s.stopping.load(Relaxed) => {
+            s.count_refusal(spec.addr, reason);
             false
         }
+        Err(_) => false,
     };
     s.close_stream(conn);
     linked
