@@ -495,7 +495,8 @@ fn a_full_disk_fails_cleanly() {
         ])
         .arg(&small)
         .assert()
-        .code(2)
+        // A full disk is a runtime failure, not bad input (docs/output.md).
+        .code(3)
         .stderr(
             predicate::str::contains("No space left")
                 .and(predicate::str::contains(".disk_bench_seq_wr.tmp")),
