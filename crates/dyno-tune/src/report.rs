@@ -60,6 +60,8 @@ pub struct Row {
     pub ci: (f64, f64),
     /// Relative change of the median against the reference (+ = larger value).
     pub change: Option<f64>,
+    /// 95% bootstrap interval of that change (`None` with fewer than 2 samples a side).
+    pub change_ci: Option<(f64, f64)>,
     /// Verdict of the comparison with the reference (Holm across the table).
     pub verdict: Option<Verdict>,
 }
@@ -158,6 +160,7 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
                 median: med,
                 ci,
                 change: None,
+                change_ci: None,
                 verdict: None,
             });
         }
@@ -182,6 +185,7 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
                 for ((s, _), c) in others.iter().zip(cmp) {
                     if let Some(row) = rows.iter_mut().find(|row| row.subject == *s) {
                         row.change = Some(c.ratio.estimate - 1.0);
+                        row.change_ci = Some((c.ratio.low - 1.0, c.ratio.high - 1.0));
                         row.verdict = Some(c.verdict);
                     }
                 }
@@ -441,6 +445,7 @@ impl StudyReport {
                         ),
                         Align::Right,
                     )
+                    .column("change 95% CI", Align::Right)
                     .column("status", Align::Left);
                 for (i, row) in m.rows.iter().enumerate() {
                     let unit = m.metric.unit;
@@ -473,6 +478,10 @@ impl StudyReport {
                             format_value(row.ci.1, unit)
                         )),
                         change,
+                        Cell::new(row.change_ci.map_or_else(
+                            || "-".to_string(),
+                            |(lo, hi)| format!("{} .. {}", percent(lo), percent(hi)),
+                        )),
                         Cell::new(self.status[row.subject].clone()),
                     ]);
                 }

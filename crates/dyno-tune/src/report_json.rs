@@ -18,7 +18,8 @@
 //!                  "cpu_assumption": { "target_cpu", "features", "portable_level",
 //!                                      "missing_here" },
 //!                  "results": { METRIC: { "n", "median", "ci95_low", "ci95_high",
-//!                                          "change_vs_reference", "verdict" } } }],
+//!                                          "change_vs_reference", "change_ci95_low",
+//!                                          "change_ci95_high", "verdict" } } }],
 //!   "failed_builds": [{ "label", "error_tail" }],
 //!   "pareto", "near_pareto", "recommended": [labels],
 //!   "snippets": [{ "label", "profile_section", "build_commands" }],
@@ -111,6 +112,8 @@ impl StudyReport {
                         "ci95_low": row.ci.0,
                         "ci95_high": row.ci.1,
                         "change_vs_reference": row.change,
+                        "change_ci95_low": row.change_ci.map(|c| c.0),
+                        "change_ci95_high": row.change_ci.map(|c| c.1),
                         "verdict": verdict(row.verdict),
                     }),
                 );

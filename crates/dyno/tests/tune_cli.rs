@@ -175,6 +175,18 @@ fn run_then_report_on_the_tiny_crate() {
         assert!(low <= median && median <= high, "{ops}");
         assert!(["recommended", "contender", "eliminated"].contains(&s["status"].as_str().unwrap()));
     }
+    let reference = doc["reference"].as_str().unwrap();
+    let other = subjects.iter().find(|s| s["label"] != reference).unwrap();
+    let (lo, change, hi) = (
+        other["results"]["ops"]["change_ci95_low"].as_f64().unwrap(),
+        other["results"]["ops"]["change_vs_reference"]
+            .as_f64()
+            .unwrap(),
+        other["results"]["ops"]["change_ci95_high"]
+            .as_f64()
+            .unwrap(),
+    );
+    assert!(lo <= change && change <= hi, "{other}");
     let snippet = &doc["snippets"][0];
     assert!(snippet["profile_section"]
         .as_str()
