@@ -9,7 +9,9 @@ mod cluster;
 mod compare;
 mod db;
 mod interrupt;
+mod load;
 mod machine;
+mod node;
 mod pipeline;
 mod progress;
 mod results;
@@ -43,6 +45,10 @@ struct Cli {
 enum Command {
     /// Benchmark this machine against a chain's hardware requirements (Substrate-compatible scores).
     Machine(Box<machine::MachineArgs>),
+    /// The reference node: on a network (`dyno node run`), its genesis file, or alone with its load inside.
+    Node(Box<node::NodeArgs>),
+    /// Send transactions to nodes over QUIC at a fixed rate or flat out.
+    Load(Box<load::LoadArgs>),
     /// Compare releases under fixed workloads: a verdict per metric and an HTML report.
     Compare(Box<compare::CompareArgs>),
     /// Tile pipelines: run a layout, watch it live, serve its metrics.
@@ -106,6 +112,8 @@ fn main() -> ExitCode {
     }
     let outcome = match cli.command {
         Command::Machine(args) => machine::run(*args),
+        Command::Node(a) => node::run(*a),
+        Command::Load(a) => load::run(*a),
         Command::Compare(a) => compare::run(*a),
         Command::Pipeline(cmd) => pipeline::run(cmd),
         Command::Results(cmd) => results::run(cmd),

@@ -105,6 +105,15 @@ impl Sweep {
     }
 }
 
+impl BenchArgs {
+    /// The same arguments run as a node: until Ctrl-C or SIGTERM (`dyno node
+    /// --workload ...`), whatever `--duration` says.
+    pub fn into_node(mut self) -> BenchArgs {
+        self.duration = Duration::ZERO;
+        self
+    }
+}
+
 /// Runs `dyno pipeline bench`.
 pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let (mut cfg, origin) = match (&a.config, &a.workload) {

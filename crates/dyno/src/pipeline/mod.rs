@@ -1,6 +1,6 @@
 //! `dyno pipeline`: run a tile layout, watch it live, serve its metrics.
 
-mod bench;
+pub(crate) mod bench;
 mod http;
 mod monitor;
 mod node_metrics;
@@ -60,7 +60,7 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
 }
 
 /// `0` (run until stopped) or a positive number of seconds.
-fn parse_seconds_or_zero(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds_or_zero(s: &str) -> Result<Duration, String> {
     if s.parse::<f64>() == Ok(0.0) {
         return Ok(Duration::ZERO);
     }

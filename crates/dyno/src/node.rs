@@ -1,0 +1,259 @@
+//! `dyno node`: the reference node. `dyno node run` joins a network (genesis file, node
+//! config, peers, QUIC ingress); `dyno node genesis` writes the shared genesis file;
+//! `dyno node --workload value` (no subcommand) is the single-process node with its
+//! load generator inside (today's `pipeline bench --duration 0`, which `dyno compare`
+//! drives).
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use dyno_node::config::{LoadedConfig, NodeConfig};
+use dyno_node::genesis::{GenesisFile, Validator};
+use dyno_node::service::RunningNode;
+
+use crate::interrupt;
+use crate::pipeline::{parse_seconds_or_zero, SummaryFormat};
+
+/// Arguments of `dyno node`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct NodeArgs {
+    #[command(subcommand)]
+    cmd: Option<NodeCommand>,
+    /// Without a subcommand: the single-process node (in-process load generator), as
+    /// `dyno pipeline bench` takes it, run until Ctrl-C or SIGTERM.
+    #[command(flatten)]
+    local: crate::pipeline::bench::BenchArgs,
+}
+
+/// `dyno node` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum NodeCommand {
+    /// Run a node on the network its config file names (see docs/node.md).
+    Run(RunArgs),
+    /// Write a genesis file that the nodes and `dyno load` share.
+    Genesis(GenesisArgs),
+}
+
+/// Arguments of `dyno node run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Node config (TOML); see examples/node/n1.toml.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Genesis file (overrides the config's `genesis`).
+    #[arg(long, value_name = "FILE")]
+    genesis: Option<PathBuf>,
+    /// Peer listen address (overrides `peer_listen`).
+    #[arg(long, value_name = "ADDR")]
+    peer_listen: Option<SocketAddr>,
+    /// QUIC ingress address (overrides `ingress_listen`).
+    #[arg(long, value_name = "ADDR")]
+    ingress_listen: Option<SocketAddr>,
+    /// Metrics and /ready address (overrides `metrics_listen`).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// Event log (overrides `node_log`).
+    #[arg(long, value_name = "FILE")]
+    node_log: Option<PathBuf>,
+    /// Stop after this many seconds; 0 = until Ctrl-C or SIGTERM.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds_or_zero, default_value = "0")]
+    duration: Duration,
+    /// No line per second on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Output format of the summary at the end.
+    #[arg(long, value_enum, default_value = "table")]
+    format: SummaryFormat,
+}
+
+/// Arguments of `dyno node genesis`.
+#[derive(Debug, Args)]
+pub struct GenesisArgs {
+    /// File to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Validators and stakes: `n1=1,n2=1` (repeatable).
+    #[arg(
+        long,
+        value_name = "ID=STAKE,...",
+        required = true,
+        value_delimiter = ','
+    )]
+    validators: Vec<String>,
+    /// Network name.
+    #[arg(long, default_value = "devnet")]
+    network: String,
+    /// Seed of the account keys and the leader schedule.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Funded accounts.
+    #[arg(long, default_value_t = 1024)]
+    accounts: usize,
+    /// Starting balance of each account.
+    #[arg(long, default_value_t = dyno_pipeline::bank::DEFAULT_BALANCE)]
+    balance: u64,
+    /// Slot length in ms.
+    #[arg(long, default_value_t = 1000)]
+    slot_ms: u64,
+    /// Slot 0 starts this many seconds from now.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    start_in: u64,
+    /// Replace an existing file.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs `dyno node`.
+pub fn run(a: NodeArgs) -> anyhow::Result<ExitCode> {
+    match a.cmd {
+        Some(NodeCommand::Run(r)) => run_node(r),
+        Some(NodeCommand::Genesis(g)) => write_genesis(g),
+        None => crate::pipeline::bench::run(a.local.into_node()),
+    }
+}
+
+fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
+    let mut validators = Vec::new();
+    for v in &a.validators {
+        let (id, stake) = v
+            .split_once('=')
+            .with_context(|| format!("--validators `{v}`: expected ID=STAKE"))?;
+        let stake = stake
+            .parse()
+            .ok()
+            .with_context(|| format!("--validators `{v}`: the stake must be a whole number"))?;
+        validators.push(Validator {
+            id: id.to_string(),
+            stake,
+        });
+    }
+    let now_ms = dyno_node::log::now_ns() / 1_000_000;
+    let g = GenesisFile {
+        network: a.network,
+        seed: a.seed,
+        accounts: a.accounts,
+        balance: a.balance,
+        slot_ms: a.slot_ms,
+        genesis_time_ms: now_ms + a.start_in * 1000,
+        validators,
+    };
+    let text = g.to_toml();
+    // Written only once it parses back: the same checks the nodes make.
+    GenesisFile::parse(&PathBuf::from("--validators"), &text)?;
+    if a.out.exists() && !a.force {
+        anyhow::bail!("--out {}: exists (--force replaces it)", a.out.display());
+    }
+    std::fs::write(&a.out, text).with_context(|| format!("--out {}", a.out.display()))?;
+    println!(
+        "{}: network {}, {} validators, slot 0 starts in {} s, genesis hash {}",
+        a.out.display(),
+        g.network,
+        g.validators.len(),
+        a.start_in,
+        dyno_node::block::hex(&g.hash())
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_config(a: &RunArgs) -> anyhow::Result<(LoadedConfig, Arc<dyno_node::genesis::Genesis>)> {
+    let mut lc = NodeConfig::from_file(&a.config)?;
+    let c = &mut lc.config;
+    if let Some(g) = &a.genesis {
+        c.genesis = g.clone();
+    }
+    if let Some(x) = a.peer_listen {
+        c.peer_listen = x;
+    }
+    if a.ingress_listen.is_some() {
+        c.ingress_listen = a.ingress_listen;
+    }
+    if a.metrics_listen.is_some() {
+        c.metrics_listen = a.metrics_listen;
+    }
+    if a.node_log.is_some() {
+        c.node_log = a.node_log.clone();
+    }
+    let genesis = Arc::new(GenesisFile::from_file(&c.genesis)?.load());
+    lc.check(&genesis)?;
+    Ok((lc, genesis))
+}
+
+fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let (lc, genesis) = load_config(&a)?;
+    let stop = interrupt::stop_flag();
+    let cfg = &lc.config;
+    let node = RunningNode::start(cfg, genesis.clone())?;
+    eprintln!(
+        "node {} of {} (genesis {}): peers on {}, ingress {}, metrics {}, log {}",
+        cfg.id,
+        genesis.file.network,
+        &dyno_node::block::hex(&genesis.hash)[..16],
+        node.peer_addr,
+        node.ingress_addr.map_or("off".into(), |x| x.to_string()),
+        node.metrics_addr.map_or("off".into(), |x| x.to_string()),
+        cfg.node_log
+            .as_ref()
+            .map_or("off".into(), |p| p.display().to_string()),
+    );
+    let t0 = Instant::now();
+    let mut next = Duration::from_secs(1);
+    while !stop.load(Ordering::Relaxed) && (a.duration.is_zero() || t0.elapsed() < a.duration) {
+        std::thread::sleep(Duration::from_millis(100));
+        if t0.elapsed() >= next {
+            next += Duration::from_secs(1);
+            if let (false, Some(s)) = (a.quiet, node.status()) {
+                let rejected: u64 = s.counters.rejected.values().sum();
+                eprintln!(
+                    "t={:>4.0}s height {} tip {} forged {} adopted {} rejected {} mempool {} executed {}",
+                    t0.elapsed().as_secs_f64(),
+                    s.height,
+                    &s.tip[..12],
+                    s.counters.forged,
+                    s.counters.adopted,
+                    rejected,
+                    s.mempool,
+                    s.fates.executed + s.fates.failed,
+                );
+            }
+        }
+    }
+    let ingress = node.ingress_counters();
+    let s = node.stop();
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        SummaryFormat::Json => {
+            let v = serde_json::json!({"status": s, "ingress": ingress.map(|c| serde_json::json!({
+                "accepted": c.accepted, "dropped_full": c.dropped_full,
+                "malformed": c.malformed, "oversized": c.oversized,
+                "connections": c.connections, "unknown_clients": c.unknown_clients,
+            }))});
+            writeln!(out, "{v}")?;
+        }
+        SummaryFormat::Table => {
+            let f = &s.fates;
+            writeln!(
+                out,
+                "node {}: height {}, tip {}, state {}\nblocks: forged {}, adopted {}, rejected {:?}\nclient transactions: received {}, executed {}, failed {}, duplicate {}, invalid signature {}, malformed {}, dropped full {}, in flight {}",
+                cfg.id, s.height, s.tip, s.state_hash, s.counters.forged, s.counters.adopted,
+                s.counters.rejected, f.received, f.executed, f.failed, f.duplicate,
+                f.invalid_signature, f.malformed, f.dropped_full, f.in_flight
+            )?;
+            if let Some(c) = ingress {
+                writeln!(
+                    out,
+                    "ingress: accepted {}, dropped full {}, malformed {}, oversized {}, unknown clients {}",
+                    c.accepted, c.dropped_full, c.malformed, c.oversized, c.unknown_clients
+                )?;
+            }
+        }
+    }
+    Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
+}

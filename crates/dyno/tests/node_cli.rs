@@ -1,0 +1,255 @@
+//! `dyno node` and `dyno load` as a user meets them: refusals with exit 2 naming the
+//! file, line and key (or the address), and two node processes plus a load generator
+//! on loopback, where blocks forged by one are adopted by the other and every
+//! transaction sent has one fate. Every child process is killed and reaped on drop.
+
+use assert_cmd::cargo::CommandCargoExt;
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+fn dyno() -> Command {
+    Command::cargo_bin("dyno").unwrap()
+}
+
+/// A child process killed and reaped when dropped (a failing test leaves no orphan).
+struct Reaped(Option<Child>);
+
+impl Reaped {
+    fn wait_output(mut self) -> std::process::Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn genesis(dir: &Path, validators: &str, start_in: &str) -> PathBuf {
+    let p = dir.join("genesis.toml");
+    let out = dyno()
+        .args(["node", "genesis", "--out"])
+        .arg(&p)
+        .args([
+            "--validators",
+            validators,
+            "--slot-ms",
+            "300",
+            "--start-in",
+            start_in,
+        ])
+        .args(["--accounts", "64", "--force"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    p
+}
+
+fn free_tcp() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn free_udp() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn write(p: &Path, text: &str) -> PathBuf {
+    std::fs::write(p, text).unwrap();
+    p.to_path_buf()
+}
+
+#[test]
+fn a_peer_that_is_not_in_the_genesis_is_named_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    genesis(dir.path(), "n1=1,n2=1", "5");
+    let cfg = write(
+        &dir.path().join("n1.toml"),
+        "id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:0\"\n\n[[peers]]\nid = \"n9\"\naddr = \"127.0.0.1:9\"\n",
+    );
+    let out = dyno()
+        .args(["node", "run", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("n1.toml:6:") && err.contains("`id`") && err.contains("n9"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_genesis_where_no_node_gets_a_slot_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dyno()
+        .args(["node", "genesis", "--out"])
+        .arg(dir.path().join("g.toml"))
+        .args(["--validators", "n1=0,n2=0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`stake`") && err.contains("no node"), "{err}");
+    assert!(!dir.path().join("g.toml").exists(), "nothing left behind");
+}
+
+#[test]
+fn an_address_in_use_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    genesis(dir.path(), "n1=1", "5");
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let cfg = write(
+        &dir.path().join("n1.toml"),
+        &format!("id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"{addr}\"\n"),
+    );
+    let out = dyno()
+        .args(["node", "run", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&addr.to_string()), "{err}");
+}
+
+fn node_config(dir: &Path, id: &str, peer: u16, ingress: u16, other: (&str, u16)) -> PathBuf {
+    write(
+        &dir.join(format!("{id}.toml")),
+        &format!(
+            "id = \"{id}\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:{peer}\"\n\
+             ingress_listen = \"127.0.0.1:{ingress}\"\nnode_log = \"{id}.jsonl\"\n\n\
+             [[peers]]\nid = \"{}\"\naddr = \"127.0.0.1:{}\"\nlatency_ms = 5\n",
+            other.0, other.1
+        ),
+    )
+}
+
+fn events(path: &Path, name: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == "event" && v["event"] == name)
+        .collect()
+}
+
+#[test]
+fn two_nodes_and_a_load_generator() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = genesis(dir.path(), "n1=1,n2=1", "2");
+    let (p1, p2, i1, i2) = (free_tcp(), free_tcp(), free_udp(), free_udp());
+    let c1 = node_config(dir.path(), "n1", p1, i1, ("n2", p2));
+    let c2 = node_config(dir.path(), "n2", p2, i2, ("n1", p1));
+    let start = |cfg: &Path| {
+        Reaped(Some(
+            dyno()
+                .args([
+                    "node",
+                    "run",
+                    "--quiet",
+                    "--duration",
+                    "7",
+                    "--format",
+                    "json",
+                    "--config",
+                ])
+                .arg(cfg)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        ))
+    };
+    let (n1, n2) = (start(&c1), start(&c2));
+    std::thread::sleep(Duration::from_millis(2500));
+    let load = dyno()
+        .args(["load", "--genesis"])
+        .arg(&g)
+        .args([
+            "--target",
+            &format!("127.0.0.1:{i2}"),
+            "--rate",
+            "200",
+            "--duration",
+            "2",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        load.status.success(),
+        "{}",
+        String::from_utf8_lossy(&load.stderr)
+    );
+    let sent: serde_json::Value = serde_json::from_slice(&load.stdout).unwrap();
+    let (o1, o2) = (n1.wait_output(), n2.wait_output());
+    assert!(
+        o1.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o1.stderr)
+    );
+    assert!(
+        o2.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o2.stderr)
+    );
+    let s2: serde_json::Value = serde_json::from_slice(&o2.stdout).unwrap();
+    let f = &s2["status"]["fates"];
+    let n = |v: &serde_json::Value| v.as_u64().unwrap();
+    assert_eq!(n(&sent["sent"]), n(&s2["ingress"]["accepted"]));
+    assert_eq!(n(&f["received"]), n(&sent["sent"]));
+    let settled: u64 = [
+        "malformed",
+        "invalid_signature",
+        "duplicate",
+        "dropped_full",
+        "executed",
+        "failed",
+        "in_flight",
+    ]
+    .iter()
+    .map(|k| n(&f[k]))
+    .sum();
+    assert_eq!(settled, n(&f["received"]));
+    assert!(n(&f["executed"]) > 0);
+    // Blocks forged by each node are adopted by the other.
+    let adopted_by = |id: &str| -> Vec<String> {
+        events(&dir.path().join(format!("{id}.jsonl")), "adopted")
+            .iter()
+            .map(|e| e["block"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (leader, other) in [("n1", "n2"), ("n2", "n1")] {
+        let forged = events(&dir.path().join(format!("{leader}.jsonl")), "forged");
+        let adopted = adopted_by(other);
+        let crossed = forged
+            .iter()
+            .filter(|e| adopted.contains(&e["block"].as_str().unwrap().to_string()))
+            .count();
+        assert!(
+            crossed >= 1,
+            "{other} adopted none of the {} blocks {leader} forged",
+            forged.len()
+        );
+    }
+}
