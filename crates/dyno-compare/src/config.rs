@@ -13,6 +13,8 @@
 //! env = { RUST_LOG = "warn" }
 //! cwd = "."
 //! metrics = { prometheus = "http://127.0.0.1:7999/metrics", jsonl = "node.jsonl" }
+//! ready = { http = "http://127.0.0.1:7999/ready", timeout_s = 30 }  # see `readiness`
+//! addresses = { rpc = "http://127.0.0.1:26657" }  # `{rpc}` in a workload's load command
 //! # or as a table of its own, with declared directions and ignored metrics:
 //! # [subject.metrics]
 //! # jsonl = "node.jsonl"
@@ -31,7 +33,13 @@
 //! warmup_s = 5
 //! measure_s = 30
 //! args = ["--tps", "{rate}"]   # appended to every subject's command
+//! # load = { command = ["./load", "--url", "{rpc}", "--rate", "{rate}"] }  # see `load`
 //! ```
+//!
+//! `on_failure` says what a failed execution (a node that crashed, was not ready in
+//! time, or whose load generator died) does to the comparison: `"give_up"` (the default)
+//! stops it when one subject fails twice in a row, `"stop"` at the first failure,
+//! `"continue"` never.
 //!
 //! `{workload}`, `{rate}`, `{warmup_s}` and `{measure_s}` are replaced in commands, args
 //! and environment values; the node also gets `DYNO_WORKLOAD` and `DYNO_RATE` in its
@@ -100,6 +108,8 @@ struct RawFile {
     #[serde(default = "default_grace")]
     grace_s: Spanned<f64>,
     #[serde(default)]
+    on_failure: Option<Spanned<String>>,
+    #[serde(default)]
     subject: Vec<Spanned<RawSubject>>,
     #[serde(default)]
     workload: Vec<Spanned<RawWorkload>>,
@@ -134,6 +144,10 @@ struct RawSubject {
     cwd: Option<PathBuf>,
     #[serde(default)]
     metrics: RawMetrics,
+    #[serde(default)]
+    ready: Option<crate::readiness::RawReady>,
+    #[serde(default)]
+    addresses: BTreeMap<String, String>,
 }
 
 /// `metrics` as written, with the place of each declared name for errors.
@@ -164,6 +178,8 @@ struct RawWorkload {
     measure_s: f64,
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    load: Option<crate::load::RawLoad>,
 }
 
 /// A subject built from a git revision of a Cargo project: dyno extracts the revision
@@ -215,7 +231,7 @@ pub struct MetricSources {
 }
 
 /// One release to measure.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SubjectSpec {
     /// Unique name.
     pub name: String,
@@ -230,6 +246,10 @@ pub struct SubjectSpec {
     pub cwd: Option<PathBuf>,
     /// Its own metrics.
     pub metrics: MetricSources,
+    /// How to know it is up.
+    pub ready: Option<crate::readiness::ReadySpec>,
+    /// Named addresses for `{name}` placeholders in load commands.
+    pub addresses: BTreeMap<String, String>,
 }
 
 /// One fixed-rate load.
@@ -245,6 +265,9 @@ pub struct WorkloadSpec {
     pub measure_s: f64,
     /// Arguments appended to every subject's command.
     pub args: Vec<String>,
+    /// An outside load generator run against the node (see [`crate::load`]).
+    #[serde(default)]
+    pub load: Option<crate::load::LoadSpec>,
 }
 
 /// A validated comparison.
@@ -260,10 +283,24 @@ pub struct ComparisonFile {
     pub seed: u64,
     /// Seconds between SIGINT and SIGKILL.
     pub grace_s: f64,
+    /// What a failed execution does to the comparison.
+    pub on_failure: OnFailure,
     /// Subjects; the first is the baseline.
     pub subjects: Vec<SubjectSpec>,
     /// Workloads.
     pub workloads: Vec<WorkloadSpec>,
+}
+
+/// What a failed execution does to the comparison (`on_failure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// Stop when one subject failed [`crate::runner::FAILURES_IN_A_ROW`] times in a row.
+    GiveUp,
+    /// Stop at the first failure.
+    Stop,
+    /// Record failures and go on.
+    Continue,
 }
 
 impl ComparisonFile {
@@ -320,6 +357,22 @@ impl ComparisonFile {
                 "must be >= 0 seconds".into(),
             ));
         }
+        let on_failure = match raw
+            .on_failure
+            .as_ref()
+            .map(|v| (v.span(), v.get_ref().as_str()))
+        {
+            None | Some((_, "give_up")) => OnFailure::GiveUp,
+            Some((_, "stop")) => OnFailure::Stop,
+            Some((_, "continue")) => OnFailure::Continue,
+            Some((span, other)) => {
+                return Err(invalid(
+                    span,
+                    "on_failure".into(),
+                    format!("`{other}` is not `give_up`, `stop` or `continue`"),
+                ))
+            }
+        };
         if raw.subject.len() < 2 {
             return Err(invalid(
                 0..0,
@@ -406,6 +459,17 @@ impl ComparisonFile {
             }
             let metrics = check_declarations(&s.metrics)
                 .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?;
+            let ready = match &s.ready {
+                None => None,
+                Some(r) => Some(r.validate().map_err(|(k, why)| {
+                    let k = if k == "ready" {
+                        k
+                    } else {
+                        format!("ready.{k}")
+                    };
+                    invalid(span.clone(), key(&k), why)
+                })?),
+            };
             subjects.push(SubjectSpec {
                 name: s.name.clone(),
                 command,
@@ -413,6 +477,8 @@ impl ComparisonFile {
                 env: s.env.clone(),
                 cwd: s.cwd.clone(),
                 metrics,
+                ready,
+                addresses: s.addresses.clone(),
             });
         }
         let mut workloads: Vec<WorkloadSpec> = Vec::new();
@@ -448,12 +514,30 @@ impl ComparisonFile {
                     "must be at least 2 seconds (one sample a second)".into(),
                 ));
             }
+            let load = match &w.load {
+                None => None,
+                Some(l) => {
+                    let spec = l.validate(None).map_err(|(k, why)| {
+                        invalid(span.clone(), key(&format!("load.{k}")), why)
+                    })?;
+                    if let Err((subject, name)) = crate::load::check_placeholders(&spec, &subjects)
+                    {
+                        return Err(invalid(
+                            span,
+                            key("load.command"),
+                            format!("`{{{name}}}` is not a placeholder of subject `{subject}` (give it `addresses = {{ {name} = \"...\" }}`)"),
+                        ));
+                    }
+                    Some(spec)
+                }
+            };
             workloads.push(WorkloadSpec {
                 name: w.name.clone(),
                 rate: w.rate,
                 warmup_s: w.warmup_s,
                 measure_s: w.measure_s,
                 args: w.args.clone(),
+                load,
             });
         }
         Ok(ComparisonFile {
@@ -462,6 +546,7 @@ impl ComparisonFile {
             alpha,
             seed: raw.seed,
             grace_s: grace,
+            on_failure,
             subjects,
             workloads,
         })
@@ -606,177 +691,4 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GOOD: &str = r#"
-rounds = 4
-seed = 7
-
-[[subject]]
-name = "old"
-command = ["sh", "-c", "exec sleep 100", "{workload}"]
-env = { RATE = "{rate}" }
-
-[[subject]]
-name = "new"
-command = ["sh"]
-metrics = { prometheus = "http://127.0.0.1:7999/metrics" }
-
-[[workload]]
-name = "value"
-rate = 1000
-warmup_s = 1
-measure_s = 3
-args = ["--rate", "{rate}"]
-"#;
-
-    fn parse(text: &str) -> Result<ComparisonFile, ConfigError> {
-        ComparisonFile::parse(text, Path::new("cmp.toml"))
-    }
-
-    #[test]
-    fn a_good_file_parses_with_defaults() {
-        let c = parse(GOOD).unwrap();
-        assert_eq!(
-            (c.rounds, c.seed, c.noise_band, c.alpha),
-            (4, 7, 0.02, 0.05)
-        );
-        assert_eq!(c.subjects[0].name, "old");
-        let w = &c.workloads[0];
-        assert_eq!(
-            c.subjects[0].command_for(w),
-            ["sh", "-c", "exec sleep 100", "value", "--rate", "1000"]
-        );
-        let env = c.subjects[0].env_for(w);
-        assert_eq!(env["RATE"], "1000");
-        assert_eq!(env["DYNO_WORKLOAD"], "value");
-    }
-
-    fn err(text: &str) -> String {
-        parse(text).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn errors_name_file_line_and_key() {
-        let e = err(&GOOD.replace(
-            "name = \"new\"\ncommand = [\"sh\"]",
-            "name = \"new\"\ncommand = [\"./no/such/node\"]",
-        ));
-        assert!(e.starts_with("cmp.toml:10: `subject[1].command`"), "{e}");
-        assert!(e.contains("does not exist"), "{e}");
-
-        let e = err(&GOOD.replace("command = [\"sh\"]", "command = [\"no-such-node-xyz\"]"));
-        assert!(e.contains("not an executable on PATH"), "{e}");
-
-        let e = err(&GOOD.replace("rate = 1000", "rate = 0"));
-        assert!(e.starts_with("cmp.toml:15: `workload[0].rate`"), "{e}");
-
-        let e = err(&GOOD.replace("rounds = 4", "rounds = 0"));
-        assert!(e.starts_with("cmp.toml:2: `rounds`"), "{e}");
-
-        let e = err(&GOOD.replace("seed = 7", "sead = 7"));
-        assert!(
-            e.contains("unknown field `sead`") && e.contains("line 3"),
-            "{e}"
-        );
-
-        let e = err(&GOOD.replace("warmup_s = 1", "warmup_s = 1\nspeed = 2"));
-        assert!(e.contains("unknown field `speed`"), "{e}");
-
-        let e = err(&GOOD.replace("name = \"new\"", "name = \"old\""));
-        assert!(e.contains("subject[1].name"), "{e}");
-
-        let e = err(&GOOD.replace(
-            "command = [\"sh\"]",
-            "git = { manifest = \"Cargo.toml\", rev = \"v1\" }",
-        ));
-        assert!(
-            e.contains("cmp.toml:10: `subject[1].git`") && e.contains("Cargo.toml"),
-            "{e}"
-        );
-
-        let e = err(&GOOD.replace("http://127.0.0.1:7999/metrics", "https://x/metrics"));
-        assert!(e.contains("metrics.prometheus"), "{e}");
-
-        let e = err("[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n");
-        assert!(e.contains("at least one candidate"), "{e}");
-    }
-
-    #[test]
-    fn declared_directions_and_ignored_metrics() {
-        let with = |decl: &str| {
-            GOOD.replace(
-                "metrics = { prometheus = \"http://127.0.0.1:7999/metrics\" }",
-                &format!("[subject.metrics]\njsonl = \"node.jsonl\"\n{decl}"),
-            )
-        };
-        let c = parse(&with(
-            "lower_is_better = [\"jsonl:stage_*\", \"*_s\"]\nhigher_is_better = [\"jsonl:tps\"]\nignore = [\"jsonl:cost_units\"]\n",
-        ))
-        .unwrap();
-        let m = &c.subjects[1].metrics;
-        assert_eq!(m.lower_is_better, ["jsonl:stage_*", "*_s"]);
-        assert_eq!(m.higher_is_better, ["jsonl:tps"]);
-        assert_eq!(m.ignore, ["jsonl:cost_units"]);
-        assert_eq!(m.jsonl.as_deref(), Some(Path::new("node.jsonl")));
-
-        // Errors point at the entry: [[subject]] is line 10, [subject.metrics] line 13.
-        let e = err(&with("lower_is_better = [\"jsonl:*stage*\"]\n"));
-        assert!(
-            e.starts_with("cmp.toml:15: `subject[1].metrics.lower_is_better[0]`"),
-            "{e}"
-        );
-        assert!(e.contains("one `*` at most"), "{e}");
-
-        let e = err(&with(
-            "higher_is_better = [\"jsonl:tps\"]\nignore = [\n  \"jsonl:slot\",\n  \"jsonl:*\",\n]\n",
-        ));
-        assert!(
-            e.starts_with("cmp.toml:18: `subject[1].metrics.ignore[1]`"),
-            "{e}"
-        );
-        assert!(e.contains("`jsonl:tps` in `higher_is_better[0]`"), "{e}");
-
-        let e = err(&with(
-            "lower_is_better = [\"a\"]\nhigher_is_better = [\"a\"]\n",
-        ));
-        assert!(
-            e.contains("metrics.lower_is_better[0]") && e.contains("`higher_is_better[0]`"),
-            "{e}"
-        );
-
-        let e = err(&with("lower_is_beter = [\"a\"]\n"));
-        assert!(
-            e.contains("unknown field `lower_is_beter`") && e.contains("line 15"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn unknown_workload_is_named() {
-        let mut c = parse(GOOD).unwrap();
-        let e = c
-            .select_workloads(&["script".into()], Path::new("cmp.toml"))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "cmp.toml: unknown workload `script` (the file defines: value)"
-        );
-        c.select_workloads(&["value".into()], Path::new("cmp.toml"))
-            .unwrap();
-        assert_eq!(c.workloads.len(), 1);
-    }
-
-    #[test]
-    fn non_executable_files_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("node");
-        std::fs::write(&f, "#!/bin/sh\n").unwrap();
-        let e = check_executable(f.to_str().unwrap(), None).unwrap_err();
-        assert!(e.contains("not an executable file"), "{e}");
-        assert!(check_executable("./node", Some(dir.path())).is_err());
-        assert!(check_executable("sh", None).is_ok());
-    }
-}
+mod tests;

@@ -7,12 +7,14 @@
 //! so the node and anything it started end even when dyno is SIGKILLed.
 
 use crate::config::{SubjectSpec, WorkloadSpec};
-use crate::execution::{process_series, Execution, Outcome};
+use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
-use crate::sampler::{sample_between, ProcSample, ProcSampler};
-use dyno_proc::{GuardedChild, SpawnOptions};
+use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
+use dyno_model::{Direction, Metric, Unit};
+use dyno_proc::{GuardedChild, NotReady, SpawnOptions};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Output lines kept from a node for the record of a failed run.
@@ -63,22 +65,81 @@ impl ProcessExecutor {
 
 fn start(
     command: &[String],
-    subject: &SubjectSpec,
-    workload: &WorkloadSpec,
+    env: std::collections::BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+    opts: &SpawnOptions,
 ) -> Result<GuardedChild, String> {
     let (program, args) = command.split_first().ok_or("empty command")?;
     let mut cmd = Command::new(program);
-    cmd.args(args).envs(subject.env_for(workload));
-    if let Some(dir) = &subject.cwd {
+    cmd.args(args).envs(env);
+    if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    GuardedChild::spawn(cmd, &SpawnOptions::default()).map_err(|e| e.to_string())
+    GuardedChild::spawn(cmd, opts).map_err(|e| e.to_string())
 }
 
-/// Sleeps until `until`, waking every 20 ms; `Err` with why when the node exits or `stop`
-/// is set first.
+/// Output lines of a load generator kept for its extractors: enough for a line a second
+/// of a long window, bounded so a chatty generator cannot exhaust memory.
+const LOAD_LINES: usize = 100_000;
+
+/// A running load generator and the lines it printed.
+struct Load {
+    child: GuardedChild,
+    lines: Arc<Mutex<Vec<String>>>,
+    spec: crate::load::LoadSpec,
+}
+
+impl Load {
+    fn start(
+        spec: &crate::load::LoadSpec,
+        subject: &SubjectSpec,
+        workload: &WorkloadSpec,
+    ) -> Result<Load, String> {
+        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = lines.clone();
+        let opts = SpawnOptions {
+            on_line: Some(Arc::new(move |_, line: &str| {
+                let mut l = sink.lock().unwrap_or_else(|e| e.into_inner());
+                if l.len() < LOAD_LINES {
+                    l.push(line.to_string());
+                }
+            })),
+            ..SpawnOptions::default()
+        };
+        let command = spec.command_for(subject, workload);
+        let child = start(
+            &command,
+            spec.env_for(subject, workload),
+            spec.cwd.as_deref(),
+            &opts,
+        )
+        .map_err(|e| format!("load command: {e}"))?;
+        Ok(Load {
+            child,
+            lines,
+            spec: spec.clone(),
+        })
+    }
+
+    /// Stops the load and reads its metrics into `exec`.
+    fn finish(self, grace: Duration, exec: &mut Execution) -> Vec<String> {
+        let stopped = self.child.stop(grace);
+        if let Some(w) = stopped.warning() {
+            exec.warnings.push(format!("load command {w}"));
+        }
+        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        let (series, warnings) = crate::load::read_output(&self.spec.output, &lines);
+        exec.series.extend(series);
+        exec.warnings.extend(warnings);
+        stopped.last_lines
+    }
+}
+
+/// Sleeps until `until`, waking every 20 ms; `Err` with why when the node or its load
+/// exits or `stop` is set first.
 fn wait_until(
     node: &mut GuardedChild,
+    mut load: Option<&mut Load>,
     until: Instant,
     stop: &AtomicBool,
 ) -> Result<(), Interruption> {
@@ -88,6 +149,9 @@ fn wait_until(
         }
         if let Some(status) = node.exited() {
             return Err(Interruption::Exited(status));
+        }
+        if let Some(status) = load.as_deref_mut().and_then(|l| l.child.exited()) {
+            return Err(Interruption::LoadExited(status));
         }
         let now = Instant::now();
         if now >= until {
@@ -100,6 +164,7 @@ fn wait_until(
 enum Interruption {
     Stop,
     Exited(String),
+    LoadExited(String),
     Failed(String),
 }
 
@@ -171,13 +236,58 @@ impl Executor for ProcessExecutor {
             outcome: Outcome::Complete,
             warnings: Vec::new(),
         };
-        let mut node = match start(&command_line, subject, workload) {
+        let failed =
+            |reason: String, last_lines: Vec<String>| Outcome::Failed { reason, last_lines };
+        let readiness = match subject.ready.as_ref().map(|r| r.readiness()).transpose() {
+            Ok(r) => r,
+            Err(reason) => {
+                exec.outcome = failed(format!("ready: {reason}"), Vec::new());
+                return exec;
+            }
+        };
+        let opts = match &readiness {
+            Some(r) => r.spawn_options(SpawnOptions::default()),
+            None => SpawnOptions::default(),
+        };
+        let env = subject.env_for(workload);
+        let mut node = match start(&command_line, env, subject.cwd.as_deref(), &opts) {
             Ok(n) => n,
             Err(reason) => {
-                exec.outcome = Outcome::Failed {
-                    reason,
-                    last_lines: Vec::new(),
-                };
+                exec.outcome = failed(reason, Vec::new());
+                return exec;
+            }
+        };
+        // The warm-up counts from the moment the node is up; how long that took is a
+        // metric of its own (a slower start is a regression too).
+        if let Some(r) = &readiness {
+            match r.wait(&mut node, stop) {
+                Ok(took) => exec.series.push(Series {
+                    metric: Metric::new("ready_s", Unit::Seconds, Direction::LowerIsBetter),
+                    kind: SeriesKind::Gauge,
+                    points: vec![(0.0, took.as_secs_f64())],
+                }),
+                Err(NotReady::Stopped) => {
+                    exec.warnings.extend(node.stop(self.grace).warning());
+                    exec.outcome = Outcome::Interrupted;
+                    return exec;
+                }
+                Err(e) => {
+                    let stopped = node.stop(self.grace);
+                    exec.outcome = failed(e.to_string(), stopped.last_lines);
+                    return exec;
+                }
+            }
+        }
+        let mut load = match workload
+            .load
+            .as_ref()
+            .map(|l| Load::start(l, subject, workload))
+        {
+            None => None,
+            Some(Ok(l)) => Some(l),
+            Some(Err(reason)) => {
+                let stopped = node.stop(self.grace);
+                exec.outcome = failed(reason, stopped.last_lines);
                 return exec;
             }
         };
@@ -191,10 +301,11 @@ impl Executor for ProcessExecutor {
         let jsonl_path = subject.metrics.jsonl.as_ref().map(|p| resolve(subject, p));
         let mut jsonl_window = None;
         let warm_end = Instant::now() + Duration::from_secs_f64(workload.warmup_s);
-        let result = wait_until(&mut node, warm_end, stop).and_then(|()| {
+        let result = wait_until(&mut node, load.as_mut(), warm_end, stop).and_then(|()| {
             let start = jsonl_path.as_deref().map(jsonl::offset);
             let r = self.measure(
                 &mut node,
+                load.as_mut(),
                 subject,
                 workload,
                 endpoint.as_ref(),
@@ -205,17 +316,23 @@ impl Executor for ProcessExecutor {
             jsonl_window = start.zip(end);
             r
         });
+        // The load goes first, so the node is not stopped under load.
+        let load_lines = load.map(|l| l.finish(self.grace, &mut exec));
         let stopped = node.stop(self.grace);
         exec.warnings.extend(stopped.warning());
         let last_lines = stopped.last_lines;
         exec.outcome = match result {
             Ok(()) => Outcome::Complete,
             Err(Interruption::Stop) => Outcome::Interrupted,
-            Err(Interruption::Exited(status)) => Outcome::Failed {
-                reason: format!("exited ({status}) before the measured window ended"),
+            Err(Interruption::Exited(status)) => failed(
+                format!("exited ({status}) before the measured window ended"),
                 last_lines,
-            },
-            Err(Interruption::Failed(reason)) => Outcome::Failed { reason, last_lines },
+            ),
+            Err(Interruption::LoadExited(status)) => failed(
+                format!("the load command exited ({status}) before the measured window ended (its last lines follow)"),
+                load_lines.unwrap_or_default(),
+            ),
+            Err(Interruption::Failed(reason)) => failed(reason, last_lines),
         };
         if let (Some(path), Some((start, end))) = (&jsonl_path, jsonl_window) {
             match jsonl::read_range(path, start, end) {
@@ -236,42 +353,67 @@ fn resolve(subject: &SubjectSpec, p: &std::path::Path) -> std::path::PathBuf {
 }
 
 impl ProcessExecutor {
+    #[allow(clippy::too_many_arguments)]
     fn measure(
         &self,
         node: &mut GuardedChild,
+        mut load: Option<&mut Load>,
         subject: &SubjectSpec,
         workload: &WorkloadSpec,
         endpoint: Option<&Endpoint>,
         stop: &AtomicBool,
         exec: &mut Execution,
     ) -> Result<(), Interruption> {
-        let sampler = ProcSampler::new(node.pid());
-        // A node that exits shows up first as an unreadable or zombie /proc entry: report
-        // its exit status then, which says more than "vanished".
-        let read = |s: &ProcSampler, node: &mut GuardedChild| {
-            s.read().map_err(|e| match node.exited() {
+        // One sampler, two trees: the load's cost is measured but not charged to the node.
+        let mut pids = vec![node.pid()];
+        pids.extend(load.as_deref().map(|l| l.child.pid()));
+        let sampler = ProcSampler::many(&pids);
+        // A process that exits shows up first as an unreadable or zombie /proc entry:
+        // report its exit status then, which says more than "vanished".
+        let read = |node: &mut GuardedChild,
+                    load: Option<&mut Load>|
+         -> Result<(ProcReading, Option<ProcReading>), Interruption> {
+            let mut all = sampler.read_all().into_iter();
+            let n = all.next().unwrap_or(Err(dyno_proc::ReadError::Gone));
+            let n = n.map_err(|e| match node.exited() {
                 Some(status) => Interruption::Exited(status),
-                None => Interruption::Failed(format!("vanished from /proc while measured ({e:?})")),
-            })
+                None => Interruption::Failed(format!("vanished from /proc while measured ({e})")),
+            })?;
+            let l = match (all.next(), load) {
+                (Some(Ok(r)), _) => Some(r),
+                (Some(Err(e)), Some(load)) => {
+                    return Err(match load.child.exited() {
+                        Some(status) => Interruption::LoadExited(status),
+                        None => Interruption::LoadExited(format!("vanished from /proc: {e}")),
+                    })
+                }
+                _ => None,
+            };
+            Ok((n, l))
         };
-        let mut prev = read(&sampler, node)?;
+        let (mut prev, mut prev_load) = read(node, load.as_deref_mut())?;
         let t0 = prev.t;
         let mut samples: Vec<ProcSample> = Vec::new();
+        let mut load_samples: Vec<ProcSample> = Vec::new();
         let mut node_metrics = NodeMetrics::default();
         let window = Duration::from_secs_f64(workload.measure_s);
         let begin = Instant::now();
         let mut tick = 1u32;
         let outcome = loop {
             let due = begin + self.interval * tick;
-            if let Err(e) = wait_until(node, due, stop) {
+            if let Err(e) = wait_until(node, load.as_deref_mut(), due, stop) {
                 break Err(e);
             }
-            let next = match read(&sampler, node) {
+            let (next, next_load) = match read(node, load.as_deref_mut()) {
                 Ok(r) => r,
                 Err(e) => break Err(e),
             };
             samples.push(sample_between(&prev, &next, sampler.clk_tck()));
+            if let (Some(a), Some(b)) = (&prev_load, &next_load) {
+                load_samples.push(sample_between(a, b, sampler.clk_tck()));
+            }
             prev = next;
+            prev_load = next_load;
             if let Some(ep) = endpoint {
                 if let Err(why) = node_metrics.scrape(
                     ep,
@@ -287,13 +429,27 @@ impl ProcessExecutor {
             }
             tick += 1;
         };
-        exec.series = process_series(&samples, t0);
+        exec.series.extend(process_series(&samples, t0));
+        exec.series.extend(load_series(&load_samples, t0));
         exec.series.extend(node_metrics.scrapes.into_series());
         outcome
     }
 }
 
+/// The load generator's own CPU and memory, named `load:...`.
+fn load_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
+    process_series(samples, t0)
+        .into_iter()
+        .filter(|s| matches!(s.metric.name.as_str(), "cpu_percent" | "rss_bytes"))
+        .map(|mut s| {
+            s.metric.name = format!("load:{}", s.metric.name);
+            s
+        })
+        .collect()
+}
+
 mod jsonl;
+pub(crate) use jsonl::parse as jsonl_parse;
 
 #[cfg(test)]
 mod tests {
@@ -366,9 +522,134 @@ measure_s = 2
             .iter()
             .find(|s| s.metric.name == "jsonl:latency_s")
             .unwrap();
-        assert_eq!(lat.kind, crate::execution::SeriesKind::Observations);
+        assert_eq!(lat.kind, SeriesKind::Observations);
         assert!(lat.points.iter().all(|p| p.1 == 0.25) && !lat.points.is_empty());
         assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
         assert!(e.warnings[0].contains("unreachable"), "{:?}", e.warnings);
+    }
+
+    fn one_subject(
+        dir: &Path,
+        node: &str,
+        ready: &str,
+        load: &str,
+        measure_s: u32,
+    ) -> ComparisonFile {
+        let text = format!(
+            r#"[[subject]]
+name = "a"
+command = ["sh", "-c", "{node}"]
+cwd = "{d}"
+ready = {ready}
+addresses = {{ rpc = "http://127.0.0.1:1" }}
+[[subject]]
+name = "b"
+command = ["sh"]
+addresses = {{ rpc = "http://127.0.0.1:2" }}
+[[workload]]
+name = "w"
+rate = 50
+warmup_s = 0.2
+measure_s = {measure_s}
+[workload.load]
+command = ["sh", "-c", "{load}", "load", "{{rpc}}", "{{rate}}"]
+"#,
+            d = dir.display()
+        );
+        ComparisonFile::parse(&text, Path::new("t.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_ready_node_is_loaded_and_the_load_is_measured_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = one_subject(
+            dir.path(),
+            "sleep 0.3; echo node up; exec sleep 600",
+            "{ log = 'node up$', timeout_s = 60 }",
+            r#"echo \"{\\\"target\\\": \\\"$1\\\"}\"; i=0; while :; do echo \"{\\\"achieved_tps\\\": $2}\"; i=$((i+1)); sleep 0.2; done"#,
+            2,
+        );
+        let e = ProcessExecutor::new(30.0).execute(
+            &cfg.subjects[0],
+            &cfg.workloads[0],
+            0,
+            &AtomicBool::new(false),
+        );
+        assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
+        let get = |n: &str| e.series.iter().find(|s| s.metric.name == n);
+        let ready = get("ready_s").expect("ready_s");
+        assert!(ready.points[0].1 > 0.0);
+        let tps = get("load:achieved_tps").expect("load:achieved_tps");
+        assert!(tps.points.iter().all(|p| p.1 == 50.0) && !tps.points.is_empty());
+        assert_eq!(get("load:cpu_percent").expect("load cpu").points.len(), 2);
+        assert_eq!(get("cpu_percent").expect("node cpu").points.len(), 2);
+        // The address placeholder reached the load's command line.
+        assert!(e.warnings.is_empty(), "{:?}", e.warnings);
+        let cmd = cfg.workloads[0]
+            .load
+            .as_ref()
+            .unwrap()
+            .command_for(&cfg.subjects[0], &cfg.workloads[0]);
+        assert_eq!(cmd[cmd.len() - 2..], ["http://127.0.0.1:1", "50"]);
+    }
+
+    #[test]
+    fn a_node_not_ready_in_time_fails_with_its_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = one_subject(
+            dir.path(),
+            "echo starting; echo still starting; exec sleep 600",
+            "{ log = 'never', timeout_s = 0.5 }",
+            "exec sleep 600",
+            2,
+        );
+        let e = ProcessExecutor::new(30.0).execute(
+            &cfg.subjects[0],
+            &cfg.workloads[0],
+            0,
+            &AtomicBool::new(false),
+        );
+        match &e.outcome {
+            Outcome::Failed { reason, last_lines } => {
+                assert!(reason.starts_with("not ready within 0."), "{reason}");
+                assert!(reason.contains("`never`"), "{reason}");
+                assert_eq!(last_lines, &["starting", "still starting"]);
+            }
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn a_load_that_dies_mid_window_fails_the_execution_with_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = one_subject(
+            dir.path(),
+            "echo up; exec sleep 600",
+            "{ log = 'up' }",
+            "echo sending to $1; sleep 1.2; echo connection refused >&2; exit 3",
+            30,
+        );
+        let started = Instant::now();
+        let e = ProcessExecutor::new(30.0).execute(
+            &cfg.subjects[0],
+            &cfg.workloads[0],
+            0,
+            &AtomicBool::new(false),
+        );
+        match &e.outcome {
+            Outcome::Failed { reason, last_lines } => {
+                assert!(
+                    reason.starts_with("the load command exited (exit status: 3)"),
+                    "{reason}"
+                );
+                assert_eq!(
+                    last_lines,
+                    &["sending to http://127.0.0.1:1", "connection refused"]
+                );
+            }
+            o => panic!("{o:?}"),
+        }
+        // It did not wait out the 30 s window.
+        assert!(started.elapsed() < Duration::from_secs(29));
     }
 }

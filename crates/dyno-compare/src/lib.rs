@@ -55,15 +55,17 @@ pub mod declared;
 pub mod execution;
 pub mod executor;
 pub mod gitbuild;
+pub mod load;
 pub mod mock;
 pub mod prometheus;
+pub mod readiness;
 pub mod record;
 pub mod report;
 pub mod runner;
 pub mod sampler;
 pub mod verdict;
 
-pub use config::{ComparisonFile, ConfigError, SubjectSpec, WorkloadSpec};
+pub use config::{ComparisonFile, ConfigError, OnFailure, SubjectSpec, WorkloadSpec};
 pub use execution::{Execution, Outcome, Series, SeriesKind};
 pub use executor::{Executor, ProcessExecutor};
 pub use mock::SyntheticExecutor;

@@ -26,6 +26,14 @@ pub struct ComparisonMeta {
     pub alpha: f64,
     /// Seed.
     pub seed: u64,
+    /// Hash of everything that decides the plan and the measurements (the validated
+    /// file, selected workloads and rounds): a run with the same fingerprint continues
+    /// this comparison. Empty for comparisons stored before resuming existed.
+    #[serde(default)]
+    pub fingerprint: String,
+    /// The comparison file as given on the command line.
+    #[serde(default)]
+    pub file: String,
 }
 
 impl ComparisonMeta {
@@ -43,8 +51,115 @@ impl ComparisonMeta {
             noise_band: cfg.noise_band,
             alpha: cfg.alpha,
             seed: cfg.seed,
+            fingerprint: fingerprint(cfg),
+            file: String::new(),
         }
     }
+
+    /// Executions the comparison plans.
+    pub fn planned(&self) -> usize {
+        self.rounds as usize * self.subjects.len() * self.workloads.len()
+    }
+}
+
+/// A stable hash (FNV-1a, 64 bits) of the validated comparison as JSON: the same file,
+/// seed, rounds and workloads give the same fingerprint on every machine and version of
+/// Rust (unlike `DefaultHasher`).
+pub fn fingerprint(cfg: &ComparisonFile) -> String {
+    let json = serde_json::to_string(cfg).unwrap_or_default();
+    let h = json.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("{h:016x}")
+}
+
+/// What a new `dyno compare run` of a file should do with what the store holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    /// Nothing to continue: a new comparison.
+    Fresh,
+    /// An unfinished comparison of the same file, seed and settings: continue it.
+    Continue(Box<Loaded>),
+    /// The newest unfinished comparison of this file was made from different contents or
+    /// settings: a new comparison starts (the old one stays stored).
+    Changed {
+        /// The old comparison's id.
+        id: String,
+        /// Its executions done.
+        done: usize,
+        /// Its executions planned.
+        planned: usize,
+    },
+}
+
+/// The slots a loaded comparison has done: every stored execution but the interrupted
+/// ones (an execution cut short by Ctrl-C is run again).
+pub fn done_slots(loaded: &Loaded) -> std::collections::HashSet<crate::runner::Slot> {
+    let index = |names: &[String], n: &str| names.iter().position(|x| x == n);
+    loaded
+        .executions
+        .iter()
+        .filter(|e| e.outcome != Outcome::Interrupted)
+        .filter_map(|e| {
+            Some(crate::runner::Slot {
+                round: e.round,
+                workload: index(&loaded.meta.workloads, &e.workload)?,
+                subject: index(&loaded.meta.subjects, &e.subject)?,
+            })
+        })
+        .collect()
+}
+
+/// Finds the comparison a run of `cfg` from `file` continues: the newest stored
+/// comparison of the same fingerprint with executions still to do. A newer unfinished
+/// comparison of the same file with another fingerprint is reported as `Changed`.
+pub fn find_resumable(
+    store: &Store,
+    cfg: &ComparisonFile,
+    file: &str,
+) -> Result<Resume, LoadError> {
+    let wanted = fingerprint(cfg);
+    let filter = RunFilter {
+        command: Some("compare".into()),
+        ..RunFilter::default()
+    };
+    let mut ids: Vec<RunId> = store
+        .list_runs(&filter)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        let run = store.run(id)?;
+        let Ok(s) = serde_json::from_value::<Settings>(run.info.settings) else {
+            continue;
+        };
+        if s.comparison.fingerprint.is_empty() || !seen.insert(s.comparison.id.clone()) {
+            continue;
+        }
+        let same_file = s.comparison.file == file;
+        if s.comparison.fingerprint != wanted && !same_file {
+            continue;
+        }
+        let loaded = load(store, &[id])?;
+        let done = done_slots(&loaded).len();
+        let planned = loaded.meta.planned();
+        if done >= planned {
+            // The newest comparison of this file or fingerprint is finished: a new run
+            // is a new comparison.
+            return Ok(Resume::Fresh);
+        }
+        if s.comparison.fingerprint == wanted {
+            return Ok(Resume::Continue(Box::new(loaded)));
+        }
+        return Ok(Resume::Changed {
+            id: s.comparison.id,
+            done,
+            planned,
+        });
+    }
+    Ok(Resume::Fresh)
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -287,5 +402,78 @@ mod tests {
         assert_eq!(loaded.executions, made);
         assert_eq!(loaded.workloads, vec![cfg.workloads[0].clone()]);
         assert_eq!(store.run(ids[0]).unwrap().status, RunStatus::Complete);
+    }
+
+    fn store_executions(
+        store: &mut Store,
+        cfg: &ComparisonFile,
+        meta: &ComparisonMeta,
+        slots: &[crate::runner::Slot],
+        outcome_of_last: Outcome,
+    ) {
+        let mut ex = SyntheticExecutor::new(5);
+        let stop = AtomicBool::new(false);
+        for (i, slot) in slots.iter().enumerate() {
+            let mut e = ex.execute(
+                &cfg.subjects[slot.subject],
+                &cfg.workloads[slot.workload],
+                slot.round,
+                &stop,
+            );
+            if i + 1 == slots.len() {
+                e.outcome = outcome_of_last.clone();
+            }
+            save(
+                store,
+                meta,
+                &cfg.workloads[slot.workload],
+                &Host::default(),
+                "test",
+                &e,
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn an_interrupted_comparison_is_found_again_and_a_changed_file_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let cfg = crate::verdict::tests::file(3);
+        assert_eq!(
+            find_resumable(&store, &cfg, "cmp.toml").unwrap(),
+            Resume::Fresh
+        );
+        let mut meta = ComparisonMeta::new(&cfg);
+        meta.file = "cmp.toml".into();
+        let plan = crate::runner::schedule(3, cfg.subjects.len(), cfg.workloads.len(), cfg.seed);
+        // Three executions, the last cut short by Ctrl-C.
+        store_executions(&mut store, &cfg, &meta, &plan[..3], Outcome::Interrupted);
+        let Resume::Continue(loaded) = find_resumable(&store, &cfg, "cmp.toml").unwrap() else {
+            panic!("not resumable");
+        };
+        assert_eq!(loaded.meta.id, meta.id);
+        let done = done_slots(&loaded);
+        assert_eq!(done, plan[..2].iter().copied().collect());
+        // The same file with another seed: a new comparison, and the old one is named.
+        let mut other = cfg.clone();
+        other.seed += 1;
+        match find_resumable(&store, &other, "cmp.toml").unwrap() {
+            Resume::Changed { id, done, planned } => {
+                assert_eq!((id, done, planned), (meta.id.clone(), 2, plan.len()));
+            }
+            r => panic!("{r:?}"),
+        }
+        // Another file with other contents knows nothing of it.
+        assert_eq!(
+            find_resumable(&store, &other, "other.toml").unwrap(),
+            Resume::Fresh
+        );
+        // Finished: a new run starts afresh.
+        store_executions(&mut store, &cfg, &meta, &plan[2..], Outcome::Complete);
+        assert_eq!(
+            find_resumable(&store, &cfg, "cmp.toml").unwrap(),
+            Resume::Fresh
+        );
     }
 }

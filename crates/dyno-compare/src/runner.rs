@@ -2,16 +2,17 @@
 //! order shuffled afresh every round, so slow drifts of the machine (thermal state,
 //! colleagues' builds) fall on all subjects alike instead of on whichever runs last.
 
-use crate::config::ComparisonFile;
+use crate::config::{ComparisonFile, OnFailure};
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One execution to make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Slot {
     /// Zero-based round.
     pub round: u32,
@@ -50,10 +51,12 @@ pub enum Ending {
     Finished,
     /// The user interrupted; executions so far were handed over.
     Interrupted,
-    /// A subject failed [`FAILURES_IN_A_ROW`] times in a row.
+    /// A subject failed as often in a row as `on_failure` allows.
     GaveUp {
         /// The subject.
         subject: String,
+        /// Its failures in a row.
+        in_a_row: usize,
         /// Its last failure.
         reason: String,
     },
@@ -65,6 +68,19 @@ pub fn run_rounds<E>(
     cfg: &ComparisonFile,
     executor: &mut dyn Executor,
     stop: &AtomicBool,
+    record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,
+) -> Result<Ending, E> {
+    run_remaining_rounds(cfg, executor, stop, &HashSet::new(), record)
+}
+
+/// As [`run_rounds`], skipping the slots in `done` (the executions an interrupted run of
+/// the same comparison already stored): the plan is the same for the same file and seed,
+/// so the comparison continues where it stopped.
+pub fn run_remaining_rounds<E>(
+    cfg: &ComparisonFile,
+    executor: &mut dyn Executor,
+    stop: &AtomicBool,
+    done: &HashSet<Slot>,
     mut record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,
 ) -> Result<Ending, E> {
     let plan = schedule(
@@ -75,6 +91,9 @@ pub fn run_rounds<E>(
     );
     let mut failures = vec![0usize; cfg.subjects.len()];
     for (i, slot) in plan.iter().enumerate() {
+        if done.contains(slot) {
+            continue;
+        }
         if stop.load(Ordering::SeqCst) {
             return Ok(Ending::Interrupted);
         }
@@ -86,9 +105,15 @@ pub fn run_rounds<E>(
             Outcome::Interrupted => return Ok(Ending::Interrupted),
             Outcome::Failed { reason, .. } => {
                 failures[slot.subject] += 1;
-                if failures[slot.subject] >= FAILURES_IN_A_ROW {
+                let give_up = match cfg.on_failure {
+                    OnFailure::GiveUp => failures[slot.subject] >= FAILURES_IN_A_ROW,
+                    OnFailure::Stop => true,
+                    OnFailure::Continue => false,
+                };
+                if give_up {
                     return Ok(Ending::GaveUp {
                         subject: subject.name.clone(),
+                        in_a_row: failures[slot.subject],
                         reason: reason.clone(),
                     });
                 }
@@ -122,5 +147,53 @@ mod tests {
         assert_eq!(firsts.len(), 3, "the first subject of a round varies");
         assert_eq!(plan, schedule(20, 3, 2, 9));
         assert_ne!(plan, schedule(20, 3, 2, 10));
+    }
+
+    fn two_subjects(on_failure: &str) -> ComparisonFile {
+        ComparisonFile::parse(
+            &format!(
+                "rounds = 3\non_failure = \"{on_failure}\"\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n"
+            ),
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap()
+    }
+
+    fn run(cfg: &ComparisonFile, done: &HashSet<Slot>) -> (Ending, Vec<Slot>) {
+        let mut ex = crate::mock::SyntheticExecutor::new(1);
+        ex.failing.push("b".into());
+        let mut ran = Vec::new();
+        let ending =
+            run_remaining_rounds(cfg, &mut ex, &AtomicBool::new(false), done, |_, s, _| {
+                ran.push(*s);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        (ending, ran)
+    }
+
+    #[test]
+    fn on_failure_decides_when_a_failing_subject_ends_the_comparison() {
+        let (e, ran) = run(&two_subjects("continue"), &HashSet::new());
+        assert_eq!((e, ran.len()), (Ending::Finished, 6));
+        let (e, ran) = run(&two_subjects("stop"), &HashSet::new());
+        assert!(matches!(e, Ending::GaveUp { in_a_row: 1, .. }), "{e:?}");
+        assert_eq!(ran.last().unwrap().subject, 1);
+        let (e, _) = run(&two_subjects("give_up"), &HashSet::new());
+        assert!(matches!(e, Ending::GaveUp { in_a_row: 2, .. }), "{e:?}");
+        let e = ComparisonFile::parse("on_failure = \"retry\"\n", std::path::Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.toml:1: `on_failure`"), "{e}");
+    }
+
+    #[test]
+    fn a_resumed_comparison_runs_only_the_slots_not_done() {
+        let cfg = two_subjects("continue");
+        let plan = schedule(3, 2, 1, cfg.seed);
+        let done: HashSet<Slot> = plan[..4].iter().copied().collect();
+        let (e, ran) = run(&cfg, &done);
+        assert_eq!(e, Ending::Finished);
+        assert_eq!(ran, plan[4..].to_vec());
     }
 }

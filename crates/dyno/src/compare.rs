@@ -7,8 +7,9 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
+use dyno_compare::runner::run_remaining_rounds;
 use dyno_compare::runner::Ending;
-use dyno_compare::{judge, run_rounds, ComparisonFile, Execution, Judgement, ProcessExecutor};
+use dyno_compare::{judge, ComparisonFile, Execution, Judgement, ProcessExecutor};
 use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
 use dyno_stats::ComparisonSettings;
@@ -47,6 +48,10 @@ struct RunArgs {
     /// Where `git` subjects are extracted and built (default: ~/.cache/dyno/compare).
     #[arg(long, value_name = "DIR")]
     build_dir: Option<PathBuf>,
+    /// Start a new comparison even when an interrupted one of this file (same contents,
+    /// seed and options) is stored; by default it is continued.
+    #[arg(long)]
+    fresh: bool,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -130,11 +135,42 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut store = db::open_for_writing(&a.store)?;
-    let meta = ComparisonMeta::new(&cfg);
+    let mut meta = ComparisonMeta::new(&cfg);
+    meta.file = std::fs::canonicalize(&a.file)
+        .unwrap_or_else(|_| a.file.clone())
+        .display()
+        .to_string();
+    let mut executions: Vec<Execution> = Vec::new();
+    let mut runs: Vec<RunId> = Vec::new();
+    let mut done = std::collections::HashSet::new();
+    if let (Some(s), false) = (store.as_ref(), a.fresh) {
+        let found = record::find_resumable(s, &cfg, &meta.file)
+            .with_context(|| format!("results store {}", s.path().display()))?;
+        match found {
+            record::Resume::Fresh => {}
+            record::Resume::Continue(loaded) => {
+                done = record::done_slots(&loaded);
+                eprintln!(
+                    "continuing comparison {} of {}: {} of {} executions already stored (--fresh starts anew)",
+                    loaded.meta.id,
+                    a.file.display(),
+                    done.len(),
+                    loaded.meta.planned()
+                );
+                meta.id = loaded.meta.id.clone();
+                executions = loaded.executions;
+                runs = loaded.runs;
+            }
+            record::Resume::Changed { id, done, planned } => eprintln!(
+                "{} changed since comparison {id} was interrupted ({done} of {planned} executions): starting a new comparison",
+                a.file.display()
+            ),
+        }
+    }
     let host = Host::probe(Path::new("."));
     let tool = build_info::describe();
     let stop = stop_flag();
-    let total = cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len();
+    let total = cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len() - done.len();
     let per_exec: f64 = cfg
         .workloads
         .iter()
@@ -150,10 +186,9 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     // report can show what sampling cost.
     let own_cpu_start = dyno_compare::sampler::own_cpu_seconds();
     let wall_start = std::time::Instant::now();
-    let mut executions: Vec<Execution> = Vec::new();
-    let mut runs: Vec<RunId> = Vec::new();
     let mut executor = ProcessExecutor::new(cfg.grace_s);
-    let ending = run_rounds(&cfg, &mut executor, stop, |i, slot, exec| {
+    let mut finished = 0usize;
+    let ending = run_remaining_rounds(&cfg, &mut executor, stop, &done, |i, slot, exec| {
         let workload = &cfg.workloads[slot.workload];
         if let Some(store) = store.as_mut() {
             runs.push(record::save(store, &meta, workload, &host, &tool, exec)?);
@@ -168,6 +203,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             progress_eprintln(&f);
         }
         executions.push(exec.clone());
+        finished += 1;
         progress.done_one();
         if let Some(next) = dyno_compare::schedule(
             cfg.rounds,
@@ -177,7 +213,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         )
         .get(i + 1)
         {
-            let left = (total - i - 1) as f64 * per_exec;
+            let left = total.saturating_sub(finished) as f64 * per_exec;
             progress.step(
                 &format!(
                     "round {}/{}: {} under {}",
@@ -228,13 +264,17 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     match ending {
         Ending::Finished => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
-            "{} of {total} executions done and kept",
-            executions.len()
+            "{} of {} executions done and kept; run the same command again to continue",
+            done.len() + finished,
+            total + done.len()
         ))
         .into()),
-        Ending::GaveUp { subject, reason } => anyhow::bail!(
-            "subject `{subject}` failed {} times in a row (last: {reason}); the comparison stopped, the runs done are kept",
-            dyno_compare::runner::FAILURES_IN_A_ROW
+        Ending::GaveUp {
+            subject,
+            in_a_row,
+            reason,
+        } => anyhow::bail!(
+            "subject `{subject}` failed {in_a_row} times in a row (last: {reason}); the comparison stopped (on_failure), the runs done are kept"
         ),
     }
 }

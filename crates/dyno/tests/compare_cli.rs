@@ -1,7 +1,8 @@
 //! `dyno compare` as a user meets it: bad comparison files refused before anything starts
 //! (exit 2, naming file, line and key), a small comparison of two `sleep` "nodes" stored
-//! and re-reported, a crashing node recorded with its last output, and Ctrl-C mid-round
-//! leaving no process behind. No assertion depends on the machine's speed.
+//! and re-reported, a crashing node recorded with its last output, Ctrl-C mid-round
+//! leaving no process behind, and an interrupted comparison continued by running the
+//! same command again. No assertion depends on the machine's speed.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -303,4 +304,139 @@ fn two_git_revisions_are_built_and_compared_with_one_command() {
         .stderr(predicate::str::contains("building `old` at v1 ("))
         .stderr(predicate::str::contains("building `new` at HEAD ("))
         .stdout(predicate::str::contains("4 complete executions of 4"));
+}
+
+#[test]
+fn bad_readiness_and_load_declarations_are_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let not_exec = dir.path().join("load.sh");
+    std::fs::write(&not_exec, "#!/bin/sh\n").unwrap();
+    let cases = [
+        (
+            text.replacen(
+                "command = [\"sh\", \"-c\", \"exec sleep 30\"]",
+                "command = [\"sh\", \"-c\", \"exec sleep 30\"]\nready = { http = \"127.0.0.1:26657/health\" }",
+                1,
+            ),
+            "cmp.toml:5: `subject[0].ready.http`: `127.0.0.1:26657/health`: only http:// URLs",
+        ),
+        (
+            text.replacen(
+                "command = [\"sh\", \"-c\", \"exec sleep 30\"]",
+                "command = [\"sh\", \"-c\", \"exec sleep 30\"]\nready = { log = \"height=(\" }",
+                1,
+            ),
+            "cmp.toml:5: `subject[0].ready.log`: `height=(` is not a valid regex",
+        ),
+        (
+            format!(
+                "{text}[workload.load]\ncommand = [\"{}\"]\n",
+                not_exec.display()
+            ),
+            "cmp.toml:13: `workload[0].load.command`:",
+        ),
+        (
+            format!(
+                "{text}[workload.load]\ncommand = [\"sh\"]\n[[workload.load.extract]]\nmetric = \"tps\"\npattern = 'tps=([0-9]+)'\n"
+            ),
+            "cmp.toml:13: `workload[0].load.extract[0].pattern`: `tps=([0-9]+)` has no (?P<value>...) group",
+        ),
+        (
+            format!("{text}[workload.load]\ncommand = [\"sh\", \"-c\", \"load {{rpc}}\"]\n"),
+            "cmp.toml:13: `workload[0].load.command`: `{rpc}` is not a placeholder of subject `old`",
+        ),
+    ];
+    for (bad, expected) in cases {
+        std::fs::write(&path, &bad).unwrap();
+        dyno()
+            .args(["compare", "run"])
+            .arg(&path)
+            .arg("--db")
+            .arg(&db)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+    }
+    assert!(!db.exists(), "nothing may start before the file is valid");
+    std::fs::write(
+        &path,
+        format!(
+            "{text}[workload.load]\ncommand = [\"{}\"]\n",
+            not_exec.display()
+        ),
+    )
+    .unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not an executable file"));
+}
+
+#[test]
+fn an_interrupted_comparison_continues_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
+    let run = || {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
+            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+            .args(["compare", "run"])
+            .arg(&path)
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let stored = || {
+        dyno_store::Store::open_read_only(&db)
+            .and_then(|s| s.list_runs(&dyno_store::RunFilter::default()))
+            .map(|r| r.len())
+            .unwrap_or(0)
+    };
+    // Waits (polling, with a generous deadline) until `n` runs are stored, then SIGKILLs
+    // `child`: no handler runs, nothing is tidied up.
+    let kill_at = |mut child: std::process::Child, n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while stored() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        assert!(stored() >= n, "fewer than {n} executions were stored");
+        out
+    };
+    kill_at(run(), 2);
+    let kept = stored();
+    assert!(kept < 4, "the first run finished before it was killed");
+    let out = run().wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{kept} of 4 executions already stored")),
+        "{stderr}"
+    );
+    assert!(stdout.contains("4 complete executions of 4"), "{stdout}");
+    assert_eq!(stored(), 4, "only the missing executions ran");
+    // Finished: the next run is a new comparison. A changed file says so.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("seed = 3", "seed = 4")).unwrap();
+    kill_at(run(), 5);
+    std::fs::write(&path, &text).unwrap();
+    let out = kill_at(run(), 6);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("changed since comparison cmp-")
+            && stderr.contains("starting a new comparison"),
+        "{stderr}"
+    );
 }

@@ -1,0 +1,172 @@
+use super::*;
+
+const GOOD: &str = r#"
+rounds = 4
+seed = 7
+
+[[subject]]
+name = "old"
+command = ["sh", "-c", "exec sleep 100", "{workload}"]
+env = { RATE = "{rate}" }
+
+[[subject]]
+name = "new"
+command = ["sh"]
+metrics = { prometheus = "http://127.0.0.1:7999/metrics" }
+
+[[workload]]
+name = "value"
+rate = 1000
+warmup_s = 1
+measure_s = 3
+args = ["--rate", "{rate}"]
+"#;
+
+fn parse(text: &str) -> Result<ComparisonFile, ConfigError> {
+    ComparisonFile::parse(text, Path::new("cmp.toml"))
+}
+
+#[test]
+fn a_good_file_parses_with_defaults() {
+    let c = parse(GOOD).unwrap();
+    assert_eq!(
+        (c.rounds, c.seed, c.noise_band, c.alpha),
+        (4, 7, 0.02, 0.05)
+    );
+    assert_eq!(c.subjects[0].name, "old");
+    let w = &c.workloads[0];
+    assert_eq!(
+        c.subjects[0].command_for(w),
+        ["sh", "-c", "exec sleep 100", "value", "--rate", "1000"]
+    );
+    let env = c.subjects[0].env_for(w);
+    assert_eq!(env["RATE"], "1000");
+    assert_eq!(env["DYNO_WORKLOAD"], "value");
+}
+
+fn err(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn errors_name_file_line_and_key() {
+    let e = err(&GOOD.replace(
+        "name = \"new\"\ncommand = [\"sh\"]",
+        "name = \"new\"\ncommand = [\"./no/such/node\"]",
+    ));
+    assert!(e.starts_with("cmp.toml:10: `subject[1].command`"), "{e}");
+    assert!(e.contains("does not exist"), "{e}");
+
+    let e = err(&GOOD.replace("command = [\"sh\"]", "command = [\"no-such-node-xyz\"]"));
+    assert!(e.contains("not an executable on PATH"), "{e}");
+
+    let e = err(&GOOD.replace("rate = 1000", "rate = 0"));
+    assert!(e.starts_with("cmp.toml:15: `workload[0].rate`"), "{e}");
+
+    let e = err(&GOOD.replace("rounds = 4", "rounds = 0"));
+    assert!(e.starts_with("cmp.toml:2: `rounds`"), "{e}");
+
+    let e = err(&GOOD.replace("seed = 7", "sead = 7"));
+    assert!(
+        e.contains("unknown field `sead`") && e.contains("line 3"),
+        "{e}"
+    );
+
+    let e = err(&GOOD.replace("warmup_s = 1", "warmup_s = 1\nspeed = 2"));
+    assert!(e.contains("unknown field `speed`"), "{e}");
+
+    let e = err(&GOOD.replace("name = \"new\"", "name = \"old\""));
+    assert!(e.contains("subject[1].name"), "{e}");
+
+    let e = err(&GOOD.replace(
+        "command = [\"sh\"]",
+        "git = { manifest = \"Cargo.toml\", rev = \"v1\" }",
+    ));
+    assert!(
+        e.contains("cmp.toml:10: `subject[1].git`") && e.contains("Cargo.toml"),
+        "{e}"
+    );
+
+    let e = err(&GOOD.replace("http://127.0.0.1:7999/metrics", "https://x/metrics"));
+    assert!(e.contains("metrics.prometheus"), "{e}");
+
+    let e = err("[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n");
+    assert!(e.contains("at least one candidate"), "{e}");
+}
+
+#[test]
+fn declared_directions_and_ignored_metrics() {
+    let with = |decl: &str| {
+        GOOD.replace(
+            "metrics = { prometheus = \"http://127.0.0.1:7999/metrics\" }",
+            &format!("[subject.metrics]\njsonl = \"node.jsonl\"\n{decl}"),
+        )
+    };
+    let c = parse(&with(
+        "lower_is_better = [\"jsonl:stage_*\", \"*_s\"]\nhigher_is_better = [\"jsonl:tps\"]\nignore = [\"jsonl:cost_units\"]\n",
+    ))
+    .unwrap();
+    let m = &c.subjects[1].metrics;
+    assert_eq!(m.lower_is_better, ["jsonl:stage_*", "*_s"]);
+    assert_eq!(m.higher_is_better, ["jsonl:tps"]);
+    assert_eq!(m.ignore, ["jsonl:cost_units"]);
+    assert_eq!(m.jsonl.as_deref(), Some(Path::new("node.jsonl")));
+
+    // Errors point at the entry: [[subject]] is line 10, [subject.metrics] line 13.
+    let e = err(&with("lower_is_better = [\"jsonl:*stage*\"]\n"));
+    assert!(
+        e.starts_with("cmp.toml:15: `subject[1].metrics.lower_is_better[0]`"),
+        "{e}"
+    );
+    assert!(e.contains("one `*` at most"), "{e}");
+
+    let e = err(&with(
+        "higher_is_better = [\"jsonl:tps\"]\nignore = [\n  \"jsonl:slot\",\n  \"jsonl:*\",\n]\n",
+    ));
+    assert!(
+        e.starts_with("cmp.toml:18: `subject[1].metrics.ignore[1]`"),
+        "{e}"
+    );
+    assert!(e.contains("`jsonl:tps` in `higher_is_better[0]`"), "{e}");
+
+    let e = err(&with(
+        "lower_is_better = [\"a\"]\nhigher_is_better = [\"a\"]\n",
+    ));
+    assert!(
+        e.contains("metrics.lower_is_better[0]") && e.contains("`higher_is_better[0]`"),
+        "{e}"
+    );
+
+    let e = err(&with("lower_is_beter = [\"a\"]\n"));
+    assert!(
+        e.contains("unknown field `lower_is_beter`") && e.contains("line 15"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_workload_is_named() {
+    let mut c = parse(GOOD).unwrap();
+    let e = c
+        .select_workloads(&["script".into()], Path::new("cmp.toml"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "cmp.toml: unknown workload `script` (the file defines: value)"
+    );
+    c.select_workloads(&["value".into()], Path::new("cmp.toml"))
+        .unwrap();
+    assert_eq!(c.workloads.len(), 1);
+}
+
+#[test]
+fn non_executable_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("node");
+    std::fs::write(&f, "#!/bin/sh\n").unwrap();
+    let e = check_executable(f.to_str().unwrap(), None).unwrap_err();
+    assert!(e.contains("not an executable file"), "{e}");
+    assert!(check_executable("./node", Some(dir.path())).is_err());
+    assert!(check_executable("sh", None).is_ok());
+}

@@ -1,0 +1,439 @@
+//! Load commands: an outside load generator a workload runs against the node, and how its
+//! output is read.
+//!
+//! ```toml
+//! [[workload]]
+//! name = "kv"
+//! rate = 200
+//! warmup_s = 5
+//! measure_s = 30
+//! [workload.load]
+//! command = ["./load.sh", "--url", "{rpc}", "--rate", "{rate}", "--duration", "{load_s}"]
+//! cwd = "examples/compare-cometbft"        # optional
+//! output = "jsonl"                         # numeric fields of JSON lines (the default)
+//! # or regex extractors, one metric each, every match one observation:
+//! # [[workload.load.extract]]
+//! # metric = "achieved_tps"
+//! # pattern = 'sent (?P<value>[0-9.]+) tx/s'
+//! # unit = "/s"            # /s, s, ms, us, ns, B, %, count
+//! # direction = "higher"   # or "lower"
+//! ```
+//!
+//! The load starts once the subject is ready (see `ready` of a subject) and is stopped
+//! (SIGINT, SIGKILL after the grace period) when the measured window ends; a load that
+//! exits before then fails the execution with its last output. `{rpc}`-style
+//! placeholders name the subject's `addresses`; `{rate}`, `{warmup_s}`, `{measure_s}`,
+//! `{workload}` are the workload's, and `{load_s}` is warm-up plus window plus 10 s (a
+//! load told to run that long is still running when dyno stops it).
+//!
+//! Its metrics are named `load:<field or metric>`; its process tree is sampled apart from
+//! the node's (`load:cpu_percent`, `load:rss_bytes`), so its cost is not charged to the
+//! node.
+
+use crate::execution::{guess_direction, Series, SeriesKind};
+use dyno_model::{Direction, Metric, Unit};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Seconds `{load_s}` adds to warm-up and window.
+pub const LOAD_MARGIN_S: f64 = 10.0;
+
+/// `[workload.load]` as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLoad {
+    command: Vec<String>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    output: Option<String>,
+    #[serde(default)]
+    extract: Vec<RawExtractor>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExtractor {
+    metric: String,
+    pattern: String,
+    #[serde(default)]
+    unit: Option<String>,
+    #[serde(default)]
+    direction: Option<String>,
+}
+
+/// A validated load command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadSpec {
+    /// Program and arguments, placeholders not yet replaced.
+    pub command: Vec<String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Extra environment (placeholders replaced).
+    pub env: BTreeMap<String, String>,
+    /// How its output is read.
+    pub output: LoadOutput,
+}
+
+/// How a load's output becomes metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadOutput {
+    /// Each numeric field of each JSON-object line is one observation of `load:<field>`.
+    Jsonl,
+    /// Regular expressions with a `value` group; every match is one observation.
+    Regex(Vec<Extractor>),
+}
+
+/// One regex extractor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extractor {
+    /// Metric name (reported as `load:<metric>`).
+    pub metric: String,
+    /// The pattern, with a `(?P<value>...)` group.
+    pub pattern: String,
+    /// Unit of the captured number.
+    pub unit: String,
+    /// `higher` or `lower` is better (guessed from the name when absent).
+    pub direction: Option<String>,
+}
+
+/// The base unit and factor of a unit as written (`ms` is 1e-3 seconds).
+fn parse_unit(text: &str) -> Option<(Unit, f64)> {
+    Some(match text {
+        "/s" => (Unit::PerSecond, 1.0),
+        "s" => (Unit::Seconds, 1.0),
+        "ms" => (Unit::Seconds, 1e-3),
+        "us" => (Unit::Seconds, 1e-6),
+        "ns" => (Unit::Seconds, 1e-9),
+        "B" => (Unit::Bytes, 1.0),
+        "%" => (Unit::Percent, 1.0),
+        "count" => (Unit::Count, 1.0),
+        _ => return None,
+    })
+}
+
+impl RawLoad {
+    /// Checks the load; errors are `(key under load, message)`.
+    pub(crate) fn validate(
+        &self,
+        base_cwd: Option<&std::path::Path>,
+    ) -> Result<LoadSpec, (String, String)> {
+        let Some(program) = self.command.first() else {
+            return Err(("command".into(), "is empty".into()));
+        };
+        let cwd = match (&self.cwd, base_cwd) {
+            (Some(c), _) => Some(c.clone()),
+            (None, b) => b.map(|p| p.to_path_buf()),
+        };
+        if let Some(dir) = &cwd {
+            if !dir.is_dir() {
+                return Err((
+                    "cwd".into(),
+                    format!("{} is not a directory", dir.display()),
+                ));
+            }
+        }
+        // A program given as a placeholder is only known per subject; checked when run.
+        if !program.contains('{') {
+            crate::config::check_executable(program, cwd.as_deref())
+                .map_err(|why| ("command".to_string(), why))?;
+        }
+        let output =
+            match (self.output.as_deref(), self.extract.is_empty()) {
+                (None | Some("jsonl"), true) => LoadOutput::Jsonl,
+                (None | Some("regex"), false) => {
+                    let mut out = Vec::new();
+                    for (i, e) in self.extract.iter().enumerate() {
+                        out.push(
+                            e.validate()
+                                .map_err(|(k, why)| (format!("extract[{i}].{k}"), why))?,
+                        );
+                    }
+                    LoadOutput::Regex(out)
+                }
+                (Some("jsonl"), false) => return Err((
+                    "extract".into(),
+                    "extractors read text output: leave out `output = \"jsonl\"` or the extractors"
+                        .into(),
+                )),
+                (Some("regex"), true) => {
+                    return Err((
+                        "extract".into(),
+                        "`output = \"regex\"` needs [[workload.load.extract]] entries".into(),
+                    ))
+                }
+                (Some(other), _) => {
+                    return Err((
+                        "output".into(),
+                        format!("`{other}` is not `jsonl` or `regex`"),
+                    ))
+                }
+            };
+        Ok(LoadSpec {
+            command: self.command.clone(),
+            cwd,
+            env: self.env.clone(),
+            output,
+        })
+    }
+}
+
+impl RawExtractor {
+    fn validate(&self) -> Result<Extractor, (String, String)> {
+        if self.metric.trim().is_empty() {
+            return Err(("metric".into(), "is empty".into()));
+        }
+        let re = Regex::new(&self.pattern)
+            .map_err(|e| ("pattern".to_string(), format!("does not compile: {e}")))?;
+        if !re.capture_names().any(|n| n == Some("value")) {
+            return Err((
+                "pattern".into(),
+                format!("`{}` has no (?P<value>...) group", self.pattern),
+            ));
+        }
+        let unit = self.unit.clone().unwrap_or_else(|| "count".into());
+        if parse_unit(&unit).is_none() {
+            return Err((
+                "unit".into(),
+                format!("`{unit}` is unknown (use /s, s, ms, us, ns, B, %, count)"),
+            ));
+        }
+        if let Some(d) = &self.direction {
+            if d != "higher" && d != "lower" {
+                return Err((
+                    "direction".into(),
+                    format!("`{d}` is not `higher` or `lower`"),
+                ));
+            }
+        }
+        Ok(Extractor {
+            metric: self.metric.clone(),
+            pattern: self.pattern.clone(),
+            unit,
+            direction: self.direction.clone(),
+        })
+    }
+}
+
+/// Placeholders every load command may use, whatever the subject.
+const WORKLOAD_PLACEHOLDERS: [&str; 5] = ["workload", "rate", "warmup_s", "measure_s", "load_s"];
+
+/// The `{name}` placeholders in `text`.
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        let name = &after[..close];
+        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            out.push(name);
+        }
+        rest = &after[close + 1..];
+    }
+    out
+}
+
+/// Checks that every placeholder of the load is known for every subject; `Err((subject,
+/// placeholder))` names the first that is not.
+pub(crate) fn check_placeholders(
+    spec: &LoadSpec,
+    subjects: &[crate::config::SubjectSpec],
+) -> Result<(), (String, String)> {
+    for text in spec.command.iter().chain(spec.env.values()) {
+        for name in placeholders(text) {
+            if WORKLOAD_PLACEHOLDERS.contains(&name) {
+                continue;
+            }
+            if let Some(s) = subjects.iter().find(|s| !s.addresses.contains_key(name)) {
+                return Err((s.name.clone(), name.to_string()));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl LoadSpec {
+    fn substitute(
+        &self,
+        text: &str,
+        subject: &crate::config::SubjectSpec,
+        w: &crate::config::WorkloadSpec,
+    ) -> String {
+        let mut out = crate::config::substitute(text, w).replace(
+            "{load_s}",
+            &(w.warmup_s + w.measure_s + LOAD_MARGIN_S).to_string(),
+        );
+        for (k, v) in &subject.addresses {
+            out = out.replace(&format!("{{{k}}}"), v);
+        }
+        out
+    }
+
+    /// The load's command line against `subject` under `w`, placeholders replaced.
+    pub fn command_for(
+        &self,
+        subject: &crate::config::SubjectSpec,
+        w: &crate::config::WorkloadSpec,
+    ) -> Vec<String> {
+        self.command
+            .iter()
+            .map(|a| self.substitute(a, subject, w))
+            .collect()
+    }
+
+    /// The load's extra environment, placeholders replaced.
+    pub fn env_for(
+        &self,
+        subject: &crate::config::SubjectSpec,
+        w: &crate::config::WorkloadSpec,
+    ) -> BTreeMap<String, String> {
+        self.env
+            .iter()
+            .map(|(k, v)| (k.clone(), self.substitute(v, subject, w)))
+            .collect()
+    }
+}
+
+/// The metrics in a load's output lines. Regex extractors that match nothing give a
+/// message in the second element (the execution's warnings).
+pub fn read_output(output: &LoadOutput, lines: &[String]) -> (Vec<Series>, Vec<String>) {
+    match output {
+        LoadOutput::Jsonl => {
+            let text = lines.join("\n");
+            let mut series = crate::executor::jsonl_parse(&text);
+            for s in &mut series {
+                let field = s.metric.name.trim_start_matches("jsonl:").to_string();
+                s.metric.name = format!("load:{field}");
+            }
+            (series, Vec::new())
+        }
+        LoadOutput::Regex(extractors) => {
+            let mut out = Vec::new();
+            let mut warnings = Vec::new();
+            for e in extractors {
+                let Ok(re) = Regex::new(&e.pattern) else {
+                    continue;
+                };
+                let (unit, factor) = parse_unit(&e.unit).unwrap_or((Unit::Count, 1.0));
+                let direction = match e.direction.as_deref() {
+                    Some("higher") => Direction::HigherIsBetter,
+                    Some("lower") => Direction::LowerIsBetter,
+                    _ => guess_direction(&e.metric),
+                };
+                let points: Vec<(f64, f64)> = lines
+                    .iter()
+                    .flat_map(|l| re.captures_iter(l).collect::<Vec<_>>())
+                    .filter_map(|c| c.name("value")?.as_str().trim().parse::<f64>().ok())
+                    .enumerate()
+                    .map(|(i, v)| (i as f64, v * factor))
+                    .collect();
+                if points.is_empty() {
+                    warnings.push(format!(
+                        "load output: `{}` matched nothing (metric load:{})",
+                        e.pattern, e.metric
+                    ));
+                    continue;
+                }
+                out.push(Series {
+                    metric: Metric::new(format!("load:{}", e.metric), unit, direction),
+                    kind: SeriesKind::Observations,
+                    points,
+                });
+            }
+            (out, warnings)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> RawLoad {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn extractors_need_a_value_group_a_known_unit_and_a_direction() {
+        let ok = raw("command = [\"sh\"]\n[[extract]]\nmetric = \"tps\"\npattern = 'tps=(?P<value>[0-9.]+)'\nunit = \"/s\"\ndirection = \"higher\"\n");
+        assert!(
+            matches!(ok.validate(None).unwrap().output, LoadOutput::Regex(ref e) if e.len() == 1)
+        );
+        let e =
+            raw("command = [\"sh\"]\n[[extract]]\nmetric = \"tps\"\npattern = 'tps=([0-9.]+)'\n")
+                .validate(None)
+                .unwrap_err();
+        assert_eq!(e.0, "extract[0].pattern");
+        assert!(e.1.contains("no (?P<value>...) group"), "{}", e.1);
+        let e = raw("command = [\"sh\"]\n[[extract]]\nmetric = \"tps\"\npattern = 'tps=(?P<value>[0-9.]+'\n")
+            .validate(None)
+            .unwrap_err();
+        assert!(e.1.contains("does not compile"), "{}", e.1);
+        let e = raw("command = [\"sh\"]\n[[extract]]\nmetric = \"t\"\npattern = '(?P<value>x)'\nunit = \"furlongs\"\n")
+            .validate(None)
+            .unwrap_err();
+        assert_eq!(e.0, "extract[0].unit");
+        let e = raw("command = [\"./nope/load\"]\n")
+            .validate(None)
+            .unwrap_err();
+        assert_eq!(e.0, "command");
+        let e = raw("command = [\"sh\"]\noutput = \"csv\"\n")
+            .validate(None)
+            .unwrap_err();
+        assert_eq!(e.0, "output");
+    }
+
+    #[test]
+    fn jsonl_and_regex_output_become_load_metrics() {
+        let lines: Vec<String> = [
+            "{\"t\": 1, \"achieved_tps\": 198.5, \"errors\": 0}",
+            "sent 200 tx in 1.0 s, latency p50 12.5 ms",
+            "{\"t\": 2, \"achieved_tps\": 201.0, \"errors\": 2}",
+            "sent 190 tx in 1.0 s, latency p50 14 ms",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (s, w) = read_output(&LoadOutput::Jsonl, &lines);
+        assert!(w.is_empty());
+        let tps = s
+            .iter()
+            .find(|s| s.metric.name == "load:achieved_tps")
+            .unwrap();
+        assert_eq!(tps.points, vec![(1.0, 198.5), (2.0, 201.0)]);
+        assert_eq!(tps.metric.unit, Unit::PerSecond);
+        assert_eq!(
+            s.iter()
+                .find(|s| s.metric.name == "load:errors")
+                .unwrap()
+                .metric
+                .direction,
+            Direction::LowerIsBetter
+        );
+        let ex = |metric: &str, pattern: &str, unit: &str| Extractor {
+            metric: metric.into(),
+            pattern: pattern.into(),
+            unit: unit.into(),
+            direction: None,
+        };
+        let out = LoadOutput::Regex(vec![
+            ex("latency_p50_s", r"p50 (?P<value>[0-9.]+) ms", "ms"),
+            ex("dropped", r"dropped (?P<value>\d+)", "count"),
+        ]);
+        let (s, w) = read_output(&out, &lines);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].metric.name, "load:latency_p50_s");
+        assert_eq!(s[0].points.len(), 2);
+        assert!(
+            (s[0].points[0].1 - 0.0125).abs() < 1e-15 && (s[0].points[1].1 - 0.014).abs() < 1e-15
+        );
+        assert_eq!(s[0].metric.direction, Direction::LowerIsBetter);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("load:dropped"), "{w:?}");
+    }
+}
