@@ -118,14 +118,16 @@ pub enum StoreError {
     },
     /// The PostgreSQL server stayed unreachable past the reconnect limit during a write;
     /// the write was not committed (a run being written stays `running`).
-    #[error("lost the PostgreSQL server of {url} and could not reconnect within {waited_s:.0} s: {detail}")]
+    #[error("lost the PostgreSQL server of {url} and could not reconnect within {waited_s:.0} s")]
     ServerLost {
         /// The URL, password hidden.
         url: String,
         /// How long reconnecting was tried.
         waited_s: f64,
-        /// The last error.
-        detail: String,
+        /// The last failure, as a connection-aborted I/O error (a failure of the
+        /// machine or network, not of the input).
+        #[source]
+        source: std::io::Error,
     },
     /// Any other PostgreSQL failure.
     #[error("{url}: {detail}")]

@@ -79,7 +79,7 @@ pub use query::{RunFilter, RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
 pub use transfer::Copied;
-pub use url::{is_postgres_url, redact};
+pub use url::{is_postgres_url, redact, split_password};
 
 /// The id of a run in a store.
 pub type RunId = i64;

@@ -64,6 +64,51 @@ pub fn redact(location: &str) -> String {
     out
 }
 
+/// Splits the password out of a PostgreSQL URL's user info: the URL without it, and the
+/// password (percent-decoded). Other locations come back unchanged with `None`.
+///
+/// The binary uses this to hand the password to the store (and to the dyno processes it
+/// starts) through `PGPASSWORD`, so the URL it prints, stores or passes on has none.
+pub fn split_password(location: &str) -> (String, Option<String>) {
+    if !is_postgres_url(location) {
+        return (location.to_string(), None);
+    }
+    let scheme_end = location.find("://").map_or(0, |i| i + 3);
+    let rest = &location[scheme_end..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return (location.to_string(), None);
+    };
+    let Some((user, password)) = rest[..at].split_once(':') else {
+        return (location.to_string(), None);
+    };
+    let without = format!("{}{user}{}", &location[..scheme_end], &rest[at..]);
+    (without, Some(percent_decode(password)))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Redacts every argument of a command line that holds a PostgreSQL URL (`URL`, or
 /// `--flag=URL`), so a stored command line never keeps a password.
 pub(crate) fn redact_command_line(args: &[String]) -> Vec<String> {
@@ -187,6 +232,25 @@ mod tests {
                 "--to",
                 "POSTGRES://u:***@h/d"
             ]
+        );
+    }
+
+    #[test]
+    fn passwords_split_out_of_the_user_info() {
+        assert_eq!(
+            split_password("postgres://dyno:p%40ss%3Aw@db:5432/fleet?sslmode=require"),
+            (
+                "postgres://dyno@db:5432/fleet?sslmode=require".to_string(),
+                Some("p@ss:w".to_string())
+            )
+        );
+        assert_eq!(
+            split_password("postgres://dyno@db/fleet"),
+            ("postgres://dyno@db/fleet".to_string(), None)
+        );
+        assert_eq!(
+            split_password("results.db"),
+            ("results.db".to_string(), None)
         );
     }
 

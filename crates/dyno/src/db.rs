@@ -1,24 +1,44 @@
-//! Where results go: `--db PATH`, else `DYNO_DB`, else the user's data directory.
+//! Where results go: `--db PATH|URL`, else `DYNO_DB`, else the user's data directory.
+//!
+//! A `postgres://` URL selects a shared PostgreSQL store for every command. Its password
+//! (if the URL has one) is moved into `PGPASSWORD` before anything else sees the URL, so
+//! the URL dyno prints, stores in a run's command line or passes to the dyno processes it
+//! starts has none, and those processes still log in.
 
 use anyhow::Context;
 use clap::Args;
-use dyno_store::Store;
+use dyno_store::{Store, StoreError};
 use std::path::PathBuf;
 
 /// Results-store flags shared by every command that measures.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB", global = true)]
+    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
+    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
+    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB", global = true)]
     pub db: Option<PathBuf>,
     /// Do not record this run in the results store.
     #[arg(long)]
     pub no_save: bool,
 }
 
-/// The store path the flags select.
+/// The store location the flags select (a PostgreSQL URL without its password).
 pub fn path(db: &Option<PathBuf>) -> PathBuf {
-    db.clone().unwrap_or_else(Store::default_path)
+    match db {
+        Some(p) => location(&p.to_string_lossy()),
+        None => Store::default_path(),
+    }
+}
+
+/// A store location as given on the command line: a PostgreSQL URL loses its password to
+/// `PGPASSWORD` (see the module docs); a file path is returned as it is.
+pub fn location(given: &str) -> PathBuf {
+    let (url, password) = dyno_store::split_password(given);
+    if let Some(password) = password {
+        // Set before any thread of ours reads the environment; children inherit it.
+        std::env::set_var("PGPASSWORD", password);
+    }
+    PathBuf::from(url)
 }
 
 /// Opens the store for writing unless `--no-save`.
@@ -27,11 +47,22 @@ pub fn open_for_writing(args: &StoreArgs) -> anyhow::Result<Option<Store>> {
         return Ok(None);
     }
     let path = path(&args.db);
-    let store = Store::open(&path).with_context(|| {
+    let store = Store::open(&path).map_err(classify).with_context(|| {
         format!(
-            "results store {} (use --db PATH or --no-save)",
+            "results store {} (use --db PATH|URL or --no-save)",
             path.display()
         )
     })?;
     Ok(Some(store))
+}
+
+/// A store error as the binary reports it: the user's input (a wrong `--db`, an
+/// unreachable server, a refused login, an unknown run) exits 2; a failure while working
+/// (a lost server, a full disk) exits with the runtime code.
+pub fn classify(e: StoreError) -> anyhow::Error {
+    if e.is_user_error() {
+        e.into()
+    } else {
+        crate::cli_error::CliError::Runtime(e.to_string()).into()
+    }
 }

@@ -1,10 +1,13 @@
-//! `dyno results`: what was measured before.
+//! `dyno results`: what was measured before, here and across a fleet of machines.
+
+#[path = "fleet.rs"]
+mod fleet;
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_model::{format_timestamp, format_value, RunStatus};
 use dyno_report::{Align, Cell, Table, TableFormat};
-use dyno_store::{ExportFormat, RunFilter, RunId, Store};
+use dyno_store::{Copied, ExportFormat, RunFilter, RunId, RunSummary, Store};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -22,14 +25,62 @@ pub enum ResultsCommand {
     Delete(DeleteArgs),
     /// Write a self-contained HTML report of one or more runs (box plots per metric).
     Report(ReportArgs),
+    /// Copy runs from this store to a shared one (idempotent: rerun to resume).
+    Push(PushArgs),
+    /// Copy runs from a shared store into this one (idempotent: rerun to resume).
+    Pull(PullArgs),
+    /// Where this machine stands among all machines in the store, per CPU model.
+    Fleet(fleet::FleetArgs),
 }
 
 /// Where the store is.
 #[derive(Debug, Args)]
 pub struct DbArg {
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
+    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
+    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB")]
     pub db: Option<PathBuf>,
+}
+
+/// Arguments of `dyno results push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// The shared store to copy to (postgres://USER@HOST/DB, or another SQLite file).
+    #[arg(long, value_name = "URL")]
+    to: String,
+    /// Runs to push (ids in --db); all finished runs when none is given.
+    #[arg(value_name = "RUN")]
+    runs: Vec<RunId>,
+}
+
+/// Arguments of `dyno results pull`.
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    #[command(flatten)]
+    db: DbArg,
+    /// The shared store to copy from (postgres://USER@HOST/DB, or another SQLite file).
+    #[arg(long, value_name = "URL")]
+    from: String,
+    /// Only runs of this command (machine, tune, pipeline, compare).
+    #[arg(long)]
+    command: Option<String>,
+    /// Only runs whose host name contains this text.
+    #[arg(long)]
+    host: Option<String>,
+    /// Only runs whose subject name contains this text.
+    #[arg(long)]
+    subject: Option<String>,
+    /// Only runs started on or after this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_parser = parse_date)]
+    since: Option<f64>,
+    /// Only runs started before this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_parser = parse_date)]
+    until: Option<f64>,
+    /// Runs to pull (ids in --from); every run matching the filters when none is given.
+    #[arg(value_name = "RUN")]
+    runs: Vec<RunId>,
 }
 
 /// Table formats for list and show.
@@ -156,9 +207,98 @@ fn parse_date(s: &str) -> Result<f64, String> {
     Ok(((era * 146_097 + doe - 719_468) * 86_400) as f64)
 }
 
-fn open_read(db: &DbArg) -> anyhow::Result<Store> {
+pub(crate) fn open_read(db: &DbArg) -> anyhow::Result<Store> {
     let path = crate::db::path(&db.db);
-    Store::open_read_only(&path).with_context(|| format!("results store {}", path.display()))
+    Store::open_read_only(&path)
+        .map_err(crate::db::classify)
+        .with_context(|| format!("results store {}", path.display()))
+}
+
+fn open_write(path: &std::path::Path, flag: &str) -> anyhow::Result<Store> {
+    Store::open(path)
+        .map_err(crate::db::classify)
+        .with_context(|| format!("{flag} {}", path.display()))
+}
+
+/// Copies `runs` of `from` into `to`, one transaction per run, and says what it did.
+/// Runs still being written are left for later: a copy is final, and such a run
+/// would arrive half-measured.
+fn copy_runs(from: &Store, to: &mut Store, runs: &[RunSummary], verb: &str) -> anyhow::Result<()> {
+    let (mut new, mut there, mut running) = (0, 0, 0);
+    for (i, r) in runs.iter().enumerate() {
+        if r.status == RunStatus::Running {
+            running += 1;
+            continue;
+        }
+        let copied = from
+            .copy_run(r.id, to)
+            .map_err(crate::db::classify)
+            .with_context(|| {
+                format!(
+                    "{verb} run {} ({} of {}; rerun to resume: runs already copied are skipped)",
+                    r.id,
+                    i + 1,
+                    runs.len()
+                )
+            })?;
+        match copied {
+            Copied::New(_) => new += 1,
+            Copied::AlreadyThere(_) => there += 1,
+        }
+    }
+    eprintln!(
+        "{verb}: {new} run(s) copied to {}, {there} already there{}",
+        to.path().display(),
+        match running {
+            0 => String::new(),
+            n => format!(", {n} still running (not copied)"),
+        }
+    );
+    Ok(())
+}
+
+/// The summaries of `ids` in `store` (checked before anything is copied), or of every
+/// run matching `filter`, oldest first.
+fn select(store: &Store, ids: &[RunId], filter: &RunFilter) -> anyhow::Result<Vec<RunSummary>> {
+    let mut all = store.list_runs(filter).map_err(crate::db::classify)?;
+    all.reverse();
+    if ids.is_empty() {
+        return Ok(all);
+    }
+    ids.iter()
+        .map(|id| {
+            all.iter()
+                .find(|r| r.id == *id)
+                .cloned()
+                .ok_or_else(|| crate::db::classify(dyno_store::StoreError::UnknownRun(*id)))
+        })
+        .collect()
+}
+
+fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
+    let local = open_read(&a.db)?;
+    let mut shared = open_write(&crate::db::location(&a.to), "--to")?;
+    let runs = select(&local, &a.runs, &RunFilter::default())?;
+    copy_runs(&local, &mut shared, &runs, "push")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pull(a: PullArgs) -> anyhow::Result<ExitCode> {
+    let shared = Store::open_read_only(&crate::db::location(&a.from))
+        .map_err(crate::db::classify)
+        .with_context(|| format!("--from {}", dyno_store::redact(&a.from)))?;
+    let filter = RunFilter {
+        command: a.command,
+        host: a.host,
+        subject: a.subject,
+        since: a.since,
+        until: a.until,
+        limit: None,
+    };
+    let runs = select(&shared, &a.runs, &filter)?;
+    let mut local = open_write(&crate::db::path(&a.db.db), "--db")?;
+    copy_runs(&shared, &mut local, &runs, "pull")?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs a `dyno results` subcommand.
@@ -170,10 +310,12 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::Report(a) => {
             crate::run_report::write(&open_read(&a.db)?, &a.runs, &a.output)
         }
+        ResultsCommand::Push(a) => push(a),
+        ResultsCommand::Pull(a) => pull(a),
+        ResultsCommand::Fleet(a) => fleet::run(a),
         ResultsCommand::Delete(a) => {
             let path = crate::db::path(&a.db.db);
-            let mut store =
-                Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
+            let mut store = open_write(&path, "results store")?;
             store.delete_run(a.run)?;
             println!("deleted run {}", a.run);
             Ok(ExitCode::SUCCESS)
@@ -219,7 +361,7 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| {
                 serde_json::json!({
-                    "id": r.id, "command": r.command, "subject": r.subject,
+                    "id": r.id, "uuid": r.uuid, "command": r.command, "subject": r.subject,
                     "hostname": r.hostname, "started_at": format_timestamp(r.started_at),
                     "finished_at": r.finished_at.map(format_timestamp),
                     "status": r.status.as_str(), "samples": r.samples,

@@ -194,7 +194,7 @@ impl Pg {
                     return Err(StoreError::ServerLost {
                         url: self.url(),
                         waited_s: started.elapsed().as_secs_f64(),
-                        detail,
+                        source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, detail),
                     });
                 }
                 std::thread::sleep(pause);
