@@ -55,6 +55,12 @@ pub enum ClusterError {
         /// What is missing, naming the files looked at.
         what: String,
     },
+    /// The local launcher could not start or run the cluster.
+    #[error("cluster run: {what}")]
+    Launch {
+        /// What failed, with the node and its last output where there is one.
+        what: String,
+    },
     /// A plot or report could not be built.
     #[error(transparent)]
     Report(#[from] dyno_report::ReportError),

@@ -99,6 +99,25 @@ pub enum EventKind {
     },
 }
 
+impl EventKind {
+    /// The slot the event is about (`None` for `started`).
+    pub fn slot(&self) -> Option<u64> {
+        match self {
+            EventKind::Started { .. } => None,
+            EventKind::SlotStart { slot, .. }
+            | EventKind::LeadershipChecked { slot, .. }
+            | EventKind::Ticked { slot }
+            | EventKind::Snapshot { slot }
+            | EventKind::Forged { slot, .. }
+            | EventKind::Announced { slot, .. }
+            | EventKind::HeaderReceived { slot, .. }
+            | EventKind::FetchRequested { slot, .. }
+            | EventKind::FetchCompleted { slot, .. }
+            | EventKind::Adopted { slot, .. } => Some(*slot),
+        }
+    }
+}
+
 /// Event names the schema defines but the analysis does not need.
 const KNOWN_UNUSED: [&str; 2] = ["validated", "rejected"];
 

@@ -105,6 +105,8 @@ pub struct ClusterSpec {
     pub command: NodeCommand,
     /// Threads each node keeps busy (for the cores warning).
     pub threads_per_node: u32,
+    /// How long the launcher waits for a node's `/ready`, seconds.
+    pub ready_timeout_s: u64,
     /// Every node, by id.
     pub nodes: Vec<NodeSpec>,
     /// Every region, in file order.
@@ -155,6 +157,7 @@ struct RawCluster {
 struct RawNode {
     command: Option<Spanned<Vec<String>>>,
     threads: Option<Spanned<u32>>,
+    ready_timeout_s: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -309,6 +312,13 @@ impl ClusterSpec {
             ));
         }
         let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
+        let ready_timeout_s = match raw.node.as_ref().and_then(|n| n.ready_timeout_s.as_ref()) {
+            Some(t) if *t.get_ref() == 0 => {
+                return Err(cx.err(t.span().start, "node.ready_timeout_s", "must be at least 1"))
+            }
+            Some(t) => *t.get_ref(),
+            None => 60,
+        };
         let bw = &raw.links.bandwidth_mbit;
         if !(bw.get_ref().is_finite() && *bw.get_ref() > 0.0) {
             return Err(cx.err(
@@ -344,6 +354,7 @@ impl ClusterSpec {
             base_port: base,
             command,
             threads_per_node,
+            ready_timeout_s,
             nodes,
             regions,
             bandwidth_mbit: *bw.get_ref(),

@@ -13,8 +13,9 @@
 //!   (forging loop, peer metrics, adoption at 0.50 ... 1.00 of nodes) as distributions.
 //! - [`render`]: terminal tables, JSON (`dyno.cluster.report` v1) and the HTML report.
 //! - [`export`]: the same cluster as a Nomad job or Kubernetes manifests.
+//! - [`launch`]: the local launcher, one guarded process per node (dyno-proc).
 //!
-//! Nothing here prints, exits or starts processes.
+//! Nothing here prints or exits; only [`launch`] starts processes.
 //!
 //! ```
 //! use dyno_cluster::{ClusterSpec, EXAMPLE};
@@ -32,6 +33,7 @@ mod error;
 pub mod events;
 pub mod export;
 mod file;
+pub mod launch;
 pub mod propagation;
 pub mod render;
 pub mod shape;

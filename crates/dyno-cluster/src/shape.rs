@@ -1,8 +1,10 @@
 //! Per-link shape and the propagation the topology predicts.
 //!
 //! The prediction is what the injected-delay check measures against: a block spreads from
-//! its producer along shortest paths, each hop costing the link's one-way latency plus a
-//! per-hop processing constant (validation, adoption, announcing). Bandwidth is not in the
+//! its producer along shortest paths. A hop from `v` to `w` is the header/fetch exchange
+//! the nodes log: the header travels `v -> w`, the body request `w -> v`, the body
+//! `v -> w`, so it costs three one-way latencies (`2 lat(v,w) + lat(w,v)`) plus a per-hop
+//! processing constant (validation, adoption, announcing). Bandwidth is not in the
 //! prediction: blocks at the reference load are small next to a 100 Mbit/s link.
 
 use crate::file::ClusterSpec;
@@ -90,8 +92,9 @@ impl Ord for Frontier {
     }
 }
 
-/// Shortest-path spread from `producer` (Dijkstra over latency + `hop_processing_ms`).
-/// `extra_cross_ms` is added to every cross-region hop: the injected delay.
+/// Shortest-path spread from `producer` (Dijkstra over the header/fetch exchange plus
+/// `hop_processing_ms`). `extra_cross_ms` is added to every cross-region link, each way:
+/// the injected delay (a crossing then costs three times it).
 pub fn predict(spec: &ClusterSpec, producer: usize, extra_cross_ms: f64) -> Prediction {
     let n = spec.nodes.len();
     let mut arrival = vec![f64::INFINITY; n];
@@ -105,7 +108,9 @@ pub fn predict(spec: &ClusterSpec, producer: usize, extra_cross_ms: f64) -> Pred
         for w in spec.topology.peers(v) {
             let (rv, rw) = (spec.nodes[v].region, spec.nodes[w].region);
             let extra = if rv == rw { 0.0 } else { extra_cross_ms };
-            let cost = spec.regions[rv].latency_ms[rw] + extra + spec.hop_processing_ms;
+            let there = spec.regions[rv].latency_ms[rw] + extra;
+            let back = spec.regions[rw].latency_ms[rv] + extra;
+            let cost = 2.0 * there + back + spec.hop_processing_ms;
             if t + cost < arrival[w] {
                 arrival[w] = t + cost;
                 via[w] = Some(v);
@@ -167,27 +172,27 @@ mod tests {
             ("targets = [0, 1, 2]", ""),
         ]);
         let p = predict(&s, 0, 0.0);
-        // eu->us 45, us->ap 100, ap->eu 145, eu->us 45, us->ap 100, each + 5 processing.
-        assert_eq!(p.arrival_ms, vec![0.0, 50.0, 155.0, 305.0, 355.0, 460.0]);
+        // Each hop is three one-way latencies + 5: eu->us 3x45, us->ap 3x100, ap->eu 3x145...
+        assert_eq!(p.arrival_ms, vec![0.0, 140.0, 445.0, 885.0, 1025.0, 1330.0]);
         assert_eq!((p.farthest, p.hops, p.cross_region_hops), (5, 5, 5));
-        assert_eq!(p.full_adoption_ms(), 460.0);
-        assert_eq!(p.adoption_ms(0.5), 155.0);
+        assert_eq!(p.full_adoption_ms(), 1330.0);
+        assert_eq!(p.adoption_ms(0.5), 445.0);
         let delayed = predict(&s, 0, 100.0);
-        assert_eq!(delayed.full_adoption_ms() - p.full_adoption_ms(), 500.0);
+        assert_eq!(delayed.full_adoption_ms() - p.full_adoption_ms(), 1500.0);
     }
 
     #[test]
     fn the_torus_routes_around_the_slow_link() {
         let s = spec(&[]);
-        // From n0 (eu) to n2 (ap): direct 145 + 5 beats via us (45 + 5 + 100 + 5 = 155).
+        // From n0 (eu) to n2 (ap): direct 3x145 + 5 = 440 beats via us (140 + 305 = 445).
         let p = predict(&s, 0, 0.0);
-        assert_eq!(p.arrival_ms[2], 150.0);
-        // With 100 ms on every cross link, the one direct crossing still wins (250 < 355).
-        assert_eq!(predict(&s, 0, 100.0).arrival_ms[2], 250.0);
+        assert_eq!(p.arrival_ms[2], 440.0);
+        // With 100 ms more on every cross link, the one direct crossing wins clearly.
+        assert_eq!(predict(&s, 0, 100.0).arrival_ms[2], 740.0);
         // Every node is one crossing away at most from n0's region: the full-adoption
-        // delta is exactly one injected delay.
+        // delta is one crossing's three injected delays.
         let d = predict(&s, 0, 100.0).full_adoption_ms() - p.full_adoption_ms();
-        assert_eq!(d, 100.0);
+        assert_eq!(d, 300.0);
         assert_eq!(p.cross_region_hops, 1);
     }
 }

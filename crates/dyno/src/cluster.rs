@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use dyno_cluster::launch::{Launch, Progress};
 use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
 use dyno_cluster::shape::predict;
 use dyno_cluster::{events, propagation, ClusterSpec, Role, EXAMPLE};
@@ -26,6 +27,8 @@ pub enum ClusterCommand {
     },
     /// Validate a cluster file; show its topology and the propagation it predicts.
     Check(CheckArgs),
+    /// Run the cluster on this machine (a process per node, `dyno load`), then report.
+    Run(RunArgs),
     /// Propagation report from node event logs: adoption on 50% ... 100% of nodes,
     /// the forging loop and peer metrics.
     Report(ReportArgs),
@@ -59,6 +62,23 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+}
+
+/// Arguments of `dyno cluster run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The cluster file.
+    file: PathBuf,
+    /// Run directory (configs, node logs and outputs); must not exist. Default:
+    /// cluster-runs/<name>-<unix seconds>.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Output format of the report.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Also write the HTML report here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 /// Arguments of `dyno cluster report`.
@@ -112,6 +132,7 @@ pub fn run(cmd: ClusterCommand) -> Result<ExitCode> {
     match cmd {
         ClusterCommand::Init { file, force } => init(&file, force),
         ClusterCommand::Check(a) => check(&a),
+        ClusterCommand::Run(a) => run_cluster(&a),
         ClusterCommand::Report(a) => report(&a),
         ClusterCommand::Export(a) => export(&a),
     }
@@ -206,7 +227,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     let mut t = Table::new(format!(
-        "Predicted propagation from each producer (latency + {} ms per hop)",
+        "Predicted propagation from each producer (a hop: header, request and body, 3 one-way latencies, + {} ms)",
         spec.hop_processing_ms
     ))
     .column("producer", Align::Left)
@@ -292,13 +313,22 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
         .or(a.nodes)
         .unwrap_or(0);
     let analysis = propagation::analyse(&all, expected);
-    let report = ClusterReport::new(&analysis, spec.as_ref());
-    if let Some(path) = &a.html {
-        write_atomic(path, html_report(&report, spec.as_ref()).as_bytes())
+    print_report(&analysis, spec.as_ref(), a.format, a.html.as_deref())
+}
+
+fn print_report(
+    analysis: &propagation::Analysis,
+    spec: Option<&ClusterSpec>,
+    format: Format,
+    html: Option<&Path>,
+) -> Result<ExitCode> {
+    let report = ClusterReport::new(analysis, spec);
+    if let Some(path) = html {
+        write_atomic(path, html_report(&report, spec).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
         eprintln!("HTML report: {}", path.display());
     }
-    if a.format == Format::Json {
+    if format == Format::Json {
         println!("{}", report.to_json());
         return Ok(ExitCode::SUCCESS);
     }
@@ -315,9 +345,57 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
         println!("{line}");
     }
     for t in tables(&report) {
-        print!("{}", render(&t, a.format));
+        print!("{}", render(&t, format));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
+    let spec = ClusterSpec::load(&a.file)?;
+    for w in spec.warnings(cores()) {
+        eprintln!("warning: {w}");
+    }
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            PathBuf::from("cluster-runs").join(format!("{}-{now}", spec.name))
+        }
+    };
+    let launch = Launch {
+        dyno: std::env::current_exe().context("locating the dyno executable")?,
+        dir,
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let mut progress = |p: Progress| match p {
+        Progress::Prepared { dir } => eprintln!("run directory {}", dir.display()),
+        Progress::NodeReady { ready, of } if terminal || ready == of => {
+            eprintln!("nodes ready: {ready}/{of}")
+        }
+        Progress::LoadStarted => eprintln!("load started"),
+        Progress::Running { slot, left_s } if terminal => {
+            eprint!("\rslot {slot}, {left_s} s left   ")
+        }
+        Progress::Stopping => eprintln!("\nstopping"),
+        _ => {}
+    };
+    let outcome = launch
+        .run(&spec, crate::interrupt::stop_flag(), &mut progress)
+        .with_context(|| format!("cluster {}", a.file.display()))?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    let code = print_report(&outcome.analysis, Some(&spec), a.format, a.html.as_deref())?;
+    eprintln!("node logs and outputs kept in {}", outcome.dir.display());
+    if !outcome.complete {
+        for p in &outcome.problems {
+            eprintln!("error: {p}");
+        }
+        bail!("run incomplete: {}", outcome.problems.join("; "));
+    }
+    Ok(code)
 }
 
 fn export(a: &ExportArgs) -> Result<ExitCode> {

@@ -61,11 +61,11 @@ fn check_predicts_the_injected_delay() {
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["schema"], "dyno.cluster.check");
     // In the example every node is one crossing from each producer's region (see the
-    // library's prediction tests): +100 ms at full adoption.
+    // library's prediction tests): a crossing is a header, a request and a body, +300 ms.
     for p in v["predicted"].as_array().unwrap() {
         let d =
             p["full_adoption_delayed_s"].as_f64().unwrap() - p["full_adoption_s"].as_f64().unwrap();
-        assert!((d - 0.1).abs() < 1e-9, "{p}");
+        assert!((d - 0.3).abs() < 1e-9, "{p}");
     }
 }
 
@@ -235,4 +235,121 @@ fn export_renders_kubernetes_and_refuses_the_reference_node() {
         .arg(&file)
         .assert()
         .code(2);
+}
+
+/// Processes whose command line mentions `needle` (a test's temporary directory).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(needle) {
+                found.push(text);
+            }
+        }
+    }
+    found
+}
+
+fn small_cluster(dir: &Path, base_port: u16, node: &str) -> std::path::PathBuf {
+    let file = dir.join("three.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"[cluster]
+name = "three"
+slot_ms = 1000
+duration_s = 3
+warmup_s = 1
+base_port = {base_port}
+
+[node]
+{node}
+
+[nodes]
+count = 3
+producers = 3
+
+[[region]]
+name = "a"
+latency_ms = {{ a = 1, b = 20 }}
+
+[[region]]
+name = "b"
+latency_ms = {{ a = 20, b = 1 }}
+
+[links]
+bandwidth_mbit = 100
+
+[topology]
+kind = "ring"
+
+[workload]
+rate_tps = 10
+kind = "value"
+"#
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_cluster(dir.path(), 43100, "threads = 1");
+    let run = dir.path().join("run");
+    let out = dyno()
+        .args(["cluster", "run", "--format", "json", "--dir"])
+        .arg(&run)
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["schema"], "dyno.cluster.report");
+    assert_eq!(v["node_count"], 3);
+    assert!(v["blocks"].as_u64().unwrap() >= 1, "{v}");
+    let full = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "adoption_1.00")
+        .unwrap();
+    // Two links of the ring cross regions (20 ms one way): a block reaches a node of the
+    // other region no sooner than a header, a request and a body, 60 ms.
+    let max = full["summary"]["max_s"].as_f64().unwrap();
+    assert!(max >= 0.060, "{full}");
+    for n in ["n0", "n1", "n2"] {
+        assert!(run.join(format!("{n}.jsonl")).exists());
+        assert!(run.join(format!("{n}.toml")).exists());
+    }
+    assert!(run.join("genesis.toml").exists());
+    assert_eq!(
+        processes_mentioning(&run.display().to_string()),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_node_that_never_gets_ready_fails_with_its_output_and_no_process_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = r#"command = ["sh", "-c", "echo booting {id}; sleep 60; echo {log}"]
+ready_timeout_s = 2"#;
+    let file = small_cluster(dir.path(), 43200, node);
+    let run = dir.path().join("run");
+    dyno()
+        .args(["cluster", "run", "--dir"])
+        .arg(&run)
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("n0 not ready"))
+        .stderr(predicate::str::contains("booting n0"))
+        .stderr(predicate::str::contains("run incomplete"));
+    assert_eq!(
+        processes_mentioning(&run.display().to_string()),
+        Vec::<String>::new()
+    );
 }

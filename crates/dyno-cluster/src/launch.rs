@@ -1,0 +1,391 @@
+//! The local launcher: a cluster file run as one process per node on this machine.
+//!
+//! The launcher writes a run directory (the genesis, one node config per node, every
+//! node's event log and output), starts every node through dyno-proc's guard (so no node
+//! outlives dyno, even a SIGKILLed one), waits for each node's `/ready`, starts
+//! `dyno load`, lets the cluster run for the warm-up plus the measured window, stops
+//! everything and analyses the logs. A node that exits early marks the run incomplete;
+//! the others are stopped cleanly and every log is kept.
+//!
+//! Latency and bandwidth are applied by the reference node's transport (each node config
+//! lists its peers with the one-way latency and bandwidth of the link), because this
+//! kernel has no netem.
+
+use crate::error::ClusterError;
+use crate::events::{read_log, Event};
+use crate::file::{ClusterSpec, NodeCommand, Role};
+use crate::propagation::{analyse, Analysis};
+use dyno_proc::{GuardedChild, Probe, Readiness, SpawnOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the launcher reports while it works (the binary turns these into progress).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// The run directory is written.
+    Prepared {
+        /// The run directory.
+        dir: PathBuf,
+    },
+    /// A node answered `/ready`.
+    NodeReady {
+        /// Nodes ready so far.
+        ready: usize,
+        /// Nodes in the cluster.
+        of: usize,
+    },
+    /// The load generator started.
+    LoadStarted,
+    /// About once a second while the cluster runs.
+    Running {
+        /// Current slot.
+        slot: u64,
+        /// Seconds left.
+        left_s: u64,
+    },
+    /// Everything is being stopped.
+    Stopping,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The run directory (configs, logs, outputs).
+    pub dir: PathBuf,
+    /// False when a node or the load exited early or the run was interrupted.
+    pub complete: bool,
+    /// What went wrong, one line each, with the last output lines of the process.
+    pub problems: Vec<String>,
+    /// Warnings from stopping (a node that needed SIGKILL).
+    pub warnings: Vec<String>,
+    /// Every node's event log.
+    pub node_logs: Vec<PathBuf>,
+    /// The analysis of the measured window (slots after the warm-up).
+    pub analysis: Analysis,
+    /// Unix ns of slot 0.
+    pub genesis_time_ns: u64,
+}
+
+/// Where the launcher finds `dyno` and puts the run.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The `dyno` executable (for `dyno node genesis`, `dyno node run`, `dyno load`).
+    pub dyno: PathBuf,
+    /// The run directory to create (must not exist).
+    pub dir: PathBuf,
+}
+
+struct Node {
+    id: usize,
+    child: GuardedChild,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ClusterError + '_ {
+    move |source| ClusterError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn launch_error(what: impl Into<String>) -> ClusterError {
+    ClusterError::Launch { what: what.into() }
+}
+
+/// Seconds from now until slot 0: long enough for every node to start and answer
+/// `/ready` on a busy machine (about 0.3 s per node seen on two cores), so slot 0 is not
+/// missed.
+fn start_in_s(spec: &ClusterSpec) -> u64 {
+    5 + (spec.nodes.len() as u64 * 3).div_ceil(10)
+}
+
+impl Launch {
+    /// Writes the genesis (through `dyno node genesis`, so its format is the node's own)
+    /// and every node's config.
+    fn prepare(&self, spec: &ClusterSpec) -> Result<PathBuf, ClusterError> {
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let genesis = self.dir.join("genesis.toml");
+        let validators: Vec<String> = spec
+            .nodes
+            .iter()
+            .map(|n| match n.role {
+                Role::Producer { stake } => format!("{}={stake}", n.name),
+                Role::Relay => format!("{}=0", n.name),
+            })
+            .collect();
+        let out = Command::new(&self.dyno)
+            .args(["node", "genesis", "--out"])
+            .arg(&genesis)
+            .arg("--validators")
+            .arg(validators.join(","))
+            .args(["--network", &spec.name])
+            .args(["--slot-ms", &spec.slot_ms.to_string()])
+            .args(["--start-in", &start_in_s(spec).to_string()])
+            .output()
+            .map_err(io(&self.dyno))?;
+        if !out.status.success() {
+            return Err(launch_error(format!(
+                "`dyno node genesis` failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        for n in &spec.nodes {
+            let path = self.dir.join(format!("{}.toml", n.name));
+            std::fs::write(&path, node_config(spec, n.id)).map_err(io(&path))?;
+        }
+        Ok(genesis)
+    }
+
+    fn command(&self, spec: &ClusterSpec, id: usize) -> Command {
+        let name = &spec.nodes[id].name;
+        let (l, i, m) = spec.ports(id);
+        let config = self.dir.join(format!("{name}.toml"));
+        let log = self.dir.join(format!("{name}.jsonl"));
+        match &spec.command {
+            NodeCommand::Reference => {
+                let mut c = Command::new(&self.dyno);
+                c.args(["node", "run", "--quiet", "--config"]).arg(config);
+                c
+            }
+            NodeCommand::Argv(argv) => {
+                let peers: Vec<String> = spec
+                    .topology
+                    .peers(id)
+                    .map(|p| format!("127.0.0.1:{}", spec.ports(p).0))
+                    .collect();
+                let fill = |arg: &str| {
+                    arg.replace("{id}", name)
+                        .replace("{listen}", &format!("127.0.0.1:{l}"))
+                        .replace("{ingress}", &format!("127.0.0.1:{i}"))
+                        .replace("{metrics}", &format!("127.0.0.1:{m}"))
+                        .replace("{peers}", &peers.join(","))
+                        .replace("{log}", &log.display().to_string())
+                        .replace("{config}", &config.display().to_string())
+                        .replace(
+                            "{genesis}",
+                            &self.dir.join("genesis.toml").display().to_string(),
+                        )
+                };
+                let program = crate::file::resolve_executable(
+                    &argv[0],
+                    spec.path.parent().unwrap_or(Path::new(".")),
+                )
+                .unwrap_or_else(|| PathBuf::from(&argv[0]));
+                let mut c = Command::new(program);
+                c.args(argv[1..].iter().map(|a| fill(a)));
+                c
+            }
+        }
+    }
+
+    /// Runs the cluster: prepare, start, wait for readiness, load, run, stop, analyse.
+    /// `stop` ends the run early (Ctrl-C); the run is then incomplete.
+    pub fn run(
+        &self,
+        spec: &ClusterSpec,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RunOutcome, ClusterError> {
+        if self.dir.exists() {
+            return Err(launch_error(format!(
+                "run directory {} exists",
+                self.dir.display()
+            )));
+        }
+        spec.check_ports()?;
+        let genesis = self.prepare(spec)?;
+        progress(Progress::Prepared {
+            dir: self.dir.clone(),
+        });
+        let genesis_time_ns = genesis_time_ns(&genesis)?;
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut problems = Vec::new();
+        let readiness_timeout = Duration::from_secs(spec.ready_timeout_s);
+        for n in &spec.nodes {
+            let opts = SpawnOptions {
+                log_file: Some(self.dir.join(format!("{}.out", n.name))),
+                ..SpawnOptions::default()
+            };
+            let child = GuardedChild::spawn(self.command(spec, n.id), &opts)
+                .map_err(|e| launch_error(format!("{}: {e}", n.name)))?;
+            nodes.push(Node { id: n.id, child });
+        }
+        let mut ready = 0;
+        for node in &mut nodes {
+            let url = format!("http://127.0.0.1:{}/ready", spec.ports(node.id).2);
+            let probe = Probe::http(&url).map_err(launch_error)?;
+            match Readiness::new(probe, readiness_timeout).wait(&mut node.child, stop) {
+                Ok(_) => {
+                    ready += 1;
+                    progress(Progress::NodeReady {
+                        ready,
+                        of: spec.nodes.len(),
+                    });
+                }
+                Err(why) => {
+                    problems.push(format!(
+                        "{} not ready: {why}; last output: {}",
+                        spec.nodes[node.id].name,
+                        node.child.last_lines().join(" | ")
+                    ));
+                    break;
+                }
+            }
+        }
+        let window = Duration::from_secs(spec.warmup_s + spec.duration_s);
+        let mut load = None;
+        if problems.is_empty() && spec.workload.rate_tps > 0.0 {
+            let mut c = Command::new(&self.dyno);
+            c.args(["load", "--genesis"]).arg(&genesis);
+            for &t in &spec.workload.targets {
+                c.args(["--target", &format!("127.0.0.1:{}", spec.ports(t).1)]);
+            }
+            c.args([
+                "--rate",
+                &format!("{}", spec.workload.rate_tps.round().max(1.0)),
+            ]);
+            c.args(["--duration", &window.as_secs().to_string()]);
+            let opts = SpawnOptions {
+                log_file: Some(self.dir.join("load.out")),
+                ..SpawnOptions::default()
+            };
+            load = Some(
+                GuardedChild::spawn(c, &opts)
+                    .map_err(|e| launch_error(format!("dyno load: {e}")))?,
+            );
+            progress(Progress::LoadStarted);
+        }
+        // The window counts from slot 0 (or from now, if the nodes were slow to start).
+        let end_ns = genesis_time_ns.max(dyno_now_ns()) + window.as_nanos() as u64;
+        let mut last_tick = Instant::now();
+        while problems.is_empty() && dyno_now_ns() < end_ns {
+            if stop.load(Ordering::SeqCst) {
+                problems.push("interrupted".to_string());
+                break;
+            }
+            for node in &mut nodes {
+                if let Some(status) = node.child.exited() {
+                    problems.push(format!(
+                        "{} exited early ({status}); last output: {}",
+                        spec.nodes[node.id].name,
+                        node.child.last_lines().join(" | ")
+                    ));
+                }
+            }
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                let now = dyno_now_ns();
+                progress(Progress::Running {
+                    slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
+                    left_s: end_ns.saturating_sub(now) / 1_000_000_000,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        progress(Progress::Stopping);
+        let mut warnings = Vec::new();
+        let grace = Duration::from_secs(10);
+        if let Some(load) = load {
+            let stopped = load.stop(grace);
+            if let Some(w) = stopped.warning() {
+                warnings.push(format!("dyno load: {w}"));
+            }
+        }
+        for node in nodes {
+            let name = &spec.nodes[node.id].name;
+            let stopped = node.child.stop(grace);
+            if let Some(w) = stopped.warning() {
+                warnings.push(format!("{name}: {w}"));
+            }
+        }
+        let node_logs: Vec<PathBuf> = spec
+            .nodes
+            .iter()
+            .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
+            .filter(|p| p.exists())
+            .collect();
+        let first_slot = spec.warmup_s * 1000 / spec.slot_ms;
+        let mut events: Vec<Event> = Vec::new();
+        for log in &node_logs {
+            events.extend(
+                read_log(log)?
+                    .into_iter()
+                    .filter(|e| e.what.slot().is_none_or(|s| s >= first_slot)),
+            );
+        }
+        Ok(RunOutcome {
+            dir: self.dir.clone(),
+            complete: problems.is_empty(),
+            problems,
+            warnings,
+            node_logs,
+            analysis: analyse(&events, spec.nodes.len()),
+            genesis_time_ns,
+        })
+    }
+}
+
+fn dyno_now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Slot 0's start from the genesis file `dyno node genesis` wrote.
+fn genesis_time_ns(genesis: &Path) -> Result<u64, ClusterError> {
+    let text = std::fs::read_to_string(genesis).map_err(io(genesis))?;
+    let value: toml::Table = toml::from_str(&text)
+        .map_err(|e| launch_error(format!("{}: {}", genesis.display(), e.message())))?;
+    value
+        .get("genesis_time_ms")
+        .and_then(toml::Value::as_integer)
+        .map(|ms| ms as u64 * 1_000_000)
+        .ok_or_else(|| launch_error(format!("{}: no genesis_time_ms", genesis.display())))
+}
+
+/// The reference node's config for node `id` (the format of dyno-node's config module):
+/// its addresses, its log, and each peer with the latency and bandwidth of the link.
+pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
+    let n = &spec.nodes[id];
+    let (l, i, m) = spec.ports(id);
+    let mut s = format!(
+        "# Generated by dyno cluster run from {}.\nid = \"{}\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:{l}\"\ningress_listen = \"127.0.0.1:{i}\"\nmetrics_listen = \"127.0.0.1:{m}\"\nnode_log = \"{}.jsonl\"\n",
+        spec.path.display(),
+        n.name,
+        n.name
+    );
+    for p in spec.topology.peers(id) {
+        let latency = spec.regions[n.region].latency_ms[spec.nodes[p].region];
+        s.push_str(&format!(
+            "\n[[peers]]\nid = \"{}\"\naddr = \"127.0.0.1:{}\"\nlatency_ms = {latency:?}\nbandwidth_mbit = {:?}\n",
+            spec.nodes[p].name,
+            spec.ports(p).0,
+            spec.bandwidth_mbit
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_configs_carry_each_links_latency() {
+        let spec = ClusterSpec::parse(Path::new("c.toml"), crate::EXAMPLE).unwrap();
+        let text = node_config(&spec, 0);
+        let v: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(v["id"].as_str(), Some("n0"));
+        assert_eq!(v["peer_listen"].as_str(), Some("127.0.0.1:31000"));
+        let peers = v["peers"].as_array().unwrap();
+        assert_eq!(peers.len(), spec.topology.degree(0));
+        let to_n2 = peers
+            .iter()
+            .find(|p| p["id"].as_str() == Some("n2"))
+            .unwrap();
+        assert_eq!(to_n2["latency_ms"].as_float(), Some(145.0));
+        assert_eq!(to_n2["addr"].as_str(), Some("127.0.0.1:31006"));
+        assert_eq!(to_n2["bandwidth_mbit"].as_float(), Some(100.0));
+    }
+}
