@@ -9,6 +9,7 @@
 //! node_log = "n1.jsonl"              # event log, relative to this file (optional)
 //! max_block_txs = 20000              # optional
 //! mempool_capacity = 100000          # optional
+//! lead_until_slot = 120              # optional: forge in no slot after this one
 //!
 //! [[peers]]
 //! id = "n2"
@@ -66,6 +67,9 @@ pub struct NodeConfig {
     /// Mempool capacity.
     #[serde(default = "default_mempool")]
     pub mempool_capacity: usize,
+    /// Lead no slot after this one (optional; see docs/node.md).
+    #[serde(default)]
+    pub lead_until_slot: Option<u64>,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,

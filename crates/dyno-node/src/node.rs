@@ -38,6 +38,9 @@ pub struct NodeOptions {
     pub max_block_txs: usize,
     /// A fetch not answered within this is asked again of another announcer.
     pub fetch_timeout: Duration,
+    /// Lead no slot after this one (none: lead forever). A cluster run ends its load
+    /// phase with quiet slots so every node can converge before it stops.
+    pub lead_until: Option<u64>,
 }
 
 impl NodeOptions {
@@ -49,6 +52,7 @@ impl NodeOptions {
             mempool_capacity: 100_000,
             max_block_txs: 20_000,
             fetch_timeout: Duration::from_secs(1),
+            lead_until: None,
         }
     }
 }
@@ -182,7 +186,9 @@ impl Node {
                 let slot = self.genesis.slot_at(now);
                 if done_slot.is_none_or(|d| slot > d) {
                     done_slot = Some(slot);
-                    if self.genesis.leader(slot) == self.opts.id {
+                    if self.genesis.leader(slot) == self.opts.id
+                        && self.opts.lead_until.is_none_or(|u| slot <= u)
+                    {
                         self.lead(slot, now);
                     }
                 }

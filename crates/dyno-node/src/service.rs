@@ -195,6 +195,7 @@ impl RunningNode {
         let mut opts = NodeOptions::new(&cfg.id, cfg.peers.iter().map(|p| p.id.clone()).collect());
         opts.max_block_txs = cfg.max_block_txs;
         opts.mempool_capacity = cfg.mempool_capacity;
+        opts.lead_until = cfg.lead_until_slot;
         let node = Node::new(
             opts,
             genesis,

@@ -38,6 +38,7 @@ fn every_transaction_sent_gets_exactly_one_fate() {
         node_log: None,
         max_block_txs: 500,
         mempool_capacity: 800,
+        lead_until_slot: None,
         peers: Vec::new(),
     };
     let node = RunningNode::start(&cfg, g.clone()).unwrap();

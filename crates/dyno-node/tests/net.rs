@@ -15,13 +15,17 @@ use dyno_node::transport::Input;
 use dyno_txn::bank::transfer_block;
 
 fn genesis(network: &str, start_ms: u64) -> Arc<Genesis> {
+    genesis_with(network, start_ms, 200)
+}
+
+fn genesis_with(network: &str, start_ms: u64, slot_ms: u64) -> Arc<Genesis> {
     Arc::new(
         GenesisFile {
             network: network.into(),
             seed: 3,
             accounts: 32,
             balance: 1_000_000,
-            slot_ms: 200,
+            slot_ms,
             genesis_time_ms: start_ms,
             validators: ["a", "b", "c"]
                 .iter()
@@ -50,6 +54,7 @@ fn config(
         node_log: log,
         max_block_txs: 1000,
         mempool_capacity: 1000,
+        lead_until_slot: None,
         peers: peers
             .iter()
             .map(|(id, addr)| PeerEntry {
@@ -127,4 +132,49 @@ fn a_line_over_tcp_converges_and_a_foreign_genesis_is_refused() {
         "{text}"
     );
     assert!(text.contains("dyno_node_blocks_adopted_total"));
+}
+
+#[test]
+fn links_slower_than_a_slot_fork_and_every_node_converges() {
+    // 120 ms a hop and 150 ms slots: a block from one end of the line reaches the other
+    // after the next leader has started, so forks happen; after the last led slot,
+    // every node must hold the same tip.
+    let start_ms = now_ns() / 1_000_000 + 500;
+    let g = genesis_with("forks", start_ms, 150);
+    let nowhere: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let slow = |mut c: NodeConfig| {
+        for p in &mut c.peers {
+            p.latency_ms = 120.0;
+        }
+        c.lead_until_slot = Some(14);
+        c
+    };
+    let c = RunningNode::start(
+        &slow(config("c", &[("b", nowhere)], None, false)),
+        g.clone(),
+    )
+    .unwrap();
+    let b = RunningNode::start(
+        &slow(config(
+            "b",
+            &[("a", nowhere), ("c", c.peer_addr)],
+            None,
+            false,
+        )),
+        g.clone(),
+    )
+    .unwrap();
+    let a = RunningNode::start(
+        &slow(config("a", &[("b", b.peer_addr)], None, false)),
+        g.clone(),
+    )
+    .unwrap();
+    let quiet = g.slot_start_ns(15) + 1_500_000_000;
+    std::thread::sleep(Duration::from_nanos(quiet.saturating_sub(now_ns())));
+    let (sa, sb, sc) = (a.stop(), b.stop(), c.stop());
+    assert!(sa.chain.len() >= 5, "{} blocks", sa.chain.len());
+    assert_eq!((&sa.tip, &sa.chain), (&sb.tip, &sb.chain));
+    assert_eq!((&sb.tip, &sb.chain), (&sc.tip, &sc.chain));
+    let forged = sa.counters.forged + sb.counters.forged + sc.counters.forged;
+    assert!(forged as usize >= sa.chain.len());
 }
