@@ -661,7 +661,9 @@ pub fn build_pgo(
             load_profile(&dirs).is_some_and(|s| s.key == key && s.sha256 == p.profile_sha256)
         });
         let same_binary = sha256_file(&old.binary).is_ok_and(|sha| sha == old.sha256);
-        if old.fingerprint == fingerprint && (!old.ok || (same_binary && profile_same)) {
+        // A failure is tried again (unlike a failed cargo build): a training command can
+        // fail for reasons outside the inputs fingerprinted here (a missing data file).
+        if old.fingerprint == fingerprint && old.ok && same_binary && profile_same {
             return Ok(BuildOutcome::Reused(old));
         }
     }

@@ -351,3 +351,37 @@ fn bolt_without_llvm_bolt_exits_2_naming_the_package() {
                 .and(predicate::str::contains("on+bolt")),
         );
 }
+
+#[test]
+fn a_failing_training_command_fails_only_its_variant_and_the_race_goes_on() {
+    let rustc = dyno_tune::build::rustc_version(Some("stable")).unwrap();
+    if let Err(e) = dyno_tune::pgo::find_profdata(Some("stable"), &rustc) {
+        println!("note: PGO run test skipped: {e}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = study(
+        dir.path(),
+        "toolchain = [\"stable\"]\npgo = [\"off\", \"on\"]\n\n[pgo]\ntraining = [[\"sh\", \"-c\", \"echo no training data here >&2; exit 4\", \"{bin}\"]]",
+        "tiny",
+    );
+    let db = dir.path().join("results.db");
+    dyno()
+        .args(["tune", "run", "--exhaustive", "--max-rounds", "2"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("stable/pgo: FAILED")
+                .and(predicate::str::contains("no training data here"))
+                .and(predicate::str::contains(
+                    "variant stable/pgo did not build; the study goes on without it",
+                )),
+        )
+        .stdout(
+            predicate::str::contains("stable/pgo-off")
+                .and(predicate::str::contains("build failed")),
+        );
+}
