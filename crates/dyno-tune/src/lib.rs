@@ -56,6 +56,7 @@ pub mod report;
 pub mod report_json;
 pub mod session;
 mod study;
+mod training;
 mod variant;
 
 pub use environment::{check_environment, ensure_lock_file, installed_toolchains};

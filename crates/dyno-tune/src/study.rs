@@ -7,6 +7,7 @@
 use crate::error::TuneError;
 use crate::extract::Extract;
 use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
+pub use crate::training::PgoSettings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -30,49 +31,6 @@ pub struct Study {
     pub run: RunSettings,
     /// How PGO variants are trained (`[pgo]`).
     pub pgo: PgoSettings,
-}
-
-/// `[pgo]`: the training of profile-guided variants.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PgoSettings {
-    /// Training command lines with `{bin}` for the instrumented binary (`training`). Empty:
-    /// every benchmark's own command, once, so training and measured inputs are the same.
-    pub training: Vec<Vec<String>>,
-    /// A training command still going after this many seconds is killed and the variant
-    /// fails (`timeout`, default [`DEFAULT_BENCHMARK_TIMEOUT_S`]).
-    pub timeout_s: f64,
-}
-
-impl Default for PgoSettings {
-    fn default() -> Self {
-        PgoSettings {
-            training: Vec::new(),
-            timeout_s: DEFAULT_BENCHMARK_TIMEOUT_S,
-        }
-    }
-}
-
-impl Study {
-    /// The training command lines of PGO variants, with `{bin}` (or, for benchmarks given
-    /// as `args`, the `{bin}` program) still to be replaced, and whether they are the
-    /// benchmarks' own commands (training on the measured input flatters PGO).
-    pub fn training_commands(&self) -> (Vec<Vec<String>>, bool) {
-        if !self.pgo.training.is_empty() {
-            let measured: Vec<Vec<String>> = self
-                .benchmarks
-                .iter()
-                .map(|b| b.invocation.command_line(Path::new("{bin}")))
-                .collect();
-            let same = self.pgo.training.iter().all(|t| measured.contains(t));
-            return (self.pgo.training.clone(), same);
-        }
-        let own = self
-            .benchmarks
-            .iter()
-            .map(|b| b.invocation.command_line(Path::new("{bin}")))
-            .collect();
-        (own, true)
-    }
 }
 
 /// `[project]`.
@@ -249,14 +207,7 @@ struct RawStudy {
     #[serde(default)]
     run: Option<Spanned<RawRun>>,
     #[serde(default)]
-    pgo: Option<Spanned<RawPgo>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPgo {
-    training: Option<Vec<Spanned<Vec<String>>>>,
-    timeout: Option<Spanned<Budget>>,
+    pgo: Option<Spanned<crate::training::RawPgo>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -323,13 +274,13 @@ struct RawRun {
 
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Budget {
+pub(crate) enum Budget {
     Seconds(u64),
     Text(String),
 }
 
 /// Seconds in a TOML duration: `90` or a string for [`parse_duration`].
-fn duration_value(b: Budget) -> Option<f64> {
+pub(crate) fn duration_value(b: Budget) -> Option<f64> {
     match b {
         Budget::Seconds(n) => Some(n as f64),
         Budget::Text(t) => parse_duration(&t),
@@ -384,13 +335,13 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     (!key.is_empty() && !key.starts_with('[') && !key.contains(' ')).then(|| key.to_string())
 }
 
-struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     path: &'a Path,
     text: &'a str,
 }
 
 impl Ctx<'_> {
-    fn err(&self, offset: usize, message: impl Into<String>) -> TuneError {
+    pub(crate) fn err(&self, offset: usize, message: impl Into<String>) -> TuneError {
         let (line, column) = line_col(self.text, offset);
         TuneError::Study {
             path: self.path.to_path_buf(),
@@ -476,7 +427,7 @@ impl Study {
         }
         let benchmarks = benchmarks(&cx, raw.benchmark)?;
         let run = run_settings(&cx, raw.run)?;
-        let pgo = pgo_settings(&cx, raw.pgo)?;
+        let pgo = crate::training::pgo_settings(&cx, raw.pgo)?;
         Ok(Study {
             path: path.to_path_buf(),
             project,
@@ -807,35 +758,6 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
     }
     if let Some(seed) = raw.seed {
         s.seed = seed;
-    }
-    Ok(s)
-}
-
-fn pgo_settings(cx: &Ctx, raw: Option<Spanned<RawPgo>>) -> Result<PgoSettings, TuneError> {
-    let mut s = PgoSettings::default();
-    let Some(raw) = raw else { return Ok(s) };
-    let raw = raw.into_inner();
-    for cmd in raw.training.into_iter().flatten() {
-        let at = cmd.span().start;
-        let cmd = cmd.into_inner();
-        if cmd.is_empty() || !cmd.iter().any(|a| a.contains("{bin}")) {
-            return Err(cx.err(
-                at,
-                "pgo `training`: each command is a list of arguments with {bin} where the instrumented binary goes, e.g. [\"{bin}\", \"--small-input\"]",
-            ));
-        }
-        s.training.push(cmd);
-    }
-    if let Some(v) = raw.timeout {
-        let at = v.span().start;
-        s.timeout_s = duration_value(v.into_inner())
-            .filter(|t| *t > 0.0)
-            .ok_or_else(|| {
-                cx.err(
-                    at,
-                    "pgo `timeout`: not a positive duration (e.g. \"90s\", \"30m\")",
-                )
-            })?;
     }
     Ok(s)
 }
