@@ -66,6 +66,8 @@ pub struct RunOutcome {
     pub analysis: Analysis,
     /// Unix ns of slot 0.
     pub genesis_time_ns: u64,
+    /// The slots analysed: the measured window after the warm-up.
+    pub slots: std::ops::Range<u64>,
 }
 
 /// Where the launcher finds `dyno` and puts the run.
@@ -256,8 +258,12 @@ impl Launch {
             );
             progress(Progress::LoadStarted);
         }
-        // The window counts from slot 0 (or from now, if the nodes were slow to start).
-        let end_ns = genesis_time_ns.max(dyno_now_ns()) + window.as_nanos() as u64;
+        // The window counts from slot 0 (or from now, if the nodes were slow to start). The
+        // nodes run two slots (at least 2 s) past it, so the window's last blocks can reach
+        // every node before the stop; only blocks of the window's slots are analysed.
+        let start_ns = genesis_time_ns.max(dyno_now_ns());
+        let tail = Duration::from_millis((2 * spec.slot_ms).max(2000));
+        let end_ns = start_ns + (window + tail).as_nanos() as u64;
         let mut last_tick = Instant::now();
         while problems.is_empty() && dyno_now_ns() < end_ns {
             if stop.load(Ordering::SeqCst) {
@@ -305,15 +311,15 @@ impl Launch {
             .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
             .filter(|p| p.exists())
             .collect();
-        let first_slot = spec.warmup_s * 1000 / spec.slot_ms;
+        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
+        let first_slot = slot_of(start_ns + spec.warmup_s * 1_000_000_000);
+        let end_slot = slot_of(start_ns + window.as_nanos() as u64);
+        let slots = first_slot..end_slot;
         let mut events: Vec<Event> = Vec::new();
         for log in &node_logs {
-            events.extend(
-                read_log(log)?
-                    .into_iter()
-                    .filter(|e| e.what.slot().is_none_or(|s| s >= first_slot)),
-            );
+            events.extend(read_log(log)?);
         }
+        let events = in_slots(events, &slots);
         Ok(RunOutcome {
             dir: self.dir.clone(),
             complete: problems.is_empty(),
@@ -322,8 +328,18 @@ impl Launch {
             node_logs,
             analysis: analyse(&events, spec.nodes.len()),
             genesis_time_ns,
+            slots,
         })
     }
+}
+
+/// The events of `slots` (and every `started`): what a run analyses, so the warm-up and
+/// the blocks forged after the window (which had no time to spread) are left out.
+pub fn in_slots(events: Vec<Event>, slots: &std::ops::Range<u64>) -> Vec<Event> {
+    events
+        .into_iter()
+        .filter(|e| e.what.slot().is_none_or(|s| slots.contains(&s)))
+        .collect()
 }
 
 fn dyno_now_ns() -> u64 {

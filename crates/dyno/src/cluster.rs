@@ -79,14 +79,20 @@ pub struct RunArgs {
     /// Also write the HTML report here.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    #[command(flatten)]
+    store: crate::db::StoreArgs,
 }
 
 /// Arguments of `dyno cluster report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Node logs: files, or directories whose *.log and *.jsonl files are read.
-    #[arg(required = true)]
+    /// A stored run's id (its node logs are read from its run directory), or node logs:
+    /// files, or directories whose *.log and *.jsonl files are read.
+    #[arg(required = true, value_name = "RUN|LOGS")]
     logs: Vec<PathBuf>,
+    /// Results store to read a run from (default: DYNO_DB, else the user's data directory).
+    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB")]
+    db: Option<PathBuf>,
     /// The cluster file: its node count, names and topology (for the prediction and the
     /// drawing).
     #[arg(long, value_name = "FILE")]
@@ -298,11 +304,70 @@ fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A stored `cluster run`: its run directory and cluster file, from the run's settings.
+fn stored_run(
+    a: &ReportArgs,
+    id: dyno_store::RunId,
+) -> Result<(PathBuf, PathBuf, std::ops::Range<u64>)> {
+    let path = crate::db::path(&a.db);
+    let store = dyno_store::Store::open_read_only(&path)
+        .map_err(crate::db::classify)
+        .with_context(|| format!("results store {}", path.display()))?;
+    let run = store
+        .run(id)
+        .map_err(crate::db::classify)
+        .with_context(|| format!("run {id} in {}", path.display()))?;
+    if run.info.command != "cluster run" {
+        bail!(
+            "run {id} is a `{}` run, not a `cluster run`",
+            run.info.command
+        );
+    }
+    let text = |key: &str| {
+        run.info.settings[key]
+            .as_str()
+            .map(PathBuf::from)
+            .with_context(|| format!("run {id}: no `{key}` in its settings"))
+    };
+    let dir = text("run_dir")?;
+    if !dir.is_dir() {
+        bail!(
+            "run {id}: its node logs were in {}, which is gone; its samples remain: `dyno results show {id}`",
+            dir.display()
+        );
+    }
+    let slot = |i: usize| run.info.settings["slots"][i].as_u64();
+    let (Some(first), Some(end)) = (slot(0), slot(1)) else {
+        bail!("run {id}: no `slots` in its settings");
+    };
+    Ok((dir, text("cluster_file")?, first..end))
+}
+
 fn report(a: &ReportArgs) -> Result<ExitCode> {
-    let spec = a.cluster.as_deref().map(ClusterSpec::load).transpose()?;
+    let mut spec = a.cluster.as_deref().map(ClusterSpec::load).transpose()?;
+    let mut logs = a.logs.clone();
+    let mut slots = None;
+    if let [only] = a.logs.as_slice() {
+        let id = only
+            .to_str()
+            .and_then(|t| t.parse::<dyno_store::RunId>().ok());
+        if let (Some(id), false) = (id, only.exists()) {
+            let (dir, file, run_slots) = stored_run(a, id)?;
+            slots = Some(run_slots);
+            if spec.is_none() {
+                spec = Some(
+                    ClusterSpec::load(&file).with_context(|| format!("run {id}'s cluster file"))?,
+                );
+            }
+            logs = vec![dir];
+        }
+    }
     let mut all = Vec::new();
-    for file in log_files(&a.logs)? {
+    for file in log_files(&logs)? {
         all.extend(events::read_log(&file)?);
+    }
+    if let Some(slots) = &slots {
+        all = dyno_cluster::launch::in_slots(all, slots);
     }
     if all.is_empty() {
         bail!("no propagation events (\"kind\":\"event\" lines) in the logs given");
@@ -351,6 +416,7 @@ fn print_report(
 }
 
 fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
+    let debug_build = crate::build_info::guard()?;
     let spec = ClusterSpec::load(&a.file)?;
     for w in spec.warnings(cores()) {
         eprintln!("warning: {w}");
@@ -381,9 +447,14 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         Progress::Stopping => eprintln!("\nstopping"),
         _ => {}
     };
+    let mut store = crate::db::open_for_writing(&a.store)?;
     let outcome = launch
         .run(&spec, crate::interrupt::stop_flag(), &mut progress)
         .with_context(|| format!("cluster {}", a.file.display()))?;
+    if let Some(store) = store.as_mut() {
+        let id = save(store, a, &spec, &outcome, debug_build)?;
+        eprintln!("stored as run {id}: `dyno cluster report {id}`");
+    }
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
@@ -414,4 +485,78 @@ fn export(a: &ExportArgs) -> Result<ExitCode> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stores the run: one metric per propagation figure (seconds, lower is better), one
+/// sample per block (or block and peer), and in the settings what `report RUN` needs.
+fn save(
+    store: &mut dyno_store::Store,
+    a: &RunArgs,
+    spec: &ClusterSpec,
+    outcome: &dyno_cluster::launch::RunOutcome,
+    debug_build: bool,
+) -> Result<dyno_store::RunId> {
+    use dyno_model::{
+        Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit,
+    };
+    let report = ClusterReport::new(&outcome.analysis, Some(spec));
+    let command = match &spec.command {
+        dyno_cluster::NodeCommand::Reference => "dyno node run".to_string(),
+        dyno_cluster::NodeCommand::Argv(argv) => argv.join(" "),
+    };
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let info = RunInfo {
+        command: "cluster run".into(),
+        subject: Subject::new(SubjectKind::Release, spec.name.clone())
+            .with("node_command", command)
+            .with("nodes", spec.nodes.len().to_string())
+            .with("topology", spec.topology_kind.name().to_string()),
+        host: Host::probe(&outcome.dir),
+        started_at: dyno_model::now_unix(),
+        command_line: std::env::args().collect(),
+        tool_version: crate::build_info::describe(),
+        settings: serde_json::json!({
+            "cluster_file": absolute(&a.file).display().to_string(),
+            "run_dir": absolute(&outcome.dir).display().to_string(),
+            "slot_ms": spec.slot_ms,
+            "duration_s": spec.duration_s,
+            "warmup_s": spec.warmup_s,
+            "rate_tps": spec.workload.rate_tps,
+            "blocks": report.blocks,
+            "slots": [outcome.slots.start, outcome.slots.end],
+            "missing": report.metrics.iter().map(|m| (m.key.clone(), m.missing)).collect::<std::collections::BTreeMap<_, _>>(),
+            "problems": outcome.problems,
+            "debug_build": debug_build,
+            "build": crate::build_info::json(),
+        }),
+    };
+    let metrics: Vec<Metric> = report
+        .metrics
+        .iter()
+        .map(|m| Metric::new(m.key.clone(), Unit::Seconds, Direction::LowerIsBetter))
+        .collect();
+    let id = store
+        .begin_run(&info, &metrics)
+        .context("recording the run in the results store")?;
+    let samples: Vec<Sample> = report
+        .metrics
+        .iter()
+        .flat_map(|m| {
+            m.values_s.iter().enumerate().map(|(i, v)| Sample {
+                metric: m.key.clone(),
+                repetition: i as u32,
+                value: *v,
+            })
+        })
+        .collect();
+    store
+        .add_samples(id, &samples)
+        .context("storing the samples")?;
+    let status = if outcome.complete {
+        RunStatus::Complete
+    } else {
+        RunStatus::Incomplete
+    };
+    store.finish_run(id, status).context("finishing the run")?;
+    Ok(id)
 }

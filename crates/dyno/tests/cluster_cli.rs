@@ -299,8 +299,12 @@ fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let file = small_cluster(dir.path(), 43100, "threads = 1");
     let run = dir.path().join("run");
+    let db = dir.path().join("results.db");
     let out = dyno()
-        .args(["cluster", "run", "--format", "json", "--dir"])
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["cluster", "run", "--format", "json", "--db"])
+        .arg(&db)
+        .arg("--dir")
         .arg(&run)
         .arg(&file)
         .timeout(std::time::Duration::from_secs(120))
@@ -329,6 +333,29 @@ fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
         processes_mentioning(&run.display().to_string()),
         Vec::<String>::new()
     );
+    // The run is in the store, and `report RUN` reads its logs back to the same figures.
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let id = stderr
+        .split("stored as run ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("no run id in {stderr}"))
+        .to_string();
+    let again = dyno()
+        .args(["cluster", "report", "--format", "json", "--db"])
+        .arg(&db)
+        .arg(&id)
+        .assert()
+        .success();
+    let w: serde_json::Value = serde_json::from_slice(&again.get_output().stdout).unwrap();
+    assert_eq!(w["metrics"], v["metrics"]);
+    dyno()
+        .args(["results", "show", "--db"])
+        .arg(&db)
+        .arg(&id)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("adoption_1.00"));
 }
 
 #[test]
@@ -339,7 +366,8 @@ ready_timeout_s = 2"#;
     let file = small_cluster(dir.path(), 43200, node);
     let run = dir.path().join("run");
     dyno()
-        .args(["cluster", "run", "--dir"])
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["cluster", "run", "--no-save", "--dir"])
         .arg(&run)
         .arg(&file)
         .timeout(std::time::Duration::from_secs(120))
