@@ -166,8 +166,13 @@ fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
             for t in &job.training {
                 println!("      {}", t.join(" "));
             }
+            let bolt = if job.mode == dyno_tune::profile::Pgo::OnBolt {
+                ", linked with --emit-relocs, then llvm-bolt -instrument, the training again, merge-fdata and llvm-bolt"
+            } else {
+                ""
+            };
             println!(
-                "    then llvm-profdata merge and the build above with -Cprofile-use={}{}",
+                "    then llvm-profdata merge and the build above with -Cprofile-use={}{bolt}{}",
                 dirs.profile.display(),
                 if job.same_input {
                     " (training = the measured benchmarks: add [pgo] training with another input)"

@@ -563,7 +563,10 @@ pub fn build_pgo(
             save_record(base, &record)?;
             Ok(BuildOutcome::Built(record))
         }
+        // Ctrl-C reaches a training command too, which then fails: that is an interruption,
+        // not a failure of the variant, and nothing is recorded.
         Err(StepError::Interrupted) => Ok(BuildOutcome::Interrupted),
+        Err(StepError::Failed(_)) if stop.load(Ordering::SeqCst) => Ok(BuildOutcome::Interrupted),
         Err(StepError::Tune(e)) => Err(e),
         Err(StepError::Failed(why)) => {
             record.error_tail = why;
