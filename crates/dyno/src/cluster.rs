@@ -464,6 +464,13 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         for p in &outcome.problems {
             eprintln!("error: {p}");
         }
+        if crate::interrupt::stop_flag().load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::cli_error::CliError::Interrupted(format!(
+                "cluster run; what was measured is stored and its logs are in {}",
+                outcome.dir.display()
+            ))
+            .into());
+        }
         bail!("run incomplete: {}", outcome.problems.join("; "));
     }
     Ok(code)
