@@ -112,6 +112,10 @@ pub struct StudyReport {
     pub cpu: Vec<Option<CpuAssumption>>,
     /// Per subject: its variant (`None` for baselines).
     pub variants: Vec<Option<Variant>>,
+    /// Per subject: the commands that build it (the whole recipe for a PGO variant).
+    pub commands: Vec<Option<String>>,
+    /// The profile name of the snippets.
+    pub profile: String,
     /// Significance level of the comparisons.
     pub alpha: f64,
     /// Smallest relative change called a change.
@@ -291,21 +295,24 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
             .as_ref()
             .and_then(|b| b.pgo.as_deref().cloned())
     };
+    // Every variant's commands (the JSON report carries them all, so a PGO variant that did
+    // not win still comes with its recipe); the text shows the winners'.
+    let commands: Vec<Option<String>> = (0..n)
+        .map(|s| {
+            let v = input.variants[s].as_ref()?;
+            Some(match (pgo_of(s), input.builds[s].as_ref()) {
+                (Some(p), Some(b)) => pgo_recipe(v, input.profile, input.bin, b, &p),
+                _ => v.build_command(input.profile),
+            })
+        })
+        .collect();
     for &s in &best {
-        if let Some(v) = &input.variants[s] {
-            let build = match pgo_of(s) {
-                Some(p) => pgo_recipe(
-                    v,
-                    input.profile,
-                    input.bin,
-                    input.builds[s]
-                        .as_ref()
-                        .expect("a PGO record is in a build record"),
-                    &p,
-                ),
-                None => v.build_command(input.profile),
-            };
-            snippets.push((v.label.clone(), v.profile_section(input.profile), build));
+        if let (Some(v), Some(build)) = (&input.variants[s], &commands[s]) {
+            snippets.push((
+                v.label.clone(),
+                v.profile_section(input.profile),
+                build.clone(),
+            ));
             if let Some(Some(a)) = input.cpu.get(s) {
                 warnings.push(a.describe(&v.label));
             } else if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
@@ -367,6 +374,8 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
             .map(|s| input.cpu.get(s).cloned().flatten())
             .collect(),
         variants: input.variants.to_vec(),
+        commands,
+        profile: input.profile.to_string(),
         alpha: input.alpha,
         min_effect: input.min_effect,
         samples,

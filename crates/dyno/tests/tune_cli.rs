@@ -165,6 +165,10 @@ fn run_then_report_on_the_tiny_crate() {
         assert!(s["settings"]["opt_level"].is_u64());
         assert!(s["build"]["build_time_s"].as_f64().unwrap() > 0.0);
         assert!(s["build"]["pgo"].is_null());
+        assert!(s["build_commands"]
+            .as_str()
+            .unwrap()
+            .starts_with("cargo +stable build --profile production"));
         let ops = &s["results"]["ops"];
         assert_eq!(ops["n"], 3);
         let (low, median, high) = (
@@ -384,4 +388,67 @@ fn a_failing_training_command_fails_only_its_variant_and_the_race_goes_on() {
             predicate::str::contains("stable/pgo-off")
                 .and(predicate::str::contains("build failed")),
         );
+}
+
+#[test]
+fn a_pgo_variant_reports_its_steps_its_training_and_its_recipe() {
+    let rustc = dyno_tune::build::rustc_version(Some("stable")).unwrap();
+    if let Err(e) = dyno_tune::pgo::find_profdata(Some("stable"), &rustc) {
+        println!("note: PGO report test skipped: {e}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = study(
+        dir.path(),
+        "toolchain = [\"stable\"]\npgo = [\"on\"]\n\n[pgo]\ntraining = [[\"{bin}\", \"20000\"]]",
+        "tiny",
+    );
+    let db = dir.path().join("results.db");
+    dyno()
+        .args(["tune", "run", "--exhaustive", "--max-rounds", "2"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("instrumented").and(predicate::str::contains("training")))
+        .stdout(
+            predicate::str::contains("then build it profile-guided")
+                .and(predicate::str::contains("-Cprofile-generate=/tmp/pgo-data"))
+                .and(predicate::str::contains(
+                    "differ from the measured benchmarks",
+                )),
+        );
+    let out = dyno()
+        .args(["tune", "report", "--format", "json"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let s = &doc["subjects"][0];
+    assert_eq!(s["settings"]["pgo"], "on");
+    let pgo = &s["build"]["pgo"];
+    assert_eq!(pgo["mode"], "on");
+    assert_eq!(pgo["training_same_input"], false);
+    assert_eq!(pgo["profile_sha256"].as_str().unwrap().len(), 64);
+    let steps = pgo["instrumented_build_s"].as_f64().unwrap()
+        + pgo["training_s"].as_f64().unwrap()
+        + pgo["final_build_s"].as_f64().unwrap();
+    let total = s["build"]["build_time_s"].as_f64().unwrap();
+    assert!((steps - total).abs() < 1e-6 * total.max(1.0), "{s}");
+    let recipe = s["build_commands"].as_str().unwrap();
+    assert!(
+        recipe.contains("llvm-profdata") && recipe.contains("merge"),
+        "{recipe}"
+    );
+    assert!(
+        recipe.contains("-Cprofile-use=/tmp/pgo-data/merged.profdata"),
+        "{recipe}"
+    );
+    assert!(recipe.contains("/production/tiny 20000"), "{recipe}");
 }
