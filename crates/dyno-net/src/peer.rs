@@ -79,7 +79,9 @@ pub enum PeerEvent {
         /// When it was delivered (after the link's shaping).
         received_ns: u64,
     },
-    /// The link to `peer` is gone (messages sent before that were delivered first).
+    /// The link to `peer` is gone. Messages sent on it were delivered first, except when
+    /// a newer link from the same peer replaced it: shaped messages of the old link still
+    /// in flight then follow the new link's `Connected`.
     Disconnected {
         /// The peer's id.
         peer: String,
