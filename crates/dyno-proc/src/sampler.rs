@@ -668,11 +668,11 @@ mod tests {
     /// a generous deadline instead of assuming how fast the machine is.
     #[test]
     fn the_work_of_a_child_process_is_counted() {
-        let mut sh = std::process::Command::new("sh")
-            .args(["-c", "yes > /dev/null & wait"])
-            .spawn()
-            .unwrap();
-        let sampler = ProcSampler::new(sh.id());
+        // Guarded: a failed assertion must not leave `yes` spinning.
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "yes > /dev/null & wait"]);
+        let sh = crate::GuardedChild::spawn(cmd, &crate::SpawnOptions::default()).unwrap();
+        let sampler = ProcSampler::new(sh.pid());
         let first = sampler.read().unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         let (last, sample) = loop {
@@ -683,14 +683,11 @@ mod tests {
                 break (r, s);
             }
         };
-        let _ = crate::signal_process(sh.id(), crate::Signal::Kill);
-        for p in &last.processes[1..] {
-            let _ = crate::signal_process(p.pid, crate::Signal::Kill);
-        }
-        let _ = sh.wait();
+        let sh_pid = sh.pid();
+        drop(sh);
         assert_eq!(last.processes.len(), 2, "sh and yes: {:?}", last.processes);
         let yes = last.processes[1];
-        assert_eq!(yes.ppid, sh.id());
+        assert_eq!(yes.ppid, sh_pid);
         // All the CPU time is the child's: the shell only waits.
         let child_ticks = yes.cpu_ticks;
         let shell_ticks = last.processes[0].cpu_ticks - first.processes[0].cpu_ticks;
