@@ -229,6 +229,7 @@ pub fn check_environment(study: &Study) -> Result<std::path::PathBuf, TuneError>
     }
     let root = check_bin(&study.project)?;
     check_pgo_tools(study)?;
+    crate::portability::check_target_cpus(study)?;
     ensure_lock_file(study, &root)?;
     for b in &study.baselines {
         if !b.binary.is_file() {

@@ -85,6 +85,74 @@ pub fn target_features(
     Ok(parse_features(&String::from_utf8_lossy(&out.stdout)))
 }
 
+/// The CPU names `rustc --print target-cpus` accepts for `toolchain`'s host target.
+pub fn known_cpus(toolchain: Option<&str>) -> Result<BTreeSet<String>, TuneError> {
+    let mut cmd = Command::new("rustc");
+    cmd.env_remove("RUSTUP_TOOLCHAIN").env_remove("RUSTC");
+    if let Some(t) = toolchain {
+        cmd.arg(format!("+{t}"));
+    }
+    cmd.args(["--print", "target-cpus"]);
+    let line = format!("{cmd:?}").replace('"', "");
+    let out = cmd.output().map_err(|e| TuneError::Tool {
+        command: line.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(parse_cpus(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn parse_cpus(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter(|l| l.starts_with(char::is_whitespace))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Refuses a named `target_cpu` the compiler does not know: rustc only warns and builds
+/// for the default CPU, so a typo (`x86-64-v5`) would race a variant that is not what its
+/// label says.
+pub fn check_target_cpus(study: &crate::Study) -> Result<(), TuneError> {
+    let named: Vec<&str> = study
+        .matrix
+        .target_cpu
+        .iter()
+        .filter_map(|c| match c {
+            crate::profile::TargetCpu::Named(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let toolchains: Vec<Option<&str>> = if study.matrix.toolchain.is_empty() {
+        vec![None]
+    } else {
+        study
+            .matrix
+            .toolchain
+            .iter()
+            .map(|t| Some(t.as_str()))
+            .collect()
+    };
+    for t in toolchains {
+        let known = known_cpus(t)?;
+        if known.is_empty() {
+            continue;
+        }
+        if let Some(bad) = named.iter().find(|n| !known.contains(**n)) {
+            return Err(TuneError::Project {
+                manifest: study.path.clone(),
+                message: format!(
+                    "matrix `target_cpu`: {bad:?} is not a CPU rustc{} knows (`rustc --print target-cpus`; portable levels: x86-64-v2, x86-64-v3, x86-64-v4)",
+                    t.map(|t| format!(" +{t}")).unwrap_or_default()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn parse_features(cfg: &str) -> BTreeSet<String> {
     cfg.lines()
         .filter_map(|l| l.strip_prefix("target_feature=\""))
@@ -137,6 +205,13 @@ pub fn assumption(toolchain: Option<&str>, cpu: &str) -> Result<CpuAssumption, T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_names_are_read_from_print_target_cpus() {
+        let cpus = parse_cpus("Available CPUs for this target:\n    native                  - Select the CPU (currently znver4).\n    x86-64-v3\n    znver4\n\nAvailable features...\n");
+        assert!(cpus.contains("x86-64-v3") && cpus.contains("znver4") && cpus.contains("native"));
+        assert!(!cpus.contains("Available"));
+    }
 
     #[test]
     fn features_are_read_from_print_cfg() {

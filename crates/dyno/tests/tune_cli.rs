@@ -261,6 +261,36 @@ fn bad_pgo_settings_exit_2_naming_file_line_and_key() {
         );
 }
 
+#[test]
+fn an_unknown_target_cpu_exits_2_and_portable_levels_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = study(dir.path(), "target_cpu = [\"none\", \"x86-64-v5\"]", "tiny");
+    dyno()
+        .args(["tune", "check"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("study.toml")
+                .and(predicate::str::contains("\"x86-64-v5\""))
+                .and(predicate::str::contains("matrix `target_cpu`"))
+                .and(predicate::str::contains("rustc --print target-cpus")),
+        );
+    if std::env::consts::ARCH == "x86_64" {
+        let path = study(
+            dir.path(),
+            "target_cpu = [\"x86-64-v2\", \"x86-64-v3\", \"x86-64-v4\"]",
+            "tiny",
+        );
+        dyno()
+            .args(["tune", "check"])
+            .arg(&path)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("-C target-cpu=x86-64-v4"));
+    }
+}
+
 /// A PATH holding only rustup's proxies (cargo, rustc, rustup) and the files in `extra`.
 fn bare_path(dir: &Path, extra: &[(&str, &Path)]) -> std::ffi::OsString {
     let rustup = std::env::split_paths(&std::env::var_os("PATH").unwrap())
