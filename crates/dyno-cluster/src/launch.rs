@@ -15,6 +15,7 @@ use crate::error::ClusterError;
 use crate::events::{read_log, Event};
 use crate::file::{ClusterSpec, NodeCommand, Role};
 use crate::propagation::{analyse, Analysis};
+use crate::resources::NodeResources;
 use dyno_proc::{GuardedChild, Probe, Readiness, SpawnOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,6 +69,8 @@ pub struct RunOutcome {
     pub genesis_time_ns: u64,
     /// The slots analysed: the measured window after the warm-up.
     pub slots: std::ops::Range<u64>,
+    /// Every node's CPU and memory per slot of the window.
+    pub resources: Vec<NodeResources>,
 }
 
 /// Where the launcher finds `dyno` and puts the run.
@@ -265,7 +268,40 @@ impl Launch {
         let tail = Duration::from_millis((2 * spec.slot_ms).max(2000));
         let end_ns = start_ns + (window + tail).as_nanos() as u64;
         let mut last_tick = Instant::now();
+        // One /proc reading of every node per slot; a slot's figures are the difference
+        // between its two readings. Only slots inside the measured window are kept.
+        let pids: Vec<u32> = nodes.iter().map(|n| n.child.pid()).collect();
+        let sampler = dyno_proc::ProcSampler::many(&pids);
+        let mut resources: Vec<NodeResources> = spec
+            .nodes
+            .iter()
+            .map(|n| NodeResources {
+                node: n.name.clone(),
+                cpu_percent: Vec::new(),
+                rss_bytes: Vec::new(),
+            })
+            .collect();
+        let slot_ns = spec.slot_ms * 1_000_000;
+        let window_slots =
+            (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
+        let mut sampled_slot = None;
+        let mut previous: Vec<Option<dyno_proc::ProcReading>> = vec![None; nodes.len()];
         while problems.is_empty() && dyno_now_ns() < end_ns {
+            let now = dyno_now_ns();
+            let slot = now.saturating_sub(genesis_time_ns) / slot_ns;
+            if sampled_slot != Some(slot) {
+                sampled_slot = Some(slot);
+                let keep = window_slots.contains(&now);
+                for (i, reading) in sampler.read_all().into_iter().enumerate() {
+                    let Ok(reading) = reading else { continue };
+                    if let (Some(prev), true) = (&previous[i], keep) {
+                        let s = dyno_proc::sample_between(prev, &reading, sampler.clk_tck());
+                        resources[nodes[i].id].cpu_percent.push(s.cpu_percent);
+                        resources[nodes[i].id].rss_bytes.push(s.rss_bytes);
+                    }
+                    previous[i] = Some(reading);
+                }
+            }
             if stop.load(Ordering::SeqCst) {
                 problems.push("interrupted".to_string());
                 break;
@@ -287,7 +323,7 @@ impl Launch {
                     left_s: end_ns.saturating_sub(now) / 1_000_000_000,
                 });
             }
-            std::thread::sleep(Duration::from_millis(200));
+            std::thread::sleep(Duration::from_millis(100));
         }
         progress(Progress::Stopping);
         let mut warnings = Vec::new();
@@ -329,6 +365,7 @@ impl Launch {
             analysis: analyse(&events, spec.nodes.len()),
             genesis_time_ns,
             slots,
+            resources,
         })
     }
 }

@@ -36,6 +36,7 @@ mod file;
 pub mod launch;
 pub mod propagation;
 pub mod render;
+pub mod resources;
 pub mod shape;
 mod topology;
 

@@ -378,16 +378,17 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
         .or(a.nodes)
         .unwrap_or(0);
     let analysis = propagation::analyse(&all, expected);
-    print_report(&analysis, spec.as_ref(), a.format, a.html.as_deref())
+    print_report(&analysis, spec.as_ref(), &[], a.format, a.html.as_deref())
 }
 
 fn print_report(
     analysis: &propagation::Analysis,
     spec: Option<&ClusterSpec>,
+    resources: &[dyno_cluster::resources::NodeResources],
     format: Format,
     html: Option<&Path>,
 ) -> Result<ExitCode> {
-    let report = ClusterReport::new(analysis, spec);
+    let report = ClusterReport::new(analysis, spec).with_resources(resources);
     if let Some(path) = html {
         write_atomic(path, html_report(&report, spec).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
@@ -458,7 +459,13 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    let code = print_report(&outcome.analysis, Some(&spec), a.format, a.html.as_deref())?;
+    let code = print_report(
+        &outcome.analysis,
+        Some(&spec),
+        &outcome.resources,
+        a.format,
+        a.html.as_deref(),
+    )?;
     eprintln!("node logs and outputs kept in {}", outcome.dir.display());
     if !outcome.complete {
         for p in &outcome.problems {
@@ -537,11 +544,21 @@ fn save(
             "build": crate::build_info::json(),
         }),
     };
-    let metrics: Vec<Metric> = report
+    let mut metrics: Vec<Metric> = report
         .metrics
         .iter()
         .map(|m| Metric::new(m.key.clone(), Unit::Seconds, Direction::LowerIsBetter))
         .collect();
+    metrics.push(Metric::new(
+        "node.cpu_percent",
+        Unit::Percent,
+        Direction::LowerIsBetter,
+    ));
+    metrics.push(Metric::new(
+        "node.rss_bytes",
+        Unit::Bytes,
+        Direction::LowerIsBetter,
+    ));
     let id = store
         .begin_run(&info, &metrics)
         .context("recording the run in the results store")?;
@@ -559,6 +576,24 @@ fn save(
     store
         .add_samples(id, &samples)
         .context("storing the samples")?;
+    // Per node and slot; the node is a label, the repetition is the slot of the window.
+    let mut cost = Vec::new();
+    for r in &outcome.resources {
+        let label = serde_json::json!({ "node": r.node });
+        for (i, (cpu, rss)) in r.cpu_percent.iter().zip(&r.rss_bytes).enumerate() {
+            for (metric, value) in [("node.cpu_percent", *cpu), ("node.rss_bytes", *rss)] {
+                let sample = Sample {
+                    metric: metric.to_string(),
+                    repetition: i as u32,
+                    value,
+                };
+                cost.push((sample, label.clone()));
+            }
+        }
+    }
+    store
+        .add_labeled_samples(id, &cost)
+        .context("storing the nodes' CPU and memory")?;
     let status = if outcome.complete {
         RunStatus::Complete
     } else {

@@ -324,6 +324,18 @@ fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
     // other region no sooner than a header, a request and a body, 60 ms.
     let max = full["summary"]["max_s"].as_f64().unwrap();
     assert!(max >= 0.060, "{full}");
+    // Each node's cost was sampled once per slot of the 3-slot window (the first slot has
+    // no earlier reading to difference against).
+    let cost = v["resources"].as_array().unwrap();
+    assert_eq!(cost.len(), 3, "{v}");
+    for r in cost {
+        let slots = r["slots"].as_u64().unwrap();
+        assert!((2..=4).contains(&slots), "{r}");
+        assert!(
+            r["rss_max_bytes"].as_f64().unwrap() > 1024.0 * 1024.0,
+            "{r}"
+        );
+    }
     for n in ["n0", "n1", "n2"] {
         assert!(run.join(format!("{n}.jsonl")).exists());
         assert!(run.join(format!("{n}.toml")).exists());
@@ -355,7 +367,8 @@ fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
         .arg(&id)
         .assert()
         .success()
-        .stdout(predicate::str::contains("adoption_1.00"));
+        .stdout(predicate::str::contains("adoption_1.00"))
+        .stdout(predicate::str::contains("node.cpu_percent"));
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub use tables::{headline, tables};
 
 use crate::file::ClusterSpec;
 use crate::propagation::{Analysis, Distribution, Family, Summary, FRACTIONS};
+use crate::resources::{NodeResources, ResourceSummary};
 use crate::shape::predict;
 
 /// The JSON schema name.
@@ -91,6 +92,8 @@ pub struct ClusterReport {
     pub per_block: Vec<BlockReport>,
     /// Predicted full adoption per producer (needs the cluster file).
     pub predicted: Vec<PredictedReport>,
+    /// CPU and memory per node (from a run's /proc sampler; empty for logs alone).
+    pub resources: Vec<ResourceSummary>,
 }
 
 impl ClusterReport {
@@ -144,7 +147,14 @@ impl ClusterReport {
             metrics,
             per_block,
             predicted,
+            resources: Vec::new(),
         }
+    }
+
+    /// Adds what the nodes cost, from a run.
+    pub fn with_resources(mut self, resources: &[NodeResources]) -> Self {
+        self.resources = resources.iter().map(ResourceSummary::from).collect();
+        self
     }
 
     /// The metric with `key`.

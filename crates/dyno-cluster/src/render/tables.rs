@@ -2,6 +2,7 @@
 
 use super::{ms, ClusterReport};
 use crate::propagation::Family;
+use dyno_model::{format_value, Unit};
 use dyno_report::{Align, Cell, Table};
 
 /// The sentence a newcomer looks for: "adopted on 80% of nodes after X ms (p50 over N
@@ -75,6 +76,31 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
                 None => row.extend((0..5).map(|_| Cell::new("-"))),
             }
             t.push_row(row);
+        }
+        out.push(t);
+    }
+    if !report.resources.is_empty() {
+        let mut t = Table::new("Node cost (per slot of the window; CPU in % of one core)")
+            .column("node", Align::Left)
+            .column("slots", Align::Right)
+            .column("CPU mean", Align::Right)
+            .column("CPU max", Align::Right)
+            .column("RSS max", Align::Right)
+            .column("CPU 85% spans", Align::Right)
+            .column("longest span", Align::Right);
+        for r in &report.resources {
+            t.push_row([
+                r.node.clone(),
+                r.slots.to_string(),
+                format!("{:.1}%", r.cpu_mean_percent),
+                format!("{:.1}%", r.cpu_max_percent),
+                format_value(r.rss_max_bytes, Unit::Bytes),
+                r.cpu_85_spans.len().to_string(),
+                r.cpu_85_spans
+                    .iter()
+                    .max()
+                    .map_or("-".to_string(), |l| format!("{l} slots")),
+            ]);
         }
         out.push(t);
     }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::events::{Event, EventKind};
 use crate::propagation::analyse;
+use crate::resources::NodeResources;
 use dyno_report::TableRenderer;
 use std::path::Path;
 
@@ -107,7 +108,20 @@ fn headline_reads_as_the_issue_asks() {
         "adopted on 80% of nodes after 400 ms (p50 over 2 blocks; 1 of 3 blocks never got there)"
     );
     let t = tables(&report);
-    assert_eq!(t.len(), 4); // no cluster file: no prediction table
+    assert_eq!(t.len(), 4); // no cluster file: no prediction table; no run: no cost table
+    let with_cost = ClusterReport::new(&analysis(), None).with_resources(&[NodeResources {
+        node: "n0".into(),
+        cpu_percent: vec![90.0, 95.0, 10.0],
+        rss_bytes: vec![2.0 * 1024.0 * 1024.0; 3],
+    }]);
+    let cost: String = tables(&with_cost)
+        .iter()
+        .map(|t| dyno_report::MarkdownTable.render(t))
+        .collect();
+    assert!(
+        cost.contains("| n0 | 3 | 65.0% | 95.0% | 2.00 MiB | 1 | 2 slots |"),
+        "{cost}"
+    );
     let text: String = t
         .iter()
         .map(|t| dyno_report::MarkdownTable.render(t))
