@@ -15,7 +15,7 @@ use crate::error::ClusterError;
 use crate::events::{read_log, Event};
 use crate::file::{ClusterSpec, NodeCommand, Role};
 use crate::propagation::{analyse, Analysis};
-use crate::resources::NodeResources;
+use crate::resources::{AdoptionWatch, NodeResources};
 use dyno_proc::{GuardedChild, Probe, Readiness, SpawnOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,6 +45,8 @@ pub enum Progress {
         slot: u64,
         /// Seconds left.
         left_s: u64,
+        /// Blocks every node has adopted so far (warm-up included).
+        adopted_everywhere: usize,
     },
     /// Everything is being stopped.
     Stopping,
@@ -285,6 +287,12 @@ impl Launch {
         let window_slots =
             (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
         let mut sampled_slot = None;
+        let mut watch = AdoptionWatch::new(
+            spec.nodes
+                .iter()
+                .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
+                .collect(),
+        );
         let mut previous: Vec<Option<dyno_proc::ProcReading>> = vec![None; nodes.len()];
         while problems.is_empty() && dyno_now_ns() < end_ns {
             let now = dyno_now_ns();
@@ -321,6 +329,7 @@ impl Launch {
                 progress(Progress::Running {
                     slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
                     left_s: end_ns.saturating_sub(now) / 1_000_000_000,
+                    adopted_everywhere: watch.blocks_adopted_everywhere(),
                 });
             }
             std::thread::sleep(Duration::from_millis(100));

@@ -111,3 +111,94 @@ mod tests {
         assert_eq!(s.cpu_85_spans, vec![2]);
     }
 }
+
+/// Follows the nodes' event logs while they run and counts the blocks every node has
+/// adopted, for progress. Reads only what was appended since the last call; a line cut
+/// by a concurrent write is kept until its end arrives.
+#[derive(Debug)]
+pub struct AdoptionWatch {
+    logs: Vec<(std::path::PathBuf, u64, String)>,
+    adopted_by: std::collections::HashMap<String, usize>,
+    nodes: usize,
+}
+
+impl AdoptionWatch {
+    /// Watches these node logs (they may not exist yet).
+    pub fn new(logs: Vec<std::path::PathBuf>) -> Self {
+        let nodes = logs.len();
+        AdoptionWatch {
+            logs: logs.into_iter().map(|p| (p, 0, String::new())).collect(),
+            adopted_by: std::collections::HashMap::new(),
+            nodes,
+        }
+    }
+
+    /// Reads what the logs gained and returns how many blocks every node has adopted.
+    pub fn blocks_adopted_everywhere(&mut self) -> usize {
+        use std::io::{Read, Seek, SeekFrom};
+        for (path, offset, partial) in &mut self.logs {
+            let Ok(mut file) = std::fs::File::open(&*path) else {
+                continue;
+            };
+            if file.seek(SeekFrom::Start(*offset)).is_err() {
+                continue;
+            }
+            let mut fresh = String::new();
+            let Ok(read) = file.read_to_string(&mut fresh) else {
+                continue;
+            };
+            *offset += read as u64;
+            partial.push_str(&fresh);
+            let complete = partial.rfind('\n').map_or(0, |i| i + 1);
+            for line in partial[..complete].lines() {
+                // Cheap filter first: most lines are not adoptions.
+                if !line.contains("\"adopted\"") {
+                    continue;
+                }
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
+                if v["event"] == "adopted" {
+                    if let Some(block) = v["block"].as_str() {
+                        *self.adopted_by.entry(block.to_string()).or_default() += 1;
+                    }
+                }
+            }
+            partial.drain(..complete);
+        }
+        self.adopted_by
+            .values()
+            .filter(|&&n| n >= self.nodes)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod watch_tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn counts_blocks_adopted_by_every_node_across_partial_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        let line = |block: &str| {
+            format!("{{\"kind\":\"event\",\"event\":\"adopted\",\"ts_ns\":1,\"node\":\"x\",\"slot\":1,\"block\":\"{block}\"}}\n")
+        };
+        std::fs::write(&a, line("b1") + &line("b2")).unwrap();
+        let mut watch = AdoptionWatch::new(vec![a.clone(), b.clone()]);
+        assert_eq!(watch.blocks_adopted_everywhere(), 0);
+        // Half a line, then the rest: counted once, when complete.
+        let full = line("b1");
+        std::fs::write(&b, &full[..20]).unwrap();
+        assert_eq!(watch.blocks_adopted_everywhere(), 0);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&b)
+            .unwrap()
+            .write_all(&full.as_bytes()[20..])
+            .unwrap();
+        assert_eq!(watch.blocks_adopted_everywhere(), 1);
+        assert_eq!(watch.blocks_adopted_everywhere(), 1);
+    }
+}

@@ -442,8 +442,12 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
             eprintln!("nodes ready: {ready}/{of}")
         }
         Progress::LoadStarted => eprintln!("load started"),
-        Progress::Running { slot, left_s } if terminal => {
-            eprint!("\rslot {slot}, {left_s} s left   ")
+        Progress::Running {
+            slot,
+            left_s,
+            adopted_everywhere,
+        } if terminal => {
+            eprint!("\rslot {slot}, {adopted_everywhere} blocks adopted by every node, {left_s} s left   ")
         }
         Progress::Stopping => eprintln!("\nstopping"),
         _ => {}
