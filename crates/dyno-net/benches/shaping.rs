@@ -27,10 +27,9 @@ fn main() {
         "{:<44} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "path", "min", "p50", "p99", "max", "early"
     );
-    let (at_delivery, at_consumer, send_call) = peer_path();
-    row("PeerNet, at delivery (received_ns)", at_delivery);
-    row("PeerNet, at the consuming thread", at_consumer);
-    row("PeerNet, duration of the send call itself", send_call);
+    for (name, errors) in peer_path() {
+        row(name, errors);
+    }
     for (name, p) in [
         (
             "timer only, kernel default slack 50 us",
@@ -80,9 +79,10 @@ fn gaps() -> impl Iterator<Item = Duration> {
     })
 }
 
-/// Errors at delivery and at the consumer, and the duration of each `send` call (time the
-/// sender spent between stamping a message and queueing it counts as error here).
-fn peer_path() -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+/// The PeerNet path's rows: error at delivery and at the consumer against the delivery
+/// time the shaper scheduled, error at delivery against the time stamped just before
+/// `send` (adds the sender's own delay), and the duration of each `send` call.
+fn peer_path() -> Vec<(&'static str, Vec<i64>)> {
     let cfg = |id: &str| PeerConfig {
         node_id: id.into(),
         genesis_hash: [9; 32],
@@ -112,9 +112,10 @@ fn peer_path() -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     )
     .unwrap();
     assert!(matches!(a_rx.recv().unwrap(), PeerEvent::Connected { .. }));
+    // (received_ns, when the consuming thread had it, the sender's stamp), in link order.
     let consumer = std::thread::spawn(move || {
-        let (mut delivery, mut consumer) = (Vec::new(), Vec::new());
-        while delivery.len() < MESSAGES {
+        let mut got = Vec::with_capacity(MESSAGES);
+        while got.len() < MESSAGES {
             if let PeerEvent::Message {
                 payload,
                 received_ns,
@@ -122,26 +123,46 @@ fn peer_path() -> (Vec<i64>, Vec<i64>, Vec<i64>) {
             } = b_rx.recv().unwrap()
             {
                 let now = unix_ns();
-                let sent = u64::from_be_bytes(payload[..8].try_into().unwrap());
-                delivery.push(received_ns as i64 - (sent + LATENCY_NS) as i64);
-                consumer.push(now as i64 - (sent + LATENCY_NS) as i64);
+                let stamp = u64::from_be_bytes(payload[..8].try_into().unwrap());
+                got.push((received_ns, now, stamp));
             }
         }
-        (delivery, consumer)
+        got
     });
-    let mut send_call = Vec::with_capacity(MESSAGES);
+    let (mut scheduled, mut send_call) = (Vec::new(), Vec::new());
     for gap in gaps().take(MESSAGES) {
-        let mut payload = unix_ns().to_be_bytes().to_vec();
+        let stamp = unix_ns();
+        let mut payload = stamp.to_be_bytes().to_vec();
         payload.resize(200, 0);
-        let before = unix_ns();
-        assert!(a.send("b", payload));
-        send_call.push((unix_ns() - before) as i64);
+        scheduled.push(a.send_scheduled("b", payload).unwrap());
+        send_call.push((unix_ns() - stamp) as i64);
         std::thread::sleep(gap);
     }
-    let (delivery, consumer) = consumer.join().unwrap();
+    let got = consumer.join().unwrap();
     a.shutdown();
     b.shutdown();
-    (delivery, consumer, send_call)
+    let diff = |x: u64, y: u64| x as i64 - y as i64;
+    vec![
+        (
+            "PeerNet, at delivery (received_ns)",
+            got.iter()
+                .zip(&scheduled)
+                .map(|(g, d)| diff(g.0, *d))
+                .collect(),
+        ),
+        (
+            "PeerNet, at the consuming thread",
+            got.iter()
+                .zip(&scheduled)
+                .map(|(g, d)| diff(g.1, *d))
+                .collect(),
+        ),
+        (
+            "PeerNet, at delivery, from the send stamp",
+            got.iter().map(|g| diff(g.0, g.2 + LATENCY_NS)).collect(),
+        ),
+        ("PeerNet, duration of the send call itself", send_call),
+    ]
 }
 
 fn timer_only(p: TimerPrecision) -> Vec<i64> {

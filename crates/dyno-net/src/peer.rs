@@ -274,23 +274,31 @@ impl PeerNet {
     /// Queues `payload` to `peer`, shaped by that peer's [`LinkShape`]. False when the
     /// peer is not connected or the payload exceeds `max_frame` (counted `send_oversized`).
     pub fn send(&self, peer: &str, payload: Vec<u8>) -> bool {
+        self.send_scheduled(peer, payload).is_some()
+    }
+
+    /// Like [`PeerNet::send`], and returns when the far side will deliver the payload
+    /// (unix ns; for an unshaped link, the time it was queued): None when not sent.
+    pub fn send_scheduled(&self, peer: &str, payload: Vec<u8>) -> Option<u64> {
         if payload.len() > self.shared.cfg.max_frame {
             self.shared.traffic.send_oversized.fetch_add(1, Relaxed);
-            return false;
+            return None;
         }
         let mut links = lock(&self.shared.links);
-        let Some(link) = links.get_mut(peer) else {
-            return false;
-        };
-        let deliver_at = if link.schedule.shape().is_unshaped() {
-            0
+        let link = links.get_mut(peer)?;
+        let now = unix_ns();
+        let (deliver_at, due) = if link.schedule.shape().is_unshaped() {
+            (0, now)
         } else {
-            link.schedule
-                .schedule(unix_ns(), payload.len() + frame::DATA_OVERHEAD)
+            let due = link
+                .schedule
+                .schedule(now, payload.len() + frame::DATA_OVERHEAD);
+            (due, due)
         };
         link.frames
             .send(frame::encode_data(deliver_at, &payload))
-            .is_ok()
+            .ok()
+            .map(|()| due)
     }
 
     /// Ids of the peers with an established link, sorted.

@@ -234,17 +234,22 @@ fn shaping_delivers_no_earlier_than_latency_and_bandwidth_allow() {
     let size = 10_000;
     let on_wire_ns = (size + frame::DATA_OVERHEAD) as u64 * 1_000;
     let t0 = unix_ns();
-    for i in 0..10u8 {
-        assert!(a.send("m", vec![i; size]));
-    }
-    for i in 0..10u64 {
+    let due: Vec<u64> = (0..10u8)
+        .map(|i| a.send_scheduled("m", vec![i; size]).unwrap())
+        .collect();
+    for (i, due) in due.into_iter().enumerate() {
         let (_, payload, at) = message(&m_rx);
         assert_eq!(payload[0], i as u8);
-        let earliest = t0 + (i + 1) * on_wire_ns + 30_000_000;
+        let earliest = t0 + (i as u64 + 1) * on_wire_ns + 30_000_000;
         assert!(
-            at >= earliest,
-            "frame {i} delivered {} ns early",
-            earliest - at
+            due >= earliest,
+            "frame {i} scheduled {} ns early",
+            earliest - due
+        );
+        assert!(
+            at >= due,
+            "frame {i} delivered {} ns before its time",
+            due - at
         );
     }
     a.shutdown();
