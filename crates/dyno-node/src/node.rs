@@ -99,7 +99,8 @@ pub struct Status {
     pub fates: Fates,
     /// Counters.
     pub counters: Counters,
-    /// The best chain, genesis side first: (slot, block hash hex, state hash hex, leader).
+    /// The best chain, genesis side first: (slot, block hash hex, state hash hex, leader);
+    /// in the final status only (empty while running).
     pub chain: Vec<(u64, String, String, String)>,
 }
 
@@ -125,6 +126,7 @@ pub struct Node {
     status: Arc<Mutex<Option<Status>>>,
     landed_since: u64,
     ingress_queued: Option<Arc<AtomicUsize>>,
+    published: Instant,
 }
 
 impl Node {
@@ -151,6 +153,9 @@ impl Node {
             status,
             landed_since: 0,
             ingress_queued: None,
+            published: Instant::now()
+                .checked_sub(Duration::from_secs(1))
+                .unwrap_or_else(Instant::now),
         }
     }
 
@@ -204,8 +209,10 @@ impl Node {
                 Ok(Input::Stop) => break,
                 Ok(i) => {
                     self.handle(i);
-                    // Take whatever else is queued before looking at the clock again.
-                    while let Ok(i) = inputs.try_recv() {
+                    // Take whatever else is queued, up to the next slot boundary (a
+                    // long queue must not make the node miss a slot it leads).
+                    while now_ns() < boundary {
+                        let Ok(i) = inputs.try_recv() else { break };
                         if matches!(i, Input::Stop) {
                             stop.store(true, Ordering::Relaxed);
                             break;
@@ -224,7 +231,9 @@ impl Node {
             self.publish();
         }
         let _ = self.log.flush();
-        self.status_now()
+        let last = self.status_now(true);
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.clone());
+        last
     }
 
     fn second(&mut self, t: f64) {
@@ -239,11 +248,16 @@ impl Node {
         let _ = self.log.flush();
     }
 
-    fn status_now(&self) -> Status {
+    /// The status; `with_chain` lists the whole best chain (the final status only: it
+    /// costs a walk over every block).
+    fn status_now(&self, with_chain: bool) -> Status {
         let tip: Tip = self.chain.tip();
-        let mut chain: Vec<_> = self
-            .chain
-            .best_chain()
+        let walk = if with_chain {
+            self.chain.best_chain()
+        } else {
+            Vec::new()
+        };
+        let mut chain: Vec<_> = walk
             .into_iter()
             .filter_map(|h| {
                 self.chain
@@ -263,8 +277,13 @@ impl Node {
         }
     }
 
-    fn publish(&self) {
-        let s = self.status_now();
+    fn publish(&mut self) {
+        // At most ten times a second: the status is for people and scrapers.
+        if self.published.elapsed() < Duration::from_millis(100) {
+            return;
+        }
+        self.published = Instant::now();
+        let s = self.status_now(false);
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(s);
     }
 
@@ -349,14 +368,11 @@ impl Node {
 
     fn handle(&mut self, i: Input) {
         match i {
-            Input::Tx(b) => {
-                if let Some(q) = &self.ingress_queued {
-                    q.fetch_sub(1, Ordering::Relaxed);
-                }
-                if self.mempool.offer(&b, true) == Admit::Added {
-                    self.counters.relayed += self.broadcast(&Message::Tx(b), None);
-                }
-            }
+            Input::Tx(b) => self.client_tx(b, None),
+            Input::CheckedTx {
+                bytes,
+                signature_ok,
+            } => self.client_tx(bytes, Some(signature_ok)),
             Input::Peer {
                 peer,
                 payload,
@@ -375,6 +391,15 @@ impl Node {
                     .event("refused", json!({"remote": remote, "reason": reason}));
             }
             Input::Stop => {}
+        }
+    }
+
+    fn client_tx(&mut self, b: Vec<u8>, signature_ok: Option<bool>) {
+        if let Some(q) = &self.ingress_queued {
+            q.fetch_sub(1, Ordering::Relaxed);
+        }
+        if self.mempool.offer_verified(&b, true, signature_ok) == Admit::Added {
+            self.counters.relayed += self.broadcast(&Message::Tx(b), None);
         }
     }
 

@@ -170,8 +170,16 @@ impl RunningNode {
                         return false;
                     }
                     queued.fetch_add(1, Ordering::Relaxed);
+                    // The signature is checked here, on the ingress thread, in
+                    // parallel with the node loop.
+                    let signature_ok = dyno_txn::tx::verify(tx);
                     let inbox = inbox.lock().unwrap_or_else(|p| p.into_inner());
-                    inbox.send(Input::Tx(tx.to_vec())).is_ok()
+                    inbox
+                        .send(Input::CheckedTx {
+                            bytes: tx.to_vec(),
+                            signature_ok,
+                        })
+                        .is_ok()
                 };
                 let cfg = IngressConfig {
                     listen,

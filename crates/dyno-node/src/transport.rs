@@ -31,6 +31,13 @@ pub enum Input {
     },
     /// A transaction from a client (ingress).
     Tx(Vec<u8>),
+    /// A transaction from a client whose signature the ingress already checked.
+    CheckedTx {
+        /// The transaction.
+        bytes: Vec<u8>,
+        /// Its signature verified.
+        signature_ok: bool,
+    },
     /// A link came up.
     Connected(String),
     /// A link went down.
