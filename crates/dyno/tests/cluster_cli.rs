@@ -394,3 +394,37 @@ ready_timeout_s = 2"#;
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dyno_bin = assert_cmd::cargo::cargo_bin("dyno");
+    // Reference nodes that stop by themselves 9 s after starting: inside the window
+    // (slot 0 starts 6 s after launch, the window lasts 4 s plus 2 s of tail).
+    let node = format!(
+        r#"command = ["timeout", "9", "{}", "node", "run", "--quiet", "--config", "{{config}}"]"#,
+        dyno_bin.display()
+    );
+    let file = small_cluster(dir.path(), 43300, &node);
+    let run = dir.path().join("run");
+    dyno()
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["cluster", "run", "--no-save", "--dir"])
+        .arg(&run)
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(2)
+        // On a machine slow enough that a node is not ready 9 s after it started, it
+        // exits before its readiness instead: the same failure, reported as such.
+        .stderr(
+            predicate::str::contains("exited early")
+                .or(predicate::str::contains("before it was ready")),
+        )
+        .stderr(predicate::str::contains("run incomplete"));
+    assert!(run.join("n0.toml").exists() && run.join("n0.out").exists());
+    assert_eq!(
+        processes_mentioning(&run.display().to_string()),
+        Vec::<String>::new()
+    );
+}
