@@ -428,3 +428,46 @@ fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn no_node_outlives_a_sigkilled_dyno() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_cluster(dir.path(), 43400, "threads = 1");
+    let run = dir.path().join("run");
+    let mut dyno = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["cluster", "run", "--no-save", "--dir"])
+        .arg(&run)
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Reaped even if an assertion below fails.
+    struct Reap(std::process::Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stderr = dyno.stderr.take().unwrap();
+    let mut dyno = Reap(dyno);
+    let ready = std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("nodes ready: 3/3"));
+    assert!(ready, "the nodes never got ready");
+    let needle = run.display().to_string();
+    let found = processes_mentioning(&needle);
+    let nodes = found.iter().filter(|c| c.contains(" node run ")).count();
+    assert_eq!(nodes, 3, "three nodes should be running: {found:?}");
+    dyno.0.kill().unwrap(); // SIGKILL: dyno gets no chance to stop anything itself
+    dyno.0.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !processes_mentioning(&needle).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(processes_mentioning(&needle), Vec::<String>::new());
+}
