@@ -178,7 +178,7 @@ impl Sqlite {
         self.samples_of(id)
     }
 
-    fn run_header(&self, id: RunId) -> Result<Header, StoreError> {
+    pub(crate) fn run_header(&self, id: RunId) -> Result<Header, StoreError> {
         let row = self
             .conn
             .query_row(
@@ -249,7 +249,7 @@ impl Sqlite {
         Ok(out)
     }
 
-    fn samples_of(
+    pub(crate) fn samples_of(
         &self,
         id: RunId,
     ) -> Result<Vec<(Sample, Option<serde_json::Value>)>, StoreError> {
@@ -367,10 +367,10 @@ pub(crate) fn corrupt(store: &Path, detail: String) -> StoreError {
     }
 }
 
-struct Header {
-    info: RunInfo,
-    status: RunStatus,
-    finished_at: Option<f64>,
+pub(crate) struct Header {
+    pub info: RunInfo,
+    pub status: RunStatus,
+    pub finished_at: Option<f64>,
 }
 
 /// The writer recorded in columns `at..at + 3` (host, pid, token), if any.

@@ -56,18 +56,19 @@ pub(crate) fn labels_to_text(
 impl Sqlite {
     /// The record of run `id`.
     pub(crate) fn record(&self, id: RunId) -> Result<RunRecord, StoreError> {
-        let run = self.run(id)?;
+        // One pass over the samples (a pushed run may hold millions).
+        let header = self.run_header(id)?;
         let uuid: String = self
             .conn
             .query_row("SELECT uuid FROM runs WHERE id = ?1", [id], |r| r.get(0))
             .map_err(self.sql())?;
         Ok(RunRecord {
             uuid,
-            info: run.info,
-            status: run.status,
-            finished_at: run.finished_at,
-            metrics: run.metrics,
-            samples: labels_to_text(self.labeled_samples(id)?),
+            info: header.info,
+            status: header.status,
+            finished_at: header.finished_at,
+            metrics: self.metrics_of(id)?,
+            samples: labels_to_text(self.samples_of(id)?),
         })
     }
 

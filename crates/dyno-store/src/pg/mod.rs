@@ -57,8 +57,6 @@ impl std::fmt::Debug for Pg {
 pub(crate) enum Fail {
     /// The server or the connection: retried when transient.
     Pg(postgres::Error),
-    /// Sending COPY data failed (the connection dropped).
-    Io(std::io::Error),
     /// The request itself is wrong (unknown run, metric conflict...): never retried.
     Store(StoreError),
 }
@@ -185,7 +183,6 @@ impl Pg {
                 Err(Fail::Store(e)) => return Err(e),
                 Err(Fail::Pg(e)) if !transient(&e) => return Err(self.error(e)),
                 Err(Fail::Pg(e)) => e.to_string(),
-                Err(Fail::Io(e)) => e.to_string(),
             };
             // Reconnect until it works or the limit passes.
             let mut detail = detail;

@@ -8,9 +8,10 @@ use crate::transfer::{Copied, RunRecord};
 use crate::writer::Writer;
 use crate::RunId;
 use dyno_model::{Host, Metric, RunInfo, RunStatus, Sample, Subject};
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::Type;
 use postgres::Transaction;
 use std::collections::HashSet;
-use std::io::Write;
 
 impl Pg {
     pub(crate) fn begin_run(
@@ -71,7 +72,6 @@ impl Pg {
         samples: &[(&Sample, Option<String>)],
     ) -> Result<(), StoreError> {
         let batch = new_uuid();
-        let data = copy_data(run, samples.iter().map(|(s, l)| (*s, l.as_deref())));
         self.transact(|tx| {
             require_run(tx, run)?;
             let known: HashSet<String> = tx
@@ -94,7 +94,7 @@ impl Pg {
             if fresh == 0 {
                 return Ok(()); // committed by an attempt whose answer was lost
             }
-            copy_in(tx, &data)
+            copy_in(tx, run, samples.iter().map(|(s, l)| (*s, l.as_deref())))
         })
     }
 
@@ -189,8 +189,11 @@ impl Pg {
             for metric in &record.metrics {
                 register_metric(tx, run, metric)?;
             }
-            let data = copy_data(run, record.samples.iter().map(|(s, l)| (s, l.as_deref())));
-            copy_in(tx, &data)?;
+            copy_in(
+                tx,
+                run,
+                record.samples.iter().map(|(s, l)| (s, l.as_deref())),
+            )?;
             Ok(Copied::New(run))
         })
     }
@@ -284,88 +287,29 @@ fn upsert_subject(tx: &mut Transaction<'_>, subject: &Subject) -> Result<i64, po
         .get(0))
 }
 
-/// Samples as the body of `COPY samples (run_id, metric, repetition, value, labels) FROM
-/// STDIN` in text format. Built before the transaction so a retry sends the same bytes.
-fn copy_data<'s>(
+/// Sends samples with a binary `COPY`: no text to format here or to parse on the server
+/// (doubles travel as their 8 bytes, so every value, -0.0 included, arrives exact). NaN is
+/// stored as NULL, as in SQLite.
+fn copy_in<'s>(
+    tx: &mut Transaction<'_>,
     run: RunId,
     samples: impl Iterator<Item = (&'s Sample, Option<&'s str>)>,
-) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (s, labels) in samples {
-        let _ = write!(out, "{run}\t");
-        copy_text(&mut out, &s.metric);
-        let _ = write!(out, "\t{}\t", s.repetition);
-        copy_f64(&mut out, s.value);
-        out.push(b'\t');
-        match labels {
-            Some(l) => copy_text(&mut out, l),
-            None => out.extend_from_slice(b"\\N"),
-        }
-        out.push(b'\n');
-    }
-    out
-}
-
-/// Escapes text for COPY's text format.
-fn copy_text(out: &mut Vec<u8>, s: &str) {
-    for b in s.bytes() {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            _ => out.push(b),
-        }
-    }
-}
-
-/// A double for COPY: exact (shortest round-trip digits), NaN as NULL like SQLite.
-fn copy_f64(out: &mut Vec<u8>, v: f64) {
-    if v.is_nan() {
-        out.extend_from_slice(b"\\N");
-    } else if v.is_infinite() {
-        out.extend_from_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
-    } else {
-        let _ = write!(out, "{v:e}");
-    }
-}
-
-fn copy_in(tx: &mut Transaction<'_>, data: &[u8]) -> Result<(), Fail> {
-    if data.is_empty() {
+) -> Result<(), Fail> {
+    let mut samples = samples.peekable();
+    if samples.peek().is_none() {
         return Ok(());
     }
-    let mut w =
-        tx.copy_in("COPY samples (run_id, metric, repetition, value, labels) FROM STDIN")?;
-    w.write_all(data).map_err(Fail::Io)?;
-    w.finish()?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copy_rows_escape_text_and_keep_every_double() {
-        let s = |metric: &str, value| Sample {
-            metric: metric.into(),
-            repetition: 7,
-            value,
-        };
-        let samples = [
-            s("a\tb\\c\nd", -0.0),
-            s("x", f64::NAN),
-            s("x", f64::NEG_INFINITY),
-            s("x", 0.1 + 0.2),
-        ];
-        let labels = [Some("{\"k\":\"v\\n\"}"), None, None, None];
-        let data = copy_data(3, samples.iter().zip(labels));
-        assert_eq!(
-            String::from_utf8(data).unwrap(),
-            "3\ta\\tb\\\\c\\nd\t7\t-0e0\t{\"k\":\"v\\\\n\"}\n\
-             3\tx\t7\t\\N\t\\N\n\
-             3\tx\t7\t-Infinity\t\\N\n\
-             3\tx\t7\t3.0000000000000004e-1\t\\N\n"
-        );
+    let sink = tx.copy_in(
+        "COPY samples (run_id, metric, repetition, value, labels) FROM STDIN (FORMAT binary)",
+    )?;
+    let mut writer = BinaryCopyInWriter::new(
+        sink,
+        &[Type::INT8, Type::TEXT, Type::INT8, Type::FLOAT8, Type::TEXT],
+    );
+    for (s, labels) in samples {
+        let value = (!s.value.is_nan()).then_some(s.value);
+        writer.write(&[&run, &s.metric, &i64::from(s.repetition), &value, &labels])?;
     }
+    writer.finish()?;
+    Ok(())
 }
