@@ -25,7 +25,7 @@ for v in $VERSIONS; do
     home="$DIR/$v/home"
     if [ ! -f "$home/config/genesis.json" ]; then
         "$bin" init --home "$home" >/dev/null 2>&1
-        # Metrics on, listeners on loopback only, and the chain id both releases share.
+        # Metrics on, peer listener on loopback only (RPC is on loopback by default).
         cfg="$home/config/config.toml"
         sed -i \
             -e 's/^prometheus = false/prometheus = true/' \
@@ -33,6 +33,10 @@ for v in $VERSIONS; do
             -e 's#^laddr = "tcp://0.0.0.0:26656"#laddr = "tcp://127.0.0.1:26656"#' \
             "$cfg"
         grep -q '^prometheus = true' "$cfg"
+        # One chain id for both releases: metrics carry it as a label, and a metric of
+        # one release must have the same name as the other's to be compared.
+        sed -i 's/"chain_id": "[^"]*"/"chain_id": "dyno-bench"/' "$home/config/genesis.json"
+        grep -q '"chain_id": "dyno-bench"' "$home/config/genesis.json"
     fi
     echo "$v: $("$bin" version) at $bin" >&2
 done
