@@ -174,7 +174,7 @@ const ED25519_BATCH: usize = 64;
 /// Ed25519 verification (ed25519-dalek 2, `verify_strict`, the check Solana-style
 /// validators apply), one signature at a time; the score is signatures per second.
 pub struct Ed25519 {
-    /// Verify in batches of [`ED25519_BATCH`] instead of one by one.
+    /// Verify in batches of 64 (`ED25519_BATCH`) instead of one by one.
     pub batch: bool,
 }
 
