@@ -253,3 +253,32 @@ fn two_nodes_and_a_load_generator() {
         );
     }
 }
+
+#[test]
+fn sigterm_stops_a_node_cleanly_with_its_log_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    genesis(dir.path(), "n1=1", "1");
+    let cfg = write(
+        &dir.path().join("n1.toml"),
+        "id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:0\"\nnode_log = \"n1.jsonl\"\n",
+    );
+    let node = Reaped(Some(
+        dyno()
+            .args(["node", "run", "--quiet", "--config"])
+            .arg(&cfg)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    // Past slot 0's start, so it has forged at least once.
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = node.0.as_ref().unwrap().id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let out = node.wait_output();
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("node n1: height"));
+    let log = dir.path().join("n1.jsonl");
+    assert_eq!(events(&log, "started").len(), 1);
+    assert!(!events(&log, "forged").is_empty(), "forged lines flushed at stop");
+}
