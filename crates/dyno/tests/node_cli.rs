@@ -274,11 +274,23 @@ fn sigterm_stops_a_node_cleanly_with_its_log_flushed() {
     // Past slot 0's start, so it has forged at least once.
     std::thread::sleep(Duration::from_millis(2500));
     let pid = node.0.as_ref().unwrap().id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
     let out = node.wait_output();
-    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("node n1: height"));
     let log = dir.path().join("n1.jsonl");
     assert_eq!(events(&log, "started").len(), 1);
-    assert!(!events(&log, "forged").is_empty(), "forged lines flushed at stop");
+    assert!(
+        !events(&log, "forged").is_empty(),
+        "forged lines flushed at stop"
+    );
 }
