@@ -9,7 +9,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{OptionalExtension, Row};
 use std::path::Path;
 
-/// Which runs [`Store::list_runs`] returns. Every field left `None` matches all runs.
+/// Which runs [`Store::list_runs`](crate::Store::list_runs) returns. Every field left `None` matches all runs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunFilter {
     /// Exact command name (`machine`, `tune`, `pipeline`, `compare`).
