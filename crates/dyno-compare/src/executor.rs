@@ -85,7 +85,8 @@ const LOAD_LINES: usize = 100_000;
 /// A running load generator and the lines it printed.
 struct Load {
     child: GuardedChild,
-    lines: Arc<Mutex<Vec<String>>>,
+    /// Output lines with the time each arrived.
+    lines: Arc<Mutex<Vec<(Instant, String)>>>,
     spec: crate::load::LoadSpec,
 }
 
@@ -95,13 +96,13 @@ impl Load {
         subject: &SubjectSpec,
         workload: &WorkloadSpec,
     ) -> Result<Load, String> {
-        let lines: Arc<Mutex<Vec<String>>> = Arc::default();
+        let lines: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
         let sink = lines.clone();
         let opts = SpawnOptions {
             on_line: Some(Arc::new(move |_, line: &str| {
                 let mut l = sink.lock().unwrap_or_else(|e| e.into_inner());
                 if l.len() < LOAD_LINES {
-                    l.push(line.to_string());
+                    l.push((Instant::now(), line.to_string()));
                 }
             })),
             ..SpawnOptions::default()
@@ -121,16 +122,31 @@ impl Load {
         })
     }
 
-    /// Stops the load and reads its metrics into `exec`.
-    fn finish(self, grace: Duration, exec: &mut Execution) -> Vec<String> {
+    /// Stops the load and reads its metrics into `exec` from the lines it printed from
+    /// `window_start` on (the warm-up's lines are left out, as they are for the node; a
+    /// summary printed when it is stopped is kept). Without a window start (the window
+    /// never began), nothing is read.
+    fn finish(
+        self,
+        grace: Duration,
+        window_start: Option<Instant>,
+        exec: &mut Execution,
+    ) -> Vec<String> {
         let stopped = self.child.stop(grace);
         if let Some(w) = stopped.warning() {
             exec.warnings.push(format!("load command {w}"));
         }
         let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        let (series, warnings) = crate::load::read_output(&self.spec.output, &lines);
-        exec.series.extend(series);
-        exec.warnings.extend(warnings);
+        if let Some(start) = window_start {
+            let window: Vec<String> = lines
+                .iter()
+                .filter(|(t, _)| *t >= start)
+                .map(|(_, l)| l.clone())
+                .collect();
+            let (series, warnings) = crate::load::read_output(&self.spec.output, &window);
+            exec.series.extend(series);
+            exec.warnings.extend(warnings);
+        }
         stopped.last_lines
     }
 }
@@ -300,8 +316,10 @@ impl Executor for ProcessExecutor {
         // shutdown are left out, as they are for the /proc metrics.
         let jsonl_path = subject.metrics.jsonl.as_ref().map(|p| resolve(subject, p));
         let mut jsonl_window = None;
+        let mut window_start = None;
         let warm_end = Instant::now() + Duration::from_secs_f64(workload.warmup_s);
         let result = wait_until(&mut node, load.as_mut(), warm_end, stop).and_then(|()| {
+            window_start = Some(Instant::now());
             let start = jsonl_path.as_deref().map(jsonl::offset);
             let r = self.measure(
                 &mut node,
@@ -317,7 +335,7 @@ impl Executor for ProcessExecutor {
             r
         });
         // The load goes first, so the node is not stopped under load.
-        let load_lines = load.map(|l| l.finish(self.grace, &mut exec));
+        let load_lines = load.map(|l| l.finish(self.grace, window_start, &mut exec));
         let stopped = node.stop(self.grace);
         exec.warnings.extend(stopped.warning());
         let last_lines = stopped.last_lines;

@@ -26,7 +26,9 @@
 //! `{workload}` are the workload's, and `{load_s}` is warm-up plus window plus 10 s (a
 //! load told to run that long is still running when dyno stops it).
 //!
-//! Its metrics are named `load:<field or metric>`; its process tree is sampled apart from
+//! Its metrics are named `load:<field or metric>`, read from the lines it printed from the
+//! start of the measured window on (warm-up lines are left out; a summary printed when
+//! it is stopped is kept); its process tree is sampled apart from
 //! the node's (`load:cpu_percent`, `load:rss_bytes`), so its cost is not charged to the
 //! node.
 
