@@ -1,7 +1,7 @@
 //! Shaping error on a 50 ms link: how late (actual - configured) a message is delivered.
 //!
-//! Part 1 runs the real path: two `PeerNet`s on loopback, an unshaped bandwidth and
-//! 50 ms latency, messages sent every 1-3 ms (never queued behind each other, so the
+//! Part 1 runs the real path: two `PeerNet`s on loopback with the real-time timer turned
+//! on (it is off by default), an unshaped bandwidth and 50 ms latency, messages sent every 1-3 ms (never queued behind each other, so the
 //! configured delay of each is exactly 50 ms). It reports the error at the timer's
 //! delivery (`received_ns`, what the node logs) and at the moment the consuming thread
 //! got the event. Part 2 runs the delivery timer alone under four precision settings to
@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use dyno_net::shape::{DeliveryTimer, TimerPrecision};
-use dyno_net::{unix_ns, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerSpec};
+use dyno_net::{unix_ns, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerOptions, PeerSpec};
 
 const MESSAGES: usize = 600;
 const LATENCY_NS: u64 = 50_000_000;
@@ -40,7 +40,7 @@ fn main() {
             },
         ),
         (
-            "timer only, slack 1 ns",
+            "timer only, slack 1 ns (default)",
             TimerPrecision {
                 slack_ns: 1,
                 spin_ns: 0,
@@ -56,7 +56,7 @@ fn main() {
             },
         ),
         (
-            "timer only, slack 1 ns, SCHED_FIFO (default)",
+            "timer only, slack 1 ns, SCHED_FIFO",
             TimerPrecision {
                 slack_ns: 1,
                 spin_ns: 0,
@@ -93,22 +93,33 @@ fn peer_path() -> Vec<(&'static str, Vec<i64>)> {
         latency: Duration::from_nanos(LATENCY_NS),
         bandwidth_bps: None,
     };
-    let (b, b_rx) = PeerNet::start(
+    // One link on an otherwise idle network: the case the real-time timer is for (it is
+    // off by default, see TimerPrecision::realtime).
+    let opts = PeerOptions {
+        timer: TimerPrecision {
+            realtime: true,
+            ..TimerPrecision::default()
+        },
+        ..PeerOptions::default()
+    };
+    let (b, b_rx) = PeerNet::start_with(
         cfg("b"),
         vec![PeerSpec {
             id: "a".into(),
             addr: "127.0.0.1:9".parse().unwrap(),
             shape,
         }],
+        opts,
     )
     .unwrap();
-    let (a, a_rx) = PeerNet::start(
+    let (a, a_rx) = PeerNet::start_with(
         cfg("a"),
         vec![PeerSpec {
             id: "b".into(),
             addr: b.local_addr(),
             shape,
         }],
+        opts,
     )
     .unwrap();
     assert!(matches!(a_rx.recv().unwrap(), PeerEvent::Connected { .. }));

@@ -47,6 +47,9 @@ pub enum RefuseReason {
     HandshakeTimeout,
     /// The remote refused this node's hello for a reason it has counted on its side.
     RemoteRefused,
+    /// A well-formed frame that breaks a rule of the protocol: a delivery time further
+    /// ahead than the link could hold a frame.
+    Protocol,
 }
 
 impl RefuseReason {
@@ -61,6 +64,7 @@ impl RefuseReason {
             RefuseReason::WrongPeer => "wrong_peer",
             RefuseReason::HandshakeTimeout => "handshake_timeout",
             RefuseReason::RemoteRefused => "remote_refused",
+            RefuseReason::Protocol => "protocol",
         }
     }
 
@@ -74,6 +78,7 @@ impl RefuseReason {
             RefuseReason::WrongPeer => 6,
             RefuseReason::HandshakeTimeout => 7,
             RefuseReason::RemoteRefused => 8,
+            RefuseReason::Protocol => 9,
         }
     }
 }

@@ -57,5 +57,5 @@ pub use frame::RefuseReason;
 pub use ingress::{
     Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,
 };
-pub use peer::{PeerConfig, PeerCounters, PeerEvent, PeerNet, PeerSpec};
+pub use peer::{DialWait, PeerConfig, PeerCounters, PeerEvent, PeerNet, PeerOptions, PeerSpec};
 pub use shape::{unix_ns, LinkShape};

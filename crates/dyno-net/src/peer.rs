@@ -8,7 +8,13 @@
 //! Who dials: of two nodes that list each other, the one with the smaller id (byte
 //! order). So a pair never makes two links by dialing at the same moment, and a restarted
 //! dialer finds its peer waiting. An inbound link from a listed peer replaces an older one
-//! to that peer (the older is assumed dead: the peer restarted).
+//! to that peer (the older is assumed dead: the peer restarted). A listed peer with a
+//! smaller id that never dials (it does not list this node) leaves no error anywhere, so
+//! [`PeerNet::awaiting_dial`] names it once [`PeerOptions::dial_grace`] has passed.
+//!
+//! What a peer can make this node hold is bounded ([`PeerOptions`]): bytes queued to a
+//! peer that does not read, how far ahead a frame may ask to be delivered, handshakes in
+//! progress.
 //!
 //! Shaping is decided by the SENDER (its [`PeerSpec::shape`] for that peer, its own wire
 //! queue) and carried out by the RECEIVER: each data frame carries the unix-ns time it may
@@ -20,15 +26,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufReader, BufWriter, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::NetError;
 use crate::frame::{self, Hello, ReadError, RefuseReason};
-use crate::shape::{lock, unix_ns, DeliveryTimer, LinkSchedule, LinkShape, TimerPrecision};
+use crate::shape::{lock, unix_ns, DeliveryTimer, LinkSchedule, LinkShape};
+
+mod accept;
+mod options;
+
+use accept::{accept_loop, dial_handshake};
+pub use options::{DialWait, PeerOptions};
 
 /// How long a remote may take to complete its side of the handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -113,6 +125,16 @@ pub struct PeerCounters {
     pub disconnects: u64,
     /// `send` calls refused because the payload exceeded `max_frame`.
     pub send_oversized: u64,
+    /// Links cut because the peer did not read what was queued to it
+    /// ([`PeerOptions::max_queued_bytes`]).
+    pub slow_peers: u64,
+    /// Inbound connections closed at once because [`PeerOptions::max_handshakes`] were in
+    /// progress.
+    pub handshakes_shed: u64,
+    /// Failed `accept` calls (out of descriptors, a connection reset in the backlog).
+    pub accept_errors: u64,
+    /// Listed peers this node waits on to dial it, right now ([`PeerNet::awaiting_dial`]).
+    pub awaiting_dial: u64,
     /// Connections refused or cut, by reason.
     pub refused: BTreeMap<RefuseReason, u64>,
 }
@@ -139,7 +161,11 @@ struct Link {
     conn: u64,
     stream: TcpStream,
     frames: Sender<Vec<u8>>,
+    /// Bytes in `frames` not yet written to the socket (the writer subtracts them).
+    queued: Arc<AtomicUsize>,
     schedule: LinkSchedule,
+    /// Why this side cut the link, once it did; the reader reports it when the link ends.
+    cut: Option<String>,
 }
 
 #[derive(Default)]
@@ -150,10 +176,14 @@ struct Traffic {
     bytes_in: AtomicU64,
     disconnects: AtomicU64,
     send_oversized: AtomicU64,
+    slow_peers: AtomicU64,
+    handshakes_shed: AtomicU64,
+    accept_errors: AtomicU64,
 }
 
 struct Shared {
     cfg: PeerConfig,
+    opts: PeerOptions,
     peers: HashMap<String, PeerSpec>,
     /// Not behind a mutex: the real-time timer thread sends here too, and must never wait
     /// for a preempted thread holding a lock.
@@ -165,6 +195,11 @@ struct Shared {
     traffic: Traffic,
     refused: Mutex<BTreeMap<RefuseReason, u64>>,
     stopping: AtomicBool,
+    /// Inbound connections between accept and the end of their handshake.
+    handshakes: AtomicUsize,
+    /// When each listed peer last lost its link (absent: never linked; then `started`).
+    unlinked_since: Mutex<HashMap<String, Instant>>,
+    started: Instant,
     /// Wakes dialers out of their backoff at shutdown.
     nap: (Mutex<()>, Condvar),
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -182,9 +217,19 @@ impl PeerNet {
     /// Binds the peer listener (an error names the address), dials every listed peer
     /// whose id is greater than this node's (retrying with backoff until connected or
     /// shut down) and accepts the others. Events arrive on the returned receiver.
+    /// Limits are [`PeerOptions::default`].
     pub fn start(
         cfg: PeerConfig,
         peers: Vec<PeerSpec>,
+    ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+        PeerNet::start_with(cfg, peers, PeerOptions::default())
+    }
+
+    /// Like [`PeerNet::start`], with the given limits and timer.
+    pub fn start_with(
+        cfg: PeerConfig,
+        peers: Vec<PeerSpec>,
+        opts: PeerOptions,
     ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
         let mut by_id = HashMap::new();
         for p in peers {
@@ -209,24 +254,11 @@ impl PeerNet {
             source,
         })?;
         let (events_tx, events_rx) = mpsc::channel();
-        let shared = Arc::new(Shared {
-            cfg,
-            peers: by_id,
-            events: events_tx,
-            links: Mutex::new(HashMap::new()),
-            streams: Mutex::new(HashMap::new()),
-            next_conn: AtomicU64::new(1),
-            traffic: Traffic::default(),
-            refused: Mutex::new(BTreeMap::new()),
-            stopping: AtomicBool::new(false),
-            nap: (Mutex::new(()), Condvar::new()),
-            threads: Mutex::new(Vec::new()),
-            timer: Mutex::new(None),
-        });
+        let shared = Arc::new(Shared::new(cfg, opts, by_id, events_tx));
         let deliver_to = Arc::clone(&shared);
         let timer = DeliveryTimer::start(
             &thread_name("shape", &shared.cfg.node_id),
-            TimerPrecision::default(),
+            opts.timer,
             move |d, now| deliver_to.deliver(d, now),
         )?;
         *lock(&shared.timer) = Some(timer);
@@ -272,7 +304,9 @@ impl PeerNet {
     }
 
     /// Queues `payload` to `peer`, shaped by that peer's [`LinkShape`]. False when the
-    /// peer is not connected or the payload exceeds `max_frame` (counted `send_oversized`).
+    /// peer is not connected, the payload exceeds `max_frame` (counted `send_oversized`),
+    /// or the peer has [`PeerOptions::max_queued_bytes`] unread: then the link is cut
+    /// (counted `slow_peers`; `Disconnected` follows with the reason).
     pub fn send(&self, peer: &str, payload: Vec<u8>) -> bool {
         self.send_scheduled(peer, payload).is_some()
     }
@@ -286,6 +320,22 @@ impl PeerNet {
         }
         let mut links = lock(&self.shared.links);
         let link = links.get_mut(peer)?;
+        if link.cut.is_some() {
+            return None;
+        }
+        let bytes = payload.len() + frame::DATA_OVERHEAD;
+        let queued = link.queued.load(Relaxed);
+        let limit = self.shared.opts.max_queued_bytes;
+        if queued > 0 && queued + bytes > limit {
+            // The reader sees the shutdown, retires the link and reports this reason.
+            link.cut = Some(format!(
+                "slow peer: {queued} bytes queued to it unread, the limit is {limit} \
+                 (PeerOptions::max_queued_bytes)"
+            ));
+            self.shared.traffic.slow_peers.fetch_add(1, Relaxed);
+            let _ = link.stream.shutdown(Shutdown::Both);
+            return None;
+        }
         let now = unix_ns();
         let (deliver_at, due) = if link.schedule.shape().is_unshaped() {
             (0, now)
@@ -295,10 +345,22 @@ impl PeerNet {
                 .schedule(now, payload.len() + frame::DATA_OVERHEAD);
             (due, due)
         };
-        link.frames
-            .send(frame::encode_data(deliver_at, &payload))
-            .ok()
-            .map(|()| due)
+        link.queued.fetch_add(bytes, Relaxed);
+        match link.frames.send(frame::encode_data(deliver_at, &payload)) {
+            Ok(()) => Some(due),
+            Err(_) => {
+                link.queued.fetch_sub(bytes, Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Listed peers with a smaller id (they dial, this node only accepts) that have been
+    /// unlinked for longer than [`PeerOptions::dial_grace`], sorted by id. Each displays
+    /// as `waiting for ID to dial us ... (it must list this node ...)`: the usual cause
+    /// is a peer list on that node that lacks this one, which no error reports otherwise.
+    pub fn awaiting_dial(&self) -> Vec<DialWait> {
+        self.shared.awaiting_dial()
     }
 
     /// Ids of the peers with an established link, sorted.
@@ -318,6 +380,10 @@ impl PeerNet {
             bytes_in: t.bytes_in.load(Relaxed),
             disconnects: t.disconnects.load(Relaxed),
             send_oversized: t.send_oversized.load(Relaxed),
+            slow_peers: t.slow_peers.load(Relaxed),
+            handshakes_shed: t.handshakes_shed.load(Relaxed),
+            accept_errors: t.accept_errors.load(Relaxed),
+            awaiting_dial: self.shared.awaiting_dial().len() as u64,
             refused: lock(&self.shared.refused).clone(),
         }
     }
@@ -369,6 +435,50 @@ impl Drop for PeerNet {
 }
 
 impl Shared {
+    /// The state of a network with no thread, link or timer yet.
+    fn new(
+        cfg: PeerConfig,
+        opts: PeerOptions,
+        peers: HashMap<String, PeerSpec>,
+        events: Sender<PeerEvent>,
+    ) -> Shared {
+        Shared {
+            cfg,
+            opts,
+            peers,
+            events,
+            links: Mutex::new(HashMap::new()),
+            streams: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+            traffic: Traffic::default(),
+            refused: Mutex::new(BTreeMap::new()),
+            stopping: AtomicBool::new(false),
+            handshakes: AtomicUsize::new(0),
+            unlinked_since: Mutex::new(HashMap::new()),
+            started: Instant::now(),
+            nap: (Mutex::new(()), Condvar::new()),
+            threads: Mutex::new(Vec::new()),
+            timer: Mutex::new(None),
+        }
+    }
+
+    fn awaiting_dial(&self) -> Vec<DialWait> {
+        let linked: Vec<String> = lock(&self.links).keys().cloned().collect();
+        let since = lock(&self.unlinked_since);
+        let mut waits: Vec<DialWait> = self
+            .peers
+            .keys()
+            .filter(|id| **id < self.cfg.node_id && !linked.contains(id))
+            .map(|id| DialWait {
+                peer: id.clone(),
+                waited: since.get(id).unwrap_or(&self.started).elapsed(),
+            })
+            .filter(|w| w.waited >= self.opts.dial_grace)
+            .collect();
+        waits.sort_by(|a, b| a.peer.cmp(&b.peer));
+        waits
+    }
+
     fn emit(&self, e: PeerEvent) {
         // A node that dropped its receiver no longer wants events; that is not an error.
         let _ = self.events.send(e);
@@ -439,9 +549,10 @@ impl Shared {
                 reason: "replaced by a newer connection from the same peer".into(),
             });
         }
-        let me = Arc::clone(self);
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (me, unwritten) = (Arc::clone(self), Arc::clone(&queued));
         let writer = spawn(thread_name("write", peer), move || {
-            me.write_loop(writer_side, frames_rx)
+            me.write_loop(writer_side, frames_rx, &unwritten)
         });
         match writer {
             Ok(h) => {
@@ -457,7 +568,9 @@ impl Shared {
                 conn,
                 stream: reader_side,
                 frames: frames_tx,
+                queued,
                 schedule: LinkSchedule::new(shape),
+                cut: None,
             },
         );
         self.emit(PeerEvent::Connected {
@@ -466,7 +579,7 @@ impl Shared {
         true
     }
 
-    fn write_loop(&self, stream: TcpStream, frames: Receiver<Vec<u8>>) {
+    fn write_loop(&self, stream: TcpStream, frames: Receiver<Vec<u8>>, queued: &AtomicUsize) {
         let mut out = BufWriter::with_capacity(64 * 1024, &stream);
         // Ends when the link is dropped from the map (sender gone) or a write fails.
         while let Ok(first) = frames.recv() {
@@ -482,7 +595,9 @@ impl Shared {
                 let _ = stream.shutdown(Shutdown::Both);
                 return;
             }
-            let bytes: usize = batch.iter().map(|f| f.len() - frame::DATA_OVERHEAD).sum();
+            let written: usize = batch.iter().map(Vec::len).sum();
+            queued.fetch_sub(written, Relaxed);
+            let bytes = written - batch.len() * frame::DATA_OVERHEAD;
             self.traffic
                 .frames_out
                 .fetch_add(batch.len() as u64, Relaxed);
@@ -495,9 +610,17 @@ impl Shared {
         let _ = stream.set_read_timeout(None);
         let mut input = BufReader::with_capacity(64 * 1024, stream);
         let mut last_due = 0u64;
+        let shape = self
+            .peers
+            .get(peer)
+            .map_or(LinkShape::UNSHAPED, |p| p.shape);
         let reason = loop {
             match frame::read_data(&mut input, self.cfg.max_frame) {
                 Ok((due, payload)) => {
+                    if let Some(why) = self.too_far_ahead(due, &shape, payload.len()) {
+                        self.count_refusal(remote, RefuseReason::Protocol);
+                        break format!("protocol: {why}, from {remote}");
+                    }
                     self.traffic.frames_in.fetch_add(1, Relaxed);
                     self.traffic
                         .bytes_in
@@ -523,11 +646,12 @@ impl Shared {
         let mut links = lock(&self.links);
         let current = links.get(peer).is_some_and(|l| l.conn == conn);
         if current && !self.stopping.load(Relaxed) {
-            links.remove(peer);
+            let cut = links.remove(peer).and_then(|l| l.cut);
+            lock(&self.unlinked_since).insert(peer.to_string(), Instant::now());
             self.traffic.disconnects.fetch_add(1, Relaxed);
             let e = PeerEvent::Disconnected {
                 peer: peer.to_string(),
-                reason,
+                reason: cut.unwrap_or(reason),
             };
             // Behind the link's last shaped message, so nothing arrives after it.
             self.deliver_at(
@@ -535,6 +659,31 @@ impl Shared {
                 Delivery::Event(e),
             );
         }
+    }
+
+    /// Why a frame's delivery time `due` is further ahead than the link may hold a frame:
+    /// [`PeerOptions::max_delivery_ahead`] past now, plus the latency and the serialisation
+    /// of this node's own shape for the peer (a symmetric link's, as the sender sees it).
+    fn too_far_ahead(&self, due: u64, shape: &LinkShape, len: usize) -> Option<String> {
+        if due == 0 {
+            return None;
+        }
+        let allowed = self
+            .opts
+            .max_delivery_ahead
+            .saturating_add(shape.latency)
+            .saturating_add(Duration::from_nanos(
+                shape.serialisation_ns(len + frame::DATA_OVERHEAD),
+            ));
+        let now = unix_ns();
+        let limit = now.saturating_add(u64::try_from(allowed.as_nanos()).unwrap_or(u64::MAX));
+        (due > limit).then(|| {
+            format!(
+                "a frame asks to be delivered {:.3} s from now, more than the {:.3} s allowed",
+                (due - now) as f64 / 1e9,
+                allowed.as_secs_f64()
+            )
+        })
     }
 
     fn is_linked(&self, peer: &str) -> bool {
@@ -557,111 +706,6 @@ impl Shared {
             genesis: self.cfg.genesis_hash,
             node_id: self.cfg.node_id.clone(),
         }
-    }
-}
-
-fn accept_loop(s: &Arc<Shared>, listener: &TcpListener) {
-    for incoming in listener.incoming() {
-        if s.stopping.load(Relaxed) {
-            return;
-        }
-        let Ok(stream) = incoming else {
-            // Out of descriptors or a connection reset before accept: keep serving.
-            continue;
-        };
-        let me = Arc::clone(s);
-        if let Ok(h) = spawn(thread_name("inbound", &s.cfg.node_id), move || {
-            serve_inbound(&me, stream)
-        }) {
-            let mut threads = lock(&s.threads);
-            threads.retain(|t| !t.is_finished());
-            threads.push(h);
-        }
-    }
-}
-
-fn serve_inbound(s: &Arc<Shared>, stream: TcpStream) {
-    let Ok(remote) = stream.peer_addr() else {
-        return;
-    };
-    let Some(conn) = s.open_stream(&stream) else {
-        return;
-    };
-    let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-    match accept_handshake(s, &stream) {
-        Ok(peer) => {
-            if s.establish(&peer, conn, &stream) {
-                s.read_link(&peer, conn, &stream, remote);
-            }
-        }
-        Err(Some(reason)) if !s.stopping.load(Relaxed) => s.count_refusal(remote, reason),
-        // The remote went away mid-handshake (a port probe, a peer shutting down): no
-        // protocol was broken, nothing to count.
-        Err(_) => {}
-    }
-    s.close_stream(conn);
-}
-
-/// The peer's id, or why the handshake failed (None: the remote closed or reset it).
-fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, Option<RefuseReason>> {
-    let mut r = stream;
-    let refuse = |reason: RefuseReason| {
-        let h = Hello::refusing(reason, s.cfg.genesis_hash, &s.cfg.node_id);
-        let _ = frame::write_opening(&mut &*stream, &h);
-        reason
-    };
-    match frame::read_preamble(&mut r) {
-        Ok(()) => {}
-        // Not our protocol: nothing to answer.
-        Err(e) => return Err(handshake_failure(e)),
-    }
-    let hello = frame::read_hello(&mut r).map_err(|e| handshake_failure(e).map(refuse))?;
-    if hello.genesis != s.cfg.genesis_hash {
-        return Err(Some(refuse(RefuseReason::WrongGenesis)));
-    }
-    if !s.peers.contains_key(&hello.node_id) {
-        return Err(Some(refuse(RefuseReason::UnknownPeer)));
-    }
-    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
-    Ok(hello.node_id)
-}
-
-/// Why the dialer's handshake failed (None: the remote closed or reset it).
-fn dial_handshake(
-    s: &Shared,
-    stream: &TcpStream,
-    spec: &PeerSpec,
-) -> Result<(), Option<RefuseReason>> {
-    let mut r = stream;
-    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
-    frame::read_preamble(&mut r).map_err(handshake_failure)?;
-    let hello = frame::read_hello(&mut r).map_err(handshake_failure)?;
-    if hello.genesis != s.cfg.genesis_hash {
-        return Err(Some(RefuseReason::WrongGenesis));
-    }
-    if let Some(r) = hello.refusal() {
-        return Err(Some(r));
-    }
-    if hello.node_id != spec.id {
-        return Err(Some(RefuseReason::WrongPeer));
-    }
-    Ok(())
-}
-
-/// The refusal a failed handshake read counts as; None when the remote simply went away.
-fn handshake_failure(e: ReadError) -> Option<RefuseReason> {
-    match e {
-        ReadError::Refused(r) => Some(r),
-        ReadError::Io(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
-            Some(RefuseReason::HandshakeTimeout)
-        }
-        ReadError::Io(_) => None,
     }
 }
 

@@ -109,17 +109,23 @@ pub struct TimerPrecision {
     pub spin_ns: u64,
     /// Run the timer thread in the SCHED_FIFO real-time class when permitted (it sleeps
     /// between deliveries, so it takes CPU only to deliver). Ignored when not permitted.
+    ///
+    /// Off by default: the timer hands items over through std channels shared with
+    /// normal-priority threads, and their spin-then-park waits can turn into a priority
+    /// inversion under FIFO that holds a core for up to the kernel's real-time budget
+    /// (950 ms of every second), with dozens of nodes on a few cores. For one shaped link
+    /// on an otherwise quiet machine (the shaping bench) it is worth turning on.
     pub realtime: bool,
 }
 
 impl Default for TimerPrecision {
-    /// 1 ns slack, no spin, real-time class when permitted: see docs/network.md for the
-    /// measurement behind this choice.
+    /// 1 ns slack, no spin, normal scheduling class: see docs/network.md for the
+    /// measurements behind this choice.
     fn default() -> Self {
         TimerPrecision {
             slack_ns: 1,
             spin_ns: 0,
-            realtime: true,
+            realtime: false,
         }
     }
 }

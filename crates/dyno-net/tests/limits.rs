@@ -1,0 +1,261 @@
+//! What a peer can make a node hold is bounded: delivery times far ahead, bytes it does not
+//! read, idle handshakes; and a peer expected to dial in that never does is named.
+
+use std::io::Read;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use dyno_net::frame::{self, Hello};
+use dyno_net::{
+    unix_ns, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerOptions, PeerSpec, RefuseReason,
+};
+
+const GENESIS: [u8; 32] = [0x22; 32];
+const WAIT: Duration = Duration::from_secs(20);
+
+fn cfg(id: &str) -> PeerConfig {
+    PeerConfig {
+        node_id: id.into(),
+        genesis_hash: GENESIS,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        max_frame: 1 << 20,
+    }
+}
+
+/// A peer at an address nobody listens on.
+fn absent(id: &str) -> PeerSpec {
+    PeerSpec {
+        id: id.into(),
+        addr: "127.0.0.1:9".parse().unwrap(),
+        shape: LinkShape::UNSHAPED,
+    }
+}
+
+fn wait_for(rx: &Receiver<PeerEvent>, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
+    loop {
+        let e = rx.recv_timeout(WAIT).expect("no peer event in time");
+        if want(&e) {
+            return e;
+        }
+    }
+}
+
+/// The dialer's half of the handshake as `id`; Err when the node closed instead of
+/// answering.
+fn try_dial(addr: SocketAddr, id: &str) -> std::io::Result<TcpStream> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(WAIT))?;
+    let hello = Hello {
+        status: 0,
+        genesis: GENESIS,
+        node_id: id.into(),
+    };
+    frame::write_opening(&mut s, &hello)?;
+    frame::read_preamble(&mut s).map_err(|_| std::io::ErrorKind::ConnectionReset)?;
+    let reply = frame::read_hello(&mut s).map_err(|_| std::io::ErrorKind::ConnectionReset)?;
+    assert_eq!(reply.status, 0, "handshake refused");
+    Ok(s)
+}
+
+/// True once the remote closed the connection (read returns 0 or an error).
+fn closed_by_remote(s: &mut TcpStream) -> bool {
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return true,
+            Ok(_) => continue,
+        }
+    }
+}
+
+fn disconnect_reason(rx: &Receiver<PeerEvent>, peer: &str) -> String {
+    match wait_for(rx, |e| matches!(e, PeerEvent::Disconnected { .. })) {
+        PeerEvent::Disconnected { peer: p, reason } => {
+            assert_eq!(p, peer);
+            reason
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_delivery_time_far_ahead_cuts_the_link_and_later_frames_are_not_held() {
+    let (m, m_rx) = PeerNet::start(cfg("m"), vec![absent("a")]).unwrap();
+    let mut s = try_dial(m.local_addr(), "a").unwrap();
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    std::io::Write::write_all(&mut s, &frame::encode_data(u64::MAX, b"held forever")).unwrap();
+    std::io::Write::write_all(&mut s, &frame::encode_data(0, b"after it")).unwrap();
+    let refused = wait_for(&m_rx, |e| matches!(e, PeerEvent::Refused { .. }));
+    assert!(
+        matches!(
+            refused,
+            PeerEvent::Refused {
+                reason: RefuseReason::Protocol,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    let reason = disconnect_reason(&m_rx, "a");
+    assert!(reason.starts_with("protocol: a frame asks"), "{reason}");
+    assert!(closed_by_remote(&mut s));
+    let c = m.counters();
+    assert_eq!(c.refused(RefuseReason::Protocol), 1);
+    assert_eq!(c.frames_in, 0, "the offending frame was taken in");
+    // A delivery time within the bound is still honoured on a new link.
+    let mut s = try_dial(m.local_addr(), "a").unwrap();
+    let due = unix_ns() + 20_000_000;
+    std::io::Write::write_all(&mut s, &frame::encode_data(due, b"soon")).unwrap();
+    match wait_for(&m_rx, |e| matches!(e, PeerEvent::Message { .. })) {
+        PeerEvent::Message {
+            payload,
+            received_ns,
+            ..
+        } => {
+            assert_eq!(payload, b"soon");
+            assert!(received_ns >= due);
+        }
+        _ => unreachable!(),
+    }
+    m.shutdown();
+}
+
+#[test]
+fn a_peer_that_does_not_read_is_cut_once_its_queue_is_full() {
+    let opts = PeerOptions {
+        max_queued_bytes: 1 << 20,
+        ..PeerOptions::default()
+    };
+    let (m, m_rx) = PeerNet::start_with(cfg("m"), vec![absent("a")], opts).unwrap();
+    let _silent = try_dial(m.local_addr(), "a").unwrap();
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    // 64 MiB at most: far more than the 1 MiB bound plus both sockets' buffers.
+    let chunk = vec![7u8; 64 * 1024];
+    let accepted = (0..1024).take_while(|_| m.send("a", chunk.clone())).count();
+    assert!(
+        accepted < 1024,
+        "every send was queued to a peer that reads nothing"
+    );
+    assert!(!m.send("a", chunk.clone()), "a cut link still takes frames");
+    let reason = disconnect_reason(&m_rx, "a");
+    assert!(reason.starts_with("slow peer: "), "{reason}");
+    assert_eq!(m.counters().slow_peers, 1);
+    assert!(m.connected().is_empty());
+    m.shutdown();
+}
+
+#[test]
+fn connections_beyond_the_handshake_limit_are_closed_at_once() {
+    let opts = PeerOptions {
+        max_handshakes: 2,
+        ..PeerOptions::default()
+    };
+    let (m, m_rx) = PeerNet::start_with(cfg("m"), vec![absent("a")], opts).unwrap();
+    // Two connections that never say hello hold both places for the handshake timeout.
+    let idle: Vec<TcpStream> = (0..2)
+        .map(|_| TcpStream::connect(m.local_addr()).unwrap())
+        .collect();
+    let mut third = TcpStream::connect(m.local_addr()).unwrap();
+    third.set_read_timeout(Some(WAIT)).unwrap();
+    let mut buf = [0u8; 16];
+    // Closed by the node: end of stream or a reset, not the read timeout running out.
+    match third.read(&mut buf) {
+        Ok(0) => {}
+        Err(e) => assert!(
+            !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the shed connection was held open: {e}"
+        ),
+        Ok(n) => panic!("the node answered a shed connection with {n} bytes"),
+    }
+    assert_eq!(m.counters().handshakes_shed, 1);
+    // Closing the idle ones gives their places back: a real peer links again.
+    drop(idle);
+    let deadline = Instant::now() + WAIT;
+    let _a = loop {
+        match try_dial(m.local_addr(), "a") {
+            Ok(s) => break s,
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("no place freed for a real peer: {e}"),
+        }
+    };
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    m.shutdown();
+}
+
+#[test]
+fn a_smaller_peer_that_never_dials_is_named() {
+    let opts = PeerOptions {
+        dial_grace: Duration::from_millis(50),
+        ..PeerOptions::default()
+    };
+    // "a" must dial m; m dials "z" itself, so only "a" is awaited.
+    let (m, m_rx) = PeerNet::start_with(cfg("m"), vec![absent("a"), absent("z")], opts).unwrap();
+    let waits = poll(|| m.awaiting_dial(), |w| !w.is_empty());
+    assert_eq!(waits.len(), 1);
+    assert_eq!(waits[0].peer, "a");
+    assert!(
+        waits[0]
+            .to_string()
+            .starts_with("waiting for a to dial us for "),
+        "{}",
+        waits[0]
+    );
+    assert!(waits[0].to_string().contains("it must list this node"));
+    assert_eq!(m.counters().awaiting_dial, 1);
+    // Linked, it is no longer awaited; gone again, it is, once the grace has passed.
+    let s = try_dial(m.local_addr(), "a").unwrap();
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    assert!(m.awaiting_dial().is_empty());
+    drop(s);
+    disconnect_reason(&m_rx, "a");
+    let waits = poll(|| m.awaiting_dial(), |w| !w.is_empty());
+    assert_eq!(waits[0].peer, "a");
+    m.shutdown();
+}
+
+fn poll<T>(mut get: impl FnMut() -> T, mut done: impl FnMut(&T) -> bool) -> T {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let v = get();
+        if done(&v) || Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The scheduling policy (0 = SCHED_OTHER, 1 = SCHED_FIFO) of this process's thread
+/// named `comm`.
+#[cfg(target_os = "linux")]
+fn policy_of_thread(comm: &str) -> Option<u32> {
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if name.trim() == comm {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            // Fields after the ")" closing the name start at field 3; policy is field 41.
+            let rest = &stat[stat.rfind(')')? + 1..];
+            return rest.split_whitespace().nth(41 - 3)?.parse().ok();
+        }
+    }
+    None
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_shaping_timer_runs_in_the_normal_class_by_default() {
+    // A unique id: the timer thread is "net-shape-rtq".
+    let (m, _rx) = PeerNet::start(cfg("rtq"), vec![absent("a")]).unwrap();
+    // The timer thread sets its class as it starts: give it the time to (wrongly) do so.
+    let policy = poll(|| policy_of_thread("net-shape-rtq"), |p| p.is_some());
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(policy, Some(0));
+    assert_eq!(policy_of_thread("net-shape-rtq"), Some(0));
+    m.shutdown();
+}
