@@ -139,6 +139,15 @@ pub enum StoreError {
         /// The client's error.
         source: postgres::Error,
     },
+    /// The fleet's runs measured one metric in different units or directions (runs of
+    /// dyno versions that disagree), so their values cannot form one distribution.
+    #[error("runs in the store measured {metric} in different units: {}", units.join(", "))]
+    MixedUnits {
+        /// The metric.
+        metric: String,
+        /// Every unit (direction) found.
+        units: Vec<String>,
+    },
     /// Writing an export to its destination failed.
     #[error("cannot write the export: {0}")]
     Export(#[source] std::io::Error),

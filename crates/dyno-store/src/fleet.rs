@@ -55,13 +55,13 @@ pub struct FleetRuns {
 /// The newest complete run per machine, in a dialect-neutral form: `{P1}`, `{P2}`... are
 /// replaced by the dialect's placeholders, `{CPU}` and `{COMMAND}` by optional filters.
 const NEWEST_PER_MACHINE: &str = "
-    SELECT id, uuid, hostname, cpu_model, started_at FROM (
-        SELECT r.id, r.uuid, h.hostname, h.cpu_model, r.started_at,
+    SELECT id, uuid, hostname, cpu_model, started_at, unit, direction FROM (
+        SELECT r.id, r.uuid, h.hostname, h.cpu_model, r.started_at, m.unit, m.direction,
                row_number() OVER (PARTITION BY h.hostname, h.cpu_model
                                   ORDER BY r.started_at DESC, r.id DESC) AS newest
         FROM runs r JOIN hosts h ON h.id = r.host_id
+        JOIN run_metrics m ON m.run_id = r.id AND m.name = {P1}
         WHERE r.status = 'complete'
-          AND EXISTS (SELECT 1 FROM run_metrics m WHERE m.run_id = r.id AND m.name = {P1})
           {CPU} {COMMAND}
     ) ranked
     WHERE newest = 1
@@ -92,14 +92,31 @@ pub(crate) fn newest_per_machine_sql(
         .replace("{COMMAND}", &command)
 }
 
-/// Reads a metric's unit and direction as stored with `run`.
-pub(crate) fn metric_of(
+/// The metric all machines' runs measured: one unit and direction, or
+/// [`StoreError::MixedUnits`] (runs of dyno versions that disagree on the metric), since a
+/// distribution over values in different units means nothing.
+pub(crate) fn common_metric(
     store: &Path,
     name: &str,
-    unit: Option<(String, String)>,
+    units: impl Iterator<Item = (String, String)>,
 ) -> Result<Option<Metric>, StoreError> {
-    unit.map(|(u, d)| decode_metric(store, name.to_string(), &u, &d))
-        .transpose()
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for u in units {
+        if !seen.contains(&u) {
+            seen.push(u);
+        }
+    }
+    match seen.as_slice() {
+        [] => Ok(None),
+        [(unit, direction)] => decode_metric(store, name.to_string(), unit, direction).map(Some),
+        _ => Err(StoreError::MixedUnits {
+            metric: name.to_string(),
+            units: seen
+                .into_iter()
+                .map(|(u, d)| format!("{u} ({d})"))
+                .collect(),
+        }),
+    }
 }
 
 impl Sqlite {
@@ -112,17 +129,22 @@ impl Sqlite {
         let mut stmt = self.conn.prepare(&sql).map_err(self.sql())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(MachineRun {
-                    run: r.get(0)?,
-                    run_uuid: r.get(1)?,
-                    hostname: r.get(2)?,
-                    cpu_model: r.get(3)?,
-                    started_at: r.get(4)?,
-                    samples: Vec::new(),
-                })
+                Ok((
+                    MachineRun {
+                        run: r.get(0)?,
+                        run_uuid: r.get(1)?,
+                        hostname: r.get(2)?,
+                        cpu_model: r.get(3)?,
+                        started_at: r.get(4)?,
+                        samples: Vec::new(),
+                    },
+                    (r.get::<_, String>(5)?, r.get::<_, String>(6)?),
+                ))
             })
             .map_err(self.sql())?;
-        let mut machines = rows.collect::<Result<Vec<_>, _>>().map_err(self.sql())?;
+        let rows = rows.collect::<Result<Vec<_>, _>>().map_err(self.sql())?;
+        let metric = common_metric(&self.path, &query.metric, rows.iter().map(|r| r.1.clone()))?;
+        let mut machines: Vec<MachineRun> = rows.into_iter().map(|r| r.0).collect();
         let mut values = self
             .conn
             .prepare_cached(
@@ -139,23 +161,7 @@ impl Sqlite {
             }
         }
         machines.retain(|m| !m.samples.is_empty());
-        let newest = machines
-            .iter()
-            .max_by(|a, b| a.started_at.total_cmp(&b.started_at))
-            .map(|m| m.run);
-        let unit = match newest {
-            Some(run) => Some(
-                self.conn
-                    .query_row(
-                        "SELECT unit, direction FROM run_metrics WHERE run_id = ?1 AND name = ?2",
-                        params![run, query.metric],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .map_err(self.sql())?,
-            ),
-            None => None,
-        };
-        let metric = metric_of(&self.path, &query.metric, unit)?;
+        let metric = metric.filter(|_| !machines.is_empty());
         Ok(FleetRuns { metric, machines })
     }
 }

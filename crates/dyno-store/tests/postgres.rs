@@ -424,4 +424,27 @@ fn the_fleet_query_takes_each_machines_newest_complete_run() {
             .unwrap();
         assert!(none.machines.is_empty() && none.metric.is_none());
     }
+    // A run that measured the metric in another unit makes the distribution meaningless.
+    for store in [&mut lite, &mut pg] {
+        let odd = dyno_model::Metric::new(
+            "Sr25519Verify",
+            dyno_model::Unit::BytesPerSecond,
+            dyno_model::Direction::HigherIsBetter,
+        );
+        let id = store
+            .begin_run(&info("machine", "m", "odd", 50.0), &[odd])
+            .unwrap();
+        store
+            .add_samples(id, &[sample("Sr25519Verify", 0, 1.0)])
+            .unwrap();
+        store.finish_run(id, RunStatus::Complete).unwrap();
+        let err = store
+            .fleet_runs(&FleetQuery {
+                metric: "Sr25519Verify".into(),
+                ..FleetQuery::default()
+            })
+            .unwrap_err();
+        assert!(matches!(err, StoreError::MixedUnits { .. }), "{err:?}");
+        assert!(err.to_string().contains("B/s"), "{err}");
+    }
 }

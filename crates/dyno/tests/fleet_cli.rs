@@ -10,7 +10,7 @@
 mod pg;
 
 use assert_cmd::Command;
-use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::Store;
 use pg::PgServer;
 use std::path::Path;
@@ -32,7 +32,8 @@ fn json(c: &mut Command) -> serde_json::Value {
 /// A peer machine's store: `runs` complete `machine` runs of Sr25519Verify.
 fn peer_store(path: &Path, hostname: &str, cpu: &str, values: &[f64]) {
     let mut store = Store::open(path).unwrap();
-    let metric = Metric::new("Sr25519Verify", Unit::PerSecond, Direction::HigherIsBetter);
+    // The metric as dyno machine registers it (unit and direction).
+    let metric = dyno_hw::MetricId::Sr25519Verify.metric();
     let info = RunInfo {
         command: "machine".into(),
         subject: Subject::new(SubjectKind::Machine, hostname),

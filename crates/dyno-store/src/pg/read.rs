@@ -4,7 +4,7 @@
 use super::{Fail, Pg};
 use crate::error::StoreError;
 use crate::export::{encoder, Row, FLUSH_BYTES};
-use crate::fleet::{metric_of, newest_per_machine_sql, FleetQuery, FleetRuns, MachineRun};
+use crate::fleet::{common_metric, newest_per_machine_sql, FleetQuery, FleetRuns, MachineRun};
 use crate::query::{decode_json, decode_metric, decode_subject, effective_status};
 use crate::query::{RunFilter, RunSummary, StoredRun};
 use crate::transfer::RunRecord;
@@ -297,7 +297,7 @@ impl Pg {
         if let Some(c) = &query.command {
             args.push(c);
         }
-        let (runs, values, unit) = self.transact(|tx| {
+        let (runs, values) = self.transact(|tx| {
             let runs = tx.query(&sql, &args)?;
             let ids: Vec<RunId> = runs.iter().map(|r| r.get(0)).collect();
             let values = tx.query(
@@ -305,21 +305,20 @@ impl Pg {
                  ORDER BY run_id, repetition, id",
                 &[&ids, &query.metric],
             )?;
-            let unit = tx.query_opt(
-                "SELECT m.unit, m.direction FROM run_metrics m JOIN runs r ON r.id = m.run_id
-                 WHERE m.run_id = ANY($1) AND m.name = $2
-                 ORDER BY r.started_at DESC LIMIT 1",
-                &[&ids, &query.metric],
-            )?;
-            Ok((runs, values, unit))
+            Ok((runs, values))
         })?;
+        let metric = common_metric(
+            &self.shown,
+            &query.metric,
+            runs.iter().map(|r| (r.get(5), r.get(6))),
+        )?;
         let mut by_run: std::collections::HashMap<RunId, Vec<f64>> = Default::default();
         for v in &values {
             if let Some(x) = v.get::<_, Option<f64>>(1) {
                 by_run.entry(v.get(0)).or_default().push(x);
             }
         }
-        let machines = runs
+        let machines: Vec<MachineRun> = runs
             .iter()
             .filter_map(|r| {
                 let run: RunId = r.get(0);
@@ -333,11 +332,7 @@ impl Pg {
                 })
             })
             .collect();
-        let metric = metric_of(
-            &self.shown,
-            &query.metric,
-            unit.map(|r| (r.get(0), r.get(1))),
-        )?;
+        let metric = metric.filter(|_| !machines.is_empty());
         Ok(FleetRuns { metric, machines })
     }
 }
