@@ -30,6 +30,8 @@ pub mod config;
 pub mod error;
 pub mod genesis;
 pub mod load;
+pub mod local_log;
+pub mod local_metrics;
 pub mod log;
 pub mod mempool;
 pub mod node;

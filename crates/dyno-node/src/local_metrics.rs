@@ -1,4 +1,5 @@
-//! The node's own figures on the metrics endpoint of `dyno pipeline bench`: what the node
+//! The single-process node's own figures (`dyno node --workload`, `dyno pipeline bench
+//! --metrics-listen`) for its metrics endpoint: what the node
 //! log records (achieved TPS, generation-to-PoH latency, block stages), as Prometheus
 //! families next to the tiles' counters, so a scraper (`dyno compare`, Prometheus) gets
 //! them without the log.

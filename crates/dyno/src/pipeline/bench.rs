@@ -14,8 +14,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::node_metrics::NodeMetrics;
 use super::{parse_seconds_or_zero, SummaryFormat};
+use dyno_node::local_log::NodeLog;
+use dyno_node::local_metrics::NodeMetrics;
 
 /// Arguments of `dyno pipeline bench`.
 #[derive(Debug, Args)]
@@ -158,7 +159,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut log = match &a.node_log {
-        Some(p) => Some(NodeLog::open(p)?),
+        Some(p) => Some(NodeLog::open(p).with_context(|| format!("--node-log {}", p.display()))?),
         None => None,
     };
     let node_metrics = Arc::new(NodeMetrics::default());
@@ -190,9 +191,10 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         let started_at = dyno_model::now_unix();
         let mut on_progress = |p: Progress| {
             node_metrics.observe(&p);
-            match &mut log {
-                Some(log) => log.write(&p),
-                None => show_progress(p),
+            // Seconds go to the log and the terminal, blocks to the log only.
+            let logged = log.as_mut().is_some_and(|l| l.write(&p));
+            if !logged || matches!(p, Progress::Second { .. }) {
+                show_progress(p);
             }
         };
         let mut report = run_bench(c, &opts, stop, &mut on_progress)
@@ -229,113 +231,6 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The node log: JSON lines, one per second and one per block, flushed as written so
-/// that a reader sees every line of a node that was killed.
-struct NodeLog {
-    path: PathBuf,
-    file: std::fs::File,
-    error: Option<String>,
-}
-
-impl NodeLog {
-    fn open(path: &std::path::Path) -> anyhow::Result<NodeLog> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("--node-log {}", path.display()))?;
-        Ok(NodeLog {
-            path: path.to_path_buf(),
-            file,
-            error: None,
-        })
-    }
-
-    /// Writes the line of `p` (progress other than seconds and blocks goes to stderr).
-    fn write(&mut self, p: &Progress) {
-        let line = match node_log_line(p) {
-            Some(l) => l,
-            None => return show_progress(p.clone()),
-        };
-        if let Progress::Second { .. } = p {
-            show_progress(p.clone());
-        }
-        use std::io::Write as _;
-        // One write per line, so a reader never sees half a line from a live node.
-        if let Err(e) = self.file.write_all(format!("{line}\n").as_bytes()) {
-            self.error
-                .get_or_insert_with(|| format!("node log {}: {e}", self.path.display()));
-        }
-    }
-
-    fn take_error(&mut self) -> Option<String> {
-        self.error.take()
-    }
-}
-
-/// A per-second line of the node log (fields in this order).
-#[derive(serde::Serialize)]
-struct SecondLine {
-    t: f64,
-    kind: &'static str,
-    tps: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    latency_p50_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    latency_p90_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    latency_p99_s: Option<f64>,
-}
-
-/// A per-block line of the node log: the stages in the order a block goes through them.
-#[derive(serde::Serialize)]
-struct BlockLine {
-    t: f64,
-    kind: &'static str,
-    slot: u64,
-    txs: u64,
-    microblocks: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stage_leader_check_s: Option<f64>,
-    stage_ticking_s: f64,
-    stage_snapshot_s: f64,
-    stage_forged_s: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stage_adopted_s: Option<f64>,
-}
-
-/// The JSON line of a second or a block (times in seconds; absent values left out).
-fn node_log_line(p: &Progress) -> Option<String> {
-    let s = |ns: u64| ns as f64 / 1e9;
-    let line = match p {
-        Progress::Second { t, tps, latency } => {
-            let c = |ns: u64| (latency.count > 0).then(|| s(ns));
-            serde_json::to_string(&SecondLine {
-                t: *t,
-                kind: "second",
-                tps: *tps,
-                latency_p50_s: c(latency.p50),
-                latency_p90_s: c(latency.p90),
-                latency_p99_s: c(latency.p99),
-            })
-        }
-        Progress::Block { t, block: b } => serde_json::to_string(&BlockLine {
-            t: *t,
-            kind: "block",
-            slot: b.slot,
-            txs: b.txs,
-            microblocks: b.microblocks,
-            stage_leader_check_s: b.leader_check_ns.map(s),
-            stage_ticking_s: s(b.ticking_ns),
-            stage_snapshot_s: s(b.snapshot_ns),
-            stage_forged_s: s(b.forged_ns),
-            stage_adopted_s: b.adopted_ns.map(s),
-        }),
-        _ => return None,
-    };
-    line.ok()
 }
 
 /// `eprintln!` that ignores a closed stderr (a node's output piped into `head`, say)

@@ -3,7 +3,6 @@
 pub(crate) mod bench;
 mod http;
 mod monitor;
-mod node_metrics;
 
 use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt};
