@@ -82,10 +82,14 @@ impl PgServer {
         } else {
             None
         };
-        let dir = tempfile::Builder::new()
-            .prefix("dyno-pg")
-            .tempdir()
-            .unwrap();
+        // The server user must reach the directory: under root, TMPDIR may be private.
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("dyno-pg");
+        let dir = match run_as {
+            Some(_) => builder.tempdir_in("/tmp"),
+            None => builder.tempdir(),
+        }
+        .unwrap();
         let mut server = PgServer {
             dir,
             bin,
