@@ -36,12 +36,13 @@ fn the_man_page_is_roff_and_a_directory_gets_one_page_per_subcommand() {
         .stdout(predicate::str::starts_with(".ie").or(predicate::str::contains(".TH dyno 1")));
     let dir = tempfile::tempdir().unwrap();
     let pages = dir.path().join("man1");
-    dyno()
-        .args(["man", "--dir"])
-        .arg(&pages)
-        .assert()
-        .success();
-    for page in ["dyno.1", "dyno-machine.1", "dyno-results-list.1", "dyno-tune-run.1"] {
+    dyno().args(["man", "--dir"]).arg(&pages).assert().success();
+    for page in [
+        "dyno.1",
+        "dyno-machine.1",
+        "dyno-results-list.1",
+        "dyno-tune-run.1",
+    ] {
         let text = std::fs::read_to_string(pages.join(page)).unwrap_or_default();
         assert!(text.contains(".TH"), "{page} is a man page");
     }
@@ -77,7 +78,14 @@ fn sigterm_stops_a_run_cleanly_with_143() {
     .unwrap();
     let bin = assert_cmd::cargo::cargo_bin("dyno");
     let mut child = std::process::Command::new(bin)
-        .args(["pipeline", "run", "--no-save", "--duration", "120", "--config"])
+        .args([
+            "pipeline",
+            "run",
+            "--no-save",
+            "--duration",
+            "120",
+            "--config",
+        ])
         .arg(&cfg)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
