@@ -192,6 +192,37 @@ impl Chain {
         out
     }
 
+    /// Blocks on the chain ending at `old_tip` that are not on the chain ending at the
+    /// current tip (what a fork switch abandoned), newest first; empty when the current
+    /// tip extends `old_tip`.
+    pub fn abandoned_by_switch(&self, old_tip: &[u8; 32]) -> Vec<[u8; 32]> {
+        let mut on_best = HashSet::new();
+        let mut h = self.tip;
+        let old_height = self.blocks.get(old_tip).map_or(0, |n| n.header.height);
+        while let Some(n) = self.blocks.get(&h) {
+            if n.header.height < old_height.saturating_sub(KEEP_STATES) {
+                break;
+            }
+            on_best.insert(h);
+            h = n.header.parent;
+        }
+        let mut out = Vec::new();
+        let mut h = *old_tip;
+        while let Some(n) = self.blocks.get(&h) {
+            if on_best.contains(&h) || out.len() as u64 > KEEP_STATES {
+                break;
+            }
+            out.push(h);
+            h = n.header.parent;
+        }
+        out
+    }
+
+    /// A transaction with this tag is on the best chain (within [`DEDUP_DEPTH`] blocks).
+    pub fn on_best_chain(&self, tag: u128) -> bool {
+        self.seen_in_ancestry(&self.tip.clone(), tag)
+    }
+
     fn state_of(&self, hash: &[u8; 32]) -> Result<ParentState, Reject> {
         if *hash == self.genesis.hash {
             return Ok((self.genesis_balances.clone(), 0, None, self.genesis.hash));

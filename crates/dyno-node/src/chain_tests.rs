@@ -125,3 +125,30 @@ fn fork_choice_is_height_then_lowest_hash_whatever_the_arrival_order() {
     }
     assert_eq!(tips[0], tips[1]);
 }
+
+#[test]
+fn a_fork_switch_names_the_abandoned_blocks() {
+    let g = genesis();
+    let mut c = Chain::new(g.clone());
+    let tx = transfer_block(&g.accounts, 1, 7);
+    // Tip A1 (with a transaction), then a competing chain B1 <- B2 wins.
+    let a1 = c.forge(1, g.leader(1), tx.clone());
+    let mut other = Chain::new(g.clone());
+    let b1 = other.forge(2, g.leader(2), Vec::new());
+    let b1h = adopt(&mut other, b1);
+    let b2 = other.forge(3, g.leader(3), Vec::new());
+    let a1h = adopt(&mut c, a1);
+    assert!(c.on_best_chain(dyno_txn::tx::sig_tag(&tx[0])));
+    let b1 = other.bytes(&b1h).unwrap();
+    let fresh = c.check(Block::decode(&b1).unwrap(), 10).unwrap();
+    adopt(&mut c, fresh);
+    let fresh = c.check(b2.block, 10).unwrap();
+    adopt(&mut c, fresh);
+    assert_eq!(c.tip().height, 2, "the longer B chain is the tip");
+    assert_eq!(c.abandoned_by_switch(&c.tip().hash), Vec::<[u8; 32]>::new());
+    assert!(
+        !c.on_best_chain(dyno_txn::tx::sig_tag(&tx[0])),
+        "the B chain lacks it"
+    );
+    assert_eq!(c.abandoned_by_switch(&a1h), vec![a1h]);
+}

@@ -169,6 +169,23 @@ impl Mempool {
         }
     }
 
+    /// Puts back a transaction of a block a fork switch abandoned (already verified and
+    /// seen; not a client transaction any more: its fate was counted).
+    pub fn put_back(&mut self, bytes: &[u8]) {
+        let tag = tx::sig_tag(bytes);
+        if self.waiting.contains_key(&tag) {
+            return;
+        }
+        self.waiting.insert(
+            tag,
+            Waiting {
+                bytes: bytes.to_vec(),
+                local: false,
+            },
+        );
+        self.order.push_back(tag);
+    }
+
     /// Up to `max` waiting transactions, oldest first (they stay until a block holding
     /// them is adopted, so a block lost to a fork does not lose them).
     pub fn snapshot(&mut self, max: usize) -> Vec<Vec<u8>> {

@@ -357,13 +357,35 @@ impl Node {
         self.mempool.settle(&c.outcomes);
         self.landed_since += c.outcomes.len() as u64;
         let hash = c.hash;
-        self.chain.insert(c, bytes);
+        let old_tip = self.chain.tip().hash;
+        if self.chain.insert(c, bytes) && h.parent != old_tip {
+            self.return_abandoned(&old_tip);
+        }
         self.counters.adopted += 1;
         self.log.event(
             "adopted",
             json!({"slot": h.slot, "block": hex(&hash), "height": h.height,
                    "state_hash": hex(&h.state_hash)}),
         );
+    }
+
+    /// After a fork switch, transactions of the abandoned blocks that the new chain
+    /// lacks go back to the mempool, so the next leaders include them (their fates were
+    /// counted when those blocks were adopted and stay as they are).
+    fn return_abandoned(&mut self, old_tip: &[u8; 32]) {
+        for b in self.chain.abandoned_by_switch(old_tip) {
+            let Some(bytes) = self.chain.bytes(&b) else {
+                continue;
+            };
+            let Ok(block) = Block::decode(&bytes) else {
+                continue;
+            };
+            for t in block.txs() {
+                if !self.chain.on_best_chain(dyno_txn::tx::sig_tag(t)) {
+                    self.mempool.put_back(t);
+                }
+            }
+        }
     }
 
     fn handle(&mut self, i: Input) {
