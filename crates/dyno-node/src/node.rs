@@ -550,38 +550,45 @@ impl Node {
         self.consider(block, hash, bytes, peer);
     }
 
+    /// Validates and adopts `block`, then any waiting children it was the missing
+    /// parent of (a worklist, not recursion: a node catching up on a long chain fetches
+    /// it newest first and adopts it oldest first).
     fn consider(&mut self, block: Block, hash: [u8; 32], bytes: Vec<u8>, peer: &str) {
-        let slot = block.header.slot;
-        let parent = block.header.parent;
-        let t = Instant::now();
-        let current = self.genesis.slot_at(now_ns());
-        match self.chain.check(block, current) {
-            Err(Reject::UnknownParent) => {
-                let first = !self.orphans.contains_key(&parent);
-                self.orphans
-                    .entry(parent)
-                    .or_default()
-                    .push((bytes, peer.to_string()));
-                // The parent's slot is not known before its body arrives: the request
-                // carries the child's slot.
-                if first {
-                    self.want(parent, slot, peer);
+        let mut work = vec![(block, hash, bytes, peer.to_string())];
+        while let Some((block, hash, bytes, peer)) = work.pop() {
+            let peer = peer.as_str();
+            let slot = block.header.slot;
+            let parent = block.header.parent;
+            let t = Instant::now();
+            let current = self.genesis.slot_at(now_ns());
+            match self.chain.check(block, current) {
+                Err(Reject::UnknownParent) => {
+                    let first = !self.orphans.contains_key(&parent);
+                    self.orphans
+                        .entry(parent)
+                        .or_default()
+                        .push((bytes, peer.to_string()));
+                    // The parent's slot is not known before its body arrives: the
+                    // request carries the child's slot.
+                    if first {
+                        self.want(parent, slot, peer);
+                    }
                 }
-            }
-            Err(r) => self.reject(hash, slot, peer, r),
-            Ok(c) => {
-                self.counters.last_validate_s = t.elapsed().as_secs_f64();
-                self.log
-                    .event("validated", json!({"slot": slot, "block": hex(&hash)}));
-                let header = c.block.header.encode();
-                self.adopt(c, Arc::new(bytes));
-                self.broadcast(&Message::Header(header), Some(peer));
-                self.log
-                    .event("announced", json!({"slot": slot, "block": hex(&hash)}));
-                for (b, p) in self.orphans.remove(&hash).unwrap_or_default() {
-                    if let Ok(child) = Block::decode(&b) {
-                        let h = child.header.hash();
-                        self.consider(child, h, b, &p);
+                Err(r) => self.reject(hash, slot, peer, r),
+                Ok(c) => {
+                    self.counters.last_validate_s = t.elapsed().as_secs_f64();
+                    self.log
+                        .event("validated", json!({"slot": slot, "block": hex(&hash)}));
+                    let header = c.block.header.encode();
+                    self.adopt(c, Arc::new(bytes));
+                    self.broadcast(&Message::Header(header), Some(peer));
+                    self.log
+                        .event("announced", json!({"slot": slot, "block": hex(&hash)}));
+                    for (b, p) in self.orphans.remove(&hash).unwrap_or_default() {
+                        if let Ok(child) = Block::decode(&b) {
+                            let h = child.header.hash();
+                            work.push((child, h, b, p));
+                        }
                     }
                 }
             }

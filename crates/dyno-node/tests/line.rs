@@ -56,21 +56,28 @@ struct Line {
 
 impl Line {
     fn start(g: &Arc<Genesis>, links: &[(&str, &[&str])]) -> Line {
-        let dir = tempfile::tempdir().unwrap();
-        let hub = MemHub::new();
         let stop = Arc::new(AtomicBool::new(false));
         let mut line = Line {
-            stop: stop.clone(),
+            stop,
             inboxes: HashMap::new(),
             handles: Vec::new(),
             logs: HashMap::new(),
-            hub: hub.clone(),
+            hub: MemHub::new(),
             _dir: tempfile::tempdir().unwrap(),
         };
+        line.add(g, links);
+        line
+    }
+
+    /// Starts more nodes (a node that joins late).
+    fn add(&mut self, g: &Arc<Genesis>, links: &[(&str, &[&str])]) {
+        let (hub, stop) = (self.hub.clone(), self.stop.clone());
+        let line = self;
+        let dir = line._dir.path().to_path_buf();
         for (id, peers) in links {
             let (tx, rx) = channel();
             let transport = hub.join(id, tx.clone(), peers);
-            let path = dir.path().join(format!("{id}.jsonl"));
+            let path = dir.join(format!("{id}.jsonl"));
             let log = Arc::new(EventLog::open(id, Some(&path)).unwrap());
             let opts = NodeOptions::new(id, peers.iter().map(|p| p.to_string()).collect());
             let node = Node::new(
@@ -88,8 +95,6 @@ impl Line {
             line.inboxes.insert(id.to_string(), tx);
             line.logs.insert(id.to_string(), path);
         }
-        line._dir = dir;
-        line
     }
 
     /// Stops in the middle of a slot (in-memory propagation takes well under half a
@@ -298,4 +303,22 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
             );
         }
     }
+}
+
+#[test]
+fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 0)]);
+    let mut line = Line::start(&g, &[("a", &["b"]), ("b", &["a", "c"])]);
+    sleep_slots(8);
+    line.add(&g, &[("c", &["b"])]);
+    sleep_slots(3);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    assert!(st["a"].chain.len() >= 6, "{} blocks", st["a"].chain.len());
+    assert_eq!(st["c"].chain, st["a"].chain, "c caught up");
+    let parents = events(&logs["c"], "fetch_requested").len();
+    assert!(
+        parents >= st["a"].chain.len(),
+        "c fetched every block ({parents})"
+    );
 }
