@@ -123,6 +123,12 @@ pub struct ClusterSpec {
     pub hop_processing_ms: f64,
     /// The load.
     pub workload: Workload,
+    /// Readiness URL of each node (placeholders filled per node); `None`: the reference
+    /// node's `/ready` on its metrics port.
+    pub ready_url: Option<String>,
+    /// Rules that read propagation events from the nodes' own output, for a node that
+    /// does not write dyno's event log.
+    pub extract: Option<crate::extract::Extractors>,
 }
 
 #[derive(Deserialize)]
@@ -139,6 +145,18 @@ struct RawFile {
     workload: Option<RawWorkload>,
     #[serde(default)]
     analysis: Option<RawAnalysis>,
+    #[serde(default)]
+    extract: Option<RawExtract>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExtract {
+    time_format: Option<Spanned<String>>,
+    forged: Option<Spanned<String>>,
+    received: Option<Spanned<String>>,
+    fetched: Option<Spanned<String>>,
+    adopted: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -158,6 +176,7 @@ struct RawNode {
     command: Option<Spanned<Vec<String>>>,
     threads: Option<Spanned<u32>>,
     ready_timeout_s: Option<Spanned<u64>>,
+    ready_url: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -345,6 +364,15 @@ impl ClusterSpec {
             }
         };
         let workload = workload(&cx, raw.workload.as_ref(), &nodes)?;
+        let ready_url = ready_url(&cx, raw.node.as_ref())?;
+        let extract = extract(&cx, raw.extract.as_ref())?;
+        if extract.is_some() && command == NodeCommand::Reference {
+            return Err(cx.err(
+                0,
+                "extract",
+                "the reference node writes dyno's event log; [extract] is for a node.command that does not",
+            ));
+        }
         Ok(ClusterSpec {
             path: path.to_path_buf(),
             name: c.name.get_ref().clone(),
@@ -363,6 +391,8 @@ impl ClusterSpec {
             topology,
             hop_processing_ms,
             workload,
+            ready_url,
+            extract,
         })
     }
 
@@ -580,6 +610,65 @@ fn node_command(cx: &Cx, raw: Option<&RawNode>) -> Result<(NodeCommand, u32), Cl
         ));
     }
     Ok((NodeCommand::Argv(argv.get_ref().clone()), threads))
+}
+
+fn ready_url(cx: &Cx, raw: Option<&RawNode>) -> Result<Option<String>, ClusterError> {
+    let Some(url) = raw.and_then(|n| n.ready_url.as_ref()) else {
+        return Ok(None);
+    };
+    let text = url.get_ref();
+    let unknown = placeholders(text)
+        .into_iter()
+        .find(|p| !PLACEHOLDERS.contains(p));
+    if !text.starts_with("http://") || unknown.is_some() {
+        return Err(cx.err(
+            url.span().start,
+            "node.ready_url",
+            format!(
+                "{text:?} must be an http:// URL whose placeholders are among {}",
+                PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
+            ),
+        ));
+    }
+    Ok(Some(text.clone()))
+}
+
+fn extract(
+    cx: &Cx,
+    raw: Option<&RawExtract>,
+) -> Result<Option<crate::extract::Extractors>, ClusterError> {
+    use crate::extract::{Extractors, RuleEvent};
+    let Some(raw) = raw else { return Ok(None) };
+    let fields = [
+        (RuleEvent::Forged, &raw.forged),
+        (RuleEvent::Received, &raw.received),
+        (RuleEvent::Fetched, &raw.fetched),
+        (RuleEvent::Adopted, &raw.adopted),
+    ];
+    let rules: Vec<(RuleEvent, &str)> = fields
+        .iter()
+        .filter_map(|(e, r)| r.as_ref().map(|r| (*e, r.get_ref().as_str())))
+        .collect();
+    let format = raw.time_format.as_ref().map(|f| f.get_ref().as_str());
+    Extractors::new(&rules, format)
+        .map(Some)
+        .map_err(|(key, message)| {
+            let at = match key.strip_prefix("extract.") {
+                Some("time_format") => raw.time_format.as_ref().map(|f| f.span().start),
+                Some(event) => fields
+                    .iter()
+                    .find(|(e, _)| e.key() == event)
+                    .and_then(|(_, r)| r.as_ref().map(|r| r.span().start)),
+                None => None,
+            };
+            // A rule that is missing altogether is placed at the table's first value.
+            let at = at.or_else(|| {
+                fields
+                    .iter()
+                    .find_map(|(_, r)| r.as_ref().map(|r| r.span().start))
+            });
+            cx.err(at.unwrap_or(0), key, message)
+        })
 }
 
 /// The `{name}` placeholders in `arg`.

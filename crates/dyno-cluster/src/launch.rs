@@ -13,8 +13,9 @@
 
 use crate::error::ClusterError;
 use crate::events::{read_log, Event};
+use crate::extract::Extractors;
 use crate::file::{ClusterSpec, NodeCommand, Role};
-use crate::propagation::{analyse, Analysis};
+use crate::propagation::{analyse, analyse_extracted, Analysis};
 use crate::resources::{AdoptionWatch, NodeResources};
 use dyno_proc::{GuardedChild, Probe, Readiness, SpawnOptions};
 use std::path::{Path, PathBuf};
@@ -71,6 +72,8 @@ pub struct RunOutcome {
     pub genesis_time_ns: u64,
     /// The slots analysed: the measured window after the warm-up.
     pub slots: std::ops::Range<u64>,
+    /// The measured window, Unix ns (what extracted events are cut to).
+    pub window_ns: std::ops::Range<u64>,
     /// Every node's CPU and memory per slot of the window.
     pub resources: Vec<NodeResources>,
 }
@@ -144,11 +147,33 @@ impl Launch {
         Ok(genesis)
     }
 
-    fn command(&self, spec: &ClusterSpec, id: usize) -> Command {
+    /// `arg` with node `id`'s placeholders filled in.
+    fn fill(&self, spec: &ClusterSpec, id: usize, arg: &str) -> String {
         let name = &spec.nodes[id].name;
         let (l, i, m) = spec.ports(id);
         let config = self.dir.join(format!("{name}.toml"));
         let log = self.dir.join(format!("{name}.jsonl"));
+        let peers: Vec<String> = spec
+            .topology
+            .peers(id)
+            .map(|p| format!("127.0.0.1:{}", spec.ports(p).0))
+            .collect();
+        arg.replace("{id}", name)
+            .replace("{listen}", &format!("127.0.0.1:{l}"))
+            .replace("{ingress}", &format!("127.0.0.1:{i}"))
+            .replace("{metrics}", &format!("127.0.0.1:{m}"))
+            .replace("{peers}", &peers.join(","))
+            .replace("{log}", &log.display().to_string())
+            .replace("{config}", &config.display().to_string())
+            .replace(
+                "{genesis}",
+                &self.dir.join("genesis.toml").display().to_string(),
+            )
+    }
+
+    fn command(&self, spec: &ClusterSpec, id: usize) -> Command {
+        let name = &spec.nodes[id].name;
+        let config = self.dir.join(format!("{name}.toml"));
         match &spec.command {
             NodeCommand::Reference => {
                 let mut c = Command::new(&self.dyno);
@@ -156,31 +181,13 @@ impl Launch {
                 c
             }
             NodeCommand::Argv(argv) => {
-                let peers: Vec<String> = spec
-                    .topology
-                    .peers(id)
-                    .map(|p| format!("127.0.0.1:{}", spec.ports(p).0))
-                    .collect();
-                let fill = |arg: &str| {
-                    arg.replace("{id}", name)
-                        .replace("{listen}", &format!("127.0.0.1:{l}"))
-                        .replace("{ingress}", &format!("127.0.0.1:{i}"))
-                        .replace("{metrics}", &format!("127.0.0.1:{m}"))
-                        .replace("{peers}", &peers.join(","))
-                        .replace("{log}", &log.display().to_string())
-                        .replace("{config}", &config.display().to_string())
-                        .replace(
-                            "{genesis}",
-                            &self.dir.join("genesis.toml").display().to_string(),
-                        )
-                };
                 let program = crate::file::resolve_executable(
                     &argv[0],
                     spec.path.parent().unwrap_or(Path::new(".")),
                 )
                 .unwrap_or_else(|| PathBuf::from(&argv[0]));
                 let mut c = Command::new(program);
-                c.args(argv[1..].iter().map(|a| fill(a)));
+                c.args(argv[1..].iter().map(|a| self.fill(spec, id, a)));
                 c
             }
         }
@@ -220,7 +227,10 @@ impl Launch {
         }
         let mut ready = 0;
         for node in &mut nodes {
-            let url = format!("http://127.0.0.1:{}/ready", spec.ports(node.id).2);
+            let url = match &spec.ready_url {
+                Some(url) => self.fill(spec, node.id, url),
+                None => format!("http://127.0.0.1:{}/ready", spec.ports(node.id).2),
+            };
             let probe = Probe::http(&url).map_err(launch_error)?;
             match Readiness::new(probe, readiness_timeout).wait(&mut node.child, stop) {
                 Ok(_) => {
@@ -294,6 +304,12 @@ impl Launch {
                 .collect(),
         );
         let mut previous: Vec<Option<dyno_proc::ProcReading>> = vec![None; nodes.len()];
+        let mut tails: Vec<OutputTail> = spec
+            .nodes
+            .iter()
+            .map(|n| OutputTail::new(self.dir.join(format!("{}.out", n.name)), &n.name))
+            .collect();
+        let mut extracted: Vec<Event> = Vec::new();
         while problems.is_empty() && dyno_now_ns() < end_ns {
             let now = dyno_now_ns();
             let slot = now.saturating_sub(genesis_time_ns) / slot_ns;
@@ -323,13 +339,21 @@ impl Launch {
                     ));
                 }
             }
+            if let Some(rules) = &spec.extract {
+                for tail in &mut tails {
+                    extracted.extend(tail.read(rules)?);
+                }
+            }
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();
                 let now = dyno_now_ns();
                 progress(Progress::Running {
                     slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
                     left_s: end_ns.saturating_sub(now) / 1_000_000_000,
-                    adopted_everywhere: watch.blocks_adopted_everywhere(),
+                    adopted_everywhere: match spec.extract {
+                        Some(_) => adopted_everywhere(&extracted, spec.nodes.len()),
+                        None => watch.blocks_adopted_everywhere(),
+                    },
                 });
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -350,30 +374,48 @@ impl Launch {
                 warnings.push(format!("{name}: {w}"));
             }
         }
-        let node_logs: Vec<PathBuf> = spec
-            .nodes
-            .iter()
-            .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
-            .filter(|p| p.exists())
-            .collect();
         let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
         let first_slot = slot_of(start_ns + spec.warmup_s * 1_000_000_000);
         let end_slot = slot_of(start_ns + window.as_nanos() as u64);
         let slots = first_slot..end_slot;
-        let mut events: Vec<Event> = Vec::new();
-        for log in &node_logs {
-            events.extend(read_log(log)?);
-        }
-        let events = in_slots(events, &slots);
+        let window_ns =
+            (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
+        let (node_logs, analysis) = match &spec.extract {
+            Some(rules) => {
+                for tail in &mut tails {
+                    extracted.extend(tail.read(rules)?);
+                    extracted.extend(tail.finish(rules)?);
+                }
+                let events = in_window(extracted, &window_ns);
+                let logs = tails.into_iter().map(|t| t.path).collect();
+                let analysis = analyse_extracted(&events, spec.nodes.len(), &rules.unavailable());
+                (logs, analysis)
+            }
+            None => {
+                let node_logs: Vec<PathBuf> = spec
+                    .nodes
+                    .iter()
+                    .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
+                    .filter(|p| p.exists())
+                    .collect();
+                let mut events: Vec<Event> = Vec::new();
+                for log in &node_logs {
+                    events.extend(read_log(log)?);
+                }
+                let events = in_slots(events, &slots);
+                (node_logs, analyse(&events, spec.nodes.len()))
+            }
+        };
         Ok(RunOutcome {
             dir: self.dir.clone(),
             complete: problems.is_empty(),
             problems,
             warnings,
             node_logs,
-            analysis: analyse(&events, spec.nodes.len()),
+            analysis,
             genesis_time_ns,
             slots,
+            window_ns,
             resources,
         })
     }
@@ -386,6 +428,113 @@ pub fn in_slots(events: Vec<Event>, slots: &std::ops::Range<u64>) -> Vec<Event> 
         .into_iter()
         .filter(|e| e.what.slot().is_none_or(|s| slots.contains(&s)))
         .collect()
+}
+
+/// The events of the blocks first seen inside `window` (Unix ns): extracted events have
+/// no slots, so a block belongs to the window its earliest event falls in.
+pub fn in_window(events: Vec<Event>, window: &std::ops::Range<u64>) -> Vec<Event> {
+    let mut first: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+    for e in &events {
+        if let Some(b) = block_of(&e.what) {
+            let t = first.entry(b.to_string()).or_insert(e.ts_ns);
+            *t = (*t).min(e.ts_ns);
+        }
+    }
+    events
+        .into_iter()
+        .filter(|e| block_of(&e.what).is_some_and(|b| window.contains(&first[b])))
+        .collect()
+}
+
+fn block_of(what: &crate::events::EventKind) -> Option<&str> {
+    use crate::events::EventKind as K;
+    match what {
+        K::Forged { block, .. }
+        | K::Announced { block, .. }
+        | K::HeaderReceived { block, .. }
+        | K::FetchRequested { block, .. }
+        | K::FetchCompleted { block, .. }
+        | K::Adopted { block, .. } => Some(block),
+        _ => None,
+    }
+}
+
+/// Blocks adopted by all `nodes` in extracted events (the progress line).
+fn adopted_everywhere(events: &[Event], nodes: usize) -> usize {
+    let mut by: std::collections::HashMap<&str, std::collections::HashSet<&str>> =
+        std::collections::HashMap::new();
+    for e in events {
+        if let crate::events::EventKind::Adopted { block, .. } = &e.what {
+            by.entry(block).or_default().insert(&e.node);
+        }
+    }
+    by.values().filter(|n| n.len() >= nodes).count()
+}
+
+/// A node's output file read as it grows: each complete line goes through the extract
+/// rules, stamped with the time it was read (for rules without a `ts` group).
+struct OutputTail {
+    path: PathBuf,
+    node: String,
+    offset: u64,
+    partial: Vec<u8>,
+    line: usize,
+}
+
+impl OutputTail {
+    fn new(path: PathBuf, node: &str) -> Self {
+        OutputTail {
+            path,
+            node: node.to_string(),
+            offset: 0,
+            partial: Vec::new(),
+            line: 0,
+        }
+    }
+
+    fn read(&mut self, rules: &Extractors) -> Result<Vec<Event>, ClusterError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return Ok(Vec::new());
+        };
+        f.seek(SeekFrom::Start(self.offset))
+            .map_err(io(&self.path))?;
+        let mut fresh = Vec::new();
+        f.read_to_end(&mut fresh).map_err(io(&self.path))?;
+        self.offset += fresh.len() as u64;
+        self.partial.extend_from_slice(&fresh);
+        let now = dyno_now_ns();
+        let mut out = Vec::new();
+        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            out.extend(self.one(rules, &line[..end], now)?);
+        }
+        Ok(out)
+    }
+
+    /// The last line, when the node stopped without a newline.
+    fn finish(&mut self, rules: &Extractors) -> Result<Vec<Event>, ClusterError> {
+        let line = std::mem::take(&mut self.partial);
+        self.one(rules, &line, dyno_now_ns())
+            .map(|e| e.into_iter().collect())
+    }
+
+    fn one(
+        &mut self,
+        rules: &Extractors,
+        line: &[u8],
+        now: u64,
+    ) -> Result<Option<Event>, ClusterError> {
+        self.line += 1;
+        let text = String::from_utf8_lossy(line);
+        rules
+            .line(&self.node, &text, Some(now))
+            .map_err(|message| ClusterError::Log {
+                path: self.path.clone(),
+                line: self.line,
+                message,
+            })
+    }
 }
 
 fn dyno_now_ns() -> u64 {

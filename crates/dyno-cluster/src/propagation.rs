@@ -104,6 +104,9 @@ pub struct Analysis {
     pub slot_start_lateness_s: Vec<f64>,
     /// Forged blocks left out because no slot start could be found for them.
     pub blocks_without_slot_start: usize,
+    /// Metric keys the logs cannot give (a log extractor without the events they need).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<String>,
 }
 
 /// A named distribution of one metric.
@@ -119,6 +122,8 @@ pub struct Distribution {
     pub values_s: Vec<f64>,
     /// Blocks (or block-peer pairs) without a value.
     pub missing: usize,
+    /// False when the logs do not record the events this metric needs.
+    pub available: bool,
 }
 
 /// Summary of a [`Distribution`]: nearest-rank centiles, seconds.
@@ -156,6 +161,7 @@ impl Distribution {
             family,
             values_s,
             missing,
+            available: true,
         }
     }
 
@@ -267,6 +273,13 @@ impl Analysis {
             Family::Slot,
             lateness,
         ));
+        for d in &mut out {
+            if self.unavailable.contains(&d.key) {
+                d.available = false;
+                d.values_s.clear();
+                d.missing = 0;
+            }
+        }
         out
     }
 }
@@ -376,63 +389,9 @@ pub fn analyse(events: &[Event], expected_nodes: usize) -> Analysis {
             without += 1;
             continue;
         };
-        let s = Some(start);
-        let at = |node, event| ix.block(node, event, block);
-        let slot_start = ix.slot(leader, "slot_start", slot);
-        let checked = ix.slot(leader, "leadership_checked", slot);
-        let ticked = ix.slot(leader, "ticked", slot);
-        let forged_at = at(leader, "forged");
-        let announced = at(leader, "announced");
-        let forging = ForgingLoop {
-            loop_start_s: span(s, slot_start),
-            leadership_check_s: span(slot_start, checked),
-            ledger_ticking_s: span(checked, ticked),
-            mempool_snapshot_s: span(ticked, ix.slot(leader, "snapshot", slot)),
-            leadership_to_forged_s: span(checked, forged_at),
-            forged_to_announced_s: span(forged_at, announced),
-            forged_to_self_adopted_s: span(forged_at, at(leader, "adopted")),
-            slot_start_to_announced_s: span(s, announced),
-        };
-        let mut peers = Vec::new();
-        let mut adoption_s = Vec::new();
-        for &node in &nodes {
-            if let Some(t) = span(s, at(node, "adopted")) {
-                adoption_s.push((node.to_string(), t));
-            }
-            if node == leader {
-                continue;
-            }
-            let header = at(node, "header");
-            let requested = at(node, "fetch_requested");
-            let completed = at(node, "fetch_completed");
-            let timing = PeerTiming {
-                node: node.to_string(),
-                first_notice_s: span(s, header),
-                notice_to_fetch_s: span(header, requested),
-                fetch_s: span(requested, completed),
-                fetched_to_announced_s: span(completed, at(node, "announced")),
-                fetched_to_adopted_s: span(completed, at(node, "adopted")),
-            };
-            let saw_it = header.is_some() || requested.is_some() || completed.is_some();
-            if saw_it || at(node, "adopted").is_some() {
-                peers.push(timing);
-            }
-        }
-        adoption_s.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        let fractions = FRACTIONS
-            .iter()
-            .map(|&f| adoption_s.get(nodes_needed(f, node_count) - 1).map(|a| a.1))
-            .collect();
-        blocks.push(BlockPropagation {
-            block: block.to_string(),
-            slot,
-            leader: leader.to_string(),
-            slot_start_ns: start,
-            forging,
-            peers,
-            adoption_s,
-            fractions,
-        });
+        blocks.push(block_propagation(
+            &ix, &nodes, node_count, leader, slot, block, start,
+        ));
     }
     let mut lateness: Vec<f64> = ix
         .by_slot
@@ -448,6 +407,131 @@ pub fn analyse(events: &[Event], expected_nodes: usize) -> Analysis {
         blocks,
         slot_start_lateness_s: lateness,
         blocks_without_slot_start: without,
+        unavailable: Vec::new(),
+    }
+}
+
+/// One block's figures, measured from `start` (its slot start, or its reference time).
+fn block_propagation<'a>(
+    ix: &Index<'a>,
+    nodes: &BTreeSet<&'a str>,
+    node_count: usize,
+    leader: &'a str,
+    slot: u64,
+    block: &'a str,
+    start: u64,
+) -> BlockPropagation {
+    let s = Some(start);
+    let at = |node, event| ix.block(node, event, block);
+    let slot_start = ix.slot(leader, "slot_start", slot);
+    let checked = ix.slot(leader, "leadership_checked", slot);
+    let ticked = ix.slot(leader, "ticked", slot);
+    let forged_at = at(leader, "forged");
+    let announced = at(leader, "announced");
+    let forging = ForgingLoop {
+        loop_start_s: span(s, slot_start),
+        leadership_check_s: span(slot_start, checked),
+        ledger_ticking_s: span(checked, ticked),
+        mempool_snapshot_s: span(ticked, ix.slot(leader, "snapshot", slot)),
+        leadership_to_forged_s: span(checked, forged_at),
+        forged_to_announced_s: span(forged_at, announced),
+        forged_to_self_adopted_s: span(forged_at, at(leader, "adopted")),
+        slot_start_to_announced_s: span(s, announced),
+    };
+    let mut peers = Vec::new();
+    let mut adoption_s = Vec::new();
+    for &node in nodes {
+        if let Some(t) = span(s, at(node, "adopted")) {
+            adoption_s.push((node.to_string(), t));
+        }
+        if node == leader {
+            continue;
+        }
+        let header = at(node, "header");
+        let requested = at(node, "fetch_requested");
+        let completed = at(node, "fetch_completed");
+        let timing = PeerTiming {
+            node: node.to_string(),
+            first_notice_s: span(s, header),
+            notice_to_fetch_s: span(header, requested),
+            fetch_s: span(requested, completed),
+            fetched_to_announced_s: span(completed, at(node, "announced")),
+            fetched_to_adopted_s: span(completed, at(node, "adopted")),
+        };
+        let saw_it = header.is_some() || requested.is_some() || completed.is_some();
+        if saw_it || at(node, "adopted").is_some() {
+            peers.push(timing);
+        }
+    }
+    adoption_s.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    let fractions = FRACTIONS
+        .iter()
+        .map(|&f| adoption_s.get(nodes_needed(f, node_count) - 1).map(|a| a.1))
+        .collect();
+    BlockPropagation {
+        block: block.to_string(),
+        slot,
+        leader: leader.to_string(),
+        slot_start_ns: start,
+        forging,
+        peers,
+        adoption_s,
+        fractions,
+    }
+}
+
+/// A block's reference: (forged, time, node, slot).
+type Reference<'a> = (bool, u64, &'a str, u64);
+
+/// Analyses events extracted from nodes' own logs ([`crate::extract`]), which have no
+/// slot starts: a block is measured from its forging when a `forged` rule saw it, else
+/// from its first sighting on any node, whose node then stands as its leader (the
+/// proposer sees its own block first). `unavailable` names the metrics the rule set
+/// cannot measure; they are reported as such, not as zero.
+pub fn analyse_extracted(
+    events: &[Event],
+    expected_nodes: usize,
+    unavailable: &[String],
+) -> Analysis {
+    let (ix, _) = Index::build(events);
+    let nodes: BTreeSet<&str> = events.iter().map(|e| e.node.as_str()).collect();
+    let node_count = expected_nodes.max(nodes.len());
+    // Per block: (forged?, earliest time, its node, slot); a forging beats any sighting.
+    let mut reference: BTreeMap<&str, Reference> = BTreeMap::new();
+    for e in events {
+        let (slot, block, forged) = match &e.what {
+            EventKind::Forged { slot, block } => (*slot, block.as_str(), true),
+            EventKind::HeaderReceived { slot, block }
+            | EventKind::FetchRequested { slot, block }
+            | EventKind::FetchCompleted { slot, block }
+            | EventKind::Announced { slot, block }
+            | EventKind::Adopted { slot, block } => (*slot, block.as_str(), false),
+            _ => continue,
+        };
+        let candidate = (forged, e.ts_ns, e.node.as_str(), slot);
+        reference
+            .entry(block)
+            .and_modify(|r| {
+                if (candidate.0 && !r.0) || (candidate.0 == r.0 && candidate.1 < r.1) {
+                    *r = candidate;
+                }
+            })
+            .or_insert(candidate);
+    }
+    let mut order: Vec<(&str, Reference)> = reference.into_iter().collect();
+    order.sort_by_key(|&(block, (_, ts, _, slot))| (slot, ts, block));
+    let blocks = order
+        .into_iter()
+        .map(|(block, (_, start, leader, slot))| {
+            block_propagation(&ix, &nodes, node_count, leader, slot, block, start)
+        })
+        .collect();
+    Analysis {
+        node_count,
+        blocks,
+        slot_start_lateness_s: Vec::new(),
+        blocks_without_slot_start: 0,
+        unavailable: unavailable.to_vec(),
     }
 }
 

@@ -35,6 +35,9 @@ pub struct MetricReport {
     pub summary: Option<Summary>,
     /// Blocks (or block-peer pairs) without a value.
     pub missing: usize,
+    /// False when the logs do not record the events this metric needs (a log
+    /// extractor's rule set): not measured, rather than zero.
+    pub available: bool,
     /// Every value, seconds, ascending.
     pub values_s: Vec<f64>,
 }
@@ -108,6 +111,7 @@ impl ClusterReport {
                 label: d.label,
                 family: d.family,
                 missing: d.missing,
+                available: d.available,
                 values_s: d.values_s,
             })
             .collect();

@@ -59,6 +59,12 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
             .column("max", Align::Right)
             .column("mean", Align::Right);
         for m in report.metrics.iter().filter(|m| m.family == family) {
+            if !m.available {
+                let mut row = vec![Cell::new(&m.label), Cell::new("not available")];
+                row.extend((0..6).map(|_| Cell::new("")));
+                t.push_row(row);
+                continue;
+            }
             let mut row = vec![
                 Cell::new(&m.label),
                 Cell::new(m.summary.map_or(0, |s| s.count).to_string()),
