@@ -74,7 +74,14 @@ pub struct Workload {
     pub kind: WorkloadKind,
     /// Node ids the load submits to.
     pub targets: Vec<usize>,
+    /// A load generator of the node's own kind instead of `dyno load`: argv with
+    /// [`LOAD_PLACEHOLDERS`], started once every node is ready.
+    pub command: Option<Vec<String>>,
 }
+
+/// Placeholders a workload command may use: the first target's ingress address, every
+/// target's (comma-separated), the rate and the window in seconds.
+pub const LOAD_PLACEHOLDERS: [&str; 4] = ["target", "targets", "rate", "duration"];
 
 /// Transaction mix, as `dyno pipeline bench` and `dyno load` name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -212,7 +219,9 @@ struct RawTopology {
 #[serde(deny_unknown_fields)]
 struct RawWorkload {
     rate_tps: Spanned<f64>,
+    #[serde(default = "value_kind")]
     kind: WorkloadKind,
+    command: Option<Spanned<Vec<String>>>,
     targets: Option<Vec<Spanned<usize>>>,
 }
 
@@ -220,6 +229,10 @@ struct RawWorkload {
 #[serde(deny_unknown_fields)]
 struct RawAnalysis {
     hop_processing_ms: Spanned<f64>,
+}
+
+fn value_kind() -> WorkloadKind {
+    WorkloadKind::Value
 }
 
 /// Where a byte offset of `text` is: 1-based line and column.
@@ -782,6 +795,7 @@ fn workload(
             rate_tps: 0.0,
             kind: WorkloadKind::Value,
             targets: producers,
+            command: None,
         });
     };
     let rate = *w.rate_tps.get_ref();
@@ -813,10 +827,43 @@ fn workload(
             out
         }
     };
+    let command = match &w.command {
+        None => None,
+        Some(argv) => {
+            let at = argv.span().start;
+            let Some(program) = argv.get_ref().first() else {
+                return Err(cx.err(
+                    at,
+                    "workload.command",
+                    "is empty: give the program and its arguments, or leave it out for `dyno load`",
+                ));
+            };
+            for arg in argv.get_ref() {
+                if let Some(p) = placeholders(arg)
+                    .into_iter()
+                    .find(|p| !LOAD_PLACEHOLDERS.contains(p))
+                {
+                    return Err(cx.err(
+                        at,
+                        "workload.command",
+                        format!(
+                            "unknown placeholder {{{p}}} in {arg:?} (known: {})",
+                            LOAD_PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
+                        ),
+                    ));
+                }
+            }
+            if resolve_executable(program, cx.path.parent().unwrap_or(Path::new("."))).is_none() {
+                return Err(cx.err(at, "workload.command", format!("{program:?} is not an executable file (relative paths start at the cluster file's directory; bare names are looked up on PATH)")));
+            }
+            Some(argv.get_ref().clone())
+        }
+    };
     Ok(Workload {
         rate_tps: rate,
         kind: w.kind,
         targets,
+        command,
     })
 }
 

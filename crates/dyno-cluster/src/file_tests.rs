@@ -183,3 +183,32 @@ fn placeholders_are_found() {
     assert_eq!(placeholders("--peers={peers},{id}"), vec!["peers", "id"]);
     assert!(placeholders("plain").is_empty());
 }
+
+#[test]
+fn a_workload_command_and_a_ready_url_are_checked() {
+    let rate = EXAMPLE.lines().find(|l| l.starts_with("rate_tps")).unwrap();
+    let (line, key, message) = error_of(
+        rate,
+        &format!("{rate}\ncommand = [\"./no-such-load\", \"{{target}}\"]"),
+    );
+    assert_eq!(
+        (line, key.as_str()),
+        (line_of(rate, EXAMPLE) + 1, "workload.command")
+    );
+    assert!(message.contains("not an executable file"), "{message}");
+    let (_, _, message) = error_of(rate, &format!("{rate}\ncommand = [\"sh\", \"{{tps}}\"]"));
+    assert!(message.contains("unknown placeholder {tps}"), "{message}");
+    let spec = parse(&EXAMPLE.replacen(
+        rate,
+        &format!("{rate}\ncommand = [\"sh\", \"{{target}}\", \"{{rate}}\"]"),
+        1,
+    ))
+    .unwrap();
+    assert_eq!(spec.workload.command.as_ref().unwrap()[1], "{target}");
+    let (_, key, message) = error_of(
+        "threads = 1",
+        "threads = 1\nready_url = \"tcp://{ingress}\"",
+    );
+    assert_eq!(key, "node.ready_url");
+    assert!(message.contains("http://"), "{message}");
+}

@@ -193,6 +193,43 @@ impl Launch {
         }
     }
 
+    /// The load generator: the workload's own command, or `dyno load` at the targets'
+    /// QUIC ingress.
+    fn load_command(&self, spec: &ClusterSpec, genesis: &Path, window: Duration) -> Command {
+        let w = &spec.workload;
+        let ingress: Vec<String> = w
+            .targets
+            .iter()
+            .map(|&t| format!("127.0.0.1:{}", spec.ports(t).1))
+            .collect();
+        let rate = format!("{}", w.rate_tps);
+        let duration = window.as_secs().to_string();
+        if let Some(argv) = &w.command {
+            let fill = |a: &str| {
+                a.replace("{targets}", &ingress.join(","))
+                    .replace("{target}", ingress.first().map_or("", String::as_str))
+                    .replace("{rate}", &rate)
+                    .replace("{duration}", &duration)
+            };
+            let program = crate::file::resolve_executable(
+                &argv[0],
+                spec.path.parent().unwrap_or(Path::new(".")),
+            )
+            .unwrap_or_else(|| PathBuf::from(&argv[0]));
+            let mut c = Command::new(program);
+            c.args(argv[1..].iter().map(|a| fill(a)));
+            return c;
+        }
+        let mut c = Command::new(&self.dyno);
+        c.args(["load", "--genesis"]).arg(genesis);
+        for t in &ingress {
+            c.args(["--target", t]);
+        }
+        c.args(["--rate", &format!("{}", w.rate_tps.round().max(1.0))]);
+        c.args(["--duration", &duration]);
+        c
+    }
+
     /// Runs the cluster: prepare, start, wait for readiness, load, run, stop, analyse.
     /// `stop` ends the run early (Ctrl-C); the run is then incomplete.
     pub fn run(
@@ -253,23 +290,13 @@ impl Launch {
         let window = Duration::from_secs(spec.warmup_s + spec.duration_s);
         let mut load = None;
         if problems.is_empty() && spec.workload.rate_tps > 0.0 {
-            let mut c = Command::new(&self.dyno);
-            c.args(["load", "--genesis"]).arg(&genesis);
-            for &t in &spec.workload.targets {
-                c.args(["--target", &format!("127.0.0.1:{}", spec.ports(t).1)]);
-            }
-            c.args([
-                "--rate",
-                &format!("{}", spec.workload.rate_tps.round().max(1.0)),
-            ]);
-            c.args(["--duration", &window.as_secs().to_string()]);
+            let c = self.load_command(spec, &genesis, window);
             let opts = SpawnOptions {
                 log_file: Some(self.dir.join("load.out")),
                 ..SpawnOptions::default()
             };
             load = Some(
-                GuardedChild::spawn(c, &opts)
-                    .map_err(|e| launch_error(format!("dyno load: {e}")))?,
+                GuardedChild::spawn(c, &opts).map_err(|e| launch_error(format!("load: {e}")))?,
             );
             progress(Progress::LoadStarted);
         }

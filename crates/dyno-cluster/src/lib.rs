@@ -45,7 +45,7 @@ mod topology;
 pub use error::ClusterError;
 pub use file::{
     line_col, placeholders, resolve_executable, ClusterSpec, NodeCommand, NodeSpec, Region, Role,
-    Workload, WorkloadKind, PLACEHOLDERS, PORTS_PER_NODE,
+    Workload, WorkloadKind, LOAD_PLACEHOLDERS, PLACEHOLDERS, PORTS_PER_NODE,
 };
 pub use topology::{region_members, region_of, Topology, TopologyKind};
 
