@@ -72,6 +72,8 @@ pub struct Counters {
     pub fetches: u64,
     /// Fetch bytes received.
     pub fetched_bytes: u64,
+    /// Blocks given up on after every request went unanswered.
+    pub fetches_abandoned: u64,
     /// Peer messages that were not a protocol message.
     pub bad_messages: u64,
     /// Connections the transport refused, by reason.
@@ -109,7 +111,12 @@ struct Fetch {
     asked: String,
     at: Instant,
     announcers: Vec<String>,
+    tries: u32,
 }
+
+/// Requests for one block before the node gives up on it (and on the children that
+/// waited for it): a block nobody serves must not be asked for forever.
+const FETCH_TRIES: u32 = 5;
 
 /// A running node's state (owned by its loop thread).
 pub struct Node {
@@ -482,6 +489,7 @@ impl Node {
                 asked: peer.to_string(),
                 at: Instant::now(),
                 announcers: vec![peer.to_string()],
+                tries: 1,
             },
         );
     }
@@ -497,19 +505,40 @@ impl Node {
 
     fn retry_fetches(&mut self) {
         let timeout = self.opts.fetch_timeout;
-        let due: Vec<([u8; 32], u64, String)> = self
+        let due: Vec<[u8; 32]> = self
             .fetching
-            .iter_mut()
+            .iter()
             .filter(|(_, f)| f.at.elapsed() >= timeout)
-            .map(|(h, f)| {
-                let i = f.announcers.iter().position(|a| *a == f.asked).unwrap_or(0);
-                f.asked = f.announcers[(i + 1) % f.announcers.len()].clone();
-                f.at = Instant::now();
-                (*h, f.slot, f.asked.clone())
-            })
+            .map(|(h, _)| *h)
             .collect();
-        for (h, slot, peer) in due {
+        for h in due {
+            let Some(f) = self.fetching.get_mut(&h) else {
+                continue;
+            };
+            if f.tries >= FETCH_TRIES {
+                self.fetching.remove(&h);
+                self.counters.fetches_abandoned += 1;
+                self.drop_orphans_of(h);
+                continue;
+            }
+            let i = f.announcers.iter().position(|a| *a == f.asked).unwrap_or(0);
+            f.asked = f.announcers[(i + 1) % f.announcers.len()].clone();
+            f.at = Instant::now();
+            f.tries += 1;
+            let (slot, peer) = (f.slot, f.asked.clone());
             self.ask(h, slot, &peer);
+        }
+    }
+
+    /// Forgets the blocks that waited for `parent` (and theirs): it will not come.
+    fn drop_orphans_of(&mut self, parent: [u8; 32]) {
+        let mut gone = vec![parent];
+        while let Some(p) = gone.pop() {
+            for (b, _) in self.orphans.remove(&p).unwrap_or_default() {
+                if let Some(h) = Header::decode_prefix(&b) {
+                    gone.push(h.hash());
+                }
+            }
         }
     }
 

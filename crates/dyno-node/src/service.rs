@@ -381,6 +381,12 @@ pub fn metrics_text(
             &one(c.fetches as f64),
         );
         family(
+            "dyno_node_block_fetches_abandoned_total",
+            "counter",
+            "Blocks given up on after every request went unanswered.",
+            &one(c.fetches_abandoned as f64),
+        );
+        family(
             "dyno_node_block_fetched_bytes_total",
             "counter",
             "Bytes of block bodies fetched.",

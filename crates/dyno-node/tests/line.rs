@@ -79,7 +79,10 @@ impl Line {
             let transport = hub.join(id, tx.clone(), peers);
             let path = dir.join(format!("{id}.jsonl"));
             let log = Arc::new(EventLog::open(id, Some(&path)).unwrap());
-            let opts = NodeOptions::new(id, peers.iter().map(|p| p.to_string()).collect());
+            let mut opts = NodeOptions::new(id, peers.iter().map(|p| p.to_string()).collect());
+            // In-memory links answer at once; a short timeout lets the tests see a
+            // fetch given up on within a few slots.
+            opts.fetch_timeout = Duration::from_millis(150);
             let node = Node::new(
                 opts,
                 g.clone(),
@@ -269,7 +272,8 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     // A body that is not a block at all.
     line.hub
         .deliver("x", "a", Message::Block(vec![7; 40]).encode());
-    sleep_slots(3);
+    // Long enough for the unanswered parent fetch to be given up on (5 x 150 ms).
+    sleep_slots(7);
     let logs = line.logs.clone();
     let st = line.stop_mid_slot(&g);
     let reasons: HashSet<String> = events(&logs["a"], "rejected")
@@ -295,6 +299,12 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
         );
         assert_eq!(s.chain, st["a"].chain);
     }
+    // The child of a parent nobody serves is given up on after its tries.
+    assert!(
+        st["a"].counters.fetches_abandoned >= 1,
+        "{:?}",
+        st["a"].counters
+    );
     for id in ["b", "c"] {
         for e in events(&logs[id], "header_received") {
             assert!(
