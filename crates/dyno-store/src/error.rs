@@ -154,6 +154,9 @@ pub enum StoreError {
     /// The Parquet encoder refused the data.
     #[error("cannot encode the Parquet export: {0}")]
     Parquet(String),
+    /// Parquet export was asked of a build without the `parquet` cargo feature.
+    #[error("Parquet export is not in this build: rebuild with the cargo feature `parquet` (on by default)")]
+    ParquetDisabled,
 }
 
 impl StoreError {
@@ -172,6 +175,7 @@ impl StoreError {
                 | StoreError::BadUrl { .. }
                 | StoreError::Unreachable { .. }
                 | StoreError::Login { .. }
+                | StoreError::ParquetDisabled
         )
     }
 

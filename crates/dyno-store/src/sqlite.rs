@@ -79,10 +79,7 @@ impl Sqlite {
         let version = schema::check(schema::inspect(&conn, path)?, path)?;
         // SQLite silently opens a write-protected file read-only; say so now rather than
         // at the first sample.
-        if conn
-            .is_readonly(rusqlite::DatabaseName::Main)
-            .map_err(sql)?
-        {
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(sql)? {
             return Err(StoreError::ReadOnly {
                 path: path.to_path_buf(),
             });

@@ -463,6 +463,12 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    if a.format == ExportKind::Parquet && !cfg!(feature = "parquet") {
+        bail!(
+            "--format parquet: this dyno was built without the cargo feature `parquet` \
+             (on by default); rebuild with `--features parquet`"
+        );
+    }
     let store = open_read(&a.db)?;
     let format = match a.format {
         ExportKind::Csv => ExportFormat::Csv,

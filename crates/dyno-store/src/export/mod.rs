@@ -9,6 +9,7 @@
 
 mod csv;
 mod jsonl;
+#[cfg(feature = "parquet")]
 mod parquet;
 
 use crate::error::StoreError;
@@ -24,7 +25,9 @@ pub enum ExportFormat {
     Csv,
     /// One JSON object per line.
     JsonLines,
-    /// Apache Parquet, Snappy-compressed, row groups of 65 536 rows.
+    /// Apache Parquet, Snappy-compressed, row groups of 65 536 rows. Needs the `parquet`
+    /// cargo feature (on by default); without it an export in this format is
+    /// [`StoreError::ParquetDisabled`].
     Parquet,
 }
 
@@ -99,7 +102,10 @@ pub(crate) fn encoder(format: ExportFormat) -> Result<Box<dyn Encoder>, StoreErr
     Ok(match format {
         ExportFormat::Csv => Box::new(csv::Csv),
         ExportFormat::JsonLines => Box::new(jsonl::JsonLines),
+        #[cfg(feature = "parquet")]
         ExportFormat::Parquet => Box::new(parquet::Parquet::new()?),
+        #[cfg(not(feature = "parquet"))]
+        ExportFormat::Parquet => return Err(StoreError::ParquetDisabled),
     })
 }
 
@@ -243,6 +249,19 @@ impl Sqlite {
 #[cfg(test)]
 mod tests {
     use super::format_f64;
+
+    #[cfg(not(feature = "parquet"))]
+    #[test]
+    fn parquet_is_refused_without_the_feature() {
+        use super::{encoder, ExportFormat};
+        use crate::error::StoreError;
+        let err = encoder(ExportFormat::Parquet)
+            .err()
+            .expect("no parquet encoder");
+        assert!(matches!(err, StoreError::ParquetDisabled), "{err:?}");
+        assert!(err.to_string().contains("cargo feature `parquet`"), "{err}");
+        assert!(encoder(ExportFormat::Csv).is_ok());
+    }
 
     #[test]
     fn floats_format_short_and_round_trip() {

@@ -88,7 +88,7 @@ impl Parquet {
         let schema = Arc::new(parse_message_type(SCHEMA).map_err(err)?);
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(ROW_GROUP)
+            .set_max_row_group_row_count(Some(ROW_GROUP))
             .set_created_by(format!("dyno-store {}", env!("CARGO_PKG_VERSION")))
             .build();
         let sink = Shared::default();
