@@ -162,7 +162,7 @@ impl Host {
             .map_or(0, |kib| kib * 1024);
         let virtualization = detect_virtualization(&cpu_flags);
         Host {
-            hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+            hostname: dyno_proc::procfs::hostname().unwrap_or_default(),
             cpu_model,
             cpu_flags,
             cores_online,
@@ -252,29 +252,14 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
 /// Share of all CPU time that was busy (not idle or iowait) over `window`, from
 /// `/proc/stat`; `None` when it cannot be read. Used to warn that a machine is not quiet.
 pub fn cpu_busy_fraction(window: Duration) -> Option<f64> {
-    fn snapshot() -> Option<(u64, u64)> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let line = stat.lines().find(|l| l.starts_with("cpu "))?;
-        let v: Vec<u64> = line
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        if v.len() < 5 {
-            return None;
-        }
-        let total: u64 = v.iter().take(8).sum();
-        let idle = v[3] + v[4];
-        Some((total, idle))
-    }
-    let (t0, i0) = snapshot()?;
+    let t0 = dyno_proc::procfs::host_cpu_ticks()?;
     std::thread::sleep(window);
-    let (t1, i1) = snapshot()?;
-    let dt = t1.saturating_sub(t0);
+    let t1 = dyno_proc::procfs::host_cpu_ticks()?;
+    let dt = t1.total.saturating_sub(t0.total);
     if dt == 0 {
         return Some(0.0);
     }
-    Some(1.0 - (i1.saturating_sub(i0)) as f64 / dt as f64)
+    Some(1.0 - (t1.idle.saturating_sub(t0.idle)) as f64 / dt as f64)
 }
 
 #[cfg(test)]

@@ -38,23 +38,16 @@ pub fn current_tid() -> u64 {
     tid as u64
 }
 
-/// True when a process with this pid exists (it may belong to another user).
+/// True when a process with this pid runs (a zombie has exited: it holds nothing), as
+/// `dyno_proc` reads /proc.
 pub fn pid_alive(pid: u32) -> bool {
-    if pid == 0 || pid > i32::MAX as u32 {
-        return false;
-    }
-    // SAFETY: signal 0 only checks existence and permission; it sends nothing.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    matches!(dyno_proc::liveness(pid), dyno_proc::Liveness::Alive { .. })
 }
 
-/// The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat),
-/// used to tell a live creator from an unrelated process that reused its pid.
+/// The start time of a live process in clock ticks since boot, used to tell a live
+/// creator from an unrelated process that reused its pid.
 pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields restart after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    dyno_proc::start_ticks(pid)
 }
 
 /// Voluntary and involuntary context switches of the calling thread.
