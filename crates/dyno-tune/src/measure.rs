@@ -1,12 +1,12 @@
 //! Running one benchmark of one subject, behind a trait so the scheduler is tested (and
 //! simulated) without building or running anything.
 
+use dyno_proc::{GuardedChild, Signal, SpawnOptions, Stream};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use wait_timeout::ChildExt as _;
 
 /// One benchmark run to perform.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,10 +51,18 @@ pub trait Executor {
     fn run(&mut self, job: &Job) -> Outcome;
 }
 
-/// Runs each job as a child process, stdin closed, stdout and stderr captured, killed when
-/// it runs past the job's timeout.
+/// Runs each job as a child process in a process group of its own (a [`GuardedChild`]),
+/// stdin closed, stdout and stderr captured; a run past the job's timeout is SIGKILLed
+/// with its whole group, so a benchmark that forks leaves nothing behind.
 #[derive(Debug, Default, Clone)]
 pub struct ProcessExecutor;
+
+/// What the reader threads of a run collect: stdout and stderr, line by line.
+#[derive(Default)]
+struct Captured {
+    stdout: String,
+    stderr: String,
+}
 
 impl Executor for ProcessExecutor {
     fn run(&mut self, job: &Job) -> Outcome {
@@ -64,14 +72,28 @@ impl Executor for ProcessExecutor {
                 ..Outcome::default()
             };
         };
+        let captured = Arc::new(Mutex::new(Captured::default()));
+        let sink = captured.clone();
+        let opts = SpawnOptions {
+            // A timed-out benchmark is killed outright, as before: no grace to finish.
+            stop_signal: Signal::Kill,
+            // The whole output is kept below; no separate tail is needed.
+            tail_lines: 0,
+            on_line: Some(Arc::new(move |stream, line| {
+                let mut c = sink.lock().unwrap_or_else(|e| e.into_inner());
+                let text = match stream {
+                    Stream::Stdout => &mut c.stdout,
+                    Stream::Stderr => &mut c.stderr,
+                };
+                text.push_str(line);
+                text.push('\n');
+            })),
+            ..SpawnOptions::default()
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(args);
         let started = Instant::now();
-        let child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
-        let mut child = match child {
+        let mut child = match GuardedChild::spawn(cmd, &opts) {
             Ok(c) => c,
             Err(e) => {
                 return Outcome {
@@ -80,44 +102,13 @@ impl Executor for ProcessExecutor {
                 }
             }
         };
-        // Both pipes are read on threads, so a chatty program cannot block on a full pipe
-        // and the wait below can time out.
-        let reader = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut s = Vec::new();
-                if let Some(mut p) = pipe {
-                    let _ = p.read_to_end(&mut s);
-                }
-                s
-            })
-        };
-        let out_reader = reader(child.stdout.take().map(|p| Box::new(p) as _));
-        let err_reader = reader(child.stderr.take().map(|p| Box::new(p) as _));
-        let (status, timed_out) = match child.wait_timeout(job.timeout) {
-            Ok(Some(status)) => (Some(status), false),
-            Ok(None) => {
-                let _ = child.kill();
-                (child.wait().ok(), true)
-            }
-            Err(_) => (child.wait().ok(), false),
-        };
-        let wall_time_s = started.elapsed().as_secs_f64();
-        // A grandchild that inherited the pipes could hold them open after a kill; the
-        // readers are then left behind rather than waited for.
-        let collect = |r: std::thread::JoinHandle<Vec<u8>>| {
-            if timed_out {
-                let grace = Instant::now() + Duration::from_secs(1);
-                while !r.is_finished() && Instant::now() < grace {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                if !r.is_finished() {
-                    return Vec::new();
-                }
-            }
-            r.join().unwrap_or_default()
-        };
-        let stdout = collect(out_reader);
-        let mut stderr = String::from_utf8_lossy(&collect(err_reader)).into_owned();
+        let (wall_time_s, timed_out) = wait_for_exit(&mut child, started, job.timeout);
+        // Reaps the child and SIGKILLs what is left of its group: on a timeout the
+        // benchmark and everything it started, after a normal exit any background process
+        // it left. The output read until then is kept.
+        let stopped = child.stop(Duration::ZERO);
+        let Captured { stdout, mut stderr } =
+            std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
         if timed_out {
             stderr.push_str(&format!(
                 "\n(killed after {:.0} s: the benchmark's timeout)",
@@ -125,12 +116,36 @@ impl Executor for ProcessExecutor {
             ));
         }
         Outcome {
-            exit_code: status.and_then(|s| s.code()),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            exit_code: stopped.status.and_then(|s| s.code()),
+            stdout,
             stderr,
             wall_time_s,
             timed_out,
         }
+    }
+}
+
+/// Waits until `child` exits or `timeout` has passed since `started`; returns the
+/// wall-clock seconds until the exit was seen and whether the timeout passed first.
+///
+/// `GuardedChild` offers no blocking wait, so this polls, at an interval of 1/500 of the
+/// time elapsed (50 us to 10 ms): the wall time is late by at most 0.2% (10 ms past five
+/// seconds), while a run of minutes costs about a hundred cheap `waitpid` calls a second.
+pub(crate) fn wait_for_exit(
+    child: &mut GuardedChild,
+    started: Instant,
+    timeout: Duration,
+) -> (f64, bool) {
+    loop {
+        let elapsed = started.elapsed();
+        if child.exited().is_some() {
+            return (started.elapsed().as_secs_f64(), false);
+        }
+        if elapsed >= timeout {
+            return (elapsed.as_secs_f64(), true);
+        }
+        let pause = (elapsed / 500).clamp(Duration::from_micros(50), Duration::from_millis(10));
+        std::thread::sleep(pause.min(timeout - elapsed));
     }
 }
 
@@ -282,16 +297,52 @@ mod tests {
 
     #[test]
     fn a_run_past_its_timeout_is_killed_and_keeps_what_it_printed() {
-        // `exec` so the shell itself is the sleeper and the kill reaches it.
-        let out = ProcessExecutor.run(&job(
-            "echo started; exec sleep 60",
-            Duration::from_millis(300),
-        ));
+        let out = ProcessExecutor.run(&job("echo started; sleep 60", Duration::from_millis(300)));
         assert!(out.timed_out);
         assert!(!out.success());
         assert!(out.wall_time_s < 30.0, "waited {} s", out.wall_time_s);
         assert_eq!(out.stdout, "started\n");
         assert!(out.stderr.contains("killed after"), "{}", out.stderr);
+    }
+
+    /// Pids of live processes whose command line is exactly `argv`.
+    fn processes_running(argv: &[&str]) -> Vec<u32> {
+        let want: Vec<u8> = argv
+            .iter()
+            .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+            .collect();
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| matches!(dyno_proc::liveness(pid), dyno_proc::Liveness::Alive { .. }))
+            .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+            .collect()
+    }
+
+    #[test]
+    fn a_timed_out_benchmark_takes_its_grandchildren_with_it() {
+        // A sleep length no other run uses (this test process's pid in it), so the check
+        // below sees only this run's sleeps.
+        let secs = format!("9{}1", std::process::id());
+        let argv = ["sleep", secs.as_str()];
+        let out = ProcessExecutor.run(&job(
+            &format!("sleep {secs} & echo forked; sleep {secs}"),
+            Duration::from_millis(300),
+        ));
+        // SIGKILL is delivered asynchronously: allow the killed sleeps a moment to exit.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut left = processes_running(&argv);
+        while !left.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            left = processes_running(&argv);
+        }
+        for &pid in &left {
+            // Never leave them behind, even when the assertion fails.
+            let _ = dyno_proc::signal_process(pid, dyno_proc::Signal::Kill);
+        }
+        assert!(out.timed_out);
+        assert_eq!(out.stdout, "forked\n");
+        assert!(left.is_empty(), "left behind: {left:?}");
     }
 
     #[test]

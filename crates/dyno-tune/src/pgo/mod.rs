@@ -26,12 +26,12 @@ use crate::build::{
 use crate::error::TuneError;
 use crate::profile::Pgo;
 use crate::variant::BuildPlan;
+use dyno_proc::{GuardedChild, Signal, SpawnOptions};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use wait_timeout::ChildExt as _;
 
 mod recipe;
 mod tools;
@@ -204,29 +204,24 @@ fn run_logged(
     let (program, args) = line
         .split_first()
         .ok_or_else(|| StepError::Failed("empty command line".into()))?;
-    let out = std::fs::File::create(log).map_err(io_err(log))?;
-    let err = out.try_clone().map_err(io_err(log))?;
-    let started = Instant::now();
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .map_err(|e| StepError::Failed(format!("cannot start `{}`: {e}", line.join(" "))))?;
-    let status = match child.wait_timeout(timeout) {
-        Ok(Some(s)) => Some(s),
-        Ok(None) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            None
-        }
-        Err(_) => child.wait().ok(),
+    // Truncated here; the child's output lines are then appended to it.
+    std::fs::File::create(log).map_err(io_err(log))?;
+    let opts = SpawnOptions {
+        // Past the timeout the command is killed outright with its whole group (a
+        // training script's children included).
+        stop_signal: Signal::Kill,
+        log_file: Some(log.to_path_buf()),
+        ..SpawnOptions::default()
     };
-    let seconds = started.elapsed().as_secs_f64();
-    let output = std::fs::read_to_string(log).unwrap_or_default();
-    let output = crate::environment::tail(&output, 20);
+    let mut cmd = Command::new(program);
+    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+    let started = Instant::now();
+    let mut child = GuardedChild::spawn(cmd, &opts)
+        .map_err(|e| StepError::Failed(format!("cannot start `{}`: {e}", line.join(" "))))?;
+    let (seconds, timed_out) = crate::measure::wait_for_exit(&mut child, started, timeout);
+    let stopped = child.stop(Duration::ZERO);
+    let status = if timed_out { None } else { stopped.status };
+    let output = stopped.last_lines.join("\n");
     match status {
         Some(s) if s.success() => Ok(seconds),
         Some(s) => Err(StepError::Failed(format!(
