@@ -128,19 +128,10 @@ fn main() {
     }
 }
 
-/// User plus system CPU time of this process, from `/proc/self/stat` (USER_HZ = 100):
-/// on a busy machine it shows the work done apart from the wait for a core.
+/// User plus system CPU time of this process: on a busy machine it shows the work done
+/// apart from the wait for a core.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after_name = stat.rsplit(')').next().unwrap_or("");
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(14 - 3) + ticks(15 - 3)) / 100.0
+    dyno_proc::procfs::own_cpu_seconds().unwrap_or(0.0)
 }
 
 fn file_size(path: &Path) -> u64 {
@@ -155,12 +146,8 @@ fn mib(bytes: u64) -> String {
 fn peak_rss() -> String {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(|l| l[6..].trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
+        .and_then(|s| dyno_proc::procfs::parse_status(&s).peak_rss_bytes)
+        .map_or_else(|| "unknown".into(), mib)
 }
 
 /// Resets `VmHWM` to the current RSS (Linux 4.0+); harmless where unsupported.

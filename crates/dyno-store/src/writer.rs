@@ -7,6 +7,8 @@
 //! as `incomplete`, and `Store::reap_dead_runs` writes that down. A writer on another
 //! host, or one this system cannot check (no `/proc`), is never declared dead.
 
+use dyno_proc::procfs::{self, Liveness};
+
 /// The identity of a process that writes runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Writer {
@@ -25,7 +27,7 @@ impl Writer {
         Writer {
             host: hostname(),
             pid,
-            token: token_of("self"),
+            token: token_of(pid),
         }
     }
 
@@ -38,48 +40,28 @@ impl Writer {
         let Some(recorded) = &self.token else {
             return false;
         };
-        let Some(boot) = boot_id() else {
+        let Some(boot) = procfs::boot_id() else {
             return false;
         };
         if !recorded.starts_with(&format!("{boot}:")) {
             return true; // the machine rebooted since
         }
-        match token_of(&self.pid.to_string()) {
-            Some(now) => &now != recorded || is_zombie(self.pid),
-            None => true, // no such process
+        match procfs::liveness(self.pid) {
+            Liveness::Alive { start_ticks } => *recorded != format!("{boot}:{start_ticks}"),
+            // Exited (a zombie not yet reaped), or no such process.
+            Liveness::Zombie | Liveness::Gone => true,
         }
     }
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    procfs::hostname().unwrap_or_default()
 }
 
-fn boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-/// Fields of `/proc/<pid>/stat` after the command name (which may hold spaces and parens).
-fn stat_fields(pid: &str) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
-
-fn token_of(pid: &str) -> Option<String> {
-    // After the command name come state (field 3) ... starttime (field 22).
-    let start = stat_fields(pid)?.get(22 - 3)?.clone();
-    Some(format!("{}:{start}", boot_id()?))
-}
-
-fn is_zombie(pid: u32) -> bool {
-    stat_fields(&pid.to_string())
-        .and_then(|f| f.first().cloned())
-        .is_some_and(|state| state == "Z" || state == "X")
+/// `boot_id:start_ticks` of a live process.
+fn token_of(pid: u32) -> Option<String> {
+    let start = procfs::start_ticks(pid)?;
+    Some(format!("{}:{start}", procfs::boot_id()?))
 }
 
 #[cfg(test)]
@@ -102,7 +84,7 @@ mod tests {
         child.wait().unwrap();
         let gone = Writer {
             pid,
-            token: Some(format!("{}:1", boot_id().unwrap())),
+            token: Some(format!("{}:1", procfs::boot_id().unwrap())),
             ..me.clone()
         };
         assert!(gone.is_dead());

@@ -207,9 +207,7 @@ impl PgServer {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        let _ = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status();
+        let _ = dyno_proc::signal_process(child.id(), dyno_proc::Signal::Int);
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if child.try_wait().ok().flatten().is_some() {
