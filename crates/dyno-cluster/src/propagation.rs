@@ -104,6 +104,9 @@ pub struct Analysis {
     pub slot_start_lateness_s: Vec<f64>,
     /// Forged blocks left out because no slot start could be found for them.
     pub blocks_without_slot_start: usize,
+    /// What a block's times count from: `"slot start"`, or `"first sighting"` for
+    /// events extracted from logs without slots.
+    pub measured_from: &'static str,
     /// Metric keys the logs cannot give (a log extractor without the events they need).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<String>,
@@ -407,6 +410,7 @@ pub fn analyse(events: &[Event], expected_nodes: usize) -> Analysis {
         blocks,
         slot_start_lateness_s: lateness,
         blocks_without_slot_start: without,
+        measured_from: "slot start",
         unavailable: Vec::new(),
     }
 }
@@ -518,6 +522,7 @@ pub fn analyse_extracted(
             })
             .or_insert(candidate);
     }
+    let forged_any = reference.values().any(|r| r.0);
     let mut order: Vec<(&str, Reference)> = reference.into_iter().collect();
     order.sort_by_key(|&(block, (_, ts, _, slot))| (slot, ts, block));
     let blocks = order
@@ -531,6 +536,11 @@ pub fn analyse_extracted(
         blocks,
         slot_start_lateness_s: Vec::new(),
         blocks_without_slot_start: 0,
+        measured_from: if forged_any {
+            "forging"
+        } else {
+            "first sighting"
+        },
         unavailable: unavailable.to_vec(),
     }
 }

@@ -305,10 +305,16 @@ fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// A stored `cluster run`: its run directory and cluster file, from the run's settings.
-fn stored_run(
-    a: &ReportArgs,
-    id: dyno_store::RunId,
-) -> Result<(PathBuf, PathBuf, std::ops::Range<u64>)> {
+/// What a stored run's report needs: its run directory, cluster file, slots, and (for
+/// extracted logs) its window in Unix ns.
+struct StoredRun {
+    dir: PathBuf,
+    file: PathBuf,
+    slots: std::ops::Range<u64>,
+    window_ns: Option<std::ops::Range<u64>>,
+}
+
+fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredRun> {
     let path = crate::db::path(&a.db);
     let store = dyno_store::Store::open_read_only(&path)
         .map_err(crate::db::classify)
@@ -340,27 +346,90 @@ fn stored_run(
     let (Some(first), Some(end)) = (slot(0), slot(1)) else {
         bail!("run {id}: no `slots` in its settings");
     };
-    Ok((dir, text("cluster_file")?, first..end))
+    let window = |i: usize| run.info.settings["window_ns"][i].as_u64();
+    let window_ns = window(0).zip(window(1)).map(|(a, b)| a..b);
+    Ok(StoredRun {
+        dir,
+        file: text("cluster_file")?,
+        slots: first..end,
+        window_ns,
+    })
+}
+
+/// Events read from the nodes' own output by the cluster file's `[extract]` rules: for
+/// a directory, each node's `<name>.out`; a file is the node its stem names.
+fn extracted_events(
+    spec: &ClusterSpec,
+    rules: &dyno_cluster::extract::Extractors,
+    paths: &[PathBuf],
+) -> Result<Vec<dyno_cluster::events::Event>> {
+    if !rules.timed_in_line() {
+        bail!(
+            "{}: an [extract] rule has no (?P<ts>...) group, so its times were taken as the \
+             lines were read; only `dyno cluster run` reports on such a cluster",
+            spec.path.display()
+        );
+    }
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            for n in &spec.nodes {
+                files.push((p.join(format!("{}.out", n.name)), n.name.clone()));
+            }
+        } else {
+            let node = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            files.push((p.clone(), node));
+        }
+    }
+    let mut all = Vec::new();
+    for (file, node) in files {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading node output {}", file.display()))?;
+        all.extend(rules.parse_log(&file, &node, &text)?);
+    }
+    Ok(all)
 }
 
 fn report(a: &ReportArgs) -> Result<ExitCode> {
     let mut spec = a.cluster.as_deref().map(ClusterSpec::load).transpose()?;
     let mut logs = a.logs.clone();
     let mut slots = None;
+    let mut window_ns = None;
     if let [only] = a.logs.as_slice() {
         let id = only
             .to_str()
             .and_then(|t| t.parse::<dyno_store::RunId>().ok());
         if let (Some(id), false) = (id, only.exists()) {
-            let (dir, file, run_slots) = stored_run(a, id)?;
-            slots = Some(run_slots);
+            let run = stored_run(a, id)?;
+            slots = Some(run.slots);
+            window_ns = run.window_ns;
             if spec.is_none() {
                 spec = Some(
-                    ClusterSpec::load(&file).with_context(|| format!("run {id}'s cluster file"))?,
+                    ClusterSpec::load(&run.file)
+                        .with_context(|| format!("run {id}'s cluster file"))?,
                 );
             }
-            logs = vec![dir];
+            logs = vec![run.dir];
         }
+    }
+    let expected = spec
+        .as_ref()
+        .map(|s| s.nodes.len())
+        .or(a.nodes)
+        .unwrap_or(0);
+    if let Some((spec, rules)) = spec.as_ref().and_then(|s| Some((s, s.extract.as_ref()?))) {
+        let mut all = extracted_events(spec, rules, &logs)?;
+        if let Some(window) = &window_ns {
+            all = dyno_cluster::launch::in_window(all, window);
+        }
+        if all.is_empty() {
+            bail!("no line of the node outputs given matches an [extract] rule");
+        }
+        let analysis = propagation::analyse_extracted(&all, expected, &rules.unavailable());
+        return print_report(&analysis, Some(spec), &[], a.format, a.html.as_deref());
     }
     let mut all = Vec::new();
     for file in log_files(&logs)? {
@@ -372,11 +441,6 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
     if all.is_empty() {
         bail!("no propagation events (\"kind\":\"event\" lines) in the logs given");
     }
-    let expected = spec
-        .as_ref()
-        .map(|s| s.nodes.len())
-        .or(a.nodes)
-        .unwrap_or(0);
     let analysis = propagation::analyse(&all, expected);
     print_report(&analysis, spec.as_ref(), &[], a.format, a.html.as_deref())
 }
@@ -542,6 +606,7 @@ fn save(
             "rate_tps": spec.workload.rate_tps,
             "blocks": report.blocks,
             "slots": [outcome.slots.start, outcome.slots.end],
+            "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
             "missing": report.metrics.iter().map(|m| (m.key.clone(), m.missing)).collect::<std::collections::BTreeMap<_, _>>(),
             "problems": outcome.problems,
             "debug_build": debug_build,

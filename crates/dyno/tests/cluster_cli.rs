@@ -471,3 +471,112 @@ fn no_node_outlives_a_sigkilled_dyno() {
     }
     assert_eq!(processes_mentioning(&needle), Vec::<String>::new());
 }
+
+#[test]
+fn an_extract_rule_without_a_block_group_exits_2_before_any_node_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_cluster(dir.path(), 43700, "command = [\"/bin/sleep\", \"60\"]");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text = text.replace("[workload]\nrate_tps = 10", "[workload]\nrate_tps = 0");
+    text.push_str("\n[extract]\nadopted = 'committed state at (?P<ts>\\S+)'\n");
+    std::fs::write(&file, text).unwrap();
+    let run_dir = dir.path().join("run");
+    dyno()
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["cluster", "run", "--no-save", "--dir"])
+        .arg(&run_dir)
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("three.toml:34:11:"))
+        .stderr(predicate::str::contains("`extract.adopted`"))
+        .stderr(predicate::str::contains("(?P<height>"));
+    assert!(!run_dir.exists(), "nothing may be left behind");
+}
+
+/// The pinned CometBFT releases as examples/compare-cometbft/install.sh installs them.
+fn cometbft_installed(release: &str) -> bool {
+    let dir = std::env::var_os("DYNO_COMETBFT_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(|c| Path::new(&c).join("dyno/cometbft"))
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/dyno/cometbft"))
+                })
+        });
+    dir.is_some_and(|d| d.join(release).join("cometbft").is_file())
+}
+
+#[test]
+fn cometbft_testnets_run_with_commit_times_from_their_logs() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cluster-cometbft");
+    for (release, file, port) in [
+        ("v0.38.17", "v0.38.toml", 28200),
+        ("v1.0.1", "v1.0.toml", 28220),
+    ] {
+        if !cometbft_installed(release) {
+            eprintln!(
+                "note: CometBFT {release} is not installed; skipping its testnet \
+                 (run examples/compare-cometbft/install.sh)"
+            );
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string(examples.join(file))
+            .unwrap()
+            .replace(
+                "./run-node.sh",
+                &examples.join("run-node.sh").display().to_string(),
+            )
+            .replace(
+                "../compare-cometbft/load.py",
+                &examples
+                    .join("../compare-cometbft/load.py")
+                    .display()
+                    .to_string(),
+            )
+            .replace("duration_s = 20", "duration_s = 6")
+            .replace("warmup_s = 3", "warmup_s = 1")
+            .replace("base_port = 28100", &format!("base_port = {port}"));
+        let cluster = dir.path().join(file);
+        std::fs::write(&cluster, text).unwrap();
+        let run_dir = dir.path().join("run");
+        let out = dyno()
+            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+            .args(["cluster", "run", "--no-save", "--format", "json", "--dir"])
+            .arg(&run_dir)
+            .arg(&cluster)
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .success();
+        let report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let metric = |key: &str| {
+            report["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["key"] == key)
+                .unwrap()
+                .clone()
+        };
+        // One block a second or so: a 6 s window holds several, each committed by all 4.
+        let full = metric("adoption_1.00");
+        let blocks = full["values_s"].as_array().unwrap();
+        assert!(blocks.len() >= 3, "{release}: {full}");
+        assert!(
+            blocks.iter().all(|v| v.as_f64().unwrap() > 0.0),
+            "{release}: {full}"
+        );
+        assert_eq!(full["available"], true);
+        assert_eq!(metric("peer.first_notice")["available"], true);
+        // No info-level line says "I proposed this": the rules give no forging loop.
+        assert_eq!(metric("forging.loop_start")["available"], false);
+        assert!(run_dir.join("n3.out").is_file());
+        // The load script ran and said so once a second.
+        let load = std::fs::read_to_string(run_dir.join("load.out")).unwrap();
+        assert!(load.contains("achieved_tps"), "{release}: {load}");
+        let left = processes_mentioning(&dir.path().display().to_string());
+        assert!(left.is_empty(), "{release}: left running: {left:?}");
+    }
+}

@@ -48,7 +48,10 @@ pub fn html_report(report: &ClusterReport, spec: Option<&ClusterSpec>) -> String
     }
     let metric = Metric::new("adoption time", Unit::Seconds, Direction::LowerIsBetter);
     let mut cdf = CdfPlot::new(
-        "Adoption time from slot start, per fraction of nodes",
+        format!(
+            "Adoption time from {}, per fraction of nodes",
+            report.measured_from
+        ),
         metric,
     );
     let mut drawn = false;

@@ -85,6 +85,8 @@ pub struct ClusterReport {
     pub node_count: usize,
     /// Blocks analysed.
     pub blocks: usize,
+    /// What block times count from (`slot start`, `forging`, `first sighting`).
+    pub measured_from: &'static str,
     /// Forged blocks without a slot start (left out).
     pub blocks_without_slot_start: usize,
     /// The adoption fractions, in the order of every `adoption_s` list.
@@ -147,6 +149,7 @@ impl ClusterReport {
             node_count: analysis.node_count,
             blocks: analysis.blocks.len(),
             blocks_without_slot_start: analysis.blocks_without_slot_start,
+            measured_from: analysis.measured_from,
             fractions: FRACTIONS.to_vec(),
             metrics,
             per_block,

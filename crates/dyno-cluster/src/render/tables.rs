@@ -35,11 +35,12 @@ pub fn headline(report: &ClusterReport) -> Vec<String> {
 
 /// One table per metric family, then the prediction when the cluster file was given.
 pub fn tables(report: &ClusterReport) -> Vec<Table> {
+    let adoption = format!(
+        "End-to-end adoption (from {}, per block)",
+        report.measured_from
+    );
     let families = [
-        (
-            Family::Adoption,
-            "End-to-end adoption (from slot start, per block)",
-        ),
+        (Family::Adoption, adoption.as_str()),
         (Family::Forging, "Forging loop (on the leader, per block)"),
         (Family::Peer, "Peer metrics (per block and receiving node)"),
         (
