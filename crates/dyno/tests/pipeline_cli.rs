@@ -252,10 +252,7 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
     }
 
     // Ctrl-C ends the run cleanly with a summary and a stored run; the workspace is gone.
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    dyno_proc::signal_process(child.id(), dyno_proc::Signal::Int).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
     let summary = String::from_utf8(out.stdout).unwrap();

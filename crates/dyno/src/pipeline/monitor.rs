@@ -125,9 +125,9 @@ fn wait_for(path: &Path, wait_secs: u64) -> anyhow::Result<Workspace> {
     }
 }
 
-/// True while process `pid` exists.
+/// True while process `pid` runs (a zombie has exited).
 fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+    matches!(dyno_proc::liveness(pid), dyno_proc::Liveness::Alive { .. })
 }
 
 fn count_cell(total: u64, change: u64, alarming: bool) -> Cell {
