@@ -235,3 +235,32 @@ fn a_line_whose_time_does_not_fit_names_the_rule() {
         "{e}"
     );
 }
+
+#[test]
+fn a_rule_without_ts_stamps_the_time_the_line_was_read() {
+    let rules = Extractors::new(
+        &[(
+            RuleEvent::Adopted,
+            r"committed state .*height=(?P<height>\d+)",
+        )],
+        None,
+    )
+    .unwrap();
+    assert!(!rules.timed_in_line());
+    let line = V038[2]
+        .lines()
+        .find(|l| l.contains("committed state"))
+        .unwrap();
+    let e = rules.line("n2", line, Some(42)).unwrap().unwrap();
+    assert_eq!(e.ts_ns, 42);
+    assert_eq!(
+        e.what,
+        EventKind::Adopted {
+            slot: 3,
+            block: "3".into()
+        }
+    );
+    // Read back from a file, the moment is gone: the error says why.
+    let err = rules.line("n2", line, None).unwrap_err();
+    assert!(err.contains("only `dyno cluster run` knows"), "{err}");
+}
