@@ -9,7 +9,19 @@ use dyno_report::plot::{BoxPlot, CdfPlot, TimeSeriesPlot};
 use dyno_report::{Align, Cell, HtmlReport, Section, Table};
 use dyno_stats::Verdict;
 
-/// The label of a verdict.
+/// The stable name of a verdict in JSON (snake_case, never a display label).
+pub fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regression => "regression",
+        Verdict::Improvement => "improvement",
+        Verdict::NoSignificantChange => "no_significant_change",
+    }
+}
+
+/// The schema of [`verdicts_json`] (docs/output.md).
+pub const VERDICTS_SCHEMA: &str = "dyno.compare.verdicts/1";
+
+/// The display label of a verdict.
 pub fn verdict_label(v: Verdict) -> &'static str {
     match v {
         Verdict::Regression => "regression",
@@ -201,11 +213,11 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                 "ratio_high": finite(r.high),
                 "p_value": v.comparison.test.p_value,
                 "p_holm": v.comparison.p_adjusted,
-                "verdict": verdict_label(v.verdict()).replace(' ', "_"),
+                "verdict": verdict_name(v.verdict()),
             })
         })
         .collect();
-    serde_json::json!({ "verdicts": rows, "notes": j.notes })
+    serde_json::json!({ "schema": VERDICTS_SCHEMA, "verdicts": rows, "notes": j.notes })
 }
 
 /// A sentence about one verdict, e.g. "value: cpu_percent of v2 rose 10.2% (CI 8.1% to

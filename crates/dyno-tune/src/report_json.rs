@@ -6,7 +6,7 @@
 //! renamed or removed, or a meaning changed, bumps `version`.
 //!
 //! ```text
-//! { "schema": "dyno.tune.report", "version": 1, "study", "generated_at",
+//! { "schema": "dyno.tune.report/1", "study", "generated_at",
 //!   "rounds", "benchmark_runs", "alpha", "min_effect", "reference",
 //!   "metrics":  [{ "name", "unit", "direction" }],
 //!   "subjects": [{ "label", "kind": "variant"|"baseline", "variant_id", "settings",
@@ -31,10 +31,9 @@ use crate::report::StudyReport;
 use dyno_stats::Verdict;
 use serde_json::{json, Map, Value};
 
-/// The schema name in every document.
-pub const SCHEMA: &str = "dyno.tune.report";
-/// The schema version.
-pub const VERSION: u32 = 1;
+/// The schema of every document: its name and major version (docs/output.md), which
+/// changes only when a field changes meaning or goes away.
+pub const SCHEMA: &str = "dyno.tune.report/1";
 
 fn status_code(detail: &str) -> &'static str {
     if detail.starts_with("eliminated") {
@@ -70,7 +69,6 @@ impl StudyReport {
             .collect();
         json!({
             "schema": SCHEMA,
-            "version": VERSION,
             "study": study,
             "generated_at": dyno_model::format_timestamp(generated_unix),
             "rounds": self.rounds,

@@ -17,9 +17,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The JSON document's `schema` value; `version` changes when a field changes meaning.
-const SCHEMA: &str = "dyno.results.fleet";
-const VERSION: u32 = 1;
+/// The JSON document's `schema`: name and major version, which changes only when a
+/// field changes meaning or goes away (docs/output.md).
+const SCHEMA: &str = "dyno.results.fleet/1";
 
 /// Arguments of `dyno results fleet`.
 #[derive(Debug, Args)]
@@ -404,7 +404,6 @@ fn json_doc(
 ) -> serde_json::Value {
     json!({
         "schema": SCHEMA,
-        "version": VERSION,
         "metric": { "name": metric.name, "unit": metric.unit.symbol(),
                     "direction": metric.direction.as_str() },
         "filter": { "cpu": a.cpu, "command": a.command },

@@ -87,7 +87,11 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     });
     let mut out = std::io::stdout().lock();
     match a.format {
-        SummaryFormat::Json => writeln!(out, "{}", serde_json::to_string(&r)?)?,
+        SummaryFormat::Json => writeln!(
+            out,
+            "{}",
+            crate::json_doc::with_schema("dyno.load.summary/1", &r)?
+        )?,
         SummaryFormat::Table => {
             writeln!(
                 out,

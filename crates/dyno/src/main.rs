@@ -9,6 +9,7 @@ mod cluster;
 mod compare;
 mod db;
 mod interrupt;
+mod json_doc;
 mod load;
 mod machine;
 mod node;

@@ -230,7 +230,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match a.format {
         SummaryFormat::Json => {
-            let v = serde_json::json!({"status": s, "ingress": ingress.map(|c| serde_json::json!({
+            let v = serde_json::json!({"schema": "dyno.node.summary/1", "status": s, "ingress": ingress.map(|c| serde_json::json!({
                 "accepted": c.accepted, "dropped_full": c.dropped_full,
                 "malformed": c.malformed, "oversized": c.oversized,
                 "connections": c.connections, "unknown_clients": c.unknown_clients,

@@ -368,7 +368,8 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        let doc = serde_json::json!({ "schema": LIST_SCHEMA, "runs": v });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new("runs")
@@ -397,6 +398,10 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     print!("{}", render(&t, a.format));
     Ok(ExitCode::SUCCESS)
 }
+
+/// The JSON schemas of `results list` and `results show` (docs/output.md).
+const LIST_SCHEMA: &str = "dyno.results.list/1";
+const SHOW_SCHEMA: &str = "dyno.results.show/1";
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
@@ -428,21 +433,31 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             f(sum.median),
             ci.map(|c| format!("{} .. {}", f(c.low), f(c.high)))
                 .unwrap_or_else(|| "-".into()),
-            format!("{:.2} %", sum.cv * 100.0),
+            // A spread needs two samples: one shows none rather than 0.00 %.
+            if sum.n < 2 {
+                "-".to_string()
+            } else {
+                format!("{:.2} %", sum.cv * 100.0)
+            },
             f(sum.min),
             f(sum.max),
         ]);
         summaries.push(serde_json::json!({
             "metric": m.name, "unit": m.unit.symbol(), "direction": m.direction.as_str(),
-            "n": sum.n, "median": sum.median, "min": sum.min, "max": sum.max, "cv": sum.cv,
+            "n": sum.n, "median": sum.median, "min": sum.min, "max": sum.max,
+            "cv": (sum.n >= 2).then_some(sum.cv),
             "ci": ci.map(|c| serde_json::json!({"low": c.low, "high": c.high, "level": c.achieved})),
             "samples": values,
         }));
     }
     if a.format == ListFormat::Json {
+        // Times as RFC 3339 like `results list`, not the store's Unix seconds.
+        let mut info = serde_json::to_value(&run.info)?;
+        info["started_at"] = format_timestamp(run.info.started_at).into();
         let v = serde_json::json!({
-            "id": run.id, "status": run.status.as_str(), "info": run.info,
-            "finished_at": run.finished_at, "metrics": summaries,
+            "schema": SHOW_SCHEMA, "id": run.id,
+            "status": run.status.as_str(), "info": info,
+            "finished_at": run.finished_at.map(format_timestamp), "metrics": summaries,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);

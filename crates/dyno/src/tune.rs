@@ -77,7 +77,7 @@ pub enum Format {
     Markdown,
     /// CSV tables.
     Csv,
-    /// One JSON document (schema `dyno.tune.report`, version 1; see dyno-tune's README).
+    /// One JSON document (schema `dyno.tune.report/1`; see dyno-tune's README).
     Json,
 }
 
@@ -89,7 +89,7 @@ pub struct ReportArgs {
     /// Also write a self-contained HTML report with box plots.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Output format (json: the whole report as one document, schema dyno.tune.report).
+    /// Output format (json: the whole report as one document, schema dyno.tune.report/1).
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }

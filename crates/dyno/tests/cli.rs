@@ -57,7 +57,9 @@ impl Env {
             .get_output()
             .stdout
             .clone();
-        serde_json::from_slice(&out).unwrap()
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["schema"], "dyno.results.list/1");
+        doc["runs"].clone()
     }
     fn machine(&self, extra: &[&str]) -> Command {
         let mut c = self.dyno();

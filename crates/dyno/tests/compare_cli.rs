@@ -144,6 +144,7 @@ fn a_small_comparison_is_stored_and_reported_again() {
         .stdout
         .clone();
     let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["schema"], "dyno.compare.verdicts/1");
     let rows = json["verdicts"].as_array().unwrap();
     let cpu = rows.iter().find(|r| r["metric"] == "cpu_percent").unwrap();
     assert_eq!(cpu["verdict"], "no_significant_change");

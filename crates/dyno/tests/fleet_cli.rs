@@ -110,7 +110,7 @@ fn two_machines_push_and_the_fleet_places_this_host() {
         "{said}"
     );
     let listed = json(dyno().args(["results", "list", "--format", "json", "--db", &url]));
-    assert_eq!(listed.as_array().unwrap().len(), 3);
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 3);
 
     let fleet = json(dyno().args([
         "results",
@@ -124,8 +124,7 @@ fn two_machines_push_and_the_fleet_places_this_host() {
         "--reference",
         "substrate",
     ]));
-    assert_eq!(fleet["schema"], "dyno.results.fleet");
-    assert_eq!(fleet["version"], 1);
+    assert_eq!(fleet["schema"], "dyno.results.fleet/1");
     let machines = fleet["machines"].as_array().unwrap();
     let hosts: Vec<&str> = machines
         .iter()
@@ -190,7 +189,7 @@ fn two_machines_push_and_the_fleet_places_this_host() {
             .arg(&pulled),
     );
     let uuids = |v: &serde_json::Value| {
-        let mut u: Vec<String> = v
+        let mut u: Vec<String> = v["runs"]
             .as_array()
             .unwrap()
             .iter()
@@ -224,7 +223,7 @@ fn every_command_writes_to_postgres_and_passwords_stay_secret() {
         .assert()
         .code(0);
     let runs = json(dyno().args(["results", "list", "--format", "json", "--db", &url]));
-    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
     let stored = server.psql("secret", "SELECT command_line FROM runs");
     assert!(stored.contains("pwuser:***@"), "{stored}");
     assert!(!stored.contains("right-password"), "{stored}");

@@ -214,6 +214,8 @@ fn two_nodes_and_a_load_generator() {
         String::from_utf8_lossy(&o2.stderr)
     );
     let s2: serde_json::Value = serde_json::from_slice(&o2.stdout).unwrap();
+    assert_eq!(s2["schema"], "dyno.node.summary/1");
+    assert_eq!(sent["schema"], "dyno.load.summary/1");
     let f = &s2["status"]["fates"];
     let n = |v: &serde_json::Value| v.as_u64().unwrap();
     assert_eq!(n(&sent["sent"]), n(&s2["ingress"]["accepted"]));

@@ -57,13 +57,8 @@ fn color_takes_three_values_and_names_the_flag_otherwise() {
         .stderr(predicate::str::contains("--color"));
 }
 
-/// A layout run until stopped exits 143 after a clean stop on SIGTERM, as supervisors
-/// expect of a process that SIGTERM ended.
-#[test]
-fn sigterm_stops_a_run_cleanly_with_143() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("two-tile.toml");
-    let name = format!("sigterm-{}", std::process::id());
+fn two_tile_config(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let cfg = dir.join("two-tile.toml");
     std::fs::write(
         &cfg,
         format!(
@@ -72,10 +67,43 @@ fn sigterm_stops_a_run_cleanly_with_143() {
              [[layout.tiles]]\nkind = \"source\"\ncount = 1\n\n\
              [[layout.tiles]]\nkind = \"sink\"\ncount = 1\n\n\
              [[links]]\nfrom = \"source\"\nto = \"sink\"\n",
-            dir.path().display()
+            dir.display()
         ),
     )
     .unwrap();
+    cfg
+}
+
+#[test]
+fn a_layout_run_as_json_names_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = two_tile_config(dir.path(), &format!("json-{}", std::process::id()));
+    let out = dyno()
+        .args([
+            "pipeline",
+            "run",
+            "--no-save",
+            "--duration",
+            "0.3",
+            "--format",
+            "json",
+            "--config",
+        ])
+        .arg(&cfg)
+        .assert()
+        .code(0);
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["schema"], "dyno.pipeline.run/1");
+    assert!(v["published"].as_u64().is_some(), "{v}");
+}
+
+/// A layout run until stopped exits 143 after a clean stop on SIGTERM, as supervisors
+/// expect of a process that SIGTERM ended.
+#[test]
+fn sigterm_stops_a_run_cleanly_with_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("sigterm-{}", std::process::id());
+    let cfg = two_tile_config(dir.path(), &name);
     let bin = assert_cmd::cargo::cargo_bin("dyno");
     let mut child = std::process::Command::new(bin)
         .args([
@@ -107,4 +135,49 @@ fn sigterm_stops_a_run_cleanly_with_143() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(143), "exit status {status:?}: {err}");
     assert!(err.contains("SIGTERM: stopping"), "{err}");
+}
+
+/// `results list` and `results show` speak the JSON contract: a schema, RFC 3339 times,
+/// and no spread made up from one sample.
+#[test]
+fn stored_runs_as_json_carry_a_schema_and_rfc3339_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let disk = dir.path().join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    dyno()
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["machine", "--only", "BLAKE2-256", "--hash-duration", "0.02"])
+        .args(["--allow-fail", "--format", "json", "-d"])
+        .arg(&disk)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = dyno().args(args).arg("--db").arg(&db).assert().code(0);
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    };
+    let list = json(&["results", "list", "--format", "json"]);
+    assert_eq!(list["schema"], "dyno.results.list/1");
+    let started = list["runs"][0]["started_at"].as_str().unwrap().to_string();
+    assert!(started.len() == 20 && started.ends_with('Z'), "{started}");
+    let show = json(&["results", "show", "1", "--format", "json"]);
+    assert_eq!(show["schema"], "dyno.results.show/1");
+    assert_eq!(show["info"]["started_at"], started.as_str());
+    assert!(show["finished_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(show["metrics"][0]["n"], 1);
+    assert!(show["metrics"][0]["cv"].is_null(), "one sample has no CV");
+    let table = dyno()
+        .args(["results", "show", "1", "--format", "csv", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&table.get_output().stdout).to_string();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("BLAKE2-256") || l.contains("Blake2"))
+        .unwrap();
+    assert!(row.split(',').any(|c| c == "-"), "{text}");
+    assert!(!row.contains("0.00 %"), "{text}");
 }

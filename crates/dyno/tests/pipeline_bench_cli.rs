@@ -109,6 +109,7 @@ fn a_short_bench_accounts_for_every_transaction_and_is_stored() {
         .stdout
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema"], "dyno.pipeline.bench/1");
     let f = &v["fates"];
     let n = |k: &str| f[k].as_u64().unwrap();
     let settled = n("executed")

@@ -213,7 +213,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             || report.fates.settled() + report.fates.in_flight != report.fates.generated
             || matches!(report.ledger_check, Some(Err(_)));
         match a.format {
-            SummaryFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+            SummaryFormat::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&crate::json_doc::with_schema(
+                    "dyno.pipeline.bench/1",
+                    &report
+                )?)?
+            ),
             SummaryFormat::Table => print!("{}", summary(&report, run_id)),
         }
         rows.push((c.layout.verify_tile_count, c.layout.bank_tile_count, report));

@@ -111,7 +111,13 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let run_id = save(&a, &cfg, &summary, started_at)?;
     match a.format {
-        SummaryFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+        SummaryFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::json_doc::with_schema(
+                "dyno.pipeline.run/1",
+                &summary
+            )?)?
+        ),
         SummaryFormat::Table => print!("{}", text_summary(&summary, run_id)),
     }
     // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
