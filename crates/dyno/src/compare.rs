@@ -14,7 +14,6 @@ use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
 use dyno_stats::ComparisonSettings;
 use dyno_store::{RunId, Store};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -360,7 +359,7 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
     let table = report::verdict_table(meta, j);
     let rendered = match format {
         Format::Table => TableFormat::Terminal {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color: crate::term::color_stdout(),
         }
         .render(&table),
         Format::Markdown => TableFormat::Markdown.render(&table),
@@ -384,7 +383,7 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
     for stages in report::stage_tables(meta, executions, j) {
         let text = match format {
             Format::Table => TableFormat::Terminal {
-                color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+                color: crate::term::color_stdout(),
             }
             .render(&stages),
             Format::Markdown => TableFormat::Markdown.render(&stages),

@@ -13,7 +13,6 @@ use dyno_report::plot::BoxPlot;
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat};
 use dyno_store::{FleetQuery, RunId, Store};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -224,7 +223,7 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         ListFormat::Markdown => TableFormat::Markdown.render(&t),
         ListFormat::Csv => TableFormat::Csv.render(&t),
         _ => TableFormat::Terminal {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color: crate::term::color_stdout(),
         }
         .render(&t),
     };

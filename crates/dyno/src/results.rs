@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use dyno_model::{format_timestamp, format_value, RunStatus};
 use dyno_report::{Align, Cell, Table, TableFormat};
 use dyno_store::{Copied, ExportFormat, RunFilter, RunId, RunSummary, Store};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -326,7 +326,7 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
 fn render(t: &Table, format: ListFormat) -> String {
     match format {
         ListFormat::Table => TableFormat::Terminal {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color: crate::term::color_stdout(),
         }
         .render(t),
         ListFormat::Markdown => TableFormat::Markdown.render(t),

@@ -375,7 +375,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: &std::path::Path) {
-    let color = std::io::stdout().is_terminal();
+    let color = crate::term::color_stdout();
     let f = match format {
         Format::Table => TableFormat::Terminal { color },
         Format::Markdown => TableFormat::Markdown,

@@ -158,6 +158,14 @@ fn stored_runs_as_json_carry_a_schema_and_rfc3339_times() {
         let out = dyno().args(args).arg("--db").arg(&db).assert().code(0);
         serde_json::from_slice(&out.get_output().stdout).unwrap()
     };
+    // Colour follows --color, not only the terminal: `always` colours even into a pipe.
+    let coloured = |args: &[&str]| -> bool {
+        let out = dyno().args(args).arg("--db").arg(&db).assert().code(0);
+        String::from_utf8_lossy(&out.get_output().stdout).contains("\x1b[")
+    };
+    assert!(coloured(&["--color", "always", "results", "list"]));
+    assert!(!coloured(&["results", "list"]), "a pipe is not a terminal");
+    assert!(!coloured(&["results", "list", "--color", "never"]));
     let list = json(&["results", "list", "--format", "json"]);
     assert_eq!(list["schema"], "dyno.results.list/1");
     let started = list["runs"][0]["started_at"].as_str().unwrap().to_string();

@@ -7,7 +7,6 @@ use dyno_hw::{MetricId, MetricResult};
 use dyno_model::{format_value, Host};
 use dyno_report::{Align, Cell, Table, TableFormat};
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// Version of the JSON document's layout; bumped when a field changes meaning.
@@ -60,7 +59,7 @@ fn or_unknown(s: &str) -> &str {
 pub fn render(r: &Report) -> String {
     match r.args.format {
         Format::Table => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let color = crate::term::color_stdout();
             let mut s = TableFormat::Terminal { color }.render(&table(r));
             s.push('\n');
             s.push_str(&footer(r));
