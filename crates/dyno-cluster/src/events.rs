@@ -78,8 +78,9 @@ pub enum EventKind {
     },
     /// A body was requested from a peer.
     FetchRequested {
-        /// Slot.
-        slot: u64,
+        /// Slot (absent when the node asks for a parent whose slot it does not know yet).
+        #[serde(default)]
+        slot: Option<u64>,
         /// Block hash, hex.
         block: String,
     },
@@ -111,9 +112,9 @@ impl EventKind {
             | EventKind::Forged { slot, .. }
             | EventKind::Announced { slot, .. }
             | EventKind::HeaderReceived { slot, .. }
-            | EventKind::FetchRequested { slot, .. }
             | EventKind::FetchCompleted { slot, .. }
             | EventKind::Adopted { slot, .. } => Some(*slot),
+            EventKind::FetchRequested { slot, .. } => *slot,
         }
     }
 }

@@ -505,8 +505,11 @@ pub fn analyse_extracted(
     for e in events {
         let (slot, block, forged) = match &e.what {
             EventKind::Forged { slot, block } => (*slot, block.as_str(), true),
-            EventKind::HeaderReceived { slot, block }
-            | EventKind::FetchRequested { slot, block }
+            EventKind::FetchRequested {
+                slot: Some(slot),
+                block,
+            }
+            | EventKind::HeaderReceived { slot, block }
             | EventKind::FetchCompleted { slot, block }
             | EventKind::Announced { slot, block }
             | EventKind::Adopted { slot, block } => (*slot, block.as_str(), false),

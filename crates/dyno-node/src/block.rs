@@ -6,10 +6,12 @@
 //! header:  slot u64, height u64, parent [32], leader (u8 length, bytes, <= 64),
 //!          entry_count u32, poh_start [32], poh_end [32], tx_count u32, state_hash [32]
 //! entry:   num_hashes u64, hash [32], n u32, then n x (u16 length, transaction bytes)
-//! block:   header, then entry_count entries, nothing after
+//! block:   header, signature [64], then entry_count entries, nothing after
 //! ```
 //!
-//! The block hash is SHA-256 over `"dyno-block"` and the encoded header. The header
+//! The block hash is SHA-256 over `"dyno-block"` and the encoded header; the signature
+//! is the leader's ed25519 signature of the block hash (its key derives from the genesis,
+//! see [`crate::genesis::Genesis::leader_key`]). The header
 //! commits to the body through the PoH chain: each entry's hash is
 //! `mix(sha256^num_hashes(previous hash), mixin)`, the mixin being SHA-256 over its
 //! length-prefixed transactions (an entry without transactions is a tick:
@@ -65,6 +67,8 @@ pub struct Entry {
 pub struct Block {
     /// Header.
     pub header: Header,
+    /// The leader's signature of the block hash.
+    pub signature: [u8; 64],
     /// Entries.
     pub entries: Vec<Entry>,
 }
@@ -216,9 +220,16 @@ impl Block {
         (entries, prev)
     }
 
+    /// Entries a block of `tx_count` transactions has: one per [`TXS_PER_ENTRY`], one
+    /// tick when empty (what [`Block::entries_of`] builds; validation requires it).
+    pub fn entries_for(tx_count: u32) -> usize {
+        (tx_count as usize).div_ceil(TXS_PER_ENTRY).max(1)
+    }
+
     /// The encoded block.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = self.header.encode();
+        out.extend_from_slice(&self.signature);
         for e in &self.entries {
             out.extend_from_slice(&e.num_hashes.to_le_bytes());
             out.extend_from_slice(&e.hash);
@@ -236,6 +247,7 @@ impl Block {
     pub fn decode(b: &[u8]) -> Result<Block, Malformed> {
         let mut r = Reader(b);
         let header = Header::read(&mut r)?;
+        let signature: [u8; 64] = r.take(64)?.try_into().expect("64");
         let mut entries = Vec::new();
         let mut txs_seen = 0u64;
         for _ in 0..header.entry_count {
@@ -265,7 +277,11 @@ impl Block {
         if txs_seen != header.tx_count as u64 {
             return Err(Malformed("tx_count differs from the entries"));
         }
-        Ok(Block { header, entries })
+        Ok(Block {
+            header,
+            signature,
+            entries,
+        })
     }
 
     /// Every transaction in order.
@@ -298,6 +314,7 @@ mod tests {
                 tx_count: n as u32,
                 state_hash: [5; 32],
             },
+            signature: [6; 64],
             entries,
         }
     }

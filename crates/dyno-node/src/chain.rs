@@ -4,25 +4,33 @@
 //! Every valid block is kept with the balances after it (a snapshot), so switching forks
 //! is choosing another tip: the state of any recent block is at hand, nothing is undone.
 //! Snapshots of blocks more than [`KEEP_STATES`] below the tip are dropped; a block built
-//! on one of those is refused (`parent_too_old`).
+//! on one of those is refused (`parent_too_old`). Bodies and transaction tags are kept
+//! [`KEEP_BODIES`] heights below the tip (a fork from the oldest kept state still sees
+//! its whole replay window), only the header after that. Pruning walks the heights that
+//! left a window since the last tip change, not every block.
 //!
 //! Fork choice: the highest block wins; at equal height, the lowest block hash. It is a
 //! total order on blocks every node computes alike, so nodes that hold the same blocks
 //! hold the same tip.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+
+use ed25519_dalek::{Signature, Signer, Verifier};
 
 use dyno_txn::bank::{execute, AccountStore, Outcome};
 use dyno_txn::tx;
 
-use crate::block::{Block, Header};
+use crate::block::{Block, Header, HASHES_PER_ENTRY, TXS_PER_ENTRY};
 use crate::genesis::Genesis;
 
 /// Heights below the tip whose state snapshots are kept (the deepest fork switch).
 pub const KEEP_STATES: u64 = 64;
 /// Ancestors searched for a repeated transaction (replay protection window, in blocks).
 pub const DEDUP_DEPTH: usize = 256;
+/// Heights below the tip whose bodies and transaction tags are kept: a child of the
+/// oldest kept state searches [`DEDUP_DEPTH`] ancestors below it.
+pub const KEEP_BODIES: u64 = KEEP_STATES + DEDUP_DEPTH as u64;
 
 /// Why a block was refused (the `reason` of a `rejected` event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +55,8 @@ pub enum Reject {
     StateMismatch,
     /// The block is from a slot that has not started yet.
     FutureSlot,
+    /// The signature is not the named leader's signature of the block hash.
+    BadLeaderSignature,
 }
 
 impl Reject {
@@ -63,11 +73,22 @@ impl Reject {
             Reject::DuplicateTx => "duplicate_tx",
             Reject::StateMismatch => "state_mismatch",
             Reject::FutureSlot => "future_slot",
+            Reject::BadLeaderSignature => "bad_leader_signature",
         }
     }
 
+    /// The failure is the header's (every copy of this block hash fails alike, so the
+    /// hash can be refused for good); otherwise it is this copy of the body's, and
+    /// another peer may serve a good one.
+    pub fn is_header_level(self) -> bool {
+        matches!(
+            self,
+            Reject::WrongLeader | Reject::BadHeight | Reject::ParentTooOld
+        )
+    }
+
     /// Every reason (metrics list them all, zero or not).
-    pub const ALL: [Reject; 10] = [
+    pub const ALL: [Reject; 11] = [
         Reject::Malformed,
         Reject::WrongLeader,
         Reject::UnknownParent,
@@ -78,6 +99,7 @@ impl Reject {
         Reject::DuplicateTx,
         Reject::StateMismatch,
         Reject::FutureSlot,
+        Reject::BadLeaderSignature,
     ];
 }
 
@@ -96,7 +118,7 @@ pub struct Checked {
 #[derive(Debug)]
 struct Node {
     header: Header,
-    bytes: Arc<Vec<u8>>,
+    bytes: Option<Arc<Vec<u8>>>,
     balances: Option<Arc<Vec<u64>>>,
     tags: HashSet<u128>,
 }
@@ -111,6 +133,10 @@ pub struct Chain {
     blocks: HashMap<[u8; 32], Node>,
     genesis_balances: Arc<Vec<u64>>,
     tip: [u8; 32],
+    /// Blocks by height, for heights whose body is still kept.
+    by_height: BTreeMap<u64, Vec<[u8; 32]>>,
+    /// Heights below this have no state snapshot.
+    states_from: u64,
 }
 
 /// What the chain's tip is.
@@ -135,6 +161,8 @@ impl Chain {
             genesis,
             blocks: HashMap::new(),
             genesis_balances: balances,
+            by_height: BTreeMap::new(),
+            states_from: 0,
         }
     }
 
@@ -143,9 +171,9 @@ impl Chain {
         *hash == self.genesis.hash || self.blocks.contains_key(hash)
     }
 
-    /// The encoded block (to serve a fetch).
+    /// The encoded block (to serve a fetch); none when unknown or pruned.
     pub fn bytes(&self, hash: &[u8; 32]) -> Option<Arc<Vec<u8>>> {
-        self.blocks.get(hash).map(|n| n.bytes.clone())
+        self.blocks.get(hash).and_then(|n| n.bytes.clone())
     }
 
     /// The header of a held block.
@@ -245,11 +273,23 @@ impl Chain {
         false
     }
 
-    /// Validates `block`: leader, parent, height and slot, the PoH chain, every
-    /// signature, no repeated transaction, and replay to the header's state hash.
-    /// `current_slot` is the slot running now (blocks from later slots are refused).
+    /// Validates `block`: the leader's signature first (nothing else is worked on for
+    /// an unsigned block), then slot, leader, parent, height, the shape and PoH chain of
+    /// the entries, every transaction signature, no repeated transaction, and replay to
+    /// the header's state hash. `current_slot` is the slot running now (blocks from
+    /// later slots are refused).
     pub fn check(&self, block: Block, current_slot: u64) -> Result<Checked, Reject> {
         let h = &block.header;
+        let Some(key) = self.genesis.leader_verifying_key(&h.leader) else {
+            return Err(Reject::WrongLeader);
+        };
+        let hash = h.hash();
+        if key
+            .verify(&hash, &Signature::from_bytes(&block.signature))
+            .is_err()
+        {
+            return Err(Reject::BadLeaderSignature);
+        }
         if h.slot > current_slot {
             return Err(Reject::FutureSlot);
         }
@@ -260,12 +300,22 @@ impl Chain {
         if h.height != height + 1 || slot.is_some_and(|s| h.slot <= s) {
             return Err(Reject::BadHeight);
         }
-        if h.poh_start != poh_end || h.entry_count as usize != block.entries.len() {
+        // The entries must have the forger's shape: full entries of TXS_PER_ENTRY and
+        // HASHES_PER_ENTRY hashes each, so the PoH work a peer can ask of this node is
+        // bounded by the bytes it sent (a claimed 2^50 hashes would stall the loop).
+        let count = block.entries.len();
+        if h.poh_start != poh_end
+            || h.entry_count as usize != count
+            || count != Block::entries_for(h.tx_count)
+            || block.entries.iter().enumerate().any(|(i, e)| {
+                e.num_hashes != HASHES_PER_ENTRY || (i + 1 < count && e.txs.len() != TXS_PER_ENTRY)
+            })
+        {
             return Err(Reject::BadPoh);
         }
         let mut prev = h.poh_start;
         for e in &block.entries {
-            if e.num_hashes == 0 || crate::block::next_hash(&prev, e.num_hashes, &e.txs) != e.hash {
+            if crate::block::next_hash(&prev, e.num_hashes, &e.txs) != e.hash {
                 return Err(Reject::BadPoh);
             }
             prev = e.hash;
@@ -288,7 +338,7 @@ impl Chain {
             return Err(Reject::StateMismatch);
         }
         Ok(Checked {
-            hash: h.hash(),
+            hash,
             block,
             balances: after,
             outcomes,
@@ -317,11 +367,15 @@ impl Chain {
         let tags = c.outcomes.iter().map(|o| o.0).collect();
         let header = c.block.header;
         let better = self.better(&header, &c.hash);
+        self.by_height
+            .entry(header.height)
+            .or_default()
+            .push(c.hash);
         self.blocks.insert(
             c.hash,
             Node {
                 header,
-                bytes,
+                bytes: Some(bytes),
                 balances: Some(Arc::new(c.balances)),
                 tags,
             },
@@ -338,20 +392,49 @@ impl Chain {
         (h.height, std::cmp::Reverse(*hash)) > (t.height, std::cmp::Reverse(t.hash))
     }
 
+    /// Drops the snapshots of heights that fell more than [`KEEP_STATES`] below the tip
+    /// and the bodies and tags of heights more than [`KEEP_BODIES`] below, visiting only
+    /// the heights that crossed since the last call (the tip only rises, so do both).
     fn prune(&mut self) {
-        let keep_from = self.tip().height.saturating_sub(KEEP_STATES);
-        for n in self.blocks.values_mut() {
-            if n.header.height < keep_from {
-                n.balances = None;
+        let tip = self.tip().height;
+        let states_from = tip.saturating_sub(KEEP_STATES);
+        if states_from > self.states_from {
+            for hashes in self
+                .by_height
+                .range(self.states_from..states_from)
+                .map(|e| e.1)
+            {
+                for h in hashes {
+                    if let Some(n) = self.blocks.get_mut(h) {
+                        n.balances = None;
+                    }
+                }
+            }
+            self.states_from = states_from;
+        }
+        let bodies_from = tip.saturating_sub(KEEP_BODIES);
+        let kept = self.by_height.split_off(&bodies_from);
+        for h in std::mem::replace(&mut self.by_height, kept)
+            .into_values()
+            .flatten()
+        {
+            if let Some(n) = self.blocks.get_mut(&h) {
+                (n.bytes, n.balances, n.tags) = (None, None, HashSet::new());
             }
         }
     }
 
     /// Forges the block of `slot` led by `leader` on the tip from `candidates` (already
     /// verified at admission): skips any that does not decode or repeats one in the
-    /// chain, executes the rest in order. Returns the block (validated by construction).
-    pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Checked {
+    /// chain, executes the rest in order, signs it with the leader's key. Returns the
+    /// block (validated by construction); none when the tip is already at `slot` or
+    /// later (the block could only be refused) or `leader` is not a validator.
+    pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Option<Checked> {
         let parent = self.tip;
+        if self.tip().slot.is_some_and(|s| s >= slot) {
+            return None;
+        }
+        let key = self.genesis.leader_key(leader)?;
         let (balances, height, _, poh_start) = self
             .state_of(&parent)
             .expect("the tip's state is always kept");
@@ -377,12 +460,17 @@ impl Chain {
             tx_count,
             state_hash: dyno_txn::bank::state_hash_of(&after),
         };
-        Checked {
-            hash: header.hash(),
-            block: Block { header, entries },
+        let hash = header.hash();
+        Some(Checked {
+            hash,
+            block: Block {
+                header,
+                signature: key.sign(&hash).to_bytes(),
+                entries,
+            },
             balances: after,
             outcomes,
-        }
+        })
     }
 }
 

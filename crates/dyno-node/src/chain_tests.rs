@@ -29,6 +29,24 @@ fn genesis() -> Arc<Genesis> {
     )
 }
 
+trait ForgeOk {
+    fn forge_ok(&self, slot: u64, leader: &str, txs: Vec<Vec<u8>>) -> Checked;
+}
+
+impl ForgeOk for Chain {
+    fn forge_ok(&self, slot: u64, leader: &str, txs: Vec<Vec<u8>>) -> Checked {
+        self.forge(slot, leader, txs).expect("a slot after the tip")
+    }
+}
+
+/// Signs `b` again with its named leader's key (after a test changed its header).
+fn resign(g: &Genesis, mut b: Block) -> Block {
+    use ed25519_dalek::Signer;
+    let key = g.leader_key(&b.header.leader).unwrap();
+    b.signature = key.sign(&b.header.hash()).to_bytes();
+    b
+}
+
 fn adopt(chain: &mut Chain, c: Checked) -> [u8; 32] {
     let bytes = Arc::new(c.block.encode());
     let h = c.hash;
@@ -41,9 +59,9 @@ fn each_corruption_has_its_reason() {
     let g = genesis();
     let chain = Chain::new(g.clone());
     let txs = transfer_block(&g.accounts, 4, 1);
-    let good = chain.forge(3, g.leader(3), txs.clone()).block;
+    let good = chain.forge_ok(3, g.leader(3), txs.clone()).block;
     assert!(chain.check(good.clone(), 3).is_ok());
-    let check = |b: Block, now: u64| chain.check(b, now).map(|_| ()).unwrap_err();
+    let check = |b: Block, now: u64| chain.check(resign(&g, b), now).map(|_| ()).unwrap_err();
     assert_eq!(check(good.clone(), 2), Reject::FutureSlot);
     let mut b = good.clone();
     b.header.leader = if g.leader(3) == "a" { "b" } else { "a" }.into();
@@ -70,9 +88,87 @@ fn each_corruption_has_its_reason() {
     (b.entries, b.header.poh_end) = Block::entries_of(b.header.poh_start, twice);
     b.header.tx_count = 2;
     assert_eq!(check(b, 3), Reject::DuplicateTx);
-    let mut b = good;
+    let mut b = good.clone();
     b.header.state_hash[0] ^= 1;
     assert_eq!(check(b, 3), Reject::StateMismatch);
+    // Unsigned after a change: nothing else is looked at.
+    let mut b = good;
+    b.header.state_hash[0] ^= 1;
+    assert_eq!(chain.check(b, 3).unwrap_err(), Reject::BadLeaderSignature);
+}
+
+#[test]
+fn poh_work_is_bounded_by_the_forger_shape() {
+    let g = genesis();
+    let chain = Chain::new(g.clone());
+    let good = chain
+        .forge_ok(3, g.leader(3), transfer_block(&g.accounts, 4, 1))
+        .block;
+    // One hash more than the forger does, with the hash chain made consistent: a peer
+    // could ask for 2^50 this way and stall the node loop.
+    let mut b = good.clone();
+    let e = &mut b.entries[0];
+    e.num_hashes = crate::block::HASHES_PER_ENTRY + 1;
+    e.hash = crate::block::next_hash(&b.header.poh_start, e.num_hashes, &e.txs);
+    b.header.poh_end = e.hash;
+    assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
+    let mut b = good.clone();
+    b.entries[0].num_hashes = 1 << 50;
+    assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
+    // An extra tick entry, hashes consistent: more entries than the transactions need.
+    let mut b = good;
+    let tick = crate::block::next_hash(&b.header.poh_end, crate::block::HASHES_PER_ENTRY, &[]);
+    b.entries.push(crate::block::Entry {
+        num_hashes: crate::block::HASHES_PER_ENTRY,
+        hash: tick,
+        txs: Vec::new(),
+    });
+    (b.header.entry_count, b.header.poh_end) = (2, tick);
+    assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
+}
+
+#[test]
+fn a_block_signed_by_another_than_its_named_leader_is_refused() {
+    use ed25519_dalek::Signer;
+    let g = genesis();
+    let chain = Chain::new(g.clone());
+    let leader = g.leader(3);
+    let other = if leader == "a" { "b" } else { "a" };
+    let mut b = chain.forge_ok(3, leader, Vec::new()).block;
+    // The other validator forges the scheduled leader's block with its own key.
+    b.signature = g
+        .leader_key(other)
+        .unwrap()
+        .sign(&b.header.hash())
+        .to_bytes();
+    assert_eq!(chain.check(b, 3).unwrap_err(), Reject::BadLeaderSignature);
+    let ok = chain.forge_ok(3, leader, Vec::new());
+    let mut c = chain;
+    adopt(&mut c, ok);
+    assert!(
+        c.forge(3, leader, Vec::new()).is_none(),
+        "tip already at slot 3"
+    );
+    assert!(c.forge(2, leader, Vec::new()).is_none(), "tip past slot 2");
+    assert!(c.forge(4, g.leader(4), Vec::new()).is_some());
+}
+
+#[test]
+fn old_bodies_are_pruned_and_headers_kept() {
+    let g = genesis();
+    let mut c = Chain::new(g.clone());
+    let mut hashes = Vec::new();
+    for slot in 1..=KEEP_BODIES + 10 {
+        let b = c.forge_ok(slot, g.leader(slot), Vec::new());
+        hashes.push(adopt(&mut c, b));
+    }
+    assert!(c.bytes(&hashes[0]).is_none(), "the oldest body is dropped");
+    assert!(c.header(&hashes[0]).is_some(), "its header stays");
+    assert!(c
+        .bytes(&hashes[hashes.len() - 1 - KEEP_BODIES as usize])
+        .is_some());
+    assert_eq!(c.best_chain().len(), hashes.len());
+    assert!(c.by_height.len() as u64 <= KEEP_BODIES + 1);
 }
 
 #[test]
@@ -80,14 +176,17 @@ fn a_transaction_already_in_an_ancestor_is_refused_and_left_out_when_forging() {
     let g = genesis();
     let mut chain = Chain::new(g.clone());
     let txs = transfer_block(&g.accounts, 3, 2);
-    let first = chain.forge(1, g.leader(1), txs.clone());
+    let first = chain.forge_ok(1, g.leader(1), txs.clone());
     adopt(&mut chain, first);
-    let again = chain.forge(2, g.leader(2), txs.clone());
+    let again = chain.forge_ok(2, g.leader(2), txs.clone());
     assert_eq!(again.block.header.tx_count, 0, "the forger skips them");
     let mut b = again.block;
     (b.entries, b.header.poh_end) = Block::entries_of(b.header.poh_start, txs[..1].to_vec());
     b.header.tx_count = 1;
-    assert_eq!(chain.check(b, 2).unwrap_err(), Reject::DuplicateTx);
+    assert_eq!(
+        chain.check(resign(&g, b), 2).unwrap_err(),
+        Reject::DuplicateTx
+    );
 }
 
 #[test]
@@ -95,8 +194,8 @@ fn fork_choice_is_height_then_lowest_hash_whatever_the_arrival_order() {
     let g = genesis();
     let base = Chain::new(g.clone());
     // Two competing blocks on genesis (slots 1 and 2), then a child of the higher-hash one.
-    let x = base.forge(1, g.leader(1), Vec::new());
-    let y = base.forge(2, g.leader(2), transfer_block(&g.accounts, 1, 5));
+    let x = base.forge_ok(1, g.leader(1), Vec::new());
+    let y = base.forge_ok(2, g.leader(2), transfer_block(&g.accounts, 1, 5));
     let (xh, yh) = (x.hash, y.hash);
     let low = xh.min(yh);
     let mut tips = Vec::new();
@@ -116,7 +215,7 @@ fn fork_choice_is_height_then_lowest_hash_whatever_the_arrival_order() {
         let loser = if high == xh { &x } else { &y };
         let fresh = on_loser.check(loser.block.clone(), 10).unwrap();
         adopt(&mut on_loser, fresh);
-        let child = on_loser.forge(parent_slot + 2, g.leader(parent_slot + 2), Vec::new());
+        let child = on_loser.forge_ok(parent_slot + 2, g.leader(parent_slot + 2), Vec::new());
         let fresh = c.check(child.block.clone(), 10).unwrap();
         let ch = adopt(&mut c, fresh);
         assert_eq!(c.tip().hash, ch, "the longer chain wins");
@@ -132,11 +231,11 @@ fn a_fork_switch_names_the_abandoned_blocks() {
     let mut c = Chain::new(g.clone());
     let tx = transfer_block(&g.accounts, 1, 7);
     // Tip A1 (with a transaction), then a competing chain B1 <- B2 wins.
-    let a1 = c.forge(1, g.leader(1), tx.clone());
+    let a1 = c.forge_ok(1, g.leader(1), tx.clone());
     let mut other = Chain::new(g.clone());
-    let b1 = other.forge(2, g.leader(2), Vec::new());
+    let b1 = other.forge_ok(2, g.leader(2), Vec::new());
     let b1h = adopt(&mut other, b1);
-    let b2 = other.forge(3, g.leader(3), Vec::new());
+    let b2 = other.forge_ok(3, g.leader(3), Vec::new());
     let a1h = adopt(&mut c, a1);
     assert!(c.on_best_chain(dyno_txn::tx::sig_tag(&tx[0])));
     let b1 = other.bytes(&b1h).unwrap();

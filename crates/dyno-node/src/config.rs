@@ -75,6 +75,13 @@ pub struct NodeConfig {
     pub peers: Vec<PeerEntry>,
 }
 
+/// Longest one-way link latency a config may ask for (a minute).
+pub const MAX_LATENCY_MS: f64 = 60_000.0;
+/// Slowest link (1 kbit/s).
+pub const MIN_BANDWIDTH_MBIT: f64 = 0.001;
+/// Fastest link (1 Tbit/s).
+pub const MAX_BANDWIDTH_MBIT: f64 = 1_000_000.0;
+
 fn default_max_block_txs() -> usize {
     20_000
 }
@@ -161,13 +168,26 @@ impl LoadedConfig {
                     format!("peer `{}` is this node or listed twice", p.id),
                 ));
             }
-            if !(p.latency_ms.is_finite() && p.latency_ms >= 0.0) {
-                return Err(self.bad("latency_ms", None, "must be >= 0".into()));
+            // Bounded so the link shaping's Duration and bits-per-second arithmetic
+            // cannot overflow or panic.
+            if !(p.latency_ms.is_finite() && (0.0..=MAX_LATENCY_MS).contains(&p.latency_ms)) {
+                return Err(self.bad(
+                    "latency_ms",
+                    None,
+                    format!("peer `{}`: must be 0 to {MAX_LATENCY_MS} ms", p.id),
+                ));
             }
             if p.bandwidth_mbit
-                .is_some_and(|b| !(b.is_finite() && b > 0.0))
+                .is_some_and(|b| !(MIN_BANDWIDTH_MBIT..=MAX_BANDWIDTH_MBIT).contains(&b))
             {
-                return Err(self.bad("bandwidth_mbit", None, "must be > 0".into()));
+                return Err(self.bad(
+                    "bandwidth_mbit",
+                    None,
+                    format!(
+                        "peer `{}`: must be {MIN_BANDWIDTH_MBIT} to {MAX_BANDWIDTH_MBIT} Mbit/s",
+                        p.id
+                    ),
+                ));
             }
         }
         if c.max_block_txs == 0 || c.mempool_capacity == 0 {
@@ -237,5 +257,21 @@ mod tests {
         .unwrap();
         let e = NodeConfig::from_file(&p).unwrap_err().to_string();
         assert!(e.contains("a.toml:4:") && e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn link_shapes_that_would_overflow_are_refused_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        let base = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n\n[[peers]]\nid = \"b\"\naddr = \"127.0.0.1:2\"\n";
+        for (extra, key) in [
+            ("latency_ms = 1e300\n", "a.toml:8: `latency_ms`"),
+            ("bandwidth_mbit = 1e-300\n", "a.toml:8: `bandwidth_mbit`"),
+        ] {
+            std::fs::write(&p, format!("{base}{extra}")).unwrap();
+            let c = NodeConfig::from_file(&p).unwrap();
+            let e = c.check(&genesis()).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
     }
 }

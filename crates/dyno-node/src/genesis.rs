@@ -23,8 +23,17 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use dyno_txn::bank::{fund_initial_accounts, Genesis as Accounts};
+use ed25519_dalek::{SigningKey, VerifyingKey};
 
+use crate::block::MAX_LEADER_LEN;
 use crate::error::{from_toml, line_of, Error, Result};
+
+/// Longest slot: the schedule's nanosecond arithmetic must not overflow, and a slot of
+/// more than a day is a mistake, not a network.
+pub const MAX_SLOT_MS: u64 = 86_400_000;
+/// Latest genesis time (Unix ms, the year 2255): its nanoseconds fit a u64 with room
+/// for decades of slots after it.
+pub const MAX_GENESIS_TIME_MS: u64 = 9_000_000_000_000;
 
 /// One validator of the genesis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +75,8 @@ pub struct Genesis {
     /// Keys and starting balances (the bank's genesis).
     pub accounts: std::sync::Arc<Accounts>,
     total_stake: u128,
+    /// Each validator's block-signing public key, in file order.
+    leader_keys: Vec<VerifyingKey>,
 }
 
 impl GenesisFile {
@@ -90,14 +101,37 @@ impl GenesisFile {
         if g.accounts < 2 {
             return Err(bad("accounts", None, "at least 2 accounts".into()));
         }
-        if g.slot_ms == 0 {
-            return Err(bad("slot_ms", None, "must be at least 1".into()));
+        if g.slot_ms == 0 || g.slot_ms > MAX_SLOT_MS {
+            return Err(bad(
+                "slot_ms",
+                None,
+                format!("must be 1 to {MAX_SLOT_MS} (a day)"),
+            ));
+        }
+        if g.genesis_time_ms > MAX_GENESIS_TIME_MS {
+            return Err(bad(
+                "genesis_time_ms",
+                None,
+                format!("must be at most {MAX_GENESIS_TIME_MS} (Unix ms, year 2255)"),
+            ));
         }
         if g.validators.is_empty() {
             return Err(bad("validators", None, "no [[validators]]".into()));
         }
         let mut seen = std::collections::HashSet::new();
         for v in &g.validators {
+            if v.id.len() > MAX_LEADER_LEN {
+                let q = format!("\"{}\"", v.id);
+                return Err(bad(
+                    "id",
+                    Some(&q),
+                    format!(
+                        "validator id `{}` is {} bytes; a block header holds at most {MAX_LEADER_LEN}",
+                        v.id,
+                        v.id.len()
+                    ),
+                ));
+            }
             if v.id.is_empty() || !seen.insert(v.id.as_str()) {
                 let q = format!("\"{}\"", v.id);
                 return Err(bad(
@@ -152,29 +186,59 @@ impl GenesisFile {
     pub fn load(self) -> Genesis {
         let accounts = fund_initial_accounts(self.accounts, self.balance, self.seed);
         let total_stake = self.validators.iter().map(|v| v.stake as u128).sum();
+        let leader_keys = self
+            .validators
+            .iter()
+            .map(|v| leader_key_of(self.seed, &v.id).verifying_key())
+            .collect();
         Genesis {
             hash: self.hash(),
             accounts: std::sync::Arc::new(accounts),
             file: self,
             total_stake,
+            leader_keys,
         }
     }
+}
+
+/// The block-signing key of validator `id`, derived from the seed as the account keys
+/// are (so a devnet needs no key files; whoever holds the genesis can derive it).
+fn leader_key_of(seed: u64, id: &str) -> SigningKey {
+    let mut h = Sha256::new();
+    h.update(b"dyno-validator-key");
+    h.update(seed.to_le_bytes());
+    h.update((id.len() as u64).to_le_bytes());
+    h.update(id.as_bytes());
+    SigningKey::from_bytes(&h.finalize().into())
 }
 
 impl Genesis {
     /// Slot length in ns.
     pub fn slot_ns(&self) -> u64 {
-        self.file.slot_ms * 1_000_000
+        self.file.slot_ms.saturating_mul(1_000_000)
     }
 
     /// Unix ns at which slot 0 starts.
     pub fn genesis_time_ns(&self) -> u64 {
-        self.file.genesis_time_ms * 1_000_000
+        self.file.genesis_time_ms.saturating_mul(1_000_000)
     }
 
-    /// Unix ns at which `slot` starts.
+    /// Unix ns at which `slot` starts (saturating: a slot past the year 2554 never starts).
     pub fn slot_start_ns(&self, slot: u64) -> u64 {
-        self.genesis_time_ns() + slot * self.slot_ns()
+        self.genesis_time_ns()
+            .saturating_add(slot.saturating_mul(self.slot_ns()))
+    }
+
+    /// The block-signing key of validator `id` (none: not a validator).
+    pub fn leader_key(&self, id: &str) -> Option<SigningKey> {
+        self.validator(id)
+            .map(|_| leader_key_of(self.file.seed, id))
+    }
+
+    /// The public key that verifies validator `id`'s blocks (none: not a validator).
+    pub fn leader_verifying_key(&self, id: &str) -> Option<&VerifyingKey> {
+        let i = self.file.validators.iter().position(|v| v.id == id)?;
+        self.leader_keys.get(i)
     }
 
     /// The slot running at Unix time `now_ns` (0 before genesis).
@@ -296,6 +360,24 @@ mod tests {
         let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
         let line = text.lines().position(|l| l.contains("\"n0\"")).unwrap() + 1;
         assert!(e.contains(&format!("g.toml:{line}:")), "{e}");
+        let long = "v".repeat(MAX_LEADER_LEN + 1);
+        text = file(&[1, 1])
+            .to_toml()
+            .replace("\"n1\"", &format!("\"{long}\""));
+        let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
+        let line = text.lines().position(|l| l.contains(&long)).unwrap() + 1;
+        assert!(
+            e.contains(&format!("g.toml:{line}: `id`")) && e.contains("at most 64"),
+            "{e}"
+        );
+        let mut f = file(&[1]);
+        f.slot_ms = u64::MAX / 1000;
+        let e = GenesisFile::parse(p, &f.to_toml()).unwrap_err().to_string();
+        assert!(e.contains("`slot_ms`"), "{e}");
+        let mut f = file(&[1]);
+        f.genesis_time_ms = u64::MAX / 1000;
+        let e = GenesisFile::parse(p, &f.to_toml()).unwrap_err().to_string();
+        assert!(e.contains("`genesis_time_ms`"), "{e}");
         let e = GenesisFile::parse(p, "network = \"x\"\nseed = \"one\"\n")
             .unwrap_err()
             .to_string();

@@ -76,8 +76,11 @@ pub struct Counters {
     pub fetches_abandoned: u64,
     /// Peer messages that were not a protocol message.
     pub bad_messages: u64,
-    /// Connections the transport refused, by reason.
+    /// Connections the transport refused, by reason, and bodies that were not a block
+    /// (`malformed_block`).
     pub refused: HashMap<String, u64>,
+    /// Block bodies a peer sent that failed validation or did not decode, by peer.
+    pub bad_bodies: HashMap<String, u64>,
     /// Transactions relayed to peers.
     pub relayed: u64,
     /// Last stage times of a forged block, s (leader check, ticking, snapshot, forged, adopted).
@@ -107,7 +110,8 @@ pub struct Status {
 }
 
 struct Fetch {
-    slot: u64,
+    /// The block's slot, once a header said it (a parent asked for by its child has none).
+    slot: Option<u64>,
     asked: String,
     at: Instant,
     announcers: Vec<String>,
@@ -118,6 +122,9 @@ struct Fetch {
 /// waited for it): a block nobody serves must not be asked for forever.
 const FETCH_TRIES: u32 = 5;
 
+/// A block waiting for its parent: its bytes and the peer that sent it.
+type Orphan = (Vec<u8>, String);
+
 /// A running node's state (owned by its loop thread).
 pub struct Node {
     opts: NodeOptions,
@@ -127,7 +134,11 @@ pub struct Node {
     chain: Chain,
     mempool: Mempool,
     fetching: HashMap<[u8; 32], Fetch>,
-    orphans: HashMap<[u8; 32], Vec<(Vec<u8>, String)>>,
+    /// Blocks waiting for their parent: parent -> block hash -> (bytes, peer). Keyed by
+    /// hash so two copies of one block (a fetch asked twice) are one orphan.
+    orphans: HashMap<[u8; 32], HashMap<[u8; 32], Orphan>>,
+    /// Orphan hash -> its parent.
+    orphan_parent: HashMap<[u8; 32], [u8; 32]>,
     rejected: HashSet<[u8; 32]>,
     counters: Counters,
     status: Arc<Mutex<Option<Status>>>,
@@ -155,6 +166,7 @@ impl Node {
             transport,
             fetching: HashMap::new(),
             orphans: HashMap::new(),
+            orphan_parent: HashMap::new(),
             rejected: HashSet::new(),
             counters: Counters::default(),
             status,
@@ -322,7 +334,11 @@ impl Node {
         let txs = self.mempool.snapshot(self.opts.max_block_txs);
         let t_snap = now_ns();
         log.event("snapshot", json!({"slot": slot, "txs": txs.len()}));
-        let c = self.chain.forge(slot, &self.opts.id, txs);
+        // None when the tip is already at this slot or later (a clock step back): a
+        // block there could only be refused.
+        let Some(c) = self.chain.forge(slot, &self.opts.id, txs) else {
+            return;
+        };
         let bytes = Arc::new(c.block.encode());
         let h = c.block.header.clone();
         let t_forged = now_ns();
@@ -457,25 +473,22 @@ impl Node {
                     received_ns,
                     json!({"slot": h.slot, "block": hex(&hash), "peer": peer}),
                 );
-                self.want(hash, h.slot, peer);
+                self.want(hash, Some(h.slot), peer);
             }
             Message::Block(b) => self.body(peer, b, received_ns),
         }
     }
 
     /// Asks `peer` for `hash` unless it is held, refused before, or already asked.
-    fn want(&mut self, hash: [u8; 32], slot: u64, peer: &str) {
+    fn want(&mut self, hash: [u8; 32], slot: Option<u64>, peer: &str) {
         if self.chain.contains(&hash)
             || self.rejected.contains(&hash)
-            || self
-                .orphans
-                .values()
-                .flatten()
-                .any(|(b, _)| Header::decode_prefix(b).is_some_and(|h| h.hash() == hash))
+            || self.orphan_parent.contains_key(&hash)
         {
             return;
         }
         if let Some(f) = self.fetching.get_mut(&hash) {
+            f.slot = f.slot.or(slot);
             if !f.announcers.iter().any(|a| a == peer) {
                 f.announcers.push(peer.to_string());
             }
@@ -494,12 +507,13 @@ impl Node {
         );
     }
 
-    fn ask(&mut self, hash: [u8; 32], slot: u64, peer: &str) {
+    fn ask(&mut self, hash: [u8; 32], slot: Option<u64>, peer: &str) {
         self.counters.fetches += 1;
-        self.log.event(
-            "fetch_requested",
-            json!({"slot": slot, "block": hex(&hash), "peer": peer}),
-        );
+        let mut e = json!({"block": hex(&hash), "peer": peer});
+        if let Some(s) = slot {
+            e["slot"] = json!(s);
+        }
+        self.log.event("fetch_requested", e);
         self.transport.send(peer, Message::GetBlock(hash).encode());
     }
 
@@ -521,59 +535,120 @@ impl Node {
                 self.drop_orphans_of(h);
                 continue;
             }
-            let i = f.announcers.iter().position(|a| *a == f.asked).unwrap_or(0);
-            f.asked = f.announcers[(i + 1) % f.announcers.len()].clone();
             f.at = Instant::now();
             f.tries += 1;
+            // Every announcer sent a bad body: wait (counting the try) for a new one.
+            if f.announcers.is_empty() {
+                continue;
+            }
+            let n = f.announcers.len();
+            let next = f
+                .announcers
+                .iter()
+                .position(|a| *a == f.asked)
+                .map_or(0, |i| (i + 1) % n);
+            f.asked = f.announcers[next].clone();
             let (slot, peer) = (f.slot, f.asked.clone());
             self.ask(h, slot, &peer);
         }
+    }
+
+    /// A copy of `hash` from `peer` was bad (did not decode or failed a body check):
+    /// the peer is counted and not asked for it again, and the fetch stays open with
+    /// the next announcer asked at once (a peer answering with a real header and a
+    /// garbage body must not make the node refuse the real block).
+    fn body_failed(&mut self, hash: [u8; 32], peer: &str) {
+        *self
+            .counters
+            .bad_bodies
+            .entry(peer.to_string())
+            .or_default() += 1;
+        let Some(f) = self.fetching.get_mut(&hash) else {
+            return;
+        };
+        f.announcers.retain(|a| a != peer);
+        if f.asked != peer {
+            return;
+        }
+        let Some(next) = f.announcers.first().cloned() else {
+            return;
+        };
+        f.asked = next.clone();
+        f.at = Instant::now();
+        f.tries += 1;
+        let slot = f.slot;
+        self.ask(hash, slot, &next);
     }
 
     /// Forgets the blocks that waited for `parent` (and theirs): it will not come.
     fn drop_orphans_of(&mut self, parent: [u8; 32]) {
         let mut gone = vec![parent];
         while let Some(p) = gone.pop() {
-            for (b, _) in self.orphans.remove(&p).unwrap_or_default() {
-                if let Some(h) = Header::decode_prefix(&b) {
-                    gone.push(h.hash());
-                }
+            for h in self.orphans.remove(&p).unwrap_or_default().into_keys() {
+                self.orphan_parent.remove(&h);
+                gone.push(h);
             }
         }
     }
 
+    /// Logs and counts a failed block. A header-level failure refuses the hash for
+    /// good (with any children waiting for it); a body-level one blames this copy and
+    /// its peer; a block from a future slot is neither (a later copy may be on time).
     fn reject(&mut self, hash: [u8; 32], slot: u64, peer: &str, r: Reject) {
         *self.counters.rejected.entry(r.name()).or_default() += 1;
-        self.rejected.insert(hash);
         self.log.event(
             "rejected",
             json!({"slot": slot, "block": hex(&hash), "peer": peer, "reason": r.name()}),
         );
+        if r.is_header_level() {
+            self.rejected.insert(hash);
+            self.fetching.remove(&hash);
+            self.drop_orphans_of(hash);
+        } else if r != Reject::FutureSlot {
+            self.body_failed(hash, peer);
+        }
     }
 
     fn body(&mut self, peer: &str, bytes: Vec<u8>, received_ns: u64) {
         let block = match Block::decode(&bytes) {
             Ok(b) => b,
             Err(_) => {
-                // The hash of a body that does not decode is whatever its header claims
-                // (if that much decodes); the fetch it answered stays open and is asked
-                // again elsewhere.
-                let (hash, slot) =
-                    Header::decode_prefix(&bytes).map_or(([0; 32], 0), |h| (h.hash(), h.slot));
-                self.reject(hash, slot, peer, Reject::Malformed);
+                // Not a block: a refusal of the peer's message, not a verdict on a
+                // block (its hash is only what its header claims, if that decodes).
+                *self
+                    .counters
+                    .refused
+                    .entry("malformed_block".into())
+                    .or_default() += 1;
+                let mut e = json!({"peer": peer, "reason": "malformed_block"});
+                if let Some(h) = Header::decode_prefix(&bytes) {
+                    e["block"] = json!(hex(&h.hash()));
+                    e["slot"] = json!(h.slot);
+                    self.body_failed(h.hash(), peer);
+                } else {
+                    *self
+                        .counters
+                        .bad_bodies
+                        .entry(peer.to_string())
+                        .or_default() += 1;
+                }
+                self.log.event("refused", e);
                 return;
             }
         };
         let hash = block.header.hash();
         let slot = block.header.slot;
-        if self.fetching.remove(&hash).is_some() {
+        if self.fetching.contains_key(&hash) {
             self.counters.fetched_bytes += bytes.len() as u64;
             self.log.event_at(
                 "fetch_completed",
                 received_ns,
                 json!({"slot": slot, "block": hex(&hash), "peer": peer, "bytes": bytes.len()}),
             );
-        } else if self.chain.contains(&hash) || self.rejected.contains(&hash) {
+        } else if self.chain.contains(&hash)
+            || self.rejected.contains(&hash)
+            || self.orphan_parent.contains_key(&hash)
+        {
             return;
         }
         self.consider(block, hash, bytes, peer);
@@ -581,30 +656,40 @@ impl Node {
 
     /// Validates and adopts `block`, then any waiting children it was the missing
     /// parent of (a worklist, not recursion: a node catching up on a long chain fetches
-    /// it newest first and adopts it oldest first).
+    /// it newest first and adopts it oldest first). A block already held is skipped, so
+    /// two copies of one block are adopted once.
     fn consider(&mut self, block: Block, hash: [u8; 32], bytes: Vec<u8>, peer: &str) {
         let mut work = vec![(block, hash, bytes, peer.to_string())];
         while let Some((block, hash, bytes, peer)) = work.pop() {
+            if self.chain.contains(&hash) {
+                self.fetching.remove(&hash);
+                continue;
+            }
             let peer = peer.as_str();
             let slot = block.header.slot;
             let parent = block.header.parent;
             let t = Instant::now();
             let current = self.genesis.slot_at(now_ns());
             match self.chain.check(block, current) {
+                Err(Reject::UnknownParent) if self.rejected.contains(&parent) => {
+                    // A child of a refused block can never be valid.
+                    self.reject(hash, slot, peer, Reject::UnknownParent);
+                    self.rejected.insert(hash);
+                    self.fetching.remove(&hash);
+                }
                 Err(Reject::UnknownParent) => {
-                    let first = !self.orphans.contains_key(&parent);
+                    self.fetching.remove(&hash);
+                    self.orphan_parent.insert(hash, parent);
                     self.orphans
                         .entry(parent)
                         .or_default()
-                        .push((bytes, peer.to_string()));
-                    // The parent's slot is not known before its body arrives: the
-                    // request carries the child's slot.
-                    if first {
-                        self.want(parent, slot, peer);
-                    }
+                        .insert(hash, (bytes, peer.to_string()));
+                    // The parent's slot is known only if its header was announced.
+                    self.want(parent, None, peer);
                 }
                 Err(r) => self.reject(hash, slot, peer, r),
                 Ok(c) => {
+                    self.fetching.remove(&hash);
                     self.counters.last_validate_s = t.elapsed().as_secs_f64();
                     self.log
                         .event("validated", json!({"slot": slot, "block": hex(&hash)}));
@@ -613,9 +698,9 @@ impl Node {
                     self.broadcast(&Message::Header(header), Some(peer));
                     self.log
                         .event("announced", json!({"slot": slot, "block": hex(&hash)}));
-                    for (b, p) in self.orphans.remove(&hash).unwrap_or_default() {
+                    for (h, (b, p)) in self.orphans.remove(&hash).unwrap_or_default() {
+                        self.orphan_parent.remove(&h);
                         if let Ok(child) = Block::decode(&b) {
-                            let h = child.header.hash();
                             work.push((child, h, b, p));
                         }
                     }

@@ -10,13 +10,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dyno_node::block::hex;
+use dyno_node::block::{hex, Block};
 use dyno_node::chain::Chain;
 use dyno_node::genesis::{Genesis, GenesisFile, Validator};
 use dyno_node::log::{now_ns, EventLog};
 use dyno_node::node::{Node, NodeOptions, Status};
 use dyno_node::transport::{Input, MemHub, Message};
 use dyno_txn::bank::transfer_block;
+use ed25519_dalek::{Signer, SigningKey};
 use serde_json::Value;
 
 const SLOT_MS: u64 = 150;
@@ -132,6 +133,19 @@ fn events(path: &Path, name: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Signs `b` again with its named leader's key (after a test changed its header).
+fn resign(g: &Genesis, mut b: Block) -> Block {
+    let key = g.leader_key(&b.header.leader).unwrap();
+    b.signature = key.sign(&b.header.hash()).to_bytes();
+    b
+}
+
+/// Sleeps into slot `slot`, a quarter of it gone.
+fn sleep_into_slot(g: &Genesis, slot: u64) {
+    let at = g.slot_start_ns(slot) + g.slot_ns() / 4;
+    std::thread::sleep(Duration::from_nanos(at.saturating_sub(now_ns())));
+}
+
 fn sleep_slots(n: u64) {
     std::thread::sleep(Duration::from_millis(SLOT_MS * n));
 }
@@ -166,6 +180,16 @@ fn every_forged_block_is_adopted_everywhere_with_the_same_state() {
     let reference = &st["a"].chain;
     let mut states: HashMap<String, String> = HashMap::new();
     for (id, p) in &logs {
+        let mut times: HashMap<String, usize> = HashMap::new();
+        for e in events(p, "adopted") {
+            *times
+                .entry(e["block"].as_str().unwrap().into())
+                .or_default() += 1;
+        }
+        assert!(
+            times.values().all(|&n| n == 1),
+            "{id} adopted a block twice: {times:?}"
+        );
         let adopted: HashMap<String, String> = events(p, "adopted")
             .into_iter()
             .map(|e| {
@@ -236,18 +260,24 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     let slot = 1;
     let leader = g.leader(slot).to_string();
     let txs = transfer_block(&g.accounts, 3, 4);
-    let good = chain.forge(slot, &leader, txs.clone()).block;
+    let good = chain.forge(slot, &leader, txs.clone()).unwrap().block;
     let mut corrupt = Vec::new();
     let mut b = good.clone();
     b.header.state_hash[0] ^= 1;
-    corrupt.push((b, "state_mismatch"));
+    corrupt.push((resign(&g, b), "state_mismatch"));
     let mut b = good.clone();
     b.header.leader = ["a", "b", "c"]
         .into_iter()
         .find(|&l| l != leader)
         .unwrap()
         .into();
-    corrupt.push((b, "wrong_leader"));
+    corrupt.push((resign(&g, b), "wrong_leader"));
+    // x names the scheduled leader but signs with a key of its own.
+    let mut b = good.clone();
+    b.signature = SigningKey::from_bytes(&[1; 32])
+        .sign(&b.header.hash())
+        .to_bytes();
+    corrupt.push((b, "bad_leader_signature"));
     let mut b = good.clone();
     b.entries[0].txs[0][70] ^= 1;
     corrupt.push((b, "bad_poh"));
@@ -256,10 +286,10 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     txs_bad[1][70] ^= 1;
     let (entries, end) = dyno_node::block::Block::entries_of(b.header.poh_start, txs_bad);
     (b.entries, b.header.poh_end) = (entries, end);
-    corrupt.push((b, "bad_signature"));
+    corrupt.push((resign(&g, b), "bad_signature"));
     let mut b = good.clone();
     b.header.parent = [9; 32];
-    corrupt.push((b, "unknown_parent"));
+    corrupt.push((resign(&g, b), "unknown_parent"));
     let mut hashes = HashSet::new();
     for (b, _) in &corrupt {
         let h = b.header.hash();
@@ -285,13 +315,23 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
         "wrong_leader",
         "bad_poh",
         "bad_signature",
-        "malformed",
+        "bad_leader_signature",
     ] {
         assert!(
             reasons.contains(r),
             "a did not reject one for {r}: {reasons:?}"
         );
     }
+    // The body that is not a block is a refusal of x's message, not a zero block.
+    assert!(
+        events(&logs["a"], "refused")
+            .iter()
+            .any(|e| e["peer"] == "x" && e["reason"] == "malformed_block"),
+        "no refusal of the junk body"
+    );
+    assert!(events(&logs["a"], "rejected")
+        .iter()
+        .all(|e| e["block"] != hex(&[0; 32]).as_str()));
     for (id, s) in &st {
         assert!(
             s.chain.iter().all(|(_, b, _, _)| !hashes.contains(b)),
@@ -331,4 +371,85 @@ fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
         parents >= st["a"].chain.len(),
         "c fetched every block ({parents})"
     );
+}
+
+#[test]
+fn a_garbage_body_for_a_real_header_does_not_make_the_node_refuse_the_block() {
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 1)]);
+    let mut line = Line::start(&g, &[("a", &[])]);
+    sleep_into_slot(&g, 2);
+    let good = Chain::new(g.clone())
+        .forge(1, g.leader(1), transfer_block(&g.accounts, 2, 21))
+        .unwrap()
+        .block;
+    let hash = hex(&good.header.hash());
+    // Same header, a transaction altered: this copy fails (bad_poh), the block does not.
+    let mut garbage = good.clone();
+    garbage.entries[0].txs[0][70] ^= 1;
+    let header = Message::Header(good.header.encode()).encode();
+    line.hub.deliver("x", "a", header.clone());
+    line.hub.deliver("y", "a", header);
+    line.hub
+        .deliver("x", "a", Message::Block(garbage.encode()).encode());
+    line.hub
+        .deliver("x", "a", Message::Block(good.encode()).encode());
+    sleep_slots(2);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    let a = &logs["a"];
+    assert!(events(a, "rejected")
+        .iter()
+        .any(|e| e["block"] == hash.as_str() && e["reason"] == "bad_poh"));
+    assert!(
+        events(a, "fetch_requested")
+            .iter()
+            .any(|e| e["block"] == hash.as_str() && e["peer"] == "y"),
+        "the other announcer was asked after x's bad copy"
+    );
+    assert_eq!(
+        events(a, "adopted")
+            .iter()
+            .filter(|e| e["block"] == hash.as_str())
+            .count(),
+        1,
+        "the real block was adopted"
+    );
+    assert_eq!(st["a"].counters.bad_bodies.get("x"), Some(&1));
+}
+
+#[test]
+fn two_copies_of_a_waiting_block_are_adopted_once() {
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 1)]);
+    let mut line = Line::start(&g, &[("a", &[])]);
+    sleep_into_slot(&g, 3);
+    let mut other = Chain::new(g.clone());
+    let b1 = other
+        .forge(1, g.leader(1), transfer_block(&g.accounts, 2, 31))
+        .unwrap();
+    let (h1, bytes1) = (b1.hash, b1.block.encode());
+    other.insert(b1, Arc::new(bytes1.clone()));
+    let b2 = other.forge(2, g.leader(2), Vec::new()).unwrap();
+    let (h2, bytes2) = (b2.hash, b2.block.encode());
+    // The child twice (a fetch answered after it was asked again), then its parent.
+    for b in [&bytes2, &bytes2, &bytes1] {
+        line.hub
+            .deliver("x", "a", Message::Block(b.clone()).encode());
+    }
+    sleep_slots(2);
+    let logs = line.logs.clone();
+    line.stop_mid_slot(&g);
+    let a = &logs["a"];
+    for h in [h1, h2] {
+        let n = events(a, "adopted")
+            .iter()
+            .filter(|e| e["block"] == hex(&h).as_str())
+            .count();
+        assert_eq!(n, 1, "{} adopted {n} times", hex(&h));
+    }
+    // The parent was asked for before anything said its slot: the line has none.
+    let ask = events(a, "fetch_requested")
+        .into_iter()
+        .find(|e| e["block"] == hex(&h1).as_str())
+        .expect("the parent was fetched");
+    assert!(ask.get("slot").is_none(), "{ask}");
 }
