@@ -439,11 +439,7 @@ fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
     }
     assert!(file.exists(), "the disk benchmark started");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    dyno_proc::signal_process(child.id(), dyno_proc::Signal::Int).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),

@@ -236,11 +236,7 @@ fn ctrl_c_mid_round_keeps_the_rounds_done_and_leaves_no_process() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    dyno_proc::signal_process(child.id(), dyno_proc::Signal::Int).unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");

@@ -275,12 +275,8 @@ fn sigterm_stops_a_node_cleanly_with_its_log_flushed() {
     ));
     // Past slot 0's start, so it has forged at least once.
     std::thread::sleep(Duration::from_millis(2500));
-    let pid = node.0.as_ref().unwrap().id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    let pid = node.0.as_ref().unwrap().id();
+    dyno_proc::signal_process(pid, dyno_proc::Signal::Term).unwrap();
     let out = node.wait_output();
     assert_eq!(
         out.status.code(),

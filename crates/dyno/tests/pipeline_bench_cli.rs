@@ -209,11 +209,7 @@ fn a_node_logs_seconds_and_blocks_until_sigterm() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    dyno_proc::signal_process(child.id(), dyno_proc::Signal::Term).unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{:?}\n{stdout}", out.status);
