@@ -626,4 +626,36 @@ mod tests {
         assert_eq!(to_n2["addr"].as_str(), Some("127.0.0.1:31006"));
         assert_eq!(to_n2["bandwidth_mbit"].as_float(), Some(100.0));
     }
+
+    #[test]
+    fn a_block_belongs_to_the_window_of_its_first_sighting() {
+        use crate::events::EventKind;
+        let ev = |node: &str, ts_ns, block: &str| Event {
+            node: node.into(),
+            ts_ns,
+            what: EventKind::Adopted {
+                slot: 0,
+                block: block.into(),
+            },
+        };
+        // "a" is first seen before the window, "b" inside it (its late adoption on n1
+        // after the window's end still counts), "c" after it.
+        let events = vec![
+            ev("n0", 5, "a"),
+            ev("n1", 15, "a"),
+            ev("n0", 12, "b"),
+            ev("n1", 25, "b"),
+            ev("n0", 21, "c"),
+        ];
+        let kept = in_window(events, &(10..20));
+        let kept: Vec<(&str, u64)> = kept.iter().map(|e| (e.node.as_str(), e.ts_ns)).collect();
+        assert_eq!(kept, [("n0", 12), ("n1", 25)]);
+        assert_eq!(
+            adopted_everywhere(
+                &in_window(vec![ev("n0", 12, "b"), ev("n1", 13, "b")], &(10..20)),
+                2
+            ),
+            1
+        );
+    }
 }

@@ -160,3 +160,49 @@ fn html_holds_cdf_topology_and_regions() {
         "6 relays and 3 legend marks"
     );
 }
+
+#[test]
+fn metrics_a_log_extractor_cannot_give_read_not_available() {
+    let mut events = Vec::new();
+    for (node, ms) in [("n0", 5u64), ("n1", 80), ("n2", 120)] {
+        let what = |block: &str| EventKind::Adopted {
+            slot: 7,
+            block: block.into(),
+        };
+        events.push(event(node, ms, what("7")));
+    }
+    let unavailable = vec!["peer.fetch".to_string(), "slot_start_lateness".to_string()];
+    let a = crate::propagation::analyse_extracted(&events, 3, &unavailable);
+    let report = ClusterReport::new(&a, None);
+    let text: String = tables(&report)
+        .iter()
+        .map(|t| dyno_report::MarkdownTable.render(t))
+        .collect();
+    assert!(
+        text.contains("End-to-end adoption (from first sighting, per block)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| fetch duration | not available |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| slot-start lateness | not available |"),
+        "{text}"
+    );
+    // n0 saw it first (5 ms) and stands as leader; n2 adopted it 115 ms later.
+    assert!(
+        text.contains("| adopted on 100% of nodes | 1 | 0 | 115 ms |"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["measured_from"], "first sighting");
+    let fetch = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["key"] == "peer.fetch")
+        .unwrap();
+    assert_eq!(fetch["available"], false);
+    assert!(fetch["summary"].is_null());
+}
