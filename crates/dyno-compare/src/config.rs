@@ -63,25 +63,11 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// TOML syntax, a missing or unknown key, a value of the wrong type.
-    #[error("{path}: {message}")]
-    Syntax {
-        /// The file.
-        path: PathBuf,
-        /// toml's message, with line and column.
-        message: String,
-    },
+    #[error("{0}")]
+    Syntax(dyno_model::ConfigDiagnostic),
     /// A value that parses but makes no sense.
-    #[error("{path}:{line}: `{key}`: {message}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line of the offending entry.
-        line: usize,
-        /// The key at fault, e.g. `subject[1].command`.
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
+    #[error("{0}")]
+    Invalid(dyno_model::ConfigDiagnostic),
     /// `--workload` names a workload the file does not define.
     #[error("{path}: unknown workload `{name}` (the file defines: {known})")]
     UnknownWorkload {
@@ -315,17 +301,26 @@ impl ComparisonFile {
 
     /// Parses and validates `text`; `path` names the file in errors and resolves nothing.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Syntax {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().replace('\n', "\n  "),
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            ConfigError::Syntax(dyno_model::ConfigDiagnostic::parse_error(
+                path,
+                text,
+                e.message(),
+                e.span(),
+            ))
         })?;
-        let invalid =
-            |span: std::ops::Range<usize>, key: String, message: String| ConfigError::Invalid {
-                path: path.to_path_buf(),
-                line: line_of(text, span.start),
-                key,
+        // Defaults and absent tables carry the span 0..0: no place in the text, so the
+        // key is looked up instead (a whole `[[subject]]` span is narrowed to its key).
+        let invalid = |span: std::ops::Range<usize>, key: String, message: String| {
+            let span = Some(span).filter(|s| *s != (0..0));
+            ConfigError::Invalid(dyno_model::ConfigDiagnostic::new(
+                path,
+                text,
+                span,
+                Some(&key),
                 message,
-            };
+            ))
+        };
         if *raw.rounds.get_ref() == 0 {
             return Err(invalid(
                 raw.rounds.span(),
@@ -684,10 +679,6 @@ fn check_declarations(
         lower_is_better: strings(&m.lower_is_better),
         ignore: strings(&m.ignore),
     })
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset).unwrap_or(text).matches('\n').count() + 1
 }
 
 #[cfg(test)]

@@ -296,7 +296,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("c.toml:1: `subject[0].git`: rev `v9` is not a commit"),
+            e.starts_with("c.toml:3:1: key `subject[0].git`: rev `v9` is not a commit"),
             "{e}"
         );
     }

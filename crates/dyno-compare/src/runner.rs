@@ -184,7 +184,7 @@ mod tests {
         let e = ComparisonFile::parse("on_failure = \"retry\"\n", std::path::Path::new("t.toml"))
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("t.toml:1: `on_failure`"), "{e}");
+        assert!(e.starts_with("t.toml:1:14: key `on_failure`: "), "{e}");
     }
 
     #[test]

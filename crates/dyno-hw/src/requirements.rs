@@ -55,6 +55,9 @@ pub enum RequirementsError {
         /// What is wrong.
         message: String,
     },
+    /// A TOML requirements file is not valid: file:line:column, the key and toml's snippet.
+    #[error("{0}")]
+    File(dyno_model::ConfigDiagnostic),
     /// No built-in set is known for that chain.
     #[error(
         "no built-in requirement set for chain `{name}`; chains with one: {}. For another chain pass its reference_hardware.json with --requirements FILE",
@@ -252,23 +255,31 @@ impl RequirementSet {
             #[serde(default)]
             validator_only: bool,
         }
-        let invalid = |line: Option<usize>, message: String| RequirementsError::Invalid {
-            path: path.to_string(),
-            line,
-            message,
+        let file_path = Path::new(path);
+        let invalid = |span: Option<std::ops::Range<usize>>, key: String, message: String| {
+            RequirementsError::File(dyno_model::ConfigDiagnostic::new(
+                file_path,
+                text,
+                span,
+                Some(&key),
+                message,
+            ))
         };
-        let line_of =
-            |offset: usize| Some(text[..offset.min(text.len())].matches('\n').count() + 1);
         let file: File = toml::from_str(text).map_err(|e| {
-            let line = e.span().and_then(|s| line_of(s.start));
-            invalid(line, e.message().to_string())
+            RequirementsError::File(dyno_model::ConfigDiagnostic::parse_error(
+                file_path,
+                text,
+                e.message(),
+                e.span(),
+            ))
         })?;
-        let mut requirements = Vec::new();
-        for e in file.requirement {
-            let line = line_of(e.metric.span().start);
+        let mut requirements: Vec<Requirement> = Vec::new();
+        for (i, e) in file.requirement.into_iter().enumerate() {
+            let key = |k: &str| format!("requirement[{i}].{k}");
             let metric = MetricId::parse(e.metric.get_ref()).ok_or_else(|| {
                 invalid(
-                    line,
+                    Some(e.metric.span()),
+                    key("metric"),
                     format!(
                         "unknown metric `{}`; known metrics: {}",
                         e.metric.get_ref(),
@@ -276,26 +287,35 @@ impl RequirementSet {
                     ),
                 )
             })?;
+            if requirements.iter().any(|o| o.metric == metric) {
+                return Err(invalid(
+                    Some(e.metric.span()),
+                    key("metric"),
+                    format!("metric {metric} is listed twice"),
+                ));
+            }
             let scale = match &e.unit {
                 None => 1.0 * default_unit_scale(metric),
                 Some(u) => unit_scale(metric, u.get_ref())
-                    .map_err(|m| invalid(line_of(u.span().start), m))?,
+                    .map_err(|m| invalid(Some(u.span()), key("unit"), m))?,
             };
             let minimum = *e.minimum.get_ref();
             if !(minimum.is_finite() && minimum > 0.0) {
                 return Err(invalid(
-                    line_of(e.minimum.span().start),
-                    format!("minimum must be a positive number, got {minimum}"),
+                    Some(e.minimum.span()),
+                    key("minimum"),
+                    format!("must be a positive number, got {minimum}"),
                 ));
             }
             if e.num_cores.is_some() && metric != MetricId::Blake2256Parallel {
                 return Err(invalid(
-                    line,
-                    format!("num_cores applies only to Blake2256Parallel, not {metric}"),
+                    None,
+                    key("num_cores"),
+                    format!("applies only to Blake2256Parallel, not {metric}"),
                 ));
             }
             if e.num_cores == Some(0) {
-                return Err(invalid(line, "num_cores must be at least 1".into()));
+                return Err(invalid(None, key("num_cores"), "must be at least 1".into()));
             }
             requirements.push(Requirement {
                 metric,
@@ -304,7 +324,6 @@ impl RequirementSet {
                 validator_only: e.validator_only,
             });
         }
-        check_unique(&requirements, path)?;
         Ok(RequirementSet {
             name: file.name.unwrap_or_else(|| path.to_string()),
             requirements,
@@ -500,45 +519,45 @@ mod tests {
     }
 
     #[test]
-    fn dyno_toml_errors_name_the_line() {
+    fn dyno_toml_errors_name_file_line_column_and_key() {
         let cases = [
             (
                 "[[requirement]]\nmetric = \"Blake3\"\nminimum = 1\n",
-                2,
-                "unknown metric",
+                "r.toml:2:10: key `requirement[0].metric`: unknown metric",
             ),
             (
                 "[[requirement]]\nmetric = \"Sha256Chain\"\nminimum = 1\nunit = \"MiB/s\"\n",
-                4,
-                "does not fit",
+                "r.toml:4:8: key `requirement[0].unit`: ",
             ),
             (
                 "[[requirement]]\nmetric = \"MemCopy\"\nminimum = 1\ncolour = 3\n",
-                4,
-                "unknown field",
+                "r.toml:4:1: key `requirement[0].colour`: unknown field",
             ),
             (
                 "[[requirement]]\nmetric = \"MemCopy\"\nminimum = -5\n",
-                3,
-                "positive",
+                "r.toml:3:11: key `requirement[0].minimum`: must be a positive number",
             ),
             (
                 "[[requirement]]\nmetric = \"MemCopy\"\nminimum = \"fast\"\n",
-                3,
-                "invalid type",
+                "r.toml:3:11: key `requirement[0].minimum`: invalid type",
             ),
             (
                 "[[requirement]]\nmetric = \"MemCopy\"\nnum_cores = 2\nminimum = 1\n",
-                2,
-                "num_cores",
+                "r.toml:3:1: key `requirement[0].num_cores`: applies only",
+            ),
+            (
+                "[[requirement]]\nmetric = \"MemCopy\"\nminimum = 1\n[[requirement]]\nmetric = \"memcopy\"\nminimum = 2\n",
+                "r.toml:5:10: key `requirement[1].metric`: metric MemCopy is listed twice",
             ),
         ];
-        for (text, line, needle) in cases {
+        for (text, start) in cases {
             let msg = RequirementSet::from_dyno_toml(text, "r.toml")
                 .unwrap_err()
                 .to_string();
-            assert!(msg.contains(&format!("r.toml, line {line}")), "{msg}");
-            assert!(msg.contains(needle), "{msg}");
+            assert!(msg.starts_with(start), "{msg}");
+            let line: usize = start.split(':').nth(1).unwrap().parse().unwrap();
+            let written = text.lines().nth(line - 1).unwrap();
+            assert!(msg.contains(&format!("\n{line} | {written}\n")), "{msg}");
         }
     }
 

@@ -15,9 +15,11 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod config_error;
 mod host;
 mod units;
 
+pub use config_error::{key_at, line_col, locate_key, ConfigDiagnostic};
 pub use host::{cpu_busy_fraction, parse_cpu_list, Filesystem, FsKind, Host};
 pub use units::{format_binary_rate, format_value, Unit};
 

@@ -9,6 +9,7 @@ use dyno_tango::LayoutConfig;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use dyno_model::ConfigDiagnostic;
 
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -296,32 +297,48 @@ impl BenchConfig {
         Self::from_toml(&text, &path.display().to_string())
     }
 
-    /// Parses and validates TOML; `origin` names the file in errors.
+    /// Parses and validates TOML; `origin` names the file in errors, which point at the
+    /// line, column and key in `text`.
     pub fn from_toml(text: &str, origin: &str) -> Result<BenchConfig> {
-        let cfg: BenchConfig = toml::from_str(text).map_err(|e| Error::Config {
-            origin: origin.to_string(),
-            reason: e.to_string().trim().replace('\n', " "),
+        let path = Path::new(origin);
+        let cfg: BenchConfig = toml::from_str(text).map_err(|e| {
+            Error::ConfigFile(Box::new(ConfigDiagnostic::parse_error(
+                path,
+                text,
+                e.message(),
+                e.span(),
+            )))
         })?;
-        cfg.validate(origin)?;
+        cfg.check().map_err(|(key, message)| {
+            Error::ConfigFile(Box::new(ConfigDiagnostic::at_key(
+                path, text, &key, message,
+            )))
+        })?;
         Ok(cfg)
     }
 
     /// Checks every value (also after a sweep changed the counts).
     pub fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |reason: String| Error::Config {
+        self.check().map_err(|(key, message)| Error::Config {
             origin: origin.to_string(),
-            reason,
-        };
+            reason: format!("key {key}: {message}"),
+        })
+    }
+
+    /// The first value out of range, as (key path, what is wrong).
+    fn check(&self) -> std::result::Result<(), (String, String)> {
+        let bad = |key: &str, message: String| (key.to_string(), message);
         let l = &self.layout;
         if !(1..=64).contains(&l.verify_tile_count) {
-            return Err(bad("key layout.verify_tile_count: must be in 1..=64".into()));
+            return Err(bad("layout.verify_tile_count", "must be in 1..=64".into()));
         }
         if !(1..=64).contains(&l.bank_tile_count) {
-            return Err(bad("key layout.bank_tile_count: must be in 1..=64".into()));
+            return Err(bad("layout.bank_tile_count", "must be in 1..=64".into()));
         }
         if l.link_depth < 64 || !l.link_depth.is_power_of_two() || l.link_depth > 1 << 20 {
             return Err(bad(
-                "key layout.link_depth: must be a power of two in [64, 2^20]".into(),
+                "layout.link_depth",
+                "must be a power of two in [64, 2^20]".into(),
             ));
         }
         let b = &self.bench;
@@ -332,65 +349,66 @@ impl BenchConfig {
             ("script_fraction", b.script_fraction),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err(bad(format!("key bench.{k}: {v} must be in [0, 1]")));
+                return Err(bad(&format!("bench.{k}"), format!("{v} must be in [0, 1]")));
             }
         }
         let g = &self.genesis;
         if g.fund_initial_accounts < 2 || g.fund_initial_accounts > 1 << 22 {
             return Err(bad(
-                "key genesis.fund_initial_accounts: must be in [2, 4194304]".into(),
+                "genesis.fund_initial_accounts",
+                "must be in [2, 4194304]".into(),
             ));
         }
         if b.hot_accounts < 2 || b.hot_accounts > g.fund_initial_accounts {
             return Err(bad(
-                "key bench.hot_accounts: must be at least 2 and at most genesis.fund_initial_accounts"
-                    .into(),
+                "bench.hot_accounts",
+                "must be at least 2 and at most genesis.fund_initial_accounts".into(),
             ));
         }
         if b.fee_min > b.fee_max {
-            return Err(bad(
-                "key bench.fee_min: must not exceed bench.fee_max".into()
-            ));
+            return Err(bad("bench.fee_min", "must not exceed bench.fee_max".into()));
         }
         if b.script_budget > crate::tx::MAX_BUDGET {
-            return Err(bad(format!(
-                "key bench.script_budget: at most {}",
-                crate::tx::MAX_BUDGET
-            )));
+            return Err(bad(
+                "bench.script_budget",
+                format!("at most {}", crate::tx::MAX_BUDGET),
+            ));
         }
         if !(1..=256).contains(&self.verify.batch) {
-            return Err(bad("key verify.batch: must be in 1..=256".into()));
+            return Err(bad("verify.batch", "must be in 1..=256".into()));
         }
         if self.dedup.depth == 0 {
-            return Err(bad("key dedup.depth: must be at least 1".into()));
+            return Err(bad("dedup.depth", "must be at least 1".into()));
         }
         let p = &self.pack;
         if !(1..=64).contains(&p.max_txs_per_microblock) {
             return Err(bad(
-                "key pack.max_txs_per_microblock: must be in 1..=64".into()
+                "pack.max_txs_per_microblock",
+                "must be in 1..=64".into(),
             ));
         }
         if p.block_cost_limit < crate::tx::BASE_COST + b.script_budget {
             return Err(bad(
-                "key pack.block_cost_limit: smaller than one transaction's cost".into(),
+                "pack.block_cost_limit",
+                "smaller than one transaction's cost".into(),
             ));
         }
-        if p.max_pending == 0 || p.microblocks_per_bank == 0 {
-            return Err(bad(
-                "key pack.max_pending / pack.microblocks_per_bank: must be at least 1".into(),
-            ));
-        }
-        if self.poh.hashes_per_tick == 0 || self.poh.ticks_per_slot == 0 {
-            return Err(bad(
-                "key poh.hashes_per_tick / poh.ticks_per_slot: must be at least 1".into(),
-            ));
+        for (key, value) in [
+            ("pack.max_pending", p.max_pending as u64),
+            ("pack.microblocks_per_bank", p.microblocks_per_bank as u64),
+            ("poh.hashes_per_tick", self.poh.hashes_per_tick),
+            ("poh.ticks_per_slot", self.poh.ticks_per_slot),
+        ] {
+            if value == 0 {
+                return Err(bad(key, "must be at least 1".into()));
+            }
         }
         self.tango_layout()
             .idle_strategy()
-            .map_err(|r| bad(format!("key layout.idle: {r}")))?;
+            .map_err(|r| bad("layout.idle", r))?;
         self.tango_layout()
             .affinity()
-            .map_err(|e| bad(format!("key layout.affinity: {e}")))?;
+            .map_err(|e| bad("layout.affinity", e.to_string()))?;
         Ok(())
     }
 
@@ -500,21 +518,45 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_file_and_key() {
-        for (text, key) in [
+    fn errors_name_the_file_line_column_key_and_snippet() {
+        for (text, at, key) in [
             (
                 "[layout]\nverify_tile_count = 0",
+                "l.toml:2:1:",
                 "layout.verify_tile_count",
             ),
-            ("[layout]\naffinity = \"0-x\"", "layout.affinity"),
-            ("[bench]\ncontention = 2.0", "bench.contention"),
-            ("[bench]\nfee_min = 9\nfee_max = 1", "bench.fee_min"),
-            ("[pack]\nmax_txs = 3", "max_txs"),
+            (
+                "[layout]\naffinity = \"0-x\"",
+                "l.toml:2:1:",
+                "layout.affinity",
+            ),
+            (
+                "[bench]\ncontention = 2.0",
+                "l.toml:2:1:",
+                "bench.contention",
+            ),
+            (
+                "[bench]\nfee_min = 9\nfee_max = 1",
+                "l.toml:2:1:",
+                "bench.fee_min",
+            ),
+            ("[pack]\nmax_txs = 3", "l.toml:2:1:", "pack.max_txs"),
+            ("[pack]\nmax_txs = ", "l.toml:2:11:", "pack.max_txs"),
         ] {
             let e = BenchConfig::from_toml(text, "l.toml")
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("l.toml") && e.contains(key), "{key}: {e}");
+            assert!(e.starts_with(&format!("{at} key `{key}`: ")), "{key}: {e}");
+            let line = text.lines().nth(1).unwrap();
+            assert!(e.contains(&format!("\n2 | {line}\n")), "{key}: {e}");
         }
+        // A check that compares against another value points at the key it names.
+        let e = BenchConfig::from_toml("[pack]\nblock_cost_limit = 1", "l.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("l.toml:2:1: key `pack.block_cost_limit`"),
+            "{e}"
+        );
     }
 }

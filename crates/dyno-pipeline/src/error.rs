@@ -13,6 +13,9 @@ pub enum Error {
         /// What is wrong, naming the key.
         reason: String,
     },
+    /// A config file is invalid: file:line:column, the key and toml's snippet.
+    #[error("{0}")]
+    ConfigFile(Box<dyno_model::ConfigDiagnostic>),
     /// An I/O error on a named path.
     #[error("{path}: {source}")]
     Io {

@@ -43,6 +43,7 @@ use crate::affinity::{Affinity, AffinityPlan};
 use crate::dcache::MAX_MTU;
 use crate::error::{Error, Result};
 use crate::tile::IdleStrategy;
+use dyno_model::ConfigDiagnostic;
 
 /// The whole file.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -219,57 +220,71 @@ impl LayoutConfig {
     }
 
     /// Parses and validates TOML text; `origin` names the file in errors.
+    /// Errors point at the line, column and key in `text`.
     pub fn from_toml(text: &str, origin: &str) -> Result<LayoutConfig> {
-        let cfg: LayoutConfig = toml::from_str(text).map_err(|e| Error::Config {
-            origin: origin.to_string(),
-            reason: e.to_string().trim().replace('\n', " "),
+        let path = std::path::Path::new(origin);
+        let cfg: LayoutConfig = toml::from_str(text).map_err(|e| {
+            Error::ConfigFile(Box::new(ConfigDiagnostic::parse_error(
+                path,
+                text,
+                e.message(),
+                e.span(),
+            )))
         })?;
-        cfg.validate(origin)?;
+        cfg.check().map_err(|(key, message)| {
+            Error::ConfigFile(Box::new(ConfigDiagnostic::at_key(
+                path, text, &key, message,
+            )))
+        })?;
         Ok(cfg)
     }
 
-    fn validate(&self, origin: &str) -> Result<()> {
-        let bad = |reason: String| Error::Config {
-            origin: origin.to_string(),
-            reason,
-        };
+    /// The first value that makes no sense, as (key path, what is wrong).
+    fn check(&self) -> std::result::Result<(), (String, String)> {
+        let bad = |key: String, message: String| (key, message);
         self.affinity()
-            .map_err(|e| bad(format!("key layout.affinity: {e}")))?;
+            .map_err(|e| bad("layout.affinity".into(), e.to_string()))?;
         self.idle_strategy()
-            .map_err(|r| bad(format!("key layout.idle: {r}")))?;
+            .map_err(|r| bad("layout.idle".into(), r))?;
         if self.layout.tiles.is_empty() {
-            return Err(bad("key layout.tiles: no tiles".into()));
+            return Err(bad("layout.tiles".into(), "no tiles".into()));
         }
         let mut seen = std::collections::HashSet::new();
-        for t in &self.layout.tiles {
+        for (i, t) in self.layout.tiles.iter().enumerate() {
             if t.count == 0 || !seen.insert(&t.kind) || t.kind.is_empty() || t.kind.len() > 16 {
-                return Err(bad(format!(
-                    "key layout.tiles: kind {:?} must be 1-16 characters, listed once, count >= 1",
-                    t.kind
-                )));
+                return Err(bad(
+                    format!("layout.tiles[{i}]"),
+                    format!(
+                        "kind {:?} must be 1-16 characters, listed once, count >= 1",
+                        t.kind
+                    ),
+                ));
             }
         }
         for (i, l) in self.links.iter().enumerate() {
             for end in [&l.from, &l.to] {
                 if !seen.contains(end) {
-                    return Err(bad(format!("key links[{i}]: unknown tile kind {end:?}")));
+                    return Err(bad(
+                        format!("links[{i}]"),
+                        format!("unknown tile kind {end:?}"),
+                    ));
                 }
             }
             if l.depth < 2 || !l.depth.is_power_of_two() || l.depth > 1 << 24 {
-                return Err(bad(format!(
-                    "key links[{i}].depth: {} must be a power of two in [2, 2^24]",
-                    l.depth
-                )));
+                return Err(bad(
+                    format!("links[{i}].depth"),
+                    format!("{} must be a power of two in [2, 2^24]", l.depth),
+                ));
             }
             if l.mtu == 0 || l.mtu > MAX_MTU {
-                return Err(bad(format!(
-                    "key links[{i}].mtu: {} must be in [1, {MAX_MTU}]",
-                    l.mtu
-                )));
+                return Err(bad(
+                    format!("links[{i}].mtu"),
+                    format!("{} must be in [1, {MAX_MTU}]", l.mtu),
+                ));
             }
         }
         if self.workspace.size_mb == 0 {
-            return Err(bad("key workspace.size_mb: must be at least 1".into()));
+            return Err(bad("workspace.size_mb".into(), "must be at least 1".into()));
         }
         Ok(())
     }
@@ -355,19 +370,41 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_file_and_key() {
+    fn errors_name_the_file_line_column_key_and_snippet() {
+        let line_of =
+            |text: &str, needle: &str| text[..text.find(needle).unwrap()].matches('\n').count() + 1;
         let cases = [
-            (GOOD.replace("0-1", "0-x"), "layout.affinity"),
-            (GOOD.replace("\"park\"", "\"nap\""), "layout.idle"),
-            (GOOD.replace("1024", "1000"), "links[0].depth"),
-            (GOOD.replace("to = \"sink\"", "to = \"snk\""), "links[0]"),
-            (GOOD.replace("park_micros", "parkmicros"), "parkmicros"),
+            (GOOD.replace("0-1", "0-x"), "0-x", "layout.affinity"),
+            (GOOD.replace("\"park\"", "\"nap\""), "nap", "layout.idle"),
+            (GOOD.replace("1024", "1000"), "1000", "links[0].depth"),
+            (
+                GOOD.replace("to = \"sink\"", "to = \"snk\""),
+                "[[links]]",
+                "links[0]",
+            ),
+            (
+                GOOD.replace("park_micros", "parkmicros"),
+                "parkmicros",
+                "layout.parkmicros",
+            ),
+            (
+                GOOD.replace("kind = \"sink\"", "kind = \"source\""),
+                "[[layout.tiles]]\n        kind = \"source\"\n        count",
+                "layout.tiles[1]",
+            ),
         ];
-        for (text, key) in cases {
+        for (text, needle, key) in cases {
             let e = LayoutConfig::from_toml(&text, "l.toml")
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("l.toml") && e.contains(key), "{key}: {e}");
+            let line = line_of(&text, needle);
+            let written = text.lines().nth(line - 1).unwrap();
+            let column = written.len() - written.trim_start().len() + 1;
+            assert!(
+                e.starts_with(&format!("l.toml:{line}:{column}: key `{key}`: ")),
+                "{key}: {e}"
+            );
+            assert!(e.contains(&format!("\n{line} | {written}\n")), "{key}: {e}");
         }
     }
 }

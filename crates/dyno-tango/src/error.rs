@@ -99,6 +99,9 @@ pub enum Error {
         /// What is wrong, naming the key.
         reason: String,
     },
+    /// A layout file is invalid: file:line:column, the key and toml's snippet.
+    #[error("{0}")]
+    ConfigFile(Box<dyno_model::ConfigDiagnostic>),
     /// A tile thread panicked or failed.
     #[error("tile {tile}: {reason}")]
     Tile {

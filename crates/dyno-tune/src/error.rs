@@ -7,17 +7,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
     /// The study file is not valid: unknown key, impossible value, missing section.
-    #[error("{}:{line}:{column}: {message}", path.display())]
-    Study {
-        /// The study file.
-        path: PathBuf,
-        /// 1-based line of the offending key or value (0 when unknown).
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What is wrong, naming the key.
-        message: String,
-    },
+    /// Rendered as `file:line:column: key `k`: message` and toml's snippet lines.
+    #[error("{0}")]
+    Study(dyno_model::ConfigDiagnostic),
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

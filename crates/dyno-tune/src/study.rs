@@ -313,27 +313,7 @@ pub fn parse_duration(text: &str) -> Option<f64> {
     number.is_empty().then_some(total)
 }
 
-/// Where a span of `text` starts: 1-based line and column.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rfind('\n')
-        .map_or(before.len(), |i| before.len() - i - 1)
-        + 1;
-    (line, column)
-}
-
-/// The key written on the line a span starts on (`lto` in `lto = ["x"]`), for messages.
-fn key_at(text: &str, offset: usize) -> Option<String> {
-    let start = text[..offset.min(text.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    let line = text[start..].lines().next()?;
-    let (key, _) = line.split_once('=')?;
-    let key = key.trim().trim_start_matches('{').trim();
-    (!key.is_empty() && !key.starts_with('[') && !key.contains(' ')).then(|| key.to_string())
-}
+pub use dyno_model::line_col;
 
 pub(crate) struct Ctx<'a> {
     path: &'a Path,
@@ -341,14 +321,17 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// An error at byte `offset`, naming the key written there (the entry or the table
+    /// header the offset falls in).
     pub(crate) fn err(&self, offset: usize, message: impl Into<String>) -> TuneError {
-        let (line, column) = line_col(self.text, offset);
-        TuneError::Study {
-            path: self.path.to_path_buf(),
-            line,
-            column,
-            message: message.into(),
-        }
+        let key = dyno_model::key_at(self.text, offset);
+        TuneError::Study(dyno_model::ConfigDiagnostic::new(
+            self.path,
+            self.text,
+            Some(offset..offset),
+            key.as_deref(),
+            message,
+        ))
     }
 
     fn resolve(&self, relative: &str) -> PathBuf {
@@ -382,15 +365,12 @@ impl Study {
     pub fn parse(path: &Path, text: &str) -> Result<Study, TuneError> {
         let cx = Ctx { path, text };
         let raw: RawStudy = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            let message = e.message().trim().to_string();
-            let message = match key_at(text, offset) {
-                Some(key) if !message.contains(&format!("`{key}`")) => {
-                    format!("`{key}`: {message}")
-                }
-                _ => message,
-            };
-            cx.err(offset, message)
+            TuneError::Study(dyno_model::ConfigDiagnostic::parse_error(
+                path,
+                text,
+                e.message(),
+                e.span(),
+            ))
         })?;
         let project = project(&cx, raw.project)?;
         let m = raw.matrix;
