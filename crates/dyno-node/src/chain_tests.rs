@@ -251,3 +251,28 @@ fn a_fork_switch_names_the_abandoned_blocks() {
     );
     assert_eq!(c.abandoned_by_switch(&a1h), vec![a1h]);
 }
+
+#[test]
+fn transactions_verified_at_admission_are_not_verified_again() {
+    let g = genesis();
+    let chain = Chain::new(g.clone());
+    let mut txs = transfer_block(&g.accounts, 2, 3);
+    txs[1][70] ^= 1;
+    // The forger trusts its candidates (admission verified them): this block carries a
+    // transaction whose signature fails.
+    let b = chain.forge_ok(3, g.leader(3), txs.clone()).block;
+    assert_eq!(chain.check(b.clone(), 3).unwrap_err(), Reject::BadSignature);
+    let bad = txs[1].clone();
+    let known = move |t: &[u8]| t == bad.as_slice();
+    assert!(
+        chain.check_with(b.clone(), 3, &known).is_ok(),
+        "not verified again"
+    );
+    let other = txs[0].clone();
+    let known = move |t: &[u8]| t == other.as_slice();
+    assert_eq!(
+        chain.check_with(b, 3, &known).unwrap_err(),
+        Reject::BadSignature,
+        "only the bytes vouched for skip the check"
+    );
+}

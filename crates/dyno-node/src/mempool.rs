@@ -227,6 +227,14 @@ impl Mempool {
         self.trim_order();
     }
 
+    /// These exact bytes wait in the pool (so their signature was verified when they
+    /// came in).
+    pub fn holds(&self, bytes: &[u8]) -> bool {
+        self.waiting
+            .get(&tx::sig_tag(bytes))
+            .is_some_and(|w| w.bytes == bytes)
+    }
+
     /// Transactions waiting.
     pub fn len(&self) -> usize {
         self.waiting.len()
@@ -275,6 +283,7 @@ mod tests {
             "executed stays seen"
         );
         assert_eq!(m.len(), 1);
+        assert!(m.holds(&txs[2]) && !m.holds(&txs[0]) && !m.holds(&bad_sig));
     }
 
     #[test]

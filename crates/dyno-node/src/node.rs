@@ -670,7 +670,8 @@ impl Node {
             let parent = block.header.parent;
             let t = Instant::now();
             let current = self.genesis.slot_at(now_ns());
-            match self.chain.check(block, current) {
+            let mempool = &self.mempool;
+            match self.chain.check_with(block, current, &|t| mempool.holds(t)) {
                 Err(Reject::UnknownParent) if self.rejected.contains(&parent) => {
                     // A child of a refused block can never be valid.
                     self.reject(hash, slot, peer, Reject::UnknownParent);
