@@ -251,10 +251,11 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
         }
     }
 
-    // Ctrl-C ends the run cleanly with a summary and a stored run; the workspace is gone.
+    // Ctrl-C ends the run cleanly with a summary and a stored run; the workspace is gone;
+    // the exit code says a signal ended it (130), as docs/output.md promises.
     dyno_proc::signal_process(child.id(), dyno_proc::Signal::Int).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{:?}", out.status);
+    assert_eq!(out.status.code(), Some(130), "{:?}", out.status);
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(
         summary.contains("frags read") && summary.contains("0 bad payloads"),
