@@ -357,6 +357,15 @@ impl Launch {
                 problems.push("interrupted".to_string());
                 break;
             }
+            // A load that ends by itself at its duration is fine; one that fails is not.
+            if let Some(l) = load.as_mut() {
+                if let Some(status) = l.exited().filter(|s| s != "exit status: 0") {
+                    problems.push(format!(
+                        "the load exited early ({status}); last output: {}",
+                        l.last_lines().join(" | ")
+                    ));
+                }
+            }
             for node in &mut nodes {
                 if let Some(status) = node.child.exited() {
                     problems.push(format!(

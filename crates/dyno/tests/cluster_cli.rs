@@ -580,3 +580,37 @@ fn cometbft_testnets_run_with_commit_times_from_their_logs() {
         assert!(left.is_empty(), "{release}: left running: {left:?}");
     }
 }
+
+#[test]
+fn a_load_command_that_fails_mid_window_makes_the_run_incomplete_with_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nodes that are not dyno's: a small HTTP server answering the readiness probe.
+    let node = r#"command = ["sh", "-c", "exec python3 -m http.server --bind 127.0.0.1 $(echo $0 | cut -d: -f2)", "{metrics}"]
+ready_url = "http://{metrics}/""#;
+    let file = small_cluster(dir.path(), 43800, node);
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "kind = \"value\"",
+        "command = [\"sh\", \"-c\", \"sleep 1; echo load gave up at {rate}/s; exit 3\"]",
+    ) + "\n[extract]\nadopted = 'adopted (?P<height>\\d+)'\n";
+    std::fs::write(&file, text).unwrap();
+    let run = dir.path().join("run");
+    dyno()
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .args(["cluster", "run", "--no-save", "--dir"])
+        .arg(&run)
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the load exited early (exit status: 3); last output: load gave up at 10/s",
+        ))
+        .stderr(predicate::str::contains("run incomplete"));
+    assert!(run.join("load.out").exists());
+    assert_eq!(
+        processes_mentioning(&run.display().to_string()),
+        Vec::<String>::new()
+    );
+    let servers = processes_mentioning("http.server --bind 127.0.0.1 438");
+    assert!(servers.is_empty(), "left running: {servers:?}");
+}
