@@ -78,12 +78,13 @@ impl Reject {
     }
 
     /// The failure is the header's (every copy of this block hash fails alike, so the
-    /// hash can be refused for good); otherwise it is this copy of the body's, and
-    /// another peer may serve a good one.
+    /// hash can be refused for good; `UnknownParent` reaches a verdict only for a child
+    /// of a refused block, the caller fetches other parents); otherwise it is this copy
+    /// of the body's, and another peer may serve a good one.
     pub fn is_header_level(self) -> bool {
         matches!(
             self,
-            Reject::WrongLeader | Reject::BadHeight | Reject::ParentTooOld
+            Reject::WrongLeader | Reject::BadHeight | Reject::ParentTooOld | Reject::UnknownParent
         )
     }
 

@@ -675,8 +675,6 @@ impl Node {
                 Err(Reject::UnknownParent) if self.rejected.contains(&parent) => {
                     // A child of a refused block can never be valid.
                     self.reject(hash, slot, peer, Reject::UnknownParent);
-                    self.rejected.insert(hash);
-                    self.fetching.remove(&hash);
                 }
                 Err(Reject::UnknownParent) => {
                     self.fetching.remove(&hash);

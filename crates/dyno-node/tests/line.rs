@@ -299,6 +299,15 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
         line.hub
             .deliver("x", "a", Message::Block(b.encode()).encode());
     }
+    // A child of the wrong-leader block: refused without fetching its refused parent.
+    let refused_parent = corrupt[1].0.header.hash();
+    let mut child = good.clone();
+    (child.header.parent, child.header.slot) = (refused_parent, 2);
+    child.header.leader = g.leader(2).into();
+    let child = resign(&g, child);
+    let child_hash = hex(&child.header.hash());
+    line.hub
+        .deliver("x", "a", Message::Block(child.encode()).encode());
     // A body that is not a block at all.
     line.hub
         .deliver("x", "a", Message::Block(vec![7; 40]).encode());
@@ -322,6 +331,12 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
             "a did not reject one for {r}: {reasons:?}"
         );
     }
+    assert!(
+        events(&logs["a"], "rejected")
+            .iter()
+            .any(|e| e["block"] == child_hash.as_str() && e["reason"] == "unknown_parent"),
+        "the child of a refused block waited for it"
+    );
     // The body that is not a block is a refusal of x's message, not a zero block.
     assert!(
         events(&logs["a"], "refused")
