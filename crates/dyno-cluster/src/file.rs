@@ -380,8 +380,24 @@ impl ClusterSpec {
         let ready_url = ready_url(&cx, raw.node.as_ref())?;
         let extract = extract(&cx, raw.extract.as_ref())?;
         if extract.is_some() && command == NodeCommand::Reference {
+            let x = raw.extract.as_ref();
+            let at = x
+                .and_then(|x| {
+                    [
+                        &x.time_format,
+                        &x.forged,
+                        &x.received,
+                        &x.fetched,
+                        &x.adopted,
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .map(|v| v.span().start)
+                    .min()
+                })
+                .unwrap_or(0);
             return Err(cx.err(
-                0,
+                at,
                 "extract",
                 "the reference node writes dyno's event log; [extract] is for a node.command that does not",
             ));

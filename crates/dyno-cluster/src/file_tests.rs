@@ -212,3 +212,14 @@ fn a_workload_command_and_a_ready_url_are_checked() {
     assert_eq!(key, "node.ready_url");
     assert!(message.contains("http://"), "{message}");
 }
+
+#[test]
+fn extract_rules_are_refused_for_the_reference_node() {
+    let text = format!("{EXAMPLE}\n[extract]\nadopted = 'h=(?P<height>\\d+)'\n");
+    match parse(&text) {
+        Err(ClusterError::File { line, key, .. }) => {
+            assert_eq!((line, key.as_str()), (text.lines().count(), "extract"));
+        }
+        other => panic!("expected a file error, got {other:?}"),
+    }
+}
