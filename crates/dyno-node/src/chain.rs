@@ -121,7 +121,10 @@ struct Node {
     header: Header,
     bytes: Option<Arc<Vec<u8>>>,
     balances: Option<Arc<Vec<u64>>>,
-    tags: HashSet<u128>,
+    /// Its transactions' tags, with whether each executed.
+    tags: HashMap<u128, bool>,
+    /// It has been on the best chain (its `adopted` is logged once).
+    adopted: bool,
 }
 
 /// What a child block builds on: balances, height, slot (none at genesis), PoH end.
@@ -247,6 +250,45 @@ impl Chain {
         out
     }
 
+    /// Blocks on the best chain that are not on the chain ending at `old_tip` (what a
+    /// switch from `old_tip` selected), oldest first.
+    pub fn selected_by_switch(&self, old_tip: &[u8; 32]) -> Vec<[u8; 32]> {
+        let mut on_old = HashSet::new();
+        let mut h = *old_tip;
+        while let Some(n) = self.blocks.get(&h) {
+            if on_old.len() as u64 > KEEP_BODIES {
+                break;
+            }
+            on_old.insert(h);
+            h = n.header.parent;
+        }
+        let mut out = Vec::new();
+        let mut h = self.tip;
+        while let Some(n) = self.blocks.get(&h) {
+            if on_old.contains(&h) || out.len() as u64 > KEEP_BODIES {
+                break;
+            }
+            out.push(h);
+            h = n.header.parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// Marks `hash` as having been on the best chain; returns its header and its
+    /// transactions' (tag, executed) the first time, none after (or when unknown).
+    pub fn mark_adopted(&mut self, hash: &[u8; 32]) -> Option<(Header, Vec<(u128, bool)>)> {
+        let n = self.blocks.get_mut(hash)?;
+        if n.adopted {
+            return None;
+        }
+        n.adopted = true;
+        Some((
+            n.header.clone(),
+            n.tags.iter().map(|(t, e)| (*t, *e)).collect(),
+        ))
+    }
+
     /// A transaction with this tag is on the best chain (within [`DEDUP_DEPTH`] blocks).
     pub fn on_best_chain(&self, tag: u128) -> bool {
         self.seen_in_ancestry(&self.tip.clone(), tag)
@@ -266,7 +308,7 @@ impl Chain {
         let mut h = *from;
         for _ in 0..DEDUP_DEPTH {
             match self.blocks.get(&h) {
-                Some(n) if n.tags.contains(&tag) => return true,
+                Some(n) if n.tags.contains_key(&tag) => return true,
                 Some(n) => h = n.header.parent,
                 None => return false,
             }
@@ -378,7 +420,7 @@ impl Chain {
 
     /// Inserts a checked block; returns true when it became the tip.
     pub fn insert(&mut self, c: Checked, bytes: Arc<Vec<u8>>) -> bool {
-        let tags = c.outcomes.iter().map(|o| o.0).collect();
+        let tags = c.outcomes.iter().copied().collect();
         let header = c.block.header;
         let better = self.better(&header, &c.hash);
         self.by_height
@@ -392,6 +434,7 @@ impl Chain {
                 bytes: Some(bytes),
                 balances: Some(Arc::new(c.balances)),
                 tags,
+                adopted: false,
             },
         );
         if better {
@@ -433,7 +476,7 @@ impl Chain {
             .flatten()
         {
             if let Some(n) = self.blocks.get_mut(&h) {
-                (n.bytes, n.balances, n.tags) = (None, None, HashSet::new());
+                (n.bytes, n.balances, n.tags) = (None, None, HashMap::new());
             }
         }
     }

@@ -375,21 +375,37 @@ impl Node {
         }));
     }
 
+    /// Stores a valid block. If it joins the best chain, it and every block a fork
+    /// switch selected with it (oldest first) are adopted: their transactions leave the
+    /// mempool and `adopted` is logged, once per block ever; the transactions of the
+    /// blocks a switch abandoned go back to the mempool. A valid block on a losing fork
+    /// is only stored (and adopted if a later switch selects it).
     fn adopt(&mut self, c: Checked, bytes: Arc<Vec<u8>>) {
-        let h = c.block.header.clone();
-        self.mempool.settle(&c.outcomes);
-        self.landed_since += c.outcomes.len() as u64;
+        let parent = c.block.header.parent;
         let hash = c.hash;
         let old_tip = self.chain.tip().hash;
-        if self.chain.insert(c, bytes) && h.parent != old_tip {
-            self.return_abandoned(&old_tip);
+        if !self.chain.insert(c, bytes) {
+            return;
         }
-        self.counters.adopted += 1;
-        self.log.event(
-            "adopted",
-            json!({"slot": h.slot, "block": hex(&hash), "height": h.height,
-                   "state_hash": hex(&h.state_hash)}),
-        );
+        let selected = if parent == old_tip {
+            vec![hash]
+        } else {
+            self.return_abandoned(&old_tip);
+            self.chain.selected_by_switch(&old_tip)
+        };
+        for b in selected {
+            let Some((h, outcomes)) = self.chain.mark_adopted(&b) else {
+                continue;
+            };
+            self.mempool.settle(&outcomes);
+            self.landed_since += outcomes.len() as u64;
+            self.counters.adopted += 1;
+            self.log.event(
+                "adopted",
+                json!({"slot": h.slot, "block": hex(&b), "height": h.height,
+                       "state_hash": hex(&h.state_hash)}),
+            );
+        }
     }
 
     /// After a fork switch, transactions of the abandoned blocks that the new chain

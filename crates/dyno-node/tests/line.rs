@@ -468,3 +468,58 @@ fn two_copies_of_a_waiting_block_are_adopted_once() {
         .expect("the parent was fetched");
     assert!(ask.get("slot").is_none(), "{ask}");
 }
+
+#[test]
+fn a_block_on_a_losing_fork_is_adopted_only_when_a_switch_selects_it() {
+    // a never leads (stake 0): only the blocks x delivers make its chain.
+    let g = genesis(&[("a", 0), ("b", 1), ("c", 1)]);
+    let mut line = Line::start(&g, &[("a", &[])]);
+    let t = transfer_block(&g.accounts, 1, 77).remove(0);
+    line.inboxes["a"].send(Input::Tx(t.clone())).unwrap();
+    sleep_into_slot(&g, 6);
+    // P1 <- P2 on genesis; Q1 <- Q2 <- Q3 on genesis, Q1 holding a's client transaction.
+    let chain_of = |first: u64, n: u64, txs: Vec<Vec<u8>>| {
+        let mut c = Chain::new(g.clone());
+        let mut out = Vec::new();
+        for (i, slot) in (first..first + n).enumerate() {
+            let txs = if i == 0 { txs.clone() } else { Vec::new() };
+            let b = c.forge(slot, g.leader(slot), txs).unwrap();
+            let bytes = b.block.encode();
+            out.push((hex(&b.hash), bytes.clone()));
+            c.insert(b, Arc::new(bytes));
+        }
+        out
+    };
+    let p = chain_of(1, 2, Vec::new());
+    let q = chain_of(3, 3, vec![t]);
+    for (_, b) in p.iter().chain(&q) {
+        line.hub
+            .deliver("x", "a", Message::Block(b.clone()).encode());
+    }
+    sleep_slots(2);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    let lines: Vec<Value> = std::fs::read_to_string(&logs["a"])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |event: &str, block: &str| {
+        let found: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i]["event"] == event && lines[i]["block"] == block)
+            .collect();
+        assert_eq!(found.len(), 1, "{event} {block}: {found:?}");
+        found[0]
+    };
+    for (b, _) in p.iter().chain(&q) {
+        at("adopted", b);
+    }
+    // Q1 (height 1 while P2 was the tip) waits for the switch Q3 makes.
+    assert!(
+        at("adopted", &q[0].0) > at("validated", &q[2].0),
+        "Q1 was adopted before a switch selected it"
+    );
+    assert_eq!(st["a"].tip, q[2].0);
+    let f = st["a"].fates;
+    assert_eq!((f.executed + f.failed, f.in_flight), (1, 0));
+}
