@@ -12,7 +12,7 @@
 //! - [`events`] and [`propagation`]: node logs parsed into events, and Cardano's metric set
 //!   (forging loop, peer metrics, adoption at 0.50 ... 1.00 of nodes) as distributions.
 //! - [`extract`]: regex rules that read those events from any node's own log lines.
-//! - [`render`]: terminal tables, JSON (`dyno.cluster.report` v1) and the HTML report.
+//! - [`render`]: terminal tables, JSON (`dyno.cluster.report/1`) and the HTML report.
 //! - [`export`]: the same cluster as a Nomad job or Kubernetes manifests.
 //! - [`launch`]: the local launcher, one guarded process per node (dyno-proc).
 //!

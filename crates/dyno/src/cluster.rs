@@ -43,7 +43,7 @@ pub enum Format {
     Table,
     /// Markdown tables.
     Markdown,
-    /// JSON (report: schema dyno.cluster.report v1).
+    /// JSON (report: schema dyno.cluster.report/1).
     Json,
 }
 
@@ -159,7 +159,7 @@ fn init(file: &Path, force: bool) -> Result<ExitCode> {
 }
 
 fn color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    crate::term::color_stdout()
 }
 
 fn render(t: &Table, format: Format) -> String {
@@ -196,8 +196,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         .collect();
     if a.format == Format::Json {
         let json = serde_json::json!({
-            "schema": "dyno.cluster.check",
-            "version": 1,
+            "schema": "dyno.cluster.check/1",
             "cluster": spec.name,
             "nodes": spec.nodes,
             "regions": spec.regions,

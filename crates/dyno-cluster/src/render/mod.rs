@@ -1,7 +1,7 @@
 //! Renderings of a propagation analysis: terminal tables, JSON and the HTML report.
 //!
 //! [`ClusterReport`] is the one model behind all three: the JSON is that model serialised
-//! (`"schema": "dyno.cluster.report"`, `"version": 1`, snake_case keys, seconds), and the
+//! (`"schema": "dyno.cluster.report/1"`, snake_case keys, seconds), and the
 //! tables and HTML are drawn from it, so the formats cannot disagree.
 
 mod html;
@@ -17,10 +17,9 @@ use crate::propagation::{Analysis, Distribution, Family, Summary, FRACTIONS};
 use crate::resources::{NodeResources, ResourceSummary};
 use crate::shape::predict;
 
-/// The JSON schema name.
-pub const SCHEMA: &str = "dyno.cluster.report";
-/// The JSON schema version.
-pub const VERSION: u32 = 1;
+/// The JSON schema: name and major version, which changes only when a field changes
+/// meaning or goes away (docs/output.md).
+pub const SCHEMA: &str = "dyno.cluster.report/1";
 
 /// One metric: its distribution summarised, and the values it was summarised from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -77,8 +76,6 @@ pub struct PredictedReport {
 pub struct ClusterReport {
     /// Always [`SCHEMA`].
     pub schema: &'static str,
-    /// Always [`VERSION`].
-    pub version: u32,
     /// Cluster name, when the cluster file was given.
     pub cluster: Option<String>,
     /// Nodes the adoption fractions count.
@@ -144,7 +141,6 @@ impl ClusterReport {
         });
         ClusterReport {
             schema: SCHEMA,
-            version: VERSION,
             cluster: spec.map(|s| s.name.clone()),
             node_count: analysis.node_count,
             blocks: analysis.blocks.len(),

@@ -70,8 +70,7 @@ fn json_carries_schema_version_and_base_units() {
     let spec = ClusterSpec::parse(Path::new("c.toml"), crate::EXAMPLE).unwrap();
     let report = ClusterReport::new(&analysis(), Some(&spec));
     let v: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
-    assert_eq!(v["schema"], "dyno.cluster.report");
-    assert_eq!(v["version"], 1);
+    assert_eq!(v["schema"], "dyno.cluster.report/1");
     assert_eq!(v["cluster"], "mini-torus");
     assert_eq!(v["blocks"], 3);
     let m = v["metrics"]
