@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::block::{hex, Block, Header};
-use crate::chain::{Chain, Checked, Reject, Tip};
+use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
 use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
@@ -74,6 +74,11 @@ pub struct Counters {
     pub fetched_bytes: u64,
     /// Blocks given up on after every request went unanswered.
     pub fetches_abandoned: u64,
+    /// Headers not fetched: a slot not yet begun (beyond the next), a leader not
+    /// scheduled for the slot, or a height too far below the tip to build on.
+    pub headers_ignored: u64,
+    /// Blocks dropped because [`MAX_ORPHANS`] already waited for parents.
+    pub orphans_dropped: u64,
     /// Peer messages that were not a protocol message.
     pub bad_messages: u64,
     /// Connections the transport refused, by reason, and bodies that were not a block
@@ -121,6 +126,11 @@ struct Fetch {
 /// Requests for one block before the node gives up on it (and on the children that
 /// waited for it): a block nobody serves must not be asked for forever.
 const FETCH_TRIES: u32 = 5;
+
+/// Most blocks waiting for their parents at once; a node catching up needs no more than
+/// the bodies its peers still serve ([`crate::chain::KEEP_BODIES`] heights), and a peer
+/// sending parentless blocks must not grow the node without bound.
+pub const MAX_ORPHANS: usize = 1024;
 
 /// A block waiting for its parent: its bytes and the peer that sent it.
 type Orphan = (Vec<u8>, String);
@@ -489,6 +499,15 @@ impl Node {
                     received_ns,
                     json!({"slot": h.slot, "block": hex(&hash), "peer": peer}),
                 );
+                // Cheap checks before spending a request and a transfer on it.
+                let current = self.genesis.slot_at(now_ns());
+                if h.slot > current + 1
+                    || self.genesis.leader(h.slot) != h.leader
+                    || h.height.saturating_add(KEEP_STATES) < self.chain.tip().height
+                {
+                    self.counters.headers_ignored += 1;
+                    return;
+                }
                 self.want(hash, Some(h.slot), peer);
             }
             Message::Block(b) => self.body(peer, b, received_ns),
@@ -691,6 +710,10 @@ impl Node {
                 Err(Reject::UnknownParent) if self.rejected.contains(&parent) => {
                     // A child of a refused block can never be valid.
                     self.reject(hash, slot, peer, Reject::UnknownParent);
+                }
+                Err(Reject::UnknownParent) if self.orphan_parent.len() >= MAX_ORPHANS => {
+                    self.fetching.remove(&hash);
+                    self.counters.orphans_dropped += 1;
                 }
                 Err(Reject::UnknownParent) => {
                     self.fetching.remove(&hash);
