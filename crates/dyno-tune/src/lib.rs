@@ -53,6 +53,7 @@ pub mod profile;
 pub mod race;
 pub mod record;
 pub mod report;
+pub mod report_cpu;
 pub mod report_json;
 pub mod session;
 mod study;

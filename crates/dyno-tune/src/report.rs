@@ -120,6 +120,9 @@ pub struct StudyReport {
     pub alpha: f64,
     /// Smallest relative change called a change.
     pub min_effect: f64,
+    /// The study per CPU family when the store holds runs from several CPU models
+    /// ([`crate::report_cpu::per_cpu`]); empty otherwise, and then the report is unchanged.
+    pub per_cpu: Vec<crate::report_cpu::CpuFamily>,
     samples: Vec<Vec<(String, Vec<f64>)>>,
 }
 
@@ -378,6 +381,7 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
         profile: input.profile.to_string(),
         alpha: input.alpha,
         min_effect: input.min_effect,
+        per_cpu: Vec::new(),
         samples,
     })
 }
@@ -566,6 +570,7 @@ impl StudyReport {
             "Recommended (no other variant significantly better by at least min_effect on every metric): {}\n",
             names(&self.recommended)
         ));
+        out.push_str(&self.per_cpu_text());
         if !self.snippets.is_empty() {
             out.push_str(
                 "Profiles below: the recommended variants with the best medians (Pareto set).\n",
@@ -638,6 +643,9 @@ impl StudyReport {
             rec = rec.note(w.clone());
         }
         report = report.section(rec);
+        if let Some(section) = self.per_cpu_section() {
+            report = report.section(section);
+        }
         for (m, table) in self.metrics.iter().zip(self.metric_tables()) {
             let mut plot = BoxPlot::new(m.metric.name.clone(), m.metric.clone());
             for (s, series) in self.samples.iter().enumerate() {

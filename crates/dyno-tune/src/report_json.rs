@@ -24,8 +24,15 @@
 //!   "failed_builds": [{ "label", "error_tail" }],
 //!   "pareto", "near_pareto", "recommended": [labels],
 //!   "snippets": [{ "label", "profile_section", "build_commands" }],
-//!   "warnings": [text] }
+//!   "warnings": [text],
+//!   "per_cpu": [{ "cpu_model", "hosts", "runs", "recommended": [labels],
+//!                 "results": { METRIC: [{ "label", "kind", "hosts", "runs", "n",
+//!                                         "median", "ci95_low", "ci95_high",
+//!                                         "recommended" }] } }] }
 //! ```
+//!
+//! `per_cpu` is empty unless the store holds runs of the study from more than one CPU
+//! model (a fleet store): then it has one entry per model as recorded, rows best first.
 
 use crate::report::StudyReport;
 use dyno_stats::Verdict;
@@ -95,6 +102,7 @@ impl StudyReport {
                 "build_commands": build,
             })).collect::<Vec<_>>(),
             "warnings": self.warnings,
+            "per_cpu": self.per_cpu_json(),
         })
     }
 

@@ -369,7 +369,8 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let report = report_from_store(&study, &mut store, args.exhaustive)?;
+    let mut report = report_from_store(&study, &mut store, args.exhaustive)?;
+    report.per_cpu = per_cpu(&study, &store, args.exhaustive)?;
     print_report(&report, Format::Table, &args.study.study);
     Ok(ExitCode::SUCCESS)
 }
@@ -392,8 +393,31 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
     for t in report.metric_tables() {
         println!("{}", f.render(&t));
     }
+    for t in report.per_cpu_tables() {
+        println!("{}", f.render(&t));
+    }
     println!("{}", f.render(&report.build_table()));
     println!("{}", report.summary_text());
+}
+
+/// The study per CPU family, when a fleet store holds its runs from several CPU models.
+fn per_cpu(
+    study: &Study,
+    store: &Store,
+    exhaustive: bool,
+) -> anyhow::Result<Vec<dyno_tune::report_cpu::CpuFamily>> {
+    let mode = if exhaustive {
+        Mode::Exhaustive
+    } else {
+        Mode::Racing
+    };
+    let names: Vec<String> = study.benchmarks.iter().map(|b| b.name.clone()).collect();
+    Ok(dyno_tune::report_cpu::per_cpu(
+        store,
+        &study.key(),
+        &names,
+        RaceConfig::from_settings(&study.run, mode),
+    )?)
 }
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
@@ -403,7 +427,8 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
     let exhaustive =
         dyno_tune::record::study_mode(&store, &study.key())?.as_deref() == Some("exhaustive");
-    let report = report_from_store(&study, &mut store, exhaustive)?;
+    let mut report = report_from_store(&study, &mut store, exhaustive)?;
+    report.per_cpu = per_cpu(&study, &store, exhaustive)?;
     print_report(&report, args.format, &args.study.study);
     if let Some(html) = &args.html {
         write_atomic(

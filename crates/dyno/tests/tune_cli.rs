@@ -199,6 +199,153 @@ fn run_then_report_on_the_tiny_crate() {
         .as_str()
         .unwrap()
         .contains("cargo +stable build --profile production"));
+    // One CPU family: the report has no per-family section.
+    assert_eq!(doc["per_cpu"], serde_json::json!([]));
+    per_cpu_family_section_when_a_second_cpu_ran_the_study(&path, &db, &doc, dir.path());
+}
+
+/// A machine with another CPU model, as a fleet store holds it after `dyno results push`.
+const PEER_CPU: &str = "Fleet Test CPU 9000";
+
+/// Copies every run of the study in `db` as if a second machine (`fleet-peer`, CPU
+/// [`PEER_CPU`]) had measured it, with every value doubled, so its figures are known.
+fn record_as_peer(db: &Path) {
+    let mut store = dyno_store::Store::open(db).unwrap();
+    let runs = store
+        .list_runs(&dyno_store::RunFilter {
+            command: Some("tune".into()),
+            ..dyno_store::RunFilter::default()
+        })
+        .unwrap();
+    assert_eq!(runs.len(), 2, "one run per variant");
+    for summary in runs {
+        let stored = store.run(summary.id).unwrap();
+        assert_ne!(stored.info.host.cpu_model, PEER_CPU);
+        let mut info = stored.info.clone();
+        info.host.hostname = "fleet-peer".into();
+        info.host.cpu_model = PEER_CPU.into();
+        let copy = store.begin_run(&info, &stored.metrics).unwrap();
+        let samples: Vec<(dyno_model::Sample, serde_json::Value)> = store
+            .labeled_samples(summary.id)
+            .unwrap()
+            .into_iter()
+            .map(|(mut s, labels)| {
+                s.value *= 2.0;
+                (s, labels.unwrap_or(serde_json::Value::Null))
+            })
+            .collect();
+        store.add_labeled_samples(copy, &samples).unwrap();
+        store
+            .finish_run(copy, dyno_model::RunStatus::Complete)
+            .unwrap();
+    }
+}
+
+fn per_cpu_family_section_when_a_second_cpu_ran_the_study(
+    study: &Path,
+    db: &Path,
+    single: &serde_json::Value,
+    dir: &Path,
+) {
+    record_as_peer(db);
+    let report = |format: &str| {
+        dyno()
+            .args(["tune", "report"])
+            .arg(study)
+            .arg("--db")
+            .arg(db)
+            .args(["--format", format])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let doc: serde_json::Value = serde_json::from_slice(&report("json")).unwrap();
+    let families = doc["per_cpu"].as_array().unwrap();
+    assert_eq!(families.len(), 2, "{}", doc["per_cpu"]);
+    let peer = families
+        .iter()
+        .find(|f| f["cpu_model"] == PEER_CPU)
+        .unwrap();
+    let here = families
+        .iter()
+        .find(|f| f["cpu_model"] != PEER_CPU)
+        .unwrap();
+    for f in [peer, here] {
+        assert_eq!(
+            (f["hosts"].as_u64(), f["runs"].as_u64()),
+            (Some(1), Some(2))
+        );
+        let rows = f["results"]["ops"].as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        // Best first, and the recommended flags are the family's recommended list.
+        assert!(rows[0]["median"].as_f64() >= rows[1]["median"].as_f64());
+        let recommended: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| r["recommended"] == true)
+            .map(|r| &r["label"])
+            .collect();
+        let listed: Vec<&serde_json::Value> = f["recommended"].as_array().unwrap().iter().collect();
+        assert!(!listed.is_empty());
+        assert_eq!(recommended.len(), listed.len());
+        assert!(recommended.iter().all(|l| listed.contains(l)));
+        for r in rows {
+            assert_eq!(
+                (r["kind"].as_str(), r["n"].as_u64()),
+                (Some("variant"), Some(3))
+            );
+            assert_eq!(
+                (r["hosts"].as_u64(), r["runs"].as_u64()),
+                (Some(1), Some(1))
+            );
+            let (low, median, high) = (
+                r["ci95_low"].as_f64().unwrap(),
+                r["median"].as_f64().unwrap(),
+                r["ci95_high"].as_f64().unwrap(),
+            );
+            assert!(low <= median && median <= high, "{r}");
+        }
+    }
+    // This machine's family is the single-machine report's figures; the peer's are the
+    // same samples doubled.
+    for s in single["subjects"].as_array().unwrap() {
+        let median = s["results"]["ops"]["median"].as_f64().unwrap();
+        let row = |f: &serde_json::Value| {
+            f["results"]["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["label"] == s["label"])
+                .unwrap()["median"]
+                .as_f64()
+                .unwrap()
+        };
+        assert_eq!(row(here), median);
+        assert_eq!(row(peer), 2.0 * median);
+    }
+    let text = String::from_utf8(report("markdown")).unwrap();
+    assert!(
+        text.contains("ops per CPU family (higher is better)"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("| {PEER_CPU} | stable/o")), "{text}");
+    assert!(
+        text.contains(&format!("Recommended on {PEER_CPU} (1 hosts, 2 runs): ")),
+        "{text}"
+    );
+    let html = dir.join("fleet.html");
+    dyno()
+        .args(["tune", "report"])
+        .arg(study)
+        .arg("--db")
+        .arg(db)
+        .arg("--html")
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Per CPU family") && page.contains(PEER_CPU));
 }
 
 #[test]
