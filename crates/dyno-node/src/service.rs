@@ -387,6 +387,24 @@ pub fn metrics_text(
             &one(c.fetches_abandoned as f64),
         );
         family(
+            "dyno_node_headers_ignored_total",
+            "counter",
+            "Headers not fetched: slot not begun, leader not scheduled, or too far below the tip.",
+            &one(c.headers_ignored as f64),
+        );
+        family(
+            "dyno_node_orphans_dropped_total",
+            "counter",
+            "Blocks dropped because the most allowed already waited for their parents.",
+            &one(c.orphans_dropped as f64),
+        );
+        family(
+            "dyno_node_bad_block_bodies_total",
+            "counter",
+            "Block bodies from peers that failed validation or did not decode.",
+            &one(c.bad_bodies.values().sum::<u64>() as f64),
+        );
+        family(
             "dyno_node_block_fetched_bytes_total",
             "counter",
             "Bytes of block bodies fetched.",
