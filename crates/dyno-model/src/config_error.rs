@@ -48,13 +48,17 @@ impl ConfigDiagnostic {
         key: Option<&str>,
         message: impl Into<String>,
     ) -> Self {
-        let located = key.and_then(|k| locate_key(text, k));
+        let located = key.and_then(|k| locate(text, k));
         let span = match (span, located) {
-            (Some(s), Some(k)) if spans_lines(text, &s) && s.start <= k.start && k.end <= s.end => {
-                Some(k)
+            (Some(s), Some((k, exact))) if covers_a_table(text, &s) => {
+                // A table's span: its entry is where the fault is. toml's table spans do
+                // not cover sub-tables (`[workload.load]` after `[[workload]]`), so an
+                // entry written anywhere wins; an ancestor only if inside the span.
+                let inside = s.start <= k.start && k.end <= s.end;
+                Some(if exact || inside { k } else { s })
             }
             (Some(s), _) => Some(s),
-            (None, k) => k,
+            (None, k) => k.map(|(k, _)| k),
         };
         let (position, snippet) = match &span {
             Some(s) => {
@@ -132,10 +136,12 @@ fn floor_boundary(text: &str, offset: usize) -> usize {
     at
 }
 
-fn spans_lines(text: &str, span: &Range<usize>) -> bool {
+/// A span of several lines, or one that starts at a `[table]` header: not one value.
+fn covers_a_table(text: &str, span: &Range<usize>) -> bool {
     let start = floor_boundary(text, span.start);
     let end = floor_boundary(text, span.end.max(span.start));
-    text[start..end].trim_end().contains('\n')
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    text[start..end].trim_end().contains('\n') || text[line_start..].trim_start().starts_with('[')
 }
 
 /// toml's snippet: an empty gutter, `N | the line`, and carets under the span's part of it.
@@ -176,9 +182,14 @@ struct Entry {
 /// `command` of `subject[1]` points at that subject's header). `None` when not even the
 /// first segment is written.
 pub fn locate_key(text: &str, key: &str) -> Option<Range<usize>> {
+    locate(text, key).map(|(span, _)| span)
+}
+
+/// [`locate_key`], and whether the key itself (not an ancestor) was found.
+fn locate(text: &str, key: &str) -> Option<(Range<usize>, bool)> {
     let entries = entries(text);
     if let Some(e) = entries.iter().find(|e| e.key == key) {
-        return Some(e.span.clone());
+        return Some((e.span.clone(), true));
     }
     let ancestor = entries
         .iter()
@@ -194,13 +205,16 @@ pub fn locate_key(text: &str, key: &str) -> Option<Range<usize>> {
             let after = line[at + leaf.len()..].trim_start();
             let before = line[..at].trim_end();
             if after.starts_with('=') && (before.ends_with('{') || before.ends_with(',')) {
-                return Some(ancestor.line.start + at..ancestor.line.start + at + leaf.len());
+                return Some((
+                    ancestor.line.start + at..ancestor.line.start + at + leaf.len(),
+                    true,
+                ));
             }
             from = at + leaf.len();
         }
         None
     });
-    Some(inline.unwrap_or_else(|| ancestor.span.clone()))
+    Some(inline.unwrap_or_else(|| (ancestor.span.clone(), false)))
 }
 
 /// The key path of the entry or table header that byte `offset` falls in, if any.

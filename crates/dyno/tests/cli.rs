@@ -141,7 +141,10 @@ fn an_invalid_requirements_file_names_file_and_line() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("chain.toml, line 3").and(predicate::str::contains("Blake3")),
+            predicate::str::contains(
+                "chain.toml:3:10: key `requirement[0].metric`: unknown metric `Blake3`",
+            )
+            .and(predicate::str::contains("\n3 | metric = \"Blake3\"\n")),
         );
     let json = env.dir.path().join("chain.json");
     std::fs::write(

@@ -67,7 +67,7 @@ fn bad_files_are_refused_with_file_line_and_key() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "cmp.toml:5: `subject[0].command`: `./no/such/node` does not exist",
+            "cmp.toml:7:1: key `subject[0].command`: `./no/such/node` does not exist\n  |\n7 | command = [\"./no/such/node\"]\n",
         ));
 
     std::fs::write(&path, text.replace("seed = 3", "sede = 3")).unwrap();
@@ -79,8 +79,8 @@ fn bad_files_are_refused_with_file_line_and_key() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("unknown field `sede`")
-                .and(predicate::str::contains("line 2")),
+            predicate::str::contains("cmp.toml:2:1: key `sede`: unknown field `sede`")
+                .and(predicate::str::contains("\n2 | sede = 3\n  | ^^^^\n")),
         );
 
     std::fs::write(&path, &text).unwrap();
@@ -318,7 +318,7 @@ fn bad_readiness_and_load_declarations_are_refused_before_anything_starts() {
                 "command = [\"sh\", \"-c\", \"exec sleep 30\"]\nready = { http = \"127.0.0.1:26657/health\" }",
                 1,
             ),
-            "cmp.toml:5: `subject[0].ready.http`: `127.0.0.1:26657/health`: only http:// URLs",
+            "cmp.toml:8:11: key `subject[0].ready.http`: `127.0.0.1:26657/health`: only http:// URLs",
         ),
         (
             text.replacen(
@@ -326,24 +326,24 @@ fn bad_readiness_and_load_declarations_are_refused_before_anything_starts() {
                 "command = [\"sh\", \"-c\", \"exec sleep 30\"]\nready = { log = \"height=(\" }",
                 1,
             ),
-            "cmp.toml:5: `subject[0].ready.log`: `height=(` is not a valid regex",
+            "cmp.toml:8:11: key `subject[0].ready.log`: `height=(` is not a valid regex",
         ),
         (
             format!(
                 "{text}[workload.load]\ncommand = [\"{}\"]\n",
                 not_exec.display()
             ),
-            "cmp.toml:13: `workload[0].load.command`:",
+            "cmp.toml:19:1: key `workload[0].load.command`:",
         ),
         (
             format!(
                 "{text}[workload.load]\ncommand = [\"sh\"]\n[[workload.load.extract]]\nmetric = \"tps\"\npattern = 'tps=([0-9]+)'\n"
             ),
-            "cmp.toml:13: `workload[0].load.extract[0].pattern`: `tps=([0-9]+)` has no (?P<value>...) group",
+            "cmp.toml:22:1: key `workload[0].load.extract[0].pattern`: `tps=([0-9]+)` has no (?P<value>...) group",
         ),
         (
             format!("{text}[workload.load]\ncommand = [\"sh\", \"-c\", \"load {{rpc}}\"]\n"),
-            "cmp.toml:13: `workload[0].load.command`: `{rpc}` is not a placeholder of subject `old`",
+            "cmp.toml:19:1: key `workload[0].load.command`: `{rpc}` is not a placeholder of subject `old`",
         ),
     ];
     for (bad, expected) in cases {

@@ -158,3 +158,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn an_entry_in_a_sub_table_beats_its_array_tables_header_span() {
+    let text = "[[workload]]\nname = \"w\"\n[workload.load]\ncommand = [\"x\"]\n";
+    let key = Some("workload[0].load.command");
+    let d = ConfigDiagnostic::new(Path::new("c"), text, Some(0..12), key, "m");
+    assert_eq!(d.position, Some((4, 1)));
+    // Not written at all: the header's own span stays.
+    let key = Some("workload[0].load.cwd");
+    let d = ConfigDiagnostic::new(Path::new("c"), text, Some(0..12), key, "m");
+    assert_eq!(d.position, Some((1, 1)));
+}
