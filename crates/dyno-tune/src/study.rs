@@ -315,6 +315,19 @@ pub fn parse_duration(text: &str) -> Option<f64> {
 
 pub use dyno_model::line_col;
 
+/// Messages name their key in prose (``run `alpha`: 0.7 is outside``); once the header
+/// names the key (`key `run.alpha`: `), that prefix only repeats it.
+fn without_named_key(message: String, key: &str) -> String {
+    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let section = key.split(['.', '[']).next().unwrap_or(key);
+    let named = format!("{section} `{leaf}`");
+    match message.strip_prefix(&named) {
+        Some(rest) if rest.starts_with(": ") => rest[2..].to_string(),
+        Some(rest) if rest.starts_with(' ') => rest[1..].to_string(),
+        _ => message,
+    }
+}
+
 pub(crate) struct Ctx<'a> {
     path: &'a Path,
     text: &'a str,
@@ -325,10 +338,21 @@ impl Ctx<'_> {
     /// header the offset falls in).
     pub(crate) fn err(&self, offset: usize, message: impl Into<String>) -> TuneError {
         let key = dyno_model::key_at(self.text, offset);
+        let mut message = message.into();
+        // Underline from the offset to the end of its entry, as toml does for a value.
+        let mut span = offset..offset;
+        if let Some(k) = &key {
+            if let Some(entry) = dyno_model::locate_key(self.text, k) {
+                if entry.contains(&offset) {
+                    span.end = entry.end;
+                }
+            }
+            message = without_named_key(message, k);
+        }
         TuneError::Study(dyno_model::ConfigDiagnostic::new(
             self.path,
             self.text,
-            Some(offset..offset),
+            Some(span),
             key.as_deref(),
             message,
         ))

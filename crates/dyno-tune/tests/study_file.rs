@@ -343,13 +343,13 @@ fn pgo_dimension_training_and_their_errors() {
     let (line, msg) = error(&bad);
     assert_eq!(line, line_of(&bad, "training = "));
     assert!(
-        msg.contains("pgo `training`") && msg.contains("{bin}"),
+        msg.contains("key `pgo.training`: each command") && msg.contains("{bin}"),
         "{msg}"
     );
     let bad = format!("{text}\n[pgo]\ntimeout = \"soon\"\n");
     let (line, msg) = error(&bad);
     assert_eq!(line, line_of(&bad, "timeout = \"soon\""));
-    assert!(msg.contains("pgo `timeout`"), "{msg}");
+    assert!(msg.contains("key `pgo.timeout`: not a positive"), "{msg}");
     let bad = format!("{text}\n[pgo]\ntrainer = []\n");
     assert!(error(&bad).1.contains("trainer"));
     let bad = with(GOOD, "exclude = [", "exclude = [{ pgo = \"on\" }, ");

@@ -157,7 +157,7 @@ fn tune_check() {
         line: 14,
         column: 9,
         key: "run.alpha",
-        says: "0.7 is outside (0, 0.5)",
+        says: "key `run.alpha`: 0.7 is outside (0, 0.5)\n",
     });
 }
 

@@ -388,7 +388,7 @@ fn bad_pgo_settings_exit_2_naming_file_line_and_key() {
         .code(2)
         .stderr(
             predicate::str::contains("study.toml:9:")
-                .and(predicate::str::contains("pgo `training`"))
+                .and(predicate::str::contains("key `pgo.training`: each command"))
                 .and(predicate::str::contains("{bin}")),
         );
     let path = study(
