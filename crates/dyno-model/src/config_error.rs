@@ -191,6 +191,13 @@ fn locate(text: &str, key: &str) -> Option<(Range<usize>, bool)> {
     if let Some(e) = entries.iter().find(|e| e.key == key) {
         return Some((e.span.clone(), true));
     }
+    // An array of tables is written as its elements: `subject` is its first `[[subject]]`.
+    if let Some(e) = entries
+        .iter()
+        .find(|e| e.key.strip_prefix(key).is_some_and(|r| r.starts_with('[')))
+    {
+        return Some((e.span.clone(), true));
+    }
     let ancestor = entries
         .iter()
         .filter(|e| key.starts_with(&e.key) && key[e.key.len()..].starts_with(['.', '[']))

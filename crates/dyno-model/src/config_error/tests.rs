@@ -69,6 +69,7 @@ fn keys_are_found_in_tables_array_tables_and_inline_tables() {
     // A key that is not written points at the closest ancestor that is.
     assert_eq!(at("subject[0].cwd"), ((6, 1), "[[subject]]"));
     assert_eq!(at("subject[1]"), ((13, 1), "[[subject]]"));
+    assert_eq!(at("subject"), ((6, 1), "[[subject]]"));
     assert_eq!(locate_key(STUDY, "workload"), None);
     assert_eq!(locate_key(STUDY, "x"), None);
 }
