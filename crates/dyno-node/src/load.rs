@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dyno_net::{IngressClient, IngressMode, NetError};
-use dyno_txn::tx::{AccountRef, Message, TxKind};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -93,41 +92,13 @@ pub struct LoadReport {
 
 /// Signs `count` distinct transfers for genesis `g` (unique to `nonce`).
 pub fn sign_transfers(g: &Genesis, count: usize, nonce: u64) -> Vec<Vec<u8>> {
-    let a = &g.accounts;
-    let n = a.keys.len() as u64;
-    let mut s = nonce | 1;
-    (0..count as u64)
-        .map(|i| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let from = s % n;
-            let to = (from + 1 + (s >> 32) % (n - 1)) % n;
-            let mut h = Sha256::new();
-            h.update(b"dyno-load");
-            h.update(nonce.to_le_bytes());
-            h.update(i.to_le_bytes());
-            Message {
-                signer: a.pubkeys[from as usize],
-                recent_hash: h.finalize().into(),
-                fee: 5,
-                kind: TxKind::Transfer {
-                    amount: 1 + i % 100,
-                },
-                accounts: vec![
-                    AccountRef {
-                        index: from as u32,
-                        writable: true,
-                    },
-                    AccountRef {
-                        index: to as u32,
-                        writable: true,
-                    },
-                ],
-            }
-            .sign(&a.keys[from as usize])
-        })
-        .collect()
+    dyno_txn::bank::sign_transfers_with(&g.accounts, count, nonce, |i| {
+        let mut h = Sha256::new();
+        h.update(b"dyno-load");
+        h.update(nonce.to_le_bytes());
+        h.update(i.to_le_bytes());
+        h.finalize().into()
+    })
 }
 
 fn centile(sorted: &[u64], q: f64) -> f64 {

@@ -7,7 +7,9 @@ use crate::error::TuneError;
 use crate::study::{Project, Study};
 use std::process::Command;
 
-fn tool(cmd: &mut Command) -> Result<String, TuneError> {
+/// Runs a tool and returns its standard output; a failure names the command and ends
+/// with its last lines of standard error.
+pub(crate) fn tool(cmd: &mut Command) -> Result<String, TuneError> {
     let line = format!("{cmd:?}").replace('"', "");
     let out = cmd.output().map_err(|e| TuneError::Tool {
         command: line.clone(),

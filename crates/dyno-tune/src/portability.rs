@@ -71,18 +71,7 @@ pub fn target_features(
     if let Some(c) = cpu {
         cmd.arg(format!("-Ctarget-cpu={c}"));
     }
-    let line = format!("{cmd:?}").replace('"', "");
-    let out = cmd.output().map_err(|e| TuneError::Tool {
-        command: line.clone(),
-        message: e.to_string(),
-    })?;
-    if !out.status.success() {
-        return Err(TuneError::Tool {
-            command: line,
-            message: crate::environment::tail(&String::from_utf8_lossy(&out.stderr), 5),
-        });
-    }
-    Ok(parse_features(&String::from_utf8_lossy(&out.stdout)))
+    Ok(parse_features(&crate::environment::tool(&mut cmd)?))
 }
 
 /// The CPU names `rustc --print target-cpus` accepts for `toolchain`'s host target.

@@ -260,6 +260,18 @@ pub struct ExecutionBench {
 
 /// Builds `count` signed, decodable transfers between `accounts` funded accounts.
 pub fn transfer_block(g: &Genesis, count: usize, seed: u64) -> Vec<Vec<u8>> {
+    sign_transfers_with(g, count, seed, |i| Sha256::digest(i.to_le_bytes()).into())
+}
+
+/// Signs `count` transfers between distinct funded accounts of `g`, the pairs drawn by an
+/// xorshift walk from `seed`, amounts 1..=100; `recent_hash(i)` is transaction `i`'s
+/// recent hash, which is what makes transactions of different callers or runs distinct.
+pub fn sign_transfers_with(
+    g: &Genesis,
+    count: usize,
+    seed: u64,
+    recent_hash: impl Fn(u64) -> [u8; 32],
+) -> Vec<Vec<u8>> {
     let n = g.keys.len() as u64;
     let mut s = seed | 1;
     (0..count as u64)
@@ -271,7 +283,7 @@ pub fn transfer_block(g: &Genesis, count: usize, seed: u64) -> Vec<Vec<u8>> {
             let to = (from + 1 + (s >> 32) % (n - 1)) % n;
             Message {
                 signer: g.pubkeys[from as usize],
-                recent_hash: Sha256::digest(i.to_le_bytes()).into(),
+                recent_hash: recent_hash(i),
                 fee: 5,
                 kind: TxKind::Transfer {
                     amount: 1 + i % 100,
