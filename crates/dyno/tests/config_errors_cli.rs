@@ -100,9 +100,9 @@ fn compare_run() {
         name: "cmp.toml",
         text: COMPARE.replace("seed = 3", "seed = 3x"),
         line: 2,
-        column: 9,
+        column: 8,
         key: "seed",
-        says: "expected newline",
+        says: "string values must be quoted",
     });
     check(Case {
         args,
@@ -147,7 +147,7 @@ fn tune_check() {
         line: 14,
         column: 13,
         key: "run.alpha",
-        says: "expected newline",
+        says: "invalid float",
     });
     check(Case {
         args,
@@ -207,9 +207,9 @@ fn pipeline_run() {
         name: "layout.toml",
         text: LAYOUT.replace("depth = 1024", "depth = 10 24"),
         line: 10,
-        column: 12,
+        column: 9,
         key: "links[0].depth",
-        says: "expected newline",
+        says: "string values must be quoted",
     });
     check(Case {
         args,
@@ -234,7 +234,7 @@ fn machine_requirements() {
         line: 4,
         column: 13,
         key: "requirement[0].minimum",
-        says: "invalid floating-point number",
+        says: "invalid fraction",
     });
     check(Case {
         args,
