@@ -306,12 +306,24 @@ fn serve(
                 let n = net.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 let i = ingress.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 let ic = i.as_ref().map(|i| i.counters());
-                (200, metrics_text(s.as_ref(), n.as_deref(), ic.as_ref()))
+                let mut body = build_info();
+                body.push_str(&metrics_text(s.as_ref(), n.as_deref(), ic.as_ref()));
+                (200, body)
             }
             _ => (404, "not found: try /metrics or /ready\n".to_string()),
         };
         let _ = req.respond(tiny_http::Response::from_string(body).with_status_code(code));
     }
+}
+
+/// The `dyno_build_info` gauge: which build serves these metrics.
+fn build_info() -> String {
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    dyno_tango::build_info_text(&[("version", env!("CARGO_PKG_VERSION")), ("profile", profile)])
 }
 
 /// The Prometheus text of a node's status and its peer network's counters.

@@ -133,6 +133,7 @@ fn a_line_over_tcp_converges_and_a_foreign_genesis_is_refused() {
     );
     assert!(text.contains("dyno_node_blocks_adopted_total"));
     assert!(text.contains("dyno_node_orphans_dropped_total 0"), "{text}");
+    assert!(text.contains("# TYPE dyno_build_info gauge"), "{text}");
 }
 
 #[test]

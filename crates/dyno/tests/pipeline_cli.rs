@@ -233,6 +233,10 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
         std::thread::sleep(Duration::from_millis(100));
     };
     check_prometheus(&body);
+    assert!(
+        body.contains("# TYPE dyno_build_info gauge\ndyno_build_info{version=\""),
+        "{body}"
+    );
     assert_eq!(http_get(&addr, "/other").0, 404);
     if let Ok(mut py) = std::process::Command::new("python3")
         .args(["-c", "import sys\nfrom prometheus_client.parser import text_string_to_metric_families as p\nprint(len(list(p(sys.stdin.read()))))"])

@@ -87,7 +87,13 @@ fn serve(server: &tiny_http::Server, path: &std::path::Path, node: Option<&NodeM
             }
             match attached.as_ref().filter(|w| w.is_ready()) {
                 Some(ws) => {
-                    let mut body = prometheus_text(&Snapshot::read(ws));
+                    let mut body = dyno_tango::build_info_text(&[
+                        ("version", env!("CARGO_PKG_VERSION")),
+                        ("profile", crate::build_info::PROFILE),
+                        ("opt_level", crate::build_info::OPT_LEVEL),
+                        ("rustc", crate::build_info::RUSTC),
+                    ]);
+                    body.push_str(&prometheus_text(&Snapshot::read(ws)));
                     if let Some(node) = node {
                         body.push_str(&node.render());
                     }
