@@ -22,7 +22,6 @@ pub enum CliError {
     /// A signal stopped the command; what was measured is kept.
     Interrupted(String),
     /// Something failed while working, not because of the user's input.
-    #[allow(dead_code)] // raised by commands as they adopt it; classified below meanwhile
     Runtime(String),
 }
 

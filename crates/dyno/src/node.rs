@@ -103,8 +103,9 @@ pub struct GenesisArgs {
     /// Slot length in ms.
     #[arg(long, default_value_t = 1000)]
     slot_ms: u64,
-    /// Slot 0 starts this many seconds from now.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    /// Slot 0 starts this many seconds from now (at most a day).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
     start_in: u64,
     /// Replace an existing file.
     #[arg(long)]
