@@ -304,6 +304,30 @@ impl GuardedChild {
         }
     }
 
+    /// Waits until the child exits (`Some(description)`, as [`GuardedChild::exited`]) or
+    /// `timeout` passes (`None`). It blocks on the kernel's notice of the exit, so the
+    /// caller learns of it within microseconds, not at the next poll; where the kernel
+    /// has no pidfds it polls every millisecond.
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        if let Some(done) = self.exited() {
+            return Some(done);
+        }
+        match crate::sys::wait_exit(self.pid(), timeout) {
+            Ok(_) => self.exited(),
+            Err(_) => loop {
+                if let Some(done) = self.exited() {
+                    return Some(done);
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return None;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(1)));
+            },
+        }
+    }
+
     /// Sends a signal to the child's whole group.
     pub fn signal(&self, sig: Signal) -> std::io::Result<()> {
         signal_group(self.pid(), sig)
@@ -316,11 +340,7 @@ impl GuardedChild {
         let mut killed_after = None;
         if !exited_before {
             let _ = self.signal(self.stop_signal);
-            let deadline = Instant::now() + grace;
-            while self.exited().is_none() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if self.exited().is_none() {
+            if self.wait_timeout(grace).is_none() {
                 killed_after = Some(grace);
             }
         }

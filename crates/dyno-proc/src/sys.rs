@@ -77,3 +77,49 @@ pub fn clock_ticks() -> Option<u64> {
     let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     u64::try_from(v).ok().filter(|&v| v > 0)
 }
+
+/// Blocks until process `pid` (a child of this process, not yet reaped) has exited or
+/// `timeout` has passed; `Ok(true)` when it exited. Through a pidfd (Linux 5.3+), which
+/// becomes readable at the exit itself, so the caller wakes without polling delay.
+/// `Err` when pidfds are not available; the caller then polls.
+#[cfg(target_os = "linux")]
+pub fn wait_exit(pid: u32, timeout: std::time::Duration) -> std::io::Result<bool> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open(pid, flags) takes integers only and returns a new descriptor.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just returned by the kernel and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // poll's timeout is whole milliseconds: round up so the caller never wakes early.
+        let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int;
+        let mut pfd = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&fd),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: `pfd` is one valid, writable pollfd, and the count passed is 1.
+        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+        match n {
+            1.. => return Ok(true),
+            0 if left.is_zero() => return Ok(false),
+            0 => {}
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// Without pidfds: the caller polls.
+#[cfg(not(target_os = "linux"))]
+pub fn wait_exit(_pid: u32, _timeout: std::time::Duration) -> std::io::Result<bool> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}

@@ -240,3 +240,30 @@ fn a_missing_program_is_named() {
         .to_string();
     assert!(e.starts_with("cannot start `/no/such/node`"), "{e}");
 }
+
+#[test]
+fn wait_timeout_sees_the_exit_and_times_out_on_a_running_child() {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "exit 3"]);
+    let mut quick = GuardedChild::spawn(cmd, &SpawnOptions::default()).unwrap();
+    let done = quick.wait_timeout(Duration::from_secs(60));
+    assert!(done.as_deref().is_some_and(|d| d.contains('3')), "{done:?}");
+    // Asked again after the exit was seen: still the exit, at once.
+    assert!(quick.wait_timeout(Duration::ZERO).is_some());
+    assert_eq!(
+        quick.stop(Duration::ZERO).status.and_then(|s| s.code()),
+        Some(3)
+    );
+
+    let mut cmd = Command::new("sleep");
+    cmd.arg("600");
+    let mut slow = GuardedChild::spawn(cmd, &SpawnOptions::default()).unwrap();
+    let asked = Instant::now();
+    assert_eq!(slow.wait_timeout(Duration::from_millis(50)), None);
+    assert!(
+        asked.elapsed() >= Duration::from_millis(50),
+        "woke before the timeout"
+    );
+    let stopped = slow.stop(Duration::from_secs(30));
+    assert!(stopped.killed_after.is_none(), "sleep obeys SIGTERM");
+}
