@@ -11,6 +11,10 @@
 //! cargo run --release --manifest-path parity/Cargo.toml -- --rounds 10 --seconds 5 --dir .
 //! ```
 //!
+//! `--self-check` measures sc-sysinfo against itself (the "dyno" column is a second
+//! sc-sysinfo measurement): the spread of that A/A ratio is the noise floor of this
+//! machine, the yardstick for reading a dyno/upstream ratio near 1.0.
+//!
 //! `--verify-paths` instead times the steps of the SR25519 path one by one (sp-io's host
 //! function, sp-core's `Pair::verify`, dyno-hw's verification), to show where a
 //! difference in that score comes from.
@@ -42,9 +46,10 @@ struct Options {
     parallel_cores: usize,
     metrics: Vec<MetricId>,
     verify_paths: bool,
+    self_check: bool,
 }
 
-const USAGE: &str = "usage: dyno-parity [--rounds N] [--seconds S] [--dir DIR] [--parallel-cores N] [--only METRIC,...] [--verify-paths]";
+const USAGE: &str = "usage: dyno-parity [--rounds N] [--seconds S] [--dir DIR] [--parallel-cores N] [--only METRIC,...] [--verify-paths] [--self-check]";
 
 fn parse_options() -> Result<Options, String> {
     let mut o = Options {
@@ -54,6 +59,7 @@ fn parse_options() -> Result<Options, String> {
         parallel_cores: 8,
         metrics: METRICS.to_vec(),
         verify_paths: false,
+        self_check: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -62,6 +68,10 @@ fn parse_options() -> Result<Options, String> {
         }
         if flag == "--verify-paths" {
             o.verify_paths = true;
+            continue;
+        }
+        if flag == "--self-check" {
+            o.self_check = true;
             continue;
         }
         let value = args
@@ -131,8 +141,11 @@ fn upstream(metric: MetricId, o: &Options) -> Result<f64, String> {
     Ok(score.as_bytes())
 }
 
-/// One score from dyno-hw, in bytes per second.
+/// One score from dyno-hw, in bytes per second (from sc-sysinfo again under `--self-check`).
 fn dyno(metric: MetricId, o: &Options) -> Result<f64, String> {
+    if o.self_check {
+        return upstream(metric, o);
+    }
     let ctx = Context {
         base_path: o.dir.clone(),
         parallel_cores: o.parallel_cores,
@@ -142,6 +155,26 @@ fn dyno(metric: MetricId, o: &Options) -> Result<f64, String> {
     dyno_hw::measure(metric, &ctx, &durations, &AtomicBool::new(false))
         .map(|m| m.score)
         .map_err(|e| e.to_string())
+}
+
+/// Zero-based ranks `(lo, hi)` of sorted samples that bracket the population median with
+/// at least 95% confidence, whatever the distribution: the count of samples below the
+/// median is binomial(n, 1/2), so the interval [x(k), x(n+1-k)] misses it with
+/// probability 2 P(X < k). `None` when even the extremes cannot reach 95% (n < 6).
+fn median_interval(n: usize) -> Option<(usize, usize)> {
+    // P(X <= j) for X ~ binomial(n, 1/2), accumulated term by term.
+    let mut term = 0.5f64.powi(n as i32);
+    let mut below = 0.0;
+    let mut k = 0;
+    for j in 0..n {
+        below += term;
+        if 2.0 * below > 0.05 {
+            break;
+        }
+        k = j + 1;
+        term *= (n - j) as f64 / (j + 1) as f64;
+    }
+    (k >= 1).then(|| (k - 1, n - k))
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -204,34 +237,48 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "sc-sysinfo 51.0.0 vs dyno-hw {}: {} interleaved rounds of {} s per measurement, disk in {}",
+        "sc-sysinfo 51.0.0 vs {} {}: {} interleaved rounds of {} s per measurement, disk in {}",
+        if o.self_check {
+            "itself (--self-check, the noise floor)"
+        } else {
+            "dyno-hw"
+        },
         env!("CARGO_PKG_VERSION"),
         o.rounds,
         o.seconds,
         o.dir.display()
     );
     println!(
-        "| {:<22} | {:>18} | {:>18} | {:>20} | {:>17} |",
-        "Function", "sc-sysinfo median", "dyno median", "median ratio (paired)", "ratio min .. max"
+        "| {:<22} | {:>18} | {:>18} | {:>20} | {:>17} | {:>19} |",
+        "Function",
+        "sc-sysinfo median",
+        "dyno median",
+        "median ratio (paired)",
+        "ratio min .. max",
+        "median's 95% interval"
     );
     println!(
-        "|{:-<24}|{:-<20}|{:-<20}|{:-<23}|{:-<19}|",
-        "", "", "", "", ""
+        "|{:-<24}|{:-<20}|{:-<20}|{:-<23}|{:-<19}|{:-<23}|",
+        "", "", "", "", "", ""
     );
     for (metric, s) in o.metrics.iter().zip(&scores) {
-        let ratios: Vec<f64> = s.iter().map(|(u, d)| d / u).collect();
-        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut ratios: Vec<f64> = s.iter().map(|(u, d)| d / u).collect();
+        ratios.sort_by(f64::total_cmp);
         let up: Vec<f64> = s.iter().map(|p| p.0).collect();
         let dy: Vec<f64> = s.iter().map(|p| p.1).collect();
+        let interval = median_interval(ratios.len()).map_or_else(
+            || "- (needs 6+ rounds)".to_string(),
+            |(lo, hi)| format!("{:.4} .. {:.4}", ratios[lo], ratios[hi]),
+        );
         println!(
-            "| {:<22} | {:>12.2} MiB/s | {:>12.2} MiB/s | {:>21.4} | {:>7.4} .. {:<7.4} |",
+            "| {:<22} | {:>12.2} MiB/s | {:>12.2} MiB/s | {:>21.4} | {:>7.4} .. {:<7.4} | {:>21} |",
             metric.display(o.parallel_cores),
             median(&up) / MIB,
             median(&dy) / MIB,
             median(&ratios),
-            lo,
-            hi
+            ratios[0],
+            ratios[ratios.len() - 1],
+            interval
         );
     }
     ExitCode::SUCCESS
@@ -378,4 +425,18 @@ fn sc_sysinfo_rng() -> rand_pcg::Pcg64 {
 fn rand_core_fill(rng: &mut rand_pcg::Pcg64, buf: &mut [u8]) {
     use rand_core::RngCore;
     rng.fill_bytes(buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_interval;
+
+    #[test]
+    fn median_interval_follows_the_binomial_table() {
+        assert_eq!(median_interval(5), None, "2/32 > 5%: no interval");
+        assert_eq!(median_interval(6), Some((0, 5)));
+        assert_eq!(median_interval(10), Some((1, 8)), "x(2)..x(9), 97.9%");
+        assert_eq!(median_interval(20), Some((5, 14)), "x(6)..x(15), 95.9%");
+        assert_eq!(median_interval(30), Some((9, 20)), "x(10)..x(21), 95.7%");
+    }
 }
