@@ -130,8 +130,20 @@ impl<'a> StoreRecorder<'a> {
     }
 }
 
-/// The runs of one study, by subject key: `(run id, subject key)`, oldest first.
+/// The runs of one study, by subject key: `(run id, subject key)`, oldest first, from
+/// every host that ran it (a fleet store holds many).
 pub fn study_runs(store: &Store, study_key: &str) -> Result<Vec<(RunId, String)>, TuneError> {
+    study_runs_on(store, study_key, None)
+}
+
+/// The runs of one study made on the host named `hostname` (every host with `None`):
+/// a race is resumed and reported per machine, since its rounds pair runs that shared
+/// one machine's conditions and its speed is that machine's.
+pub fn study_runs_on(
+    store: &Store,
+    study_key: &str,
+    hostname: Option<&str>,
+) -> Result<Vec<(RunId, String)>, TuneError> {
     let runs = store.list_runs(&RunFilter {
         command: Some("tune".into()),
         ..RunFilter::default()
@@ -139,10 +151,25 @@ pub fn study_runs(store: &Store, study_key: &str) -> Result<Vec<(RunId, String)>
     let mut out: Vec<(RunId, String)> = runs
         .into_iter()
         .filter(|r| r.subject.attributes.get("study").map(String::as_str) == Some(study_key))
+        .filter(|r| hostname.is_none_or(|h| r.hostname == h))
         .filter_map(|r| Some((r.id, r.subject.attributes.get("key")?.clone())))
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// The hosts (by name) that ran the study, each once, in name order.
+pub fn study_hosts(store: &Store, study_key: &str) -> Result<Vec<String>, TuneError> {
+    let runs = store.list_runs(&RunFilter {
+        command: Some("tune".into()),
+        ..RunFilter::default()
+    })?;
+    let hosts: std::collections::BTreeSet<String> = runs
+        .into_iter()
+        .filter(|r| r.subject.attributes.get("study").map(String::as_str) == Some(study_key))
+        .map(|r| r.hostname)
+        .collect();
+    Ok(hosts.into_iter().collect())
 }
 
 /// Reads the job records of one stored run.
@@ -197,7 +224,9 @@ impl Recorder for StoreRecorder<'_> {
         self.subjects = subjects.to_vec();
         self.runs = vec![None; subjects.len()];
         self.metrics = vec![Vec::new(); subjects.len()];
-        let runs = study_runs(self.store, &self.study_key)?;
+        // Only this host's runs: another machine's rounds in a fleet store are neither
+        // this race's to resume nor comparable with it.
+        let runs = study_runs_on(self.store, &self.study_key, Some(&self.host.hostname))?;
         let mut out = vec![Vec::new(); subjects.len()];
         for (i, s) in subjects.iter().enumerate() {
             for (run, key) in runs.iter().filter(|(_, k)| *k == s.key) {
@@ -298,9 +327,17 @@ impl Recorder for StoreRecorder<'_> {
     }
 }
 
-/// The `mode` setting (`racing` or `exhaustive`) of the study's newest run, if any.
-pub fn study_mode(store: &Store, study_key: &str) -> Result<Option<String>, TuneError> {
-    let Some((run, _)) = study_runs(store, study_key)?.into_iter().last() else {
+/// The `mode` setting (`racing` or `exhaustive`) of the study's newest run on host
+/// `hostname`, if any.
+pub fn study_mode(
+    store: &Store,
+    study_key: &str,
+    hostname: &str,
+) -> Result<Option<String>, TuneError> {
+    let Some((run, _)) = study_runs_on(store, study_key, Some(hostname))?
+        .into_iter()
+        .last()
+    else {
         return Ok(None);
     };
     let info = store.run(run)?.info;

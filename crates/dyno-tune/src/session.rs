@@ -141,10 +141,11 @@ pub fn recorded_outcomes(requests: &[BuildRequest]) -> Vec<BuildOutcome> {
         .collect()
 }
 
-/// The report of a study from its build records and the store.
+/// The report of a study from its build records and the runs host `hostname` stored.
 pub fn report_from_store(
     study: &Study,
     store: &mut Store,
+    hostname: &str,
     exhaustive: bool,
 ) -> Result<StudyReport, TuneError> {
     let requests = build_requests(study);
@@ -154,7 +155,10 @@ pub fn report_from_store(
     let mut recorder = StoreRecorder::new(
         store,
         &study.key(),
-        Host::default(),
+        Host {
+            hostname: hostname.to_string(),
+            ..Host::default()
+        },
         Vec::new(),
         "",
         serde_json::Value::Null,

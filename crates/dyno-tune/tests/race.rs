@@ -188,11 +188,15 @@ impl Executor for Interrupting<'_> {
 }
 
 fn store_recorder(store: &mut Store) -> StoreRecorder<'_> {
+    recorder_on(store, "test")
+}
+
+fn recorder_on<'a>(store: &'a mut Store, hostname: &str) -> StoreRecorder<'a> {
     StoreRecorder::new(
         store,
         "study-key",
         Host {
-            hostname: "test".into(),
+            hostname: hostname.into(),
             ..Host::default()
         },
         vec!["dyno".into(), "tune".into(), "run".into()],
@@ -487,4 +491,67 @@ fn settled_variants_sit_out_and_the_race_stops_when_all_are() {
         dyno_tune::race::recommended(&all.replay, &all.records).unwrap(),
         vec![0, 1, 2]
     );
+}
+
+#[test]
+fn a_race_resumes_only_from_its_own_hosts_runs() {
+    // A fleet store: another machine ran the same study to the end first. This host's
+    // race must start from nothing, not resume from (or report) the other's rounds.
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("results.db")).unwrap();
+    let c = contestants(2, 1);
+    let stop = AtomicBool::new(false);
+    let slow = vec![0.0, 0.05, 0.0];
+    let other = {
+        let mut rec = recorder_on(&mut store, "other-machine");
+        let mut exec = SyntheticExecutor::new(metrics(), slow.clone(), vec![0.01; 3], 1);
+        run_race(
+            &c,
+            &bench(),
+            config(Mode::Racing),
+            &mut exec,
+            &mut rec,
+            &stop,
+            &mut |_| {},
+        )
+        .unwrap()
+    };
+    assert!(other.jobs_run > 0);
+    let mut first_round = None;
+    let here = {
+        let mut rec = store_recorder(&mut store);
+        let mut exec = SyntheticExecutor::new(metrics(), slow, vec![0.01; 3], 2);
+        run_race(
+            &c,
+            &bench(),
+            config(Mode::Racing),
+            &mut exec,
+            &mut rec,
+            &stop,
+            &mut |e| {
+                first_round.get_or_insert(e.round);
+            },
+        )
+        .unwrap()
+    };
+    assert_eq!(first_round, Some(1), "started afresh, not resumed");
+    let keys: Vec<SubjectKey> = c.iter().map(|c| c.key.clone()).collect();
+    let mine: usize = store_recorder(&mut store)
+        .load(&keys)
+        .unwrap()
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(mine, here.jobs_run, "only this host's jobs are loaded");
+    assert_eq!(
+        dyno_tune::record::study_hosts(&store, "study-key").unwrap(),
+        vec!["other-machine".to_string(), "test".to_string()]
+    );
+    let theirs: usize = recorder_on(&mut store, "other-machine")
+        .load(&keys)
+        .unwrap()
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(theirs, other.jobs_run);
 }

@@ -92,6 +92,46 @@ pub struct ReportArgs {
     /// Output format (json: the whole report as one document, schema dyno.tune.report/1).
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// The machine whose race to report, by host name, when the store holds the study
+    /// from several (a fleet store). Default: this machine, or the only one.
+    #[arg(long, value_name = "HOSTNAME")]
+    pub host: Option<String>,
+}
+
+/// Which host's race `tune report` shows: the one asked for, else this machine when it
+/// ran the study, else the only machine that did. Several and none chosen is bad usage:
+/// a race's rounds pair runs on one machine, so pooling machines would mislead.
+fn report_host(store: &Store, study: &Study, asked: Option<&str>) -> anyhow::Result<String> {
+    let hosts = dyno_tune::record::study_hosts(store, &study.key())?;
+    let listed = || hosts.join(", ");
+    if let Some(h) = asked {
+        if hosts.iter().any(|x| x == h) {
+            return Ok(h.to_string());
+        }
+        bail!(
+            "--host {h}: no run of {} on that host (hosts: {})",
+            study.path.display(),
+            if hosts.is_empty() {
+                "none".into()
+            } else {
+                listed()
+            }
+        );
+    }
+    let here = dyno_proc::procfs::hostname().unwrap_or_default();
+    if hosts.contains(&here) || hosts.is_empty() {
+        return Ok(here);
+    }
+    if let [only] = hosts.as_slice() {
+        return Ok(only.clone());
+    }
+    bail!(
+        "the store holds {} from {} hosts ({}), not this one: choose one with --host \
+         (the per-CPU section compares them)",
+        study.path.display(),
+        hosts.len(),
+        listed()
+    )
 }
 
 fn parse_budget(s: &str) -> Result<f64, String> {
@@ -281,6 +321,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .map(PathBuf::from)
             .unwrap_or_else(|| ".".into()),
     );
+    let hostname = host.hostname.clone();
     let settings = serde_json::json!({
         "study": args.study.study.display().to_string(),
         "mode": if args.exhaustive { "exhaustive" } else { "racing" },
@@ -369,7 +410,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let mut report = report_from_store(&study, &mut store, args.exhaustive)?;
+    let mut report = report_from_store(&study, &mut store, &hostname, args.exhaustive)?;
     report.per_cpu = per_cpu(&study, &store, args.exhaustive)?;
     print_report(&report, Format::Table, &args.study.study);
     Ok(ExitCode::SUCCESS)
@@ -425,9 +466,10 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let path = db::path(&args.study.db);
     let mut store =
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
-    let exhaustive =
-        dyno_tune::record::study_mode(&store, &study.key())?.as_deref() == Some("exhaustive");
-    let mut report = report_from_store(&study, &mut store, exhaustive)?;
+    let hostname = report_host(&store, &study, args.host.as_deref())?;
+    let exhaustive = dyno_tune::record::study_mode(&store, &study.key(), &hostname)?.as_deref()
+        == Some("exhaustive");
+    let mut report = report_from_store(&study, &mut store, &hostname, exhaustive)?;
     report.per_cpu = per_cpu(&study, &store, exhaustive)?;
     print_report(&report, args.format, &args.study.study);
     if let Some(html) = &args.html {

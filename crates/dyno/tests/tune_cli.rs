@@ -324,6 +324,45 @@ fn per_cpu_family_section_when_a_second_cpu_ran_the_study(
         assert_eq!(row(here), median);
         assert_eq!(row(peer), 2.0 * median);
     }
+    // The main report is still this machine's race, not pooled with the peer's runs;
+    // `--host` shows the peer's, and a host that never ran the study is refused.
+    let main_medians = |doc: &serde_json::Value| -> Vec<f64> {
+        doc["subjects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["results"]["ops"]["median"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(main_medians(&doc), main_medians(single));
+    let as_peer = dyno()
+        .args(["tune", "report"])
+        .arg(study)
+        .arg("--db")
+        .arg(db)
+        .args(["--format", "json", "--host", "fleet-peer"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let as_peer: serde_json::Value = serde_json::from_slice(&as_peer).unwrap();
+    let doubled: Vec<f64> = main_medians(single).iter().map(|m| 2.0 * m).collect();
+    assert_eq!(main_medians(&as_peer), doubled);
+    let refused = dyno()
+        .args(["tune", "report"])
+        .arg(study)
+        .arg("--db")
+        .arg(db)
+        .args(["--host", "nobody"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let refused = String::from_utf8(refused).unwrap();
+    assert!(refused.contains("--host nobody"), "{refused}");
+    assert!(refused.contains("fleet-peer"), "{refused}");
     let text = String::from_utf8(report("markdown")).unwrap();
     assert!(
         text.contains("ops per CPU family (higher is better)"),
