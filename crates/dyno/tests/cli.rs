@@ -4,41 +4,11 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use std::path::Path;
-use tempfile::TempDir;
 
-/// Fast settings for every metric.
-const QUICK: [&str; 10] = [
-    "--hash-duration",
-    "0.02",
-    "--verify-duration",
-    "0.02",
-    "--memory-duration",
-    "0.02",
-    "--disk-duration",
-    "0.02",
-    "--extra-duration",
-    "0.02",
-];
-
-struct Env {
-    dir: TempDir,
-}
+mod common;
+use common::{entries, Env, QUICK};
 
 impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-    fn db(&self) -> std::path::PathBuf {
-        self.dir.path().join("results.db")
-    }
-    fn disk(&self) -> std::path::PathBuf {
-        let d = self.dir.path().join("disk");
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
     /// `dyno` with the store in the temp dir; tests run the debug build on purpose.
     fn dyno(&self) -> Command {
         let mut c = Command::cargo_bin("dyno").unwrap();
@@ -70,10 +40,6 @@ impl Env {
             .args(extra);
         c
     }
-}
-
-fn entries(dir: &Path) -> usize {
-    std::fs::read_dir(dir).unwrap().count()
 }
 
 #[test]

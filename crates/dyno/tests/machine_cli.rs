@@ -4,41 +4,12 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
-use tempfile::TempDir;
+use std::path::Path;
 
-/// Fast settings for every metric.
-const QUICK: [&str; 10] = [
-    "--hash-duration",
-    "0.02",
-    "--verify-duration",
-    "0.02",
-    "--memory-duration",
-    "0.02",
-    "--disk-duration",
-    "0.02",
-    "--extra-duration",
-    "0.02",
-];
-
-struct Env {
-    dir: TempDir,
-}
+mod common;
+use common::{entries, Env, QUICK};
 
 impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-    fn db(&self) -> PathBuf {
-        self.dir.path().join("results.db")
-    }
-    fn disk(&self) -> PathBuf {
-        let d = self.dir.path().join("disk");
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
     /// `dyno` with the store in the temp dir; tests run the debug build on purpose.
     fn dyno(&self) -> Command {
         let mut c = Command::cargo_bin("dyno").unwrap();
@@ -76,10 +47,6 @@ fn metrics(doc: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|r| r["metric"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn entries(dir: &Path) -> usize {
-    std::fs::read_dir(dir).unwrap().count()
 }
 
 #[test]
