@@ -2,6 +2,16 @@
 
 use std::path::PathBuf;
 
+impl ClusterError {
+    /// The located diagnostic of a cluster-file error, if this is one.
+    pub fn diagnostic(&self) -> Option<&dyno_model::ConfigDiagnostic> {
+        match self {
+            ClusterError::File(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
 /// What can go wrong reading a cluster file, a node log, or rendering a report.
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
@@ -13,20 +23,10 @@ pub enum ClusterError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The cluster file is malformed or fails validation.
-    #[error("{path}:{line}:{column}: `{key}`: {message}")]
-    File {
-        /// The cluster file.
-        path: PathBuf,
-        /// 1-based line of the offending value.
-        line: usize,
-        /// 1-based column of the offending value.
-        column: usize,
-        /// The key at fault, dotted (`nodes.producers`, `region[1].latency_ms.us-east-1`).
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The cluster file is malformed or fails validation: file:line:column, the key and
+    /// toml's snippet, as every dyno config file says it.
+    #[error("{0}")]
+    File(Box<dyno_model::ConfigDiagnostic>),
     /// A node log line is not a valid event.
     #[error("{path}:{line}: {message}")]
     Log {

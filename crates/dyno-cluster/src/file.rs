@@ -235,39 +235,33 @@ fn value_kind() -> WorkloadKind {
     WorkloadKind::Value
 }
 
-/// Where a byte offset of `text` is: 1-based line and column.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rfind('\n')
-        .map_or(before.len(), |i| before.len() - i - 1)
-        + 1;
-    (line, column)
-}
+/// Where a byte offset of `text` is: 1-based line and column (in characters).
+pub use dyno_model::line_col;
 
-/// The dotted key of the table header and key written at or before `offset`, for serde's
-/// messages that carry only a span.
-fn key_near(text: &str, offset: usize) -> String {
-    let before = &text[..offset.min(text.len())];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = text[line_start..].lines().next().unwrap_or("");
-    let table = before
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('['))
-        .map(|l| l.trim_matches(|c| c == '[' || c == ']').to_string());
-    let key = line
-        .split_once('=')
-        .map(|(k, _)| k.trim().to_string())
-        .filter(|k| !k.is_empty() && !k.starts_with('['));
-    match (table, key) {
-        (Some(t), Some(k)) => format!("{t}.{k}"),
-        (Some(t), None) => t,
-        (None, Some(k)) => k,
-        (None, None) => "(file)".to_string(),
+/// The value written at `offset`: up to the `,` or closing bracket that ends it inside an
+/// inline table or array, or to the end of its line (a trailing comment left out), so the
+/// snippet underlines the whole value as toml does for its own errors.
+fn value_span(text: &str, offset: usize) -> std::ops::Range<usize> {
+    let start = offset.min(text.len());
+    let line = text[start..].split('\n').next().unwrap_or("");
+    let mut quote: Option<char> = None;
+    let mut depth = 0usize;
+    let mut end = line.len();
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') if depth > 0 => depth -= 1,
+            (None, ',' | ']' | '}' | '#') if depth == 0 => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
     }
+    start..start + line[..end].trim_end().len().max(1).min(line.len().max(1))
 }
 
 struct Cx<'a> {
@@ -276,20 +270,23 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// An error at the value written at byte `offset`; offset 0 with nothing written
+    /// there (a table the file lacks) is placed at the key, if written, or nowhere.
     fn err(
         &self,
         offset: usize,
         key: impl Into<String>,
         message: impl Into<String>,
     ) -> ClusterError {
-        let (line, column) = line_col(self.text, offset);
-        ClusterError::File {
-            path: self.path.to_path_buf(),
-            line,
-            column,
-            key: key.into(),
-            message: message.into(),
-        }
+        let key = key.into();
+        let span = (offset > 0).then(|| value_span(self.text, offset));
+        ClusterError::File(Box::new(dyno_model::ConfigDiagnostic::new(
+            self.path,
+            self.text,
+            span,
+            Some(&key),
+            message,
+        )))
     }
 }
 
@@ -308,8 +305,12 @@ impl ClusterSpec {
     pub fn parse(path: &Path, text: &str) -> Result<ClusterSpec, ClusterError> {
         let cx = Cx { path, text };
         let raw: RawFile = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            cx.err(offset, key_near(text, offset), e.message().trim())
+            ClusterError::File(Box::new(dyno_model::ConfigDiagnostic::parse_error(
+                path,
+                text,
+                e.message(),
+                e.span(),
+            )))
         })?;
         let c = &raw.cluster;
         if c.name.get_ref().trim().is_empty() {

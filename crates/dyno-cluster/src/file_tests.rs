@@ -10,9 +10,11 @@ fn parse(text: &str) -> Result<ClusterSpec, ClusterError> {
 fn error_of(from: &str, to: &str) -> (usize, String, String) {
     assert!(EXAMPLE.contains(from), "{from:?} not in the example");
     match parse(&EXAMPLE.replacen(from, to, 1)) {
-        Err(ClusterError::File {
-            line, key, message, ..
-        }) => (line, key, message),
+        Err(ClusterError::File(d)) => (
+            d.line().expect("a located error"),
+            d.key.clone().expect("a key"),
+            d.message.clone(),
+        ),
         other => panic!("expected a file error, got {other:?}"),
     }
 }
@@ -217,8 +219,11 @@ fn a_workload_command_and_a_ready_url_are_checked() {
 fn extract_rules_are_refused_for_the_reference_node() {
     let text = format!("{EXAMPLE}\n[extract]\nadopted = 'h=(?P<height>\\d+)'\n");
     match parse(&text) {
-        Err(ClusterError::File { line, key, .. }) => {
-            assert_eq!((line, key.as_str()), (text.lines().count(), "extract"));
+        Err(ClusterError::File(d)) => {
+            assert_eq!(
+                (d.line(), d.key.as_deref()),
+                (Some(text.lines().count()), Some("extract"))
+            );
         }
         other => panic!("expected a file error, got {other:?}"),
     }

@@ -86,7 +86,31 @@ fn a_bad_file_exits_2_naming_file_line_and_key() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(format!("cluster.toml:{line}:")))
-        .stderr(predicate::str::contains("`region[1].latency_ms.us-east-1`"));
+        .stderr(predicate::str::contains(
+            "key `region[1].latency_ms.us-east-1`: ",
+        ))
+        // toml's snippet on lines of its own: the line, then carets under the value.
+        .stderr(predicate::str::contains(format!("\n{line} | ")))
+        .stderr(predicate::str::is_match(r"\n *\| +\^+").unwrap());
+    // An unknown key is toml's own refusal, in the same format.
+    std::fs::write(
+        &file,
+        text.replacen("[links]", "[links]\nbandwith_mbit = 1", 1),
+    )
+    .unwrap();
+    let line = text.lines().position(|l| l == "[links]").unwrap() + 2;
+    dyno()
+        .args(["cluster", "check"])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "cluster.toml:{line}:1: key `links.bandwith_mbit`: "
+        )))
+        .stderr(predicate::str::contains("unknown field"))
+        .stderr(predicate::str::contains(format!(
+            "\n{line} | bandwith_mbit = 1"
+        )));
 }
 
 fn event(node: &str, ms: u64, body: &str) -> String {

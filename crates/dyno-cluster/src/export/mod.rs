@@ -84,20 +84,11 @@ fn push_escaped(out: &mut String, text: &str) {
 }
 
 fn spec_error(spec: &ClusterSpec, key: &str, message: &str) -> ClusterError {
-    // The key's line in the file, so the message points where to edit.
+    // The key's place in the file, so the message points where to edit.
     let text = std::fs::read_to_string(&spec.path).unwrap_or_default();
-    let leaf = key.rsplit('.').next().unwrap_or(key);
-    let line = text
-        .lines()
-        .position(|l| l.trim_start().starts_with(leaf))
-        .map_or(1, |i| i + 1);
-    ClusterError::File {
-        path: spec.path.clone(),
-        line,
-        column: 1,
-        key: key.to_string(),
-        message: message.to_string(),
-    }
+    ClusterError::File(Box::new(dyno_model::ConfigDiagnostic::at_key(
+        &spec.path, &text, key, message,
+    )))
 }
 
 /// Name usable in DNS labels and scheduler ids: lowercase alphanumerics and `-`.
