@@ -106,7 +106,7 @@ fn peer_path() -> Vec<(&'static str, Vec<i64>)> {
         cfg("b"),
         vec![PeerSpec {
             id: "a".into(),
-            addr: "127.0.0.1:9".parse().unwrap(),
+            addr: "127.0.0.1:9".into(),
             shape,
         }],
         opts,
@@ -116,7 +116,7 @@ fn peer_path() -> Vec<(&'static str, Vec<i64>)> {
         cfg("a"),
         vec![PeerSpec {
             id: "b".into(),
-            addr: b.local_addr(),
+            addr: b.local_addr().to_string(),
             shape,
         }],
         opts,

@@ -25,10 +25,10 @@
 //! let shape = LinkShape { latency: Duration::from_millis(5), bandwidth_bps: None };
 //! // b accepts; a (the smaller id) dials b.
 //! let (b, b_events) = PeerNet::start(cfg("b"), vec![PeerSpec {
-//!     id: "a".into(), addr: "127.0.0.1:9".parse().unwrap(), shape,
+//!     id: "a".into(), addr: "127.0.0.1:9".into(), shape,
 //! }]).unwrap();
 //! let (a, a_events) = PeerNet::start(cfg("a"), vec![PeerSpec {
-//!     id: "b".into(), addr: b.local_addr(), shape,
+//!     id: "b".into(), addr: b.local_addr().to_string(), shape,
 //! }]).unwrap();
 //! assert_eq!(a_events.recv().unwrap(), PeerEvent::Connected { peer: "b".into() });
 //! assert!(a.send("b", b"block header".to_vec()));

@@ -68,8 +68,10 @@ pub struct PeerConfig {
 pub struct PeerSpec {
     /// The peer's node id.
     pub id: String,
-    /// The peer's listener address.
-    pub addr: SocketAddr,
+    /// The peer's listener address, `host:port`: an IP address or a host name
+    /// (`node-3.dyno:7000`), resolved on every dial attempt, so an address a scheduler
+    /// assigns (and may move) is followed without restarting this node.
+    pub addr: String,
     /// Shaping of the direction from this node to that peer.
     pub shape: LinkShape,
 }
@@ -719,9 +721,11 @@ fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
             }
             continue;
         }
-        let linked = match TcpStream::connect_timeout(&spec.addr, HANDSHAKE_TIMEOUT) {
-            Ok(stream) => dial_once(s, spec, stream),
-            Err(_) => false,
+        // Resolved again on each try: a name may not resolve yet (its pod is not
+        // scheduled) or may point elsewhere after a restart.
+        let linked = match connect_by_name(&spec.addr) {
+            Some((stream, remote)) => dial_once(s, spec, stream, remote),
+            None => false,
         };
         if linked {
             backoff = BACKOFF_FIRST;
@@ -735,7 +739,7 @@ fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
 }
 
 /// Handshakes on a fresh connection and reads the link until it ends; true if it linked.
-fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream) -> bool {
+fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream, remote: SocketAddr) -> bool {
     let Some(conn) = s.open_stream(&stream) else {
         return false;
     };
@@ -745,18 +749,29 @@ fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream) -> bool {
         Ok(()) => {
             let ok = s.establish(&spec.id, conn, &stream);
             if ok {
-                s.read_link(&spec.id, conn, &stream, spec.addr);
+                s.read_link(&spec.id, conn, &stream, remote);
             }
             ok
         }
         Err(Some(reason)) if !s.stopping.load(Relaxed) => {
-            s.count_refusal(spec.addr, reason);
+            s.count_refusal(remote, reason);
             false
         }
         Err(_) => false,
     };
     s.close_stream(conn);
     linked
+}
+
+/// Resolves `addr` (`host:port`) and connects to the first address that answers; none
+/// when the name does not resolve or nothing answers.
+fn connect_by_name(addr: &str) -> Option<(TcpStream, SocketAddr)> {
+    use std::net::ToSocketAddrs as _;
+    addr.to_socket_addrs().ok()?.find_map(|a| {
+        TcpStream::connect_timeout(&a, HANDSHAKE_TIMEOUT)
+            .ok()
+            .map(|s| (s, a))
+    })
 }
 
 fn wake_addr(local: SocketAddr) -> SocketAddr {

@@ -27,7 +27,7 @@ fn cfg(id: &str) -> PeerConfig {
 fn absent(id: &str) -> PeerSpec {
     PeerSpec {
         id: id.into(),
-        addr: "127.0.0.1:9".parse().unwrap(),
+        addr: "127.0.0.1:9".into(),
         shape: LinkShape::UNSHAPED,
     }
 }

@@ -23,7 +23,7 @@ fn cfg(id: &str, genesis: [u8; 32]) -> PeerConfig {
 fn spec(id: &str, addr: SocketAddr) -> PeerSpec {
     PeerSpec {
         id: id.into(),
-        addr,
+        addr: addr.to_string(),
         shape: LinkShape::UNSHAPED,
     }
 }
@@ -359,4 +359,21 @@ fn a_pair_listing_each_other_makes_one_link_and_survives_a_restart() {
     assert_eq!(m2.counters().disconnects, 0);
     a.shutdown();
     m2.shutdown();
+}
+
+#[test]
+fn a_peer_named_by_host_name_is_resolved_when_dialed() {
+    let (m, m_rx) = hub(&["a"]);
+    let named = PeerSpec {
+        id: "m".into(),
+        addr: format!("localhost:{}", m.local_addr().port()),
+        shape: LinkShape::UNSHAPED,
+    };
+    let (a, a_rx) = PeerNet::start(cfg("a", GENESIS), vec![named]).unwrap();
+    assert_eq!(next(&a_rx), PeerEvent::Connected { peer: "m".into() });
+    assert_eq!(next(&m_rx), PeerEvent::Connected { peer: "a".into() });
+    assert!(a.send("m", b"by name".to_vec()));
+    assert_eq!(message(&m_rx).1, b"by name");
+    a.shutdown();
+    m.shutdown();
 }

@@ -12,10 +12,18 @@
 //! The block hash is SHA-256 over `"dyno-block"` and the encoded header; the signature
 //! is the leader's ed25519 signature of the block hash (its key derives from the genesis,
 //! see [`crate::genesis::Genesis::leader_key`]). The header
-//! commits to the body through the PoH chain: each entry's hash is
-//! `mix(sha256^num_hashes(previous hash), mixin)`, the mixin being SHA-256 over its
-//! length-prefixed transactions (an entry without transactions is a tick:
-//! `sha256^num_hashes(previous)`), from `poh_start` (the parent's `poh_end`) to `poh_end`.
+//! commits to the body through the PoH chain, exactly as the pipeline's poh tile records
+//! it: each entry's hash is `mix(sha256^num_hashes(previous hash), mixin)`, the mixin
+//! being SHA-256 over the entry's execution records (per transaction its 64-byte
+//! signature and a status byte, 0 executed, 1 failed: the bank tile's record), and an
+//! entry without transactions is a tick: `sha256^num_hashes(previous)`; from
+//! `poh_start` (the parent's `poh_end`) to `poh_end`. A follower gets the statuses by
+//! replaying the block, so the chain also commits to every transaction's outcome; the
+//! message bytes are bound to their signatures, which every follower verifies.
+//!
+//! Entries hold any number of transactions and at most [`HASHES_PER_ENTRY`] hashes each
+//! (the poh tile cuts a tick at that many): a peer can make a node hash no more than
+//! that per entry it sends, so PoH work is bounded by the bytes received.
 
 use sha2::{Digest, Sha256};
 
@@ -23,9 +31,11 @@ use dyno_pipeline::ledger::{hash_once, mix};
 
 /// Longest leader id.
 pub const MAX_LEADER_LEN: usize = 64;
-/// Hashes between entries (the leader's PoH work per entry).
+/// Most hashes before an entry (the PoH tick length of a node's pipeline; the
+/// sequential forge hashes exactly this many per entry).
 pub const HASHES_PER_ENTRY: u64 = 64;
-/// Transactions per entry (a microblock).
+/// Transactions per entry in the sequential forge (the tile forge cuts an entry per
+/// microblock, as pack made it).
 pub const TXS_PER_ENTRY: usize = 64;
 
 /// A block header.
@@ -171,38 +181,56 @@ impl Header {
     }
 }
 
-/// The mixin of an entry's transactions.
-pub fn mixin(txs: &[Vec<u8>]) -> [u8; 32] {
+/// The mixin of an entry: SHA-256 over its execution records, per transaction its
+/// signature (the first 64 bytes) and a status byte (0 executed, 1 failed), as the
+/// bank tile hands them to the poh tile.
+pub fn mixin(txs: &[Vec<u8>], executed: &[bool]) -> [u8; 32] {
     let mut h = Sha256::new();
-    for t in txs {
-        h.update((t.len() as u32).to_le_bytes());
-        h.update(t);
+    for (t, ok) in txs.iter().zip(executed) {
+        // Transactions shorter than a signature never get here: they do not decode.
+        h.update(&t[..t.len().min(64)]);
+        h.update([!ok as u8]);
     }
     h.finalize().into()
 }
 
-/// The hash after `num_hashes` steps from `prev` and the mixin of `txs` (if any).
-pub fn next_hash(prev: &[u8; 32], num_hashes: u64, txs: &[Vec<u8>]) -> [u8; 32] {
+/// The hash after `num_hashes` steps from `prev`, mixed with `mixin` (none: a tick).
+pub fn next_hash(prev: &[u8; 32], num_hashes: u64, mixin: Option<[u8; 32]>) -> [u8; 32] {
     let mut h = *prev;
     for _ in 0..num_hashes {
         h = hash_once(&h);
     }
-    if txs.is_empty() {
-        h
-    } else {
-        mix(&h, &mixin(txs))
+    match mixin {
+        Some(m) => mix(&h, &m),
+        None => h,
     }
 }
 
 impl Block {
-    /// Builds the entries of `txs` (in order) from `poh_start`; returns them and the end.
+    /// Builds the entries of `txs` (in order, every one executed) from `poh_start`;
+    /// returns them and the end (tests build blocks with it).
     pub fn entries_of(poh_start: [u8; 32], txs: Vec<Vec<u8>>) -> (Vec<Entry>, [u8; 32]) {
+        let executed = vec![true; txs.len()];
+        Block::entries_with(poh_start, txs, &executed)
+    }
+
+    /// The sequential forge's entries: [`TXS_PER_ENTRY`] transactions each with their
+    /// outcomes (`executed[i]` of `txs[i]`), [`HASHES_PER_ENTRY`] hashes before each, one
+    /// tick when there are none.
+    pub fn entries_with(
+        poh_start: [u8; 32],
+        txs: Vec<Vec<u8>>,
+        executed: &[bool],
+    ) -> (Vec<Entry>, [u8; 32]) {
         let mut prev = poh_start;
         let mut entries = Vec::new();
         let mut it = txs.into_iter().peekable();
+        let mut at = 0;
         while it.peek().is_some() {
             let chunk: Vec<Vec<u8>> = it.by_ref().take(TXS_PER_ENTRY).collect();
-            prev = next_hash(&prev, HASHES_PER_ENTRY, &chunk);
+            let ok = &executed[at..at + chunk.len()];
+            at += chunk.len();
+            prev = next_hash(&prev, HASHES_PER_ENTRY, Some(mixin(&chunk, ok)));
             entries.push(Entry {
                 num_hashes: HASHES_PER_ENTRY,
                 hash: prev,
@@ -210,7 +238,7 @@ impl Block {
             });
         }
         if entries.is_empty() {
-            prev = next_hash(&prev, HASHES_PER_ENTRY, &[]);
+            prev = next_hash(&prev, HASHES_PER_ENTRY, None);
             entries.push(Entry {
                 num_hashes: HASHES_PER_ENTRY,
                 hash: prev,
@@ -218,12 +246,6 @@ impl Block {
             });
         }
         (entries, prev)
-    }
-
-    /// Entries a block of `tx_count` transactions has: one per [`TXS_PER_ENTRY`], one
-    /// tick when empty (what [`Block::entries_of`] builds; validation requires it).
-    pub fn entries_for(tx_count: u32) -> usize {
-        (tx_count as usize).div_ceil(TXS_PER_ENTRY).max(1)
     }
 
     /// The encoded block.

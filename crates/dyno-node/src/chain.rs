@@ -21,7 +21,7 @@ use ed25519_dalek::{Signature, Signer, Verifier};
 use dyno_txn::bank::{execute, AccountStore, Outcome};
 use dyno_txn::tx;
 
-use crate::block::{Block, Header, HASHES_PER_ENTRY, TXS_PER_ENTRY};
+use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
 use crate::genesis::Genesis;
 
 /// Heights below the tip whose state snapshots are kept (the deepest fork switch).
@@ -34,9 +34,12 @@ pub const KEEP_BODIES: u64 = KEEP_STATES + DEDUP_DEPTH as u64;
 
 /// Why a block was refused (the `reason` of a `rejected` event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Bytes that are not a block never get here: they are refused as the peer's message
+/// (`refused`, `malformed_block`), since their hash is only what they claim.
 pub enum Reject {
-    /// The bytes are not a block.
-    Malformed,
+    /// More transactions than the genesis's `max_block_txs`.
+    TooManyTxs,
     /// The leader is not the slot's scheduled leader.
     WrongLeader,
     /// The parent is unknown (the caller fetches it first).
@@ -63,7 +66,7 @@ impl Reject {
     /// snake_case name for the log and metrics.
     pub fn name(self) -> &'static str {
         match self {
-            Reject::Malformed => "malformed",
+            Reject::TooManyTxs => "too_many_txs",
             Reject::WrongLeader => "wrong_leader",
             Reject::UnknownParent => "unknown_parent",
             Reject::ParentTooOld => "parent_too_old",
@@ -84,13 +87,17 @@ impl Reject {
     pub fn is_header_level(self) -> bool {
         matches!(
             self,
-            Reject::WrongLeader | Reject::BadHeight | Reject::ParentTooOld | Reject::UnknownParent
+            Reject::WrongLeader
+                | Reject::BadHeight
+                | Reject::ParentTooOld
+                | Reject::UnknownParent
+                | Reject::TooManyTxs
         )
     }
 
     /// Every reason (metrics list them all, zero or not).
     pub const ALL: [Reject; 11] = [
-        Reject::Malformed,
+        Reject::TooManyTxs,
         Reject::WrongLeader,
         Reject::UnknownParent,
         Reject::ParentTooOld,
@@ -352,31 +359,23 @@ impl Chain {
         if self.genesis.leader(h.slot) != h.leader {
             return Err(Reject::WrongLeader);
         }
+        if h.tx_count > self.genesis.file.max_block_txs {
+            return Err(Reject::TooManyTxs);
+        }
         let (balances, height, slot, poh_end) = self.state_of(&h.parent)?;
         if h.height != height + 1 || slot.is_some_and(|s| h.slot <= s) {
             return Err(Reject::BadHeight);
         }
-        // The entries must have the forger's shape: full entries of TXS_PER_ENTRY and
-        // HASHES_PER_ENTRY hashes each, so the PoH work a peer can ask of this node is
-        // bounded by the bytes it sent (a claimed 2^50 hashes would stall the loop).
-        let count = block.entries.len();
+        // At most HASHES_PER_ENTRY hashes per entry (the tick length every forger
+        // uses), so the PoH work a peer can ask of this node is bounded by the bytes it
+        // sent (a claimed 2^50 hashes would stall the loop). Checked before any work.
         if h.poh_start != poh_end
-            || h.entry_count as usize != count
-            || count != Block::entries_for(h.tx_count)
-            || block.entries.iter().enumerate().any(|(i, e)| {
-                e.num_hashes != HASHES_PER_ENTRY || (i + 1 < count && e.txs.len() != TXS_PER_ENTRY)
-            })
+            || h.entry_count as usize != block.entries.len()
+            || block
+                .entries
+                .iter()
+                .any(|e| e.num_hashes > HASHES_PER_ENTRY)
         {
-            return Err(Reject::BadPoh);
-        }
-        let mut prev = h.poh_start;
-        for e in &block.entries {
-            if crate::block::next_hash(&prev, e.num_hashes, &e.txs) != e.hash {
-                return Err(Reject::BadPoh);
-            }
-            prev = e.hash;
-        }
-        if prev != h.poh_end {
             return Err(Reject::BadPoh);
         }
         let mut tags = HashSet::new();
@@ -390,6 +389,24 @@ impl Chain {
             }
         }
         let (after, outcomes) = self.replay(&balances, block.txs());
+        // The chain mixes in each entry's records (signature and status), so it is
+        // checked with the statuses this replay found.
+        let mut prev = h.poh_start;
+        let mut at = 0;
+        for e in &block.entries {
+            let mixin = (!e.txs.is_empty()).then(|| {
+                let ok: Vec<bool> = outcomes[at..at + e.txs.len()].iter().map(|o| o.1).collect();
+                crate::block::mixin(&e.txs, &ok)
+            });
+            at += e.txs.len();
+            if crate::block::next_hash(&prev, e.num_hashes, mixin) != e.hash {
+                return Err(Reject::BadPoh);
+            }
+            prev = e.hash;
+        }
+        if prev != h.poh_end {
+            return Err(Reject::BadPoh);
+        }
         if dyno_txn::bank::state_hash_of(&after) != h.state_hash {
             return Err(Reject::StateMismatch);
         }
@@ -481,44 +498,97 @@ impl Chain {
         }
     }
 
-    /// Forges the block of `slot` led by `leader` on the tip from `candidates` (already
-    /// verified at admission): skips any that does not decode or repeats one in the
-    /// chain, executes the rest in order, signs it with the leader's key. Returns the
-    /// block (validated by construction); none when the tip is already at `slot` or
-    /// later (the block could only be refused) or `leader` is not a validator.
-    pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Option<Checked> {
-        let parent = self.tip;
+    /// The tip's state a leader forges on: balances, height and PoH end; none when the
+    /// tip is already at `slot` or later (a block there could only be refused).
+    pub fn forge_base(&self, slot: u64) -> Option<ForgeBase> {
         if self.tip().slot.is_some_and(|s| s >= slot) {
             return None;
         }
-        let key = self.genesis.leader_key(leader)?;
-        let (balances, height, _, poh_start) = self
-            .state_of(&parent)
+        let (balances, height, _, poh_end) = self
+            .state_of(&self.tip)
             .expect("the tip's state is always kept");
+        Some(ForgeBase {
+            parent: self.tip,
+            balances,
+            height,
+            poh_start: poh_end,
+        })
+    }
+
+    /// The candidates a block on the tip may hold, in order: each decodes, appears once,
+    /// and is not in the tip's recent ancestry.
+    pub fn admissible(&self, candidates: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let mut tags = HashSet::new();
-        let txs: Vec<Vec<u8>> = candidates
+        candidates
             .into_iter()
             .filter(|t| {
                 let tag = tx::sig_tag(t);
-                tx::decode(t).is_ok() && tags.insert(tag) && !self.seen_in_ancestry(&parent, tag)
+                tx::decode(t).is_ok() && tags.insert(tag) && !self.seen_in_ancestry(&self.tip, tag)
             })
-            .collect();
-        let (after, outcomes) = self.replay(&balances, txs.iter());
-        let tx_count = txs.len() as u32;
-        let (entries, poh_end) = Block::entries_of(poh_start, txs);
+            .collect()
+    }
+
+    /// Forges the block of `slot` led by `leader` on the tip from `candidates` (already
+    /// verified at admission) with a sequential bank: keeps the [`Chain::admissible`]
+    /// ones, executes them in order, signs it with the leader's key. Returns the block
+    /// (validated by construction); none when the tip is already at `slot` or later or
+    /// `leader` is not a validator.
+    pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Option<Checked> {
+        let base = self.forge_base(slot)?;
+        let txs = self.admissible(candidates);
+        let (_, outcomes) = self.replay(&base.balances, txs.iter());
+        let executed: Vec<bool> = outcomes.iter().map(|o| o.1).collect();
+        let (entries, _) = Block::entries_with(base.poh_start, txs, &executed);
+        self.seal(slot, leader, &base, entries).ok()
+    }
+
+    /// Seals a block of `slot` on `base` from `entries` (the PoH entries in the order
+    /// they were recorded, from `base.poh_start`): replays them sequentially, as every
+    /// follower will, checks that the PoH chain holds with the statuses that replay
+    /// finds, takes the state hash from it and signs. An error when `leader` is not a
+    /// validator or the entries are not a chain from the tip a follower would accept.
+    pub fn seal(
+        &self,
+        slot: u64,
+        leader: &str,
+        base: &ForgeBase,
+        entries: Vec<Entry>,
+    ) -> Result<Checked, Reject> {
+        let key = self.genesis.leader_key(leader).ok_or(Reject::WrongLeader)?;
+        let (after, outcomes) =
+            self.replay(&base.balances, entries.iter().flat_map(|e| e.txs.iter()));
+        if outcomes.len() != entries.iter().map(|e| e.txs.len()).sum::<usize>() {
+            // A transaction that did not decode: replay skipped it.
+            return Err(Reject::BadSignature);
+        }
+        let mut prev = base.poh_start;
+        let mut at = 0;
+        for e in &entries {
+            let mixin = (!e.txs.is_empty()).then(|| {
+                let ok: Vec<bool> = outcomes[at..at + e.txs.len()].iter().map(|o| o.1).collect();
+                crate::block::mixin(&e.txs, &ok)
+            });
+            at += e.txs.len();
+            if e.num_hashes > HASHES_PER_ENTRY
+                || crate::block::next_hash(&prev, e.num_hashes, mixin) != e.hash
+            {
+                return Err(Reject::BadPoh);
+            }
+            prev = e.hash;
+        }
         let header = Header {
             slot,
-            height: height + 1,
-            parent,
+            height: base.height + 1,
+            parent: base.parent,
             leader: leader.to_string(),
             entry_count: entries.len() as u32,
-            poh_start,
-            poh_end,
-            tx_count,
+            poh_start: base.poh_start,
+            poh_end: prev,
+            tx_count: at as u32,
             state_hash: dyno_txn::bank::state_hash_of(&after),
         };
         let hash = header.hash();
-        Some(Checked {
+        Ok(Checked {
             hash,
             block: Block {
                 header,
@@ -529,6 +599,19 @@ impl Chain {
             outcomes,
         })
     }
+}
+
+/// What a leader builds its block on (see [`Chain::forge_base`]).
+#[derive(Debug, Clone)]
+pub struct ForgeBase {
+    /// The tip's hash.
+    pub parent: [u8; 32],
+    /// Balances after the tip.
+    pub balances: Arc<Vec<u64>>,
+    /// The tip's height.
+    pub height: u64,
+    /// The tip's PoH end (the new block's PoH start).
+    pub poh_start: [u8; 32],
 }
 
 #[cfg(test)]

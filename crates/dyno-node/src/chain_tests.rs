@@ -17,6 +17,7 @@ fn genesis() -> Arc<Genesis> {
             balance: 1_000_000,
             slot_ms: 100,
             genesis_time_ms: 0,
+            max_block_txs: crate::genesis::DEFAULT_MAX_BLOCK_TXS,
             validators: ["a", "b"]
                 .iter()
                 .map(|id| Validator {
@@ -91,6 +92,17 @@ fn each_corruption_has_its_reason() {
     let mut b = good.clone();
     b.header.state_hash[0] ^= 1;
     assert_eq!(check(b, 3), Reject::StateMismatch);
+    // The network's block limit is the genesis's: a block above it is refused by its
+    // header alone, whatever its body.
+    let mut small = g.file.clone();
+    small.max_block_txs = 3;
+    let strict = Chain::new(Arc::new(small.load()));
+    let g2 = strict.genesis.clone();
+    let over = strict
+        .forge_ok(3, g2.leader(3), transfer_block(&g2.accounts, 4, 1))
+        .block;
+    assert_eq!(strict.check(over, 3).unwrap_err(), Reject::TooManyTxs);
+    assert!(Reject::TooManyTxs.is_header_level());
     // Unsigned after a change: nothing else is looked at.
     let mut b = good;
     b.header.state_hash[0] ^= 1;
@@ -109,21 +121,27 @@ fn poh_work_is_bounded_by_the_forger_shape() {
     let mut b = good.clone();
     let e = &mut b.entries[0];
     e.num_hashes = crate::block::HASHES_PER_ENTRY + 1;
-    e.hash = crate::block::next_hash(&b.header.poh_start, e.num_hashes, &e.txs);
+    let ok = vec![true; e.txs.len()];
+    let mixin = crate::block::mixin(&e.txs, &ok);
+    e.hash = crate::block::next_hash(&b.header.poh_start, e.num_hashes, Some(mixin));
     b.header.poh_end = e.hash;
     assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
     let mut b = good.clone();
     b.entries[0].num_hashes = 1 << 50;
     assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
-    // An extra tick entry, hashes consistent: more entries than the transactions need.
+    // An extra tick entry, hashes consistent: a block of the tile forge has ticks
+    // between its microblocks, so this one is valid (its work is bounded all the same).
     let mut b = good;
-    let tick = crate::block::next_hash(&b.header.poh_end, crate::block::HASHES_PER_ENTRY, &[]);
+    let tick = crate::block::next_hash(&b.header.poh_end, crate::block::HASHES_PER_ENTRY, None);
     b.entries.push(crate::block::Entry {
         num_hashes: crate::block::HASHES_PER_ENTRY,
         hash: tick,
         txs: Vec::new(),
     });
     (b.header.entry_count, b.header.poh_end) = (2, tick);
+    assert!(chain.check(resign(&g, b.clone()), 3).is_ok());
+    // Its status changed (executed -> failed) is another chain: refused.
+    b.entries[0].hash[0] ^= 1;
     assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
 }
 

@@ -7,13 +7,13 @@
 //! ingress_listen = "127.0.0.1:7201"  # QUIC, dyno load sends here (optional)
 //! metrics_listen = "127.0.0.1:7301"  # HTTP /metrics and /ready (optional)
 //! node_log = "n1.jsonl"              # event log, relative to this file (optional)
-//! max_block_txs = 20000              # optional
+//! max_block_txs = 5000               # optional: forge smaller blocks than the genesis allows
 //! mempool_capacity = 100000          # optional
 //! lead_until_slot = 120              # optional: forge in no slot after this one
 //!
 //! [[peers]]
 //! id = "n2"
-//! addr = "127.0.0.1:7102"
+//! addr = "127.0.0.1:7102"  # host:port; a host name (node-2.dyno:7102) is resolved on each dial
 //! latency_ms = 20        # one-way, this node -> n2 (optional, default 0)
 //! bandwidth_mbit = 100   # this node -> n2 (optional, default unlimited)
 //! ```
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{from_toml, line_of, Error, Result};
+use crate::error::{from_toml, invalid, Error, Result};
 use crate::genesis::Genesis;
 
 /// One peer.
@@ -32,8 +32,9 @@ use crate::genesis::Genesis;
 pub struct PeerEntry {
     /// Its node id (a validator of the genesis).
     pub id: String,
-    /// Its peer listen address.
-    pub addr: SocketAddr,
+    /// Its peer listen address, `host:port` (an IP address or a host name, resolved
+    /// each time the node dials it).
+    pub addr: String,
     /// One-way latency of the link from this node, ms.
     #[serde(default)]
     pub latency_ms: f64,
@@ -61,9 +62,10 @@ pub struct NodeConfig {
     /// Event log file.
     #[serde(default)]
     pub node_log: Option<PathBuf>,
-    /// Most transactions per block.
-    #[serde(default = "default_max_block_txs")]
-    pub max_block_txs: usize,
+    /// Most transactions per block this node forges: at most the genesis's
+    /// `max_block_txs` (the network's limit, which followers enforce); none: that limit.
+    #[serde(default)]
+    pub max_block_txs: Option<usize>,
     /// Mempool capacity.
     #[serde(default = "default_mempool")]
     pub mempool_capacity: usize,
@@ -82,12 +84,31 @@ pub const MIN_BANDWIDTH_MBIT: f64 = 0.001;
 /// Fastest link (1 Tbit/s).
 pub const MAX_BANDWIDTH_MBIT: f64 = 1_000_000.0;
 
-fn default_max_block_txs() -> usize {
-    20_000
-}
-
 fn default_mempool() -> usize {
     100_000
+}
+
+/// `host:port` with a port number and a host that could be a name or an address (not
+/// resolved here: a scheduler's name may not resolve until its node is placed).
+fn check_host_port(addr: &str) -> std::result::Result<(), String> {
+    let bad = || format!("`{addr}` is not host:port (e.g. 127.0.0.1:7102 or node-2.dyno:7102)");
+    if addr.parse::<SocketAddr>().is_ok() {
+        return Ok(());
+    }
+    let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
+    port.parse::<u16>().map_err(|_| bad())?;
+    let name_ok = !host.is_empty()
+        && host.len() <= 253
+        && host.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+    if name_ok {
+        Ok(())
+    } else {
+        Err(bad())
+    }
 }
 
 /// A config with the text it came from (so checks against the genesis can name lines).
@@ -110,6 +131,11 @@ impl NodeConfig {
         })?;
         let mut config: NodeConfig =
             toml::from_str(&text).map_err(|e| from_toml(path, &text, &e))?;
+        for (i, p) in config.peers.iter().enumerate() {
+            if let Err(why) = check_host_port(&p.addr) {
+                return Err(invalid(path, &text, &format!("peers[{i}].addr"), why));
+            }
+        }
         let dir = path.parent().unwrap_or(Path::new("."));
         config.genesis = dir.join(&config.genesis);
         config.node_log = config.node_log.map(|p| dir.join(p));
@@ -131,13 +157,17 @@ impl LoadedConfig {
         }
     }
 
-    fn bad(&self, key: &str, value: Option<&str>, reason: String) -> Error {
-        Error::Invalid {
-            path: self.path.clone(),
-            line: line_of(&self.text, key, value),
-            key: key.to_string(),
-            reason,
-        }
+    fn bad(&self, key: &str, reason: String) -> Error {
+        invalid(&self.path, &self.text, key, reason)
+    }
+
+    /// Most transactions per block this node forges: the config's limit, else the
+    /// genesis's (after [`LoadedConfig::check`], never above the genesis's).
+    pub fn block_limit(&self, g: &Genesis) -> usize {
+        let network = g.file.max_block_txs as usize;
+        self.config
+            .max_block_txs
+            .map_or(network, |m| m.min(network))
     }
 
     /// Checks the config against the genesis: the node and every peer are validators,
@@ -147,24 +177,21 @@ impl LoadedConfig {
         if g.validator(&c.id).is_none() {
             return Err(self.bad(
                 "id",
-                None,
                 format!("`{}` is not a validator of {}", c.id, g.file.network),
             ));
         }
         let mut seen = std::collections::HashSet::new();
-        for p in &c.peers {
-            let q = format!("\"{}\"", p.id);
+        for (i, p) in c.peers.iter().enumerate() {
+            let key = |k: &str| format!("peers[{i}].{k}");
             if g.validator(&p.id).is_none() {
                 return Err(self.bad(
-                    "id",
-                    Some(&q),
+                    &key("id"),
                     format!("peer `{}` is not a validator of the genesis", p.id),
                 ));
             }
             if p.id == c.id || !seen.insert(p.id.as_str()) {
                 return Err(self.bad(
-                    "id",
-                    Some(&q),
+                    &key("id"),
                     format!("peer `{}` is this node or listed twice", p.id),
                 ));
             }
@@ -172,8 +199,7 @@ impl LoadedConfig {
             // cannot overflow or panic.
             if !(p.latency_ms.is_finite() && (0.0..=MAX_LATENCY_MS).contains(&p.latency_ms)) {
                 return Err(self.bad(
-                    "latency_ms",
-                    None,
+                    &key("latency_ms"),
                     format!("peer `{}`: must be 0 to {MAX_LATENCY_MS} ms", p.id),
                 ));
             }
@@ -181,8 +207,7 @@ impl LoadedConfig {
                 .is_some_and(|b| !(MIN_BANDWIDTH_MBIT..=MAX_BANDWIDTH_MBIT).contains(&b))
             {
                 return Err(self.bad(
-                    "bandwidth_mbit",
-                    None,
+                    &key("bandwidth_mbit"),
                     format!(
                         "peer `{}`: must be {MIN_BANDWIDTH_MBIT} to {MAX_BANDWIDTH_MBIT} Mbit/s",
                         p.id
@@ -190,8 +215,18 @@ impl LoadedConfig {
                 ));
             }
         }
-        if c.max_block_txs == 0 || c.mempool_capacity == 0 {
-            return Err(self.bad("max_block_txs", None, "limits must be at least 1".into()));
+        let network = g.file.max_block_txs as usize;
+        if c.max_block_txs.is_some_and(|m| m == 0 || m > network) {
+            return Err(self.bad(
+                "max_block_txs",
+                format!(
+                    "must be 1 to the genesis's max_block_txs ({network}): a node may forge \
+                     smaller blocks than its network allows, never larger ones"
+                ),
+            ));
+        }
+        if c.mempool_capacity == 0 {
+            return Err(self.bad("mempool_capacity", "must be at least 1".into()));
         }
         Ok(())
     }
@@ -210,6 +245,7 @@ mod tests {
             balance: 10,
             slot_ms: 100,
             genesis_time_ms: 0,
+            max_block_txs: 100,
             validators: ["a", "b"]
                 .iter()
                 .map(|id| Validator {
@@ -234,7 +270,7 @@ mod tests {
         assert_eq!(c.config.genesis, dir.path().join("g.toml"));
         let e = c.check(&genesis()).unwrap_err().to_string();
         assert!(
-            e.contains("a.toml:10:") && e.contains("`id`") && e.contains("zz"),
+            e.contains("a.toml:10:1: key `peers[1].id`") && e.contains("zz"),
             "{e}"
         );
     }
@@ -249,7 +285,10 @@ mod tests {
         )
         .unwrap();
         let e = NodeConfig::from_file(&p).unwrap_err().to_string();
-        assert!(e.contains("a.toml:3:"), "{e}");
+        assert!(
+            e.contains("a.toml:3:") && e.contains("key `peer_listen`"),
+            "{e}"
+        );
         std::fs::write(
             &p,
             "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\ncolour = 1\n",
@@ -265,13 +304,67 @@ mod tests {
         let p = dir.path().join("a.toml");
         let base = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n\n[[peers]]\nid = \"b\"\naddr = \"127.0.0.1:2\"\n";
         for (extra, key) in [
-            ("latency_ms = 1e300\n", "a.toml:8: `latency_ms`"),
-            ("bandwidth_mbit = 1e-300\n", "a.toml:8: `bandwidth_mbit`"),
+            (
+                "latency_ms = 1e300\n",
+                "a.toml:8:1: key `peers[0].latency_ms`",
+            ),
+            (
+                "bandwidth_mbit = 1e-300\n",
+                "a.toml:8:1: key `peers[0].bandwidth_mbit`",
+            ),
         ] {
             std::fs::write(&p, format!("{base}{extra}")).unwrap();
             let c = NodeConfig::from_file(&p).unwrap();
             let e = c.check(&genesis()).unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_node_may_lower_the_network_block_limit_but_not_raise_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        let head = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n";
+        std::fs::write(&p, format!("{head}max_block_txs = 101\n")).unwrap();
+        let e = NodeConfig::from_file(&p)
+            .unwrap()
+            .check(&genesis())
+            .unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("a.toml:4:1: key `max_block_txs`") && e.contains("(100)"),
+            "{e}"
+        );
+        std::fs::write(&p, format!("{head}max_block_txs = 40\n")).unwrap();
+        let c = NodeConfig::from_file(&p).unwrap();
+        c.check(&genesis()).unwrap();
+        assert_eq!(c.block_limit(&genesis()), 40);
+        std::fs::write(&p, head).unwrap();
+        assert_eq!(
+            NodeConfig::from_file(&p).unwrap().block_limit(&genesis()),
+            100
+        );
+    }
+
+    #[test]
+    fn peer_addresses_may_be_host_names_but_must_be_host_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        let with = |addr: &str| {
+            format!("id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n\n[[peers]]\nid = \"b\"\naddr = \"{addr}\"\n")
+        };
+        for ok in ["node-3.dyno:7000", "localhost:1", "127.0.0.1:2", "[::1]:3"] {
+            std::fs::write(&p, with(ok)).unwrap();
+            let c = NodeConfig::from_file(&p).unwrap();
+            assert_eq!(c.config.peers[0].addr, ok);
+        }
+        for bad in ["node-3.dyno", "node 3:7000", "n:port", ":7000", "a..b:1"] {
+            std::fs::write(&p, with(bad)).unwrap();
+            let e = NodeConfig::from_file(&p).unwrap_err().to_string();
+            assert!(
+                e.contains("a.toml:7:1: key `peers[0].addr`") && e.contains("host:port"),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -1,6 +1,6 @@
-//! Errors of the node crate: each names the file, line and key, the address, or the peer.
+//! Errors of the node crate: each names the file, line, column and key, the address, or the peer.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -15,18 +15,10 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
-    /// A config or genesis file is not valid: names the file, line and key.
-    #[error("{path}:{line}: `{key}`: {reason}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line (0 when the file as a whole is wrong).
-        line: usize,
-        /// The key (dotted path) at fault.
-        key: String,
-        /// Why.
-        reason: String,
-    },
+    /// A config or genesis file is not valid: the project's one config-error format
+    /// (file:line:column, the key, toml's snippet on lines of their own).
+    #[error("{0}")]
+    Config(dyno_model::ConfigDiagnostic),
     /// The network could not start (a peer list dyno-net refused, a thread).
     #[error("network: {0}")]
     Net(String),
@@ -45,37 +37,20 @@ pub enum Error {
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The 1-based line of the first line of `text` that assigns `key` (`key =` at the start
-/// of the line, after indentation) and, when `value` is given, contains it; 0 if none.
-/// Serde reports the line of syntax errors itself; checks made after parsing (an unknown
-/// peer id, a duplicate validator) use this to point at the offending line.
-pub fn line_of(text: &str, key: &str, value: Option<&str>) -> usize {
-    text.lines()
-        .position(|l| {
-            let t = l.trim_start();
-            t.strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-                && value.is_none_or(|v| l.contains(v))
-        })
-        .map_or(0, |i| i + 1)
+/// A diagnostic for a check made after parsing: at `key` (a key path such as
+/// `peers[1].id`), looked up in `text`.
+pub(crate) fn invalid(path: &Path, text: &str, key: &str, reason: impl Into<String>) -> Error {
+    Error::Config(dyno_model::ConfigDiagnostic::at_key(
+        path, text, key, reason,
+    ))
 }
 
-/// Turns a TOML parse error into [`Error::Invalid`] with its line and the key it names.
-pub(crate) fn from_toml(path: &std::path::Path, text: &str, e: &toml::de::Error) -> Error {
-    let line = e.span().map_or(0, |s| {
-        1 + text[..s.start.min(text.len())].matches('\n').count()
-    });
-    let msg = e.message().to_string();
-    let key = msg
-        .split('`')
-        .nth(1)
-        .filter(|_| msg.contains('`'))
-        .unwrap_or("(syntax)")
-        .to_string();
-    Error::Invalid {
-        path: path.to_path_buf(),
-        line,
-        key,
-        reason: msg,
-    }
+/// toml's own refusal (syntax, a wrong type, an unknown key) in the same format.
+pub(crate) fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> Error {
+    Error::Config(dyno_model::ConfigDiagnostic::parse_error(
+        path,
+        text,
+        e.message(),
+        e.span(),
+    ))
 }

@@ -7,6 +7,7 @@
 //! balance = 1000000000000   # starting balance of each
 //! slot_ms = 1000            # slot length
 //! genesis_time_ms = 1795000000000   # Unix ms at which slot 0 starts
+//! max_block_txs = 20000     # most transactions in a block (optional, this default)
 //!
 //! [[validators]]
 //! id = "n1"
@@ -17,7 +18,7 @@
 //! length-prefixed, integers little-endian, validators in file order): two files that
 //! differ in any field, or in the order of validators, are different networks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -26,7 +27,7 @@ use dyno_txn::bank::{fund_initial_accounts, Genesis as Accounts};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 
 use crate::block::MAX_LEADER_LEN;
-use crate::error::{from_toml, line_of, Error, Result};
+use crate::error::{from_toml, invalid, Error, Result};
 
 /// Longest slot: the schedule's nanosecond arithmetic must not overflow, and a slot of
 /// more than a day is a mistake, not a network.
@@ -34,6 +35,16 @@ pub const MAX_SLOT_MS: u64 = 86_400_000;
 /// Latest genesis time (Unix ms, the year 2255): its nanoseconds fit a u64 with room
 /// for decades of slots after it.
 pub const MAX_GENESIS_TIME_MS: u64 = 9_000_000_000_000;
+
+/// Most transactions in a block when the genesis does not say.
+pub const DEFAULT_MAX_BLOCK_TXS: u32 = 20_000;
+/// The largest `max_block_txs` a genesis may set: a full block must fit a peer frame
+/// of a few hundred MiB at most.
+pub const MAX_MAX_BLOCK_TXS: u32 = 1_000_000;
+
+fn default_max_block_txs() -> u32 {
+    DEFAULT_MAX_BLOCK_TXS
+}
 
 /// One validator of the genesis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +72,10 @@ pub struct GenesisFile {
     pub slot_ms: u64,
     /// Start of slot 0, Unix ms.
     pub genesis_time_ms: u64,
+    /// Most transactions in one block: every node of the network agrees on it, and a
+    /// follower refuses a block above it (`too_many_txs`).
+    #[serde(default = "default_max_block_txs")]
+    pub max_block_txs: u32,
     /// The validators, in schedule order.
     pub validators: Vec<Validator>,
 }
@@ -92,39 +107,37 @@ impl GenesisFile {
     /// Parses and validates `text` (read from `path`, named in errors).
     pub fn parse(path: &Path, text: &str) -> Result<GenesisFile> {
         let g: GenesisFile = toml::from_str(text).map_err(|e| from_toml(path, text, &e))?;
-        let bad = |key: &str, value: Option<&str>, reason: String| Error::Invalid {
-            path: PathBuf::from(path),
-            line: line_of(text, key, value),
-            key: key.to_string(),
-            reason,
-        };
+        let bad = |key: &str, reason: String| invalid(path, text, key, reason);
         if g.accounts < 2 {
-            return Err(bad("accounts", None, "at least 2 accounts".into()));
+            return Err(bad("accounts", "at least 2 accounts".into()));
         }
         if g.slot_ms == 0 || g.slot_ms > MAX_SLOT_MS {
             return Err(bad(
                 "slot_ms",
-                None,
                 format!("must be 1 to {MAX_SLOT_MS} (a day)"),
             ));
         }
         if g.genesis_time_ms > MAX_GENESIS_TIME_MS {
             return Err(bad(
                 "genesis_time_ms",
-                None,
                 format!("must be at most {MAX_GENESIS_TIME_MS} (Unix ms, year 2255)"),
             ));
         }
+        if g.max_block_txs == 0 || g.max_block_txs > MAX_MAX_BLOCK_TXS {
+            return Err(bad(
+                "max_block_txs",
+                format!("must be 1 to {MAX_MAX_BLOCK_TXS}"),
+            ));
+        }
         if g.validators.is_empty() {
-            return Err(bad("validators", None, "no [[validators]]".into()));
+            return Err(bad("validators", "no [[validators]]".into()));
         }
         let mut seen = std::collections::HashSet::new();
-        for v in &g.validators {
+        for (i, v) in g.validators.iter().enumerate() {
+            let key = format!("validators[{i}].id");
             if v.id.len() > MAX_LEADER_LEN {
-                let q = format!("\"{}\"", v.id);
                 return Err(bad(
-                    "id",
-                    Some(&q),
+                    &key,
                     format!(
                         "validator id `{}` is {} bytes; a block header holds at most {MAX_LEADER_LEN}",
                         v.id,
@@ -133,18 +146,15 @@ impl GenesisFile {
                 ));
             }
             if v.id.is_empty() || !seen.insert(v.id.as_str()) {
-                let q = format!("\"{}\"", v.id);
                 return Err(bad(
-                    "id",
-                    Some(&q),
+                    &key,
                     format!("validator id `{}` empty or repeated", v.id),
                 ));
             }
         }
         if g.validators.iter().all(|v| v.stake == 0) {
             return Err(bad(
-                "stake",
-                None,
+                "validators[0].stake",
                 "every validator has stake 0: the schedule would give no node a slot".into(),
             ));
         }
@@ -171,6 +181,7 @@ impl GenesisFile {
             self.balance,
             self.slot_ms,
             self.genesis_time_ms,
+            self.max_block_txs as u64,
             self.validators.len() as u64,
         ] {
             h.update(v.to_le_bytes());
@@ -287,6 +298,7 @@ mod tests {
             balance: 1000,
             slot_ms: 100,
             genesis_time_ms: 1_000,
+            max_block_txs: DEFAULT_MAX_BLOCK_TXS,
             validators: stakes
                 .iter()
                 .enumerate()
@@ -335,6 +347,9 @@ mod tests {
         f.genesis_time_ms += 1;
         variants.push(f);
         let mut f = base.clone();
+        f.max_block_txs += 1;
+        variants.push(f);
+        let mut f = base.clone();
         f.validators[1].stake = 3;
         variants.push(f);
         let mut f = base.clone();
@@ -353,13 +368,25 @@ mod tests {
         let mut text = file(&[0, 0]).to_toml();
         let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
         assert!(
-            e.starts_with("g.toml:") && e.contains("`stake`") && e.contains("no node"),
+            e.starts_with("g.toml:")
+                && e.contains("`validators[0].stake`")
+                && e.contains("no node"),
             "{e}"
         );
         text = file(&[1, 1]).to_toml().replace("\"n1\"", "\"n0\"");
         let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
-        let line = text.lines().position(|l| l.contains("\"n0\"")).unwrap() + 1;
-        assert!(e.contains(&format!("g.toml:{line}:")), "{e}");
+        // The repeat, not the first use, is at fault.
+        let line = text
+            .lines()
+            .collect::<Vec<_>>()
+            .iter()
+            .rposition(|l| l.contains("\"n0\""))
+            .unwrap()
+            + 1;
+        assert!(
+            e.contains(&format!("g.toml:{line}:")) && e.contains("key `validators[1].id`"),
+            "{e}"
+        );
         let long = "v".repeat(MAX_LEADER_LEN + 1);
         text = file(&[1, 1])
             .to_toml()
@@ -367,7 +394,9 @@ mod tests {
         let e = GenesisFile::parse(p, &text).unwrap_err().to_string();
         let line = text.lines().position(|l| l.contains(&long)).unwrap() + 1;
         assert!(
-            e.contains(&format!("g.toml:{line}: `id`")) && e.contains("at most 64"),
+            e.contains(&format!("g.toml:{line}:"))
+                && e.contains("`validators[1].id`")
+                && e.contains("at most 64"),
             "{e}"
         );
         let mut f = file(&[1]);
@@ -382,5 +411,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("g.toml:2:"), "{e}");
+        assert!(e.contains("key `seed`") && e.contains("\n2 | seed"), "{e}");
+        let mut f = file(&[1]);
+        f.max_block_txs = 0;
+        let e = GenesisFile::parse(p, &f.to_toml()).unwrap_err().to_string();
+        assert!(e.contains("key `max_block_txs`"), "{e}");
+        let no_limit = file(&[1]).to_toml().replace("max_block_txs = 20000\n", "");
+        assert_eq!(
+            GenesisFile::parse(p, &no_limit).unwrap().max_block_txs,
+            DEFAULT_MAX_BLOCK_TXS,
+            "an older genesis without the key keeps the default"
+        );
     }
 }

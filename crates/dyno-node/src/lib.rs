@@ -15,7 +15,7 @@
 //! use dyno_node::genesis::{GenesisFile, Validator};
 //! let g = GenesisFile {
 //!     network: "doc".into(), seed: 1, accounts: 16, balance: 1_000, slot_ms: 400,
-//!     genesis_time_ms: 0,
+//!     genesis_time_ms: 0, max_block_txs: 20_000,
 //!     validators: vec![Validator { id: "a".into(), stake: 1 }, Validator { id: "b".into(), stake: 0 }],
 //! }
 //! .load();

@@ -25,6 +25,14 @@ use crate::transport::{Input, Message, Transport};
 /// Longest the loop sleeps without looking at the stop flag.
 const WAKE: Duration = Duration::from_millis(250);
 
+/// A peer's relay batch is sent once it holds this many bytes of transactions (about
+/// a hundred transfers: one frame well under a TCP window)...
+pub const RELAY_BATCH_BYTES: usize = 16 * 1024;
+/// ... or once its first transaction has waited this long: short beside a slot, so a
+/// relayed transaction still reaches the next leader in time, long enough that a node
+/// under load sends a frame per batch rather than per transaction.
+pub const RELAY_FLUSH: Duration = Duration::from_millis(5);
+
 /// How a node runs.
 #[derive(Debug, Clone)]
 pub struct NodeOptions {
@@ -81,13 +89,18 @@ pub struct Counters {
     pub orphans_dropped: u64,
     /// Peer messages that were not a protocol message.
     pub bad_messages: u64,
+    /// Block bodies from peers whose bytes were not a block at all (refused as the
+    /// peer's message, `malformed_block`; not a block rejection).
+    pub malformed_blocks: u64,
     /// Connections the transport refused, by reason, and bodies that were not a block
     /// (`malformed_block`).
     pub refused: HashMap<String, u64>,
     /// Block bodies a peer sent that failed validation or did not decode, by peer.
     pub bad_bodies: HashMap<String, u64>,
-    /// Transactions relayed to peers.
+    /// Transactions relayed to peers (one per transaction per peer).
     pub relayed: u64,
+    /// Relay frames sent to peers (each carries a batch of transactions).
+    pub relay_frames: u64,
     /// Last stage times of a forged block, s (leader check, ticking, snapshot, forged, adopted).
     pub last_forge_stages_s: [f64; 5],
     /// Last validation + replay time of a fetched block, s.
@@ -155,6 +168,10 @@ pub struct Node {
     landed_since: u64,
     ingress_queued: Option<Arc<AtomicUsize>>,
     published: Instant,
+    /// Transactions waiting to be relayed, per peer, with their bytes.
+    relay: HashMap<String, (Vec<Vec<u8>>, usize)>,
+    /// When the oldest waiting relay must leave (none: nothing waits).
+    relay_due: Option<Instant>,
 }
 
 impl Node {
@@ -185,6 +202,8 @@ impl Node {
             published: Instant::now()
                 .checked_sub(Duration::from_secs(1))
                 .unwrap_or_else(Instant::now),
+            relay: HashMap::new(),
+            relay_due: None,
         }
     }
 
@@ -231,9 +250,12 @@ impl Node {
                 Some(s) => self.genesis.slot_start_ns(s + 1),
                 None => self.genesis.genesis_time_ns(),
             };
-            let wait = Duration::from_nanos(boundary.saturating_sub(now_ns()))
+            let mut wait = Duration::from_nanos(boundary.saturating_sub(now_ns()))
                 .min(WAKE)
                 .min(next_second.saturating_duration_since(Instant::now()));
+            if let Some(due) = self.relay_due {
+                wait = wait.min(due.saturating_duration_since(Instant::now()));
+            }
             match inputs.recv_timeout(wait) {
                 Ok(Input::Stop) => break,
                 Ok(i) => {
@@ -247,11 +269,13 @@ impl Node {
                             break;
                         }
                         self.handle(i);
+                        self.flush_relay_if_due();
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
+            self.flush_relay_if_due();
             self.retry_fetches();
             if Instant::now() >= next_second {
                 self.second(t0.elapsed().as_secs_f64());
@@ -259,6 +283,7 @@ impl Node {
             }
             self.publish();
         }
+        self.flush_relay();
         let _ = self.log.flush();
         let last = self.status_now(true);
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.clone());
@@ -325,6 +350,57 @@ impl Node {
             }
         }
         n
+    }
+
+    /// Queues `tx` for every peer but `except`; a peer's batch leaves when full, the
+    /// rest within [`RELAY_FLUSH`].
+    fn relay(&mut self, tx: Vec<u8>, except: Option<&str>) {
+        let mut full = Vec::new();
+        for p in &self.opts.peers {
+            if Some(p.as_str()) == except {
+                continue;
+            }
+            let (txs, bytes) = self.relay.entry(p.clone()).or_default();
+            *bytes += tx.len() + 2;
+            txs.push(tx.clone());
+            if *bytes >= RELAY_BATCH_BYTES {
+                full.push(p.clone());
+            }
+        }
+        for p in full {
+            self.send_batch(&p);
+        }
+        if self.relay_due.is_none() && self.relay.values().any(|(t, _)| !t.is_empty()) {
+            self.relay_due = Some(Instant::now() + RELAY_FLUSH);
+        }
+    }
+
+    fn send_batch(&mut self, peer: &str) {
+        let Some((txs, _)) = self.relay.remove(peer) else {
+            return;
+        };
+        if txs.is_empty() {
+            return;
+        }
+        let n = txs.len() as u64;
+        if self.transport.send(peer, Message::Txs(txs).encode()) {
+            self.counters.relayed += n;
+            self.counters.relay_frames += 1;
+        }
+    }
+
+    fn flush_relay_if_due(&mut self) {
+        if self.relay_due.is_some_and(|d| Instant::now() >= d) {
+            self.flush_relay();
+        }
+    }
+
+    fn flush_relay(&mut self) {
+        let peers: Vec<String> = self.relay.keys().cloned().collect();
+        for p in peers {
+            self.send_batch(&p);
+        }
+        self.relay_due = None;
     }
 
     /// Leads `slot`: the forging loop, each step logged (Cardano's forging metrics).
@@ -470,15 +546,16 @@ impl Node {
             q.fetch_sub(1, Ordering::Relaxed);
         }
         if self.mempool.offer_verified(&b, true, signature_ok) == Admit::Added {
-            self.counters.relayed += self.broadcast(&Message::Tx(b), None);
+            self.relay(b, None);
         }
     }
 
     fn message(&mut self, peer: &str, m: Message, received_ns: u64) {
         match m {
-            Message::Tx(b) => {
-                if self.mempool.offer(&b, false) == Admit::Added {
-                    self.counters.relayed += self.broadcast(&Message::Tx(b), Some(peer));
+            Message::Tx(b) => self.peer_tx(peer, b),
+            Message::Txs(txs) => {
+                for b in txs {
+                    self.peer_tx(peer, b);
                 }
             }
             Message::GetBlock(h) => {
@@ -511,6 +588,12 @@ impl Node {
                 self.want(hash, Some(h.slot), peer);
             }
             Message::Block(b) => self.body(peer, b, received_ns),
+        }
+    }
+
+    fn peer_tx(&mut self, peer: &str, b: Vec<u8>) {
+        if self.mempool.offer(&b, false) == Admit::Added {
+            self.relay(b, Some(peer));
         }
     }
 
@@ -650,6 +733,7 @@ impl Node {
             Err(_) => {
                 // Not a block: a refusal of the peer's message, not a verdict on a
                 // block (its hash is only what its header claims, if that decodes).
+                self.counters.malformed_blocks += 1;
                 *self
                     .counters
                     .refused

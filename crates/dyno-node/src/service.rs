@@ -69,9 +69,16 @@ fn shape_of(latency_ms: f64, bandwidth_mbit: Option<f64>) -> LinkShape {
 
 impl RunningNode {
     /// Binds the metrics listener (answering 503 on `/ready` until the rest is up), the
-    /// peer network, then starts the node loop. `cfg` must have passed
+    /// QUIC ingress, then the peer listener (only then are peers dialed), then starts
+    /// the node loop; `/ready` answers 200 after that. `cfg` must have passed
     /// [`crate::config::LoadedConfig::check`] against `genesis`.
     pub fn start(cfg: &NodeConfig, genesis: Arc<Genesis>) -> Result<RunningNode> {
+        // The network's limit, lowered by the node's own if it sets one.
+        let block_limit = cfg
+            .max_block_txs
+            .map_or(genesis.file.max_block_txs as usize, |m| {
+                m.min(genesis.file.max_block_txs as usize)
+            });
         let ready = Arc::new(AtomicBool::new(false));
         let status: Arc<Mutex<Option<Status>>> = Arc::new(Mutex::new(None));
         let net_slot: Arc<Mutex<Option<Arc<PeerNet>>>> = Arc::new(Mutex::new(None));
@@ -100,66 +107,10 @@ impl RunningNode {
         };
         let metrics_addr = http.as_ref().and_then(|(s, _)| s.server_addr().to_ip());
         let log = Arc::new(EventLog::open(&cfg.id, cfg.node_log.as_deref())?);
-        let peers: Vec<PeerSpec> = cfg
-            .peers
-            .iter()
-            .map(|p| PeerSpec {
-                id: p.id.clone(),
-                addr: p.addr,
-                shape: shape_of(p.latency_ms, p.bandwidth_mbit),
-            })
-            .collect();
-        let (net, events) = PeerNet::start(
-            PeerConfig {
-                node_id: cfg.id.clone(),
-                genesis_hash: genesis.hash,
-                listen: cfg.peer_listen,
-                max_frame: max_frame(cfg.max_block_txs),
-            },
-            peers,
-        )
-        .map_err(|e| match e {
-            dyno_net::NetError::Bind { what, addr, source } => Error::Bind {
-                what,
-                addr: addr.to_string(),
-                reason: source.to_string(),
-            },
-            other => Error::Net(other.to_string()),
-        })?;
-        let net = Arc::new(net);
-        *net_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
-        let peer_addr = net.local_addr();
+        // Every listener is bound before any peer is dialed: a peer that links at once
+        // (and relays or asks for blocks) finds this node whole, and /ready's "listeners
+        // bound" is true of the QUIC socket too.
         let (inbox, rx) = channel();
-        let fwd = inbox.clone();
-        let forwarder = std::thread::Builder::new()
-            .name("node-peer-events".into())
-            .spawn(move || {
-                for ev in events {
-                    let input = match ev {
-                        PeerEvent::Connected { peer } => Input::Connected(peer),
-                        PeerEvent::Message {
-                            peer,
-                            payload,
-                            received_ns,
-                        } => Input::Peer {
-                            peer,
-                            payload,
-                            received_ns,
-                        },
-                        PeerEvent::Disconnected { peer, reason } => {
-                            Input::Disconnected { peer, reason }
-                        }
-                        PeerEvent::Refused { remote, reason } => Input::Refused {
-                            remote: remote.to_string(),
-                            reason: reason.as_str().to_string(),
-                        },
-                    };
-                    if fwd.send(input).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|e| Error::Net(format!("forwarder thread: {e}")))?;
         let queued = Arc::new(AtomicUsize::new(0));
         let ingress = match cfg.ingress_listen {
             None => None,
@@ -198,10 +149,69 @@ impl RunningNode {
                 )?))
             }
         };
+        let peers: Vec<PeerSpec> = cfg
+            .peers
+            .iter()
+            .map(|p| PeerSpec {
+                id: p.id.clone(),
+                addr: p.addr.clone(),
+                shape: shape_of(p.latency_ms, p.bandwidth_mbit),
+            })
+            .collect();
+        let (net, events) = PeerNet::start(
+            PeerConfig {
+                node_id: cfg.id.clone(),
+                genesis_hash: genesis.hash,
+                listen: cfg.peer_listen,
+                max_frame: max_frame(genesis.file.max_block_txs as usize),
+            },
+            peers,
+        )
+        .map_err(|e| match e {
+            dyno_net::NetError::Bind { what, addr, source } => Error::Bind {
+                what,
+                addr: addr.to_string(),
+                reason: source.to_string(),
+            },
+            other => Error::Net(other.to_string()),
+        })?;
+        let net = Arc::new(net);
+        *net_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
+        let peer_addr = net.local_addr();
+        let fwd = inbox.clone();
+        let forwarder = std::thread::Builder::new()
+            .name("node-peer-events".into())
+            .spawn(move || {
+                for ev in events {
+                    let input = match ev {
+                        PeerEvent::Connected { peer } => Input::Connected(peer),
+                        PeerEvent::Message {
+                            peer,
+                            payload,
+                            received_ns,
+                        } => Input::Peer {
+                            peer,
+                            payload,
+                            received_ns,
+                        },
+                        PeerEvent::Disconnected { peer, reason } => {
+                            Input::Disconnected { peer, reason }
+                        }
+                        PeerEvent::Refused { remote, reason } => Input::Refused {
+                            remote: remote.to_string(),
+                            reason: reason.as_str().to_string(),
+                        },
+                    };
+                    if fwd.send(input).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::Net(format!("forwarder thread: {e}")))?;
         let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
         *ingress_slot.lock().unwrap_or_else(|p| p.into_inner()) = ingress.clone();
         let mut opts = NodeOptions::new(&cfg.id, cfg.peers.iter().map(|p| p.id.clone()).collect());
-        opts.max_block_txs = cfg.max_block_txs;
+        opts.max_block_txs = block_limit;
         opts.mempool_capacity = cfg.mempool_capacity;
         opts.lead_until = cfg.lead_until_slot;
         let node = Node::new(
@@ -415,6 +425,12 @@ pub fn metrics_text(
             "counter",
             "Block bodies from peers that failed validation or did not decode.",
             &one(c.bad_bodies.values().sum::<u64>() as f64),
+        );
+        family(
+            "dyno_node_malformed_blocks_total",
+            "counter",
+            "Block bodies from peers that were not a block at all (refused, not rejected).",
+            &one(c.malformed_blocks as f64),
         );
         family(
             "dyno_node_block_fetched_bytes_total",

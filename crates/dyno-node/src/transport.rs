@@ -69,16 +69,30 @@ pub enum Message {
     Block(Vec<u8>),
     /// A transaction relayed between mempools.
     Tx(Vec<u8>),
+    /// Transactions relayed between mempools in one frame (what a node sends: several
+    /// per frame cost one header, one syscall and one wake-up of the peer's loop).
+    Txs(Vec<Vec<u8>>),
 }
 
 impl Message {
-    /// Encodes: a tag byte (1 header, 2 get block, 3 block, 4 transaction) and the bytes.
+    /// Encodes: a tag byte (1 header, 2 get block, 3 block, 4 transaction, 5 a batch of
+    /// transactions, each as u16 little-endian length and its bytes) and the bytes.
     pub fn encode(&self) -> Vec<u8> {
+        if let Message::Txs(txs) = self {
+            let mut v = Vec::with_capacity(1 + txs.iter().map(|t| t.len() + 2).sum::<usize>());
+            v.push(5);
+            for t in txs {
+                v.extend_from_slice(&(t.len().min(u16::MAX as usize) as u16).to_le_bytes());
+                v.extend_from_slice(&t[..t.len().min(u16::MAX as usize)]);
+            }
+            return v;
+        }
         let (tag, body): (u8, &[u8]) = match self {
             Message::Header(b) => (1, b),
             Message::GetBlock(h) => (2, h),
             Message::Block(b) => (3, b),
             Message::Tx(b) => (4, b),
+            Message::Txs(_) => unreachable!("encoded above"),
         };
         let mut v = Vec::with_capacity(1 + body.len());
         v.push(tag);
@@ -94,6 +108,21 @@ impl Message {
             2 => Message::GetBlock(body.try_into().ok()?),
             3 => Message::Block(body.to_vec()),
             4 => Message::Tx(body.to_vec()),
+            5 => {
+                let mut txs = Vec::new();
+                let mut rest = body;
+                while !rest.is_empty() {
+                    let (len, r) = rest.split_first_chunk::<2>()?;
+                    let len = u16::from_le_bytes(*len) as usize;
+                    if r.len() < len {
+                        return None;
+                    }
+                    let (t, r) = r.split_at(len);
+                    txs.push(t.to_vec());
+                    rest = r;
+                }
+                Message::Txs(txs)
+            }
             _ => return None,
         })
     }
@@ -163,11 +192,15 @@ mod tests {
             Message::GetBlock([7; 32]),
             Message::Block(vec![]),
             Message::Tx(vec![9; 154]),
+            Message::Txs(vec![vec![1; 154], vec![], vec![2; 3]]),
+            Message::Txs(vec![]),
         ] {
             assert_eq!(Message::decode(&m.encode()), Some(m));
         }
         assert_eq!(Message::decode(&[]), None);
         assert_eq!(Message::decode(&[9, 1]), None);
         assert_eq!(Message::decode(&[2, 1, 2]), None);
+        assert_eq!(Message::decode(&[5, 3, 0, 1, 2]), None, "a batch cut short");
+        assert_eq!(Message::decode(&[5, 3]), None);
     }
 }

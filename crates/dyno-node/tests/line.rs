@@ -33,6 +33,7 @@ fn genesis(stakes: &[(&str, u64)]) -> Arc<Genesis> {
             balance: 1_000_000,
             slot_ms: SLOT_MS,
             genesis_time_ms: start_ms,
+            max_block_txs: dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
             validators: stakes
                 .iter()
                 .map(|(id, stake)| Validator {
@@ -283,6 +284,10 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     corrupt.push((b, "bad_leader_signature"));
     let mut b = good.clone();
     b.entries[0].txs[0][70] ^= 1;
+    corrupt.push((b, "bad_signature"));
+    // The PoH chain broken inside the body (the header commits to its end only).
+    let mut b = good.clone();
+    b.entries[0].hash[3] ^= 1;
     corrupt.push((b, "bad_poh"));
     let mut b = good.clone();
     let mut txs_bad = txs.clone();
@@ -392,6 +397,28 @@ fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
 }
 
 #[test]
+fn relays_are_batched_and_every_relayed_transaction_lands() {
+    // c never leads: all 40 must travel c -> b (-> a) to be executed.
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 0)]);
+    let mut line = Line::start(&g, &LINE);
+    std::thread::sleep(Duration::from_millis(300));
+    for t in transfer_block(&g.accounts, 40, 77) {
+        line.inboxes["c"].send(Input::Tx(t)).unwrap();
+    }
+    sleep_slots(4);
+    let st = line.stop_mid_slot(&g);
+    let c = &st["c"];
+    assert_eq!(c.fates.received, 40);
+    assert_eq!(c.fates.executed + c.fates.failed, 40, "{:?}", c.fates);
+    assert_eq!(c.counters.relayed, 40, "each sent once to c's only peer");
+    assert!(
+        c.counters.relay_frames < 40,
+        "several transactions per frame: {} frames",
+        c.counters.relay_frames
+    );
+}
+
+#[test]
 fn a_garbage_body_for_a_real_header_does_not_make_the_node_refuse_the_block() {
     // a never leads (stake 0): the blocks x sends are the only ones, so they are adopted.
     let g = genesis(&[("a", 0), ("b", 1), ("c", 1)]);
@@ -402,7 +429,8 @@ fn a_garbage_body_for_a_real_header_does_not_make_the_node_refuse_the_block() {
         .unwrap()
         .block;
     let hash = hex(&good.header.hash());
-    // Same header, a transaction altered: this copy fails (bad_poh), the block does not.
+    // Same header, a transaction altered: this copy fails (bad_signature), the block
+    // does not.
     let mut garbage = good.clone();
     garbage.entries[0].txs[0][70] ^= 1;
     let header = Message::Header(good.header.encode()).encode();
@@ -418,7 +446,7 @@ fn a_garbage_body_for_a_real_header_does_not_make_the_node_refuse_the_block() {
     let a = &logs["a"];
     assert!(events(a, "rejected")
         .iter()
-        .any(|e| e["block"] == hash.as_str() && e["reason"] == "bad_poh"));
+        .any(|e| e["block"] == hash.as_str() && e["reason"] == "bad_signature"));
     assert!(
         events(a, "fetch_requested")
             .iter()
@@ -434,6 +462,29 @@ fn a_garbage_body_for_a_real_header_does_not_make_the_node_refuse_the_block() {
         "the real block was adopted"
     );
     assert_eq!(st["a"].counters.bad_bodies.get("x"), Some(&1));
+}
+
+#[test]
+fn bytes_that_are_not_a_block_are_counted_as_malformed_not_rejected() {
+    let g = genesis(&[("a", 0), ("b", 1)]);
+    let mut line = Line::start(&g, &[("a", &[])]);
+    line.hub
+        .deliver("x", "a", Message::Block(vec![7; 40]).encode());
+    sleep_slots(1);
+    let st = line.stop_mid_slot(&g);
+    let c = &st["a"].counters;
+    assert_eq!(c.malformed_blocks, 1);
+    assert_eq!(c.refused.get("malformed_block"), Some(&1));
+    assert!(c.rejected.is_empty(), "{:?}", c.rejected);
+    let text = dyno_node::service::metrics_text(Some(&st["a"]), None, None);
+    assert!(
+        text.contains("dyno_node_malformed_blocks_total 1\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("reason=\"malformed\""),
+        "no rejection reason that nothing counts: {text}"
+    );
 }
 
 #[test]

@@ -22,6 +22,7 @@ fn every_transaction_sent_gets_exactly_one_fate() {
             balance: 1_000_000_000,
             slot_ms: 200,
             genesis_time_ms: now_ns() / 1_000_000,
+            max_block_txs: dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
             validators: vec![Validator {
                 id: "solo".into(),
                 stake: 1,
@@ -36,7 +37,7 @@ fn every_transaction_sent_gets_exactly_one_fate() {
         ingress_listen: Some("127.0.0.1:0".parse().unwrap()),
         metrics_listen: None,
         node_log: None,
-        max_block_txs: 500,
+        max_block_txs: Some(500),
         mempool_capacity: 800,
         lead_until_slot: None,
         peers: Vec::new(),

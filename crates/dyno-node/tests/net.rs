@@ -27,6 +27,7 @@ fn genesis_with(network: &str, start_ms: u64, slot_ms: u64) -> Arc<Genesis> {
             balance: 1_000_000,
             slot_ms,
             genesis_time_ms: start_ms,
+            max_block_txs: dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
             validators: ["a", "b", "c"]
                 .iter()
                 .map(|id| Validator {
@@ -52,14 +53,14 @@ fn config(
         ingress_listen: None,
         metrics_listen: metrics.then(|| "127.0.0.1:0".parse().unwrap()),
         node_log: log,
-        max_block_txs: 1000,
+        max_block_txs: Some(1000),
         mempool_capacity: 1000,
         lead_until_slot: None,
         peers: peers
             .iter()
             .map(|(id, addr)| PeerEntry {
                 id: id.to_string(),
-                addr: *addr,
+                addr: addr.to_string(),
                 latency_ms: 2.0,
                 bandwidth_mbit: Some(100.0),
             })

@@ -103,6 +103,11 @@ pub struct GenesisArgs {
     /// Slot length in ms.
     #[arg(long, default_value_t = 1000)]
     slot_ms: u64,
+    /// Most transactions in a block, for every node of the network (a node's config may
+    /// lower it for its own blocks; followers refuse a block above it).
+    #[arg(long, value_name = "N", default_value_t = dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
+          value_parser = clap::value_parser!(u32).range(1..=dyno_node::genesis::MAX_MAX_BLOCK_TXS as i64))]
+    max_block_txs: u32,
     /// Slot 0 starts this many seconds from now (at most a day).
     #[arg(long, value_name = "SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(0..=86_400))]
@@ -144,6 +149,7 @@ fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
         balance: a.balance,
         slot_ms: a.slot_ms,
         genesis_time_ms: now_ms + a.start_in * 1000,
+        max_block_txs: a.max_block_txs,
         validators,
     };
     let text = g.to_toml();

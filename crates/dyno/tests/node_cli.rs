@@ -92,8 +92,99 @@ fn a_peer_that_is_not_in_the_genesis_is_named_with_file_line_and_key() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("n1.toml:6:") && err.contains("`id`") && err.contains("n9"),
+        err.contains("n1.toml:6:1: key `peers[0].id`") && err.contains("n9"),
         "{err}"
+    );
+    assert!(err.contains("\n6 | id = \"n9\"\n"), "toml's snippet: {err}");
+}
+
+/// Runs `dyno node run` on `cfg`; asserts exit 2 and that stderr has `want` and the
+/// snippet line `line`; returns stderr.
+fn refused(cfg: &Path, want: &str, line: &str) -> String {
+    let out = dyno()
+        .args(["node", "run", "--duration", "1", "--config"])
+        .arg(cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(want), "want {want:?} in: {err}");
+    assert!(
+        err.lines().any(|l| l == line),
+        "want the snippet line {line:?} on its own line in: {err}"
+    );
+    err
+}
+
+#[test]
+fn node_config_errors_use_the_one_config_error_format() {
+    let dir = tempfile::tempdir().unwrap();
+    genesis(dir.path(), "n1=1", "5");
+    let head = "id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:0\"\n";
+    let cfg = write(&dir.path().join("n1.toml"), &format!("{head}colour = 1\n"));
+    refused(
+        &cfg,
+        "n1.toml:4:1: key `colour`: unknown field `colour`",
+        "4 | colour = 1",
+    );
+    write(&cfg, &format!("{head}mempool_capacity = \"lots\"\n"));
+    refused(
+        &cfg,
+        "n1.toml:4:20: key `mempool_capacity`",
+        "4 | mempool_capacity = \"lots\"",
+    );
+    write(&cfg, &format!("{head}max_block_txs = 999999\n"));
+    refused(
+        &cfg,
+        "n1.toml:4:1: key `max_block_txs`: must be 1 to the genesis's max_block_txs (20000)",
+        "4 | max_block_txs = 999999",
+    );
+    write(
+        &cfg,
+        &format!("{head}\n[[peers]]\nid = \"n2\"\naddr = \"nowhere\"\n"),
+    );
+    refused(
+        &cfg,
+        "n1.toml:7:1: key `peers[0].addr`",
+        "7 | addr = \"nowhere\"",
+    );
+}
+
+#[test]
+fn genesis_errors_use_the_one_config_error_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = genesis(dir.path(), "n1=1", "5");
+    let good = std::fs::read_to_string(&g).unwrap();
+    let cfg = write(
+        &dir.path().join("n1.toml"),
+        "id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:0\"\n",
+    );
+    write(&g, &format!("flavour = 1\n{good}"));
+    refused(
+        &cfg,
+        "genesis.toml:1:1: key `flavour`: unknown field `flavour`",
+        "1 | flavour = 1",
+    );
+    write(&g, &good.replace("slot_ms = 300", "slot_ms = \"fast\""));
+    let line = good.lines().position(|l| l.starts_with("slot_ms")).unwrap() + 1;
+    refused(
+        &cfg,
+        &format!("genesis.toml:{line}:11: key `slot_ms`"),
+        &format!("{line} | slot_ms = \"fast\""),
+    );
+    write(
+        &g,
+        &good.replace("max_block_txs = 20000", "max_block_txs = 0"),
+    );
+    let line = good
+        .lines()
+        .position(|l| l.starts_with("max_block_txs"))
+        .unwrap()
+        + 1;
+    refused(
+        &cfg,
+        &format!("genesis.toml:{line}:1: key `max_block_txs`: must be 1 to"),
+        &format!("{line} | max_block_txs = 0"),
     );
 }
 
@@ -108,7 +199,10 @@ fn a_genesis_where_no_node_gets_a_slot_is_refused() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("`stake`") && err.contains("no node"), "{err}");
+    assert!(
+        err.contains("`validators[0].stake`") && err.contains("no node"),
+        "{err}"
+    );
     assert!(!dir.path().join("g.toml").exists(), "nothing left behind");
 }
 
@@ -138,7 +232,7 @@ fn node_config(dir: &Path, id: &str, peer: u16, ingress: u16, other: (&str, u16)
         &format!(
             "id = \"{id}\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:{peer}\"\n\
              ingress_listen = \"127.0.0.1:{ingress}\"\nnode_log = \"{id}.jsonl\"\n\n\
-             [[peers]]\nid = \"{}\"\naddr = \"127.0.0.1:{}\"\nlatency_ms = 5\n",
+             [[peers]]\nid = \"{}\"\naddr = \"localhost:{}\"\nlatency_ms = 5\n",
             other.0, other.1
         ),
     )
