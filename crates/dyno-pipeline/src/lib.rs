@@ -20,6 +20,7 @@ pub mod bench;
 pub mod config;
 pub mod diagnosis;
 pub mod error;
+pub mod forge;
 pub mod hist;
 pub mod ledger;
 pub mod report;

@@ -1,0 +1,599 @@
+//! Forging one slot with the leader pipeline's tiles: the entry point a node calls with
+//! its mempool snapshot, over the same verify -> dedup -> pack -> bank(s) -> poh tiles
+//! `pipeline bench` wires (benchg's place is taken by the caller, who feeds the
+//! snapshot into the verify link).
+//!
+//! The tile threads are started once ([`TileForge::start`]) and live as long as the
+//! forge; a slot is not a new pipeline. What must change between slots is the state the
+//! tiles work on: the balances of the block being built on (the node may have adopted
+//! other leaders' blocks since its last slot, or switched forks) and the PoH chain's
+//! start (the parent's last entry). Dedup, pack, the banks and poh hold that state, so
+//! each runs inside a [`Renewed`] wrapper that builds a fresh tile value (no thread,
+//! no link: only the struct) when the forge announces a new slot, on its own thread,
+//! before any transaction of that slot reaches it. Verify holds no slot state and runs
+//! as it is.
+//!
+//! Poh hashes only while a slot is being forged, so an idle node spends no core on it.
+//! Entries come back in the order the poh tile recorded them, each with its hash count,
+//! its hash, and per transaction the bank's status, so the caller can seal a block
+//! whose PoH chain any follower recomputes by replaying it sequentially.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use dyno_tango::link::{HeapLink, Producer};
+use dyno_tango::mcache::FragMeta;
+use dyno_tango::tile::{
+    FragOutcome, IdleStrategy, InLink, OutLink, Outputs, Stem, StemOptions, Tile,
+};
+
+use crate::bank::{AccountStore, Genesis};
+use crate::config::{PackConfig, PohConfig};
+use crate::ledger::{EntryHeader, ENTRY_HEADER, RECORD_LEN};
+use crate::telemetry::Telemetry;
+use crate::tiles::{Bank, Dedup, Pack, Poh, Shared, Verify, MAX_ENV};
+
+/// How the forge's tiles are laid out.
+#[derive(Debug, Clone)]
+pub struct ForgeConfig {
+    /// Verify tiles.
+    pub verify_tiles: usize,
+    /// Bank tiles.
+    pub bank_tiles: usize,
+    /// Depth of the transaction links (the pack->bank and bank->poh links are at most
+    /// 256 deep, as in the bench).
+    pub link_depth: u64,
+    /// Signatures verify checks per batch.
+    pub verify_batch: usize,
+    /// Signatures dedup remembers (within one slot: the node's chain dedups across).
+    pub dedup_depth: usize,
+    /// Pack's limits.
+    pub pack: PackConfig,
+    /// The PoH tick: at most `hashes_per_tick` hashes between entries, paced to
+    /// `tick_ns` per tick while a slot is forged.
+    pub poh: PohConfig,
+    /// What an idle tile does (between slots every tile is idle).
+    pub idle: IdleStrategy,
+}
+
+impl Default for ForgeConfig {
+    /// One verify and one bank tile (a node shares its machine with its peers and its
+    /// load), 64 hashes per 1 ms tick, tiles sleeping 200 us when idle.
+    fn default() -> Self {
+        ForgeConfig {
+            verify_tiles: 1,
+            bank_tiles: 1,
+            link_depth: 4096,
+            verify_batch: 1,
+            dedup_depth: 1 << 16,
+            pack: PackConfig {
+                // The block's size is the node's limit; pack must not cut it by cost.
+                block_cost_limit: u64::MAX,
+                ..PackConfig::default()
+            },
+            poh: PohConfig {
+                hashes_per_tick: 64,
+                tick_ns: 1_000_000,
+                // The forge ends the block, not the poh tile.
+                ticks_per_slot: u64::MAX,
+            },
+            idle: IdleStrategy::Park { micros: 200 },
+        }
+    }
+}
+
+/// Why a slot could not be forged with the tiles.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForgeError {
+    /// A tile thread could not start or has stopped.
+    #[error("tile forge: {0}")]
+    Tiles(String),
+    /// The tiles did not take the new slot's state before the deadline.
+    #[error("tile forge: the tiles did not take slot state in time")]
+    NotRenewed,
+    /// The poh tile recorded a transaction this slot was not given: work left over from
+    /// an earlier slot cut at its deadline. The block cannot be sealed; the pipeline is
+    /// renewed again at the next slot.
+    #[error("tile forge: an earlier slot's transaction reached this slot's PoH")]
+    Stale,
+    /// More transactions than pack may hold at once.
+    #[error("tile forge: {given} transactions, pack holds at most {max}")]
+    TooMany {
+        /// Transactions given.
+        given: usize,
+        /// Pack's `max_pending`.
+        max: usize,
+    },
+}
+
+/// One PoH entry as the poh tile recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForgedEntry {
+    /// Hashes since the previous entry.
+    pub num_hashes: u64,
+    /// The chain's hash after this entry.
+    pub hash: [u8; 32],
+    /// The transactions mixed in, in record order (none: a tick).
+    pub txs: Vec<Vec<u8>>,
+    /// Per transaction: executed (true) or failed, as the bank found.
+    pub executed: Vec<bool>,
+}
+
+/// A slot the tiles forged.
+#[derive(Debug, Clone)]
+pub struct ForgedSlot {
+    /// Entries in the order the poh tile recorded them, from the given PoH start.
+    pub entries: Vec<ForgedEntry>,
+    /// Balances after the banks executed them (the tiles' state).
+    pub balances: Vec<u64>,
+    /// Transactions given that the poh tile had not recorded by the deadline (they
+    /// are in no entry).
+    pub unrecorded: usize,
+}
+
+/// What the renewed tiles build their next value from.
+struct Setup {
+    shared: Arc<Shared>,
+    poh_start: [u8; 32],
+}
+
+/// The forge's side of the renewal handshake.
+struct Control {
+    /// Bumped for each slot; a wrapper that sees a new value renews its tile.
+    generation: AtomicU64,
+    setup: Mutex<Arc<Setup>>,
+    /// Wrappers renewed to the current generation.
+    renewed: AtomicUsize,
+    /// Poh hashes only while this is raised.
+    forging: AtomicBool,
+}
+
+type Make<T> = Box<dyn FnMut(&Setup) -> T + Send>;
+
+/// A tile whose value is rebuilt, on its own thread, when the forge starts a slot.
+struct Renewed<T> {
+    inner: T,
+    make: Make<T>,
+    control: Arc<Control>,
+    seen: u64,
+    /// Works only while a slot is forged (poh: no hashing between slots).
+    only_while_forging: bool,
+}
+
+impl<T: Tile> Renewed<T> {
+    fn new(mut make: Make<T>, control: &Arc<Control>, only_while_forging: bool) -> Self {
+        let setup = control
+            .setup
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        Renewed {
+            inner: make(&setup),
+            make,
+            control: control.clone(),
+            seen: control.generation.load(Ordering::Acquire),
+            only_while_forging,
+        }
+    }
+
+    fn renew(&mut self) {
+        let g = self.control.generation.load(Ordering::Acquire);
+        if g == self.seen {
+            return;
+        }
+        let setup = self
+            .control
+            .setup
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        self.inner = (self.make)(&setup);
+        self.seen = g;
+        self.control.renewed.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl<T: Tile> Tile for Renewed<T> {
+    fn burst(&self) -> u64 {
+        self.inner.burst()
+    }
+
+    fn after_credit(&mut self, out: &mut Outputs) -> bool {
+        self.renew();
+        if self.only_while_forging && !self.control.forging.load(Ordering::Acquire) {
+            return false;
+        }
+        self.inner.after_credit(out)
+    }
+
+    fn before_frag(&mut self, input: usize, meta: &FragMeta) -> bool {
+        self.renew();
+        self.inner.before_frag(input, meta)
+    }
+
+    fn after_frag(
+        &mut self,
+        input: usize,
+        meta: &FragMeta,
+        payload: &[u8],
+        out: &mut Outputs,
+    ) -> FragOutcome {
+        self.inner.after_frag(input, meta, payload, out)
+    }
+
+    fn housekeeping(&mut self) {
+        self.renew();
+        self.inner.housekeeping();
+    }
+}
+
+/// The last tile: hands each poh entry (header and records) to the forge.
+struct Collect {
+    entries: Sender<(EntryHeader, Vec<u8>)>,
+}
+
+impl Tile for Collect {
+    fn after_frag(
+        &mut self,
+        _: usize,
+        _: &FragMeta,
+        payload: &[u8],
+        _: &mut Outputs,
+    ) -> FragOutcome {
+        match EntryHeader::decode(payload) {
+            Some(h) => {
+                let _ = self.entries.send((h, payload[ENTRY_HEADER..].to_vec()));
+                FragOutcome::Done
+            }
+            None => FragOutcome::Filtered,
+        }
+    }
+}
+
+/// The leader pipeline's tiles, running, ready to forge slots.
+pub struct TileForge {
+    genesis: Arc<Genesis>,
+    control: Arc<Control>,
+    renewable: usize,
+    feed: Producer,
+    entries: Receiver<(EntryHeader, Vec<u8>)>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    max_pending: usize,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for TileForge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TileForge")
+            .field("threads", &self.threads.len())
+            .finish()
+    }
+}
+
+fn out_link(l: &HeapLink) -> OutLink {
+    OutLink {
+        producer: l.producer(),
+        metrics: None,
+        slow: (0..l.fseqs.len()).map(|_| None).collect(),
+    }
+}
+
+fn in_link(l: &HeapLink, i: usize) -> Result<InLink, ForgeError> {
+    Ok(InLink {
+        consumer: l
+            .reliable_consumer(i)
+            .map_err(|e| ForgeError::Tiles(e.to_string()))?,
+        metrics: None,
+    })
+}
+
+fn heap(depth: u64, mtu: usize, consumers: usize) -> Result<HeapLink, ForgeError> {
+    HeapLink::new(depth, mtu, 0, consumers).map_err(|e| ForgeError::Tiles(e.to_string()))
+}
+
+/// A shared state whose store holds `balances`.
+fn shared_at(g: &Genesis, balances: &[u64], banks: usize) -> Option<Arc<Shared>> {
+    Some(Arc::new(Shared {
+        epoch: Instant::now(),
+        store: AccountStore::restore(g, balances)?,
+        landed: AtomicU64::new(0),
+        slot: AtomicU64::new(0),
+        bank_done: (0..banks).map(|_| AtomicU64::new(0)).collect(),
+        pack_held: AtomicU64::new(0),
+        telemetry: Telemetry::default(),
+    }))
+}
+
+impl TileForge {
+    /// Wires the tiles on heap links and starts one thread per tile, at `genesis`'s
+    /// state; they idle until [`TileForge::forge`] feeds them.
+    pub fn start(cfg: &ForgeConfig, genesis: Arc<Genesis>) -> Result<TileForge, ForgeError> {
+        let (nv, nb) = (cfg.verify_tiles.max(1), cfg.bank_tiles.max(1));
+        let depth = cfg.link_depth;
+        let small = depth.min(256);
+        let max_txs = cfg.pack.max_txs_per_microblock;
+        let control = Arc::new(Control {
+            generation: AtomicU64::new(0),
+            setup: Mutex::new(Arc::new(Setup {
+                shared: Arc::new(Shared::new(&genesis, nb)),
+                poh_start: [0; 32],
+            })),
+            renewed: AtomicUsize::new(0),
+            forging: AtomicBool::new(false),
+        });
+        let feed = heap(depth, MAX_ENV, nv)?;
+        let verify_out: Vec<HeapLink> = (0..nv)
+            .map(|_| heap(depth, MAX_ENV, 1))
+            .collect::<Result<_, _>>()?;
+        let dedup_out = heap(depth, MAX_ENV, 1)?;
+        let pack_out = heap(small, Pack::mtu(max_txs), nb)?;
+        let bank_out: Vec<HeapLink> = (0..nb)
+            .map(|_| heap(small, Bank::mtu(max_txs), 1))
+            .collect::<Result<_, _>>()?;
+        let poh_out = heap(depth, Poh::mtu(max_txs), 1)?;
+        let sopts = StemOptions {
+            idle: cfg.idle,
+            lazy_ns: StemOptions::lazy_for_depth(depth),
+            accounting: false,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut forge = TileForge {
+            genesis: genesis.clone(),
+            control: control.clone(),
+            renewable: 3 + nb,
+            feed: feed.producer(),
+            entries: channel().1,
+            stop: stop.clone(),
+            threads: Vec::new(),
+            max_pending: cfg.pack.max_pending,
+            buf: Vec::with_capacity(MAX_ENV),
+        };
+        for (i, out) in verify_out.iter().enumerate() {
+            let v = Verify::new(i, nv, cfg.verify_batch, false);
+            let stem = Stem::new(
+                v,
+                vec![in_link(&feed, i)?],
+                vec![out_link(out)],
+                None,
+                sopts.clone(),
+            );
+            forge.spawn(&format!("forge-verify{i}"), stem)?;
+        }
+        let dd = cfg.dedup_depth;
+        let dedup = Renewed::new(
+            Box::new(move |_: &Setup| Dedup::new(dd, false)),
+            &control,
+            false,
+        );
+        let ins = (0..nv)
+            .map(|i| in_link(&verify_out[i], 0))
+            .collect::<Result<_, _>>()?;
+        forge.spawn(
+            "forge-dedup",
+            Stem::new(dedup, ins, vec![out_link(&dedup_out)], None, sopts.clone()),
+        )?;
+        let pcfg = cfg.pack.clone();
+        let pack = Renewed::new(
+            Box::new(move |s: &Setup| Pack::new(&pcfg, nb, s.shared.clone(), false)),
+            &control,
+            false,
+        );
+        forge.spawn(
+            "forge-pack",
+            Stem::new(
+                pack,
+                vec![in_link(&dedup_out, 0)?],
+                vec![out_link(&pack_out)],
+                None,
+                sopts.clone(),
+            ),
+        )?;
+        for (i, out) in bank_out.iter().enumerate() {
+            let bank = Renewed::new(
+                Box::new(move |s: &Setup| Bank::new(i, s.shared.clone(), false)),
+                &control,
+                false,
+            );
+            let stem = Stem::new(
+                bank,
+                vec![in_link(&pack_out, i)?],
+                vec![out_link(out)],
+                None,
+                sopts.clone(),
+            );
+            forge.spawn(&format!("forge-bank{i}"), stem)?;
+        }
+        let pohcfg = cfg.poh.clone();
+        let poh = Renewed::new(
+            Box::new(move |s: &Setup| Poh::new(&pohcfg, s.poh_start, s.shared.clone(), true)),
+            &control,
+            true,
+        );
+        let ins = bank_out
+            .iter()
+            .map(|l| in_link(l, 0))
+            .collect::<Result<_, _>>()?;
+        forge.spawn(
+            "forge-poh",
+            Stem::new(poh, ins, vec![out_link(&poh_out)], None, sopts.clone()),
+        )?;
+        let (tx, rx) = channel();
+        forge.entries = rx;
+        forge.spawn(
+            "forge-collect",
+            Stem::new(
+                Collect { entries: tx },
+                vec![in_link(&poh_out, 0)?],
+                Vec::new(),
+                None,
+                sopts,
+            ),
+        )?;
+        Ok(forge)
+    }
+
+    fn spawn<T: Tile + 'static>(
+        &mut self,
+        name: &str,
+        mut stem: Stem<T>,
+    ) -> Result<(), ForgeError> {
+        let stop = self.stop.clone();
+        let h = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || stem.run(&stop))
+            .map_err(|e| {
+                self.stop.store(true, Ordering::SeqCst);
+                ForgeError::Tiles(format!("{name}: {e}"))
+            })?;
+        self.threads.push(h);
+        Ok(())
+    }
+
+    /// Forges one slot: the tiles take `balances` and `poh_start` as their state, the
+    /// `txs` go through verify, dedup, pack, the banks and poh, and the entries poh
+    /// recorded come back in its order, until every transaction is recorded or
+    /// `deadline` passes (then the rest are `unrecorded`, in no entry).
+    pub fn forge(
+        &mut self,
+        balances: &[u64],
+        poh_start: [u8; 32],
+        txs: &[Vec<u8>],
+        deadline: Instant,
+    ) -> Result<ForgedSlot, ForgeError> {
+        if txs.len() > self.max_pending {
+            return Err(ForgeError::TooMany {
+                given: txs.len(),
+                max: self.max_pending,
+            });
+        }
+        if self.threads.iter().any(|t| t.is_finished()) {
+            return Err(ForgeError::Tiles("a tile thread stopped".into()));
+        }
+        let nb = self.renewable - 3;
+        let shared = shared_at(&self.genesis, balances, nb)
+            .ok_or_else(|| ForgeError::Tiles("balances of another genesis".into()))?;
+        *self.control.setup.lock().unwrap_or_else(|p| p.into_inner()) = Arc::new(Setup {
+            shared: shared.clone(),
+            poh_start,
+        });
+        self.control.renewed.store(0, Ordering::SeqCst);
+        self.control.generation.fetch_add(1, Ordering::SeqCst);
+        while self.control.renewed.load(Ordering::Acquire) < self.renewable {
+            if Instant::now() >= deadline {
+                return Err(ForgeError::NotRenewed);
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        // Anything recorded before the renewal belongs to no slot.
+        while self.entries.try_recv().is_ok() {}
+        let mut by_sig: HashMap<[u8; 64], usize> = HashMap::with_capacity(txs.len());
+        for (i, t) in txs.iter().enumerate() {
+            if let Some(sig) = t.get(..64) {
+                by_sig.insert(sig.try_into().expect("64 bytes"), i);
+            }
+        }
+        self.control.forging.store(true, Ordering::SeqCst);
+        let result = self.run_slot(txs, &by_sig, deadline);
+        self.control.forging.store(false, Ordering::SeqCst);
+        let (entries, recorded) = result?;
+        Ok(ForgedSlot {
+            entries,
+            balances: shared.store.balances(),
+            unrecorded: txs.len() - recorded,
+        })
+    }
+
+    fn run_slot(
+        &mut self,
+        txs: &[Vec<u8>],
+        by_sig: &HashMap<[u8; 64], usize>,
+        deadline: Instant,
+    ) -> Result<(Vec<ForgedEntry>, usize), ForgeError> {
+        let mut fed = 0;
+        let mut entries = Vec::new();
+        let mut recorded = 0;
+        while recorded < txs.len() && Instant::now() < deadline {
+            // Feed as far as the verify link has credit, then take what poh recorded.
+            while fed < txs.len() {
+                self.buf.clear();
+                self.buf.extend_from_slice(&(fed as u64).to_le_bytes());
+                self.buf.extend_from_slice(&0u64.to_le_bytes());
+                self.buf.extend_from_slice(&txs[fed]);
+                if self
+                    .feed
+                    .try_publish(fed as u64, &self.buf, 0, 0, 0)
+                    .is_err()
+                {
+                    break;
+                }
+                fed += 1;
+            }
+            let wait = if fed < txs.len() {
+                Duration::from_micros(200)
+            } else {
+                deadline.saturating_duration_since(Instant::now())
+            };
+            match self.entries.recv_timeout(wait) {
+                Ok((h, records)) => {
+                    let e = self.entry(h, &records, txs, by_sig)?;
+                    recorded += e.txs.len();
+                    entries.push(e);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(ForgeError::Tiles("the collect tile stopped".into()))
+                }
+            }
+        }
+        Ok((entries, recorded))
+    }
+
+    fn entry(
+        &self,
+        h: EntryHeader,
+        records: &[u8],
+        txs: &[Vec<u8>],
+        by_sig: &HashMap<[u8; 64], usize>,
+    ) -> Result<ForgedEntry, ForgeError> {
+        let mut e = ForgedEntry {
+            num_hashes: h.num_hashes,
+            hash: h.hash,
+            txs: Vec::new(),
+            executed: Vec::new(),
+        };
+        for r in records.chunks_exact(RECORD_LEN).take(h.count as usize) {
+            let sig: [u8; 64] = r[..64].try_into().expect("64 bytes");
+            let &i = by_sig.get(&sig).ok_or(ForgeError::Stale)?;
+            e.txs.push(txs[i].clone());
+            e.executed.push(r[64] == 0);
+        }
+        Ok(e)
+    }
+
+    /// Stops and joins every tile thread.
+    pub fn shutdown(mut self) {
+        self.stop_threads();
+    }
+
+    fn stop_threads(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for TileForge {
+    fn drop(&mut self) {
+        self.stop_threads();
+    }
+}
+
+#[cfg(test)]
+#[path = "forge_tests.rs"]
+mod tests;

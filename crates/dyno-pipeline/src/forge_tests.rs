@@ -1,0 +1,82 @@
+//! The tile forge against a sequential replay: same statuses, same balances, a PoH
+//! chain a follower recomputes, slot after slot on the state it is given.
+
+use sha2::{Digest, Sha256};
+
+use super::*;
+use crate::bank::{execute, fund_initial_accounts, transfer_block, Outcome};
+use crate::ledger::{hash_once, mix};
+
+/// Replays `entries` on `balances` one transaction at a time; returns the balances and
+/// checks every entry's hash from `start` with the statuses the replay found.
+fn replay(g: &Genesis, balances: &[u64], start: [u8; 32], entries: &[ForgedEntry]) -> Vec<u64> {
+    let store = AccountStore::restore(g, balances).unwrap();
+    let mut prev = start;
+    for e in entries {
+        let mut records = Vec::new();
+        for (t, ok) in e.txs.iter().zip(&e.executed) {
+            let d = crate::tx::decode(t).unwrap();
+            let seed = u64::from_le_bytes(d.signature[..8].try_into().unwrap());
+            let (o, _) = execute(&store, &d.message, seed);
+            assert_eq!(
+                o == Outcome::Executed,
+                *ok,
+                "the bank's status is the replay's"
+            );
+            records.extend_from_slice(&t[..64]);
+            records.push(!ok as u8);
+        }
+        let mut h = prev;
+        for _ in 0..e.num_hashes {
+            h = hash_once(&h);
+        }
+        if !e.txs.is_empty() {
+            h = mix(&h, &Sha256::digest(&records).into());
+        }
+        assert!(e.num_hashes <= 64, "at most a tick of hashes per entry");
+        assert_eq!(h, e.hash, "the entry's hash follows from its predecessor");
+        prev = h;
+    }
+    store.balances()
+}
+
+#[test]
+fn slots_forged_by_the_tiles_replay_to_the_same_state() {
+    let g = Arc::new(fund_initial_accounts(32, 1_000_000, 3));
+    let mut forge = TileForge::start(&ForgeConfig::default(), g.clone()).unwrap();
+    let deadline = || Instant::now() + Duration::from_secs(20);
+    let genesis_balances = AccountStore::new(&g).balances();
+    let txs = transfer_block(&g, 300, 1);
+    let one = forge
+        .forge(&genesis_balances, [7; 32], &txs, deadline())
+        .unwrap();
+    assert_eq!(one.unrecorded, 0);
+    let recorded: usize = one.entries.iter().map(|e| e.txs.len()).sum();
+    assert_eq!(recorded, 300, "every transaction is in one entry");
+    let after_one = replay(&g, &genesis_balances, [7; 32], &one.entries);
+    assert_eq!(after_one, one.balances);
+    assert_ne!(after_one, genesis_balances);
+    // The next slot builds on the state it is given (here: the first slot's), with the
+    // PoH chain starting where it is told, on the same threads.
+    let end = one.entries.last().unwrap().hash;
+    let two = forge
+        .forge(&after_one, end, &transfer_block(&g, 100, 2), deadline())
+        .unwrap();
+    assert_eq!(replay(&g, &after_one, end, &two.entries), two.balances);
+    // A fork: the genesis state again, other transactions.
+    let three = forge
+        .forge(
+            &genesis_balances,
+            [1; 32],
+            &transfer_block(&g, 50, 3),
+            deadline(),
+        )
+        .unwrap();
+    assert_eq!(
+        replay(&g, &genesis_balances, [1; 32], &three.entries),
+        three.balances
+    );
+    let empty = forge.forge(&after_one, end, &[], deadline()).unwrap();
+    assert!(empty.entries.is_empty() && empty.balances == after_one);
+    forge.shutdown();
+}
