@@ -360,7 +360,7 @@ fn build_stems(
         .enumerate()
         .map(|(i, (inp, out))| {
             Stem::new(
-                Bank::new(i, shared.clone(), audit),
+                Bank::new(i, shared.clone(), audit).with_extra_work(cfg.bank.extra_work_per_tx),
                 vec![inp],
                 vec![out],
                 m(next()),

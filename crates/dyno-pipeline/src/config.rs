@@ -39,6 +39,9 @@ pub struct BenchConfig {
     /// Scheduling.
     #[serde(default)]
     pub pack: PackConfig,
+    /// Execution.
+    #[serde(default)]
+    pub bank: BankConfig,
     /// The hash chain.
     #[serde(default)]
     pub poh: PohConfig,
@@ -207,6 +210,18 @@ impl Default for PackConfig {
     }
 }
 
+/// `[bank]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct BankConfig {
+    /// SHA-256 rounds of extra work per executed transaction (0 = none): a known
+    /// slowdown that changes no state, for measuring what `dyno compare` can detect.
+    pub extra_work_per_tx: u64,
+}
+
+/// Most rounds of `bank.extra_work_per_tx` (tens of milliseconds per transaction).
+pub const MAX_EXTRA_WORK_PER_TX: u64 = 100_000;
+
 /// `[poh]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -372,6 +387,12 @@ impl BenchConfig {
             return Err(bad(
                 "bench.script_budget",
                 format!("at most {}", crate::tx::MAX_BUDGET),
+            ));
+        }
+        if self.bank.extra_work_per_tx > MAX_EXTRA_WORK_PER_TX {
+            return Err(bad(
+                "bank.extra_work_per_tx",
+                format!("at most {MAX_EXTRA_WORK_PER_TX}"),
             ));
         }
         if !(1..=256).contains(&self.verify.batch) {

@@ -30,6 +30,25 @@ pub struct BankStats {
     pub records: Vec<ExecRecord>,
     /// Accounts of each microblock's transactions (audit runs only).
     pub microblock_accounts: Vec<Vec<Vec<AccountRef>>>,
+    /// SHA-256 rounds of extra work done ([`Bank::with_extra_work`]): `landed x N`.
+    pub extra_hashes: u64,
+    /// XOR of the first 8 bytes of every extra-work digest: the digests are used, so the
+    /// compiler cannot drop the work, and two runs over the same transactions agree.
+    pub extra_digest: u64,
+}
+
+/// `rounds` chained SHA-256 hashes starting from a transaction's signature: known, fixed
+/// CPU work per transaction (`[bank] extra_work_per_tx`, `dyno node --extra-work-per-tx`)
+/// that changes no state, to measure how small a slowdown `dyno compare` can see.
+/// Zero rounds return the signature's first 32 bytes.
+pub fn extra_work(signature: &[u8], rounds: u64) -> [u8; 32] {
+    let mut digest = [0u8; 32];
+    let n = signature.len().min(32);
+    digest[..n].copy_from_slice(&signature[..n]);
+    for _ in 0..rounds {
+        digest = Sha256::digest(std::hint::black_box(digest)).into();
+    }
+    digest
 }
 
 /// Executes microblocks sent to it (`sig == index`) against the shared store.
@@ -38,6 +57,7 @@ pub struct Bank {
     shared: Arc<Shared>,
     buf: Vec<u8>,
     audit: bool,
+    extra_work_per_tx: u64,
     /// Counters.
     pub stats: BankStats,
 }
@@ -50,8 +70,16 @@ impl Bank {
             shared,
             buf: Vec::new(),
             audit,
+            extra_work_per_tx: 0,
             stats: BankStats::default(),
         }
+    }
+
+    /// The same bank doing [`extra_work`] of `rounds` hashes for every transaction it
+    /// executes or fails, inside the timed execution (it shows in `stage_forged_s`).
+    pub fn with_extra_work(mut self, rounds: u64) -> Bank {
+        self.extra_work_per_tx = rounds;
+        self
     }
 
     /// The executed-microblock mtu for `max_txs` transactions.
@@ -92,6 +120,11 @@ impl Tile for Bank {
             let seed = u64_at(&tx.signature, 0);
             let (outcome, fee) = execute(&self.shared.store, &tx.message, seed);
             let ok = outcome == Outcome::Executed;
+            if self.extra_work_per_tx > 0 {
+                let d = extra_work(&tx.signature, self.extra_work_per_tx);
+                self.stats.extra_digest ^= u64_at(&d, 0);
+                self.stats.extra_hashes += self.extra_work_per_tx;
+            }
             self.stats.fees += fee as u128;
             if ok {
                 self.stats.executed += 1;
@@ -128,5 +161,24 @@ impl Tile for Bank {
         // conflicting transaction to next.
         self.shared.bank_done[self.index as usize].fetch_add(1, Ordering::Release);
         FragOutcome::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_work_is_that_many_chained_hashes() {
+        let sig = [7u8; SIG_LEN];
+        let start: [u8; 32] = sig[..32].try_into().unwrap();
+        assert_eq!(extra_work(&sig, 0), start);
+        let mut d = start;
+        for n in 1..=5 {
+            d = Sha256::digest(d).into();
+            assert_eq!(extra_work(&sig, n), d, "round {n}");
+        }
+        // Another signature, other digests: the work depends on the transaction.
+        assert_ne!(extra_work(&[8u8; SIG_LEN], 3), extra_work(&sig, 3));
     }
 }

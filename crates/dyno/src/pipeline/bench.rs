@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// Run one bench per layout, e.g. `verify=1..2,bank=1..2`, and print a TPS table.
     #[arg(long, value_name = "SPEC", value_parser = parse_sweep)]
     sweep: Option<Sweep>,
+    /// SHA-256 rounds of extra work per executed transaction (overrides the config's
+    /// `bank.extra_work_per_tx`): a known slowdown that changes no state, for power studies.
+    #[arg(long, value_name = "N")]
+    extra_work_per_tx: Option<u64>,
     /// Skip re-hashing the ledger after the run.
     #[arg(long)]
     no_ledger_check: bool,
@@ -131,6 +135,10 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(name) = &a.name {
         cfg.workspace.name = name.clone();
+    }
+    if let Some(n) = a.extra_work_per_tx {
+        cfg.bank.extra_work_per_tx = n;
+        cfg.validate("--extra-work-per-tx")?;
     }
     if let Some(addr) = &a.metrics_listen {
         cfg.metrics.listen = Some(addr.clone());
