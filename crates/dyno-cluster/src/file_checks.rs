@@ -2,7 +2,8 @@
 //! readiness URL, its log extractors, and the workload (with its own load command).
 
 use super::{placeholders, resolve_executable, Cx, RawExtract, RawNode, RawWorkload};
-use super::{NodeSpec, Role, Workload, WorkloadKind, LOAD_PLACEHOLDERS, PLACEHOLDERS};
+use super::{ClusterSpec, NodeCommand, NodeSpec, Role, Workload, WorkloadKind};
+use super::{LOAD_PLACEHOLDERS, PLACEHOLDERS};
 use crate::error::ClusterError;
 use std::path::Path;
 
@@ -150,4 +151,28 @@ pub(super) fn workload(
         targets,
         command,
     })
+}
+
+impl ClusterSpec {
+    /// The same cluster run with another release's node: `argv` replaces `node.command`
+    /// (its program already resolved by the caller; its placeholders must be the cluster
+    /// file's). Errors say what is wrong with `argv`, for the caller to place.
+    pub fn with_node_command(mut self, argv: Vec<String>) -> Result<ClusterSpec, String> {
+        if argv.is_empty() {
+            return Err("is empty".into());
+        }
+        for arg in &argv {
+            if let Some(name) = placeholders(arg)
+                .into_iter()
+                .find(|p| !PLACEHOLDERS.contains(p))
+            {
+                return Err(format!(
+                    "unknown placeholder {{{name}}} in {arg:?} (known: {})",
+                    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
+                ));
+            }
+        }
+        self.command = NodeCommand::Argv(argv);
+        Ok(self)
+    }
 }

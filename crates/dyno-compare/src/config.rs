@@ -134,6 +134,12 @@ struct RawSubject {
     ready: Option<crate::readiness::RawReady>,
     #[serde(default)]
     addresses: BTreeMap<String, String>,
+    #[serde(default)]
+    cluster: Option<PathBuf>,
+    #[serde(default)]
+    node_command: Option<Vec<String>>,
+    #[serde(default)]
+    node_binary: Option<PathBuf>,
 }
 
 /// `metrics` as written, with the place of each declared name for errors.
@@ -236,6 +242,11 @@ pub struct SubjectSpec {
     pub ready: Option<crate::readiness::ReadySpec>,
     /// Named addresses for `{name}` placeholders in load commands.
     pub addresses: BTreeMap<String, String>,
+    /// A whole cluster instead of one process (see [`crate::cluster_subject`]); `command`
+    /// is then empty. Left out of the fingerprint of a file without clusters, so stored
+    /// comparisons made before clusters existed still resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster_subject::ClusterSubject>,
 }
 
 /// One fixed-rate load.
@@ -397,6 +408,44 @@ impl ComparisonFile {
                     format!("`{}` is empty or used twice", s.name),
                 ));
             }
+            let metrics_given = s.metrics.prometheus.is_some()
+                || s.metrics.jsonl.is_some()
+                || !s.metrics.prometheus_metrics.is_empty();
+            let written = crate::cluster_subject::Written {
+                cluster: s.cluster.as_ref(),
+                node_command: s.node_command.as_ref(),
+                node_binary: s.node_binary.as_ref(),
+                process_keys: [
+                    ("command", s.command.is_some()),
+                    ("git", s.git.is_some()),
+                    ("args", s.args.is_some()),
+                    ("env", !s.env.is_empty()),
+                    ("cwd", s.cwd.is_some()),
+                    ("metrics", metrics_given),
+                    ("ready", s.ready.is_some()),
+                    ("addresses", !s.addresses.is_empty()),
+                ]
+                .into_iter()
+                .filter_map(|(k, given)| given.then_some(k))
+                .collect(),
+            };
+            let cluster = crate::cluster_subject::validate(&written, path)
+                .map_err(|(k, why)| invalid(span.clone(), key(k), why))?;
+            if let Some(cluster) = cluster {
+                subjects.push(SubjectSpec {
+                    name: s.name.clone(),
+                    command: Vec::new(),
+                    git: None,
+                    env: BTreeMap::new(),
+                    cwd: None,
+                    metrics: check_declarations(&s.metrics)
+                        .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?,
+                    ready: None,
+                    addresses: BTreeMap::new(),
+                    cluster: Some(cluster),
+                });
+                continue;
+            }
             let (command, git) = match (&s.command, &s.git, &s.args) {
                 (Some(_), Some(_), _) => {
                     return Err(invalid(
@@ -474,6 +523,7 @@ impl ComparisonFile {
                 metrics,
                 ready,
                 addresses: s.addresses.clone(),
+                cluster: None,
             });
         }
         let mut workloads: Vec<WorkloadSpec> = Vec::new();
@@ -535,6 +585,8 @@ impl ComparisonFile {
                 load,
             });
         }
+        crate::cluster_subject::check_comparison(&subjects, &workloads)
+            .map_err(|(k, why)| invalid(0..0, k, why))?;
         Ok(ComparisonFile {
             rounds: *raw.rounds.get_ref(),
             noise_band: nb,

@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod cluster_subject;
 pub mod config;
 pub mod declared;
 pub mod execution;
@@ -65,6 +66,7 @@ pub mod runner;
 pub mod sampler;
 pub mod verdict;
 
+pub use cluster_subject::ClusterSubject;
 pub use config::{ComparisonFile, ConfigError, OnFailure, SubjectSpec, WorkloadSpec};
 pub use execution::{Execution, Outcome, Series, SeriesKind};
 pub use executor::{Executor, ProcessExecutor};

@@ -66,8 +66,12 @@ impl ComparisonMeta {
 /// seed, rounds and workloads give the same fingerprint on every machine and version of
 /// Rust (unlike `DefaultHasher`).
 pub fn fingerprint(cfg: &ComparisonFile) -> String {
-    let json = serde_json::to_string(cfg).unwrap_or_default();
-    let h = json.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+    digest(&serde_json::to_string(cfg).unwrap_or_default())
+}
+
+/// FNV-1a of `text` in hex: stable across builds and platforms, unlike std's hasher.
+pub fn digest(text: &str) -> String {
+    let h = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100000001b3)
     });
     format!("{h:016x}")

@@ -1,5 +1,9 @@
 //! `dyno compare`: run releases under fixed workloads, judge every metric, report.
 
+// The cluster subjects' executor, kept in its own file beside this one.
+#[path = "compare_cluster.rs"]
+mod cluster_subject;
+
 use crate::cli_error::CliError;
 use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
@@ -112,6 +116,7 @@ fn stop_flag() -> &'static AtomicBool {
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
+    let clusters = cluster_subject::load_clusters(&cfg, &a.file)?;
     if let Some(r) = a.rounds {
         cfg.rounds = r;
     }
@@ -185,9 +190,17 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     // report can show what sampling cost.
     let own_cpu_start = dyno_compare::sampler::own_cpu_seconds();
     let wall_start = std::time::Instant::now();
-    let mut executor = ProcessExecutor::new(cfg.grace_s);
+    let mut process = ProcessExecutor::new(cfg.grace_s);
+    let mut cluster;
+    // A comparison is all clusters or all processes (the file's validation says so).
+    let executor: &mut dyn dyno_compare::Executor = if clusters.is_empty() {
+        &mut process
+    } else {
+        cluster = cluster_subject::ClusterExecutor::new(clusters)?;
+        &mut cluster
+    };
     let mut finished = 0usize;
-    let ending = run_remaining_rounds(&cfg, &mut executor, stop, &done, |i, slot, exec| {
+    let ending = run_remaining_rounds(&cfg, executor, stop, &done, |i, slot, exec| {
         let workload = &cfg.workloads[slot.workload];
         if let Some(store) = store.as_mut() {
             runs.push(record::save(store, &meta, workload, &host, &tool, exec)?);
