@@ -10,6 +10,7 @@
 //! max_block_txs = 5000               # optional: forge smaller blocks than the genesis allows
 //! mempool_capacity = 100000          # optional
 //! lead_until_slot = 120              # optional: forge in no slot after this one
+//! forge = "tiles"                    # optional: "tiles" (default) or "sequential"
 //!
 //! [[peers]]
 //! id = "n2"
@@ -72,6 +73,9 @@ pub struct NodeConfig {
     /// Lead no slot after this one (optional; see docs/node.md).
     #[serde(default)]
     pub lead_until_slot: Option<u64>,
+    /// How this node forges its blocks (the pipeline's tiles unless it says otherwise).
+    #[serde(default)]
+    pub forge: crate::node::ForgeMode,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,

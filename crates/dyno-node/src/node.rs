@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::block::{hex, Block, Header};
+use dyno_pipeline::forge::{ForgeConfig, TileForge};
+
+use crate::block::{hex, Block, Entry, Header};
 use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
 use crate::log::{now_ns, EventLog};
@@ -49,6 +51,21 @@ pub struct NodeOptions {
     /// Lead no slot after this one (none: lead forever). A cluster run ends its load
     /// phase with quiet slots so every node can converge before it stops.
     pub lead_until: Option<u64>,
+    /// How a leader builds its blocks.
+    pub forge: ForgeMode,
+}
+
+/// How a leader builds its blocks (`forge = "tiles"` or `"sequential"` in a node config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeMode {
+    /// With the leader pipeline's tiles (verify, dedup, pack, bank, poh), started once
+    /// with the node: the block is what today's pipeline makes of the snapshot.
+    #[default]
+    Tiles,
+    /// With one sequential bank on the node's loop thread: the baseline the tiles are
+    /// compared against, and a node that must not start extra threads.
+    Sequential,
 }
 
 impl NodeOptions {
@@ -61,6 +78,7 @@ impl NodeOptions {
             max_block_txs: 20_000,
             fetch_timeout: Duration::from_secs(1),
             lead_until: None,
+            forge: ForgeMode::default(),
         }
     }
 }
@@ -101,6 +119,16 @@ pub struct Counters {
     pub relayed: u64,
     /// Relay frames sent to peers (each carries a batch of transactions).
     pub relay_frames: u64,
+    /// Blocks the pipeline's tiles forged.
+    pub forged_by_tiles: u64,
+    /// Slots the tiles could not forge, forged by the sequential bank instead (see
+    /// [`TileForgeFailure`] for why, in the last one).
+    pub forge_fallbacks: u64,
+    /// Why the tiles last failed to forge, if they ever did.
+    pub last_forge_fallback: Option<String>,
+    /// Snapshot transactions the tiles had not recorded when the block was cut (they
+    /// stay in the mempool for a later block).
+    pub forge_unrecorded: u64,
     /// Last stage times of a forged block, s (leader check, ticking, snapshot, forged, adopted).
     pub last_forge_stages_s: [f64; 5],
     /// Last validation + replay time of a fetched block, s.
@@ -172,7 +200,12 @@ pub struct Node {
     relay: HashMap<String, (Vec<Vec<u8>>, usize)>,
     /// When the oldest waiting relay must leave (none: nothing waits).
     relay_due: Option<Instant>,
+    /// The pipeline's tiles ([`ForgeMode::Tiles`]), started when the loop starts.
+    tiles: Option<TileForge>,
 }
+
+/// Why the tiles did not forge a slot.
+pub type TileForgeFailure = String;
 
 impl Node {
     /// A node at genesis. `status` is refreshed after every input (the metrics endpoint
@@ -204,6 +237,7 @@ impl Node {
                 .unwrap_or_else(Instant::now),
             relay: HashMap::new(),
             relay_due: None,
+            tiles: None,
         }
     }
 
@@ -226,6 +260,12 @@ impl Node {
                 "peers": self.opts.peers,
             }),
         );
+        if self.opts.forge == ForgeMode::Tiles {
+            match TileForge::start(&ForgeConfig::default(), self.genesis.accounts.clone()) {
+                Ok(t) => self.tiles = Some(t),
+                Err(e) => self.fall_back(e.to_string()),
+            }
+        }
         let t0 = Instant::now();
         let mut next_second = t0 + Duration::from_secs(1);
         // Slots already running when the node starts are not led: forging late would
@@ -284,6 +324,9 @@ impl Node {
             self.publish();
         }
         self.flush_relay();
+        if let Some(t) = self.tiles.take() {
+            t.shutdown();
+        }
         let _ = self.log.flush();
         let last = self.status_now(true);
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.clone());
@@ -350,6 +393,56 @@ impl Node {
             }
         }
         n
+    }
+
+    /// Forges the block of `slot` from the snapshot `txs`: with the tiles when they
+    /// run, else (or when they fail) with the sequential bank.
+    fn forge(&mut self, slot: u64, scheduled_ns: u64, txs: Vec<Vec<u8>>) -> Option<Checked> {
+        let base = self.chain.forge_base(slot)?;
+        let Some(tiles) = self.tiles.as_mut() else {
+            return self.chain.forge(slot, &self.opts.id, txs);
+        };
+        let txs = self.chain.admissible(txs);
+        // The block must leave within its slot: the tiles get until half of it.
+        let left = (scheduled_ns + self.genesis.slot_ns() / 2).saturating_sub(now_ns());
+        let deadline = Instant::now() + Duration::from_nanos(left);
+        let sealed = tiles
+            .forge(&base.balances, base.poh_start, &txs, deadline)
+            .map_err(|e| e.to_string())
+            .and_then(|f| {
+                let unrecorded = f.unrecorded as u64;
+                let entries = f
+                    .entries
+                    .into_iter()
+                    .map(|e| Entry {
+                        num_hashes: e.num_hashes,
+                        hash: e.hash,
+                        txs: e.txs,
+                    })
+                    .collect();
+                // The header's state hash is the one a follower's replay reaches; a
+                // chain that replay does not reproduce is not sent.
+                self.chain
+                    .seal(slot, &self.opts.id, &base, entries)
+                    .map(|c| (c, unrecorded))
+                    .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))
+            });
+        match sealed {
+            Ok((c, unrecorded)) => {
+                self.counters.forged_by_tiles += 1;
+                self.counters.forge_unrecorded += unrecorded;
+                Some(c)
+            }
+            Err(why) => {
+                self.fall_back(why);
+                self.chain.forge(slot, &self.opts.id, txs)
+            }
+        }
+    }
+
+    fn fall_back(&mut self, why: String) {
+        self.counters.forge_fallbacks += 1;
+        self.counters.last_forge_fallback = Some(why);
     }
 
     /// Queues `tx` for every peer but `except`; a peer's batch leaves when full, the
@@ -422,7 +515,7 @@ impl Node {
         log.event("snapshot", json!({"slot": slot, "txs": txs.len()}));
         // None when the tip is already at this slot or later (a clock step back): a
         // block there could only be refused.
-        let Some(c) = self.chain.forge(slot, &self.opts.id, txs) else {
+        let Some(c) = self.forge(slot, scheduled, txs) else {
             return;
         };
         let bytes = Arc::new(c.block.encode());

@@ -214,6 +214,7 @@ impl RunningNode {
         opts.max_block_txs = block_limit;
         opts.mempool_capacity = cfg.mempool_capacity;
         opts.lead_until = cfg.lead_until_slot;
+        opts.forge = cfg.forge;
         let node = Node::new(
             opts,
             genesis,
@@ -425,6 +426,24 @@ pub fn metrics_text(
             "counter",
             "Block bodies from peers that failed validation or did not decode.",
             &one(c.bad_bodies.values().sum::<u64>() as f64),
+        );
+        family(
+            "dyno_node_blocks_forged_by_tiles_total",
+            "counter",
+            "Blocks the leader pipeline's tiles forged (the rest: the sequential bank).",
+            &one(c.forged_by_tiles as f64),
+        );
+        family(
+            "dyno_node_forge_fallbacks_total",
+            "counter",
+            "Slots the tiles could not forge, forged by the sequential bank instead.",
+            &one(c.forge_fallbacks as f64),
+        );
+        family(
+            "dyno_node_forge_unrecorded_transactions_total",
+            "counter",
+            "Snapshot transactions the tiles had not recorded when their block was cut.",
+            &one(c.forge_unrecorded as f64),
         );
         family(
             "dyno_node_malformed_blocks_total",

@@ -14,7 +14,7 @@ use dyno_node::block::{hex, Block};
 use dyno_node::chain::Chain;
 use dyno_node::genesis::{Genesis, GenesisFile, Validator};
 use dyno_node::log::{now_ns, EventLog};
-use dyno_node::node::{Node, NodeOptions, Status};
+use dyno_node::node::{ForgeMode, Node, NodeOptions, Status};
 use dyno_node::transport::{Input, MemHub, Message};
 use dyno_txn::bank::transfer_block;
 use ed25519_dalek::{Signer, SigningKey};
@@ -53,11 +53,16 @@ struct Line {
     handles: Vec<(String, JoinHandle<Status>)>,
     logs: HashMap<String, PathBuf>,
     hub: MemHub,
+    forge: ForgeMode,
     _dir: tempfile::TempDir,
 }
 
 impl Line {
     fn start(g: &Arc<Genesis>, links: &[(&str, &[&str])]) -> Line {
+        Line::start_with(g, links, ForgeMode::Tiles)
+    }
+
+    fn start_with(g: &Arc<Genesis>, links: &[(&str, &[&str])], forge: ForgeMode) -> Line {
         let stop = Arc::new(AtomicBool::new(false));
         let mut line = Line {
             stop,
@@ -65,6 +70,7 @@ impl Line {
             handles: Vec::new(),
             logs: HashMap::new(),
             hub: MemHub::new(),
+            forge,
             _dir: tempfile::tempdir().unwrap(),
         };
         line.add(g, links);
@@ -73,7 +79,7 @@ impl Line {
 
     /// Starts more nodes (a node that joins late).
     fn add(&mut self, g: &Arc<Genesis>, links: &[(&str, &[&str])]) {
-        let (hub, stop) = (self.hub.clone(), self.stop.clone());
+        let (hub, stop, forge) = (self.hub.clone(), self.stop.clone(), self.forge);
         let line = self;
         let dir = line._dir.path().to_path_buf();
         for (id, peers) in links {
@@ -85,6 +91,7 @@ impl Line {
             // In-memory links answer at once; a short timeout lets the tests see a
             // fetch given up on within a few slots.
             opts.fetch_timeout = Duration::from_millis(150);
+            opts.forge = forge;
             let node = Node::new(
                 opts,
                 g.clone(),
@@ -219,6 +226,46 @@ fn every_forged_block_is_adopted_everywhere_with_the_same_state() {
     }
     let executed: u64 = st.values().map(|s| s.fates.executed + s.fates.failed).sum();
     assert_eq!(executed, 60, "every client transaction landed once");
+    // Every block came out of the pipeline's tiles (the default forge), none out of
+    // the sequential fallback: tile-forged blocks are what the followers adopted.
+    for (id, s) in &st {
+        let c = &s.counters;
+        assert_eq!(
+            (c.forged_by_tiles, c.forge_fallbacks),
+            (c.forged, 0),
+            "{id}: {:?}",
+            c.last_forge_fallback
+        );
+    }
+    let with_txs = forged_with_txs(&logs);
+    assert!(with_txs >= 1, "some tile-forged block carried transactions");
+}
+
+/// Forged blocks (any node) that carried at least one transaction.
+fn forged_with_txs(logs: &HashMap<String, PathBuf>) -> usize {
+    logs.values()
+        .flat_map(|p| events(p, "forged"))
+        .filter(|e| e["txs"].as_u64().unwrap_or(0) > 0)
+        .count()
+}
+
+#[test]
+fn the_sequential_forge_stays_an_option_and_its_blocks_are_adopted_alike() {
+    let g = genesis(&[("a", 1), ("b", 1), ("c", 1)]);
+    let mut line = Line::start_with(&g, &LINE, ForgeMode::Sequential);
+    std::thread::sleep(Duration::from_millis(300));
+    for t in transfer_block(&g.accounts, 20, 12) {
+        line.inboxes["a"].send(Input::Tx(t)).unwrap();
+    }
+    sleep_slots(4);
+    let st = line.stop_mid_slot(&g);
+    let reference = &st["a"].chain;
+    for (id, s) in &st {
+        assert_eq!(&s.chain, reference, "{id}");
+        assert_eq!(s.counters.forged_by_tiles, 0, "{id}");
+    }
+    let executed: u64 = st.values().map(|s| s.fates.executed + s.fates.failed).sum();
+    assert_eq!(executed, 20);
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub struct RunArgs {
     /// Event log (overrides `node_log`).
     #[arg(long, value_name = "FILE")]
     node_log: Option<PathBuf>,
+    /// How this node forges its blocks (overrides `forge`): with the leader pipeline's
+    /// tiles (the default) or with one sequential bank (the baseline).
+    #[arg(long, value_enum)]
+    forge: Option<ForgeArg>,
     /// Stop after this many seconds; 0 = until Ctrl-C or SIGTERM.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds_or_zero, default_value = "0")]
     duration: Duration,
@@ -72,6 +76,15 @@ pub struct RunArgs {
     /// Output format of the summary at the end.
     #[arg(long, value_enum, default_value = "table")]
     format: SummaryFormat,
+}
+
+/// `--forge`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ForgeArg {
+    /// verify -> dedup -> pack -> bank -> poh tiles.
+    Tiles,
+    /// One sequential bank on the node's loop.
+    Sequential,
 }
 
 /// Arguments of `dyno node genesis`.
@@ -188,6 +201,11 @@ fn load_config(a: &RunArgs) -> anyhow::Result<(LoadedConfig, Arc<dyno_node::gene
     if a.node_log.is_some() {
         c.node_log = a.node_log.clone();
     }
+    match a.forge {
+        Some(ForgeArg::Tiles) => c.forge = dyno_node::node::ForgeMode::Tiles,
+        Some(ForgeArg::Sequential) => c.forge = dyno_node::node::ForgeMode::Sequential,
+        None => {}
+    }
     let genesis = Arc::new(GenesisFile::from_file(&c.genesis)?.load());
     lc.check(&genesis)?;
     Ok((lc, genesis))
@@ -219,11 +237,12 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             if let (false, Some(s)) = (a.quiet, node.status()) {
                 let rejected: u64 = s.counters.rejected.values().sum();
                 eprintln!(
-                    "t={:>4.0}s height {} tip {} forged {} adopted {} rejected {} mempool {} executed {}",
+                    "t={:>4.0}s height {} tip {} forged {} (tiles {}) adopted {} rejected {} mempool {} executed {}",
                     t0.elapsed().as_secs_f64(),
                     s.height,
                     &s.tip[..12],
                     s.counters.forged,
+                    s.counters.forged_by_tiles,
                     s.counters.adopted,
                     rejected,
                     s.mempool,
