@@ -5,6 +5,7 @@
 //! noise_band = 0.02    # changes within +-2% are never a verdict
 //! alpha = 0.05         # family-wise, Holm across every metric and workload
 //! seed = 1             # order shuffling and bootstrap
+//! test = "paired"      # per-round ratios, t-test (default); "signed-rank" or "unpaired"
 //! grace_s = 5          # SIGINT, then SIGKILL after this many seconds
 //!
 //! [[subject]]          # the first subject is the baseline
@@ -95,6 +96,8 @@ struct RawFile {
     grace_s: Spanned<f64>,
     #[serde(default)]
     on_failure: Option<Spanned<String>>,
+    #[serde(default)]
+    test: Option<Spanned<String>>,
     #[serde(default)]
     subject: Vec<Spanned<RawSubject>>,
     #[serde(default)]
@@ -282,6 +285,10 @@ pub struct ComparisonFile {
     pub grace_s: f64,
     /// What a failed execution does to the comparison.
     pub on_failure: OnFailure,
+    /// The test of every verdict (`test`); `None`: the default, paired. Left out of the
+    /// fingerprint when not given, so files written before it still resume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test: Option<crate::verdict::TestKind>,
     /// Subjects; the first is the baseline.
     pub subjects: Vec<SubjectSpec>,
     /// Workloads.
@@ -378,6 +385,19 @@ impl ComparisonFile {
                     format!("`{other}` is not `give_up`, `stop` or `continue`"),
                 ))
             }
+        };
+        let test = match raw.test.as_ref() {
+            None => None,
+            Some(t) => Some(crate::verdict::TestKind::parse(t.get_ref()).ok_or_else(|| {
+                invalid(
+                    t.span(),
+                    "test".into(),
+                    format!(
+                        "`{}` is not `paired`, `signed-rank` or `unpaired`",
+                        t.get_ref()
+                    ),
+                )
+            })?),
         };
         if raw.subject.len() < 2 {
             return Err(invalid(
@@ -594,6 +614,7 @@ impl ComparisonFile {
             seed: raw.seed,
             grace_s: grace,
             on_failure,
+            test,
             subjects,
             workloads,
         })

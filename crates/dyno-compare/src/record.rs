@@ -34,6 +34,9 @@ pub struct ComparisonMeta {
     /// The comparison file as given on the command line.
     #[serde(default)]
     pub file: String,
+    /// The file's `test`, so a report judges as the run did (`None`: the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<crate::verdict::TestKind>,
 }
 
 impl ComparisonMeta {
@@ -53,6 +56,7 @@ impl ComparisonMeta {
             seed: cfg.seed,
             fingerprint: fingerprint(cfg),
             file: String::new(),
+            test: cfg.test,
         }
     }
 

@@ -211,7 +211,8 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                 "ratio": finite(r.estimate),
                 "ratio_low": finite(r.low),
                 "ratio_high": finite(r.high),
-                "p_value": v.comparison.test.p_value,
+                "test": v.comparison.test.name(),
+                "p_value": v.comparison.test.p_value(),
                 "p_holm": v.comparison.p_adjusted,
                 "verdict": verdict_name(v.verdict()),
             })

@@ -1,14 +1,71 @@
 //! Verdicts: per workload and metric, each candidate's per-round values against the
-//! baseline's: ratio of medians with a bootstrap interval, a two-sided Mann-Whitney test,
-//! Holm's correction across every metric, workload and candidate of the comparison, and
-//! the noise band (see `dyno_stats::comparison`).
+//! baseline's, Holm's correction across every metric, workload and candidate of the
+//! comparison, and the noise band (see `dyno_stats::comparison`). Three tests
+//! ([`TestKind`]): unpaired (ratio of medians with a bootstrap interval, two-sided
+//! Mann-Whitney), or paired by round, where noise common to a round cancels in the
+//! per-round ratio candidate / baseline: Student's t on the log ratios (the default), or
+//! the exact signed-rank test on them (see `dyno_stats::compare_paired` for why the exact
+//! test needs more rounds).
+//!
+//! Besides the metrics an execution recorded, two are derived per execution, as cost per
+//! unit of work rather than per second (with a fixed offered rate and tiles that park when
+//! idle, CPU % moves with the work, but CPU seconds per transaction say it directly and
+//! stay comparable when the achieved rate differs): `cpu_s_per_tx` (the process tree's
+//! mean CPU use over the window divided by the node's mean `tps`), and `bank_s_per_tx`
+//! (the bank stage's busy time per executed transaction, from the node's block lines).
 
-use crate::execution::{run_values, Execution, Outcome};
-use dyno_model::{Direction, Metric};
+use crate::execution::{run_values, Execution, Outcome, Series};
+use dyno_model::{Direction, Metric, Unit};
 use dyno_stats::{
-    apply_holm, compare, mann_whitney_u, Alternative, Better, Comparison, ComparisonSettings,
-    ConfidenceInterval, Verdict,
+    apply_holm, compare, compare_paired, compare_signed_rank, mann_whitney_u, Alternative, Better,
+    Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest, Verdict,
 };
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// Which test judges a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// Baseline and candidate values as two independent samples (Mann-Whitney).
+    Unpaired,
+    /// Per-round ratios candidate / baseline, t-test on their logarithms: rounds where
+    /// either has no value are left out.
+    #[default]
+    Paired,
+    /// Per-round ratios, exact Wilcoxon signed-rank test on their logarithms.
+    SignedRank,
+}
+
+impl TestKind {
+    /// `"unpaired"` or `"paired"`, as the comparison file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TestKind::Unpaired => "unpaired",
+            TestKind::Paired => "paired",
+            TestKind::SignedRank => "signed-rank",
+        }
+    }
+
+    /// The kind named `name`, as the comparison file and `--test` spell it.
+    pub fn parse(name: &str) -> Option<TestKind> {
+        match name {
+            "unpaired" => Some(TestKind::Unpaired),
+            "paired" => Some(TestKind::Paired),
+            "signed-rank" => Some(TestKind::SignedRank),
+            _ => None,
+        }
+    }
+}
+
+/// How [`judge_with`] judges: the test and which rounds count.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JudgeOptions {
+    /// The test.
+    pub test: TestKind,
+    /// Only executions of these rounds (zero-based, end excluded); all when `None`.
+    pub rounds: Option<Range<u32>>,
+}
 
 /// One candidate-versus-baseline judgement.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,17 +124,23 @@ impl Judgement {
 pub struct RunTable {
     /// `(workload, metric, values[subject])`, in first-seen order.
     pub rows: Vec<(String, Metric, Vec<Vec<f64>>)>,
+    /// The round of each value of `rows`, in the same shape.
+    pub rounds: Vec<Vec<Vec<u32>>>,
 }
 
 impl RunTable {
-    /// Collects the per-run values of the complete executions.
+    /// Collects the per-run values of the complete executions, with the derived
+    /// per-transaction metrics (see the module docs).
     pub fn of(executions: &[Execution], subjects: &[String]) -> RunTable {
         let mut table = RunTable::default();
         for e in executions.iter().filter(|e| e.outcome == Outcome::Complete) {
             let Some(si) = subjects.iter().position(|s| *s == e.subject) else {
                 continue;
             };
-            for v in run_values(&e.series) {
+            for v in run_values(&e.series)
+                .into_iter()
+                .chain(per_tx_values(&e.series))
+            {
                 let idx = match table
                     .rows
                     .iter()
@@ -90,10 +153,12 @@ impl RunTable {
                             v.metric.clone(),
                             vec![Vec::new(); subjects.len()],
                         ));
+                        table.rounds.push(vec![Vec::new(); subjects.len()]);
                         table.rows.len() - 1
                     }
                 };
                 table.rows[idx].2[si].push(v.value);
+                table.rounds[idx][si].push(e.round);
             }
         }
         table
@@ -107,16 +172,95 @@ fn better(d: Direction) -> Better {
     }
 }
 
-/// Judges every candidate (subjects after the first) against the baseline.
+/// CPU seconds per transaction and bank seconds per transaction of one execution, when
+/// the series they need are there (dyno's reference node writes `tps` and per-block
+/// `txs` and `stage_forged_s` to its JSON lines).
+pub fn per_tx_values(series: &[Series]) -> Vec<crate::execution::RunValue> {
+    let find = |name: &str| series.iter().find(|s| s.metric.name == name);
+    let mean = |s: &Series| {
+        (!s.points.is_empty())
+            .then(|| s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64)
+    };
+    let total = |s: &Series| s.points.iter().map(|p| p.1).sum::<f64>();
+    let lower = Direction::LowerIsBetter;
+    let mut out = Vec::new();
+    if let (Some(cpu), Some(tps)) = (
+        find("cpu_percent").and_then(mean),
+        find("jsonl:tps").and_then(mean),
+    ) {
+        if tps > 0.0 {
+            out.push(crate::execution::RunValue {
+                metric: Metric::new("cpu_s_per_tx", Unit::Seconds, lower),
+                value: cpu / 100.0 / tps,
+            });
+        }
+    }
+    if let (Some(busy), Some(txs)) = (find("jsonl:stage_forged_s"), find("jsonl:txs")) {
+        let txs = total(txs);
+        if txs > 0.0 {
+            out.push(crate::execution::RunValue {
+                metric: Metric::new("bank_s_per_tx", Unit::Seconds, lower),
+                value: total(busy) / txs,
+            });
+        }
+    }
+    out
+}
+
+/// Judges every candidate (subjects after the first) against the baseline, unpaired, on
+/// every round: the judgement of comparisons stored before the test was a choice.
 pub fn judge(
     executions: &[Execution],
     subjects: &[String],
     settings: &ComparisonSettings,
 ) -> Judgement {
+    let options = JudgeOptions {
+        test: TestKind::Unpaired,
+        rounds: None,
+    };
+    judge_with(executions, subjects, settings, &options)
+}
+
+/// The values of the rounds both subjects have, in round order: `(baseline, candidate)`.
+fn pairs(
+    (base, base_rounds): (&[f64], &[u32]),
+    (cand, cand_rounds): (&[f64], &[u32]),
+) -> (Vec<f64>, Vec<f64>) {
+    let mut order: Vec<usize> = (0..base.len()).collect();
+    order.sort_by_key(|&i| base_rounds[i]);
+    order
+        .into_iter()
+        .filter_map(|i| {
+            let j = cand_rounds.iter().position(|&r| r == base_rounds[i])?;
+            Some((base[i], cand[j]))
+        })
+        .unzip()
+}
+
+/// Judges every candidate (subjects after the first) against the baseline with the test
+/// and rounds of `options`.
+pub fn judge_with(
+    executions: &[Execution],
+    subjects: &[String],
+    settings: &ComparisonSettings,
+    options: &JudgeOptions,
+) -> Judgement {
+    let selected: Vec<Execution>;
+    let executions = match &options.rounds {
+        Some(r) => {
+            selected = executions
+                .iter()
+                .filter(|e| r.contains(&e.round))
+                .cloned()
+                .collect();
+            &selected[..]
+        }
+        None => executions,
+    };
     let table = RunTable::of(executions, subjects);
     let mut out = Judgement::default();
     let mut min_n = usize::MAX;
-    for (workload, metric, values) in &table.rows {
+    for ((workload, metric, values), rounds) in table.rows.iter().zip(&table.rounds) {
         let base = &values[0];
         for (ci, cand) in values.iter().enumerate().skip(1) {
             if base.len() < 2 || cand.len() < 2 {
@@ -137,7 +281,18 @@ pub fn judge(
                 seed: settings.seed.wrapping_add(out.verdicts.len() as u64),
                 ..*settings
             };
-            let comparison = match compare(base, cand, better(metric.direction), &one) {
+            let judged = match options.test {
+                TestKind::Unpaired => compare(base, cand, better(metric.direction), &one),
+                TestKind::Paired => {
+                    let (b, c) = pairs((base, &rounds[0]), (cand, &rounds[ci]));
+                    compare_paired(&b, &c, better(metric.direction), &one)
+                }
+                TestKind::SignedRank => {
+                    let (b, c) = pairs((base, &rounds[0]), (cand, &rounds[ci]));
+                    compare_signed_rank(&b, &c, better(metric.direction), &one)
+                }
+            };
+            let comparison = match judged {
                 Ok(c) => c,
                 Err(_) => match zero_baseline(base, cand, better(metric.direction), settings) {
                     Some(c) => c,
@@ -172,7 +327,7 @@ pub fn judge(
         v.comparison.p_adjusted = 1.0;
         v.comparison.verdict = Verdict::NoSignificantChange;
     }
-    if let Some(note) = power_note(min_n, family.len(), settings.alpha) {
+    if let Some(note) = power_note(min_n, family.len(), settings.alpha, options.test) {
         out.notes.push(note);
     }
     out
@@ -207,7 +362,7 @@ fn zero_baseline(
     Some(Comparison {
         better,
         ratio,
-        test,
+        test: SignificanceTest::MannWhitney(test),
         p_adjusted: test.p_value,
         verdict: dyno_stats::classify(
             estimate,
@@ -220,13 +375,20 @@ fn zero_baseline(
 }
 
 /// The smallest two-sided exact Mann-Whitney p-value of `n` against `n` values is
-/// `2 / C(2n, n)`; times `m` comparisons (Holm's first step) it must reach `alpha` for any
-/// verdict to be possible. Returns a warning when it cannot, naming the rounds needed.
-pub fn power_note(n: usize, m: usize, alpha: f64) -> Option<String> {
-    if m == 0 || n == usize::MAX {
+/// `2 / C(2n, n)` (signed-rank on `n` pairs: `2 / 2^n`); times `m` comparisons (Holm's
+/// first step) it must reach `alpha` for any verdict to be possible. Returns a warning
+/// when it cannot, naming the rounds needed. The paired t-test has no such floor.
+pub fn power_note(n: usize, m: usize, alpha: f64, test: TestKind) -> Option<String> {
+    if m == 0 || n == usize::MAX || test == TestKind::Paired {
         return None;
     }
-    let min_p = |n: usize| 2.0 / binomial(2 * n, n) * m as f64;
+    let min_p = |n: usize| {
+        let one = match test {
+            TestKind::SignedRank => 2.0 / 2f64.powi(n.min(1000) as i32),
+            _ => 2.0 / binomial(2 * n, n),
+        };
+        one * m as f64
+    };
     if min_p(n) <= alpha {
         return None;
     }
@@ -348,10 +510,16 @@ pub(crate) mod tests {
             "{:?}",
             j.notes
         );
-        assert_eq!(power_note(10, 24, 0.05), None);
-        assert!(power_note(5, 24, 0.05)
+        assert_eq!(power_note(10, 24, 0.05, TestKind::Unpaired), None);
+        assert!(power_note(5, 24, 0.05, TestKind::Unpaired)
             .unwrap()
             .contains("run at least 7 rounds"));
+        // Signed-rank: 2 / 2^n x 24 <= 0.05 first at n = 10; a t-test has no floor.
+        assert!(power_note(9, 24, 0.05, TestKind::SignedRank)
+            .unwrap()
+            .contains("run at least 10 rounds"));
+        assert_eq!(power_note(10, 24, 0.05, TestKind::SignedRank), None);
+        assert_eq!(power_note(3, 24, 0.05, TestKind::Paired), None);
     }
 
     #[test]
@@ -402,6 +570,188 @@ pub(crate) mod tests {
         assert!((cpu.comparison.p_adjusted - 2.0 / 924.0).abs() < 1e-12);
         assert_eq!(cpu.verdict(), Verdict::Regression);
         assert!(j.notes.is_empty(), "{:?}", j.notes);
+    }
+
+    fn paired() -> JudgeOptions {
+        JudgeOptions {
+            test: TestKind::Paired,
+            rounds: None,
+        }
+    }
+
+    #[test]
+    fn paired_a_against_itself_is_no_change_and_a_slowdown_regresses() {
+        let cfg = file(10);
+        // Holm keeps the chance of any false verdict in a comparison at alpha = 5%: of
+        // 20 A/A comparisons (fixed seeds), at most 2 may have one.
+        let mut flagged = 0;
+        for seed in 0..20 {
+            let (execs, _) = run(&cfg, &mut SyntheticExecutor::new(seed));
+            let j = judge_with(&execs, &names(&cfg), &settings(seed), &paired());
+            assert_eq!(j.verdicts.len(), 24, "{:?}", j.notes);
+            let wrong = j
+                .verdicts
+                .iter()
+                .filter(|v| v.verdict() != Verdict::NoSignificantChange)
+                .count();
+            assert!(wrong <= 1, "seed {seed}: {wrong} false verdicts");
+            flagged += (wrong > 0) as usize;
+            for v in &j.verdicts {
+                // Zero counts (no CPU-85% spans) have no ratio: the rank test decides.
+                let positive = v.baseline_values.iter().all(|x| *x > 0.0);
+                assert_eq!(v.comparison.test.name() == "paired-t", positive, "{v:?}");
+            }
+        }
+        assert!(flagged <= 2, "{flagged} of 20 A/A comparisons flagged");
+        let mut ex = SyntheticExecutor::new(3);
+        ex.slowdown.insert("b".into(), 1.10);
+        let (execs, _) = run(&cfg, &mut ex);
+        let j = judge_with(&execs, &names(&cfg), &settings(3), &paired());
+        let cpu = j
+            .verdicts
+            .iter()
+            .find(|v| v.workload == "value" && v.metric.name == "cpu_percent")
+            .unwrap();
+        assert_eq!(cpu.verdict(), Verdict::Regression, "{cpu:?}");
+        assert!((cpu.comparison.ratio.estimate - 1.10).abs() < 0.03);
+    }
+
+    /// One execution of the reference node's shape: CPU %, `tps` and block lines.
+    fn node_exec(subject: &str, round: u32, cpu: f64, tps: f64, busy_s: f64) -> Execution {
+        use crate::execution::{Series, SeriesKind};
+        use dyno_model::Unit;
+        let series = |name: &str, unit, kind, points: Vec<(f64, f64)>| Series {
+            metric: Metric::new(name, unit, Direction::LowerIsBetter),
+            kind,
+            points,
+        };
+        Execution {
+            subject: subject.into(),
+            workload: "value".into(),
+            round,
+            started_at: 0.0,
+            command_line: vec![],
+            series: vec![
+                series(
+                    "cpu_percent",
+                    Unit::Percent,
+                    SeriesKind::Gauge,
+                    vec![(1.0, cpu), (2.0, cpu)],
+                ),
+                series(
+                    "jsonl:tps",
+                    Unit::PerSecond,
+                    SeriesKind::Observations,
+                    vec![(1.0, tps), (2.0, tps)],
+                ),
+                series(
+                    "jsonl:txs",
+                    Unit::Count,
+                    SeriesKind::Observations,
+                    vec![(1.0, 800.0), (1.4, 800.0)],
+                ),
+                series(
+                    "jsonl:stage_forged_s",
+                    Unit::Seconds,
+                    SeriesKind::Observations,
+                    vec![(1.0, busy_s), (1.4, busy_s)],
+                ),
+            ],
+            outcome: Outcome::Complete,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn cost_per_transaction_is_derived() {
+        let e = node_exec("a", 0, 50.0, 2000.0, 0.04);
+        let v = per_tx_values(&e.series);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].metric.name, "cpu_s_per_tx");
+        assert_eq!(v[0].metric.direction, Direction::LowerIsBetter);
+        assert!((v[0].value - 0.5 / 2000.0).abs() < 1e-15);
+        assert_eq!(v[1].metric.name, "bank_s_per_tx");
+        assert!((v[1].value - 0.08 / 1600.0).abs() < 1e-15);
+        // A node without `tps` or block lines gets neither.
+        assert!(per_tx_values(&e.series[..1]).is_empty());
+    }
+
+    #[test]
+    fn round_noise_hides_a_slowdown_from_the_unpaired_test_only() {
+        // Each round the machine is up to 30% slower for both subjects alike; the
+        // candidate costs 5% more in its own round.
+        let level = [1.0, 1.3, 0.8, 1.1, 0.7, 1.25, 0.9, 1.05, 0.75, 1.2];
+        let execs: Vec<Execution> = level
+            .iter()
+            .enumerate()
+            .flat_map(|(r, l)| {
+                let r = r as u32;
+                let wiggle = 1.0 + 0.002 * (r as f64 - 4.5);
+                [
+                    node_exec("a", r, 40.0 * l, 2000.0, 0.04 * l),
+                    node_exec("b", r, 42.0 * l * wiggle, 2000.0, 0.042 * l * wiggle),
+                ]
+            })
+            .collect();
+        let subjects = ["a".to_string(), "b".to_string()];
+        let find = |j: &Judgement, m: &str| {
+            j.verdicts
+                .iter()
+                .find(|v| v.metric.name == m)
+                .unwrap()
+                .verdict()
+        };
+        let p = judge_with(&execs, &subjects, &settings(0), &paired());
+        let u = judge(&execs, &subjects, &settings(0));
+        for m in ["cpu_s_per_tx", "bank_s_per_tx", "cpu_percent"] {
+            assert_eq!(find(&p, m), Verdict::Regression, "paired {m}");
+            assert_eq!(find(&u, m), Verdict::NoSignificantChange, "unpaired {m}");
+        }
+        let exact = JudgeOptions {
+            test: TestKind::SignedRank,
+            rounds: None,
+        };
+        let s = judge_with(&execs, &subjects, &settings(0), &exact);
+        assert_eq!(find(&s, "cpu_s_per_tx"), Verdict::Regression);
+        // Rounds 0..5 only: 5 pairs, which the exact test cannot judge after Holm; said so.
+        let five = JudgeOptions {
+            rounds: Some(0..5),
+            ..exact
+        };
+        let j = judge_with(&execs, &subjects, &settings(0), &five);
+        assert!(j.verdicts.iter().all(|v| v.baseline_values.len() == 5));
+        assert!(
+            j.notes.iter().any(|n| n.contains("run at least")),
+            "{:?}",
+            j.notes
+        );
+    }
+
+    #[test]
+    fn the_file_names_its_test() {
+        let base = "[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n";
+        let parse = |head: &str| {
+            ComparisonFile::parse(&format!("{head}{base}"), std::path::Path::new("c.toml"))
+        };
+        assert_eq!(parse("").unwrap().test, None);
+        assert_eq!(
+            parse("test = \"signed-rank\"\n").unwrap().test,
+            Some(TestKind::SignedRank)
+        );
+        assert_eq!(
+            parse("test = \"unpaired\"\n").unwrap().test,
+            Some(TestKind::Unpaired)
+        );
+        // A file without `test` hashes as it did before the key existed (so it resumes);
+        // naming the test is a different comparison.
+        let json = serde_json::to_string(&parse("").unwrap()).unwrap();
+        assert!(!json.contains("\"test\""), "{json}");
+        let without = crate::record::fingerprint(&parse("").unwrap());
+        let with = crate::record::fingerprint(&parse("test = \"paired\"\n").unwrap());
+        assert_ne!(without, with);
+        let err = parse("test = \"welch\"\n").unwrap_err().to_string();
+        assert!(err.contains("test") && err.contains("welch"), "{err}");
+        assert!(err.contains("c.toml"), "{err}");
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //!
 //! A change is significant only when both hold:
 //! - the (Holm-adjusted, when several comparisons are judged together) two-sided
-//!   Mann-Whitney p-value is `<= alpha`, and
-//! - the ratio of medians `median(candidate) / median(baseline)` lies outside the noise band
-//!   `[1 - noise_band, 1 + noise_band]`.
+//!   Mann-Whitney p-value (or signed-rank p-value, for values paired by round: see
+//!   [`crate::compare_paired`]) is `<= alpha`, and
+//! - the ratio of medians `median(candidate) / median(baseline)` (or the paired ratio)
+//!   lies outside the noise band `[1 - noise_band, 1 + noise_band]`.
 //!
 //! Its sign, read through the metric's direction, makes it a regression or an improvement.
 //! The bootstrap interval of the ratio is reported beside the verdict, not used by it.
@@ -16,6 +17,38 @@ use crate::error::{check_non_negative, check_open_unit, StatsError};
 use crate::holm::holm_adjust;
 use crate::interval::ConfidenceInterval;
 use crate::mannwhitney::{mann_whitney_u, Alternative, MannWhitney};
+use crate::paired::{PairedT, SignedRank};
+
+/// The test behind a [`Comparison`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SignificanceTest {
+    /// Unpaired: Mann-Whitney of candidate (`x`) against baseline (`y`).
+    MannWhitney(MannWhitney),
+    /// Paired by round: Wilcoxon signed-rank on the per-round log ratios.
+    SignedRank(SignedRank),
+    /// Paired by round: Student's t on the per-round log ratios.
+    PairedT(PairedT),
+}
+
+impl SignificanceTest {
+    /// The raw (unadjusted) two-sided p-value.
+    pub fn p_value(&self) -> f64 {
+        match self {
+            SignificanceTest::MannWhitney(t) => t.p_value,
+            SignificanceTest::SignedRank(t) => t.p_value,
+            SignificanceTest::PairedT(t) => t.p_value,
+        }
+    }
+
+    /// `"mann-whitney"`, `"signed-rank"` or `"paired-t"`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SignificanceTest::MannWhitney(_) => "mann-whitney",
+            SignificanceTest::SignedRank(_) => "signed-rank",
+            SignificanceTest::PairedT(_) => "paired-t",
+        }
+    }
+}
 
 /// The outcome of comparing a candidate with a baseline on one metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,10 +93,11 @@ impl Default for ComparisonSettings {
 pub struct Comparison {
     /// Direction of the metric.
     pub better: Better,
-    /// `median(candidate) / median(baseline)` with its percentile-bootstrap interval.
+    /// `median(candidate) / median(baseline)` with its percentile-bootstrap interval, or
+    /// the paired ratio with its exact signed-rank interval.
     pub ratio: ConfidenceInterval,
-    /// Two-sided Mann-Whitney test of candidate (`x`) against baseline (`y`).
-    pub test: MannWhitney,
+    /// The two-sided test.
+    pub test: SignificanceTest,
     /// The p-value the verdict used: the raw one from [`compare`], Holm-adjusted from
     /// [`compare_many`] or [`apply_holm`].
     pub p_adjusted: f64,
@@ -118,7 +152,7 @@ pub fn compare(
     Ok(Comparison {
         better,
         ratio,
-        test,
+        test: SignificanceTest::MannWhitney(test),
         p_adjusted: test.p_value,
         verdict,
     })
@@ -157,7 +191,7 @@ pub fn apply_holm(
     noise_band: f64,
 ) -> Result<(), StatsError> {
     check_open_unit(alpha, "alpha")?;
-    let raw: Vec<f64> = comparisons.iter().map(|c| c.test.p_value).collect();
+    let raw: Vec<f64> = comparisons.iter().map(|c| c.test.p_value()).collect();
     let adjusted = holm_adjust(&raw)?;
     for (c, p) in comparisons.iter_mut().zip(adjusted) {
         c.p_adjusted = p;
@@ -212,8 +246,8 @@ mod tests {
         let c = compare(&base, &cand, Better::Lower, &fast()).unwrap();
         assert_eq!(c.verdict, Verdict::Regression);
         assert!(c.ratio.low > 1.04 && c.ratio.high < 1.12, "{:?}", c.ratio);
-        assert!(c.test.p_value < 1e-6);
-        assert_eq!(c.p_adjusted, c.test.p_value);
+        assert!(c.test.p_value() < 1e-6);
+        assert_eq!(c.p_adjusted, c.test.p_value());
         // The same numbers as throughput: an improvement.
         let c = compare(&base, &cand, Better::Higher, &fast()).unwrap();
         assert_eq!(c.verdict, Verdict::Improvement);
@@ -236,9 +270,9 @@ mod tests {
         let cand = [107.0, 109.0, 111.0, 113.0, 115.0, 117.0];
         let alone = compare(&base, &cand, Better::Lower, &fast()).unwrap();
         assert!(
-            (alone.test.p_value - 10.0 / 660.0).abs() < 1e-12,
+            (alone.test.p_value() - 10.0 / 660.0).abs() < 1e-12,
             "{}",
-            alone.test.p_value
+            alone.test.p_value()
         );
         assert!((alone.ratio.estimate - 112.0 / 105.0).abs() < 1e-12);
         assert_eq!(alone.verdict, Verdict::Regression);
@@ -246,8 +280,8 @@ mod tests {
         let mut inputs: Vec<ComparisonInput<'_>> = vec![(&base, &cand, Better::Lower)];
         inputs.extend((0..9).map(|_| (&base[..], &base[..], Better::Lower)));
         let many = compare_many(&inputs, &fast()).unwrap();
-        assert_eq!(many[0].test.p_value, alone.test.p_value);
-        assert!((many[0].p_adjusted - 10.0 * alone.test.p_value).abs() < 1e-12);
+        assert_eq!(many[0].test.p_value(), alone.test.p_value());
+        assert!((many[0].p_adjusted - 10.0 * alone.test.p_value()).abs() < 1e-12);
         assert_eq!(many[0].verdict, Verdict::NoSignificantChange);
         assert!(many[1..].iter().all(|c| c.p_adjusted == 1.0));
 

@@ -44,6 +44,10 @@
 //! - [`ratio_shift_ci`]: Hodges-Lehmann ratio of two samples with its rank interval.
 //! - [`eliminations`], [`order_settled`], [`settled_variants`]: racing rules for `dyno tune`.
 //! - [`compare`], [`compare_many`], [`apply_holm`]: release verdicts for `dyno compare`.
+//! - [`paired_t`], [`compare_paired`], [`wilcoxon_signed_rank`], [`paired_ratio_ci`],
+//!   [`compare_signed_rank`]: the same verdicts from values paired by round (noise common
+//!   to a round cancels in its ratio).
+//! - [`student_t_sf`], [`student_t_quantile`]: Student's t distribution.
 //!
 //! # NaN policy
 //! A NaN is never a measurement. Functions returning `Option` return `None` when an input
@@ -65,16 +69,18 @@ mod interval;
 mod mannwhitney;
 mod normal;
 mod outliers;
+mod paired;
 mod pareto;
 mod quantile;
 mod racing;
 mod shift;
+mod student;
 
 pub use better::Better;
 pub use bootstrap::{bootstrap_median_ci, bootstrap_ratio_of_medians_ci};
 pub use comparison::{
     apply_holm, classify, compare, compare_many, Comparison, ComparisonInput, ComparisonSettings,
-    Verdict,
+    SignificanceTest, Verdict,
 };
 pub use error::StatsError;
 pub use holm::{holm, holm_adjust, Holm};
@@ -84,6 +90,10 @@ pub use mannwhitney::{
     MannWhitneyMethod, EXACT_LIMIT,
 };
 pub use outliers::{modified_z_outliers, OutlierScale, Outliers, MODIFIED_Z_THRESHOLD};
+pub use paired::{
+    compare_paired, compare_signed_rank, exact_w_counts, log_ratios, paired_ratio_ci, paired_t,
+    wilcoxon_signed_rank, PairedT, SignedRank, EXACT_PAIRED_LIMIT,
+};
 pub use pareto::{dominates, near_pareto, pareto_front, Interval, NearPareto};
 pub use quantile::{
     coefficient_of_variation, mad, mad_scaled, mean, median, quantile, quantile_sorted,
@@ -94,3 +104,4 @@ pub use racing::{
     RaceDecision, RacingRule,
 };
 pub use shift::ratio_shift_ci;
+pub use student::{student_t_quantile, student_t_sf};

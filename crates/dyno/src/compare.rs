@@ -13,7 +13,8 @@ use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
 use dyno_compare::runner::run_remaining_rounds;
 use dyno_compare::runner::Ending;
-use dyno_compare::{judge, ComparisonFile, Execution, Judgement, ProcessExecutor};
+use dyno_compare::verdict::{judge_with, JudgeOptions, TestKind};
+use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
 use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
 use dyno_stats::ComparisonSettings;
@@ -66,6 +67,10 @@ struct ReportArgs {
     /// Run ids of the comparison (from `dyno compare run` or `dyno results list`).
     #[arg(required = true, value_name = "RUN")]
     runs: Vec<RunId>,
+    /// Judge only rounds A to B-1 (zero-based, e.g. `0..10`): a trial of a longer
+    /// comparison, for power studies.
+    #[arg(long, value_name = "A..B", value_parser = parse_round_range)]
+    rounds: Option<std::ops::Range<u32>>,
     #[command(flatten)]
     out: OutputArgs,
     /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
@@ -84,6 +89,26 @@ struct OutputArgs {
     /// Format of the verdict table.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// `paired`: per-round ratios candidate/baseline, t-test on their logs (noise common
+    /// to a round cancels); `signed-rank`: the same ratios, exact Wilcoxon test (needs
+    /// more rounds); `unpaired`: the rounds as two samples, Mann-Whitney. Default: the
+    /// comparison file's `test`, else paired.
+    #[arg(long, value_name = "TEST", value_parser = parse_test)]
+    test: Option<TestKind>,
+}
+
+fn parse_test(s: &str) -> Result<TestKind, String> {
+    TestKind::parse(s).ok_or_else(|| format!("`{s}`: expected paired, signed-rank or unpaired"))
+}
+
+fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
+    let bad = || format!("`{s}`: expected A..B with A < B, rounds counted from 0");
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+    if a >= b {
+        return Err(bad());
+    }
+    Ok(a..b)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -265,7 +290,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("dyno's own CPU use while comparing: {share}");
         params.push(("dyno's own CPU use".into(), share));
     }
-    let code = finish(&meta, workloads, &host, &executions, &a.out, params)?;
+    let code = finish(&meta, workloads, &host, &executions, &a.out, params, None)?;
     if let (Some(first), Some(s)) = (runs.first(), store.as_ref()) {
         eprintln!(
             "Stored as runs {first}..{} in {}; re-report with: dyno compare report {first} --html report.html",
@@ -321,6 +346,7 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
         &loaded.executions,
         &a.out,
         params,
+        a.rounds.clone(),
     )
 }
 
@@ -331,15 +357,22 @@ fn finish(
     host: &Host,
     executions: &[Execution],
     out: &OutputArgs,
-    parameters: Vec<(String, String)>,
+    mut parameters: Vec<(String, String)>,
+    rounds: Option<std::ops::Range<u32>>,
 ) -> anyhow::Result<ExitCode> {
+    let test = out.test.or(meta.test).unwrap_or_default();
+    parameters.push(("test".into(), test.name().into()));
+    if let Some(r) = &rounds {
+        parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
+    }
     let settings = ComparisonSettings {
         noise_band: meta.noise_band,
         alpha: meta.alpha,
         seed: meta.seed,
         ..ComparisonSettings::default()
     };
-    let judgement = judge(executions, &meta.subjects, &settings);
+    let options = JudgeOptions { test, rounds };
+    let judgement = judge_with(executions, &meta.subjects, &settings, &options);
     print_summary(meta, executions, &judgement, out.format);
     if let Some(path) = &out.html {
         let html = report::html(&ReportInput {

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Statistical power of `dyno compare`, measured (issue #13).
+
+1. Calibrates `--extra-work-per-tx N` for +3%, +5% and +10% CPU per transaction against
+   the base build: one short `dyno compare run` of the base against a probe N, whose
+   paired `cpu_s_per_tx` ratio gives the cost of one hash round (the work is linear in N).
+2. Runs ONE `dyno compare run` with subjects base, base-again (A/A), +3%, +5%, +10% for
+   R rounds of the `value` workload.
+3. Splits the stored rounds into disjoint trials of T rounds (`dyno compare report
+   --rounds A..B`), judges each trial with the unpaired and the paired test, and prints,
+   per condition, metric and test, how often the change was flagged: power for +3/5/10%,
+   the false-positive rate for A/A (any verdict, either direction, counts as flagged).
+
+Everything is measured by dyno itself; this script only writes comparison files, runs
+dyno and counts verdicts. Its store is a fresh SQLite file in --out, so it never mixes
+with other comparisons.
+
+    cargo build --release -p dyno
+    python3 scripts/power/power_study.py --rounds 40 --warmup-s 2 --measure-s 3
+
+Duration: about (R x 5 + calibration rounds x 4) executions of (warm-up + window + ~0.5 s);
+measured on the busy 2-core machine: R = 10, 2 s + 3 s -> 252 s for the comparison.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+CONDITIONS = [("base-again", 0.0), ("plus3", 0.03), ("plus5", 0.05), ("plus10", 0.10)]
+METRICS = ["cpu_percent", "cpu_s_per_tx", "bank_s_per_tx", "jsonl:stage_forged_s", "jsonl:tps"]
+TESTS = ["unpaired", "paired", "signed-rank"]
+
+
+def die(msg):
+    print(f"power_study: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def comparison_file(path, args, subjects, rounds, out):
+    """Writes a comparison file: every subject is the same binary with its own N."""
+    lines = [
+        f"rounds = {rounds}",
+        f"noise_band = {args.noise_band}",
+        "alpha = 0.05",
+        f"seed = {args.seed}",
+        "grace_s = 10",
+        "",
+    ]
+    for name, n in subjects:
+        log = os.path.join(out, f"node-{name}.jsonl")
+        command = [
+            args.dyno, "node", "--workload", "{workload}", "--rate", "{rate}",
+            "--no-save", "--no-ledger-check", "--extra-work-per-tx", str(n),
+            "--name", f"power-{name}", "--node-log", log,
+        ]
+        lines += [
+            "[[subject]]",
+            f'name = "{name}"',
+            "command = " + json.dumps(command),
+            f'metrics = {{ jsonl = "{log}" }}',
+            "",
+        ]
+    lines += [
+        "[[workload]]",
+        'name = "value"',
+        f"rate = {args.rate}",
+        f"warmup_s = {args.warmup_s}",
+        f"measure_s = {args.measure_s}",
+    ]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def run(cmd, db, capture=True):
+    env = dict(os.environ, DYNO_DB=db)
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE if capture else None, text=True)
+    # 1 = a regression was found (with --fail-on-regression only); anything else failed.
+    if p.returncode not in (0, 1):
+        die(f"`{' '.join(cmd)}` exited {p.returncode}")
+    return p.stdout
+
+
+def verdicts(args, db, rounds, test):
+    """`dyno compare report` of the first stored comparison as JSON verdicts."""
+    cmd = [args.dyno, "compare", "report", "1", "--format", "json", "--test", test]
+    if rounds is not None:
+        cmd += ["--rounds", f"{rounds[0]}..{rounds[1]}"]
+    return json.loads(run(cmd, db))["verdicts"]
+
+
+def calibrate(args):
+    out = os.path.join(args.out, "calibration")
+    os.makedirs(out, exist_ok=True)
+    db = os.path.join(out, "results.db")
+    if os.path.exists(db):
+        os.remove(db)
+    # Two passes: the first probe's slope aims the second probe at +10%, where the
+    # change is large against the noise; the slope is the mean of both passes.
+    probe, slopes = args.probe, []
+    for i in range(2):
+        if os.path.exists(db):
+            os.remove(db)
+        path = os.path.join(out, f"calibrate-{i}.toml")
+        comparison_file(path, args, [("base", 0), ("probe", probe)], args.calibration_rounds, out)
+        run([args.dyno, "compare", "run", path, "--fresh", "--format", "json"], db)
+        v = [x for x in verdicts(args, db, None, "paired") if x["metric"] == "cpu_s_per_tx"]
+        if not v:
+            die("calibration: no cpu_s_per_tx verdict (does the node write tps to its log?)")
+        ratio = v[0]["ratio"]
+        slope = (ratio - 1.0) / probe
+        print(f"calibration {i + 1}: N = {probe} -> cpu_s_per_tx x {ratio:.4f} "
+              f"[{v[0]['ratio_low']:.4f}, {v[0]['ratio_high']:.4f}] "
+              f"(paired, {args.calibration_rounds} rounds)")
+        if slope <= 0:
+            die(f"calibration: N = {probe} did not raise the CPU per tx; raise --probe")
+        slopes.append(slope)
+        probe = max(1, round(0.10 / slope))
+    slope = sum(slopes) / len(slopes)
+    print(f"calibration: {slope * 1e2:.5f}% CPU per tx per hash round")
+    return {name: max(1, round(x / slope)) for name, x in CONDITIONS if x > 0}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dyno", default="target/release/dyno")
+    ap.add_argument("--out", default="target/power")
+    ap.add_argument("--rounds", type=int, default=40, help="R: rounds of the one comparison")
+    ap.add_argument("--trial-rounds", type=int, default=10, help="T: rounds per trial")
+    ap.add_argument("--warmup-s", type=float, default=2.0)
+    ap.add_argument("--measure-s", type=float, default=3.0)
+    ap.add_argument("--rate", type=int, default=1000, help="transactions per second offered")
+    ap.add_argument("--noise-band", type=float, default=0.02)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--probe", type=int, default=400, help="N of the calibration probe")
+    ap.add_argument("--calibration-rounds", type=int, default=6)
+    ap.add_argument("--n", default=None,
+                    help="skip calibration: N for +3,+5,+10%% as A,B,C (e.g. from an earlier run)")
+    args = ap.parse_args()
+    if args.rounds < args.trial_rounds:
+        die(f"--rounds {args.rounds} is less than one trial of --trial-rounds {args.trial_rounds}")
+    if not os.access(args.dyno, os.X_OK):
+        die(f"--dyno {args.dyno}: not an executable (cargo build --release -p dyno)")
+    os.makedirs(args.out, exist_ok=True)
+    t0 = time.time()
+    if args.n:
+        try:
+            a, b, c = (int(x) for x in args.n.split(","))
+        except ValueError:
+            die(f"--n {args.n}: expected three integers A,B,C")
+        ns = {"plus3": a, "plus5": b, "plus10": c}
+    else:
+        ns = calibrate(args)
+    print("N per condition: " + ", ".join(f"{k} = {v}" for k, v in ns.items()))
+
+    db = os.path.join(args.out, "results.db")
+    if os.path.exists(db):
+        os.remove(db)
+    path = os.path.join(args.out, "power.toml")
+    subjects = [("base", 0), ("base-again", 0)] + [(k, ns[k]) for k in ("plus3", "plus5", "plus10")]
+    comparison_file(path, args, subjects, args.rounds, args.out)
+    t1 = time.time()
+    run([args.dyno, "compare", "run", path, "--fresh", "--format", "json"], db)
+    t2 = time.time()
+
+    trials = [(a, a + args.trial_rounds) for a in range(0, args.rounds - args.trial_rounds + 1, args.trial_rounds)]
+    # flagged[(condition, metric, test)] = (flagged trials, judged trials, ratios)
+    flagged = {}
+    for test in TESTS:
+        for r in trials:
+            vs = verdicts(args, db, r, test)
+            anything = {}
+            for v in vs:
+                key = (v["candidate"], v["metric"], test)
+                hit = v["verdict"] != "no_significant_change"
+                anything[v["candidate"]] = anything.get(v["candidate"], False) or hit
+                if v["metric"] in METRICS:
+                    f, n, ratios = flagged.get(key, (0, 0, []))
+                    flagged[key] = (f + hit, n + 1, ratios + [v["ratio"]])
+            for cand, hit in anything.items():
+                key = (cand, "any metric", test)
+                f, n, ratios = flagged.get(key, (0, 0, []))
+                flagged[key] = (f + hit, n + 1, ratios)
+
+    print()
+    print(f"{len(trials)} disjoint trials of {args.trial_rounds} rounds from one comparison of "
+          f"{args.rounds} rounds (warm-up {args.warmup_s} s, window {args.measure_s} s, "
+          f"rate {args.rate}/s, noise band {args.noise_band}); Holm over every metric and "
+          f"candidate of a trial. Flagged = any verdict (regression or improvement).")
+    header = f"{'condition':<11} {'metric':<22} {'test':<9} {'flagged':>9} {'rate':>6} {'median ratio':>13}"
+    print(header)
+    print("-" * len(header))
+    for cond, _ in CONDITIONS:
+        for metric in METRICS + ["any metric"]:
+            for test in TESTS:
+                f, n, ratios = flagged.get((cond, metric, test), (0, 0, []))
+                if n == 0:
+                    continue
+                rs = sorted(ratios)
+                med = f"{rs[len(rs) // 2]:.4f}" if rs else "-"
+                print(f"{cond:<11} {metric:<22} {test:<9} {f:>4} / {n:<2} {100.0 * f / n:>5.0f}% {med:>13}")
+    print()
+    print(f"calibration {t1 - t0:.0f} s, comparison {t2 - t1:.0f} s, reports {time.time() - t2:.0f} s; "
+          f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired)")
+
+
+if __name__ == "__main__":
+    main()
