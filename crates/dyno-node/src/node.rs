@@ -403,11 +403,13 @@ impl Node {
             return self.chain.forge(slot, &self.opts.id, txs);
         };
         let txs = self.chain.admissible(txs);
-        // The block must leave within its slot: the tiles get until half of it.
-        let left = (scheduled_ns + self.genesis.slot_ns() / 2).saturating_sub(now_ns());
-        let deadline = Instant::now() + Duration::from_nanos(left);
+        // The block must leave within its slot: the tiles are fed until half of it and
+        // finish what they were fed (at most IN_FLIGHT transactions) by its end.
+        let at = |ns: u64| Instant::now() + Duration::from_nanos(ns.saturating_sub(now_ns()));
+        let feed_until = at(scheduled_ns + self.genesis.slot_ns() / 2);
+        let give_up = at(scheduled_ns + self.genesis.slot_ns());
         let sealed = tiles
-            .forge(&base.balances, base.poh_start, &txs, deadline)
+            .forge(&base.balances, base.poh_start, &txs, feed_until, give_up)
             .map_err(|e| e.to_string())
             .and_then(|f| {
                 let unrecorded = f.unrecorded as u64;

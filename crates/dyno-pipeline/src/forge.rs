@@ -86,28 +86,34 @@ impl Default for ForgeConfig {
     }
 }
 
+/// Most transactions fed and not yet recorded: bounds the work left to finish once
+/// feeding stops (a few milliseconds of the pipeline's throughput), since a slot's fed
+/// transactions are all recorded before it returns.
+pub const IN_FLIGHT: usize = 1024;
+
 /// Why a slot could not be forged with the tiles.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ForgeError {
     /// A tile thread could not start or has stopped.
     #[error("tile forge: {0}")]
     Tiles(String),
-    /// The tiles did not take the new slot's state before the deadline.
+    /// The tiles did not take the new slot's state in time.
     #[error("tile forge: the tiles did not take slot state in time")]
     NotRenewed,
+    /// Transactions fed were still not recorded when the forge gave up (a tile dropped
+    /// one, or the machine starved the tiles): their work may reach a later slot.
+    #[error("tile forge: {recorded} of {fed} fed transactions recorded when it gave up")]
+    Busy {
+        /// Transactions fed.
+        fed: usize,
+        /// Transactions poh recorded.
+        recorded: usize,
+    },
     /// The poh tile recorded a transaction this slot was not given: work left over from
-    /// an earlier slot cut at its deadline. The block cannot be sealed; the pipeline is
-    /// renewed again at the next slot.
+    /// an earlier slot the forge gave up on. The block cannot be sealed; the pipeline
+    /// is renewed again at the next slot.
     #[error("tile forge: an earlier slot's transaction reached this slot's PoH")]
     Stale,
-    /// More transactions than pack may hold at once.
-    #[error("tile forge: {given} transactions, pack holds at most {max}")]
-    TooMany {
-        /// Transactions given.
-        given: usize,
-        /// Pack's `max_pending`.
-        max: usize,
-    },
 }
 
 /// One PoH entry as the poh tile recorded it.
@@ -130,8 +136,8 @@ pub struct ForgedSlot {
     pub entries: Vec<ForgedEntry>,
     /// Balances after the banks executed them (the tiles' state).
     pub balances: Vec<u64>,
-    /// Transactions given that the poh tile had not recorded by the deadline (they
-    /// are in no entry).
+    /// Transactions given that were not fed before `feed_until` (they are in no
+    /// entry; every one fed is).
     pub unrecorded: usize,
 }
 
@@ -263,7 +269,6 @@ pub struct TileForge {
     entries: Receiver<(EntryHeader, Vec<u8>)>,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
-    max_pending: usize,
     buf: Vec<u8>,
 }
 
@@ -350,7 +355,6 @@ impl TileForge {
             entries: channel().1,
             stop: stop.clone(),
             threads: Vec::new(),
-            max_pending: cfg.pack.max_pending,
             buf: Vec::with_capacity(MAX_ENV),
         };
         for (i, out) in verify_out.iter().enumerate() {
@@ -456,21 +460,17 @@ impl TileForge {
 
     /// Forges one slot: the tiles take `balances` and `poh_start` as their state, the
     /// `txs` go through verify, dedup, pack, the banks and poh, and the entries poh
-    /// recorded come back in its order, until every transaction is recorded or
-    /// `deadline` passes (then the rest are `unrecorded`, in no entry).
+    /// recorded come back in its order. Transactions are fed until all are or
+    /// `feed_until` passes (the rest are `unrecorded`, in no entry), and every one fed
+    /// is recorded before this returns; past `give_up` it is an error.
     pub fn forge(
         &mut self,
         balances: &[u64],
         poh_start: [u8; 32],
         txs: &[Vec<u8>],
-        deadline: Instant,
+        feed_until: Instant,
+        give_up: Instant,
     ) -> Result<ForgedSlot, ForgeError> {
-        if txs.len() > self.max_pending {
-            return Err(ForgeError::TooMany {
-                given: txs.len(),
-                max: self.max_pending,
-            });
-        }
         if self.threads.iter().any(|t| t.is_finished()) {
             return Err(ForgeError::Tiles("a tile thread stopped".into()));
         }
@@ -484,7 +484,7 @@ impl TileForge {
         self.control.renewed.store(0, Ordering::SeqCst);
         self.control.generation.fetch_add(1, Ordering::SeqCst);
         while self.control.renewed.load(Ordering::Acquire) < self.renewable {
-            if Instant::now() >= deadline {
+            if Instant::now() >= give_up {
                 return Err(ForgeError::NotRenewed);
             }
             std::thread::sleep(Duration::from_micros(100));
@@ -498,28 +498,33 @@ impl TileForge {
             }
         }
         self.control.forging.store(true, Ordering::SeqCst);
-        let result = self.run_slot(txs, &by_sig, deadline);
+        let result = self.run_slot(txs, &by_sig, feed_until, give_up);
         self.control.forging.store(false, Ordering::SeqCst);
-        let (entries, recorded) = result?;
+        let (entries, fed) = result?;
         Ok(ForgedSlot {
             entries,
             balances: shared.store.balances(),
-            unrecorded: txs.len() - recorded,
+            unrecorded: txs.len() - fed,
         })
     }
 
+    /// Feeds `txs` (at most [`IN_FLIGHT`] unrecorded at once) until all are fed or
+    /// `feed_until`, then waits for every fed one to be recorded, so no work of this
+    /// slot is left in the tiles for the next; an error past `give_up`.
     fn run_slot(
         &mut self,
         txs: &[Vec<u8>],
         by_sig: &HashMap<[u8; 64], usize>,
-        deadline: Instant,
+        feed_until: Instant,
+        give_up: Instant,
     ) -> Result<(Vec<ForgedEntry>, usize), ForgeError> {
         let mut fed = 0;
         let mut entries = Vec::new();
         let mut recorded = 0;
-        while recorded < txs.len() && Instant::now() < deadline {
-            // Feed as far as the verify link has credit, then take what poh recorded.
-            while fed < txs.len() {
+        loop {
+            let now = Instant::now();
+            let feeding = now < feed_until;
+            while feeding && fed < txs.len() && fed - recorded < IN_FLIGHT {
                 self.buf.clear();
                 self.buf.extend_from_slice(&(fed as u64).to_le_bytes());
                 self.buf.extend_from_slice(&0u64.to_le_bytes());
@@ -533,11 +538,13 @@ impl TileForge {
                 }
                 fed += 1;
             }
-            let wait = if fed < txs.len() {
-                Duration::from_micros(200)
-            } else {
-                deadline.saturating_duration_since(Instant::now())
-            };
+            if recorded == fed && (fed == txs.len() || !feeding) {
+                return Ok((entries, fed));
+            }
+            if now >= give_up {
+                return Err(ForgeError::Busy { fed, recorded });
+            }
+            let wait = Duration::from_micros(500).min(give_up - now);
             match self.entries.recv_timeout(wait) {
                 Ok((h, records)) => {
                     let e = self.entry(h, &records, txs, by_sig)?;
@@ -550,7 +557,6 @@ impl TileForge {
                 }
             }
         }
-        Ok((entries, recorded))
     }
 
     fn entry(

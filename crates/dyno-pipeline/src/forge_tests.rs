@@ -44,15 +44,20 @@ fn replay(g: &Genesis, balances: &[u64], start: [u8; 32], entries: &[ForgedEntry
 fn slots_forged_by_the_tiles_replay_to_the_same_state() {
     let g = Arc::new(fund_initial_accounts(32, 1_000_000, 3));
     let mut forge = TileForge::start(&ForgeConfig::default(), g.clone()).unwrap();
-    let deadline = || Instant::now() + Duration::from_secs(20);
+    let until = || Instant::now() + Duration::from_secs(20);
     let genesis_balances = AccountStore::new(&g).balances();
-    let txs = transfer_block(&g, 300, 1);
+    // More than IN_FLIGHT, so feeding waits for poh to record.
+    let txs = transfer_block(&g, IN_FLIGHT + 500, 1);
     let one = forge
-        .forge(&genesis_balances, [7; 32], &txs, deadline())
+        .forge(&genesis_balances, [7; 32], &txs, until(), until())
         .unwrap();
     assert_eq!(one.unrecorded, 0);
     let recorded: usize = one.entries.iter().map(|e| e.txs.len()).sum();
-    assert_eq!(recorded, 300, "every transaction is in one entry");
+    assert_eq!(
+        recorded,
+        IN_FLIGHT + 500,
+        "every transaction is in one entry"
+    );
     let after_one = replay(&g, &genesis_balances, [7; 32], &one.entries);
     assert_eq!(after_one, one.balances);
     assert_ne!(after_one, genesis_balances);
@@ -60,7 +65,13 @@ fn slots_forged_by_the_tiles_replay_to_the_same_state() {
     // PoH chain starting where it is told, on the same threads.
     let end = one.entries.last().unwrap().hash;
     let two = forge
-        .forge(&after_one, end, &transfer_block(&g, 100, 2), deadline())
+        .forge(
+            &after_one,
+            end,
+            &transfer_block(&g, 100, 2),
+            until(),
+            until(),
+        )
         .unwrap();
     assert_eq!(replay(&g, &after_one, end, &two.entries), two.balances);
     // A fork: the genesis state again, other transactions.
@@ -69,14 +80,21 @@ fn slots_forged_by_the_tiles_replay_to_the_same_state() {
             &genesis_balances,
             [1; 32],
             &transfer_block(&g, 50, 3),
-            deadline(),
+            until(),
+            until(),
         )
         .unwrap();
     assert_eq!(
         replay(&g, &genesis_balances, [1; 32], &three.entries),
         three.balances
     );
-    let empty = forge.forge(&after_one, end, &[], deadline()).unwrap();
+    let empty = forge.forge(&after_one, end, &[], until(), until()).unwrap();
     assert!(empty.entries.is_empty() && empty.balances == after_one);
+    // Feeding already over: nothing is fed, nothing recorded, all of it left over.
+    let past = Instant::now();
+    let none = forge
+        .forge(&after_one, end, &transfer_block(&g, 10, 4), past, until())
+        .unwrap();
+    assert_eq!((none.entries.len(), none.unrecorded), (0, 10));
     forge.shutdown();
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Issue #11's two node performance figures, side by side in one run on one layout:
+#
+#  (a) in-process: `dyno pipeline bench` on the node's forge layout (forge-layout.toml:
+#      the same tiles a node leader forges with), benchg inside, flat out;
+#  (b) networked: one validator `dyno node run` fed flat out by a separate `dyno load`
+#      over QUIC; its landed TPS per second from its node log; the ratio b / a;
+#  (c) a leader and a follower (stake 0) on a 20 ms link, `dyno load` at the leader's
+#      sustained TPS from (b): the follower's validation + adoption time per block as a
+#      fraction of the slot (examples/node/adoption.py).
+#
+# usage: examples/node/bench.sh [SECONDS]        (default 10 s per phase)
+# env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
+#        keep every file; default a temporary one), POOL (transactions dyno load signs
+#        before it sends flat out; default 200000)
+#
+# Build first: cargo build --release -p dyno. Every process this script starts is
+# stopped when it exits, even on error or Ctrl-C.
+set -euo pipefail
+
+SECONDS_PER_PHASE=${1:-10}
+DYNO=${DYNO:-target/release/dyno}
+SLOT_MS=${SLOT_MS:-400}
+POOL=${POOL:-200000}
+OUT=${OUT:-$(mktemp -d -t dyno-node-bench.XXXXXX)}
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
+
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do
+        kill -TERM "$p" 2>/dev/null || true
+    done
+    for p in "${PIDS[@]}"; do
+        wait "$p" 2>/dev/null || true
+    done
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' "$1"
+}
+
+wait_ready() { # METRICS_ADDR
+    python3 - "$1" <<'EOF'
+import sys, time, urllib.request
+for _ in range(600):
+    try:
+        if urllib.request.urlopen("http://%s/ready" % sys.argv[1], timeout=1).status == 200:
+            sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(0.1)
+sys.exit("node at %s never became ready" % sys.argv[1])
+EOF
+}
+
+# node_config FILE ID PEER_PORT INGRESS_PORT METRICS_PORT [PEER_ID PEER_PORT]
+node_config() {
+    {
+        echo "id = \"$2\""
+        echo "genesis = \"genesis.toml\""
+        echo "peer_listen = \"127.0.0.1:$3\""
+        echo "ingress_listen = \"127.0.0.1:$4\""
+        echo "metrics_listen = \"127.0.0.1:$5\""
+        echo "node_log = \"$2.jsonl\""
+        echo "mempool_capacity = 400000"
+        if [ $# -ge 7 ]; then
+            printf '\n[[peers]]\nid = "%s"\naddr = "localhost:%s"\nlatency_ms = 20\n' "$6" "$7"
+        fi
+    } >"$1"
+}
+
+start_node() { # CONFIG STDOUT
+    "$DYNO" node run --config "$1" --quiet --format json >"$2" 2>"$2.err" &
+    PIDS+=($!)
+    LAST_PID=$!
+}
+
+stop_node() { # PID
+    kill -TERM "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); files in $OUT"
+
+# (a) in-process benchg on the node's forge layout.
+"$DYNO" pipeline bench --config "$HERE/forge-layout.toml" --duration "$SECONDS_PER_PHASE" \
+    --no-save --format json >"$OUT/inprocess.json" 2>"$OUT/inprocess.err"
+IN_TPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tps"]["median"])' "$OUT/inprocess.json")
+
+# (b) a single-validator node, flat out from a separate dyno load over QUIC.
+mkdir -p "$OUT/solo"
+"$DYNO" node genesis --out "$OUT/solo/genesis.toml" --validators solo=1 --slot-ms "$SLOT_MS" \
+    --start-in 1 --max-block-txs 100000 --force >/dev/null
+SP=$(free_port SOCK_STREAM); SI=$(free_port SOCK_DGRAM); SM=$(free_port SOCK_STREAM)
+node_config "$OUT/solo/solo.toml" solo "$SP" "$SI" "$SM"
+start_node "$OUT/solo/solo.toml" "$OUT/solo/summary.json"
+SOLO=$LAST_PID
+wait_ready "127.0.0.1:$SM"
+"$DYNO" load --genesis "$OUT/solo/genesis.toml" --target "127.0.0.1:$SI" --rate 0 \
+    --pool "$POOL" --duration "$SECONDS_PER_PHASE" --format json >"$OUT/solo/load.json" 2>"$OUT/solo/load.err"
+sleep $(( (SLOT_MS * 3) / 1000 + 1 ))   # let the last blocks land
+stop_node "$SOLO"
+read -r NET_TPS NET_SECONDS <<<"$(python3 - "$OUT/solo/solo.jsonl" <<'EOF'
+import json, sys
+tps = [json.loads(l)["tps"] for l in open(sys.argv[1]) if '"kind":"second"' in l]
+busy = sorted(t for t in tps if t > 0)
+print(busy[len(busy) // 2] if busy else 0, len(busy))
+EOF
+)"
+
+# (c) leader -> follower at the leader's sustained TPS.
+RATE=$(python3 -c 'import sys; print(max(1, int(float(sys.argv[1]))))' "$NET_TPS")
+mkdir -p "$OUT/pair"
+"$DYNO" node genesis --out "$OUT/pair/genesis.toml" --validators n1=1,n2=0 --slot-ms "$SLOT_MS" \
+    --start-in 1 --max-block-txs 100000 --force >/dev/null
+P1=$(free_port SOCK_STREAM); I1=$(free_port SOCK_DGRAM); M1=$(free_port SOCK_STREAM)
+P2=$(free_port SOCK_STREAM); I2=$(free_port SOCK_DGRAM); M2=$(free_port SOCK_STREAM)
+node_config "$OUT/pair/n1.toml" n1 "$P1" "$I1" "$M1" n2 "$P2"
+node_config "$OUT/pair/n2.toml" n2 "$P2" "$I2" "$M2" n1 "$P1"
+start_node "$OUT/pair/n1.toml" "$OUT/pair/n1.json"; N1=$LAST_PID
+start_node "$OUT/pair/n2.toml" "$OUT/pair/n2.json"; N2=$LAST_PID
+wait_ready "127.0.0.1:$M1"; wait_ready "127.0.0.1:$M2"
+"$DYNO" load --genesis "$OUT/pair/genesis.toml" --target "127.0.0.1:$I1" --rate "$RATE" \
+    --duration "$SECONDS_PER_PHASE" --format json >"$OUT/pair/load.json" 2>"$OUT/pair/load.err"
+sleep $(( (SLOT_MS * 3) / 1000 + 1 ))
+stop_node "$N1"; stop_node "$N2"
+
+echo
+echo "(a) in-process benchg, node forge layout: median $IN_TPS TPS per second"
+echo "(b) node fed by dyno load over QUIC, flat out: median $NET_TPS TPS per second (over $NET_SECONDS busy seconds)"
+python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio b / a = %.3f (issue #11 asks >= 0.80)" % (b / a if a else 0))' "$IN_TPS" "$NET_TPS"
+echo "(c) leader n1 -> follower n2 at $RATE TPS (the leader's sustained TPS from b), ${SLOT_MS} ms slots:"
+python3 "$HERE/adoption.py" "$SLOT_MS" "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" | sed 's/^/    /'
