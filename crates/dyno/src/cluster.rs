@@ -131,6 +131,11 @@ pub struct ExportArgs {
     /// Write here instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// The reference node only: slot 0 of the exported genesis starts this many seconds
+    /// after the export (nodes started later join at the slot then current).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    start_in: u64,
 }
 
 /// Runs a `dyno cluster` subcommand.
@@ -552,10 +557,17 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
 
 fn export(a: &ExportArgs) -> Result<ExitCode> {
     let spec = ClusterSpec::load(&a.file)?;
+    let genesis = match spec.command {
+        dyno_cluster::NodeCommand::Reference => Some(export_genesis(&spec, a.start_in)?),
+        dyno_cluster::NodeCommand::Argv(_) => None,
+    };
+    let genesis = genesis
+        .as_deref()
+        .map(dyno_cluster::export::ReferenceGenesis);
     let text = if a.nomad {
-        dyno_cluster::export::nomad(&spec, &a.image)?
+        dyno_cluster::export::nomad(&spec, &a.image, genesis)?
     } else {
-        dyno_cluster::export::kubernetes(&spec, &a.image)?
+        dyno_cluster::export::kubernetes(&spec, &a.image, genesis)?
     };
     match &a.output {
         Some(path) => {
@@ -566,6 +578,40 @@ fn export(a: &ExportArgs) -> Result<ExitCode> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The reference node's genesis for an export, written as `dyno node genesis` writes it
+/// (`cluster run` runs that command): network named after the cluster, the cluster's slot
+/// length, producers with their stake and relays with none, slot 0 `start_in` seconds
+/// from now. Checked by parsing it back, as the nodes will.
+fn export_genesis(spec: &ClusterSpec, start_in: u64) -> Result<String> {
+    use dyno_node::genesis::{GenesisFile, Validator};
+    let validators = spec
+        .nodes
+        .iter()
+        .map(|n| Validator {
+            id: n.name.clone(),
+            stake: match n.role {
+                dyno_cluster::Role::Producer { stake } => stake,
+                dyno_cluster::Role::Relay => 0,
+            },
+        })
+        .collect();
+    let now_ms = dyno_node::log::now_ns() / 1_000_000;
+    let g = GenesisFile {
+        network: spec.name.clone(),
+        seed: 1,
+        accounts: 1024,
+        balance: 1_000_000_000_000,
+        slot_ms: spec.slot_ms,
+        genesis_time_ms: now_ms + start_in * 1000,
+        max_block_txs: dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
+        validators,
+    };
+    let text = g.to_toml();
+    GenesisFile::parse(&spec.path, &text)
+        .with_context(|| format!("{}: the exported genesis", spec.path.display()))?;
+    Ok(text)
 }
 
 /// Stores the run: one metric per propagation figure (seconds, lower is better), one

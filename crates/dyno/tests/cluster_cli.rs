@@ -204,16 +204,89 @@ fn a_broken_log_line_exits_2_naming_file_and_line() {
         .stderr(predicate::str::contains("n0.log:2: not JSON"));
 }
 
+/// The text of each `"KEY": |` literal block of a YAML stream (the ConfigMap's files).
+fn literal_blocks(yaml: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut current: Option<(String, usize, String)> = None;
+    for line in yaml.lines() {
+        if let Some((key, indent, text)) = current.as_mut() {
+            let own = line.len() - line.trim_start().len();
+            if line.trim().is_empty() || own >= *indent {
+                text.push_str(line.get(*indent..).unwrap_or(""));
+                text.push('\n');
+                continue;
+            }
+            out.push((key.clone(), text.clone()));
+            current = None;
+        }
+        if let Some(key) = line.trim_start().strip_suffix(": |") {
+            let indent = line.len() - line.trim_start().len() + 2;
+            current = Some((key.trim_matches('"').to_string(), indent, String::new()));
+        }
+    }
+    out.extend(current.map(|(k, _, t)| (k, t)));
+    out
+}
+
 #[test]
-fn export_renders_kubernetes_and_refuses_the_reference_node() {
+fn export_renders_the_reference_node_with_configs_its_own_parser_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let file = init(dir.path());
-    dyno()
-        .args(["cluster", "export", "--kubernetes", "--image", "node:1"])
+    let out = dyno()
+        .args(["cluster", "export", "--kubernetes", "--image", "dyno:1"])
         .arg(&file)
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("`node.command`"));
+        .success();
+    let yaml = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let files = literal_blocks(&yaml);
+    let genesis_text = &files.iter().find(|(k, _)| k == "genesis.toml").unwrap().1;
+    let genesis_path = dir.path().join("genesis.toml");
+    std::fs::write(&genesis_path, genesis_text).unwrap();
+    let genesis = dyno_node::genesis::GenesisFile::from_file(&genesis_path)
+        .unwrap()
+        .load();
+    assert_eq!(genesis.file.network, "mini-torus");
+    let configs: Vec<&(String, String)> = files
+        .iter()
+        .filter(|(k, _)| k.ends_with(".toml") && k != "genesis.toml")
+        .collect();
+    assert_eq!(configs.len(), 9, "a config per node: {yaml}");
+    for (pod, text) in configs {
+        // The node's own parser and its checks against the genesis, as at start-up.
+        let path = dir.path().join(pod);
+        std::fs::write(
+            &path,
+            text.replace("/etc/dyno/genesis.toml", "genesis.toml"),
+        )
+        .unwrap();
+        let loaded = dyno_node::config::NodeConfig::from_file(&path)
+            .unwrap_or_else(|e| panic!("{pod}: {e}"));
+        loaded
+            .check(&genesis)
+            .unwrap_or_else(|e| panic!("{pod}: {e}"));
+        let peers = &loaded.config.peers;
+        assert!(!peers.is_empty(), "{pod}");
+        // Peers by StatefulSet pod DNS name through the headless Service.
+        assert!(
+            peers.iter().all(|p| p.addr.ends_with(".mini-torus:31000")),
+            "{pod}: {peers:?}"
+        );
+    }
+    dyno()
+        .args(["cluster", "export", "--nomad", "--image", "dyno:1"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nomadService"))
+        .stdout(predicate::str::contains(
+            "dyno node run --quiet --config /local/node.toml",
+        ));
+}
+
+#[test]
+fn export_renders_kubernetes_and_nomad_for_a_node_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = init(dir.path());
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(
         &file,

@@ -2,9 +2,10 @@
 //! a headless Service (stable DNS names for peers), and a StatefulSet per region pinned
 //! to nodes with the well-known `topology.kubernetes.io/region` label.
 
-use super::{dns_name, env_file, shell_command, yaml};
+use super::{dns_name, env_file, member_script, yaml};
+use super::{reference_config_head, reference_peer, ReferenceGenesis};
 use crate::error::ClusterError;
-use crate::file::{ClusterSpec, Role};
+use crate::file::{ClusterSpec, NodeCommand, Role};
 use crate::shape::link_shapes;
 use crate::topology::region_members;
 use serde_json::{json, Value};
@@ -58,24 +59,56 @@ fn topology_json(spec: &ClusterSpec) -> String {
     text
 }
 
-/// The manifests, as one multi-document YAML stream.
-pub fn kubernetes(spec: &ClusterSpec, image: &str) -> Result<String, ClusterError> {
-    let script = shell_command(spec, "/etc/dyno/$(hostname).env")?;
+/// The manifests, as one multi-document YAML stream. The reference node (no
+/// `node.command`) needs `genesis`; each pod then runs `dyno node run` with its own config
+/// from the ConfigMap, its peers named by their StatefulSet pod DNS names through the
+/// headless Service (`<pod>.<service>:<port>`), which the node resolves on each dial.
+pub fn kubernetes(
+    spec: &ClusterSpec,
+    image: &str,
+    genesis: Option<ReferenceGenesis<'_>>,
+) -> Result<String, ClusterError> {
+    let script = member_script(
+        spec,
+        genesis,
+        "/etc/dyno/$(hostname).env",
+        "/etc/dyno/$(hostname).toml",
+    )?;
     let name = dns_name(&spec.name);
     let labels = json!({"app.kubernetes.io/name": "dyno-node", "dyno/cluster": name});
     let (peer, ingress, metrics) = spec.ports(0);
     let mut data = serde_json::Map::new();
     data.insert("topology.json".into(), Value::String(topology_json(spec)));
+    let reference = match (&spec.command, genesis) {
+        (NodeCommand::Reference, Some(g)) => {
+            data.insert("genesis.toml".into(), Value::String(g.0.to_string()));
+            true
+        }
+        _ => false,
+    };
     for n in &spec.nodes {
-        let peers: Vec<String> = spec
+        let peers: Vec<(String, String)> = spec
             .topology
             .peers(n.id)
-            .map(|p| format!("{}.{name}:{peer}", pod(spec, p)))
+            .map(|p| {
+                let addr = format!("{}.{name}:{peer}", pod(spec, p));
+                (spec.nodes[p].name.clone(), addr)
+            })
             .collect();
-        data.insert(
-            format!("{}.env", pod(spec, n.id)),
-            Value::String(env_file(spec, n.id, &peers)),
-        );
+        if reference {
+            let mut text =
+                reference_config_head(spec, n.id, "/etc/dyno/genesis.toml", "/var/log/dyno");
+            for (id, addr) in &peers {
+                text.push_str(&reference_peer(id, addr));
+            }
+            data.insert(format!("{}.toml", pod(spec, n.id)), Value::String(text));
+        } else {
+            let addrs: Vec<String> = peers.into_iter().map(|(_, a)| a).collect();
+            data.insert(
+                format!("{}.env", pod(spec, n.id)),
+                Value::String(env_file(spec, n.id, &addrs)),
+            );
+        }
     }
     let mut docs = vec![
         json!({

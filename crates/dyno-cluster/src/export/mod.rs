@@ -31,6 +31,53 @@ fn variable(placeholder: &str) -> Option<&'static str> {
     })
 }
 
+/// The reference node's genesis for an export, rendered by the caller with dyno-node's own
+/// writer (as `cluster run` runs `dyno node genesis`), so its format stays the node's and
+/// this crate needs no dependency on the node.
+#[derive(Debug, Clone, Copy)]
+pub struct ReferenceGenesis<'a>(pub &'a str);
+
+/// The command every member runs: the cluster's node command, or for the reference node
+/// `dyno node run` with the member's config (the image must have `dyno` on PATH).
+fn member_script(
+    spec: &ClusterSpec,
+    genesis: Option<ReferenceGenesis<'_>>,
+    env_file: &str,
+    reference_config: &str,
+) -> Result<String, ClusterError> {
+    match (&spec.command, genesis) {
+        (NodeCommand::Reference, Some(_)) => Ok(format!(
+            "exec dyno node run --quiet --config {reference_config}"
+        )),
+        _ => shell_command(spec, env_file),
+    }
+}
+
+/// The reference node's config for node `id` without its peers: bind addresses on every
+/// interface, the genesis and log paths inside the container. Links are not shaped: an
+/// exported cluster's latency is the real network's.
+fn reference_config_head(spec: &ClusterSpec, id: usize, genesis: &str, log_dir: &str) -> String {
+    let (l, i, m) = spec.ports(0);
+    let name = &spec.nodes[id].name;
+    format!(
+        "# {name} of cluster {}, rendered by `dyno cluster export`.
+id = \"{name}\"
+genesis = \"{genesis}\"
+peer_listen = \"0.0.0.0:{l}\"
+ingress_listen = \"0.0.0.0:{i}\"
+metrics_listen = \"0.0.0.0:{m}\"
+node_log = \"{log_dir}/{name}.jsonl\"
+",
+        spec.name
+    )
+}
+
+/// One `[[peers]]` entry of a reference node config; `addr` is `host:port`, a host name
+/// the node resolves each time it dials.
+fn reference_peer(id: &str, addr: &str) -> String {
+    format!("\n[[peers]]\nid = \"{id}\"\naddr = \"{addr}\"\n")
+}
+
 /// The node command as one `sh -c` script: literal text double-quoted with `"`, `\`, `$`
 /// and backquote escaped; placeholders become `${DYNO_...}` so they expand.
 fn shell_command(spec: &ClusterSpec, key_of_env: &str) -> Result<String, ClusterError> {
@@ -38,9 +85,8 @@ fn shell_command(spec: &ClusterSpec, key_of_env: &str) -> Result<String, Cluster
         return Err(spec_error(
             spec,
             "node.command",
-            "an export needs an explicit node command: the reference node's config names \
-             its peers by IP address, which a scheduler only assigns at run time, and its \
-             genesis fixes slot 0's wall-clock time, which `cluster run` sets at launch",
+            "exporting the reference node needs its genesis (`dyno cluster export` renders \
+             it, fixing slot 0's wall-clock time); give it, or an explicit node command",
         ));
     };
     let mut words = Vec::new();

@@ -2,9 +2,9 @@
 //! region, as Cardano's cloud backend tags its clients), `count` members each, one node
 //! per client (static ports), peers found through Nomad's own service discovery.
 
-use super::{dns_name, shell_command};
+use super::{dns_name, member_script, reference_config_head, reference_peer, ReferenceGenesis};
 use crate::error::ClusterError;
-use crate::file::ClusterSpec;
+use crate::file::{ClusterSpec, NodeCommand};
 use crate::topology::region_members;
 use std::fmt::Write;
 
@@ -31,9 +31,20 @@ fn hcl(text: &str) -> String {
         .replace("%{", "%%{")
 }
 
-/// The job in HCL.
-pub fn nomad(spec: &ClusterSpec, image: &str) -> Result<String, ClusterError> {
-    let script = shell_command(spec, "/local/node.env")?;
+/// The job in HCL. The reference node (no `node.command`) needs `genesis`; each member
+/// then runs `dyno node run` with a config rendered by Nomad's template from its peers'
+/// registered services (address and port as Nomad knows them, re-rendered with a restart
+/// when a peer registers or moves), and the genesis as a second template.
+pub fn nomad(
+    spec: &ClusterSpec,
+    image: &str,
+    genesis: Option<ReferenceGenesis<'_>>,
+) -> Result<String, ClusterError> {
+    let script = member_script(spec, genesis, "/local/node.env", "/local/node.toml")?;
+    let reference = match (&spec.command, genesis) {
+        (NodeCommand::Reference, Some(g)) => Some(g.0),
+        _ => None,
+    };
     let job = dns_name(&spec.name);
     let (peer, ingress, metrics) = spec.ports(0);
     let members = region_members(spec.nodes.len(), spec.regions.len());
@@ -59,6 +70,29 @@ pub fn nomad(spec: &ClusterSpec, image: &str) -> Result<String, ClusterError> {
         let _ = writeln!(s, "    service {{\n      provider = \"nomad\"\n      name     = \"{job}-{group}-${{NOMAD_ALLOC_INDEX}}\"\n      port     = \"peer\"\n    }}\n");
         let _ = writeln!(s, "    service {{\n      provider = \"nomad\"\n      name     = \"{job}-{group}-metrics\"\n      port     = \"metrics\"\n      check {{\n        type     = \"http\"\n        path     = \"/ready\"\n        interval = \"1s\"\n        timeout  = \"1s\"\n      }}\n    }}\n");
         let _ = writeln!(s, "    task \"node\" {{\n      driver = \"docker\"\n      config {{\n        image        = {}\n        network_mode = \"host\"\n        command      = \"/bin/sh\"\n        args         = [\"-c\", {}]\n      }}\n", hcl(image), hcl(&script));
+        if let Some(genesis) = reference {
+            let _ = writeln!(s, "      template {{\n        destination = \"local/genesis.toml\"\n        data        = <<-EOT\n{}        EOT\n      }}\n", indent(&genesis.replace("${", "$${"), 8));
+            let mut data = String::new();
+            for (k, &id) in members[r].iter().enumerate() {
+                let _ = write!(
+                    data,
+                    "{{{{ if eq (env \"NOMAD_ALLOC_INDEX\") \"{k}\" }}}}{}",
+                    reference_config_head(spec, id, "genesis.toml", "/alloc/logs")
+                );
+                for p in spec.topology.peers(id) {
+                    // A peer not registered yet is left out; the restart on change adds it.
+                    let entry = reference_peer(&spec.nodes[p].name, "{{ .Address }}:{{ .Port }}");
+                    let _ = write!(
+                        data,
+                        "{{{{ range nomadService \"{}\" }}}}{entry}{{{{ end }}}}",
+                        service(spec, p)
+                    );
+                }
+                let _ = write!(data, "{{{{ end }}}}");
+            }
+            let _ = writeln!(s, "      template {{\n        destination = \"local/node.toml\"\n        change_mode = \"restart\"\n        data        = <<-EOT\n{}        EOT\n      }}\n    }}\n  }}\n", indent(&data, 8));
+            continue;
+        }
         // Member k of this region is the region's k-th node; its peers are looked up by
         // service name, and the node restarts once when a late peer registers.
         let mut data = String::new();

@@ -15,15 +15,54 @@ const NODE: &str = r#"["sh", "-c", "echo $0 {id} {peers}", "it's \"quoted\" `x`"
 
 #[test]
 fn the_reference_node_and_launcher_files_are_refused() {
-    let e = kubernetes(&spec(None), "img").unwrap_err().to_string();
+    let e = kubernetes(&spec(None), "img", None)
+        .unwrap_err()
+        .to_string();
     assert!(
-        e.contains("`node.command`: an export needs an explicit node command"),
+        e.contains("`node.command`: exporting the reference node needs its genesis"),
         "{e}"
     );
-    let e = nomad(&spec(Some(r#"["sh", "{config}"]"#)), "img")
+    let e = nomad(&spec(Some(r#"["sh", "{config}"]"#)), "img", None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("{config} cannot be exported"), "{e}");
+}
+
+/// A stand-in genesis: the real one is rendered by the binary with dyno-node's writer
+/// (and checked there by the node's parser); the exporter only carries its text.
+const GENESIS: &str = "network = \"mini-torus\"\nslot_ms = 1000\n";
+
+#[test]
+fn the_reference_node_runs_with_a_config_per_member_naming_peers_by_host_name() {
+    let s = spec(None);
+    let yaml = kubernetes(&s, "dyno:1", Some(ReferenceGenesis(GENESIS))).unwrap();
+    assert!(
+        yaml.contains("\"genesis.toml\": |\n    network = \"mini-torus\"\n"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("exec dyno node run --quiet --config /etc/dyno/$(hostname).toml"));
+    // Every node's config, with each topology peer by its pod's DNS name.
+    for n in &s.nodes {
+        let head = format!("\"{}.toml\": |\n    # {} of cluster", pod(&s, n.id), n.name);
+        assert!(yaml.contains(&head), "{head}");
+        for p in s.topology.peers(n.id) {
+            let addr = format!("addr = \"{}.mini-torus:31000\"", pod(&s, p));
+            assert!(yaml.contains(&addr), "{addr}");
+        }
+    }
+    assert!(
+        !yaml.contains(".env\": |"),
+        "no environment files for the reference node"
+    );
+    let hcl = nomad(&s, "dyno:1", Some(ReferenceGenesis(GENESIS))).unwrap();
+    assert_eq!(
+        hcl.matches("destination = \"local/genesis.toml\"").count(),
+        3
+    );
+    assert!(hcl.contains("{{ range nomadService \"mini-torus-us-east-1-0\" }}\n        [[peers]]\n        id = \"n1\"\n        addr = \"{{ .Address }}:{{ .Port }}\""), "{hcl}");
+    assert!(hcl.contains("--config /local/node.toml"));
+    // Without the genesis the reference node still cannot be exported.
+    assert!(kubernetes(&s, "dyno:1", None).is_err());
 }
 
 #[test]
@@ -55,7 +94,7 @@ fn the_shell_command_quotes_literals_and_expands_placeholders() {
 
 #[test]
 fn kubernetes_has_a_statefulset_per_region_and_an_env_file_per_pod() {
-    let yaml = kubernetes(&spec(Some(NODE)), "registry.example/node:1").unwrap();
+    let yaml = kubernetes(&spec(Some(NODE)), "registry.example/node:1", None).unwrap();
     assert_eq!(yaml.matches("\"kind\": \"StatefulSet\"").count(), 3);
     assert_eq!(yaml.matches("\"replicas\": 3").count(), 3);
     assert_eq!(yaml.matches("\"clusterIP\": \"None\"").count(), 1);
@@ -77,7 +116,7 @@ fn kubernetes_has_a_statefulset_per_region_and_an_env_file_per_pod() {
 
 #[test]
 fn nomad_has_a_group_per_region_with_a_region_constraint() {
-    let hcl = nomad(&spec(Some(NODE)), "node:1").unwrap();
+    let hcl = nomad(&spec(Some(NODE)), "node:1", None).unwrap();
     assert_eq!(hcl.matches("\n  group ").count(), 3);
     assert!(hcl.contains("group \"us-east-1\" {\n    count = 3"));
     assert!(hcl.contains("attribute = \"${meta.region}\"\n      value     = \"us-east-1\""));
@@ -101,11 +140,39 @@ fn kubectl_decodes_the_manifests() {
     };
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cluster.yaml");
-    std::fs::write(&file, kubernetes(&spec(Some(NODE)), "node:1").unwrap()).unwrap();
-    let out = Command::new(kubectl)
+    let reference = kubernetes(&spec(None), "dyno:1", Some(ReferenceGenesis(GENESIS))).unwrap();
+    for manifests in [
+        reference,
+        kubernetes(&spec(Some(NODE)), "node:1", None).unwrap(),
+    ] {
+        std::fs::write(&file, manifests).unwrap();
+        decodes(&kubectl, &file);
+    }
+    // A manifest with a wrong type is refused, so the check can fail.
+    let broken = std::fs::read_to_string(&file).unwrap().replacen(
+        "\"replicas\": 3",
+        "\"replicas\": \"three\"",
+        1,
+    );
+    std::fs::write(&file, broken).unwrap();
+    let out = Command::new(&kubectl)
         .args(["set", "env", "--local", "-o", "yaml", "DYNO_CHECK=1", "-f"])
         .arg(&file)
         .env("KUBECONFIG", dir.path().join("none"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unable to decode") && stderr.contains("replicas"),
+        "{stderr}"
+    );
+}
+
+fn decodes(kubectl: &Path, file: &Path) {
+    let out = Command::new(kubectl)
+        .args(["set", "env", "--local", "-o", "yaml", "DYNO_CHECK=1", "-f"])
+        .arg(file)
+        .env("KUBECONFIG", file.with_file_name("none"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -128,24 +195,6 @@ fn kubectl_decodes_the_manifests() {
         stdout.matches("name: DYNO_CHECK").count(),
         3,
         "{stdout}{stderr}"
-    );
-    // A manifest with a wrong type is refused, so the check above can fail.
-    let broken = std::fs::read_to_string(&file).unwrap().replacen(
-        "\"replicas\": 3",
-        "\"replicas\": \"three\"",
-        1,
-    );
-    std::fs::write(&file, broken).unwrap();
-    let out = Command::new(which("kubectl").unwrap())
-        .args(["set", "env", "--local", "-o", "yaml", "DYNO_CHECK=1", "-f"])
-        .arg(&file)
-        .env("KUBECONFIG", dir.path().join("none"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("unable to decode") && stderr.contains("replicas"),
-        "{stderr}"
     );
 }
 
