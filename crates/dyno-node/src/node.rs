@@ -17,12 +17,15 @@ use serde_json::json;
 
 use dyno_pipeline::forge::{ForgeConfig, TileForge};
 
-use crate::block::{hex, Block, Entry, Header};
+use crate::block::{hex, Block, Header};
 use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
 use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
+
+mod leader;
+mod relay;
 
 /// Longest the loop sleeps without looking at the stop flag.
 const WAKE: Duration = Duration::from_millis(250);
@@ -121,8 +124,7 @@ pub struct Counters {
     pub relay_frames: u64,
     /// Blocks the pipeline's tiles forged.
     pub forged_by_tiles: u64,
-    /// Slots the tiles could not forge, forged by the sequential bank instead (see
-    /// [`TileForgeFailure`] for why, in the last one).
+    /// Slots the tiles could not forge, forged by the sequential bank instead.
     pub forge_fallbacks: u64,
     /// Why the tiles last failed to forge, if they ever did.
     pub last_forge_fallback: Option<String>,
@@ -203,9 +205,6 @@ pub struct Node {
     /// The pipeline's tiles ([`ForgeMode::Tiles`]), started when the loop starts.
     tiles: Option<TileForge>,
 }
-
-/// Why the tiles did not forge a slot.
-pub type TileForgeFailure = String;
 
 impl Node {
     /// A node at genesis. `status` is refreshed after every input (the metrics endpoint
@@ -393,167 +392,6 @@ impl Node {
             }
         }
         n
-    }
-
-    /// Forges the block of `slot` from the snapshot `txs`: with the tiles when they
-    /// run, else (or when they fail) with the sequential bank.
-    fn forge(&mut self, slot: u64, scheduled_ns: u64, txs: Vec<Vec<u8>>) -> Option<Checked> {
-        let base = self.chain.forge_base(slot)?;
-        let Some(tiles) = self.tiles.as_mut() else {
-            return self.chain.forge(slot, &self.opts.id, txs);
-        };
-        let txs = self.chain.admissible(txs);
-        // The block must leave within its slot: the tiles are fed until half of it and
-        // finish what they were fed (at most IN_FLIGHT transactions) by its end.
-        let at = |ns: u64| Instant::now() + Duration::from_nanos(ns.saturating_sub(now_ns()));
-        let feed_until = at(scheduled_ns + self.genesis.slot_ns() / 2);
-        let give_up = at(scheduled_ns + self.genesis.slot_ns());
-        let sealed = tiles
-            .forge(&base.balances, base.poh_start, &txs, feed_until, give_up)
-            .map_err(|e| e.to_string())
-            .and_then(|f| {
-                let unrecorded = f.unrecorded as u64;
-                let entries = f
-                    .entries
-                    .into_iter()
-                    .map(|e| Entry {
-                        num_hashes: e.num_hashes,
-                        hash: e.hash,
-                        txs: e.txs,
-                    })
-                    .collect();
-                // The header's state hash is the one a follower's replay reaches; a
-                // chain that replay does not reproduce is not sent.
-                self.chain
-                    .seal(slot, &self.opts.id, &base, entries)
-                    .map(|c| (c, unrecorded))
-                    .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))
-            });
-        match sealed {
-            Ok((c, unrecorded)) => {
-                self.counters.forged_by_tiles += 1;
-                self.counters.forge_unrecorded += unrecorded;
-                Some(c)
-            }
-            Err(why) => {
-                self.fall_back(why);
-                self.chain.forge(slot, &self.opts.id, txs)
-            }
-        }
-    }
-
-    fn fall_back(&mut self, why: String) {
-        self.counters.forge_fallbacks += 1;
-        self.counters.last_forge_fallback = Some(why);
-    }
-
-    /// Queues `tx` for every peer but `except`; a peer's batch leaves when full, the
-    /// rest within [`RELAY_FLUSH`].
-    fn relay(&mut self, tx: Vec<u8>, except: Option<&str>) {
-        let mut full = Vec::new();
-        for p in &self.opts.peers {
-            if Some(p.as_str()) == except {
-                continue;
-            }
-            let (txs, bytes) = self.relay.entry(p.clone()).or_default();
-            *bytes += tx.len() + 2;
-            txs.push(tx.clone());
-            if *bytes >= RELAY_BATCH_BYTES {
-                full.push(p.clone());
-            }
-        }
-        for p in full {
-            self.send_batch(&p);
-        }
-        if self.relay_due.is_none() && self.relay.values().any(|(t, _)| !t.is_empty()) {
-            self.relay_due = Some(Instant::now() + RELAY_FLUSH);
-        }
-    }
-
-    fn send_batch(&mut self, peer: &str) {
-        let Some((txs, _)) = self.relay.remove(peer) else {
-            return;
-        };
-        if txs.is_empty() {
-            return;
-        }
-        let n = txs.len() as u64;
-        if self.transport.send(peer, Message::Txs(txs).encode()) {
-            self.counters.relayed += n;
-            self.counters.relay_frames += 1;
-        }
-    }
-
-    fn flush_relay_if_due(&mut self) {
-        if self.relay_due.is_some_and(|d| Instant::now() >= d) {
-            self.flush_relay();
-        }
-    }
-
-    fn flush_relay(&mut self) {
-        let peers: Vec<String> = self.relay.keys().cloned().collect();
-        for p in peers {
-            self.send_batch(&p);
-        }
-        self.relay_due = None;
-    }
-
-    /// Leads `slot`: the forging loop, each step logged (Cardano's forging metrics).
-    fn lead(&mut self, slot: u64, loop_start_ns: u64) {
-        let scheduled = self.genesis.slot_start_ns(slot);
-        let log = self.log.clone();
-        log.event_at(
-            "slot_start",
-            loop_start_ns,
-            json!({"slot": slot, "scheduled_ns": scheduled}),
-        );
-        let t_check = now_ns();
-        log.event("leadership_checked", json!({"slot": slot, "leader": true}));
-        let _tip = self.chain.tip();
-        let t_tick = now_ns();
-        log.event("ticked", json!({"slot": slot}));
-        let txs = self.mempool.snapshot(self.opts.max_block_txs);
-        let t_snap = now_ns();
-        log.event("snapshot", json!({"slot": slot, "txs": txs.len()}));
-        // None when the tip is already at this slot or later (a clock step back): a
-        // block there could only be refused.
-        let Some(c) = self.forge(slot, scheduled, txs) else {
-            return;
-        };
-        let bytes = Arc::new(c.block.encode());
-        let h = c.block.header.clone();
-        let t_forged = now_ns();
-        log.event(
-            "forged",
-            json!({"slot": slot, "block": hex(&c.hash), "height": h.height,
-                   "parent": hex(&h.parent), "txs": h.tx_count, "bytes": bytes.len()}),
-        );
-        self.counters.forged += 1;
-        let hash = c.hash;
-        self.adopt(c, bytes);
-        let t_adopted = now_ns();
-        self.broadcast(&Message::Header(h.encode()), None);
-        log.event("announced", json!({"slot": slot, "block": hex(&hash)}));
-        let s = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;
-        self.counters.last_forge_stages_s = [
-            s(loop_start_ns, t_check),
-            s(t_check, t_tick),
-            s(t_tick, t_snap),
-            s(t_snap, t_forged),
-            s(t_forged, t_adopted),
-        ];
-        let st = self.counters.last_forge_stages_s;
-        log.line(&json!({
-            "kind": "block",
-            "t": loop_start_ns.saturating_sub(self.genesis.genesis_time_ns()) as f64 / 1e9,
-            "slot": slot,
-            "txs": h.tx_count,
-            "stage_leader_check_s": st[0],
-            "stage_ticking_s": st[1],
-            "stage_snapshot_s": st[2],
-            "stage_forged_s": st[3],
-            "stage_adopted_s": st[4],
-        }));
     }
 
     /// Stores a valid block. If it joins the best chain, it and every block a fork
