@@ -182,3 +182,27 @@ fn links_slower_than_a_slot_fork_and_every_node_converges() {
     let forged = sa.counters.forged + sb.counters.forged + sc.counters.forged;
     assert!(forged as usize >= sa.chain.len());
 }
+
+#[test]
+fn every_listener_is_bound_before_the_first_peer_is_dialed() {
+    use std::net::{TcpListener, UdpSocket};
+    let g = genesis("bind-order", now_ns() / 1_000_000 + 60_000);
+    // "b" is a plain listener: node "a" (the smaller id) dials it as soon as it starts.
+    let peer = TcpListener::bind("127.0.0.1:0").unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let ingress = udp.local_addr().unwrap();
+    drop(udp);
+    let mut cfg = config("a", &[("b", peer.local_addr().unwrap())], None, true);
+    cfg.ingress_listen = Some(ingress);
+    let node = std::thread::spawn(move || RunningNode::start(&cfg, g).unwrap());
+    let (_dialed, _) = peer.accept().unwrap();
+    // The dial has arrived: the QUIC ingress must hold its port already.
+    let taken = UdpSocket::bind(ingress).is_err();
+    let node = node.join().unwrap();
+    assert!(
+        taken,
+        "the ingress was not bound when the node dialed its peer"
+    );
+    assert_eq!(node.ingress_addr, Some(ingress));
+    node.stop();
+}
