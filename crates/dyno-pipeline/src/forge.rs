@@ -8,12 +8,13 @@
 //! tiles work on: the balances of the block being built on (the node may have adopted
 //! other leaders' blocks since its last slot, or switched forks) and the PoH chain's
 //! start (the parent's last entry). Dedup, pack, the banks and poh hold that state, so
-//! each runs inside a [`Renewed`] wrapper that builds a fresh tile value (no thread,
+//! each runs inside a `SlotTile` wrapper that builds a fresh tile value (no thread,
 //! no link: only the struct) when the forge announces a new slot, on its own thread,
 //! before any transaction of that slot reaches it. Verify holds no slot state and runs
 //! as it is.
 //!
-//! Poh hashes only while a slot is being forged, so an idle node spends no core on it.
+//! Poh hashes only while a slot is being forged, and between slots every tile dozes
+//! ([`BETWEEN_SLOTS`]), so an idle node spends next to no core on its tiles.
 //! Entries come back in the order the poh tile recorded them, each with its hash count,
 //! its hash, and per transaction the bank's status, so the caller can seal a block
 //! whose PoH chain any follower recomputes by replaying it sequentially.
@@ -160,33 +161,55 @@ struct Control {
 
 type Make<T> = Box<dyn FnMut(&Setup) -> T + Send>;
 
-/// A tile whose value is rebuilt, on its own thread, when the forge starts a slot.
-struct Renewed<T> {
+/// How long a tile sleeps each loop between slots. The node forges a few hundred
+/// milliseconds of a slot at most: the rest of the time its six tile threads wake 500
+/// times a second each instead of 5,000 (the stem's park), which matters when dozens
+/// of nodes share a machine; a slot's start waits at most this long for them.
+pub const BETWEEN_SLOTS: Duration = Duration::from_millis(2);
+
+/// A tile that follows the forge's slots: rebuilt on its own thread when a slot starts
+/// (if it holds slot state: `make`), and dozing between slots.
+struct SlotTile<T> {
     inner: T,
-    make: Make<T>,
+    make: Option<Make<T>>,
     control: Arc<Control>,
     seen: u64,
     /// Works only while a slot is forged (poh: no hashing between slots).
     only_while_forging: bool,
 }
 
-impl<T: Tile> Renewed<T> {
-    fn new(mut make: Make<T>, control: &Arc<Control>, only_while_forging: bool) -> Self {
+impl<T: Tile> SlotTile<T> {
+    /// A tile rebuilt by `make` at every slot.
+    fn renewed(mut make: Make<T>, control: &Arc<Control>, only_while_forging: bool) -> Self {
         let setup = control
             .setup
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        Renewed {
+        SlotTile {
             inner: make(&setup),
-            make,
+            make: Some(make),
             control: control.clone(),
             seen: control.generation.load(Ordering::Acquire),
             only_while_forging,
         }
     }
 
+    /// A tile without slot state, kept as it is.
+    fn steady(inner: T, control: &Arc<Control>) -> Self {
+        SlotTile {
+            inner,
+            make: None,
+            control: control.clone(),
+            seen: 0,
+            only_while_forging: false,
+        }
+    }
+
     fn renew(&mut self) {
+        let Some(make) = self.make.as_mut() else {
+            return;
+        };
         let g = self.control.generation.load(Ordering::Acquire);
         if g == self.seen {
             return;
@@ -197,21 +220,24 @@ impl<T: Tile> Renewed<T> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        self.inner = (self.make)(&setup);
+        self.inner = make(&setup);
         self.seen = g;
         self.control.renewed.fetch_add(1, Ordering::AcqRel);
     }
 }
 
-impl<T: Tile> Tile for Renewed<T> {
+impl<T: Tile> Tile for SlotTile<T> {
     fn burst(&self) -> u64 {
         self.inner.burst()
     }
 
     fn after_credit(&mut self, out: &mut Outputs) -> bool {
         self.renew();
-        if self.only_while_forging && !self.control.forging.load(Ordering::Acquire) {
-            return false;
+        if !self.control.forging.load(Ordering::Acquire) {
+            std::thread::sleep(BETWEEN_SLOTS);
+            if self.only_while_forging {
+                return false;
+            }
         }
         self.inner.after_credit(out)
     }
@@ -344,7 +370,9 @@ impl TileForge {
         let sopts = StemOptions {
             idle: cfg.idle,
             lazy_ns: StemOptions::lazy_for_depth(depth),
-            accounting: false,
+            // On: the stem reads the clock every iteration and so sees a stop at once;
+            // off, it looks every 64 iterations, 128 ms with the doze between slots.
+            accounting: true,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let mut forge = TileForge {
@@ -358,7 +386,7 @@ impl TileForge {
             buf: Vec::with_capacity(MAX_ENV),
         };
         for (i, out) in verify_out.iter().enumerate() {
-            let v = Verify::new(i, nv, cfg.verify_batch, false);
+            let v = SlotTile::steady(Verify::new(i, nv, cfg.verify_batch, false), &control);
             let stem = Stem::new(
                 v,
                 vec![in_link(&feed, i)?],
@@ -369,7 +397,7 @@ impl TileForge {
             forge.spawn(&format!("forge-verify{i}"), stem)?;
         }
         let dd = cfg.dedup_depth;
-        let dedup = Renewed::new(
+        let dedup = SlotTile::renewed(
             Box::new(move |_: &Setup| Dedup::new(dd, false)),
             &control,
             false,
@@ -382,7 +410,7 @@ impl TileForge {
             Stem::new(dedup, ins, vec![out_link(&dedup_out)], None, sopts.clone()),
         )?;
         let pcfg = cfg.pack.clone();
-        let pack = Renewed::new(
+        let pack = SlotTile::renewed(
             Box::new(move |s: &Setup| Pack::new(&pcfg, nb, s.shared.clone(), false)),
             &control,
             false,
@@ -398,7 +426,7 @@ impl TileForge {
             ),
         )?;
         for (i, out) in bank_out.iter().enumerate() {
-            let bank = Renewed::new(
+            let bank = SlotTile::renewed(
                 Box::new(move |s: &Setup| Bank::new(i, s.shared.clone(), false)),
                 &control,
                 false,
@@ -413,7 +441,7 @@ impl TileForge {
             forge.spawn(&format!("forge-bank{i}"), stem)?;
         }
         let pohcfg = cfg.poh.clone();
-        let poh = Renewed::new(
+        let poh = SlotTile::renewed(
             Box::new(move |s: &Setup| Poh::new(&pohcfg, s.poh_start, s.shared.clone(), true)),
             &control,
             true,
@@ -431,7 +459,7 @@ impl TileForge {
         forge.spawn(
             "forge-collect",
             Stem::new(
-                Collect { entries: tx },
+                SlotTile::steady(Collect { entries: tx }, &control),
                 vec![in_link(&poh_out, 0)?],
                 Vec::new(),
                 None,
