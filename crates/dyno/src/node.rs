@@ -267,11 +267,15 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             let f = &s.fates;
             writeln!(
                 out,
-                "node {}: height {}, tip {}, state {}\nblocks: forged {}, adopted {}, rejected {:?}\nclient transactions: received {}, executed {}, failed {}, duplicate {}, invalid signature {}, malformed {}, dropped full {}, in flight {}",
-                cfg.id, s.height, s.tip, s.state_hash, s.counters.forged, s.counters.adopted,
+                "node {}: height {}, tip {}, state {}\nblocks: forged {} ({} by the tiles, {} by the sequential bank after the tiles failed), adopted {}, rejected {:?}\nclient transactions: received {}, executed {}, failed {}, duplicate {}, invalid signature {}, malformed {}, dropped full {}, in flight {}",
+                cfg.id, s.height, s.tip, s.state_hash, s.counters.forged,
+                s.counters.forged_by_tiles, s.counters.forge_fallbacks, s.counters.adopted,
                 s.counters.rejected, f.received, f.executed, f.failed, f.duplicate,
                 f.invalid_signature, f.malformed, f.dropped_full, f.in_flight
             )?;
+            if let Some(why) = &s.counters.last_forge_fallback {
+                writeln!(out, "last tile forge failure: {why}")?;
+            }
             if let Some(c) = ingress {
                 writeln!(
                     out,

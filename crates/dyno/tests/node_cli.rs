@@ -378,7 +378,20 @@ fn sigterm_stops_a_node_cleanly_with_its_log_flushed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("node n1: height"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("node n1: height"), "{stdout}");
+    // Every block it forged came out of the pipeline's tiles (the default forge).
+    let blocks: Vec<&str> = stdout
+        .lines()
+        .find(|l| l.starts_with("blocks: forged"))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(blocks[2], blocks[3].trim_start_matches('('), "{stdout}");
+    assert_eq!(
+        blocks[7], "0",
+        "no fallback to the sequential bank: {stdout}"
+    );
     let log = dir.path().join("n1.jsonl");
     assert_eq!(events(&log, "started").len(), 1);
     assert!(
