@@ -112,6 +112,9 @@ pub struct ClusterSpec {
     pub command: NodeCommand,
     /// Threads each node keeps busy (for the cores warning).
     pub threads_per_node: u32,
+    /// How the reference node forges (`"tiles"` or `"sequential"`, written into each
+    /// node's config); `None` leaves the node's own default (the tiles).
+    pub forge: Option<String>,
     /// How long the launcher waits for a node's `/ready`, seconds.
     pub ready_timeout_s: u64,
     /// Every node, by id.
@@ -182,6 +185,7 @@ struct RawCluster {
 struct RawNode {
     command: Option<Spanned<Vec<String>>>,
     threads: Option<Spanned<u32>>,
+    forge: Option<Spanned<String>>,
     ready_timeout_s: Option<Spanned<u64>>,
     ready_url: Option<Spanned<String>>,
 }
@@ -345,6 +349,26 @@ impl ClusterSpec {
             ));
         }
         let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
+        let forge = match raw.node.as_ref().and_then(|n| n.forge.as_ref()) {
+            None => None,
+            Some(f) if command != NodeCommand::Reference => {
+                return Err(cx.err(
+                    f.span().start,
+                    "node.forge",
+                    "is a setting of the reference node: leave it out with node.command",
+                ))
+            }
+            Some(f) if ["tiles", "sequential"].contains(&f.get_ref().as_str()) => {
+                Some(f.get_ref().clone())
+            }
+            Some(f) => {
+                return Err(cx.err(
+                    f.span().start,
+                    "node.forge",
+                    format!("{:?} is not one of \"tiles\", \"sequential\"", f.get_ref()),
+                ))
+            }
+        };
         let ready_timeout_s = match raw.node.as_ref().and_then(|n| n.ready_timeout_s.as_ref()) {
             Some(t) if *t.get_ref() == 0 => {
                 return Err(cx.err(t.span().start, "node.ready_timeout_s", "must be at least 1"))
@@ -412,6 +436,7 @@ impl ClusterSpec {
             base_port: base,
             command,
             threads_per_node,
+            forge,
             ready_timeout_s,
             nodes,
             regions,

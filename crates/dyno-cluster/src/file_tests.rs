@@ -228,3 +228,35 @@ fn extract_rules_are_refused_for_the_reference_node() {
         other => panic!("expected a file error, got {other:?}"),
     }
 }
+
+#[test]
+fn forge_chooses_how_the_reference_node_forges_and_nothing_else() {
+    assert_eq!(
+        parse(EXAMPLE).unwrap().forge,
+        None,
+        "the node's own default"
+    );
+    let seq = EXAMPLE.replacen("# forge = \"sequential\"", "forge = \"sequential\"", 1);
+    let spec = parse(&seq).unwrap();
+    assert_eq!(spec.forge.as_deref(), Some("sequential"));
+    let config: toml::Table = toml::from_str(&crate::launch::node_config(&spec, 0)).unwrap();
+    assert_eq!(config["forge"].as_str(), Some("sequential"));
+
+    let (line, key, message) = error_of("# forge = \"sequential\"", "forge = \"threads\"");
+    assert_eq!(line, line_of("# forge = \"sequential\"", EXAMPLE));
+    assert_eq!(key, "node.forge");
+    assert!(message.contains("\"tiles\""), "{message}");
+
+    let own = seq.replacen(
+        "# command = [\"/usr/local/bin/mynode\"",
+        "command = [\"sh\"]\n# [",
+        1,
+    );
+    match parse(&own) {
+        Err(ClusterError::File(d)) => {
+            assert_eq!(d.key.as_deref(), Some("node.forge"));
+            assert!(d.message.contains("reference node"), "{}", d.message);
+        }
+        other => panic!("expected node.forge refused with a command, got {other:?}"),
+    }
+}

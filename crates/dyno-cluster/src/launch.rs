@@ -602,6 +602,9 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
         n.name,
         n.name
     );
+    if let Some(forge) = &spec.forge {
+        s.push_str(&format!("forge = \"{forge}\"\n"));
+    }
     for p in spec.topology.peers(id) {
         let latency = spec.regions[n.region].latency_ms[spec.nodes[p].region];
         s.push_str(&format!(

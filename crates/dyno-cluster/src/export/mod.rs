@@ -67,8 +67,12 @@ peer_listen = \"0.0.0.0:{l}\"
 ingress_listen = \"0.0.0.0:{i}\"
 metrics_listen = \"0.0.0.0:{m}\"
 node_log = \"{log_dir}/{name}.jsonl\"
-",
-        spec.name
+{forge}",
+        spec.name,
+        forge = spec
+            .forge
+            .as_ref()
+            .map_or(String::new(), |f| format!("forge = \"{f}\"\n"))
     )
 }
 
