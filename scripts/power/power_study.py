@@ -189,7 +189,7 @@ def main():
           f"{args.rounds} rounds (warm-up {args.warmup_s} s, window {args.measure_s} s, "
           f"rate {args.rate}/s, noise band {args.noise_band}); Holm over every metric and "
           f"candidate of a trial. Flagged = any verdict (regression or improvement).")
-    header = f"{'condition':<11} {'metric':<22} {'test':<9} {'flagged':>9} {'rate':>6} {'median ratio':>13}"
+    header = f"{'condition':<11} {'metric':<22} {'test':<11} {'flagged':>9} {'rate':>6} {'median ratio':>13}"
     print(header)
     print("-" * len(header))
     for cond, _ in CONDITIONS:
@@ -200,7 +200,7 @@ def main():
                     continue
                 rs = sorted(ratios)
                 med = f"{rs[len(rs) // 2]:.4f}" if rs else "-"
-                print(f"{cond:<11} {metric:<22} {test:<9} {f:>4} / {n:<2} {100.0 * f / n:>5.0f}% {med:>13}")
+                print(f"{cond:<11} {metric:<22} {test:<11} {f:>4} / {n:<2} {100.0 * f / n:>5.0f}% {med:>13}")
     print()
     print(f"calibration {t1 - t0:.0f} s, comparison {t2 - t1:.0f} s, reports {time.time() - t2:.0f} s; "
           f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired)")
