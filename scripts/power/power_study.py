@@ -8,8 +8,8 @@
    R rounds of the `value` workload.
 3. Splits the stored rounds into disjoint trials of T rounds (`dyno compare report
    --rounds A..B`), judges each trial with the unpaired and the paired test, and prints,
-   per condition, metric and test, how often the change was flagged: power for +3/5/10%,
-   the false-positive rate for A/A (any verdict, either direction, counts as flagged).
+   per condition, metric and test, how often the change was flagged: power for +3/5/10%
+   (a regression verdict), the false-positive rate for A/A (any verdict, either way).
 
 Everything is measured by dyno itself; this script only writes comparison files, runs
 dyno and counts verdicts. Its store is a fresh SQLite file in --out, so it never mixes
@@ -138,6 +138,8 @@ def main():
     ap.add_argument("--calibration-rounds", type=int, default=6)
     ap.add_argument("--n", default=None,
                     help="skip calibration: N for +3,+5,+10%% as A,B,C (e.g. from an earlier run)")
+    ap.add_argument("--tabulate-only", action="store_true",
+                    help="only judge the trials of the comparison stored in --out by an earlier run")
     args = ap.parse_args()
     if args.rounds < args.trial_rounds:
         die(f"--rounds {args.rounds} is less than one trial of --trial-rounds {args.trial_rounds}")
@@ -145,6 +147,12 @@ def main():
         die(f"--dyno {args.dyno}: not an executable (cargo build --release -p dyno)")
     os.makedirs(args.out, exist_ok=True)
     t0 = time.time()
+    db = os.path.join(args.out, "results.db")
+    if args.tabulate_only:
+        if not os.path.exists(db):
+            die(f"--tabulate-only: no store {db} (run the study first)")
+        tabulate(args, db)
+        return
     if args.n:
         try:
             a, b, c = (int(x) for x in args.n.split(","))
@@ -155,7 +163,6 @@ def main():
         ns = calibrate(args)
     print("N per condition: " + ", ".join(f"{k} = {v}" for k, v in ns.items()))
 
-    db = os.path.join(args.out, "results.db")
     if os.path.exists(db):
         os.remove(db)
     path = os.path.join(args.out, "power.toml")
@@ -164,7 +171,12 @@ def main():
     t1 = time.time()
     run([args.dyno, "compare", "run", path, "--fresh", "--format", "json"], db)
     t2 = time.time()
+    tabulate(args, db)
+    print(f"calibration {t1 - t0:.0f} s, comparison {t2 - t1:.0f} s, reports {time.time() - t2:.0f} s")
 
+
+def tabulate(args, db):
+    """Judges every trial of the stored comparison with every test and prints the counts."""
     trials = [(a, a + args.trial_rounds) for a in range(0, args.rounds - args.trial_rounds + 1, args.trial_rounds)]
     # flagged[(condition, metric, test)] = (flagged trials, judged trials, ratios)
     flagged = {}
@@ -174,7 +186,12 @@ def main():
             anything = {}
             for v in vs:
                 key = (v["candidate"], v["metric"], test)
-                hit = v["verdict"] != "no_significant_change"
+                # Power counts regressions (the direction of the injected work); the
+                # A/A pair's false positives count any verdict.
+                if v["candidate"] == "base-again":
+                    hit = v["verdict"] != "no_significant_change"
+                else:
+                    hit = v["verdict"] == "regression"
                 anything[v["candidate"]] = anything.get(v["candidate"], False) or hit
                 if v["metric"] in METRICS:
                     f, n, ratios = flagged.get(key, (0, 0, []))
@@ -188,7 +205,7 @@ def main():
     print(f"{len(trials)} disjoint trials of {args.trial_rounds} rounds from one comparison of "
           f"{args.rounds} rounds (warm-up {args.warmup_s} s, window {args.measure_s} s, "
           f"rate {args.rate}/s, noise band {args.noise_band}); Holm over every metric and "
-          f"candidate of a trial. Flagged = any verdict (regression or improvement).")
+          f"candidate of a trial. Flagged: a regression (+N%), any verdict (A/A).")
     header = f"{'condition':<11} {'metric':<22} {'test':<11} {'flagged':>9} {'rate':>6} {'median ratio':>13}"
     print(header)
     print("-" * len(header))
@@ -202,8 +219,7 @@ def main():
                 med = f"{rs[len(rs) // 2]:.4f}" if rs else "-"
                 print(f"{cond:<11} {metric:<22} {test:<11} {f:>4} / {n:<2} {100.0 * f / n:>5.0f}% {med:>13}")
     print()
-    print(f"calibration {t1 - t0:.0f} s, comparison {t2 - t1:.0f} s, reports {time.time() - t2:.0f} s; "
-          f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired)")
+    print(f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired)")
 
 
 if __name__ == "__main__":
