@@ -13,8 +13,9 @@
 //! before any transaction of that slot reaches it. Verify holds no slot state and runs
 //! as it is.
 //!
-//! Poh hashes only while a slot is being forged, and between slots every tile dozes
-//! ([`BETWEEN_SLOTS`]), so an idle node spends next to no core on its tiles.
+//! Poh hashes only while a slot is being forged, and between slots every tile sleeps on
+//! a condition variable until the forge rings it (a new slot, forging, or stop), so an
+//! idle node's tiles cost no core at all: dozens of nodes can share a machine.
 //! Entries come back in the order the poh tile recorded them, each with its hash count,
 //! its hash, and per transaction the bank's status, so the caller can seal a block
 //! whose PoH chain any follower recomputes by replaying it sequentially.
@@ -22,7 +23,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -157,15 +158,28 @@ struct Control {
     renewed: AtomicUsize,
     /// Poh hashes only while this is raised.
     forging: AtomicBool,
+    /// Raised when the threads are to stop (the stems' own flag is not ours to wait on).
+    stopping: AtomicBool,
+    /// Where tiles sleep between slots; rung (under `bell`) after every change above.
+    bell: Mutex<()>,
+    ring: Condvar,
+}
+
+impl Control {
+    /// Wakes every sleeping tile. Taking the lock orders the ring after the change the
+    /// caller just stored, so a tile that checked its condition before the change is
+    /// already waiting and hears it.
+    fn ring(&self) {
+        let _held = self.bell.lock().unwrap_or_else(|p| p.into_inner());
+        self.ring.notify_all();
+    }
 }
 
 type Make<T> = Box<dyn FnMut(&Setup) -> T + Send>;
 
-/// How long a tile sleeps each loop between slots. The node forges a few hundred
-/// milliseconds of a slot at most: the rest of the time its six tile threads wake 500
-/// times a second each instead of 5,000 (the stem's park), which matters when dozens
-/// of nodes share a machine; a slot's start waits at most this long for them.
-pub const BETWEEN_SLOTS: Duration = Duration::from_millis(2);
+/// The longest a tile sleeps between slots without being rung: a safety net only (every
+/// change a tile waits for rings it), so a lost wake-up costs at most this.
+pub const BETWEEN_SLOTS: Duration = Duration::from_millis(200);
 
 /// A tile that follows the forge's slots: rebuilt on its own thread when a slot starts
 /// (if it holds slot state: `make`), and dozing between slots.
@@ -176,7 +190,17 @@ struct SlotTile<T> {
     seen: u64,
     /// Works only while a slot is forged (poh: no hashing between slots).
     only_while_forging: bool,
+    /// Dozes [`COLLECT_DOZE`] at a time instead of waiting to be rung: the collector,
+    /// which must keep draining poh's link between slots (see [`COLLECT_DOZE`]).
+    timed_doze: bool,
 }
+
+/// The collector's doze between slots. Poh may record a few ticks after a slot ends,
+/// before it sees forging lowered; the collector passes them on while the forge waits
+/// for the next slot, and the forge drops everything collected before that slot's
+/// renewal. A collector asleep until the next slot would hand those stale ticks over
+/// inside the next slot instead, and its block would fail its own PoH check.
+const COLLECT_DOZE: Duration = Duration::from_millis(2);
 
 impl<T: Tile> SlotTile<T> {
     /// A tile rebuilt by `make` at every slot.
@@ -192,6 +216,7 @@ impl<T: Tile> SlotTile<T> {
             control: control.clone(),
             seen: control.generation.load(Ordering::Acquire),
             only_while_forging,
+            timed_doze: false,
         }
     }
 
@@ -203,7 +228,36 @@ impl<T: Tile> SlotTile<T> {
             control: control.clone(),
             seen: 0,
             only_while_forging: false,
+            timed_doze: false,
         }
+    }
+
+    /// The collector: a steady tile that dozes on a timer (see [`COLLECT_DOZE`]).
+    fn collector(inner: T, control: &Arc<Control>) -> Self {
+        SlotTile {
+            timed_doze: true,
+            ..SlotTile::steady(inner, control)
+        }
+    }
+
+    /// Sleeps until the forge rings for something this tile must act on: forging, a
+    /// new slot to renew for (tiles with slot state), or stop.
+    fn doze(&self) {
+        let c = &self.control;
+        if self.timed_doze {
+            std::thread::sleep(COLLECT_DOZE);
+            return;
+        }
+        let idle = || {
+            !c.forging.load(Ordering::Acquire)
+                && !c.stopping.load(Ordering::Acquire)
+                && (self.make.is_none() || c.generation.load(Ordering::Acquire) == self.seen)
+        };
+        let held = c.bell.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = c
+            .ring
+            .wait_timeout_while(held, BETWEEN_SLOTS, |_| idle())
+            .unwrap_or_else(|p| p.into_inner());
     }
 
     fn renew(&mut self) {
@@ -234,7 +288,7 @@ impl<T: Tile> Tile for SlotTile<T> {
     fn after_credit(&mut self, out: &mut Outputs) -> bool {
         self.renew();
         if !self.control.forging.load(Ordering::Acquire) {
-            std::thread::sleep(BETWEEN_SLOTS);
+            self.doze();
             if self.only_while_forging {
                 return false;
             }
@@ -356,6 +410,9 @@ impl TileForge {
             })),
             renewed: AtomicUsize::new(0),
             forging: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            bell: Mutex::new(()),
+            ring: Condvar::new(),
         });
         let feed = heap(depth, MAX_ENV, nv)?;
         let verify_out: Vec<HeapLink> = (0..nv)
@@ -371,7 +428,7 @@ impl TileForge {
             idle: cfg.idle,
             lazy_ns: StemOptions::lazy_for_depth(depth),
             // On: the stem reads the clock every iteration and so sees a stop at once;
-            // off, it looks every 64 iterations, 128 ms with the doze between slots.
+            // off, it looks only every 64 iterations (a dozing tile is rung at a stop).
             accounting: true,
         };
         let stop = Arc::new(AtomicBool::new(false));
@@ -459,7 +516,7 @@ impl TileForge {
         forge.spawn(
             "forge-collect",
             Stem::new(
-                SlotTile::steady(Collect { entries: tx }, &control),
+                SlotTile::collector(Collect { entries: tx }, &control),
                 vec![in_link(&poh_out, 0)?],
                 Vec::new(),
                 None,
@@ -511,6 +568,7 @@ impl TileForge {
         });
         self.control.renewed.store(0, Ordering::SeqCst);
         self.control.generation.fetch_add(1, Ordering::SeqCst);
+        self.control.ring();
         while self.control.renewed.load(Ordering::Acquire) < self.renewable {
             if Instant::now() >= give_up {
                 return Err(ForgeError::NotRenewed);
@@ -526,6 +584,7 @@ impl TileForge {
             }
         }
         self.control.forging.store(true, Ordering::SeqCst);
+        self.control.ring();
         let result = self.run_slot(txs, &by_sig, feed_until, give_up);
         self.control.forging.store(false, Ordering::SeqCst);
         let (entries, fed) = result?;
@@ -616,6 +675,8 @@ impl TileForge {
 
     fn stop_threads(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.control.stopping.store(true, Ordering::SeqCst);
+        self.control.ring();
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
