@@ -521,11 +521,30 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         _ => {}
     };
     let mut store = crate::db::open_for_writing(&a.store)?;
+    // dyno's own cost (launching, the /proc sampler over every node, reading logs and
+    // analysing): what the cluster's figures pay for being measured on the same cores.
+    let (cpu_before, wall) = (
+        dyno_proc::procfs::own_cpu_seconds(),
+        std::time::Instant::now(),
+    );
     let outcome = launch
         .run(&spec, crate::interrupt::stop_flag(), &mut progress)
         .with_context(|| format!("cluster {}", a.file.display()))?;
+    let own = OwnCost {
+        cpu_s: cpu_before
+            .zip(dyno_proc::procfs::own_cpu_seconds())
+            .map(|(a, b)| b - a),
+        wall_s: wall.elapsed().as_secs_f64(),
+    };
+    if let Some(cpu) = own.cpu_s {
+        eprintln!(
+            "dyno itself (launcher, sampler, analysis): {cpu:.2} s of CPU in {:.0} s = {:.2}% of one core",
+            own.wall_s,
+            100.0 * cpu / own.wall_s.max(1e-9)
+        );
+    }
     if let Some(store) = store.as_mut() {
-        let id = save(store, a, &spec, &outcome, debug_build)?;
+        let id = save(store, a, &spec, &outcome, &own, debug_build)?;
         eprintln!("stored as run {id}: `dyno cluster report {id}`");
     }
     for w in &outcome.warnings {
@@ -616,11 +635,18 @@ fn export_genesis(spec: &ClusterSpec, start_in: u64) -> Result<String> {
 
 /// Stores the run: one metric per propagation figure (seconds, lower is better), one
 /// sample per block (or block and peer), and in the settings what `report RUN` needs.
+/// CPU seconds the dyno process itself used during a run, and the run's wall time.
+struct OwnCost {
+    cpu_s: Option<f64>,
+    wall_s: f64,
+}
+
 fn save(
     store: &mut dyno_store::Store,
     a: &RunArgs,
     spec: &ClusterSpec,
     outcome: &dyno_cluster::launch::RunOutcome,
+    own: &OwnCost,
     debug_build: bool,
 ) -> Result<dyno_store::RunId> {
     use dyno_model::{
@@ -656,6 +682,8 @@ fn save(
             "problems": outcome.problems,
             "debug_build": debug_build,
             "build": crate::build_info::json(),
+            "dyno_cpu_s": own.cpu_s,
+            "dyno_wall_s": own.wall_s,
         }),
     };
     let mut metrics: Vec<Metric> = report
