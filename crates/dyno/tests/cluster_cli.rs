@@ -391,7 +391,7 @@ kind = "value"
 #[test]
 fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
-    let file = small_cluster(dir.path(), 43100, "threads = 1");
+    let file = small_cluster(dir.path(), 23100, "threads = 1");
     let run = dir.path().join("run");
     let db = dir.path().join("results.db");
     let out = dyno()
@@ -470,7 +470,7 @@ fn a_node_that_never_gets_ready_fails_with_its_output_and_no_process_left() {
     let dir = tempfile::tempdir().unwrap();
     let node = r#"command = ["sh", "-c", "echo booting {id}; sleep 60; echo {log}"]
 ready_timeout_s = 2"#;
-    let file = small_cluster(dir.path(), 43200, node);
+    let file = small_cluster(dir.path(), 23200, node);
     let run = dir.path().join("run");
     dyno()
         .env("DYNO_ALLOW_DEBUG_BUILD", "1")
@@ -499,7 +499,7 @@ fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
         r#"command = ["timeout", "9", "{}", "node", "run", "--quiet", "--config", "{{config}}"]"#,
         dyno_bin.display()
     );
-    let file = small_cluster(dir.path(), 43300, &node);
+    let file = small_cluster(dir.path(), 23300, &node);
     let run = dir.path().join("run");
     dyno()
         .env("DYNO_ALLOW_DEBUG_BUILD", "1")
@@ -527,7 +527,7 @@ fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
 fn no_node_outlives_a_sigkilled_dyno() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
-    let file = small_cluster(dir.path(), 43400, "threads = 1");
+    let file = small_cluster(dir.path(), 23400, "threads = 1");
     let run = dir.path().join("run");
     let mut dyno = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
         .env("DYNO_ALLOW_DEBUG_BUILD", "1")
@@ -569,7 +569,7 @@ fn no_node_outlives_a_sigkilled_dyno() {
 #[test]
 fn an_extract_rule_without_a_block_group_exits_2_before_any_node_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let file = small_cluster(dir.path(), 43700, "command = [\"/bin/sleep\", \"60\"]");
+    let file = small_cluster(dir.path(), 23700, "command = [\"/bin/sleep\", \"60\"]");
     let mut text = std::fs::read_to_string(&file).unwrap();
     text = text.replace("[workload]\nrate_tps = 10", "[workload]\nrate_tps = 0");
     text.push_str("\n[extract]\nadopted = 'committed state at (?P<ts>\\S+)'\n");
@@ -681,7 +681,7 @@ fn a_load_command_that_fails_mid_window_makes_the_run_incomplete_with_its_output
     // Nodes that are not dyno's: a small HTTP server answering the readiness probe.
     let node = r#"command = ["sh", "-c", "exec python3 -m http.server --bind 127.0.0.1 $(echo $0 | cut -d: -f2)", "{metrics}"]
 ready_url = "http://{metrics}/""#;
-    let file = small_cluster(dir.path(), 43800, node);
+    let file = small_cluster(dir.path(), 23800, node);
     let text = std::fs::read_to_string(&file).unwrap().replace(
         "kind = \"value\"",
         "command = [\"sh\", \"-c\", \"sleep 1; echo load gave up at {rate}/s; exit 3\"]",

@@ -104,7 +104,7 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 #[test]
 fn a_bad_cluster_file_is_refused_with_both_files_lines_and_keys() {
     let dir = tempfile::tempdir().unwrap();
-    tiny_cluster(dir.path(), 44600, 0);
+    tiny_cluster(dir.path(), 24600, 0);
     let cmp = comparison(dir.path(), 2);
     dyno()
         .env("TMPDIR", dir.path())
@@ -124,7 +124,7 @@ fn a_bad_cluster_file_is_refused_with_both_files_lines_and_keys() {
         .stderr(predicate::str::contains("\n3 | slot_ms = 0"));
     assert!(!dir.path().join("r.db").exists(), "nothing was stored");
     // A node_command with an unknown placeholder is the comparison file's error.
-    tiny_cluster(dir.path(), 44600, 1000);
+    tiny_cluster(dir.path(), 24600, 1000);
     let text = std::fs::read_to_string(&cmp).unwrap().replace(
         "name = \"b\"\ncluster = \"three.toml\"",
         "name = \"b\"\ncluster = \"three.toml\"\nnode_command = [\"/bin/sleep\", \"{nope}\"]",
@@ -145,7 +145,7 @@ fn a_bad_cluster_file_is_refused_with_both_files_lines_and_keys() {
 #[test]
 fn a_tiny_reference_cluster_twice_resumes_and_gives_a_verdict_per_propagation_metric() {
     let dir = tempfile::tempdir().unwrap();
-    tiny_cluster(dir.path(), 44700, 1000);
+    tiny_cluster(dir.path(), 24700, 1000);
     let cmp = comparison(dir.path(), 2);
     let db = dir.path().join("r.db");
     let needle = dir.path().display().to_string();
