@@ -155,6 +155,16 @@ fn a_small_comparison_is_stored_and_reported_again() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("99"));
+    // The flags that re-judge a stored comparison refuse what they cannot mean.
+    for (flag, value) in [("--rounds", "3..1"), ("--rounds", "x"), ("--test", "welch")] {
+        dyno()
+            .args(["compare", "report", "1", flag, value, "--db"])
+            .arg(&db)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(flag))
+            .stderr(predicate::str::contains(value));
+    }
 }
 
 #[test]
