@@ -45,6 +45,22 @@ dir = "{d}"
 #[test]
 fn bad_configs_and_sweeps_are_refused_naming_the_key_or_flag() {
     let dir = tempfile::tempdir().unwrap();
+    // The power study's knob: beyond its bound it is refused by flag and key.
+    dyno()
+        .args([
+            "node",
+            "--workload",
+            "value",
+            "--no-save",
+            "--extra-work-per-tx",
+            "1000001",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--extra-work-per-tx")
+                .and(predicate::str::contains("bank.extra_work_per_tx")),
+        );
     let p = config(dir.path(), "verify_tile_count = 0");
     dyno()
         .args(["pipeline", "bench", "--no-save", "--config"])
