@@ -73,6 +73,7 @@ mod paired;
 mod pareto;
 mod quantile;
 mod racing;
+mod racing_paired;
 mod shift;
 mod student;
 
@@ -102,6 +103,9 @@ pub use quantile::{
 pub use racing::{
     eliminations, order_settled, settled_variants, Elimination, MetricEvidence, OrderSettlement,
     RaceDecision, RacingRule,
+};
+pub use racing_paired::{
+    paired_eliminations, paired_settled, PairedGain, PairedRule, RoundSamples,
 };
 pub use shift::ratio_shift_ci;
 pub use student::{student_t_quantile, student_t_sf};

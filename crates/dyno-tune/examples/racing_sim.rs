@@ -11,13 +11,15 @@
 //! with at most a quarter of the runs) is met.
 //!
 //! ```text
-//! cargo run --release -p dyno-tune --example racing_sim [-- SEEDS [MAX_ROUNDS [MIN_EFFECT [COMMON]]]]
+//! cargo run --release -p dyno-tune --example racing_sim [-- SEEDS [MAX_ROUNDS [MIN_EFFECT [COMMON [TEST [MIN_ROUNDS [FUTILITY]]]]]]]
 //! ```
 //!
-//! Defaults: 10 seeds, 40 rounds, min_effect 0.05, COMMON 0. COMMON is the share of the
-//! noise variance that is common to every run of a round (machine drift between rounds):
-//! at 0.5 and 2% noise, each run has 1.41% noise of its own and 1.41% shared with its
-//! round. The tests are unpaired, so the shared part is simply more noise to them.
+//! Defaults: 10 seeds, 40 rounds, min_effect 0.05, COMMON 0, TEST `paired`, MIN_ROUNDS
+//! and FUTILITY the study defaults (3, 0.1). COMMON is the share of the noise variance that
+//! is common to every run of a round (machine drift between rounds): at 0.5 and 2% noise,
+//! each run has 1.41% noise of its own and 1.41% shared with its round. TEST `unpaired` is
+//! the rank-test rule (the shared part is simply more noise to it); `paired` judges
+//! per-round ratios, where the shared part cancels.
 
 use dyno_model::{Subject, SubjectKind};
 use dyno_tune::measure::{SyntheticExecutor, SyntheticMetric};
@@ -137,6 +139,21 @@ fn main() {
     let max_rounds: u32 = arg(2).and_then(|s| s.parse().ok()).unwrap_or(40);
     let min_effect: f64 = arg(3).and_then(|s| s.parse().ok()).unwrap_or(0.05);
     let common: f64 = arg(4).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let defaults = dyno_tune::RunSettings::default();
+    let paired = match arg(5).as_deref() {
+        None | Some("paired") => true,
+        Some("unpaired") => false,
+        Some(other) => {
+            eprintln!("error: TEST must be `paired` or `unpaired`, not `{other}`");
+            std::process::exit(2);
+        }
+    };
+    let min_rounds: u32 = arg(6)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(defaults.min_rounds);
+    let futility: f64 = arg(7)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(defaults.futility);
     let model = |noise: f64| {
         if common == 0.0 {
             format!("{:.0}% iid", noise * 100.0)
@@ -150,7 +167,7 @@ fn main() {
     };
     let config = RaceConfig {
         max_rounds,
-        min_rounds: 5,
+        min_rounds,
         time_budget_s: None,
         alpha: 0.05,
         min_effect,
@@ -159,10 +176,13 @@ fn main() {
         resamples: 500,
         against_front: true,
         settle_variants: true,
+        paired,
+        futility,
     };
     println!(
-        "min_rounds {}, alpha {}, min_effect {}, {} seeds per row; goal: same set in >= 90% of seeds with racing/exhaustive <= 0.25",
-        config.min_rounds, config.alpha, config.min_effect, seeds
+        "{} tests, min_rounds {}, futility {}, alpha {}, min_effect {}, {} seeds per row; goal: same set in >= 90% of seeds with racing/exhaustive <= 0.25",
+        if paired { "paired" } else { "unpaired" },
+        config.min_rounds, config.futility, config.alpha, config.min_effect, seeds
     );
     println!("| max rounds | variants | noise | runs racing | runs exhaustive | racing/exhaustive | same recommended set | both keep every 0%, drop every 10% | goal met |");
     println!("|---:|---:|---|---:|---:|---:|---:|---:|---|");

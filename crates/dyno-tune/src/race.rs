@@ -7,6 +7,9 @@
 //! therefore reaches exactly the state it was interrupted in, and continues with the jobs
 //! of the first incomplete round.
 //!
+//! Decisions judge paired rounds by default (per-round log ratios, Student's t; see
+//! `dyno_stats::racing_paired`), the unpaired rank tests when `RaceConfig::paired` is off.
+//!
 //! Settled contenders sit out the following rounds; the race ends when every contender is
 //! settled. Most of racing's savings come from there, not from eliminations: variants
 //! within `min_effect` of each other are all recommended whichever is faster, so racing
@@ -20,7 +23,10 @@ use crate::extract::Extract;
 use crate::measure::{Executor, Job};
 use crate::record::{JobRecord, JobResult, Recorder, SubjectKey};
 use dyno_model::Direction;
-use dyno_stats::{eliminations, order_settled, settled_variants, Better, RacingRule};
+use dyno_stats::{
+    eliminations, order_settled, paired_eliminations, paired_settled, settled_variants, Better,
+    PairedRule, RacingRule, RoundSamples,
+};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -64,6 +70,12 @@ pub struct RaceConfig {
     /// settled. When `false`, every contender runs until the whole order is settled
     /// ([`dyno_stats::order_settled`]) or `max_rounds`.
     pub settle_variants: bool,
+    /// Judge eliminations and settling on paired rounds (Student's t on per-round log
+    /// ratios, [`dyno_stats::paired_eliminations`]); `false` = the unpaired rank tests.
+    pub paired: bool,
+    /// With `paired`: conditional power below which a question near the `min_effect`
+    /// threshold is abandoned (0 = never; see [`dyno_stats::paired_settled`]).
+    pub futility: f64,
 }
 
 impl RaceConfig {
@@ -80,6 +92,8 @@ impl RaceConfig {
             resamples: 1000,
             against_front: true,
             settle_variants: true,
+            paired: true,
+            futility: s.futility,
         }
     }
 
@@ -345,19 +359,17 @@ impl Replay {
     fn settle(
         &mut self,
         survivors: &[usize],
-        samples: &[Vec<Vec<f64>>],
+        samples: &Judged,
         dirs: &[Better],
-        rule: &RacingRule,
         round: u32,
     ) -> Result<(), TuneError> {
         let seed = self.config.seed.wrapping_add(u64::from(round));
-        let resamples = self.config.resamples;
         let done = if survivors.len() <= 1 {
             true
         } else if self.config.settle_variants {
             // Judged afresh every round: a variant whose rivals' new samples reopen a
             // question is sampled again.
-            let settled = settled_variants(samples, dirs, rule)?;
+            let settled = samples.settled(dirs, &self.config)?;
             let before = std::mem::take(&mut self.settled);
             for (&s, _) in survivors.iter().zip(&settled).filter(|(_, &b)| b) {
                 self.settled
@@ -365,7 +377,7 @@ impl Replay {
             }
             settled.iter().all(|&b| b)
         } else {
-            order_settled(samples, dirs, rule, resamples, seed)?.settled
+            samples.order_settled(dirs, &self.config, seed)?
         };
         if done {
             self.stop = Some(StopReason::Settled);
@@ -408,12 +420,11 @@ impl Replay {
                     .any(|m| values(&records[s], &m.name, round).len() >= min)
             })
             .collect();
-        let (samples, dirs) = sample_matrix(records, &judged, round, min);
+        let (samples, dirs) = Judged::collect(records, &judged, round, min, self.config.paired);
         if dirs.is_empty() || judged.len() < 2 {
             return Ok(());
         }
-        let rule = self.config.rule();
-        let (eliminated, survivors) = decide(&samples, &dirs, &rule, self.config.against_front)?;
+        let (eliminated, survivors) = samples.eliminate(&dirs, &self.config)?;
         for (loser, winner) in eliminated {
             self.exits.insert(
                 judged[loser],
@@ -424,9 +435,9 @@ impl Replay {
             );
         }
         if judged.len() == contenders.len() {
-            let sub: Vec<Vec<Vec<f64>>> = survivors.iter().map(|&i| samples[i].clone()).collect();
+            let sub = samples.subset(&survivors);
             let survivors: Vec<usize> = survivors.into_iter().map(|i| judged[i]).collect();
-            self.settle(&survivors, &sub, &dirs, &rule, round)?;
+            self.settle(&survivors, &sub, &dirs, round)?;
         }
         Ok(())
     }
@@ -434,10 +445,11 @@ impl Replay {
 
 /// The recommended variants at the end of a race, the same function for both modes: the
 /// variants neither retired nor eliminated during the race that survive one final
-/// elimination decision over all their samples, i.e. that no variant of the Pareto front
-/// (on medians) beats on every metric significantly (Mann-Whitney, Holm) and by at least
-/// `min_effect` (median gain and the one-sided `1 - alpha` lower bound of the gain, see
-/// [`crate::challenge`]). In exhaustive mode that final decision is the only one.
+/// elimination decision over all their samples, by the race's rule (paired rounds, or the
+/// unpaired rank tests): no variant of the Pareto front (on medians) beats them on every
+/// metric significantly (Holm) and by at least `min_effect` (the gain and the one-sided
+/// `1 - alpha` lower bound of the gain). In exhaustive mode that final decision is the
+/// only one.
 ///
 /// Eliminations made during a race stand. Re-judging them in the final decision would
 /// judge the loser on the few rounds it ran (the very samples that eliminated it) against
@@ -449,37 +461,137 @@ pub fn recommended(replay: &Replay, records: &[Vec<JobRecord>]) -> Result<Vec<us
         .filter(|&i| !replay.baseline[i] && !replay.exits.contains_key(&i))
         .filter(|&i| !records[i].is_empty())
         .collect();
-    let (samples, dirs) = sample_matrix(records, &candidates, u32::MAX, 1);
+    let (samples, dirs) = Judged::collect(records, &candidates, u32::MAX, 1, replay.config.paired);
     if dirs.is_empty() || candidates.len() < 2 {
         return Ok(candidates);
     }
-    let rule = RacingRule {
+    let config = RaceConfig {
         min_rounds: 2,
-        ..replay.config.rule()
+        ..replay.config
     };
-    let (_, survivors) = decide(&samples, &dirs, &rule, replay.config.against_front)?;
+    let (_, survivors) = samples.eliminate(&dirs, &config)?;
     Ok(survivors.iter().map(|&i| candidates[i]).collect())
 }
 
 use crate::challenge::Decision;
 
-/// One elimination decision by the configured rule: `(loser, winner)` pairs and survivors.
-fn decide(
-    samples: &[Vec<Vec<f64>>],
-    dirs: &[Better],
-    rule: &RacingRule,
-    against_front: bool,
-) -> Result<Decision, TuneError> {
-    if against_front {
-        return crate::challenge::eliminate_against_front(samples, dirs, rule);
+/// The samples a decision judges: pooled per subject and metric (the rank tests), or
+/// keyed by round (the paired tests).
+#[derive(Debug, Clone)]
+enum Judged {
+    Unpaired(Vec<Vec<Vec<f64>>>),
+    Paired(Vec<Vec<RoundSamples>>),
+}
+
+impl Judged {
+    /// `subjects`' samples from rounds `<= round` on the metrics each has `min` of.
+    fn collect(
+        records: &[Vec<JobRecord>],
+        subjects: &[usize],
+        round: u32,
+        min: usize,
+        paired: bool,
+    ) -> (Judged, Vec<Better>) {
+        let (samples, dirs) = sample_matrix(records, subjects, round, min);
+        if !paired {
+            return (Judged::Unpaired(samples), dirs);
+        }
+        let metrics: Vec<dyno_model::Metric> = metrics_of(records)
+            .into_iter()
+            .filter(|m| {
+                subjects
+                    .iter()
+                    .all(|&s| values(&records[s], &m.name, round).len() >= min.max(1))
+            })
+            .collect();
+        let by_round = subjects
+            .iter()
+            .map(|&s| {
+                metrics
+                    .iter()
+                    .map(|m| round_values(&records[s], &m.name, round))
+                    .collect()
+            })
+            .collect();
+        (Judged::Paired(by_round), dirs)
     }
-    let d = eliminations(samples, dirs, rule)?;
-    let pairs = d
-        .eliminated
-        .iter()
-        .map(|e| (e.variant, e.beaten_by))
-        .collect();
-    Ok((pairs, d.survivors))
+
+    fn subset(&self, keep: &[usize]) -> Judged {
+        match self {
+            Judged::Unpaired(s) => Judged::Unpaired(keep.iter().map(|&i| s[i].clone()).collect()),
+            Judged::Paired(s) => Judged::Paired(keep.iter().map(|&i| s[i].clone()).collect()),
+        }
+    }
+
+    fn paired_rule(config: &RaceConfig) -> PairedRule {
+        PairedRule {
+            rule: config.rule(),
+            max_rounds: config.max_rounds as usize,
+            futility: config.futility,
+        }
+    }
+
+    /// One elimination decision by the configured rule: `(loser, winner)` pairs and survivors.
+    fn eliminate(&self, dirs: &[Better], config: &RaceConfig) -> Result<Decision, TuneError> {
+        let rule = config.rule();
+        match self {
+            Judged::Paired(s) => Ok(paired_eliminations(s, dirs, &Self::paired_rule(config))?),
+            Judged::Unpaired(s) if config.against_front => {
+                crate::challenge::eliminate_against_front(s, dirs, &rule)
+            }
+            Judged::Unpaired(s) => {
+                let d = eliminations(s, dirs, &rule)?;
+                let pairs = d
+                    .eliminated
+                    .iter()
+                    .map(|e| (e.variant, e.beaten_by))
+                    .collect();
+                Ok((pairs, d.survivors))
+            }
+        }
+    }
+
+    /// Per subject: can more samples of it no longer change an elimination?
+    fn settled(&self, dirs: &[Better], config: &RaceConfig) -> Result<Vec<bool>, TuneError> {
+        Ok(match self {
+            Judged::Paired(s) => paired_settled(s, dirs, &Self::paired_rule(config))?,
+            Judged::Unpaired(s) => settled_variants(s, dirs, &config.rule())?,
+        })
+    }
+
+    /// Is the whole order settled (the stricter rule, unpaired samples)?
+    fn order_settled(
+        &self,
+        dirs: &[Better],
+        config: &RaceConfig,
+        seed: u64,
+    ) -> Result<bool, TuneError> {
+        let pooled = match self {
+            Judged::Unpaired(s) => s.clone(),
+            Judged::Paired(s) => s
+                .iter()
+                .map(|v| v.iter().map(|m| m.values().copied().collect()).collect())
+                .collect(),
+        };
+        Ok(order_settled(&pooled, dirs, &config.rule(), config.resamples, seed)?.settled)
+    }
+}
+
+/// One value per round of `metric` for `subject` (the median of that round's readings),
+/// rounds `<= round`, failed jobs excluded.
+pub fn round_values(records: &[JobRecord], metric: &str, round: u32) -> RoundSamples {
+    let mut per_round: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for j in records.iter().filter(|j| j.round <= round) {
+        if let JobResult::Ok(readings) = &j.result {
+            for r in readings.iter().filter(|r| r.metric.name == metric) {
+                per_round.entry(j.round).or_default().push(r.value);
+            }
+        }
+    }
+    per_round
+        .into_iter()
+        .filter_map(|(r, v)| dyno_stats::median(&v).map(|m| (r, m)))
+        .collect()
 }
 
 /// A job finished (for progress display).

@@ -160,6 +160,9 @@ pub struct RunSettings {
     pub alpha: f64,
     /// Smallest relative difference worth acting on.
     pub min_effect: f64,
+    /// Conditional power below which racing stops trying to place a variant near the
+    /// `min_effect` threshold (0 = measure it up to `max_rounds`).
+    pub futility: f64,
     /// Parallel builds.
     pub jobs: usize,
     /// Seed of the per-round shuffles.
@@ -167,27 +170,30 @@ pub struct RunSettings {
 }
 
 /// Defaults, measured with `examples/racing_sim.rs` (variants 0%, 1%, 3% and 10% apart
-/// under 1-3% noise):
+/// under 1-3% noise) and `examples/racing_replay.rs` (a real study's samples):
 /// - `max_rounds` 40: only a cap. Racing stops each variant when more rounds of it can no
-///   longer change the recommendation, so with these defaults it used at most a quarter of
-///   40 rounds' runs; at a cap of 20 it cannot: every variant runs `min_rounds` = 5 rounds,
-///   already a quarter of 20, and nothing is settled that early except at 1% noise.
-/// - `min_rounds` 5: the exact rank test on 5 against 5 runs reaches p = 1/252 at best;
-///   fewer rounds cannot show anything after the Holm correction.
+///   longer change the recommendation; with these defaults it used 0.08-0.19 of 40
+///   rounds' runs in the simulation and reached the same recommended set in every seed.
+/// - `min_rounds` 3: the paired t-test's p-value is continuous, so three rounds of a large
+///   gap are enough to eliminate (two would leave one degree of freedom, an interval too
+///   wide to act on); with rank tests this had to be 5 (p >= 1/252 on 5 against 5).
 /// - `alpha` 0.05: the error rate of each decision, Holm-corrected across variants.
 /// - `min_effect` 0.05: differences below about 5% between builds of the same code often
 ///   come from code layout and the machine's state and do not survive another machine or
 ///   a reboot; and the runs needed to place a variant grow with (noise / its distance to
 ///   the threshold)^2, so a finer threshold costs many rounds for each variant near it.
 ///   The report still orders the recommended variants by median.
+/// - `futility` 0.1: a variant whose chance of being placed beyond the threshold by
+///   `max_rounds` is under 10% stops being measured (see `dyno_stats::paired_settled`).
 impl Default for RunSettings {
     fn default() -> Self {
         RunSettings {
             max_rounds: 40,
-            min_rounds: 5,
+            min_rounds: 3,
             time_budget_s: None,
             alpha: 0.05,
             min_effect: 0.05,
+            futility: 0.1,
             jobs: 1,
             seed: 0,
         }
@@ -268,6 +274,7 @@ struct RawRun {
     time_budget: Option<Spanned<Budget>>,
     alpha: Option<Spanned<f64>>,
     min_effect: Option<Spanned<f64>>,
+    futility: Option<Spanned<f64>>,
     jobs: Option<Spanned<u32>>,
     seed: Option<u64>,
 }
@@ -753,6 +760,18 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
             ));
         }
         s.min_effect = v.into_inner();
+    }
+    if let Some(v) = raw.futility {
+        if !(*v.get_ref() >= 0.0 && *v.get_ref() < 1.0) {
+            return Err(cx.err(
+                v.span().start,
+                format!(
+                    "run `futility`: {} is outside [0, 1) (a probability; 0 = off)",
+                    v.get_ref()
+                ),
+            ));
+        }
+        s.futility = v.into_inner();
     }
     if let Some(v) = raw.jobs {
         if *v.get_ref() == 0 {

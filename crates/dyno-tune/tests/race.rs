@@ -78,6 +78,8 @@ fn config(mode: Mode) -> RaceConfig {
         resamples: 500,
         against_front: true,
         settle_variants: true,
+        paired: true,
+        futility: 0.1,
     }
 }
 

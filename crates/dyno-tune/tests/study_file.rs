@@ -43,6 +43,7 @@ min_rounds = 6
 time_budget = "2h"
 alpha = 0.01
 min_effect = 0.02
+futility = 0.2
 jobs = 2
 seed = 7
 "#;
@@ -97,6 +98,7 @@ fn good_file_parses_into_types() {
         (s.run.alpha, s.run.min_effect, s.run.jobs, s.run.seed),
         (0.01, 0.02, 2, 7)
     );
+    assert_eq!(s.run.futility, 0.2);
     // 2 x 2 x 3 x 4 x 2 x 2 x 2 = 384; minus lto=off&cgu=1 (48) and nightly&s (64) plus
     // their overlap (nightly, s, off, cgu1: 8 counted twice).
     let v = expand(&s.matrix, &s.exclude, &s.project.profile);
@@ -195,6 +197,7 @@ fn semantic_errors_name_line_and_key() {
         ),
         ("alpha = 0.01", "alpha = 1.5", "alpha"),
         ("min_effect = 0.02", "min_effect = -1.0", "min_effect"),
+        ("futility = 0.2", "futility = 1.0", "futility"),
         (
             "time_budget = \"2h\"",
             "time_budget = \"soon\"",

@@ -329,6 +329,8 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         "min_rounds": study.run.min_rounds,
         "alpha": study.run.alpha,
         "min_effect": study.run.min_effect,
+        "futility": study.run.futility,
+        "test": "paired",
         "time_budget_s": study.run.time_budget_s,
         "seed": study.run.seed,
         "dyno": build_info::json(),
