@@ -105,7 +105,7 @@ pub use racing::{
     RaceDecision, RacingRule,
 };
 pub use racing_paired::{
-    paired_eliminations, paired_settled, PairedGain, PairedRule, RoundSamples,
+    challenger, paired_eliminations, paired_settled, PairedGain, PairedRule, RoundSamples,
 };
 pub use shift::ratio_shift_ci;
 pub use student::{student_t_quantile, student_t_sf};

@@ -60,16 +60,7 @@ pub fn eliminate_against_front(
     let mut duels = Vec::with_capacity(rest.len());
     let mut raw = Vec::with_capacity(rest.len());
     for &l in &rest {
-        let smallest_gain = |w: usize| {
-            (0..dirs.len())
-                .map(|m| dirs[m].relative_gain(medians[w][m], medians[l][m]))
-                .fold(f64::INFINITY, f64::min)
-        };
-        let Some(w) = front
-            .iter()
-            .copied()
-            .max_by(|&a, &b| smallest_gain(a).total_cmp(&smallest_gain(b)))
-        else {
+        let Some(w) = dyno_stats::challenger(&front, &medians, dirs, l) else {
             continue;
         };
         let mut p = 0.0f64;

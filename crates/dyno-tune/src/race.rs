@@ -223,6 +223,47 @@ fn better(d: Direction) -> Better {
     }
 }
 
+/// The metrics every one of `subjects` has at least `min` samples of (rounds `<= round`).
+fn judged_metrics(
+    records: &[Vec<JobRecord>],
+    subjects: &[usize],
+    round: u32,
+    min: usize,
+) -> Vec<dyno_model::Metric> {
+    metrics_of(records)
+        .into_iter()
+        .filter(|m| {
+            subjects
+                .iter()
+                .all(|&s| values(&records[s], &m.name, round).len() >= min.max(1))
+        })
+        .collect()
+}
+
+/// `per(subject, metric)` over `subjects` and the judged metrics, and their directions.
+fn matrix<T>(
+    records: &[Vec<JobRecord>],
+    subjects: &[usize],
+    round: u32,
+    min: usize,
+    per: impl Fn(&[JobRecord], &str, u32) -> T,
+) -> (Vec<Vec<T>>, Vec<Better>) {
+    let metrics = judged_metrics(records, subjects, round, min);
+    let samples = subjects
+        .iter()
+        .map(|&s| {
+            metrics
+                .iter()
+                .map(|m| per(&records[s], &m.name, round))
+                .collect()
+        })
+        .collect();
+    (
+        samples,
+        metrics.iter().map(|m| better(m.direction)).collect(),
+    )
+}
+
 /// The samples matrix `[subject][metric]` over `subjects` with rounds `<= round`, on the
 /// metrics every subject has at least `min` samples of, and their directions.
 pub fn sample_matrix(
@@ -231,27 +272,7 @@ pub fn sample_matrix(
     round: u32,
     min: usize,
 ) -> (Vec<Vec<Vec<f64>>>, Vec<Better>) {
-    let metrics: Vec<dyno_model::Metric> = metrics_of(records)
-        .into_iter()
-        .filter(|m| {
-            subjects
-                .iter()
-                .all(|&s| values(&records[s], &m.name, round).len() >= min.max(1))
-        })
-        .collect();
-    let samples = subjects
-        .iter()
-        .map(|&s| {
-            metrics
-                .iter()
-                .map(|m| values(&records[s], &m.name, round))
-                .collect()
-        })
-        .collect();
-    (
-        samples,
-        metrics.iter().map(|m| better(m.direction)).collect(),
-    )
+    matrix(records, subjects, round, min, values)
 }
 
 impl Replay {
@@ -492,28 +513,12 @@ impl Judged {
         min: usize,
         paired: bool,
     ) -> (Judged, Vec<Better>) {
-        let (samples, dirs) = sample_matrix(records, subjects, round, min);
-        if !paired {
-            return (Judged::Unpaired(samples), dirs);
+        if paired {
+            let (by_round, dirs) = matrix(records, subjects, round, min, round_values);
+            return (Judged::Paired(by_round), dirs);
         }
-        let metrics: Vec<dyno_model::Metric> = metrics_of(records)
-            .into_iter()
-            .filter(|m| {
-                subjects
-                    .iter()
-                    .all(|&s| values(&records[s], &m.name, round).len() >= min.max(1))
-            })
-            .collect();
-        let by_round = subjects
-            .iter()
-            .map(|&s| {
-                metrics
-                    .iter()
-                    .map(|m| round_values(&records[s], &m.name, round))
-                    .collect()
-            })
-            .collect();
-        (Judged::Paired(by_round), dirs)
+        let (samples, dirs) = sample_matrix(records, subjects, round, min);
+        (Judged::Unpaired(samples), dirs)
     }
 
     fn subset(&self, keep: &[usize]) -> Judged {
