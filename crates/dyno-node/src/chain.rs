@@ -16,13 +16,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use ed25519_dalek::{Signature, Signer, Verifier};
+use ed25519_dalek::{Signature, Verifier};
 
 use dyno_txn::bank::{execute, AccountStore, Outcome};
 use dyno_txn::tx;
 
 use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
 use crate::genesis::Genesis;
+use crate::seal::Sealer;
 
 /// Heights below the tip whose state snapshots are kept (the deepest fork switch).
 pub const KEEP_STATES: u64 = 64;
@@ -118,7 +119,7 @@ pub struct Checked {
     pub hash: [u8; 32],
     /// The block.
     pub block: Block,
-    balances: Vec<u64>,
+    pub(crate) balances: Vec<u64>,
     /// Signature tags of its transactions, with whether each executed (else failed).
     pub outcomes: Vec<(u128, bool)>,
 }
@@ -554,50 +555,22 @@ impl Chain {
         base: &ForgeBase,
         entries: Vec<Entry>,
     ) -> Result<Checked, Reject> {
-        let key = self.genesis.leader_key(leader).ok_or(Reject::WrongLeader)?;
-        let (after, outcomes) =
-            self.replay(&base.balances, entries.iter().flat_map(|e| e.txs.iter()));
-        if outcomes.len() != entries.iter().map(|e| e.txs.len()).sum::<usize>() {
-            // A transaction that did not decode: replay skipped it.
-            return Err(Reject::BadSignature);
+        let mut sealer = self.sealer(base.clone());
+        for e in entries {
+            sealer.push(e)?;
         }
-        let mut prev = base.poh_start;
-        let mut at = 0;
-        for e in &entries {
-            let mixin = (!e.txs.is_empty()).then(|| {
-                let ok: Vec<bool> = outcomes[at..at + e.txs.len()].iter().map(|o| o.1).collect();
-                crate::block::mixin(&e.txs, &ok)
-            });
-            at += e.txs.len();
-            if e.num_hashes > HASHES_PER_ENTRY
-                || crate::block::next_hash(&prev, e.num_hashes, mixin) != e.hash
-            {
-                return Err(Reject::BadPoh);
-            }
-            prev = e.hash;
-        }
-        let header = Header {
-            slot,
-            height: base.height + 1,
-            parent: base.parent,
-            leader: leader.to_string(),
-            entry_count: entries.len() as u32,
-            poh_start: base.poh_start,
-            poh_end: prev,
-            tx_count: at as u32,
-            state_hash: dyno_txn::bank::state_hash_of(&after),
-        };
-        let hash = header.hash();
-        Ok(Checked {
-            hash,
-            block: Block {
-                header,
-                signature: key.sign(&hash).to_bytes(),
-                entries,
-            },
-            balances: after,
-            outcomes,
-        })
+        sealer.finish(slot, leader)
+    }
+
+    /// A block to seal entry by entry on `base` (see [`Sealer`]).
+    pub fn sealer(&self, base: ForgeBase) -> Sealer {
+        Sealer::new(self.genesis.clone(), base)
+    }
+
+    /// `t` may go into a block on the tip: it decodes and is not in the tip's recent
+    /// ancestry (a block's own repeats are the caller's to exclude).
+    pub fn fresh_on_tip(&self, t: &[u8]) -> bool {
+        tx::decode(t).is_ok() && !self.seen_in_ancestry(&self.tip, tx::sig_tag(t))
     }
 }
 

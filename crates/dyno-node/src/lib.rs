@@ -35,6 +35,7 @@ pub mod local_metrics;
 pub mod log;
 pub mod mempool;
 pub mod node;
+pub mod seal;
 pub mod service;
 pub mod transport;
 

@@ -2,10 +2,11 @@
 //!
 //! One thread owns the chain and the mempool and blocks on one channel of [`Input`]s
 //! with a timeout at the next slot boundary, so an idle node costs a few wake-ups a
-//! second. In a slot it leads, the node forges at the slot's start from what its mempool
-//! holds then (at most `max_block_txs`), adopts the block itself and announces its
-//! header; the block leaves during its own slot and its propagation is measured from the
-//! slot's scheduled start.
+//! second. In a slot it leads, the node forges the block across the slot from what its
+//! mempool holds at the start and what arrives during it (at most `max_block_txs`),
+//! still serving its inputs between turns of the forging (see [`leader`]), then adopts
+//! the block itself and announces its header; the block leaves during its own slot and
+//! its propagation is measured from the slot's scheduled start.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -204,6 +205,11 @@ pub struct Node {
     relay_due: Option<Instant>,
     /// The pipeline's tiles ([`ForgeMode::Tiles`]), started when the loop starts.
     tiles: Option<TileForge>,
+    /// The slot being forged with the tiles, across the loop's turns.
+    leading: Option<leader::Lead>,
+    /// How long before its slot's end a leader stops feeding (measured: see
+    /// [`leader`]); none until a block was forged.
+    tail_margin: Option<Duration>,
 }
 
 impl Node {
@@ -237,6 +243,8 @@ impl Node {
             relay: HashMap::new(),
             relay_due: None,
             tiles: None,
+            leading: None,
+            tail_margin: None,
         }
     }
 
@@ -285,6 +293,7 @@ impl Node {
                     }
                 }
             }
+            self.step_lead();
             let boundary = match done_slot {
                 Some(s) => self.genesis.slot_start_ns(s + 1),
                 None => self.genesis.genesis_time_ns(),
@@ -295,13 +304,18 @@ impl Node {
             if let Some(due) = self.relay_due {
                 wait = wait.min(due.saturating_duration_since(Instant::now()));
             }
+            if let Some(due) = self.lead_due() {
+                wait = wait.min(due.saturating_duration_since(Instant::now()));
+            }
             match inputs.recv_timeout(wait) {
                 Ok(Input::Stop) => break,
                 Ok(i) => {
                     self.handle(i);
                     // Take whatever else is queued, up to the next slot boundary (a
-                    // long queue must not make the node miss a slot it leads).
-                    while now_ns() < boundary {
+                    // long queue must not make the node miss a slot it leads) or,
+                    // while a slot is forged, the next turn of its forging.
+                    let lead_due = self.lead_due();
+                    while now_ns() < boundary && lead_due.is_none_or(|d| Instant::now() < d) {
                         let Ok(i) = inputs.try_recv() else { break };
                         if matches!(i, Input::Stop) {
                             stop.store(true, Ordering::Relaxed);
@@ -323,6 +337,7 @@ impl Node {
             self.publish();
         }
         self.flush_relay();
+        self.leading = None;
         if let Some(t) = self.tiles.take() {
             t.shutdown();
         }
@@ -479,6 +494,7 @@ impl Node {
             q.fetch_sub(1, Ordering::Relaxed);
         }
         if self.mempool.offer_verified(&b, true, signature_ok) == Admit::Added {
+            self.offer_to_lead(&b);
             self.relay(b, None);
         }
     }
@@ -526,6 +542,7 @@ impl Node {
 
     fn peer_tx(&mut self, peer: &str, b: Vec<u8>) {
         if self.mempool.offer(&b, false) == Admit::Added {
+            self.offer_to_lead(&b);
             self.relay(b, Some(peer));
         }
     }

@@ -670,3 +670,64 @@ fn implausible_headers_are_not_fetched_and_orphans_are_capped() {
     assert_eq!(c.headers_ignored, 2, "{c:?}");
     assert!(c.orphans_dropped >= 1, "{c:?}");
 }
+
+#[test]
+fn a_transaction_sent_mid_slot_lands_in_that_slots_block() {
+    // Slots long enough that "after the slot's snapshot, well before its end" holds
+    // on any machine: the transaction is sent a third of the way in.
+    let start_ms = now_ns() / 1_000_000 + 300;
+    let g = Arc::new(
+        GenesisFile {
+            network: "midslot".into(),
+            seed: 6,
+            accounts: 64,
+            balance: 1_000_000,
+            slot_ms: 1_200,
+            genesis_time_ms: start_ms,
+            max_block_txs: dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
+            validators: vec![
+                Validator {
+                    id: "a".into(),
+                    stake: 1,
+                },
+                Validator {
+                    id: "b".into(),
+                    stake: 0,
+                },
+            ],
+        }
+        .load(),
+    );
+    let mut line = Line::start(&g, &[("a", &["b"]), ("b", &["a"])]);
+    let slot = 1;
+    let at = g.slot_start_ns(slot) + g.slot_ns() / 3;
+    std::thread::sleep(Duration::from_nanos(at.saturating_sub(now_ns())));
+    let t = transfer_block(&g.accounts, 1, 77).remove(0);
+    line.inboxes["a"].send(Input::Tx(t)).unwrap();
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    let of_slot = |name: &str| {
+        events(&logs["a"], name)
+            .into_iter()
+            .find(|e| e["slot"] == slot)
+            .unwrap_or_else(|| panic!("no {name} event for slot {slot}"))
+    };
+    assert_eq!(
+        of_slot("snapshot")["txs"],
+        0,
+        "sent after the slot's snapshot"
+    );
+    let forged = of_slot("forged");
+    assert_eq!(
+        forged["txs"], 1,
+        "the transaction is in the slot's own block"
+    );
+    assert_eq!(st["a"].counters.forge_fallbacks, 0);
+    assert_eq!(st["a"].fates.executed + st["a"].fates.failed, 1);
+    // The follower replayed it to the same state.
+    assert_eq!(st["b"].chain, st["a"].chain);
+    assert!(st["b"]
+        .chain
+        .iter()
+        .any(|(_, b, _, _)| b == forged["block"].as_str().unwrap()));
+}

@@ -22,10 +22,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
 
 use dyno_tango::link::{HeapLink, Producer};
 use dyno_tango::mcache::FragMeta;
@@ -35,7 +37,7 @@ use dyno_tango::tile::{
 
 use crate::bank::{AccountStore, Genesis};
 use crate::config::{PackConfig, PohConfig};
-use crate::ledger::{EntryHeader, ENTRY_HEADER, RECORD_LEN};
+use crate::ledger::{hash_once, mix, EntryHeader, ENTRY_HEADER, RECORD_LEN};
 use crate::telemetry::Telemetry;
 use crate::tiles::{Bank, Dedup, Pack, Poh, Shared, Verify, MAX_ENV};
 
@@ -141,6 +143,28 @@ pub struct ForgedSlot {
     /// Transactions given that were not fed before `feed_until` (they are in no
     /// entry; every one fed is).
     pub unrecorded: usize,
+}
+
+/// The rest of a slot forged in steps, at [`TileForge::finish`].
+#[derive(Debug, Clone)]
+pub struct FinishedSlot {
+    /// Entries not taken by [`TileForge::entries`] before the slot was finished.
+    pub entries: Vec<ForgedEntry>,
+    /// Balances after the banks executed the slot (the tiles' state).
+    pub balances: Vec<u64>,
+}
+
+/// The slot being forged, between [`TileForge::begin`] and [`TileForge::finish`].
+struct Open {
+    shared: Arc<Shared>,
+    /// Transactions fed, in feed order (the feed sequence is the index).
+    txs: Vec<Vec<u8>>,
+    by_sig: HashMap<[u8; 64], usize>,
+    /// Transactions poh recorded so far.
+    recorded: usize,
+    poh_start: [u8; 32],
+    /// An entry chaining from `poh_start` came: every later one is this slot's.
+    chained: bool,
 }
 
 /// What the renewed tiles build their next value from.
@@ -350,6 +374,7 @@ pub struct TileForge {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     buf: Vec<u8>,
+    open: Option<Open>,
 }
 
 impl std::fmt::Debug for TileForge {
@@ -441,6 +466,7 @@ impl TileForge {
             stop: stop.clone(),
             threads: Vec::new(),
             buf: Vec::with_capacity(MAX_ENV),
+            open: None,
         };
         for (i, out) in verify_out.iter().enumerate() {
             let v = SlotTile::steady(Verify::new(i, nv, cfg.verify_batch, false), &control);
@@ -547,7 +573,10 @@ impl TileForge {
     /// `txs` go through verify, dedup, pack, the banks and poh, and the entries poh
     /// recorded come back in its order. Transactions are fed until all are or
     /// `feed_until` passes (the rest are `unrecorded`, in no entry), and every one fed
-    /// is recorded before this returns; past `give_up` it is an error.
+    /// is recorded before this returns; past `give_up` it is an error. The whole slot
+    /// at once; [`TileForge::begin`], [`TileForge::feed`], [`TileForge::entries`] and
+    /// [`TileForge::finish`] are the same slot in steps, for a caller that has other
+    /// work between them.
     pub fn forge(
         &mut self,
         balances: &[u64],
@@ -556,6 +585,42 @@ impl TileForge {
         feed_until: Instant,
         give_up: Instant,
     ) -> Result<ForgedSlot, ForgeError> {
+        self.begin(balances, poh_start, give_up)?;
+        let mut entries = Vec::new();
+        let mut fed = 0;
+        loop {
+            while fed < txs.len() && Instant::now() < feed_until && self.feed(&txs[fed]) {
+                fed += 1;
+            }
+            let now = Instant::now();
+            if fed == txs.len() || now >= feed_until {
+                break;
+            }
+            if now >= give_up {
+                let recorded = self.open.as_ref().map_or(0, |o| o.recorded);
+                self.close();
+                return Err(ForgeError::Busy { fed, recorded });
+            }
+            entries.extend(self.entries(Duration::from_micros(500).min(give_up - now))?);
+        }
+        let done = self.finish(give_up)?;
+        entries.extend(done.entries);
+        Ok(ForgedSlot {
+            entries,
+            balances: done.balances,
+            unrecorded: txs.len() - fed,
+        })
+    }
+
+    /// Opens a slot: the tiles take `balances` and `poh_start` as their state and poh
+    /// starts hashing; an error when they have not all taken it by `give_up`.
+    pub fn begin(
+        &mut self,
+        balances: &[u64],
+        poh_start: [u8; 32],
+        give_up: Instant,
+    ) -> Result<(), ForgeError> {
+        self.close();
         if self.threads.iter().any(|t| t.is_finished()) {
             return Err(ForgeError::Tiles("a tile thread stopped".into()));
         }
@@ -575,84 +640,157 @@ impl TileForge {
             }
             std::thread::sleep(Duration::from_micros(100));
         }
-        // Anything recorded before the renewal belongs to no slot.
-        while self.entries.try_recv().is_ok() {}
-        let mut by_sig: HashMap<[u8; 64], usize> = HashMap::with_capacity(txs.len());
-        for (i, t) in txs.iter().enumerate() {
-            if let Some(sig) = t.get(..64) {
-                by_sig.insert(sig.try_into().expect("64 bytes"), i);
+        // Anything recorded before the renewal belongs to no slot. Poh may have
+        // recorded a few ticks after the last slot's end, before it saw forging
+        // lowered, and the collector passes them on within its doze: they are dropped
+        // here until the collector has been quiet for two dozes. (Ticks after a block's
+        // last entry chain from its end, which is this slot's start when the node
+        // builds on its own block: the PoH check in `entry` could not tell them apart.)
+        let quiet = 2 * COLLECT_DOZE + Duration::from_millis(1);
+        while self.entries.recv_timeout(quiet).is_ok() {
+            if Instant::now() >= give_up {
+                return Err(ForgeError::NotRenewed);
             }
         }
+        self.open = Some(Open {
+            poh_start,
+            chained: false,
+            shared,
+            txs: Vec::new(),
+            by_sig: HashMap::new(),
+            recorded: 0,
+        });
         self.control.forging.store(true, Ordering::SeqCst);
         self.control.ring();
-        let result = self.run_slot(txs, &by_sig, feed_until, give_up);
+        Ok(())
+    }
+
+    /// Feeds one transaction into the open slot; false when there is no room now (at
+    /// most [`IN_FLIGHT`] fed and not yet recorded, or the verify link is full: take
+    /// [`TileForge::entries`] and try again) or no slot is open. A transaction fed is
+    /// in an entry by [`TileForge::finish`].
+    pub fn feed(&mut self, tx: &[u8]) -> bool {
+        let Some(open) = self.open.as_mut() else {
+            return false;
+        };
+        let fed = open.txs.len();
+        let Some(sig) = tx.get(..64) else {
+            return false;
+        };
+        if fed - open.recorded >= IN_FLIGHT {
+            return false;
+        }
+        self.buf.clear();
+        self.buf.extend_from_slice(&(fed as u64).to_le_bytes());
+        self.buf.extend_from_slice(&0u64.to_le_bytes());
+        self.buf.extend_from_slice(tx);
+        if self
+            .feed
+            .try_publish(fed as u64, &self.buf, 0, 0, 0)
+            .is_err()
+        {
+            return false;
+        }
+        open.by_sig.insert(sig.try_into().expect("64 bytes"), fed);
+        open.txs.push(tx.to_vec());
+        true
+    }
+
+    /// Transactions fed into the open slot so far.
+    pub fn fed(&self) -> usize {
+        self.open.as_ref().map_or(0, |o| o.txs.len())
+    }
+
+    /// The entries poh recorded since the last call, in its order, waiting up to
+    /// `wait` for the first (an empty list: none yet, or no slot open). On an error
+    /// the slot is closed.
+    pub fn entries(&mut self, wait: Duration) -> Result<Vec<ForgedEntry>, ForgeError> {
+        if self.open.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut next = self.entries.recv_timeout(wait);
+        loop {
+            match next {
+                Ok((h, records)) => match self.entry(h, &records) {
+                    Ok(e) => out.extend(e),
+                    Err(e) => {
+                        self.close();
+                        return Err(e);
+                    }
+                },
+                Err(RecvTimeoutError::Timeout) => return Ok(out),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.close();
+                    return Err(ForgeError::Tiles("the collect tile stopped".into()));
+                }
+            }
+            next = match self.entries.try_recv() {
+                Ok(v) => Ok(v),
+                Err(TryRecvError::Empty) => Err(RecvTimeoutError::Timeout),
+                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            };
+        }
+    }
+
+    /// Closes the open slot: waits until every transaction fed is recorded (so no
+    /// work of this slot is left in the tiles for the next), stops poh, and returns
+    /// the entries not yet taken and the balances after the slot; an error past
+    /// `give_up` or when no slot is open.
+    pub fn finish(&mut self, give_up: Instant) -> Result<FinishedSlot, ForgeError> {
+        let mut entries = Vec::new();
+        loop {
+            let Some(open) = self.open.as_ref() else {
+                return Err(ForgeError::Tiles("no slot open".into()));
+            };
+            let (fed, recorded) = (open.txs.len(), open.recorded);
+            if recorded == fed {
+                break;
+            }
+            let now = Instant::now();
+            if now >= give_up {
+                self.close();
+                return Err(ForgeError::Busy { fed, recorded });
+            }
+            entries.extend(self.entries(Duration::from_micros(500).min(give_up - now))?);
+        }
+        let open = self.open.take().expect("checked above");
         self.control.forging.store(false, Ordering::SeqCst);
-        let (entries, fed) = result?;
-        Ok(ForgedSlot {
+        Ok(FinishedSlot {
             entries,
-            balances: shared.store.balances(),
-            unrecorded: txs.len() - fed,
+            balances: open.shared.store.balances(),
         })
     }
 
-    /// Feeds `txs` (at most [`IN_FLIGHT`] unrecorded at once) until all are fed or
-    /// `feed_until`, then waits for every fed one to be recorded, so no work of this
-    /// slot is left in the tiles for the next; an error past `give_up`.
-    fn run_slot(
-        &mut self,
-        txs: &[Vec<u8>],
-        by_sig: &HashMap<[u8; 64], usize>,
-        feed_until: Instant,
-        give_up: Instant,
-    ) -> Result<(Vec<ForgedEntry>, usize), ForgeError> {
-        let mut fed = 0;
-        let mut entries = Vec::new();
-        let mut recorded = 0;
-        loop {
-            let now = Instant::now();
-            let feeding = now < feed_until;
-            while feeding && fed < txs.len() && fed - recorded < IN_FLIGHT {
-                self.buf.clear();
-                self.buf.extend_from_slice(&(fed as u64).to_le_bytes());
-                self.buf.extend_from_slice(&0u64.to_le_bytes());
-                self.buf.extend_from_slice(&txs[fed]);
-                if self
-                    .feed
-                    .try_publish(fed as u64, &self.buf, 0, 0, 0)
-                    .is_err()
-                {
-                    break;
-                }
-                fed += 1;
-            }
-            if recorded == fed && (fed == txs.len() || !feeding) {
-                return Ok((entries, fed));
-            }
-            if now >= give_up {
-                return Err(ForgeError::Busy { fed, recorded });
-            }
-            let wait = Duration::from_micros(500).min(give_up - now);
-            match self.entries.recv_timeout(wait) {
-                Ok((h, records)) => {
-                    let e = self.entry(h, &records, txs, by_sig)?;
-                    recorded += e.txs.len();
-                    entries.push(e);
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(ForgeError::Tiles("the collect tile stopped".into()))
-                }
-            }
+    /// Abandons the open slot, if any: poh stops; what the tiles still hold is
+    /// dropped at the next [`TileForge::begin`] (or refused there as stale).
+    pub fn close(&mut self) {
+        if self.open.take().is_some() {
+            self.control.forging.store(false, Ordering::SeqCst);
         }
     }
 
-    fn entry(
-        &self,
-        h: EntryHeader,
-        records: &[u8],
-        txs: &[Vec<u8>],
-        by_sig: &HashMap<[u8; 64], usize>,
-    ) -> Result<ForgedEntry, ForgeError> {
+    /// The entry poh recorded, or none for one recorded before this slot started.
+    /// Those can only come before the slot's first entry (poh was renewed before it
+    /// hashed anything of this slot, and the links keep order), so until one entry
+    /// chains from the slot's PoH start, an entry that does not is dropped; after, the
+    /// order is trusted.
+    fn entry(&mut self, h: EntryHeader, records: &[u8]) -> Result<Option<ForgedEntry>, ForgeError> {
+        let open = self.open.as_mut().ok_or(ForgeError::Stale)?;
+        if !open.chained {
+            let mut x = open.poh_start;
+            for _ in 0..h.num_hashes {
+                x = hash_once(&x);
+            }
+            if h.count > 0 {
+                let n = (h.count as usize * RECORD_LEN).min(records.len());
+                x = mix(&x, &Sha256::digest(&records[..n]).into());
+            }
+            if x != h.hash {
+                return Ok(None);
+            }
+            open.chained = true;
+        }
         let mut e = ForgedEntry {
             num_hashes: h.num_hashes,
             hash: h.hash,
@@ -661,11 +799,12 @@ impl TileForge {
         };
         for r in records.chunks_exact(RECORD_LEN).take(h.count as usize) {
             let sig: [u8; 64] = r[..64].try_into().expect("64 bytes");
-            let &i = by_sig.get(&sig).ok_or(ForgeError::Stale)?;
-            e.txs.push(txs[i].clone());
+            let &i = open.by_sig.get(&sig).ok_or(ForgeError::Stale)?;
+            e.txs.push(open.txs[i].clone());
             e.executed.push(r[64] == 0);
         }
-        Ok(e)
+        open.recorded += e.txs.len();
+        Ok(Some(e))
     }
 
     /// Stops and joins every tile thread.

@@ -98,3 +98,63 @@ fn slots_forged_by_the_tiles_replay_to_the_same_state() {
     assert_eq!((none.entries.len(), none.unrecorded), (0, 10));
     forge.shutdown();
 }
+
+#[test]
+fn a_slot_forged_in_steps_takes_transactions_fed_while_it_runs() {
+    let g = Arc::new(fund_initial_accounts(32, 1_000_000, 3));
+    let mut forge = TileForge::start(&ForgeConfig::default(), g.clone()).unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    let base = AccountStore::new(&g).balances();
+    assert!(!forge.feed(&transfer_block(&g, 1, 9)[0]), "no slot open");
+    let txs = transfer_block(&g, 300, 5);
+    forge.begin(&base, [3; 32], until).unwrap();
+    let mut entries = Vec::new();
+    let mut fed = 0;
+    // The first half, then what poh recorded of it, then the rest: a transaction fed
+    // after entries were taken lands in the same slot.
+    for (i, t) in txs.iter().enumerate() {
+        if i == 150 {
+            while entries
+                .iter()
+                .map(|e: &ForgedEntry| e.txs.len())
+                .sum::<usize>()
+                == 0
+            {
+                entries.extend(forge.entries(Duration::from_millis(5)).unwrap());
+            }
+        }
+        while !forge.feed(t) {
+            entries.extend(forge.entries(Duration::from_millis(1)).unwrap());
+        }
+        fed += 1;
+    }
+    assert_eq!(forge.fed(), fed);
+    let done = forge.finish(until).unwrap();
+    entries.extend(done.entries);
+    let recorded: Vec<&Vec<u8>> = entries.iter().flat_map(|e| &e.txs).collect();
+    assert_eq!(
+        recorded.len(),
+        300,
+        "every transaction fed is recorded once"
+    );
+    assert_eq!(replay(&g, &base, [3; 32], &entries), done.balances);
+    // The next slot starts on this one's end, on its own block's state: ticks poh
+    // recorded after the block's last entry are not taken for the new slot's.
+    let end = entries.last().unwrap().hash;
+    std::thread::sleep(Duration::from_millis(5));
+    let next = forge
+        .forge(
+            &done.balances,
+            end,
+            &transfer_block(&g, 20, 6),
+            until,
+            until,
+        )
+        .unwrap();
+    assert_eq!(
+        replay(&g, &done.balances, end, &next.entries),
+        next.balances
+    );
+    assert!(forge.finish(until).is_err(), "no slot open");
+    forge.shutdown();
+}

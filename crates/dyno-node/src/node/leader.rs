@@ -1,6 +1,22 @@
-//! The node's slots as leader: the forging loop with its logged stages, and the
-//! forge itself (the pipeline's tiles, or the sequential bank).
+//! The node's slots as leader: the forging loop with its logged stages.
+//!
+//! With the tiles, a slot is forged across the loop's turns, not in one call: the
+//! loop keeps serving peers and clients while the tiles work. At the slot's start the
+//! leader takes its mempool snapshot and opens the slot in the tiles; at every turn it
+//! feeds them what is queued (the snapshot, then every transaction admitted since, so
+//! one arriving mid-slot lands in this slot's block) and replays the entries poh has
+//! recorded into the block's [`Sealer`] as they come. Feeding stops a margin before
+//! the slot's end; then the tiles finish what they were fed (at most
+//! [`dyno_pipeline::forge::IN_FLIGHT`] transactions), the last entries are replayed,
+//! and the block is signed, adopted and announced. The margin is measured, not set:
+//! twice the last slot's tail (feeding stopped -> announced), within
+//! [`MIN_MARGIN_PARTS`] and half the slot.
+//!
+//! A leader whose peers announced the previous slot's block waits for that block (up
+//! to half its slot) before it opens its own: forging on the grandparent would only
+//! make a fork one of the two blocks loses.
 
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,10 +26,36 @@ use super::Node;
 use crate::block::{hex, Entry};
 use crate::chain::Checked;
 use crate::log::now_ns;
+use crate::seal::Sealer;
 use crate::transport::Message;
 
+/// The margin is at least the slot divided by this (a tail never measured short
+/// enough to leave no room for a slow turn of the loop).
+pub const MIN_MARGIN_PARTS: u64 = 50;
+
+/// A slot this node leads with the tiles, between its start and its announcement.
+pub(super) struct Lead {
+    slot: u64,
+    /// Stage times (ns): the loop's turn that saw the slot, leadership checked,
+    /// ticked, snapshot taken.
+    stages: [u64; 4],
+    /// The block, replayed entry by entry (none until the slot is opened).
+    sealer: Option<Sealer>,
+    /// Candidates not yet fed, oldest first: the snapshot, then arrivals.
+    queue: VecDeque<Vec<u8>>,
+    /// Signature tags fed this slot (a transaction goes into a block once).
+    fed: HashSet<u128>,
+    /// Feeding stops here...
+    feed_until: Instant,
+    /// ... and the block must be out by here (the slot's end).
+    slot_end: Instant,
+    /// The slot is opened no later than this even if the parent is still awaited.
+    wait_parent_until: Instant,
+}
+
 impl Node {
-    /// Leads `slot`: the forging loop, each step logged (Cardano's forging metrics).
+    /// Leads `slot`: logs its first stages and, with the tiles, opens it for the loop
+    /// to forge across its turns; without, forges it at once with the sequential bank.
     pub(super) fn lead(&mut self, slot: u64, loop_start_ns: u64) {
         let scheduled = self.genesis.slot_start_ns(slot);
         let log = self.log.clone();
@@ -27,14 +69,194 @@ impl Node {
         let _tip = self.chain.tip();
         let t_tick = now_ns();
         log.event("ticked", json!({"slot": slot}));
-        let txs = self.mempool.snapshot(self.opts.max_block_txs);
+        let at = |ns: u64| Instant::now() + Duration::from_nanos(ns.saturating_sub(now_ns()));
+        let slot_ns = self.genesis.slot_ns();
+        let margin = self
+            .tail_margin
+            .unwrap_or(Duration::from_nanos(slot_ns / 4))
+            .as_nanos() as u64;
+        let lead = Lead {
+            slot,
+            stages: [loop_start_ns, t_check, t_tick, 0],
+            sealer: None,
+            queue: VecDeque::new(),
+            fed: HashSet::new(),
+            feed_until: at(scheduled + slot_ns.saturating_sub(margin)),
+            slot_end: at(scheduled + slot_ns),
+            wait_parent_until: at(scheduled + slot_ns / 2),
+        };
+        if self.tiles.is_some() {
+            self.leading = Some(lead);
+            self.step_lead();
+            return;
+        }
+        let txs = self.snapshot(slot);
         let t_snap = now_ns();
-        log.event("snapshot", json!({"slot": slot, "txs": txs.len()}));
         // None when the tip is already at this slot or later (a clock step back): a
         // block there could only be refused.
-        let Some(c) = self.forge(slot, scheduled, txs) else {
+        if let Some(c) = self.chain.forge(slot, &self.opts.id, txs) {
+            let stages = [loop_start_ns, t_check, t_tick, t_snap];
+            self.announce(slot, c, stages, now_ns());
+        }
+    }
+
+    fn snapshot(&mut self, slot: u64) -> Vec<Vec<u8>> {
+        let txs = self.mempool.snapshot(self.opts.max_block_txs);
+        self.log
+            .event("snapshot", json!({"slot": slot, "txs": txs.len()}));
+        txs
+    }
+
+    /// A transaction admitted to the mempool while a slot is led joins its queue.
+    pub(super) fn offer_to_lead(&mut self, b: &[u8]) {
+        if let Some(l) = self.leading.as_mut() {
+            if l.sealer.is_some() {
+                l.queue.push_back(b.to_vec());
+            }
+        }
+    }
+
+    /// When the loop must come back to the slot it leads (none: it leads none).
+    pub(super) fn lead_due(&self) -> Option<Instant> {
+        self.leading.as_ref().map(|l| {
+            if l.sealer.is_none() {
+                Instant::now() + Duration::from_millis(1)
+            } else {
+                // Entries arrive every PoH tick (1 ms): take them as they come.
+                (Instant::now() + Duration::from_micros(500)).min(l.feed_until)
+            }
+        })
+    }
+
+    /// One turn of the slot being led: open it (once its parent is in), feed the
+    /// tiles, replay what they recorded, and finish the block once feeding is over.
+    pub(super) fn step_lead(&mut self) {
+        let Some(mut l) = self.leading.take() else {
             return;
         };
+        if l.sealer.is_none() {
+            let now = Instant::now();
+            let prev = l.slot.checked_sub(1);
+            let parent_coming = self
+                .fetching
+                .values()
+                .any(|f| f.slot.is_some() && f.slot == prev);
+            if parent_coming && now < l.wait_parent_until {
+                self.leading = Some(l);
+                return;
+            }
+            if let Err(why) = self.open_lead(&mut l) {
+                if let Some(why) = why {
+                    self.fall_back(why);
+                    self.forge_sequentially(l);
+                }
+                return;
+            }
+        }
+        if let Err(why) = self.feed_lead(&mut l) {
+            self.fall_back(why);
+            self.forge_sequentially(l);
+            return;
+        }
+        if Instant::now() < l.feed_until {
+            self.leading = Some(l);
+            return;
+        }
+        let t_feed_end = now_ns();
+        match self.finish_lead(&mut l) {
+            Ok(c) => {
+                self.counters.forged_by_tiles += 1;
+                self.counters.forge_unrecorded += l.queue.len() as u64;
+                self.announce(l.slot, c, l.stages, t_feed_end);
+            }
+            Err(why) => {
+                self.fall_back(why);
+                self.forge_sequentially(l);
+            }
+        }
+    }
+
+    /// Opens the slot in the tiles on the tip; `Err(None)`: nothing to lead (the tip
+    /// is already at this slot or later).
+    fn open_lead(&mut self, l: &mut Lead) -> Result<(), Option<String>> {
+        let base = self.chain.forge_base(l.slot).ok_or(None)?;
+        let txs = self.snapshot(l.slot);
+        l.stages[3] = now_ns();
+        l.queue = txs.into();
+        let tiles = self.tiles.as_mut().expect("leading with the tiles");
+        tiles
+            .begin(&base.balances, base.poh_start, l.slot_end)
+            .map_err(|e| Some(e.to_string()))?;
+        l.sealer = Some(self.chain.sealer(base));
+        Ok(())
+    }
+
+    /// Feeds what fits and replays every entry recorded so far.
+    fn feed_lead(&mut self, l: &mut Lead) -> Result<(), String> {
+        let tiles = self.tiles.as_mut().expect("leading with the tiles");
+        let sealer = l.sealer.as_mut().expect("an open slot");
+        let max = self.opts.max_block_txs;
+        while Instant::now() < l.feed_until && tiles.fed() < max {
+            let Some(t) = l.queue.pop_front() else {
+                break;
+            };
+            let tag = dyno_txn::tx::sig_tag(&t);
+            if l.fed.contains(&tag) || !self.chain.fresh_on_tip(&t) {
+                continue;
+            }
+            if !tiles.feed(&t) {
+                l.queue.push_front(t);
+                break;
+            }
+            l.fed.insert(tag);
+        }
+        for e in tiles.entries(Duration::ZERO).map_err(|e| e.to_string())? {
+            push(sealer, e)?;
+        }
+        Ok(())
+    }
+
+    /// Lets the tiles record what they were fed, replays the last entries and signs.
+    fn finish_lead(&mut self, l: &mut Lead) -> Result<Checked, String> {
+        let tiles = self.tiles.as_mut().expect("leading with the tiles");
+        let done = tiles.finish(l.slot_end).map_err(|e| e.to_string())?;
+        let mut sealer = l.sealer.take().expect("an open slot");
+        for e in done.entries {
+            push(&mut sealer, e)?;
+        }
+        // The tiles' banks and the sealing replay must agree (both execute the same
+        // transactions in the same order on the same base); a difference is a bug the
+        // block must not carry.
+        let c = sealer
+            .finish(l.slot, &self.opts.id)
+            .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))?;
+        if c.balances != done.balances {
+            return Err("the tiles' balances differ from the sealing replay".into());
+        }
+        Ok(c)
+    }
+
+    /// The tiles could not forge the slot: the sequential bank forges it from the
+    /// mempool (a late block is better than none; a follower refuses none for it).
+    fn forge_sequentially(&mut self, l: Lead) {
+        if let Some(t) = self.tiles.as_mut() {
+            t.close();
+        }
+        let txs = self.mempool.snapshot(self.opts.max_block_txs);
+        let t = now_ns();
+        if let Some(c) = self.chain.forge(l.slot, &self.opts.id, txs) {
+            let mut stages = l.stages;
+            if stages[3] == 0 {
+                stages[3] = t;
+            }
+            self.announce(l.slot, c, stages, t);
+        }
+    }
+
+    /// Adopts and announces a forged block and logs its stages; `t_feed_end` is when
+    /// feeding stopped (the tail runs from there to the announcement).
+    fn announce(&mut self, slot: u64, c: Checked, stages: [u64; 4], t_feed_end: u64) {
+        let log = self.log.clone();
         let bytes = Arc::new(c.block.encode());
         let h = c.block.header.clone();
         let t_forged = now_ns();
@@ -49,7 +271,9 @@ impl Node {
         let t_adopted = now_ns();
         self.broadcast(&Message::Header(h.encode()), None);
         log.event("announced", json!({"slot": slot, "block": hex(&hash)}));
+        let t_announced = now_ns();
         let s = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;
+        let [loop_start_ns, t_check, t_tick, t_snap] = stages;
         self.counters.last_forge_stages_s = [
             s(loop_start_ns, t_check),
             s(t_check, t_tick),
@@ -57,6 +281,11 @@ impl Node {
             s(t_snap, t_forged),
             s(t_forged, t_adopted),
         ];
+        let tail = t_announced.saturating_sub(t_feed_end);
+        let slot_ns = self.genesis.slot_ns();
+        self.tail_margin = Some(Duration::from_nanos(
+            (2 * tail).clamp(slot_ns / MIN_MARGIN_PARTS, slot_ns / 2),
+        ));
         let st = self.counters.last_forge_stages_s;
         log.line(&json!({
             "kind": "block",
@@ -68,63 +297,24 @@ impl Node {
             "stage_snapshot_s": st[2],
             "stage_forged_s": st[3],
             "stage_adopted_s": st[4],
+            "tail_s": tail as f64 / 1e9,
+            "end_in_slot_s": (self.genesis.slot_start_ns(slot) + slot_ns)
+                .saturating_sub(t_announced) as f64 / 1e9,
         }));
-    }
-
-    /// Forges the block of `slot` from the snapshot `txs`: with the tiles when they
-    /// run, else (or when they fail) with the sequential bank.
-    pub(super) fn forge(
-        &mut self,
-        slot: u64,
-        scheduled_ns: u64,
-        txs: Vec<Vec<u8>>,
-    ) -> Option<Checked> {
-        let base = self.chain.forge_base(slot)?;
-        let Some(tiles) = self.tiles.as_mut() else {
-            return self.chain.forge(slot, &self.opts.id, txs);
-        };
-        let txs = self.chain.admissible(txs);
-        // The block must leave within its slot: the tiles are fed until half of it and
-        // finish what they were fed (at most IN_FLIGHT transactions) by its end.
-        let at = |ns: u64| Instant::now() + Duration::from_nanos(ns.saturating_sub(now_ns()));
-        let feed_until = at(scheduled_ns + self.genesis.slot_ns() / 2);
-        let give_up = at(scheduled_ns + self.genesis.slot_ns());
-        let sealed = tiles
-            .forge(&base.balances, base.poh_start, &txs, feed_until, give_up)
-            .map_err(|e| e.to_string())
-            .and_then(|f| {
-                let unrecorded = f.unrecorded as u64;
-                let entries = f
-                    .entries
-                    .into_iter()
-                    .map(|e| Entry {
-                        num_hashes: e.num_hashes,
-                        hash: e.hash,
-                        txs: e.txs,
-                    })
-                    .collect();
-                // The header's state hash is the one a follower's replay reaches; a
-                // chain that replay does not reproduce is not sent.
-                self.chain
-                    .seal(slot, &self.opts.id, &base, entries)
-                    .map(|c| (c, unrecorded))
-                    .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))
-            });
-        match sealed {
-            Ok((c, unrecorded)) => {
-                self.counters.forged_by_tiles += 1;
-                self.counters.forge_unrecorded += unrecorded;
-                Some(c)
-            }
-            Err(why) => {
-                self.fall_back(why);
-                self.chain.forge(slot, &self.opts.id, txs)
-            }
-        }
     }
 
     pub(super) fn fall_back(&mut self, why: String) {
         self.counters.forge_fallbacks += 1;
         self.counters.last_forge_fallback = Some(why);
     }
+}
+
+fn push(sealer: &mut Sealer, e: dyno_pipeline::forge::ForgedEntry) -> Result<(), String> {
+    sealer
+        .push(Entry {
+            num_hashes: e.num_hashes,
+            hash: e.hash,
+            txs: e.txs,
+        })
+        .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))
 }
