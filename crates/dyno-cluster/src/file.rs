@@ -110,8 +110,10 @@ pub struct ClusterSpec {
     pub base_port: u16,
     /// The node command.
     pub command: NodeCommand,
-    /// Threads each node keeps busy (for the cores warning).
-    pub threads_per_node: u32,
+    /// Threads each node keeps busy, as `node.threads` declares them (for the cores
+    /// warning); `None` when the file does not say. A reference node's threads sleep
+    /// between slots, so their number says nothing about load: the run measures it.
+    pub threads_per_node: Option<u32>,
     /// How the reference node forges (`"tiles"` or `"sequential"`, written into each
     /// node's config); `None` leaves the node's own default (the tiles).
     pub forge: Option<String>,
@@ -498,16 +500,20 @@ impl ClusterSpec {
         Ok(())
     }
 
-    /// Warnings that do not stop a run but make its numbers suspect.
+    /// Warnings that do not stop a run but make its numbers suspect: here, busy threads
+    /// declared by `node.threads` outnumbering the cores. What the nodes really used is
+    /// measured by the run ([`crate::resources::saturation_warning`]).
     pub fn warnings(&self, cores: usize) -> Vec<String> {
         let mut warnings = Vec::new();
-        let threads = self.nodes.len() * self.threads_per_node as usize;
+        let Some(per_node) = self.threads_per_node else {
+            return warnings;
+        };
+        let threads = self.nodes.len() * per_node as usize;
         if threads > cores {
             warnings.push(format!(
-                "{} nodes x {} threads = {threads} busy threads on {cores} cores: nodes will \
-                 wait for a core, which shows up as slot-start lateness and slower adoption",
+                "{} nodes x {per_node} threads = {threads} busy threads on {cores} cores: nodes \
+                 will wait for a core, which shows up as slot-start lateness and slower adoption",
                 self.nodes.len(),
-                self.threads_per_node
             ));
         }
         warnings
@@ -623,13 +629,16 @@ fn nodes(cx: &Cx, raw: &RawNodes, regions: usize) -> Result<Vec<NodeSpec>, Clust
         .collect())
 }
 
-fn node_command(cx: &Cx, raw: Option<&RawNode>) -> Result<(NodeCommand, u32), ClusterError> {
+fn node_command(
+    cx: &Cx,
+    raw: Option<&RawNode>,
+) -> Result<(NodeCommand, Option<u32>), ClusterError> {
     let threads = match raw.and_then(|n| n.threads.as_ref()) {
         Some(t) if *t.get_ref() == 0 => {
             return Err(cx.err(t.span().start, "node.threads", "must be at least 1"))
         }
-        Some(t) => *t.get_ref(),
-        None => 1,
+        Some(t) => Some(*t.get_ref()),
+        None => None,
     };
     let Some(argv) = raw.and_then(|n| n.command.as_ref()) else {
         return Ok((NodeCommand::Reference, threads));

@@ -117,20 +117,20 @@ fn bad_edges_are_refused() {
 #[test]
 fn a_node_command_that_is_not_executable_is_refused() {
     let (line, key, message) = error_of(
-        "threads = 1",
-        "command = [\"./no-such-node\", \"--id\", \"{id}\"]\nthreads = 1",
+        "ready_timeout_s = 60",
+        "command = [\"./no-such-node\", \"--id\", \"{id}\"]\nready_timeout_s = 60",
     );
-    assert_eq!(line, line_of("threads = 1", EXAMPLE));
+    assert_eq!(line, line_of("ready_timeout_s = 60", EXAMPLE));
     assert_eq!(key, "node.command");
     assert!(message.contains("not an executable file"), "{message}");
     let (_, _, message) = error_of(
-        "threads = 1",
-        "command = [\"sh\", \"--id\", \"{ident}\"]\nthreads = 1",
+        "ready_timeout_s = 60",
+        "command = [\"sh\", \"--id\", \"{ident}\"]\nready_timeout_s = 60",
     );
     assert!(message.contains("unknown placeholder {ident}"), "{message}");
     let spec = parse(&EXAMPLE.replacen(
-        "threads = 1",
-        "command = [\"sh\", \"-c\", \"{id} {peers}\"]",
+        "ready_timeout_s = 60",
+        "command = [\"sh\", \"-c\", \"{id} {peers}\"]\nready_timeout_s = 60",
         1,
     ))
     .unwrap();
@@ -152,11 +152,15 @@ fn counts_and_stakes_must_agree() {
 
 #[test]
 fn threads_beyond_the_cores_warn() {
-    let spec = parse(&EXAMPLE.replacen("threads = 1", "threads = 4", 1)).unwrap();
+    let spec = parse(&EXAMPLE.replacen("# threads = 1", "threads = 4", 1)).unwrap();
     let warnings = spec.warnings(2);
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].contains("9 nodes x 4 threads = 36 busy threads on 2 cores"));
     assert!(spec.warnings(64).is_empty());
+    // Undeclared (the example), nothing is predicted: the run measures what nodes used.
+    let spec = parse(EXAMPLE).unwrap();
+    assert_eq!(spec.threads_per_node, None);
+    assert!(spec.warnings(1).is_empty());
 }
 
 #[test]
@@ -208,8 +212,8 @@ fn a_workload_command_and_a_ready_url_are_checked() {
     .unwrap();
     assert_eq!(spec.workload.command.as_ref().unwrap()[1], "{target}");
     let (_, key, message) = error_of(
-        "threads = 1",
-        "threads = 1\nready_url = \"tcp://{ingress}\"",
+        "ready_timeout_s = 60",
+        "ready_timeout_s = 60\nready_url = \"tcp://{ingress}\"",
     );
     assert_eq!(key, "node.ready_url");
     assert!(message.contains("http://"), "{message}");

@@ -5,6 +5,37 @@
 /// CPU share (percent of one core) at or above which a slot counts towards a span.
 pub const SPAN_THRESHOLD_PERCENT: f64 = 85.0;
 
+/// Share of all cores at or above which a slot counts as saturated.
+pub const SATURATED_SHARE: f64 = 0.9;
+
+/// A warning when the nodes together kept the machine's cores busy: their summed CPU per
+/// slot at or above [`SATURATED_SHARE`] of `cores` in a tenth of the slots or more. Nodes
+/// then waited for a core, and the lateness and adoption figures include that wait.
+pub fn saturation_warning(resources: &[NodeResources], cores: usize) -> Option<String> {
+    let slots = resources.iter().map(|r| r.cpu_percent.len()).min()?;
+    if slots == 0 || cores == 0 {
+        return None;
+    }
+    let totals: Vec<f64> = (0..slots)
+        .map(|i| resources.iter().map(|r| r.cpu_percent[i]).sum::<f64>() / 100.0)
+        .collect();
+    let saturated = totals
+        .iter()
+        .filter(|&&t| t >= SATURATED_SHARE * cores as f64)
+        .count();
+    if saturated * 10 < slots {
+        return None;
+    }
+    let mean = totals.iter().sum::<f64>() / slots as f64;
+    Some(format!(
+        "the {} nodes used {mean:.2} of {cores} cores on average and at least {:.0}% of all \
+         cores in {saturated} of {slots} slots: nodes waited for a core, which shows up as \
+         slot-start lateness and slower adoption",
+        resources.len(),
+        SATURATED_SHARE * 100.0
+    ))
+}
+
 /// One node's readings, one per slot of the measured window.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct NodeResources {
@@ -80,6 +111,29 @@ impl From<&NodeResources> for ResourceSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saturation_is_measured_not_predicted() {
+        let node = |cpu: &[f64]| NodeResources {
+            node: "n".into(),
+            cpu_percent: cpu.to_vec(),
+            rss_bytes: vec![0.0; cpu.len()],
+        };
+        // 52 idle nodes at 2% of a core each: 1.04 of 2 cores, no warning.
+        let idle: Vec<NodeResources> = (0..52).map(|_| node(&[2.0; 10])).collect();
+        assert_eq!(saturation_warning(&idle, 2), None);
+        // Two nodes at 95% each in 3 of 10 slots: 1.9 of 2 cores there.
+        let mut cpu = [10.0; 10];
+        cpu[2..5].fill(95.0);
+        let busy = vec![node(&cpu), node(&cpu)];
+        let w = saturation_warning(&busy, 2).expect("saturated");
+        assert!(w.contains("in 3 of 10 slots"), "{w}");
+        // One saturated slot in twenty is below a tenth.
+        let mut cpu = [10.0; 20];
+        cpu[0] = 100.0;
+        assert_eq!(saturation_warning(&[node(&cpu), node(&cpu)], 2), None);
+        assert_eq!(saturation_warning(&[], 2), None);
+    }
 
     #[test]
     fn spans_are_maximal_runs_at_or_above_the_threshold() {

@@ -547,7 +547,8 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         let id = save(store, a, &spec, &outcome, &own, debug_build)?;
         eprintln!("stored as run {id}: `dyno cluster report {id}`");
     }
-    for w in &outcome.warnings {
+    let saturation = dyno_cluster::resources::saturation_warning(&outcome.resources, cores());
+    for w in outcome.warnings.iter().chain(&saturation) {
         eprintln!("warning: {w}");
     }
     let code = print_report(

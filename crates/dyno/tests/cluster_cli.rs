@@ -291,8 +291,8 @@ fn export_renders_kubernetes_and_nomad_for_a_node_command() {
     std::fs::write(
         &file,
         text.replacen(
-            "threads = 1",
-            "command = [\"sh\", \"-c\", \"sleep 1\", \"{id}\"]\nthreads = 1",
+            "ready_timeout_s = 60",
+            "command = [\"sh\", \"-c\", \"sleep 1\", \"{id}\"]\nready_timeout_s = 60",
             1,
         ),
     )

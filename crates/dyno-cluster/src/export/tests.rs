@@ -6,7 +6,11 @@ use std::process::Command;
 fn spec(command: Option<&str>) -> ClusterSpec {
     let mut text = crate::EXAMPLE.to_string();
     if let Some(c) = command {
-        text = text.replacen("threads = 1", &format!("command = {c}\nthreads = 1"), 1);
+        text = text.replacen(
+            "ready_timeout_s = 60",
+            &format!("command = {c}\nready_timeout_s = 60"),
+            1,
+        );
     }
     ClusterSpec::parse(Path::new("c.toml"), &text).unwrap()
 }
