@@ -310,14 +310,8 @@ impl ClusterSpec {
     /// relative command paths.
     pub fn parse(path: &Path, text: &str) -> Result<ClusterSpec, ClusterError> {
         let cx = Cx { path, text };
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            ClusterError::File(Box::new(dyno_model::ConfigDiagnostic::parse_error(
-                path,
-                text,
-                e.message(),
-                e.span(),
-            )))
-        })?;
+        let raw: RawFile = dyno_model::ConfigDiagnostic::parse_toml(path, text)
+            .map_err(|d| ClusterError::File(Box::new(d)))?;
         let c = &raw.cluster;
         if c.name.get_ref().trim().is_empty() {
             return Err(cx.err(c.name.span().start, "cluster.name", "must not be empty"));

@@ -265,14 +265,8 @@ impl RequirementSet {
                 message,
             ))
         };
-        let file: File = toml::from_str(text).map_err(|e| {
-            RequirementsError::File(dyno_model::ConfigDiagnostic::parse_error(
-                file_path,
-                text,
-                e.message(),
-                e.span(),
-            ))
-        })?;
+        let file: File = dyno_model::ConfigDiagnostic::parse_toml(file_path, text)
+            .map_err(RequirementsError::File)?;
         let mut requirements: Vec<Requirement> = Vec::new();
         for (i, e) in file.requirement.into_iter().enumerate() {
             let key = |k: &str| format!("requirement[{i}].{k}");

@@ -90,6 +90,25 @@ impl ConfigDiagnostic {
         Self::new(path, text, span, key.as_deref(), message.trim_end())
     }
 
+    /// Parses `text`, the contents of `path`, as TOML into `T`; toml's refusal becomes a
+    /// diagnostic with the file, line, column and key ([`ConfigDiagnostic::parse_error`]).
+    pub fn parse_toml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, Self> {
+        toml::from_str(text).map_err(|e| Self::parse_error(path, text, e.message(), e.span()))
+    }
+
+    /// [`ConfigDiagnostic::parse_toml`], then `check` on the value, which names the key of
+    /// a value it refuses and says why (`Err((key, message))`); that too becomes a
+    /// diagnostic pointing at the key's line.
+    pub fn parse_toml_checked<T: serde::de::DeserializeOwned>(
+        path: &Path,
+        text: &str,
+        check: impl FnOnce(&T) -> Result<(), (String, String)>,
+    ) -> Result<T, Self> {
+        let value = Self::parse_toml(path, text)?;
+        check(&value).map_err(|(key, message)| Self::at_key(path, text, &key, message))?;
+        Ok(value)
+    }
+
     /// 1-based line, when known.
     pub fn line(&self) -> Option<usize> {
         self.position.map(|(l, _)| l)

@@ -222,21 +222,8 @@ impl LayoutConfig {
     /// Parses and validates TOML text; `origin` names the file in errors.
     /// Errors point at the line, column and key in `text`.
     pub fn from_toml(text: &str, origin: &str) -> Result<LayoutConfig> {
-        let path = std::path::Path::new(origin);
-        let cfg: LayoutConfig = toml::from_str(text).map_err(|e| {
-            Error::ConfigFile(Box::new(ConfigDiagnostic::parse_error(
-                path,
-                text,
-                e.message(),
-                e.span(),
-            )))
-        })?;
-        cfg.check().map_err(|(key, message)| {
-            Error::ConfigFile(Box::new(ConfigDiagnostic::at_key(
-                path, text, &key, message,
-            )))
-        })?;
-        Ok(cfg)
+        ConfigDiagnostic::parse_toml_checked(std::path::Path::new(origin), text, Self::check)
+            .map_err(|d| Error::ConfigFile(Box::new(d)))
     }
 
     /// The first value that makes no sense, as (key path, what is wrong).

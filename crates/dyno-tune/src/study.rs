@@ -395,14 +395,8 @@ impl Study {
     /// Parses and validates study text; `path` is used for messages and relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Study, TuneError> {
         let cx = Ctx { path, text };
-        let raw: RawStudy = toml::from_str(text).map_err(|e| {
-            TuneError::Study(dyno_model::ConfigDiagnostic::parse_error(
-                path,
-                text,
-                e.message(),
-                e.span(),
-            ))
-        })?;
+        let raw: RawStudy =
+            dyno_model::ConfigDiagnostic::parse_toml(path, text).map_err(TuneError::Study)?;
         let project = project(&cx, raw.project)?;
         let m = raw.matrix;
         let matrix = Matrix {
