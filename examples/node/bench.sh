@@ -4,7 +4,11 @@
 #  (a) in-process: `dyno pipeline bench` on the node's forge layout (forge-layout.toml:
 #      the same tiles a node leader forges with), benchg inside, flat out;
 #  (b) networked: one validator `dyno node run` fed flat out by a separate `dyno load`
-#      over QUIC; its landed TPS per second from its node log; the ratio b / a;
+#      over QUIC; its landed TPS per second from its node log; the ratio b / a; and the
+#      same throughput per slot (a block's transactions over its slot): transactions
+#      land a block at a time, so at 400 ms slots the seconds alternate two and three
+#      blocks and their median sits on one of two plateaus; the per-slot median has no
+#      such aliasing;
 #  (c) a leader and a follower (stake 0) on a 20 ms link, `dyno load` at the leader's
 #      sustained TPS from (b): the follower's validation + adoption time per block as a
 #      fraction of the slot (examples/node/adoption.py).
@@ -102,11 +106,19 @@ wait_ready "127.0.0.1:$SM"
     --pool "$POOL" --duration "$SECONDS_PER_PHASE" --format json >"$OUT/solo/load.json" 2>"$OUT/solo/load.err"
 sleep $(( (SLOT_MS * 3) / 1000 + 1 ))   # let the last blocks land
 stop_node "$SOLO"
-read -r NET_TPS NET_SECONDS <<<"$(python3 - "$OUT/solo/solo.jsonl" <<'EOF'
+read -r NET_TPS NET_SECONDS SLOT_TPS SLOT_BLOCKS <<<"$(python3 - "$OUT/solo/solo.jsonl" "$SLOT_MS" <<'EOF'
 import json, sys
-tps = [json.loads(l)["tps"] for l in open(sys.argv[1]) if '"kind":"second"' in l]
-busy = sorted(t for t in tps if t > 0)
-print(busy[len(busy) // 2] if busy else 0, len(busy))
+lines = [json.loads(l) for l in open(sys.argv[1])]
+busy = sorted(v["tps"] for v in lines if v.get("kind") == "second" and v["tps"] > 0)
+# Per slot: every block from the first that carried transactions to the last (empty
+# ones between them included), less those two (the load starting and stopping inside
+# them), each block's transactions over its slot.
+blocks = [v["txs"] for v in lines if v.get("kind") == "block"]
+full = [i for i, t in enumerate(blocks) if t > 0]
+loaded = blocks[full[0] + 1:full[-1]] if full else []
+per_slot = sorted(t * 1000.0 / float(sys.argv[2]) for t in loaded)
+print(busy[len(busy) // 2] if busy else 0, len(busy),
+      per_slot[len(per_slot) // 2] if per_slot else 0, len(per_slot))
 EOF
 )"
 
@@ -131,5 +143,7 @@ echo
 echo "(a) in-process benchg, node forge layout: median $IN_TPS TPS per second"
 echo "(b) node fed by dyno load over QUIC, flat out: median $NET_TPS TPS per second (over $NET_SECONDS busy seconds)"
 python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio b / a = %.3f (issue #11 asks >= 0.80)" % (b / a if a else 0))' "$IN_TPS" "$NET_TPS"
+echo "    per slot: median $SLOT_TPS TPS (block txs / slot, $SLOT_BLOCKS loaded blocks less the first and last)"
+python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio per slot / a = %.3f" % (b / a if a else 0))' "$IN_TPS" "$SLOT_TPS"
 echo "(c) leader n1 -> follower n2 at $RATE TPS (the leader's sustained TPS from b), ${SLOT_MS} ms slots:"
 python3 "$HERE/adoption.py" "$SLOT_MS" "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" | sed 's/^/    /'

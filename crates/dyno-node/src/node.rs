@@ -129,8 +129,8 @@ pub struct Counters {
     pub forge_fallbacks: u64,
     /// Why the tiles last failed to forge, if they ever did.
     pub last_forge_fallback: Option<String>,
-    /// Snapshot transactions the tiles had not recorded when the block was cut (they
-    /// stay in the mempool for a later block).
+    /// Transactions queued for a slot (its snapshot and arrivals) and not fed to the
+    /// tiles when feeding stopped (they stay in the mempool for a later block).
     pub forge_unrecorded: u64,
     /// Last stage times of a forged block, s (leader check, ticking, snapshot, forged, adopted).
     pub last_forge_stages_s: [f64; 5],
@@ -268,7 +268,14 @@ impl Node {
             }),
         );
         if self.opts.forge == ForgeMode::Tiles {
-            match TileForge::start(&ForgeConfig::default(), self.genesis.accounts.clone()) {
+            // No verify tile: every transaction in the mempool had its signature checked
+            // at admission (the ingress thread, or `Mempool::offer` for relays), so the
+            // leader checks each once. Received blocks are still checked in full.
+            let cfg = ForgeConfig {
+                verify_tiles: 0,
+                ..ForgeConfig::default()
+            };
+            match TileForge::start(&cfg, self.genesis.accounts.clone()) {
                 Ok(t) => self.tiles = Some(t),
                 Err(e) => self.fall_back(e.to_string()),
             }

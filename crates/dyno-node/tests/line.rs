@@ -731,3 +731,45 @@ fn a_transaction_sent_mid_slot_lands_in_that_slots_block() {
         .iter()
         .any(|(_, b, _, _)| b == forged["block"].as_str().unwrap()));
 }
+
+#[test]
+fn a_leader_forging_every_slot_still_serves_a_late_node_its_whole_chain() {
+    // a leads every slot and forges across nearly all of each; b, joining late, fetches
+    // a's chain one parent at a time. A loop blocked while it forges would answer only
+    // between two slots' forging: b's fetches complete while a is forging.
+    let g = genesis(&[("a", 1), ("b", 0)]);
+    // b is a's peer from the start, but joins the hub only later.
+    let mut line = Line::start(&g, &[("a", &["b"])]);
+    for t in transfer_block(&g.accounts, 40, 13) {
+        line.inboxes["a"].send(Input::Tx(t)).unwrap();
+    }
+    sleep_slots(12);
+    line.add(&g, &[("b", &["a"])]);
+    sleep_slots(8);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    assert!(st["a"].chain.len() >= 10, "{} blocks", st["a"].chain.len());
+    assert_eq!(st["b"].chain, st["a"].chain, "b caught up while a led");
+    assert_eq!(st["a"].counters.forge_fallbacks, 0);
+    // a's forging windows: from its snapshot to its block forged, per slot.
+    let t = |e: &Value| e["ts_ns"].as_u64().unwrap();
+    let opened: HashMap<u64, u64> = events(&logs["a"], "snapshot")
+        .iter()
+        .map(|e| (e["slot"].as_u64().unwrap(), t(e)))
+        .collect();
+    let windows: Vec<(u64, u64)> = events(&logs["a"], "forged")
+        .iter()
+        .filter_map(|e| opened.get(&e["slot"].as_u64().unwrap()).map(|&o| (o, t(e))))
+        .collect();
+    let completed = events(&logs["b"], "fetch_completed");
+    assert!(completed.len() >= 10, "{} fetches", completed.len());
+    let mid_forge = completed
+        .iter()
+        .filter(|e| windows.iter().any(|&(o, f)| (o..f).contains(&t(e))))
+        .count();
+    assert!(
+        mid_forge > 0,
+        "none of b's {} fetches was answered while a forged",
+        completed.len()
+    );
+}

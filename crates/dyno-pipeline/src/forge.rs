@@ -44,7 +44,9 @@ use crate::tiles::{Bank, Dedup, Pack, Poh, Shared, Verify, MAX_ENV};
 /// How the forge's tiles are laid out.
 #[derive(Debug, Clone)]
 pub struct ForgeConfig {
-    /// Verify tiles.
+    /// Verify tiles; 0: the caller feeds transactions whose signatures it checked
+    /// already (a node's mempool admits none unchecked), straight into dedup, so the
+    /// leader checks each signature once.
     pub verify_tiles: usize,
     /// Bank tiles.
     pub bank_tiles: usize,
@@ -423,7 +425,7 @@ impl TileForge {
     /// Wires the tiles on heap links and starts one thread per tile, at `genesis`'s
     /// state; they idle until [`TileForge::forge`] feeds them.
     pub fn start(cfg: &ForgeConfig, genesis: Arc<Genesis>) -> Result<TileForge, ForgeError> {
-        let (nv, nb) = (cfg.verify_tiles.max(1), cfg.bank_tiles.max(1));
+        let (nv, nb) = (cfg.verify_tiles, cfg.bank_tiles.max(1));
         let depth = cfg.link_depth;
         let small = depth.min(256);
         let max_txs = cfg.pack.max_txs_per_microblock;
@@ -439,7 +441,7 @@ impl TileForge {
             bell: Mutex::new(()),
             ring: Condvar::new(),
         });
-        let feed = heap(depth, MAX_ENV, nv)?;
+        let feed = heap(depth, MAX_ENV, nv.max(1))?;
         let verify_out: Vec<HeapLink> = (0..nv)
             .map(|_| heap(depth, MAX_ENV, 1))
             .collect::<Result<_, _>>()?;
@@ -485,9 +487,14 @@ impl TileForge {
             &control,
             false,
         );
-        let ins = (0..nv)
-            .map(|i| in_link(&verify_out[i], 0))
-            .collect::<Result<_, _>>()?;
+        let ins = if nv == 0 {
+            // Verify's output is its input envelope unchanged: dedup takes the feed's.
+            vec![in_link(&feed, 0)?]
+        } else {
+            (0..nv)
+                .map(|i| in_link(&verify_out[i], 0))
+                .collect::<Result<_, _>>()?
+        };
         forge.spawn(
             "forge-dedup",
             Stem::new(dedup, ins, vec![out_link(&dedup_out)], None, sopts.clone()),

@@ -158,3 +158,21 @@ fn a_slot_forged_in_steps_takes_transactions_fed_while_it_runs() {
     assert!(forge.finish(until).is_err(), "no slot open");
     forge.shutdown();
 }
+
+#[test]
+fn without_verify_tiles_checked_transactions_go_straight_to_dedup() {
+    let g = Arc::new(fund_initial_accounts(32, 1_000_000, 3));
+    let cfg = ForgeConfig {
+        verify_tiles: 0,
+        ..ForgeConfig::default()
+    };
+    let mut forge = TileForge::start(&cfg, g.clone()).unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    let base = AccountStore::new(&g).balances();
+    let txs = transfer_block(&g, 200, 8);
+    let slot = forge.forge(&base, [4; 32], &txs, until, until).unwrap();
+    let recorded: usize = slot.entries.iter().map(|e| e.txs.len()).sum();
+    assert_eq!(recorded, 200);
+    assert_eq!(replay(&g, &base, [4; 32], &slot.entries), slot.balances);
+    forge.shutdown();
+}

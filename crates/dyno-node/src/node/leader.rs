@@ -33,6 +33,9 @@ use crate::transport::Message;
 /// enough to leave no room for a slow turn of the loop).
 pub const MIN_MARGIN_PARTS: u64 = 50;
 
+/// The longest the loop waits for inputs between two turns of the slot it forges.
+pub const LEAD_TURN: Duration = Duration::from_millis(2);
+
 /// A slot this node leads with the tiles, between its start and its announcement.
 pub(super) struct Lead {
     slot: u64,
@@ -122,8 +125,10 @@ impl Node {
             if l.sealer.is_none() {
                 Instant::now() + Duration::from_millis(1)
             } else {
-                // Entries arrive every PoH tick (1 ms): take them as they come.
-                (Instant::now() + Duration::from_micros(500)).min(l.feed_until)
+                // Often enough to keep the tiles fed (IN_FLIGHT transactions are
+                // milliseconds of their work) and to replay entries soon after poh
+                // records them (one a tick, 1 ms); an input wakes the loop sooner.
+                (Instant::now() + LEAD_TURN).min(l.feed_until)
             }
         })
     }
