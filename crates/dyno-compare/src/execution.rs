@@ -151,6 +151,21 @@ pub fn process_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
         .collect()
 }
 
+/// The series of the machine-speed reference (`dyno_proc::speed`): on-CPU seconds of one
+/// fixed piece of work, measured by dyno after each reading of the window. It describes
+/// the machine, not the subject, so it is not judged itself; it is the divisor of
+/// `cpu_ref_per_ktx` (see `verdict::per_tx_values`).
+pub const REFERENCE_METRIC: &str = "ref_work_s";
+
+/// The reference's points as a series named [`REFERENCE_METRIC`].
+pub fn reference_series(points: Vec<(f64, f64)>) -> Series {
+    Series {
+        metric: Metric::new(REFERENCE_METRIC, Unit::Seconds, Direction::LowerIsBetter),
+        kind: SeriesKind::Gauge,
+        points,
+    }
+}
+
 /// One per-run value of one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunValue {

@@ -13,8 +13,12 @@
 //! stay comparable when the achieved rate differs): `cpu_s_per_tx` (the process tree's
 //! mean CPU use over the window divided by the node's mean `tps`), and `bank_s_per_tx`
 //! (the bank stage's busy time per executed transaction, from the node's block lines).
+//! When dyno timed its machine-speed reference in the window (`dyno_proc::speed`), a
+//! third: `cpu_ref_per_ktx`, the CPU time of 1,000 transactions in units of that
+//! reference's time in the same window, so a machine that runs everything a few percent
+//! slower for a while (a VM's neighbours, its clock) moves both and cancels.
 
-use crate::execution::{run_values, Execution, Outcome, Series};
+use crate::execution::{run_values, Execution, Outcome, Series, REFERENCE_METRIC};
 use dyno_model::{Direction, Metric, Unit};
 use dyno_stats::{
     apply_holm, compare, compare_paired, compare_signed_rank, mann_whitney_u, Alternative, Better,
@@ -139,6 +143,7 @@ impl RunTable {
             };
             for v in run_values(&e.series)
                 .into_iter()
+                .filter(|v| v.metric.name != REFERENCE_METRIC)
                 .chain(per_tx_values(&e.series))
             {
                 let idx = match table
@@ -189,10 +194,17 @@ pub fn per_tx_values(series: &[Series]) -> Vec<crate::execution::RunValue> {
         find("jsonl:tps").and_then(mean),
     ) {
         if tps > 0.0 {
+            let cpu_s_per_tx = cpu / 100.0 / tps;
             out.push(crate::execution::RunValue {
                 metric: Metric::new("cpu_s_per_tx", Unit::Seconds, lower),
-                value: cpu / 100.0 / tps,
+                value: cpu_s_per_tx,
             });
+            if let Some(reference) = find(REFERENCE_METRIC).and_then(mean).filter(|r| *r > 0.0) {
+                out.push(crate::execution::RunValue {
+                    metric: Metric::new("cpu_ref_per_ktx", Unit::Count, lower),
+                    value: 1e3 * cpu_s_per_tx / reference,
+                });
+            }
         }
     }
     if let (Some(busy), Some(txs)) = (find("jsonl:stage_forged_s"), find("jsonl:txs")) {
@@ -674,6 +686,43 @@ pub(crate) mod tests {
         assert!((v[1].value - 0.08 / 1600.0).abs() < 1e-15);
         // A node without `tps` or block lines gets neither.
         assert!(per_tx_values(&e.series[..1]).is_empty());
+    }
+
+    #[test]
+    fn the_speed_reference_divides_cpu_per_tx_and_is_not_judged_itself() {
+        // Each execution its own machine speed (not shared within a round), seen by the
+        // reference as by the node; the candidate costs 5% more.
+        let speed = [1.0, 1.08, 0.93, 1.05, 0.95, 1.1, 0.9, 1.02, 0.97, 1.06];
+        let exec = |s: &str, r: usize, cost: f64, k: f64| {
+            let mut e = node_exec(s, r as u32, 40.0 * cost * k, 2000.0, 0.04);
+            e.series.push(crate::execution::reference_series(vec![
+                (1.0, 0.003 * k),
+                (2.0, 0.003 * k),
+            ]));
+            e
+        };
+        let execs: Vec<Execution> = (0..10)
+            .flat_map(|r| {
+                [
+                    exec("a", r, 1.0, speed[r]),
+                    exec("b", r, 1.05, speed[9 - r]),
+                ]
+            })
+            .collect();
+        let v = per_tx_values(&execs[0].series);
+        assert_eq!(v[1].metric.name, "cpu_ref_per_ktx");
+        assert!((v[1].value - 1e3 * (0.4 / 2000.0) / 0.003).abs() < 1e-9);
+        let subjects = ["a".to_string(), "b".to_string()];
+        let j = judge_with(&execs, &subjects, &settings(0), &paired());
+        let find = |m: &str| j.verdicts.iter().find(|v| v.metric.name == m);
+        assert!(find(REFERENCE_METRIC).is_none());
+        let normalised = find("cpu_ref_per_ktx").unwrap();
+        assert_eq!(normalised.verdict(), Verdict::Regression);
+        assert!((normalised.comparison.ratio.estimate - 1.05).abs() < 1e-9);
+        assert_eq!(
+            find("cpu_s_per_tx").unwrap().verdict(),
+            Verdict::NoSignificantChange
+        );
     }
 
     #[test]
