@@ -207,9 +207,9 @@ pub struct Node {
     tiles: Option<TileForge>,
     /// The slot being forged with the tiles, across the loop's turns.
     leading: Option<leader::Lead>,
-    /// How long before its slot's end a leader stops feeding (measured: see
-    /// [`leader`]); none until a block was forged.
-    tail_margin: Option<Duration>,
+    /// The tails (feeding stopped -> announced) of the last [`leader::TAILS_KEPT`]
+    /// blocks forged with the tiles, ns: the leader's margin is measured from them.
+    tails: std::collections::VecDeque<u64>,
 }
 
 impl Node {
@@ -244,7 +244,7 @@ impl Node {
             relay_due: None,
             tiles: None,
             leading: None,
-            tail_margin: None,
+            tails: std::collections::VecDeque::new(),
         }
     }
 

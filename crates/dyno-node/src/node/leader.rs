@@ -9,8 +9,8 @@
 //! the slot's end; then the tiles finish what they were fed (at most
 //! [`dyno_pipeline::forge::IN_FLIGHT`] transactions), the last entries are replayed,
 //! and the block is signed, adopted and announced. The margin is measured, not set:
-//! twice the last slot's tail (feeding stopped -> announced), within
-//! [`MIN_MARGIN_PARTS`] and half the slot.
+//! twice the longest tail (feeding stopped -> announced) of the last [`TAILS_KEPT`]
+//! slots, within [`MIN_MARGIN_PARTS`] and half the slot.
 //!
 //! A leader whose peers announced the previous slot's block waits for that block (up
 //! to half its slot) before it opens its own: forging on the grandparent would only
@@ -32,6 +32,10 @@ use crate::transport::Message;
 /// The margin is at least the slot divided by this (a tail never measured short
 /// enough to leave no room for a slow turn of the loop).
 pub const MIN_MARGIN_PARTS: u64 = 50;
+
+/// Tails remembered for the margin: a spike in one of the last this many slots
+/// widens it (a busy machine's tails vary from slot to slot).
+pub const TAILS_KEPT: usize = 16;
 
 /// The longest the loop waits for inputs between two turns of the slot it forges.
 pub const LEAD_TURN: Duration = Duration::from_millis(2);
@@ -74,10 +78,7 @@ impl Node {
         log.event("ticked", json!({"slot": slot}));
         let at = |ns: u64| Instant::now() + Duration::from_nanos(ns.saturating_sub(now_ns()));
         let slot_ns = self.genesis.slot_ns();
-        let margin = self
-            .tail_margin
-            .unwrap_or(Duration::from_nanos(slot_ns / 4))
-            .as_nanos() as u64;
+        let margin = self.margin_ns();
         let lead = Lead {
             slot,
             stages: [loop_start_ns, t_check, t_tick, 0],
@@ -99,7 +100,7 @@ impl Node {
         // block there could only be refused.
         if let Some(c) = self.chain.forge(slot, &self.opts.id, txs) {
             let stages = [loop_start_ns, t_check, t_tick, t_snap];
-            self.announce(slot, c, stages, now_ns());
+            self.announce(slot, c, stages, now_ns(), false);
         }
     }
 
@@ -172,7 +173,7 @@ impl Node {
             Ok(c) => {
                 self.counters.forged_by_tiles += 1;
                 self.counters.forge_unrecorded += l.queue.len() as u64;
-                self.announce(l.slot, c, l.stages, t_feed_end);
+                self.announce(l.slot, c, l.stages, t_feed_end, true);
             }
             Err(why) => {
                 self.fall_back(why);
@@ -254,13 +255,14 @@ impl Node {
             if stages[3] == 0 {
                 stages[3] = t;
             }
-            self.announce(l.slot, c, stages, t);
+            self.announce(l.slot, c, stages, t, false);
         }
     }
 
     /// Adopts and announces a forged block and logs its stages; `t_feed_end` is when
-    /// feeding stopped (the tail runs from there to the announcement).
-    fn announce(&mut self, slot: u64, c: Checked, stages: [u64; 4], t_feed_end: u64) {
+    /// feeding stopped (the tail runs from there to the announcement), and the tail
+    /// counts towards the margin when the tiles forged the block.
+    fn announce(&mut self, slot: u64, c: Checked, stages: [u64; 4], t_feed_end: u64, tiles: bool) {
         let log = self.log.clone();
         let bytes = Arc::new(c.block.encode());
         let h = c.block.header.clone();
@@ -287,10 +289,12 @@ impl Node {
             s(t_forged, t_adopted),
         ];
         let tail = t_announced.saturating_sub(t_feed_end);
-        let slot_ns = self.genesis.slot_ns();
-        self.tail_margin = Some(Duration::from_nanos(
-            (2 * tail).clamp(slot_ns / MIN_MARGIN_PARTS, slot_ns / 2),
-        ));
+        if tiles {
+            self.tails.push_back(tail);
+            if self.tails.len() > TAILS_KEPT {
+                self.tails.pop_front();
+            }
+        }
         let st = self.counters.last_forge_stages_s;
         log.line(&json!({
             "kind": "block",
@@ -303,9 +307,21 @@ impl Node {
             "stage_forged_s": st[3],
             "stage_adopted_s": st[4],
             "tail_s": tail as f64 / 1e9,
-            "end_in_slot_s": (self.genesis.slot_start_ns(slot) + slot_ns)
+            "next_margin_s": self.margin_ns() as f64 / 1e9,
+            "end_in_slot_s": (self.genesis.slot_start_ns(slot) + self.genesis.slot_ns())
                 .saturating_sub(t_announced) as f64 / 1e9,
         }));
+    }
+
+    /// How long before the slot's end feeding stops: twice the longest of the last
+    /// [`TAILS_KEPT`] tails, at least the slot over [`MIN_MARGIN_PARTS`] and at most
+    /// half of it (before any block: a quarter).
+    fn margin_ns(&self) -> u64 {
+        let slot_ns = self.genesis.slot_ns();
+        match self.tails.iter().max() {
+            None => slot_ns / 4,
+            Some(&t) => (2 * t).clamp(slot_ns / MIN_MARGIN_PARTS, slot_ns / 2),
+        }
     }
 
     pub(super) fn fall_back(&mut self, why: String) {
