@@ -1,6 +1,6 @@
 //! The operating-system calls this crate cannot make safely: asking the kernel to kill a
 //! child when dyno dies, giving the child back default signal dispositions, sending
-//! signals, and the clock tick. Every `unsafe` block calls one libc function with plain
+//! signals, the clock tick and the calling thread's CPU clock. Every `unsafe` block calls one libc function with plain
 //! integer arguments.
 
 use std::process::Command;
@@ -76,6 +76,23 @@ pub fn clock_ticks() -> Option<u64> {
     // SAFETY: sysconf takes an integer name and reads no memory of this process.
     let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     u64::try_from(v).ok().filter(|&v| v > 0)
+}
+
+/// On-CPU nanoseconds of the calling thread from `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`,
+/// which brings the running thread's count up to date first (its schedstat file is only
+/// updated at the next tick or switch, milliseconds stale while the thread runs).
+pub fn thread_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec that outlives the call.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return None;
+    }
+    let secs = u64::try_from(ts.tv_sec).ok()?;
+    let nanos = u64::try_from(ts.tv_nsec).ok()?;
+    Some(secs * 1_000_000_000 + nanos)
 }
 
 /// Blocks until process `pid` (a child of this process, not yet reaped) has exited or
