@@ -29,6 +29,7 @@ pub mod chain;
 pub mod config;
 pub mod error;
 pub mod genesis;
+pub mod keys;
 pub mod load;
 pub mod local_log;
 pub mod local_metrics;

@@ -88,6 +88,8 @@ pub struct Mempool {
     fates: Fates,
     /// Transactions from peers refused (not counted as fates: they are another node's).
     pub relay_refused: u64,
+    /// Signers' keys, decompressed once each (relays are checked on the loop).
+    keys: crate::keys::SignerKeys,
 }
 
 impl Mempool {
@@ -101,6 +103,7 @@ impl Mempool {
             seen_order: VecDeque::new(),
             fates: Fates::default(),
             relay_refused: 0,
+            keys: crate::keys::SignerKeys::new(),
         }
     }
 
@@ -146,7 +149,7 @@ impl Mempool {
         if self.waiting.len() >= self.capacity {
             return Admit::Full;
         }
-        if !signature_ok.unwrap_or_else(|| tx::verify(bytes)) {
+        if !signature_ok.unwrap_or_else(|| self.keys.verify(bytes)) {
             return Admit::InvalidSignature;
         }
         self.remember(tag);

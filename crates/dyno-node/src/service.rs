@@ -116,6 +116,7 @@ impl RunningNode {
             None => None,
             Some(listen) => {
                 let (inbox, queued) = (Mutex::new(inbox.clone()), queued.clone());
+                let keys = Mutex::new(crate::keys::SignerKeys::new());
                 let sink = move |tx: &[u8]| {
                     if queued.load(Ordering::Relaxed) >= INGRESS_QUEUE {
                         return false;
@@ -123,7 +124,7 @@ impl RunningNode {
                     queued.fetch_add(1, Ordering::Relaxed);
                     // The signature is checked here, on the ingress thread, in
                     // parallel with the node loop.
-                    let signature_ok = dyno_txn::tx::verify(tx);
+                    let signature_ok = keys.lock().unwrap_or_else(|p| p.into_inner()).verify(tx);
                     let inbox = inbox.lock().unwrap_or_else(|p| p.into_inner());
                     inbox
                         .send(Input::CheckedTx {
