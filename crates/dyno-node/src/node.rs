@@ -208,7 +208,8 @@ pub struct Node {
     /// The slot being forged with the tiles, across the loop's turns.
     leading: Option<leader::Lead>,
     /// The tails (feeding stopped -> announced) of the last [`leader::TAILS_KEPT`]
-    /// blocks forged with the tiles, ns: the leader's margin is measured from them.
+    /// blocks with transactions forged with the tiles, ns: the leader's margin is
+    /// measured from them.
     tails: std::collections::VecDeque<u64>,
 }
 

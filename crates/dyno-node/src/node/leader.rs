@@ -10,7 +10,8 @@
 //! [`dyno_pipeline::forge::IN_FLIGHT`] transactions), the last entries are replayed,
 //! and the block is signed, adopted and announced. The margin is measured, not set:
 //! twice the longest tail (feeding stopped -> announced) of the last [`TAILS_KEPT`]
-//! slots, within [`MIN_MARGIN_PARTS`] and half the slot.
+//! blocks with transactions, within [`MIN_MARGIN_PARTS`] and half the slot (a quarter
+//! until such a block was forged).
 //!
 //! A leader whose peers announced the previous slot's block waits for that block (up
 //! to half its slot) before it opens its own: forging on the grandparent would only
@@ -289,7 +290,8 @@ impl Node {
             s(t_forged, t_adopted),
         ];
         let tail = t_announced.saturating_sub(t_feed_end);
-        if tiles {
+        // An empty block's tail (nothing in flight) says nothing of a loaded one's.
+        if tiles && h.tx_count > 0 {
             self.tails.push_back(tail);
             if self.tails.len() > TAILS_KEPT {
                 self.tails.pop_front();
@@ -314,8 +316,8 @@ impl Node {
     }
 
     /// How long before the slot's end feeding stops: twice the longest of the last
-    /// [`TAILS_KEPT`] tails, at least the slot over [`MIN_MARGIN_PARTS`] and at most
-    /// half of it (before any block: a quarter).
+    /// [`TAILS_KEPT`] tails of blocks with transactions, at least the slot over
+    /// [`MIN_MARGIN_PARTS`] and at most half of it (before any such block: a quarter).
     fn margin_ns(&self) -> u64 {
         let slot_ns = self.genesis.slot_ns();
         match self.tails.iter().max() {
