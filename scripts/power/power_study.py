@@ -195,7 +195,8 @@ def tabulate(args, db):
                 anything[v["candidate"]] = anything.get(v["candidate"], False) or hit
                 if v["metric"] in METRICS:
                     f, n, ratios = flagged.get(key, (0, 0, []))
-                    flagged[key] = (f + hit, n + 1, ratios + [v["ratio"]])
+                    ratio = [v["ratio"]] if v["ratio"] is not None else []
+                    flagged[key] = (f + hit, n + 1, ratios + ratio)
             for cand, hit in anything.items():
                 key = (cand, "any metric", test)
                 f, n, ratios = flagged.get(key, (0, 0, []))

@@ -176,11 +176,11 @@ pub fn own_cpu_seconds() -> Option<f64> {
     Some(parse_stat(&stat)?.cpu_ticks as f64 / clock_ticks_per_second())
 }
 
-/// On-CPU time of the calling thread in nanoseconds, from `/proc/thread-self/schedstat`
-/// (nanosecond resolution, where clock ticks are too coarse to see a sampler's cost).
+/// On-CPU time of the calling thread in nanoseconds (nanosecond resolution, where clock
+/// ticks are too coarse to see a sampler's cost), from the thread's CPU clock:
+/// `/proc/thread-self/schedstat`, read before, lags the running thread by up to a tick.
 pub fn own_thread_cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
+    crate::sys::thread_cpu_ns()
 }
 
 /// This boot's id (`/proc/sys/kernel/random/boot_id`): with a start time, names a process

@@ -18,7 +18,7 @@
 //! to date at the call; `/proc/thread-self/schedstat` lags by up to a tick and read 0 for
 //! a 3 ms piece of work), so time the thread spent preempted does not count.
 
-use crate::sys::thread_cpu_ns;
+use crate::procfs::own_thread_cpu_ns;
 
 /// Entries of the table (8 bytes each: 256 KiB).
 pub const TABLE_ENTRIES: usize = 32 * 1024;
@@ -67,9 +67,9 @@ impl SpeedProbe {
     /// On-CPU seconds of one reference piece of work ([`STEPS`] steps) on the calling
     /// thread; `None` where the thread CPU clock is not available.
     pub fn measure(&self) -> Option<f64> {
-        let before = thread_cpu_ns()?;
+        let before = own_thread_cpu_ns()?;
         std::hint::black_box(self.work(STEPS));
-        let after = thread_cpu_ns()?;
+        let after = own_thread_cpu_ns()?;
         Some(after.saturating_sub(before) as f64 * 1e-9)
     }
 }
