@@ -208,8 +208,8 @@ pub struct Node {
     /// The slot being forged with the tiles, across the loop's turns.
     leading: Option<leader::Lead>,
     /// The tails (feeding stopped -> announced) of the last [`leader::TAILS_KEPT`]
-    /// blocks with transactions forged with the tiles, ns: the leader's margin is
-    /// measured from them.
+    /// slots forged with the tiles and cut with transactions still queued, ns: the
+    /// leader's margin is measured from them.
     tails: std::collections::VecDeque<u64>,
 }
 

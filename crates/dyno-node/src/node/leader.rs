@@ -10,8 +10,8 @@
 //! [`dyno_pipeline::forge::IN_FLIGHT`] transactions), the last entries are replayed,
 //! and the block is signed, adopted and announced. The margin is measured, not set:
 //! twice the longest tail (feeding stopped -> announced) of the last [`TAILS_KEPT`]
-//! blocks with transactions, within [`MIN_MARGIN_PARTS`] and half the slot (a quarter
-//! until such a block was forged).
+//! slots cut with transactions still queued (the tiles full, the longest tails),
+//! within [`MIN_MARGIN_PARTS`] and half the slot (a quarter until such a slot).
 //!
 //! A leader whose peers announced the previous slot's block waits for that block (up
 //! to half its slot) before it opens its own: forging on the grandparent would only
@@ -174,7 +174,11 @@ impl Node {
             Ok(c) => {
                 self.counters.forged_by_tiles += 1;
                 self.counters.forge_unrecorded += l.queue.len() as u64;
-                self.announce(l.slot, c, l.stages, t_feed_end, true);
+                // Only a tail with the tiles full (transactions still queued when feeding
+                // stopped) measures the margin: with less in flight, as when the load
+                // has just begun, the tail is shorter than a loaded slot's.
+                let measured = !l.queue.is_empty();
+                self.announce(l.slot, c, l.stages, t_feed_end, measured);
             }
             Err(why) => {
                 self.fall_back(why);
@@ -262,8 +266,15 @@ impl Node {
 
     /// Adopts and announces a forged block and logs its stages; `t_feed_end` is when
     /// feeding stopped (the tail runs from there to the announcement), and the tail
-    /// counts towards the margin when the tiles forged the block.
-    fn announce(&mut self, slot: u64, c: Checked, stages: [u64; 4], t_feed_end: u64, tiles: bool) {
+    /// counts towards the margin when `measured`.
+    fn announce(
+        &mut self,
+        slot: u64,
+        c: Checked,
+        stages: [u64; 4],
+        t_feed_end: u64,
+        measured: bool,
+    ) {
         let log = self.log.clone();
         let bytes = Arc::new(c.block.encode());
         let h = c.block.header.clone();
@@ -290,8 +301,7 @@ impl Node {
             s(t_forged, t_adopted),
         ];
         let tail = t_announced.saturating_sub(t_feed_end);
-        // An empty block's tail (nothing in flight) says nothing of a loaded one's.
-        if tiles && h.tx_count > 0 {
+        if measured {
             self.tails.push_back(tail);
             if self.tails.len() > TAILS_KEPT {
                 self.tails.pop_front();
@@ -316,8 +326,8 @@ impl Node {
     }
 
     /// How long before the slot's end feeding stops: twice the longest of the last
-    /// [`TAILS_KEPT`] tails of blocks with transactions, at least the slot over
-    /// [`MIN_MARGIN_PARTS`] and at most half of it (before any such block: a quarter).
+    /// [`TAILS_KEPT`] tails of slots cut with transactions still queued, at least the
+    /// slot over [`MIN_MARGIN_PARTS`] and at most half of it (before any: a quarter).
     fn margin_ns(&self) -> u64 {
         let slot_ns = self.genesis.slot_ns();
         match self.tails.iter().max() {
