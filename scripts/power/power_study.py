@@ -18,6 +18,11 @@ with other comparisons.
     cargo build --release -p dyno
     python3 scripts/power/power_study.py --rounds 40 --warmup-s 2 --measure-s 3
 
+`noise.py` takes the noise of `cpu_s_per_tx` apart on the store this writes. At 1,000 TPS
+most of the node's CPU is its idle tiles waking, not per-transaction work; `--rate 3000`
+raises the per-transaction share (BENCHMARKS.md, "Where the noise of `cpu_s_per_tx` comes
+from").
+
 Duration: about (R x 5 + calibration rounds x 4) executions of (warm-up + window + ~0.5 s);
 measured on the busy 2-core machine: R = 10, 2 s + 3 s -> 252 s for the comparison.
 """
