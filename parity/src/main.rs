@@ -15,6 +15,14 @@
 //! sc-sysinfo measurement): the spread of that A/A ratio is the noise floor of this
 //! machine, the yardstick for reading a dyno/upstream ratio near 1.0.
 //!
+//! `--process-per-measurement` runs every measurement in a fresh child process of this
+//! binary. Memory copy needs it on this VM: within one process its ratio carries a bias of
+//! its own that persists for the whole run and changes from one run to the next (three
+//! 8-round runs of sc-sysinfo against itself: 1.039, 0.986, 1.003; of dyno against
+//! sc-sysinfo: 1.118, 1.031, 0.964), so the buffers' placement, not the code, decided a
+//! one-process result. A fresh process per measurement draws the placement afresh each
+//! time, and the median over rounds averages it out.
+//!
 //! `--verify-paths` instead times the steps of the SR25519 path one by one (sp-io's host
 //! function, sp-core's `Pair::verify`, dyno-hw's verification), to show where a
 //! difference in that score comes from.
@@ -47,9 +55,20 @@ struct Options {
     metrics: Vec<MetricId>,
     verify_paths: bool,
     self_check: bool,
+    /// Run each measurement in a child process.
+    isolate: bool,
+    /// Set in such a child: measure `metrics[0]` once with this side and print the score.
+    child: Option<Side>,
 }
 
-const USAGE: &str = "usage: dyno-parity [--rounds N] [--seconds S] [--dir DIR] [--parallel-cores N] [--only METRIC,...] [--verify-paths] [--self-check]";
+/// Which implementation a measurement runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Upstream,
+    Dyno,
+}
+
+const USAGE: &str = "usage: dyno-parity [--rounds N] [--seconds S] [--dir DIR] [--parallel-cores N] [--only METRIC,...] [--verify-paths] [--self-check] [--process-per-measurement]";
 
 fn parse_options() -> Result<Options, String> {
     let mut o = Options {
@@ -60,6 +79,8 @@ fn parse_options() -> Result<Options, String> {
         metrics: METRICS.to_vec(),
         verify_paths: false,
         self_check: false,
+        isolate: false,
+        child: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -72,6 +93,10 @@ fn parse_options() -> Result<Options, String> {
         }
         if flag == "--self-check" {
             o.self_check = true;
+            continue;
+        }
+        if flag == "--process-per-measurement" {
+            o.isolate = true;
             continue;
         }
         let value = args
@@ -94,6 +119,13 @@ fn parse_options() -> Result<Options, String> {
                     .ok_or_else(|| bad("expected seconds, more than 0 and at most 3600"))?
             }
             "--dir" => o.dir = PathBuf::from(&value),
+            "--child" => {
+                o.child = Some(match value.as_str() {
+                    "upstream" => Side::Upstream,
+                    "dyno" => Side::Dyno,
+                    _ => return Err(bad("expected upstream or dyno")),
+                })
+            }
 
             "--parallel-cores" => {
                 o.parallel_cores = value
@@ -139,6 +171,48 @@ fn upstream(metric: MetricId, o: &Options) -> Result<f64, String> {
         other => return Err(format!("{other} is not a Substrate metric")),
     };
     Ok(score.as_bytes())
+}
+
+/// One score of `side` for `metric`: in this process, or in a fresh child process of this
+/// binary under `--process-per-measurement`.
+fn measure_side(side: Side, metric: MetricId, o: &Options) -> Result<f64, String> {
+    if !o.isolate {
+        return match side {
+            Side::Upstream => upstream(metric, o),
+            Side::Dyno => dyno(metric, o),
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("locating this binary: {e}"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("--child")
+        .arg(if side == Side::Upstream {
+            "upstream"
+        } else {
+            "dyno"
+        })
+        .arg("--only")
+        .arg(metric.to_string())
+        .arg("--seconds")
+        .arg(o.seconds.to_string())
+        .arg("--dir")
+        .arg(&o.dir)
+        .arg("--parallel-cores")
+        .arg(o.parallel_cores.to_string());
+    if o.self_check {
+        cmd.arg("--self-check");
+    }
+    let out = cmd.output().map_err(|e| format!("starting a child: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "child {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.trim()
+        .parse()
+        .map_err(|_| format!("child printed `{}`, not a score", text.trim()))
 }
 
 /// One score from dyno-hw, in bytes per second (from sc-sysinfo again under `--self-check`).
@@ -206,15 +280,30 @@ fn main() -> ExitCode {
         verify_paths(&o);
         return ExitCode::SUCCESS;
     }
+    if let Some(side) = o.child {
+        return match measure_side(side, o.metrics[0], &o) {
+            Ok(score) => {
+                println!("{score}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     // Per metric: (upstream, dyno) score of every round.
     let mut scores: Vec<Vec<(f64, f64)>> = vec![Vec::new(); o.metrics.len()];
     for round in 0..o.rounds {
         for (i, &metric) in o.metrics.iter().enumerate() {
             let upstream_first = round % 2 == 0;
+            let (up, dy) = (Side::Upstream, Side::Dyno);
             let pair = if upstream_first {
-                upstream(metric, &o).and_then(|u| dyno(metric, &o).map(|d| (u, d)))
+                measure_side(up, metric, &o)
+                    .and_then(|u| measure_side(dy, metric, &o).map(|d| (u, d)))
             } else {
-                dyno(metric, &o).and_then(|d| upstream(metric, &o).map(|u| (u, d)))
+                measure_side(dy, metric, &o)
+                    .and_then(|d| measure_side(up, metric, &o).map(|u| (u, d)))
             };
             let (u, d) = match pair {
                 Ok(p) => p,
@@ -237,7 +326,7 @@ fn main() -> ExitCode {
         }
     }
     println!(
-        "sc-sysinfo 51.0.0 vs {} {}: {} interleaved rounds of {} s per measurement, disk in {}",
+        "sc-sysinfo 51.0.0 vs {} {}: {} interleaved rounds of {} s per measurement{}, disk in {}",
         if o.self_check {
             "itself (--self-check, the noise floor)"
         } else {
@@ -246,6 +335,11 @@ fn main() -> ExitCode {
         env!("CARGO_PKG_VERSION"),
         o.rounds,
         o.seconds,
+        if o.isolate {
+            ", each in a fresh process"
+        } else {
+            ""
+        },
         o.dir.display()
     );
     println!(
