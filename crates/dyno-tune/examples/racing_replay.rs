@@ -54,6 +54,23 @@ impl Executor for Recorded {
     }
 }
 
+/// Positional argument `i` parsed as `T` and accepted by `ok`; `None` when it is absent.
+fn arg<T: std::str::FromStr>(
+    args: &[String],
+    i: usize,
+    name: &str,
+    ok: impl Fn(&T) -> bool,
+    expected: &str,
+) -> Result<Option<T>, ExitCode> {
+    let Some(text) = args.get(i) else {
+        return Ok(None);
+    };
+    match text.parse::<T>() {
+        Ok(v) if ok(&v) => Ok(Some(v)),
+        _ => Err(fail(format!("{name}: `{text}` is not {expected}"))),
+    }
+}
+
 fn fail(message: String) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(2)
@@ -96,27 +113,41 @@ fn main() -> ExitCode {
     };
     let defaults = dyno_tune::RunSettings::default();
     let rounds_in_file = by_label.values().map(|v| v.len()).min().unwrap_or(0) as u32;
-    let num = |i: usize, what: &str| -> Result<Option<f64>, ExitCode> {
-        args.get(i)
-            .map(|s| {
-                s.parse::<f64>()
-                    .map_err(|_| fail(format!("{what}: `{s}` is not a number")))
-            })
-            .transpose()
-    };
-    let (min_rounds, futility, max_rounds) = match (
-        num(2, "MIN_ROUNDS"),
-        num(3, "FUTILITY"),
-        num(5, "MAX_ROUNDS"),
+    let min_rounds = match arg(
+        &args,
+        2,
+        "MIN_ROUNDS",
+        |v: &u32| *v >= 2,
+        "a whole number, 2 or more",
     ) {
-        (Ok(a), Ok(b), Ok(c)) => (
-            a.map_or(defaults.min_rounds, |v| v as u32),
-            b.unwrap_or(defaults.futility),
-            c.map_or(rounds_in_file, |v| v as u32),
-        ),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+        Ok(v) => v.unwrap_or(defaults.min_rounds),
+        Err(e) => return e,
     };
-    let paired = args.get(4).is_none_or(|t| t == "paired");
+    let futility = match arg(
+        &args,
+        3,
+        "FUTILITY",
+        |v: &f64| (0.0..1.0).contains(v),
+        "a probability in [0, 1)",
+    ) {
+        Ok(v) => v.unwrap_or(defaults.futility),
+        Err(e) => return e,
+    };
+    let paired = match args.get(4).map(String::as_str) {
+        None | Some("paired") => true,
+        Some("unpaired") => false,
+        Some(other) => return fail(format!("TEST must be paired or unpaired, not `{other}`")),
+    };
+    let max_rounds = match arg(
+        &args,
+        5,
+        "MAX_ROUNDS",
+        |v: &u32| *v >= 1,
+        "a whole number, 1 or more",
+    ) {
+        Ok(v) => v.unwrap_or(rounds_in_file),
+        Err(e) => return e,
+    };
     let labels: Vec<String> = by_label.keys().cloned().collect();
     let values: Vec<BTreeMap<u32, f64>> = by_label.into_values().collect();
     let contestants: Vec<Contestant> = labels
