@@ -16,12 +16,12 @@
 //! machine, the yardstick for reading a dyno/upstream ratio near 1.0.
 //!
 //! `--process-per-measurement` runs every measurement in a fresh child process of this
-//! binary. Memory copy needs it on this VM: within one process its ratio carries a bias of
-//! its own that persists for the whole run and changes from one run to the next (three
-//! 8-round runs of sc-sysinfo against itself: 1.039, 0.986, 1.003; of dyno against
-//! sc-sysinfo: 1.118, 1.031, 0.964), so the buffers' placement, not the code, decided a
-//! one-process result. A fresh process per measurement draws the placement afresh each
-//! time, and the median over rounds averages it out.
+//! binary, so nothing one measurement leaves behind (buffers, heap, the pages the kernel
+//! handed out) is seen by the next. It is how the memory copy's last difference was found:
+//! fresh processes pinned to one CPU (`taskset -c 0`) read dyno 14-17% above sc-sysinfo in
+//! every round, and the system calls showed why: sc-sysinfo's buffers are `Vec<i32>` (the
+//! fill value's inferred type), 256 MiB each, not the 64 MiB its comment says. dyno-hw
+//! now builds the same buffers.
 //!
 //! `--verify-paths` instead times the steps of the SR25519 path one by one (sp-io's host
 //! function, sp-core's `Pair::verify`, dyno-hw's verification), to show where a
