@@ -58,10 +58,12 @@ pub struct LeaderLayout {
     /// or `floating` (every tile unpinned, whatever the tile counts: the default, and
     /// what a sweep needs).
     pub affinity: String,
-    /// `spin`, `spin-then-yield` or `park`.
+    /// `spin`, `spin-then-yield`, `park` or `backoff`.
     pub idle: String,
-    /// Sleep of `park`.
+    /// Sleep of `park`, first sleep of `backoff`.
     pub park_micros: u64,
+    /// Longest sleep of `backoff` (doubling from `park_micros`).
+    pub park_max_micros: u64,
     /// Housekeeping period (default from the link depth).
     pub lazy_ns: Option<u64>,
     /// Verify tiles.
@@ -81,6 +83,7 @@ impl Default for LeaderLayout {
             affinity: "floating".into(),
             idle: "spin-then-yield".into(),
             park_micros: 50,
+            park_max_micros: 1000,
             lazy_ns: None,
             verify_tile_count: 1,
             bank_tile_count: 1,
@@ -316,20 +319,8 @@ impl BenchConfig {
     /// line, column and key in `text`.
     pub fn from_toml(text: &str, origin: &str) -> Result<BenchConfig> {
         let path = Path::new(origin);
-        let cfg: BenchConfig = toml::from_str(text).map_err(|e| {
-            Error::ConfigFile(Box::new(ConfigDiagnostic::parse_error(
-                path,
-                text,
-                e.message(),
-                e.span(),
-            )))
-        })?;
-        cfg.check().map_err(|(key, message)| {
-            Error::ConfigFile(Box::new(ConfigDiagnostic::at_key(
-                path, text, &key, message,
-            )))
-        })?;
-        Ok(cfg)
+        ConfigDiagnostic::parse_toml_checked(path, text, BenchConfig::check)
+            .map_err(|d| Error::ConfigFile(Box::new(d)))
     }
 
     /// Checks every value (also after a sweep changed the counts).
@@ -462,6 +453,7 @@ impl BenchConfig {
                 },
                 idle: l.idle.clone(),
                 park_micros: l.park_micros,
+                park_max_micros: l.park_max_micros,
                 lazy_ns: l.lazy_ns,
                 tiles: self
                     .tile_kinds()

@@ -4,8 +4,9 @@
 //! ```toml
 //! [layout]
 //! affinity = "0-1"            # N, N-M, N-M/S, f, fK, auto
-//! idle = "spin-then-yield"    # spin | spin-then-yield | park
-//! park_micros = 50            # sleep length for idle = "park"
+//! idle = "spin-then-yield"    # spin | spin-then-yield | park | backoff
+//! park_micros = 50            # sleep length for idle = "park"; first sleep of "backoff"
+//! park_max_micros = 1000      # longest sleep of "backoff" (doubling from park_micros)
 //!
 //! [[layout.tiles]]            # in order: tile i gets the i-th affinity slot
 //! kind = "source"
@@ -75,9 +76,12 @@ pub struct Layout {
     /// Idle strategy name.
     #[serde(default = "default_idle")]
     pub idle: String,
-    /// Sleep for `idle = "park"`.
+    /// Sleep for `idle = "park"`, first sleep of `idle = "backoff"`.
     #[serde(default = "default_park")]
     pub park_micros: u64,
+    /// Longest sleep of `idle = "backoff"`.
+    #[serde(default = "default_park_max")]
+    pub park_max_micros: u64,
     /// Mean housekeeping period in ns (default: from the link depth).
     #[serde(default)]
     pub lazy_ns: Option<u64>,
@@ -190,6 +194,9 @@ fn default_idle() -> String {
 fn default_park() -> u64 {
     50
 }
+fn default_park_max() -> u64 {
+    1000
+}
 fn one() -> usize {
     1
 }
@@ -289,8 +296,16 @@ impl LayoutConfig {
             "park" => Ok(IdleStrategy::Park {
                 micros: self.layout.park_micros,
             }),
+            "backoff" if self.layout.park_max_micros < self.layout.park_micros => Err(format!(
+                "park_max_micros {} is below park_micros {}: backoff doubles its sleep from park_micros up to park_max_micros",
+                self.layout.park_max_micros, self.layout.park_micros
+            )),
+            "backoff" => Ok(IdleStrategy::Backoff {
+                min_micros: self.layout.park_micros,
+                max_micros: self.layout.park_max_micros,
+            }),
             other => Err(format!(
-                "{other:?} is not one of spin, spin-then-yield, park"
+                "{other:?} is not one of spin, spin-then-yield, park, backoff"
             )),
         }
     }
@@ -354,6 +369,28 @@ mod tests {
         assert_eq!(c.workspace.name, "pipeline");
         let e = c.plan(&[0, 1]).unwrap_err().to_string();
         assert!(e.contains("2 CPUs for 3 tiles"), "{e}");
+    }
+
+    #[test]
+    fn backoff_takes_its_floor_and_cap_and_refuses_a_cap_below_the_floor() {
+        let text = GOOD.replace(r#"idle = "park""#, r#"idle = "backoff""#);
+        let c = LayoutConfig::from_toml(&text, "good.toml").unwrap();
+        assert_eq!(
+            c.idle_strategy(),
+            Ok(IdleStrategy::Backoff {
+                min_micros: 20,
+                max_micros: 1000
+            })
+        );
+        let text = text.replace("park_micros = 20", "park_micros = 20\npark_max_micros = 10");
+        let e = LayoutConfig::from_toml(&text, "good.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("layout.idle"), "{e}");
+        assert!(
+            e.contains("park_max_micros 10 is below park_micros 20"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -94,6 +94,17 @@ pub enum IdleStrategy {
         /// Sleep length in microseconds.
         micros: u64,
     },
+    /// Spin a little, then sleep `min_micros`, doubling the sleep with each further idle
+    /// iteration up to `max_micros`; any work starts over at `min_micros`. A tile that is
+    /// idle for long (a node's pipeline between transactions at a low rate) wakes a few
+    /// hundred times a second instead of thousands, at the price of up to `max_micros`
+    /// before it notices the next frag.
+    Backoff {
+        /// First sleep, in microseconds.
+        min_micros: u64,
+        /// Longest sleep, in microseconds.
+        max_micros: u64,
+    },
 }
 
 const IDLE_SPINS: u32 = 64;
@@ -101,6 +112,8 @@ const IDLE_SPINS: u32 = 64;
 struct Idle {
     strategy: IdleStrategy,
     streak: u32,
+    /// The next sleep of [`IdleStrategy::Backoff`], in microseconds.
+    sleep_micros: u64,
 }
 
 impl Idle {
@@ -115,12 +128,26 @@ impl Idle {
             IdleStrategy::Spin => {}
             IdleStrategy::SpinThenYield => std::thread::yield_now(),
             IdleStrategy::Park { micros } => std::thread::sleep(Duration::from_micros(micros)),
+            IdleStrategy::Backoff {
+                min_micros,
+                max_micros,
+            } => std::thread::sleep(Duration::from_micros(self.backoff(min_micros, max_micros))),
         }
+    }
+
+    /// This idle iteration's sleep under [`IdleStrategy::Backoff`]; the next one doubles.
+    fn backoff(&mut self, min_micros: u64, max_micros: u64) -> u64 {
+        let sleep = self
+            .sleep_micros
+            .clamp(min_micros, max_micros.max(min_micros));
+        self.sleep_micros = sleep.saturating_mul(2);
+        sleep
     }
 
     #[inline]
     fn busy(&mut self) {
         self.streak = 0;
+        self.sleep_micros = 0;
     }
 }
 
@@ -329,6 +356,7 @@ impl<T: Tile> Stem<T> {
         let mut idle = Idle {
             strategy: self.opts.idle,
             streak: 0,
+            sleep_micros: 0,
         };
         let mut prev = ticks();
         let mut next_hk = prev;
@@ -514,4 +542,30 @@ pub fn mark_failed(metrics: &Region) -> Result<()> {
         .state
         .store(TileState::Failed as u64, Ordering::Release);
     Ok(())
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap_and_work_starts_it_over() {
+        let mut idle = Idle {
+            strategy: IdleStrategy::Backoff {
+                min_micros: 10,
+                max_micros: 40,
+            },
+            streak: 0,
+            sleep_micros: 0,
+        };
+        let slept: Vec<u64> = (0..5).map(|_| idle.backoff(10, 40)).collect();
+        assert_eq!(slept, [10, 20, 40, 40, 40]);
+        idle.busy();
+        assert_eq!(idle.backoff(10, 40), 10, "work starts the backoff over");
+        assert_eq!(
+            idle.backoff(50, 20),
+            50,
+            "a cap below the floor sleeps the floor"
+        );
+    }
 }
