@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -30,14 +30,11 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use dyno_tango::link::{HeapLink, Producer};
-use dyno_tango::mcache::FragMeta;
-use dyno_tango::tile::{
-    FragOutcome, IdleStrategy, InLink, OutLink, Outputs, Stem, StemOptions, Tile,
-};
+use dyno_tango::tile::{IdleStrategy, InLink, OutLink, Stem, StemOptions, Tile};
 
 use crate::bank::{AccountStore, Genesis};
 use crate::config::{PackConfig, PohConfig};
-use crate::ledger::{hash_once, mix, EntryHeader, ENTRY_HEADER, RECORD_LEN};
+use crate::ledger::{hash_once, mix, EntryHeader, RECORD_LEN};
 use crate::telemetry::Telemetry;
 use crate::tiles::{Bank, Dedup, Pack, Poh, Shared, Verify, MAX_ENV};
 
@@ -68,7 +65,10 @@ pub struct ForgeConfig {
 
 impl Default for ForgeConfig {
     /// One verify and one bank tile (a node shares its machine with its peers and its
-    /// load), 64 hashes per 1 ms tick, tiles sleeping 200 us when idle.
+    /// load), 64 hashes per 1 ms tick, tiles sleeping 200 us when idle, doubling up to
+    /// 1 ms (one tick) while they stay idle: at a low rate an idle tile wakes ~1,000
+    /// times a second, not 5,000, and those wake-ups were most of a lightly loaded
+    /// node's CPU (BENCHMARKS.md, "Where the noise of `cpu_s_per_tx` comes from").
     fn default() -> Self {
         ForgeConfig {
             verify_tiles: 1,
@@ -87,7 +87,10 @@ impl Default for ForgeConfig {
                 // The forge ends the block, not the poh tile.
                 ticks_per_slot: u64::MAX,
             },
-            idle: IdleStrategy::Park { micros: 200 },
+            idle: IdleStrategy::Backoff {
+                min_micros: 200,
+                max_micros: 1_000,
+            },
         }
     }
 }
@@ -167,203 +170,6 @@ struct Open {
     poh_start: [u8; 32],
     /// An entry chaining from `poh_start` came: every later one is this slot's.
     chained: bool,
-}
-
-/// What the renewed tiles build their next value from.
-struct Setup {
-    shared: Arc<Shared>,
-    poh_start: [u8; 32],
-}
-
-/// The forge's side of the renewal handshake.
-struct Control {
-    /// Bumped for each slot; a wrapper that sees a new value renews its tile.
-    generation: AtomicU64,
-    setup: Mutex<Arc<Setup>>,
-    /// Wrappers renewed to the current generation.
-    renewed: AtomicUsize,
-    /// Poh hashes only while this is raised.
-    forging: AtomicBool,
-    /// Raised when the threads are to stop (the stems' own flag is not ours to wait on).
-    stopping: AtomicBool,
-    /// Where tiles sleep between slots; rung (under `bell`) after every change above.
-    bell: Mutex<()>,
-    ring: Condvar,
-}
-
-impl Control {
-    /// Wakes every sleeping tile. Taking the lock orders the ring after the change the
-    /// caller just stored, so a tile that checked its condition before the change is
-    /// already waiting and hears it.
-    fn ring(&self) {
-        let _held = self.bell.lock().unwrap_or_else(|p| p.into_inner());
-        self.ring.notify_all();
-    }
-}
-
-type Make<T> = Box<dyn FnMut(&Setup) -> T + Send>;
-
-/// The longest a tile sleeps between slots without being rung: a safety net only (every
-/// change a tile waits for rings it), so a lost wake-up costs at most this.
-pub const BETWEEN_SLOTS: Duration = Duration::from_millis(200);
-
-/// A tile that follows the forge's slots: rebuilt on its own thread when a slot starts
-/// (if it holds slot state: `make`), and dozing between slots.
-struct SlotTile<T> {
-    inner: T,
-    make: Option<Make<T>>,
-    control: Arc<Control>,
-    seen: u64,
-    /// Works only while a slot is forged (poh: no hashing between slots).
-    only_while_forging: bool,
-    /// Dozes [`COLLECT_DOZE`] at a time instead of waiting to be rung: the collector,
-    /// which must keep draining poh's link between slots (see [`COLLECT_DOZE`]).
-    timed_doze: bool,
-}
-
-/// The collector's doze between slots. Poh may record a few ticks after a slot ends,
-/// before it sees forging lowered; the collector passes them on while the forge waits
-/// for the next slot, and the forge drops everything collected before that slot's
-/// renewal. A collector asleep until the next slot would hand those stale ticks over
-/// inside the next slot instead, and its block would fail its own PoH check.
-const COLLECT_DOZE: Duration = Duration::from_millis(2);
-
-impl<T: Tile> SlotTile<T> {
-    /// A tile rebuilt by `make` at every slot.
-    fn renewed(mut make: Make<T>, control: &Arc<Control>, only_while_forging: bool) -> Self {
-        let setup = control
-            .setup
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        SlotTile {
-            inner: make(&setup),
-            make: Some(make),
-            control: control.clone(),
-            seen: control.generation.load(Ordering::Acquire),
-            only_while_forging,
-            timed_doze: false,
-        }
-    }
-
-    /// A tile without slot state, kept as it is.
-    fn steady(inner: T, control: &Arc<Control>) -> Self {
-        SlotTile {
-            inner,
-            make: None,
-            control: control.clone(),
-            seen: 0,
-            only_while_forging: false,
-            timed_doze: false,
-        }
-    }
-
-    /// The collector: a steady tile that dozes on a timer (see [`COLLECT_DOZE`]).
-    fn collector(inner: T, control: &Arc<Control>) -> Self {
-        SlotTile {
-            timed_doze: true,
-            ..SlotTile::steady(inner, control)
-        }
-    }
-
-    /// Sleeps until the forge rings for something this tile must act on: forging, a
-    /// new slot to renew for (tiles with slot state), or stop.
-    fn doze(&self) {
-        let c = &self.control;
-        if self.timed_doze {
-            std::thread::sleep(COLLECT_DOZE);
-            return;
-        }
-        let idle = || {
-            !c.forging.load(Ordering::Acquire)
-                && !c.stopping.load(Ordering::Acquire)
-                && (self.make.is_none() || c.generation.load(Ordering::Acquire) == self.seen)
-        };
-        let held = c.bell.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = c
-            .ring
-            .wait_timeout_while(held, BETWEEN_SLOTS, |_| idle())
-            .unwrap_or_else(|p| p.into_inner());
-    }
-
-    fn renew(&mut self) {
-        let Some(make) = self.make.as_mut() else {
-            return;
-        };
-        let g = self.control.generation.load(Ordering::Acquire);
-        if g == self.seen {
-            return;
-        }
-        let setup = self
-            .control
-            .setup
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        self.inner = make(&setup);
-        self.seen = g;
-        self.control.renewed.fetch_add(1, Ordering::AcqRel);
-    }
-}
-
-impl<T: Tile> Tile for SlotTile<T> {
-    fn burst(&self) -> u64 {
-        self.inner.burst()
-    }
-
-    fn after_credit(&mut self, out: &mut Outputs) -> bool {
-        self.renew();
-        if !self.control.forging.load(Ordering::Acquire) {
-            self.doze();
-            if self.only_while_forging {
-                return false;
-            }
-        }
-        self.inner.after_credit(out)
-    }
-
-    fn before_frag(&mut self, input: usize, meta: &FragMeta) -> bool {
-        self.renew();
-        self.inner.before_frag(input, meta)
-    }
-
-    fn after_frag(
-        &mut self,
-        input: usize,
-        meta: &FragMeta,
-        payload: &[u8],
-        out: &mut Outputs,
-    ) -> FragOutcome {
-        self.inner.after_frag(input, meta, payload, out)
-    }
-
-    fn housekeeping(&mut self) {
-        self.renew();
-        self.inner.housekeeping();
-    }
-}
-
-/// The last tile: hands each poh entry (header and records) to the forge.
-struct Collect {
-    entries: Sender<(EntryHeader, Vec<u8>)>,
-}
-
-impl Tile for Collect {
-    fn after_frag(
-        &mut self,
-        _: usize,
-        _: &FragMeta,
-        payload: &[u8],
-        _: &mut Outputs,
-    ) -> FragOutcome {
-        match EntryHeader::decode(payload) {
-            Some(h) => {
-                let _ = self.entries.send((h, payload[ENTRY_HEADER..].to_vec()));
-                FragOutcome::Done
-            }
-            None => FragOutcome::Filtered,
-        }
-    }
 }
 
 /// The leader pipeline's tiles, running, ready to forge slots.
@@ -834,6 +640,10 @@ impl Drop for TileForge {
         self.stop_threads();
     }
 }
+
+mod slot_tile;
+pub use slot_tile::BETWEEN_SLOTS;
+use slot_tile::{Collect, Control, Setup, SlotTile, COLLECT_DOZE};
 
 #[cfg(test)]
 #[path = "forge_tests.rs"]
