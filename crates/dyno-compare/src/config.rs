@@ -319,14 +319,8 @@ impl ComparisonFile {
 
     /// Parses and validates `text`; `path` names the file in errors and resolves nothing.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            ConfigError::Syntax(dyno_model::ConfigDiagnostic::parse_error(
-                path,
-                text,
-                e.message(),
-                e.span(),
-            ))
-        })?;
+        let raw: RawFile =
+            dyno_model::ConfigDiagnostic::parse_toml(path, text).map_err(ConfigError::Syntax)?;
         // Defaults and absent tables carry the span 0..0: no place in the text, so the
         // key is looked up instead (a whole `[[subject]]` span is narrowed to its key).
         let invalid = |span: std::ops::Range<usize>, key: String, message: String| {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{from_toml, invalid, Error, Result};
+use crate::error::{invalid, parse_toml, Error, Result};
 use crate::genesis::Genesis;
 
 /// One peer.
@@ -133,8 +133,7 @@ impl NodeConfig {
             path: path.to_path_buf(),
             source,
         })?;
-        let mut config: NodeConfig =
-            toml::from_str(&text).map_err(|e| from_toml(path, &text, &e))?;
+        let mut config: NodeConfig = parse_toml(path, &text)?;
         for (i, p) in config.peers.iter().enumerate() {
             if let Err(why) = check_host_port(&p.addr) {
                 return Err(invalid(path, &text, &format!("peers[{i}].addr"), why));

@@ -45,12 +45,8 @@ pub(crate) fn invalid(path: &Path, text: &str, key: &str, reason: impl Into<Stri
     ))
 }
 
-/// toml's own refusal (syntax, a wrong type, an unknown key) in the same format.
-pub(crate) fn from_toml(path: &Path, text: &str, e: &toml::de::Error) -> Error {
-    Error::Config(dyno_model::ConfigDiagnostic::parse_error(
-        path,
-        text,
-        e.message(),
-        e.span(),
-    ))
+/// Parses `text`, the contents of `path`, as TOML; toml's own refusal (syntax, a wrong
+/// type, an unknown key) in the same format.
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
+    dyno_model::ConfigDiagnostic::parse_toml(path, text).map_err(Error::Config)
 }

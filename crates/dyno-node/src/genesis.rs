@@ -27,7 +27,7 @@ use dyno_txn::bank::{fund_initial_accounts, Genesis as Accounts};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 
 use crate::block::MAX_LEADER_LEN;
-use crate::error::{from_toml, invalid, Error, Result};
+use crate::error::{invalid, parse_toml, Error, Result};
 
 /// Longest slot: the schedule's nanosecond arithmetic must not overflow, and a slot of
 /// more than a day is a mistake, not a network.
@@ -106,7 +106,7 @@ impl GenesisFile {
 
     /// Parses and validates `text` (read from `path`, named in errors).
     pub fn parse(path: &Path, text: &str) -> Result<GenesisFile> {
-        let g: GenesisFile = toml::from_str(text).map_err(|e| from_toml(path, text, &e))?;
+        let g: GenesisFile = parse_toml(path, text)?;
         let bad = |key: &str, reason: String| invalid(path, text, key, reason);
         if g.accounts < 2 {
             return Err(bad("accounts", "at least 2 accounts".into()));
