@@ -15,8 +15,8 @@ the A/A and +N% pairs:
   its voluntary context switches;
 - the standard deviation of the paired per-round log ratios (what the paired t-test
   sees) of `cpu_s_per_tx`, of it divided by the PoH ticking time (the node's own
-  speed proxy), and of `cpu_ref_per_ktx` when the store has dyno's speed reference
-  (`ref_work_s`).
+  speed proxy), and of `cpu_ref_per_ktx` when the store has the speed reference dyno
+  stored up to 52704b2 (`ref_work_s`).
 
     python3 scripts/power/noise.py /tmp/quiet/power/results.db
 """

@@ -35,7 +35,7 @@ import sys
 import time
 
 CONDITIONS = [("base-again", 0.0), ("plus3", 0.03), ("plus5", 0.05), ("plus10", 0.10)]
-METRICS = ["cpu_percent", "cpu_s_per_tx", "cpu_ref_per_ktx", "bank_s_per_tx", "jsonl:stage_forged_s", "jsonl:tps"]
+METRICS = ["cpu_percent", "cpu_s_per_tx", "bank_s_per_tx", "jsonl:stage_forged_s", "jsonl:tps"]
 TESTS = ["unpaired", "paired", "signed-rank"]
 
 

@@ -151,20 +151,12 @@ pub fn process_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
         .collect()
 }
 
-/// The series of the machine-speed reference (`dyno_proc::speed`): on-CPU seconds of one
-/// fixed piece of work, measured by dyno after each reading of the window. It describes
-/// the machine, not the subject, so it is not judged itself; it is the divisor of
-/// `cpu_ref_per_ktx` (see `verdict::per_tx_values`).
+/// The series of the machine-speed reference that dyno stored beside each node for a while
+/// (52704b2 and before: on-CPU seconds of one fixed piece of work after each reading). It
+/// describes the machine, not the subject: stores that hold it are re-judged without it.
+/// The reference was taken out when the quiet power study showed it no less noisy than
+/// what it was to correct (BENCHMARKS.md, "Statistical power").
 pub const REFERENCE_METRIC: &str = "ref_work_s";
-
-/// The reference's points as a series named [`REFERENCE_METRIC`].
-pub fn reference_series(points: Vec<(f64, f64)>) -> Series {
-    Series {
-        metric: Metric::new(REFERENCE_METRIC, Unit::Seconds, Direction::LowerIsBetter),
-        kind: SeriesKind::Gauge,
-        points,
-    }
-}
 
 /// One per-run value of one metric.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,6 @@ use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
 use dyno_model::{Direction, Metric, Unit};
-use dyno_proc::speed::SpeedProbe;
 use dyno_proc::{GuardedChild, NotReady, SpawnOptions};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -412,10 +411,6 @@ impl ProcessExecutor {
         };
         let (mut prev, mut prev_load) = read(node, load.as_deref_mut())?;
         let t0 = prev.t;
-        // The machine's speed in the same window, for `cpu_ref_per_ktx` (see
-        // `dyno_proc::speed`): a few milliseconds of fixed work after each reading.
-        let probe = SpeedProbe::new();
-        let mut reference: Vec<(f64, f64)> = Vec::new();
         let mut samples: Vec<ProcSample> = Vec::new();
         let mut load_samples: Vec<ProcSample> = Vec::new();
         let mut node_metrics = NodeMetrics::default();
@@ -437,9 +432,6 @@ impl ProcessExecutor {
             }
             prev = next;
             prev_load = next_load;
-            if let Some(took) = probe.measure() {
-                reference.push((prev.t - t0, took));
-            }
             if let Some(ep) = endpoint {
                 if let Err(why) = node_metrics.scrape(
                     ep,
@@ -456,10 +448,6 @@ impl ProcessExecutor {
             tick += 1;
         };
         exec.series.extend(process_series(&samples, t0));
-        if !reference.is_empty() {
-            exec.series
-                .push(crate::execution::reference_series(reference));
-        }
         exec.series.extend(load_series(&load_samples, t0));
         exec.series.extend(node_metrics.scrapes.into_series());
         outcome

@@ -13,8 +13,6 @@
 //!   of one or many process trees, from /proc, about once a second.
 //! - [`procfs`]: one parser of `/proc/PID/stat`, `status` and `io`, liveness, start times,
 //!   the clock tick (`sysconf`), boot id, host name, host CPU time.
-//! - [`speed`]: a fixed piece of CPU work timed on the calling thread, a machine-speed
-//!   reference taken beside a measured node.
 //! - [`signal`]: signals sent with kill(2), never by spawning `kill`.
 //! - [`http`]: the tiny loopback HTTP client used by metrics scrapes and probes.
 //!
@@ -54,7 +52,6 @@ pub mod procfs;
 pub mod ready;
 pub mod sampler;
 pub mod signal;
-pub mod speed;
 #[allow(unsafe_code)]
 mod sys;
 
