@@ -37,21 +37,16 @@ pub struct MemCopyWorkload {
 
 impl MemCopyWorkload {
     fn new(substrate: bool) -> Self {
-        // Built as upstream builds them (an empty Vec resized with the fill value), so the
-        // allocation and its placement are the same; filling writes every page, so the
-        // kernel's page faults are not measured.
         let buffers = if substrate {
-            let mut src: Vec<i32> = Vec::new();
-            src.resize(COPY_SIZE, 0x66);
-            let mut dst: Vec<i32> = Vec::new();
-            dst.resize(COPY_SIZE, 0x77);
-            Buffers::Substrate { src, dst }
+            Buffers::Substrate {
+                src: filled(COPY_SIZE, 0x66),
+                dst: filled(COPY_SIZE, 0x77),
+            }
         } else {
-            let mut src = Vec::new();
-            src.resize(COPY_SIZE, 0x66u8);
-            let mut dst = Vec::new();
-            dst.resize(COPY_SIZE, 0x77u8);
-            Buffers::Bytes { src, dst }
+            Buffers::Bytes {
+                src: filled(COPY_SIZE, 0x66),
+                dst: filled(COPY_SIZE, 0x77),
+            }
         };
         MemCopyWorkload { buffers }
     }
@@ -62,28 +57,33 @@ impl Workload for MemCopyWorkload {
         COPY_SIZE as f64
     }
     fn iterate(&mut self) -> Result<(), HwError> {
-        // Upstream touches both buffers through volatile accesses before and after the
-        // copy so the compiler can neither drop nor hoist it; black_box is the safe
-        // equivalent. The copy itself is one call of the C library's memcpy of 64 MiB.
         match &mut self.buffers {
-            Buffers::Substrate { src, dst } => {
-                let n = COPY_SIZE / std::mem::size_of::<i32>();
-                black_box(&mut src[..]);
-                black_box(&mut dst[..]);
-                dst[..n].copy_from_slice(&src[..n]);
-                black_box(&mut dst[..]);
-                black_box(&mut src[..]);
-            }
-            Buffers::Bytes { src, dst } => {
-                black_box(&mut src[..]);
-                black_box(&mut dst[..]);
-                dst.copy_from_slice(src);
-                black_box(&mut dst[..]);
-                black_box(&mut src[..]);
-            }
+            Buffers::Substrate { src, dst } => fenced_copy(src, dst),
+            Buffers::Bytes { src, dst } => fenced_copy(src, dst),
         }
         Ok(())
     }
+}
+
+/// `len` elements of `value`, built as upstream builds its buffers (an empty Vec resized
+/// with the fill value): every page is written, so no page fault is timed later.
+fn filled<T: Clone>(len: usize, value: T) -> Vec<T> {
+    let mut v = Vec::new();
+    v.resize(len, value);
+    v
+}
+
+/// Copies the first [`COPY_SIZE`] bytes of `src` over `dst`: one call of the C library's
+/// memcpy (`copy_from_slice` on slices this large lowers to it), with both buffers fenced
+/// before and after as upstream fences them with volatile accesses (black_box is the safe
+/// equivalent), so the compiler can neither drop nor hoist the copy.
+fn fenced_copy<T: Copy>(src: &mut [T], dst: &mut [T]) {
+    let n = COPY_SIZE / std::mem::size_of::<T>();
+    black_box(&mut *src);
+    black_box(&mut *dst);
+    dst[..n].copy_from_slice(&src[..n]);
+    black_box(&mut *dst);
+    black_box(&mut *src);
 }
 
 impl Benchmark for MemCopy {
