@@ -106,10 +106,14 @@ wait_ready "127.0.0.1:$SM"
     --pool "$POOL" --duration "$SECONDS_PER_PHASE" --format json >"$OUT/solo/load.json" 2>"$OUT/solo/load.err"
 sleep $(( (SLOT_MS * 3) / 1000 + 1 ))   # let the last blocks land
 stop_node "$SOLO"
-read -r NET_TPS NET_SECONDS SLOT_TPS SLOT_BLOCKS <<<"$(python3 - "$OUT/solo/solo.jsonl" "$SLOT_MS" <<'EOF'
+read -r NET_TPS NET_SECONDS SLOT_TPS SLOT_BLOCKS FULL_MEAN <<<"$(python3 - "$OUT/solo/solo.jsonl" "$SLOT_MS" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-busy = sorted(v["tps"] for v in lines if v.get("kind") == "second" and v["tps"] > 0)
+seconds = [v["tps"] for v in lines if v.get("kind") == "second" and v["tps"] > 0]
+busy = sorted(seconds)
+# The full seconds: every busy second but the first and last (the load starting and
+# stopping inside them).
+full_seconds = seconds[1:-1]
 # Per slot: every block from the first that carried transactions to the last (empty
 # ones between them included), less those two (the load starting and stopping inside
 # them), each block's transactions over its slot.
@@ -118,7 +122,8 @@ full = [i for i, t in enumerate(blocks) if t > 0]
 loaded = blocks[full[0] + 1:full[-1]] if full else []
 per_slot = sorted(t * 1000.0 / float(sys.argv[2]) for t in loaded)
 print(busy[len(busy) // 2] if busy else 0, len(busy),
-      per_slot[len(per_slot) // 2] if per_slot else 0, len(per_slot))
+      per_slot[len(per_slot) // 2] if per_slot else 0, len(per_slot),
+      sum(full_seconds) / len(full_seconds) if full_seconds else 0)
 EOF
 )"
 
@@ -145,5 +150,9 @@ echo "(b) node fed by dyno load over QUIC, flat out: median $NET_TPS TPS per sec
 python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio b / a = %.3f (issue #11 asks >= 0.80)" % (b / a if a else 0))' "$IN_TPS" "$NET_TPS"
 echo "    per slot: median $SLOT_TPS TPS (block txs / slot, $SLOT_BLOCKS loaded blocks less the first and last)"
 python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio per slot / a = %.3f" % (b / a if a else 0))' "$IN_TPS" "$SLOT_TPS"
+echo "    mean of the full seconds (the first and last busy seconds left out): $FULL_MEAN TPS"
+python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio full-second mean / a = %.3f" % (b / a if a else 0))' "$IN_TPS" "$FULL_MEAN"
 echo "(c) leader n1 -> follower n2 at $RATE TPS (the leader's sustained TPS from b), ${SLOT_MS} ms slots:"
-python3 "$HERE/adoption.py" "$SLOT_MS" "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" | sed 's/^/    /'
+# "Loaded" blocks: more than half a slot's worth of transactions at the rate.
+python3 "$HERE/adoption.py" --min-txs $(( RATE * SLOT_MS / 2000 )) "$SLOT_MS" \
+    "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" | sed 's/^/    /'
