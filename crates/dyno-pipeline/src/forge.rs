@@ -66,9 +66,9 @@ pub struct ForgeConfig {
 impl Default for ForgeConfig {
     /// One verify and one bank tile (a node shares its machine with its peers and its
     /// load), 64 hashes per 1 ms tick, tiles sleeping 200 us when idle, doubling up to
-    /// 1 ms (one tick) while they stay idle: at a low rate an idle tile wakes ~1,000
-    /// times a second, not 5,000, and those wake-ups were most of a lightly loaded
-    /// node's CPU (BENCHMARKS.md, "Where the noise of `cpu_s_per_tx` comes from").
+    /// 1 ms (one tick) while they stay idle: wake-ups were most of a lightly loaded
+    /// node's CPU, and backing off cuts them to about a quarter at 1 TPS (BENCHMARKS.md,
+    /// "What backing off costs and saves").
     fn default() -> Self {
         ForgeConfig {
             verify_tiles: 1,
