@@ -238,6 +238,37 @@ fn pairs(
         .unzip()
 }
 
+/// The baseline and the named candidates, in the order named: the subjects to judge when
+/// one comparison of several candidates is read one candidate at a time. Holm's family is
+/// then the named candidates' metrics alone, as in a comparison of two releases (a power
+/// study that runs four slowdowns in one comparison asks what each would get on its own).
+/// The baseline, an unknown name or a name given twice is refused.
+pub fn pick_candidates(subjects: &[String], names: &[String]) -> Result<Vec<String>, String> {
+    let Some((baseline, candidates)) = subjects.split_first() else {
+        return Err("the comparison has no subjects".into());
+    };
+    let mut out = vec![baseline.clone()];
+    for name in names {
+        if name == baseline {
+            return Err(format!(
+                "`{name}` is the baseline; name candidates ({})",
+                candidates.join(", ")
+            ));
+        }
+        if !candidates.contains(name) {
+            return Err(format!(
+                "`{name}` is not a subject of this comparison (candidates: {})",
+                candidates.join(", ")
+            ));
+        }
+        if out.contains(name) {
+            return Err(format!("`{name}` is named twice"));
+        }
+        out.push(name.clone());
+    }
+    Ok(out)
+}
+
 /// Judges every candidate (subjects after the first) against the baseline with the test
 /// and rounds of `options`.
 pub fn judge_with(
@@ -498,6 +529,52 @@ pub(crate) mod tests {
                 verdict(w, "cpu85_spans").verdict(),
                 Verdict::NoSignificantChange
             );
+        }
+    }
+
+    #[test]
+    fn one_candidate_picked_is_judged_in_a_family_of_its_own() {
+        let text = "rounds = 10\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"c\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 20\n";
+        let cfg = ComparisonFile::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let mut ex = SyntheticExecutor::new(5);
+        ex.slowdown.insert("b".into(), 1.05);
+        let (execs, _) = run(&cfg, &mut ex);
+        let all = names(&cfg);
+        let cpu = |j: &Judgement| {
+            j.verdicts
+                .iter()
+                .find(|v| v.candidate == "b" && v.metric.name == "cpu_percent")
+                .map(|v| v.comparison)
+                .unwrap()
+        };
+        let options = JudgeOptions {
+            test: TestKind::Paired,
+            rounds: None,
+        };
+        let both = judge_with(&execs, &all, &settings(5), &options);
+        let picked = pick_candidates(&all, &["b".into()]).unwrap();
+        assert_eq!(picked, ["a", "b"]);
+        let alone = judge_with(&execs, &picked, &settings(5), &options);
+        assert!(alone.verdicts.iter().all(|v| v.candidate == "b"));
+        assert_eq!(2 * alone.verdicts.len(), both.verdicts.len());
+        // Same data, same raw p; Holm over half the family adjusts it less.
+        assert_eq!(cpu(&alone).test.p_value(), cpu(&both).test.p_value());
+        assert!(cpu(&alone).p_adjusted < cpu(&both).p_adjusted);
+        assert_eq!(
+            pick_candidates(&all, &["c".into(), "b".into()]).unwrap(),
+            ["a", "c", "b"]
+        );
+        for (names, says) in [
+            (vec!["a"], "`a` is the baseline"),
+            (
+                vec!["d"],
+                "`d` is not a subject of this comparison (candidates: b, c)",
+            ),
+            (vec!["b", "b"], "`b` is named twice"),
+        ] {
+            let names: Vec<String> = names.into_iter().map(String::from).collect();
+            let err = pick_candidates(&all, &names).unwrap_err();
+            assert!(err.contains(says), "{err}");
         }
     }
 

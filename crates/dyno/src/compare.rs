@@ -13,7 +13,7 @@ use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
 use dyno_compare::runner::run_remaining_rounds;
 use dyno_compare::runner::Ending;
-use dyno_compare::verdict::{judge_with, JudgeOptions, TestKind};
+use dyno_compare::verdict::{judge_with, pick_candidates, JudgeOptions, TestKind};
 use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
 use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
@@ -71,6 +71,11 @@ struct ReportArgs {
     /// comparison, for power studies.
     #[arg(long, value_name = "A..B", value_parser = parse_round_range)]
     rounds: Option<std::ops::Range<u32>>,
+    /// Judge only this candidate against the baseline (repeatable): Holm's correction then
+    /// covers its metrics alone, as in a comparison of two releases. Default: every
+    /// candidate, in one family.
+    #[arg(long = "candidate", value_name = "NAME")]
+    candidates: Vec<String>,
     #[command(flatten)]
     out: OutputArgs,
     /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
@@ -324,21 +329,32 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let path = db::path(&a.db);
     let store = Store::open_read_only(&path)
         .with_context(|| format!("results store {}", path.display()))?;
-    let loaded = record::load(&store, &a.runs)
+    let mut loaded = record::load(&store, &a.runs)
         .with_context(|| format!("results store {}", path.display()))?;
+    let mut params = Vec::new();
+    if !a.candidates.is_empty() {
+        let subjects = pick_candidates(&loaded.meta.subjects, &a.candidates)
+            .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
+        loaded.executions.retain(|e| subjects.contains(&e.subject));
+        params.push(("candidates judged".to_string(), subjects[1..].join(", ")));
+        loaded.meta.subjects = subjects;
+    }
     let workloads = loaded
         .workloads
         .iter()
         .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
         .collect();
-    let params = vec![(
-        "stored runs".to_string(),
-        format!(
-            "{}..{}",
-            loaded.runs.first().unwrap_or(&0),
-            loaded.runs.last().unwrap_or(&0)
+    params.insert(
+        0,
+        (
+            "stored runs".to_string(),
+            format!(
+                "{}..{}",
+                loaded.runs.first().unwrap_or(&0),
+                loaded.runs.last().unwrap_or(&0)
+            ),
         ),
-    )];
+    );
     finish(
         &loaded.meta,
         workloads,

@@ -156,7 +156,13 @@ fn a_small_comparison_is_stored_and_reported_again() {
         .code(2)
         .stderr(predicate::str::contains("99"));
     // The flags that re-judge a stored comparison refuse what they cannot mean.
-    for (flag, value) in [("--rounds", "3..1"), ("--rounds", "x"), ("--test", "welch")] {
+    for (flag, value) in [
+        ("--rounds", "3..1"),
+        ("--rounds", "x"),
+        ("--test", "welch"),
+        ("--candidate", "old"),
+        ("--candidate", "newer"),
+    ] {
         dyno()
             .args(["compare", "report", "1", flag, value, "--db"])
             .arg(&db)
@@ -165,6 +171,26 @@ fn a_small_comparison_is_stored_and_reported_again() {
             .stderr(predicate::str::contains(flag))
             .stderr(predicate::str::contains(value));
     }
+    // One candidate judged alone: here the only one, so the same rows.
+    let alone = dyno()
+        .args([
+            "compare",
+            "report",
+            "1",
+            "--candidate",
+            "new",
+            "--format",
+            "json",
+        ])
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let alone: serde_json::Value = serde_json::from_slice(&alone).unwrap();
+    assert_eq!(alone["verdicts"].as_array().unwrap().len(), rows.len());
 }
 
 #[test]
