@@ -399,3 +399,45 @@ fn sigterm_stops_a_node_cleanly_with_its_log_flushed() {
         "forged lines flushed at stop"
     );
 }
+
+#[test]
+fn the_single_process_node_honours_an_explicit_duration() {
+    // Without --duration `dyno node --workload` runs until stopped; with one it stops
+    // by itself, as `dyno pipeline bench` does.
+    let mut node = Reaped(Some(
+        dyno()
+            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+            .args([
+                "node",
+                "--workload",
+                "value",
+                "--rate",
+                "200",
+                "--duration",
+                "1",
+            ])
+            .args(["--no-save", "--no-ledger-check", "--name"])
+            .arg(format!("dur-{}", std::process::id()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = node.0.as_mut().unwrap().try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "--duration 1 still running after 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let out = node.wait_output();
+    assert!(
+        status.success(),
+        "{status}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

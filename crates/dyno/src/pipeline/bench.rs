@@ -36,9 +36,10 @@ pub struct BenchArgs {
     /// Transactions per second offered (overrides the config's or workload's rate).
     #[arg(long, value_name = "TPS")]
     rate: Option<u64>,
-    /// Length of the measured window; 0 = run as a node until Ctrl-C or SIGTERM.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds_or_zero, default_value = "10")]
-    duration: Duration,
+    /// Length of the measured window; 0 = run as a node until Ctrl-C or SIGTERM. Default:
+    /// 10 s for `dyno pipeline bench`; `dyno node` runs until stopped unless given.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds_or_zero)]
+    duration: Option<Duration>,
     /// Append the node log to FILE as JSON lines: one line per second (TPS, latency
     /// centiles) and one per block (stage timings). `dyno compare` reads it.
     #[arg(long, value_name = "FILE")]
@@ -111,11 +112,16 @@ impl Sweep {
 }
 
 impl BenchArgs {
-    /// The same arguments run as a node: until Ctrl-C or SIGTERM (`dyno node
-    /// --workload ...`), whatever `--duration` says.
+    /// The same arguments run as a node (`dyno node --workload ...`): until Ctrl-C or
+    /// SIGTERM, or for `--duration` when one was given.
     pub fn into_node(mut self) -> BenchArgs {
-        self.duration = Duration::ZERO;
+        self.duration.get_or_insert(Duration::ZERO);
         self
+    }
+
+    /// The measured window: `--duration`, else the bench's 10 s.
+    fn window(&self) -> Duration {
+        self.duration.unwrap_or(Duration::from_secs(10))
     }
 }
 
@@ -187,7 +193,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let stop = interrupt::stop_flag();
     let opts = BenchOptions {
-        duration: a.duration,
+        duration: a.window(),
         audit: false,
         verify_ledger: !a.no_ledger_check,
     };
@@ -441,7 +447,7 @@ fn save(
             "workload": a.workload,
             "rate": c.bench.rate,
             "config_toml": a.config.as_ref().map(|p| std::fs::read_to_string(p).unwrap_or_default()),
-            "duration_s": a.duration.as_secs_f64(),
+            "duration_s": a.window().as_secs_f64(),
             "verify_tile_count": c.layout.verify_tile_count,
             "bank_tile_count": c.layout.bank_tile_count,
         }),
