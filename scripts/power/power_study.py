@@ -29,7 +29,10 @@ measured on the busy 2-core machine: R = 10, 2 s + 3 s -> 252 s for the comparis
 
 import argparse
 import json
+import math
 import os
+import random
+import statistics
 import subprocess
 import sys
 import time
@@ -88,12 +91,85 @@ def run(cmd, db, capture=True):
     return p.stdout
 
 
-def verdicts(args, db, rounds, test):
-    """`dyno compare report` of the first stored comparison as JSON verdicts."""
+def verdicts(args, db, rounds, test, candidate=None):
+    """`dyno compare report` of the first stored comparison as JSON verdicts; with a
+    candidate, that candidate alone against the baseline (its own Holm family)."""
     cmd = [args.dyno, "compare", "report", "1", "--format", "json", "--test", test]
     if rounds is not None:
         cmd += ["--rounds", f"{rounds[0]}..{rounds[1]}"]
+    if candidate is not None:
+        cmd += ["--candidate", candidate]
     return json.loads(run(cmd, db))["verdicts"]
+
+
+def trial_verdicts(args, db, rounds, test):
+    """Every candidate's verdicts of one trial: judged in one family (--family all) or
+    each candidate in its own (per-candidate, what a comparison of two releases gets)."""
+    if args.family == "all":
+        return verdicts(args, db, rounds, test)
+    return [v for cand, _ in CONDITIONS for v in verdicts(args, db, rounds, test, cand)]
+
+
+def t_two_sided_p(t, df):
+    """Two-sided p of Student's t with df degrees of freedom (Simpson's rule on the
+    density; exact to ~1e-9, enough for a power estimate)."""
+    t = abs(t)
+    c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+    n = 2000
+    h = t / n
+    f = [c * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(n + 1)]
+    area = h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+    return max(0.0, 1 - 2 * area)
+
+
+def t_critical(p, df):
+    """|t| whose two-sided p is p (bisection)."""
+    lo, hi = 0.0, 200.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if t_two_sided_p(mid, df) > p:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def predicted_power(effect, sd, rounds, level, seed=7, trials=20000):
+    """Share of simulated paired t-tests on `rounds` log ratios ~ N(log(1 + effect), sd)
+    that flag a regression at two-sided `level`."""
+    rng = random.Random(seed)
+    crit = t_critical(level, rounds - 1)
+    mu, hits = math.log1p(effect), 0
+    for _ in range(trials):
+        xs = [rng.gauss(mu, sd) for _ in range(rounds)]
+        m = sum(xs) / rounds
+        s = math.sqrt(sum((x - m) ** 2 for x in xs) / (rounds - 1))
+        hits += s > 0 and m / (s / math.sqrt(rounds)) > crit
+    return hits / trials
+
+
+def noise_table(args, db):
+    """From all the rounds at once: per condition, the paired log ratios of the CPU
+    metrics (mean, sd) and the power a 10-round trial would have against exactly +3/5/10%
+    with that sd, at Bonferroni's level over the candidate's family (a floor for Holm's)."""
+    print()
+    print(f"Over all {args.rounds} rounds, paired log ratios against base, and the power a "
+          f"{args.trial_rounds}-round paired trial has for the nominal change with that sd "
+          f"(simulated; level alpha / family size, Bonferroni: a floor for Holm):")
+    print(f"{'condition':<11} {'metric':<13} {'ratio':>7} {'sd':>7} {'family':>6} {'predicted power':>16}")
+    for cand, nominal in CONDITIONS:
+        vs = verdicts(args, db, None, "paired", cand)
+        family = sum(1 for v in vs if len(set(v["baseline_values"] + v["candidate_values"])) > 1)
+        for metric in ("cpu_s_per_tx", "cpu_percent"):
+            v = next((v for v in vs if v["metric"] == metric), None)
+            if v is None or len(v["baseline_values"]) != len(v["candidate_values"]):
+                print(f"{cand:<11} {metric:<13} (rounds missing: not paired here)")
+                continue
+            logs = [math.log(c / b) for b, c in zip(v["baseline_values"], v["candidate_values"])]
+            mean, sd = statistics.mean(logs), statistics.stdev(logs)
+            power = "-" if nominal == 0 else \
+                f"{100 * predicted_power(nominal, sd, args.trial_rounds, 0.05 / family):.0f}%"
+            print(f"{cand:<11} {metric:<13} {math.exp(mean):>7.4f} {100 * sd:>6.2f}% {family:>6} {power:>16}")
 
 
 def calibrate(args):
@@ -143,6 +219,10 @@ def main():
     ap.add_argument("--calibration-rounds", type=int, default=6)
     ap.add_argument("--n", default=None,
                     help="skip calibration: N for +3,+5,+10%% as A,B,C (e.g. from an earlier run)")
+    ap.add_argument("--family", choices=["per-candidate", "all"], default="per-candidate",
+                    help="Holm's family: each candidate's metrics on their own (what a "
+                         "comparison of two releases gets; the default) or every candidate's "
+                         "together (the tables in BENCHMARKS before 2026-11-24 16:00 UTC)")
     ap.add_argument("--tabulate-only", action="store_true",
                     help="only judge the trials of the comparison stored in --out by an earlier run")
     args = ap.parse_args()
@@ -187,7 +267,7 @@ def tabulate(args, db):
     flagged = {}
     for test in TESTS:
         for r in trials:
-            vs = verdicts(args, db, r, test)
+            vs = trial_verdicts(args, db, r, test)
             anything = {}
             for v in vs:
                 key = (v["candidate"], v["metric"], test)
@@ -210,8 +290,10 @@ def tabulate(args, db):
     print()
     print(f"{len(trials)} disjoint trials of {args.trial_rounds} rounds from one comparison of "
           f"{args.rounds} rounds (warm-up {args.warmup_s} s, window {args.measure_s} s, "
-          f"rate {args.rate}/s, noise band {args.noise_band}); Holm over every metric and "
-          f"candidate of a trial. Flagged: a regression (+N%), any verdict (A/A).")
+          f"rate {args.rate}/s, noise band {args.noise_band}); Holm over "
+          + ("every metric and candidate of a trial" if args.family == "all"
+             else "each candidate's metrics in a trial (--candidate)")
+          + ". Flagged: a regression (+N%), any verdict (A/A).")
     header = f"{'condition':<11} {'metric':<22} {'test':<11} {'flagged':>9} {'rate':>6} {'median ratio':>13}"
     print(header)
     print("-" * len(header))
@@ -224,8 +306,10 @@ def tabulate(args, db):
                 rs = sorted(ratios)
                 med = f"{rs[len(rs) // 2]:.4f}" if rs else "-"
                 print(f"{cond:<11} {metric:<22} {test:<11} {f:>4} / {n:<2} {100.0 * f / n:>5.0f}% {med:>13}")
+    noise_table(args, db)
     print()
-    print(f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired)")
+    print(f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired"
+          f" [--candidate NAME])")
 
 
 if __name__ == "__main__":
