@@ -69,6 +69,10 @@ def comparison_file(path, args, subjects, rounds, out):
             f'name = "{name}"',
             "command = " + json.dumps(command),
             f'metrics = {{ jsonl = "{log}" }}',
+            # The window must not hold the node's start-up: it signs rate x 30 s of
+            # transactions on every CPU before its tiles run (at 10,000/s that outlasted a
+            # 2 s warm-up, and the first 1 s samples read 200% CPU).
+            "ready = { log = '^running [0-9]+ tiles', timeout_s = 120 }",
             "",
         ]
     lines += [
@@ -156,7 +160,10 @@ def noise_table(args, db):
     print(f"Over all {args.rounds} rounds, paired log ratios against base, and the power a "
           f"{args.trial_rounds}-round paired trial has for the nominal change with that sd "
           f"(simulated; level alpha / family size, Bonferroni: a floor for Holm):")
-    print(f"{'condition':<11} {'metric':<13} {'ratio':>7} {'sd':>7} {'family':>6} {'predicted power':>16}")
+    print("(r1: lag-1 autocorrelation of the per-round log ratios; the t-test assumes rounds "
+          "independent, r1 near 0)")
+    print(f"{'condition':<11} {'metric':<13} {'ratio':>7} {'sd':>7} {'r1':>6} {'family':>6} "
+          f"{'predicted power':>16}")
     for cand, nominal in CONDITIONS:
         vs = verdicts(args, db, None, "paired", cand)
         family = sum(1 for v in vs if len(set(v["baseline_values"] + v["candidate_values"])) > 1)
@@ -169,7 +176,10 @@ def noise_table(args, db):
             mean, sd = statistics.mean(logs), statistics.stdev(logs)
             power = "-" if nominal == 0 else \
                 f"{100 * predicted_power(nominal, sd, args.trial_rounds, 0.05 / family):.0f}%"
-            print(f"{cand:<11} {metric:<13} {math.exp(mean):>7.4f} {100 * sd:>6.2f}% {family:>6} {power:>16}")
+            r1 = sum((a - mean) * (b - mean) for a, b in zip(logs, logs[1:])) / \
+                sum((a - mean) ** 2 for a in logs)
+            print(f"{cand:<11} {metric:<13} {math.exp(mean):>7.4f} {100 * sd:>6.2f}% {r1:>6.2f} "
+                  f"{family:>6} {power:>16}")
 
 
 def calibrate(args):
