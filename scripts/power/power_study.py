@@ -103,6 +103,8 @@ def verdicts(args, db, rounds, test, candidate=None):
         cmd += ["--rounds", f"{rounds[0]}..{rounds[1]}"]
     if candidate is not None:
         cmd += ["--candidate", candidate]
+    for metric in args.primary:
+        cmd += ["--primary", metric]
     return json.loads(run(cmd, db))["verdicts"]
 
 
@@ -152,6 +154,14 @@ def predicted_power(effect, sd, rounds, level, seed=7, trials=20000):
     return hits / trials
 
 
+def rounds_for(effect, sd, level, goal=0.9):
+    """The fewest rounds (up to 100) whose predicted power for `effect` reaches `goal`."""
+    for n in range(3, 101):
+        if predicted_power(effect, sd, n, level, trials=4000) >= goal:
+            return str(n)
+    return "> 100"
+
+
 def noise_table(args, db):
     """From all the rounds at once: per condition, the paired log ratios of the CPU
     metrics (mean, sd) and the power a 10-round trial would have against exactly +3/5/10%
@@ -163,10 +173,11 @@ def noise_table(args, db):
     print("(r1: lag-1 autocorrelation of the per-round log ratios; the t-test assumes rounds "
           "independent, r1 near 0)")
     print(f"{'condition':<11} {'metric':<13} {'ratio':>7} {'sd':>7} {'r1':>6} {'family':>6} "
-          f"{'predicted power':>16}")
+          f"{'predicted power':>16} {'rounds for 90%':>17}")
     for cand, nominal in CONDITIONS:
         vs = verdicts(args, db, None, "paired", cand)
-        family = sum(1 for v in vs if len(set(v["baseline_values"] + v["candidate_values"])) > 1)
+        family = sum(1 for v in vs if v.get("primary", True)
+                     and len(set(v["baseline_values"] + v["candidate_values"])) > 1)
         for metric in ("cpu_s_per_tx", "cpu_percent"):
             v = next((v for v in vs if v["metric"] == metric), None)
             if v is None or len(v["baseline_values"]) != len(v["candidate_values"]):
@@ -176,10 +187,11 @@ def noise_table(args, db):
             mean, sd = statistics.mean(logs), statistics.stdev(logs)
             power = "-" if nominal == 0 else \
                 f"{100 * predicted_power(nominal, sd, args.trial_rounds, 0.05 / family):.0f}%"
+            needed = "-" if nominal == 0 else rounds_for(nominal, sd, 0.05 / family)
             r1 = sum((a - mean) * (b - mean) for a, b in zip(logs, logs[1:])) / \
                 sum((a - mean) ** 2 for a in logs)
             print(f"{cand:<11} {metric:<13} {math.exp(mean):>7.4f} {100 * sd:>6.2f}% {r1:>6.2f} "
-                  f"{family:>6} {power:>16}")
+                  f"{family:>6} {power:>16} {needed:>17}")
 
 
 def calibrate(args):
@@ -233,6 +245,10 @@ def main():
                     help="Holm's family: each candidate's metrics on their own (what a "
                          "comparison of two releases gets; the default) or every candidate's "
                          "together (the tables in BENCHMARKS before 2026-11-24 16:00 UTC)")
+    ap.add_argument("--primary", action="append", default=[], metavar="METRIC",
+                    help="judge the trials with this primary metric (repeatable; `dyno compare "
+                         "report --primary`): Holm's family is the primary metrics alone, and "
+                         "'any metric' counts only them")
     ap.add_argument("--tabulate-only", action="store_true",
                     help="only judge the trials of the comparison stored in --out by an earlier run")
     args = ap.parse_args()
@@ -287,7 +303,9 @@ def tabulate(args, db):
                     hit = v["verdict"] != "no_significant_change"
                 else:
                     hit = v["verdict"] == "regression"
-                anything[v["candidate"]] = anything.get(v["candidate"], False) or hit
+                # "any metric" is the comparison's verdict: its primary metrics only.
+                if v.get("primary", True):
+                    anything[v["candidate"]] = anything.get(v["candidate"], False) or hit
                 if v["metric"] in METRICS:
                     f, n, ratios = flagged.get(key, (0, 0, []))
                     ratio = [v["ratio"]] if v["ratio"] is not None else []
@@ -303,6 +321,7 @@ def tabulate(args, db):
           f"rate {args.rate}/s, noise band {args.noise_band}); Holm over "
           + ("every metric and candidate of a trial" if args.family == "all"
              else "each candidate's metrics in a trial (--candidate)")
+          + (f", primary metrics {', '.join(args.primary)} (the rest secondary)" if args.primary else "")
           + ". Flagged: a regression (+N%), any verdict (A/A).")
     header = f"{'condition':<11} {'metric':<22} {'test':<11} {'flagged':>9} {'rate':>6} {'median ratio':>13}"
     print(header)

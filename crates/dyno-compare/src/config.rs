@@ -6,6 +6,7 @@
 //! alpha = 0.05         # family-wise, Holm across every metric and workload
 //! seed = 1             # order shuffling and bootstrap
 //! test = "paired"      # per-round ratios, t-test (default); "signed-rank" or "unpaired"
+//! primary = ["cpu_s_per_tx"]  # the verdict's metrics, Holm over these alone (default: all)
 //! grace_s = 5          # SIGINT, then SIGKILL after this many seconds
 //!
 //! [[subject]]          # the first subject is the baseline
@@ -98,6 +99,8 @@ struct RawFile {
     on_failure: Option<Spanned<String>>,
     #[serde(default)]
     test: Option<Spanned<String>>,
+    #[serde(default)]
+    primary: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     subject: Vec<Spanned<RawSubject>>,
     #[serde(default)]
@@ -289,6 +292,11 @@ pub struct ComparisonFile {
     /// fingerprint when not given, so files written before it still resume.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<crate::verdict::TestKind>,
+    /// The primary metrics (`primary`), judged in a Holm family of their own; empty:
+    /// every metric is primary. A judgement, not a measurement: left out of the
+    /// fingerprint, so correcting it continues an interrupted comparison.
+    #[serde(skip)]
+    pub primary: Vec<String>,
     /// Subjects; the first is the baseline.
     pub subjects: Vec<SubjectSpec>,
     /// Workloads.
@@ -393,6 +401,30 @@ impl ComparisonFile {
                 )
             })?),
         };
+        let mut primary: Vec<String> = Vec::new();
+        if let Some(list) = &raw.primary {
+            if list.get_ref().is_empty() {
+                return Err(invalid(
+                    list.span(),
+                    "primary".into(),
+                    "name at least one metric (e.g. \"cpu_s_per_tx\"), or leave `primary` out to judge every metric as primary".into(),
+                ));
+            }
+            for name in list.get_ref() {
+                let n = name.get_ref().trim();
+                let why = if n.is_empty() {
+                    Some("a metric name cannot be empty".to_string())
+                } else if primary.iter().any(|p| p == n) {
+                    Some(format!("`{n}` is named twice"))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(invalid(name.span(), "primary".into(), why));
+                }
+                primary.push(n.to_string());
+            }
+        }
         if raw.subject.len() < 2 {
             return Err(invalid(
                 0..0,
@@ -609,6 +641,7 @@ impl ComparisonFile {
             grace_s: grace,
             on_failure,
             test,
+            primary,
             subjects,
             workloads,
         })

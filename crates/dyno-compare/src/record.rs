@@ -37,6 +37,9 @@ pub struct ComparisonMeta {
     /// The file's `test`, so a report judges as the run did (`None`: the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<crate::verdict::TestKind>,
+    /// The file's `primary` metrics, so a report judges as the run did (empty: all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primary: Vec<String>,
 }
 
 impl ComparisonMeta {
@@ -57,6 +60,7 @@ impl ComparisonMeta {
             fingerprint: fingerprint(cfg),
             file: String::new(),
             test: cfg.test,
+            primary: cfg.primary.clone(),
         }
     }
 

@@ -30,6 +30,16 @@ pub fn verdict_label(v: Verdict) -> &'static str {
     }
 }
 
+/// The verdict of one comparison as shown: its label, marked `(secondary)` when the
+/// comparison names primary metrics and this is not one (reported, not the verdict).
+pub fn verdict_text(v: &MetricVerdict) -> String {
+    if v.secondary {
+        format!("{} (secondary)", verdict_label(v.verdict()))
+    } else {
+        verdict_label(v.verdict()).to_string()
+    }
+}
+
 fn pct(x: f64) -> String {
     if x.is_finite() {
         format!("{:+.1}%", (x - 1.0) * 100.0)
@@ -86,7 +96,7 @@ fn change_cells(v: Option<&MetricVerdict>) -> [Cell; 4] {
     } else {
         "n/a".into()
     };
-    let verdict = Cell::new(verdict_label(v.verdict()));
+    let verdict = Cell::new(verdict_text(v));
     let verdict = match v.verdict() {
         Verdict::Regression => verdict.bad(),
         Verdict::Improvement => verdict.good(),
@@ -184,7 +194,8 @@ pub fn stage_tables(meta: &ComparisonMeta, executions: &[Execution], j: &Judgeme
 /// names are stable: `workload`, `metric`, `unit`, `direction`, `candidate`,
 /// `baseline_values`, `candidate_values`, `baseline_median`, `candidate_median`, `ratio`,
 /// `ratio_low`, `ratio_high`, `p_value`, `p_holm`, `verdict` (`regression`,
-/// `improvement`, `no_significant_change`). Non-finite ratios are `null`.
+/// `improvement`, `no_significant_change`), `primary` (false: a secondary metric, judged
+/// in a Holm family of its own and not part of the verdict). Non-finite ratios are `null`.
 pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
     let finite = |x: f64| {
         if x.is_finite() {
@@ -215,6 +226,7 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                 "p_value": v.comparison.test.p_value(),
                 "p_holm": v.comparison.p_adjusted,
                 "verdict": verdict_name(v.verdict()),
+                "primary": !v.secondary,
             })
         })
         .collect();
@@ -231,7 +243,7 @@ pub fn observation(v: &MetricVerdict) -> String {
             "{what} is {} where the baseline's is 0 (p = {:.4} after Holm): {}",
             format_value(v.candidate_median(), v.metric.unit),
             v.comparison.p_adjusted,
-            verdict_label(v.verdict())
+            verdict_text(v)
         );
     }
     let change = (r.estimate - 1.0) * 100.0;
@@ -259,7 +271,7 @@ pub fn observation(v: &MetricVerdict) -> String {
     format!(
         "{what} {dir} {:.1}% ({ci}), {significance}: {}",
         change.abs(),
-        verdict_label(v.verdict())
+        verdict_text(v)
     )
 }
 
@@ -436,11 +448,7 @@ fn spread_plots(
             plot = plot.subject(c.candidate.clone(), c.candidate_values.clone());
         }
         section = section.plot_result(
-            format!(
-                "{} per round ({})",
-                v.metric.name,
-                verdict_label(v.verdict())
-            ),
+            format!("{} per round ({})", v.metric.name, verdict_text(v)),
             plot.render_svg(),
         );
     }

@@ -58,13 +58,18 @@ impl TestKind {
     }
 }
 
-/// How [`judge_with`] judges: the test and which rounds count.
+/// How [`judge_with`] judges: the test, which rounds count and which metrics are primary.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JudgeOptions {
     /// The test.
     pub test: TestKind,
     /// Only executions of these rounds (zero-based, end excluded); all when `None`.
     pub rounds: Option<Range<u32>>,
+    /// The primary metrics, by name. Empty: every metric is primary, in one Holm family.
+    /// Otherwise these form Holm's family (the verdict, `--fail-on-regression`) and the
+    /// other metrics a second family of their own, reported as secondary: the fewer
+    /// comparisons a verdict is corrected for, the smaller the change it can see.
+    pub primary: Vec<String>,
 }
 
 /// One candidate-versus-baseline judgement.
@@ -82,6 +87,9 @@ pub struct MetricVerdict {
     pub candidate_values: Vec<f64>,
     /// The statistics; the verdict is `comparison.verdict`.
     pub comparison: Comparison,
+    /// Judged in the secondary family (the comparison names primary metrics and this is
+    /// not one): reported, but not part of the comparison's verdict.
+    pub secondary: bool,
 }
 
 impl MetricVerdict {
@@ -111,11 +119,12 @@ pub struct Judgement {
 }
 
 impl Judgement {
-    /// True when any verdict is a regression.
+    /// True when any primary verdict is a regression (every verdict is primary unless
+    /// the comparison names its primary metrics).
     pub fn has_regression(&self) -> bool {
         self.verdicts
             .iter()
-            .any(|v| v.verdict() == Verdict::Regression)
+            .any(|v| !v.secondary && v.verdict() == Verdict::Regression)
     }
 }
 
@@ -217,7 +226,7 @@ pub fn judge(
 ) -> Judgement {
     let options = JudgeOptions {
         test: TestKind::Unpaired,
-        rounds: None,
+        ..JudgeOptions::default()
     };
     judge_with(executions, subjects, settings, &options)
 }
@@ -338,31 +347,73 @@ pub fn judge_with(
                 baseline_values: base.clone(),
                 candidate_values: cand.clone(),
                 comparison,
+                secondary: !options.primary.is_empty() && !options.primary.contains(&metric.name),
             });
         }
     }
     // A metric whose every value, baseline and candidate, is the same number (no I/O, no
     // major faults) gives p = 1 under every ordering of the data: it can never be
     // significant, so it stays out of Holm's family rather than diluting the others
-    // (Tarone's argument for tests that cannot reject).
-    let family: Vec<usize> = (0..out.verdicts.len())
-        .filter(|&i| !constant(&out.verdicts[i]))
-        .collect();
-    let mut comparisons: Vec<Comparison> =
-        family.iter().map(|&i| out.verdicts[i].comparison).collect();
-    if apply_holm(&mut comparisons, settings.alpha, settings.noise_band).is_ok() {
-        for (&i, c) in family.iter().zip(comparisons) {
-            out.verdicts[i].comparison = c;
+    // (Tarone's argument for tests that cannot reject). Primary and secondary metrics
+    // are two families, each corrected on its own.
+    let mut primary_family = 0;
+    for secondary in [false, true] {
+        let family: Vec<usize> = (0..out.verdicts.len())
+            .filter(|&i| out.verdicts[i].secondary == secondary && !constant(&out.verdicts[i]))
+            .collect();
+        if !secondary {
+            primary_family = family.len();
+        }
+        let mut comparisons: Vec<Comparison> =
+            family.iter().map(|&i| out.verdicts[i].comparison).collect();
+        if apply_holm(&mut comparisons, settings.alpha, settings.noise_band).is_ok() {
+            for (&i, c) in family.iter().zip(comparisons) {
+                out.verdicts[i].comparison = c;
+            }
         }
     }
     for v in out.verdicts.iter_mut().filter(|v| constant(v)) {
         v.comparison.p_adjusted = 1.0;
         v.comparison.verdict = Verdict::NoSignificantChange;
     }
-    if let Some(note) = power_note(min_n, family.len(), settings.alpha, options.test) {
+    if let Some(note) = power_note(min_n, primary_family, settings.alpha, options.test) {
         out.notes.push(note);
     }
     out
+}
+
+/// The names of `primary` that are no metric of the complete executions (a typo, or a
+/// metric the nodes did not write): a comparison's primary metrics must exist, or its
+/// verdict would silently rest on nothing.
+pub fn unknown_primary(
+    executions: &[Execution],
+    subjects: &[String],
+    primary: &[String],
+) -> Result<(), String> {
+    let table = RunTable::of(executions, subjects);
+    let mut known: Vec<&str> = Vec::new();
+    for (_, m, _) in &table.rows {
+        if !known.contains(&m.name.as_str()) {
+            known.push(&m.name);
+        }
+    }
+    let unknown: Vec<&String> = primary
+        .iter()
+        .filter(|p| !known.contains(&p.as_str()))
+        .collect();
+    match unknown.as_slice() {
+        [] => Ok(()),
+        names => Err(format!(
+            "{} {} no metric of this comparison (its metrics: {})",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if names.len() == 1 { "is" } else { "are" },
+            known.join(", ")
+        )),
+    }
 }
 
 fn constant(v: &MetricVerdict) -> bool {
@@ -549,7 +600,7 @@ pub(crate) mod tests {
         };
         let options = JudgeOptions {
             test: TestKind::Paired,
-            rounds: None,
+            ..JudgeOptions::default()
         };
         let both = judge_with(&execs, &all, &settings(5), &options);
         let picked = pick_candidates(&all, &["b".into()]).unwrap();
@@ -576,6 +627,59 @@ pub(crate) mod tests {
             let err = pick_candidates(&all, &names).unwrap_err();
             assert!(err.contains(says), "{err}");
         }
+    }
+
+    #[test]
+    fn primary_metrics_are_one_family_and_the_rest_another() {
+        let cfg = file(10);
+        let mut ex = SyntheticExecutor::new(3);
+        ex.slowdown.insert("b".into(), 1.10);
+        let (execs, _) = run(&cfg, &mut ex);
+        let subjects = names(&cfg);
+        let judged = |primary: &[&str]| {
+            let options = JudgeOptions {
+                test: TestKind::Paired,
+                primary: primary.iter().map(|s| s.to_string()).collect(),
+                ..JudgeOptions::default()
+            };
+            judge_with(&execs, &subjects, &settings(3), &options)
+        };
+        let find = |j: &Judgement, m: &str| {
+            j.verdicts
+                .iter()
+                .find(|v| v.workload == "value" && v.metric.name == m)
+                .unwrap()
+                .clone()
+        };
+        let all = judged(&[]);
+        assert!(all.verdicts.iter().all(|v| !v.secondary));
+        let cpu = judged(&["cpu_percent"]);
+        let (one, every) = (find(&cpu, "cpu_percent"), find(&all, "cpu_percent"));
+        assert!(!one.secondary && find(&cpu, "rss_bytes").secondary);
+        // Same raw p; Holm over the two workloads' cpu_percent alone adjusts it less.
+        assert_eq!(
+            one.comparison.test.p_value(),
+            every.comparison.test.p_value()
+        );
+        assert!(one.comparison.p_adjusted < every.comparison.p_adjusted);
+        assert_eq!(one.verdict(), Verdict::Regression);
+        assert!(cpu.has_regression());
+        // A regression in a secondary metric is reported but is not the verdict.
+        let rss = judged(&["rss_bytes"]);
+        let cpu_there = find(&rss, "cpu_percent");
+        assert!(cpu_there.secondary);
+        assert_eq!(cpu_there.verdict(), Verdict::Regression);
+        assert!(!rss.has_regression());
+        assert_eq!(
+            unknown_primary(&execs, &subjects, &["cpu_percent".into()]),
+            Ok(())
+        );
+        let e = unknown_primary(&execs, &subjects, &["cpu_pct".into()]).unwrap_err();
+        assert!(
+            e.starts_with("`cpu_pct` is no metric of this comparison (its metrics: "),
+            "{e}"
+        );
+        assert!(e.contains("cpu_percent"), "{e}");
     }
 
     #[test]
@@ -653,7 +757,7 @@ pub(crate) mod tests {
     fn paired() -> JudgeOptions {
         JudgeOptions {
             test: TestKind::Paired,
-            rounds: None,
+            ..JudgeOptions::default()
         }
     }
 
@@ -817,14 +921,14 @@ pub(crate) mod tests {
         }
         let exact = JudgeOptions {
             test: TestKind::SignedRank,
-            rounds: None,
+            ..JudgeOptions::default()
         };
         let s = judge_with(&execs, &subjects, &settings(0), &exact);
         assert_eq!(find(&s, "cpu_s_per_tx"), Verdict::Regression);
         // Rounds 0..5 only: 5 pairs, which the exact test cannot judge after Holm; said so.
         let five = JudgeOptions {
             rounds: Some(0..5),
-            ..exact
+            ..exact.clone()
         };
         let j = judge_with(&execs, &subjects, &settings(0), &five);
         assert!(j.verdicts.iter().all(|v| v.baseline_values.len() == 5));

@@ -13,7 +13,7 @@ use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
 use dyno_compare::runner::run_remaining_rounds;
 use dyno_compare::runner::Ending;
-use dyno_compare::verdict::{judge_with, pick_candidates, JudgeOptions, TestKind};
+use dyno_compare::verdict::{judge_with, pick_candidates, unknown_primary, JudgeOptions, TestKind};
 use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
 use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
@@ -100,6 +100,11 @@ struct OutputArgs {
     /// comparison file's `test`, else paired.
     #[arg(long, value_name = "TEST", value_parser = parse_test)]
     test: Option<TestKind>,
+    /// Judge this metric as primary (repeatable): the primary metrics are Holm's family
+    /// and the verdict (`--fail-on-regression`); the others are reported as secondary, in
+    /// a family of their own. Default: the comparison file's `primary`, else every metric.
+    #[arg(long = "primary", value_name = "METRIC")]
+    primary: Vec<String>,
 }
 
 fn parse_test(s: &str) -> Result<TestKind, String> {
@@ -230,6 +235,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         &mut cluster
     };
     let mut finished = 0usize;
+    let mut primary_checked = false;
     let ending = run_remaining_rounds(&cfg, executor, stop, &done, |i, slot, exec| {
         let workload = &cfg.workloads[slot.workload];
         if let Some(store) = store.as_mut() {
@@ -246,6 +252,29 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         executions.push(exec.clone());
         finished += 1;
+        // A misspelt primary metric is said as soon as every subject has a complete
+        // execution, not after the last round (the judgement refuses it then).
+        if !primary_checked
+            && meta.subjects.iter().all(|s| {
+                executions
+                    .iter()
+                    .any(|e| &e.subject == s && e.outcome == dyno_compare::Outcome::Complete)
+            })
+        {
+            primary_checked = true;
+            let primary = if a.out.primary.is_empty() {
+                &meta.primary
+            } else {
+                &a.out.primary
+            };
+            if !primary.is_empty() {
+                if let Err(e) = unknown_primary(&executions, &meta.subjects, primary) {
+                    progress_eprintln(&format!(
+                        "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
+                    ));
+                }
+            }
+        }
         progress.done_one();
         if let Some(next) = dyno_compare::schedule(
             cfg.rounds,
@@ -295,7 +324,6 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("dyno's own CPU use while comparing: {share}");
         params.push(("dyno's own CPU use".into(), share));
     }
-    let code = finish(&meta, workloads, &host, &executions, &a.out, params, None)?;
     if let (Some(first), Some(s)) = (runs.first(), store.as_ref()) {
         eprintln!(
             "Stored as runs {first}..{} in {}; re-report with: dyno compare report {first} --html report.html",
@@ -303,6 +331,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             s.path().display()
         );
     }
+    let code = finish(&meta, workloads, &host, &executions, &a.out, params, None)?;
     match ending {
         Ending::Finished => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
@@ -387,7 +416,27 @@ fn finish(
         seed: meta.seed,
         ..ComparisonSettings::default()
     };
-    let options = JudgeOptions { test, rounds };
+    let primary = if out.primary.is_empty() {
+        meta.primary.clone()
+    } else {
+        out.primary.clone()
+    };
+    if !primary.is_empty() {
+        unknown_primary(executions, &meta.subjects, &primary).map_err(|e| {
+            let whence = if out.primary.is_empty() {
+                format!("`primary` of {}", meta.file)
+            } else {
+                "--primary".to_string()
+            };
+            anyhow::anyhow!("{whence}: {e}")
+        })?;
+        parameters.push(("primary metrics".into(), primary.join(", ")));
+    }
+    let options = JudgeOptions {
+        test,
+        rounds,
+        primary,
+    };
     let judgement = judge_with(executions, &meta.subjects, &settings, &options);
     print_summary(meta, executions, &judgement, out.format);
     if let Some(path) = &out.html {

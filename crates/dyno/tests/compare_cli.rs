@@ -162,6 +162,7 @@ fn a_small_comparison_is_stored_and_reported_again() {
         ("--test", "welch"),
         ("--candidate", "old"),
         ("--candidate", "newer"),
+        ("--primary", "cpu_pct"),
     ] {
         dyno()
             .args(["compare", "report", "1", flag, value, "--db"])
@@ -191,6 +192,28 @@ fn a_small_comparison_is_stored_and_reported_again() {
         .clone();
     let alone: serde_json::Value = serde_json::from_slice(&alone).unwrap();
     assert_eq!(alone["verdicts"].as_array().unwrap().len(), rows.len());
+    // One primary metric: the others are reported as secondary.
+    let primary = dyno()
+        .args([
+            "compare",
+            "report",
+            "1",
+            "--primary",
+            "cpu_percent",
+            "--format",
+            "json",
+        ])
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let primary: serde_json::Value = serde_json::from_slice(&primary).unwrap();
+    for row in primary["verdicts"].as_array().unwrap() {
+        assert_eq!(row["primary"], row["metric"] == "cpu_percent", "{row}");
+    }
 }
 
 #[test]

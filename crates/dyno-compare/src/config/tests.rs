@@ -180,3 +180,29 @@ fn non_executable_files_are_refused() {
     assert!(check_executable("./node", Some(dir.path())).is_err());
     assert!(check_executable("sh", None).is_ok());
 }
+
+#[test]
+fn primary_metrics_are_named_once_each_and_do_not_change_the_fingerprint() {
+    let with = |list: &str| GOOD.replace("seed = 7", &format!("seed = 7\nprimary = {list}"));
+    let c = parse(&with(r#"["cpu_s_per_tx", "jsonl:tps"]"#)).unwrap();
+    assert_eq!(c.primary, ["cpu_s_per_tx", "jsonl:tps"]);
+    assert_eq!(
+        crate::record::fingerprint(&c),
+        crate::record::fingerprint(&parse(GOOD).unwrap())
+    );
+    let e = err(&with("[]"));
+    assert!(
+        e.starts_with("cmp.toml:4:11: key `primary`: name at least one metric"),
+        "{e}"
+    );
+    let e = err(&with(r#"["cpu_s_per_tx", "cpu_s_per_tx"]"#));
+    assert!(
+        e.starts_with("cmp.toml:4:28: key `primary`: `cpu_s_per_tx` is named twice"),
+        "{e}"
+    );
+    let e = err(&with(r#"[" "]"#));
+    assert!(
+        e.contains("key `primary`: a metric name cannot be empty"),
+        "{e}"
+    );
+}
