@@ -1,6 +1,7 @@
 //! Verdicts: per workload and metric, each candidate's per-round values against the
 //! baseline's, Holm's correction across every metric, workload and candidate of the
-//! comparison, and the noise band (see `dyno_stats::comparison`). Three tests
+//! comparison (or across its primary metrics, the rest in a secondary family of their
+//! own: [`JudgeOptions::primary`]), and the noise band (see `dyno_stats::comparison`). Three tests
 //! ([`TestKind`]): unpaired (ratio of medians with a bootstrap interval, two-sided
 //! Mann-Whitney), or paired by round, where noise common to a round cancels in the
 //! per-round ratio candidate / baseline: Student's t on the log ratios (the default), or
