@@ -44,7 +44,11 @@ pub struct PairedT {
 }
 
 /// Two-sided one-sample t-test of `differences` against mean 0. Differences that are all
-/// equal have no spread: p = 1 when they are all 0, otherwise 0.
+/// equal have no spread and no t: p = 1 when they are all 0; otherwise p is the exact
+/// sign-flip test's, `2 / 2^n` (every difference has the same sign, the most extreme of
+/// the `2^n` sign assignments either way). A quantised metric (a latency read from
+/// histogram buckets) can give the same non-zero ratio in every round; two such rounds
+/// are p = 0.5, not a certainty.
 ///
 /// Errors: fewer than 2 differences, or a NaN.
 pub fn paired_t(differences: &[f64]) -> Result<PairedT, StatsError> {
@@ -54,11 +58,19 @@ pub fn paired_t(differences: &[f64]) -> Result<PairedT, StatsError> {
     let var = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0);
     let std_error = (var / n).sqrt();
     let df = n - 1.0;
+    // Equal differences leave rounding error, not spread, in `var` (ten copies of 0.1
+    // have a mean that is not quite 0.1): below 1e-12 of the mean it counts as none.
+    let std_error = if std_error <= mean.abs() * 1e-12 {
+        0.0
+    } else {
+        std_error
+    };
     let (t, p_value) = if std_error == 0.0 {
         if mean == 0.0 {
             (0.0, 1.0)
         } else {
-            (mean.signum() * f64::INFINITY, 0.0)
+            let sign_flip = 2.0 / 2f64.powi(differences.len().min(1000) as i32);
+            (mean.signum() * f64::INFINITY, sign_flip.min(1.0))
         }
     } else {
         let t = mean / std_error;
@@ -465,7 +477,9 @@ mod tests {
         assert!((t.mean + half + 0.7001142).abs() < 1e-5);
         let flat = paired_t(&[0.0, 0.0, 0.0]).unwrap();
         assert_eq!(flat.p_value, 1.0);
-        assert_eq!(paired_t(&[0.1, 0.1]).unwrap().p_value, 0.0);
+        // No spread, same sign: the sign-flip test's 2 / 2^n, not a certainty.
+        assert_eq!(paired_t(&[0.1, 0.1]).unwrap().p_value, 0.5);
+        assert_eq!(paired_t(&[-0.1; 10]).unwrap().p_value, 2.0 / 1024.0);
         assert!(paired_t(&[0.1]).is_err());
     }
 
