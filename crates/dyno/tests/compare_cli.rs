@@ -135,15 +135,21 @@ fn a_small_comparison_is_stored_and_reported_again() {
     let report = std::fs::read_to_string(&html).unwrap();
     assert!(report.starts_with("<!DOCTYPE html>"));
     assert!(report.contains("CPU use over the measured window"));
-    let json = dyno()
-        .args(["compare", "report", "2", "--format", "json", "--db"])
-        .arg(&db)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    // `dyno compare report RUN ARGS --format json` of this store, parsed.
+    let report_json = |run: &str, args: &[&str]| -> serde_json::Value {
+        let out = dyno()
+            .args(["compare", "report", run])
+            .args(args)
+            .args(["--format", "json", "--db"])
+            .arg(&db)
+            .assert()
+            .code(0)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let json = report_json("2", &[]);
     assert_eq!(json["schema"], "dyno.compare.verdicts/1");
     let rows = json["verdicts"].as_array().unwrap();
     let cpu = rows.iter().find(|r| r["metric"] == "cpu_percent").unwrap();
@@ -173,44 +179,10 @@ fn a_small_comparison_is_stored_and_reported_again() {
             .stderr(predicate::str::contains(value));
     }
     // One candidate judged alone: here the only one, so the same rows.
-    let alone = dyno()
-        .args([
-            "compare",
-            "report",
-            "1",
-            "--candidate",
-            "new",
-            "--format",
-            "json",
-        ])
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let alone: serde_json::Value = serde_json::from_slice(&alone).unwrap();
+    let alone = report_json("1", &["--candidate", "new"]);
     assert_eq!(alone["verdicts"].as_array().unwrap().len(), rows.len());
     // One primary metric: the others are reported as secondary.
-    let primary = dyno()
-        .args([
-            "compare",
-            "report",
-            "1",
-            "--primary",
-            "cpu_percent",
-            "--format",
-            "json",
-        ])
-        .arg("--db")
-        .arg(&db)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let primary: serde_json::Value = serde_json::from_slice(&primary).unwrap();
+    let primary = report_json("1", &["--primary", "cpu_percent"]);
     for row in primary["verdicts"].as_array().unwrap() {
         assert_eq!(row["primary"], row["metric"] == "cpu_percent", "{row}");
     }
