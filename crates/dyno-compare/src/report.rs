@@ -195,7 +195,9 @@ pub fn stage_tables(meta: &ComparisonMeta, executions: &[Execution], j: &Judgeme
 /// `baseline_values`, `candidate_values`, `baseline_median`, `candidate_median`, `ratio`,
 /// `ratio_low`, `ratio_high`, `p_value`, `p_holm`, `verdict` (`regression`,
 /// `improvement`, `no_significant_change`), `primary` (false: a secondary metric, judged
-/// in a Holm family of its own and not part of the verdict). Non-finite ratios are `null`.
+/// in a Holm family of its own and not part of the verdict), `log_ratio_sd` (paired t-test
+/// only: the sd of the per-round log ratios, what decides the rounds a change needs).
+/// Non-finite ratios are `null`.
 pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
     let finite = |x: f64| {
         if x.is_finite() {
@@ -227,6 +229,10 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                 "p_holm": v.comparison.p_adjusted,
                 "verdict": verdict_name(v.verdict()),
                 "primary": !v.secondary,
+                "log_ratio_sd": match v.comparison.test {
+                    dyno_stats::SignificanceTest::PairedT(t) => finite(t.std_error * (t.df + 1.0).sqrt()),
+                    _ => serde_json::Value::Null,
+                },
             })
         })
         .collect();

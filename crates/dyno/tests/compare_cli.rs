@@ -183,8 +183,20 @@ fn a_small_comparison_is_stored_and_reported_again() {
     assert_eq!(alone["verdicts"].as_array().unwrap().len(), rows.len());
     // One primary metric: the others are reported as secondary.
     let primary = report_json("1", &["--primary", "cpu_percent"]);
+    assert!(primary["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["test"] == "paired-t"));
     for row in primary["verdicts"].as_array().unwrap() {
         assert_eq!(row["primary"], row["metric"] == "cpu_percent", "{row}");
+        // The sd of the per-round log ratios, where the paired t-test judged.
+        let sd = row["log_ratio_sd"].as_f64();
+        assert_eq!(
+            sd.is_some_and(|sd| sd >= 0.0),
+            row["test"] == "paired-t",
+            "{row}"
+        );
     }
 }
 
