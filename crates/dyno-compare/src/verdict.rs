@@ -385,7 +385,8 @@ pub fn judge_with(
 
 /// The names of `primary` that are no metric of the complete executions (a typo, or a
 /// metric the nodes did not write): a comparison's primary metrics must exist, or its
-/// verdict would silently rest on nothing.
+/// verdict would silently rest on nothing. With no complete execution at all (a run
+/// stopped in its first execution) nothing is judged and no name is refused.
 pub fn unknown_primary(
     executions: &[Execution],
     subjects: &[String],
@@ -400,7 +401,7 @@ pub fn unknown_primary(
     }
     let unknown: Vec<&String> = primary
         .iter()
-        .filter(|p| !known.contains(&p.as_str()))
+        .filter(|p| !known.is_empty() && !known.contains(&p.as_str()))
         .collect();
     match unknown.as_slice() {
         [] => Ok(()),
@@ -675,6 +676,7 @@ pub(crate) mod tests {
             unknown_primary(&execs, &subjects, &["cpu_percent".into()]),
             Ok(())
         );
+        assert_eq!(unknown_primary(&[], &subjects, &["cpu_pct".into()]), Ok(()));
         let e = unknown_primary(&execs, &subjects, &["cpu_pct".into()]).unwrap_err();
         assert!(
             e.starts_with("`cpu_pct` is no metric of this comparison (its metrics: "),
