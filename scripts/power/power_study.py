@@ -108,6 +108,14 @@ def verdicts(args, db, rounds, test, candidate=None):
     return json.loads(run(cmd, db))["verdicts"]
 
 
+def flagged_verdict(v):
+    """Whether a verdict counts as flagged: a regression for the +N% subjects (the
+    direction of the injected work), any verdict for the A/A pair (a false positive)."""
+    if v["candidate"] == "base-again":
+        return v["verdict"] != "no_significant_change"
+    return v["verdict"] == "regression"
+
+
 def trial_verdicts(args, db, rounds, test):
     """Every candidate's verdicts of one trial: judged in one family (--family all) or
     each candidate in its own (per-candidate, what a comparison of two releases gets)."""
@@ -297,12 +305,7 @@ def tabulate(args, db):
             anything = {}
             for v in vs:
                 key = (v["candidate"], v["metric"], test)
-                # Power counts regressions (the direction of the injected work); the
-                # A/A pair's false positives count any verdict.
-                if v["candidate"] == "base-again":
-                    hit = v["verdict"] != "no_significant_change"
-                else:
-                    hit = v["verdict"] == "regression"
+                hit = flagged_verdict(v)
                 # "any metric" is the comparison's verdict: its primary metrics only.
                 if v.get("primary", True):
                     anything[v["candidate"]] = anything.get(v["candidate"], False) or hit

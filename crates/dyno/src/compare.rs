@@ -262,11 +262,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             })
         {
             primary_checked = true;
-            let primary = if a.out.primary.is_empty() {
-                &meta.primary
-            } else {
-                &a.out.primary
-            };
+            let primary = primary_metrics(&a.out, &meta);
             if !primary.is_empty() {
                 if let Err(e) = unknown_primary(&executions, &meta.subjects, primary) {
                     progress_eprintln(&format!(
@@ -395,6 +391,16 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The primary metrics to judge by: `--primary`, else the comparison file's `primary`
+/// (empty: every metric).
+fn primary_metrics<'a>(out: &'a OutputArgs, meta: &'a ComparisonMeta) -> &'a [String] {
+    if out.primary.is_empty() {
+        &meta.primary
+    } else {
+        &out.primary
+    }
+}
+
 /// Judges, prints the summary, writes the HTML report; exit 1 on a regression when asked.
 fn finish(
     meta: &ComparisonMeta,
@@ -416,11 +422,7 @@ fn finish(
         seed: meta.seed,
         ..ComparisonSettings::default()
     };
-    let primary = if out.primary.is_empty() {
-        meta.primary.clone()
-    } else {
-        out.primary.clone()
-    };
+    let primary = primary_metrics(out, meta).to_vec();
     if !primary.is_empty() {
         unknown_primary(executions, &meta.subjects, &primary).map_err(|e| {
             let whence = if out.primary.is_empty() {
