@@ -48,6 +48,8 @@
 //!   [`compare_signed_rank`]: the same verdicts from values paired by round (noise common
 //!   to a round cancels in its ratio).
 //! - [`student_t_sf`], [`student_t_quantile`]: Student's t distribution.
+//! - [`PowerQuestion`]: the minimum detectable change of a comparison and the rounds a
+//!   change needs (stated power).
 //!
 //! # NaN policy
 //! A NaN is never a measurement. Functions returning `Option` return `None` when an input
@@ -71,6 +73,7 @@ mod normal;
 mod outliers;
 mod paired;
 mod pareto;
+mod power;
 mod quantile;
 mod racing;
 mod racing_paired;
@@ -96,6 +99,7 @@ pub use paired::{
     wilcoxon_signed_rank, PairedT, SignedRank, EXACT_PAIRED_LIMIT,
 };
 pub use pareto::{dominates, near_pareto, pareto_front, Interval, NearPareto};
+pub use power::{log_ratio_sd, pooled_log_sd, PowerQuestion, PowerTest};
 pub use quantile::{
     coefficient_of_variation, mad, mad_scaled, mean, median, quantile, quantile_sorted,
     sample_stddev, summarize, QuantileMethod, Summary, MAD_NORMAL_SCALE,
