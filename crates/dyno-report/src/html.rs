@@ -65,6 +65,14 @@ pub enum Block {
     },
     /// A note that something could not be shown (e.g. a plot that failed).
     Note(String),
+    /// A table folded into a closed `<details>` element under a one-line summary: what a
+    /// reader may want to check but should not have to scroll past.
+    Details {
+        /// The line shown while folded.
+        summary: String,
+        /// The folded table.
+        table: Table,
+    },
 }
 
 /// A titled part of a report.
@@ -120,6 +128,15 @@ impl Section {
             Ok(svg) => self.plot(caption, svg),
             Err(e) => self.note(format!("{caption}: not drawn: {e}")),
         }
+    }
+
+    /// Adds a table folded under a closed summary line.
+    pub fn details(mut self, summary: impl Into<String>, table: Table) -> Self {
+        self.blocks.push(Block::Details {
+            summary: summary.into(),
+            table,
+        });
+        self
     }
 
     /// Adds a note.
@@ -316,6 +333,14 @@ fn render_section(out: &mut String, section: &Section) {
             Block::Note(text) => {
                 out.push_str(&format!("<p class=\"note\">{}</p>\n", escape::html(text)))
             }
+            Block::Details { summary, table } => {
+                out.push_str(&format!(
+                    "<details>\n<summary>{}</summary>\n<div class=\"table-wrap\">\n",
+                    escape::html(summary)
+                ));
+                out.push_str(&HtmlTable.render(table));
+                out.push_str("</div>\n</details>\n");
+            }
         }
     }
     out.push_str("</section>\n");
@@ -436,6 +461,21 @@ mod tests {
         assert!(html.contains("<td class=\"right good\">1.05 GiB/s</td>"));
         assert!(STYLESHEET.contains(".verdict.regression"));
         assert!(STYLESHEET.contains(".verdict.nochange"));
+    }
+
+    #[test]
+    fn details_are_folded_and_escaped() {
+        let table = Table::new("t").column("metric <m>", Align::Left);
+        let html = HtmlReport::new("t")
+            .section(Section::new("s").details("648 metrics <unchanged>", table))
+            .render();
+        let open = html.find("<details>").expect("a details element");
+        assert!(!html.contains("<details open"), "closed by default");
+        assert!(
+            html[open..].starts_with("<details>\n<summary>648 metrics &lt;unchanged&gt;</summary>")
+        );
+        assert!(html[open..].contains("metric &lt;m&gt;"));
+        assert!(html[open..].contains("</details>"));
     }
 
     #[test]
