@@ -178,6 +178,8 @@ struct RawWorkload {
     args: Vec<String>,
     #[serde(default)]
     load: Option<crate::load::RawLoad>,
+    #[serde(default)]
+    work: Option<crate::work::RawWork>,
 }
 
 /// A subject built from a git revision of a Cargo project: dyno extracts the revision
@@ -271,6 +273,11 @@ pub struct WorkloadSpec {
     /// An outside load generator run against the node (see [`crate::load`]).
     #[serde(default)]
     pub load: Option<crate::load::LoadSpec>,
+    /// The unit of work costs are given per (see [`crate::work`]). A judgement, not a
+    /// measurement: left out of the fingerprint (kept in the stored comparison), so
+    /// naming it continues an interrupted comparison.
+    #[serde(skip)]
+    pub work: Option<crate::work::WorkUnit>,
 }
 
 /// A validated comparison.
@@ -622,6 +629,13 @@ impl ComparisonFile {
                     Some(spec)
                 }
             };
+            let work = match &w.work {
+                None => None,
+                Some(raw) => Some(
+                    check_work(raw, load.is_some(), &subjects)
+                        .map_err(|(k, why)| invalid(span.clone(), key(&k), why))?,
+                ),
+            };
             workloads.push(WorkloadSpec {
                 name: w.name.clone(),
                 rate: w.rate,
@@ -629,6 +643,7 @@ impl ComparisonFile {
                 measure_s: w.measure_s,
                 args: w.args.clone(),
                 load,
+                work,
             });
         }
         crate::cluster_subject::check_comparison(&subjects, &workloads)
@@ -736,6 +751,38 @@ pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, St
 /// Checks the declared names of a `metrics` table (each a valid pattern, none matching a
 /// name of another list) and returns the table; errors give the entry's place, its key
 /// (`lower_is_better[2]`) and what is wrong.
+/// A workload's `work`, checked against where its metric can come from: `load:` needs a
+/// load command, `node:` a Prometheus endpoint and `jsonl:` a JSON-lines file on every
+/// subject (a cluster subject brings its own metrics and is not checked here).
+fn check_work(
+    raw: &crate::work::RawWork,
+    has_load: bool,
+    subjects: &[SubjectSpec],
+) -> Result<crate::work::WorkUnit, (String, String)> {
+    let unit = raw.validate()?;
+    let lacking = |has: fn(&SubjectSpec) -> bool| {
+        subjects
+            .iter()
+            .find(|s| s.cluster.is_none() && !has(s))
+            .map(|s| s.name.clone())
+    };
+    let missing = match unit.metric.split(':').next() {
+        Some("load") if !has_load => Some("the workload has no `load` command".to_string()),
+        Some("node") => lacking(|s| s.metrics.prometheus.is_some())
+            .map(|s| format!("subject `{s}` has no `metrics.prometheus` endpoint")),
+        Some("jsonl") => lacking(|s| s.metrics.jsonl.is_some())
+            .map(|s| format!("subject `{s}` has no `metrics.jsonl` file")),
+        _ => None,
+    };
+    match missing {
+        Some(why) => Err((
+            "work".into(),
+            format!("`{}` cannot be recorded: {why}", unit.metric),
+        )),
+        None => Ok(unit),
+    }
+}
+
 fn check_declarations(
     m: &RawMetrics,
 ) -> Result<MetricSources, (std::ops::Range<usize>, String, String)> {

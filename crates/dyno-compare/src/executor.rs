@@ -611,6 +611,79 @@ command = ["sh", "-c", "{load}", "load", "{{rpc}}", "{{rate}}"]
         assert_eq!(cmd[cmd.len() - 2..], ["http://127.0.0.1:1", "50"]);
     }
 
+    /// Not a test on its own: run by `cpu_is_the_windows_cpu_time_not_a_median_of_seconds`
+    /// as the node, it keeps its thread's CPU time at `DYNO_TEST_BURN_SHARE` of the wall
+    /// time since it started (spinning while behind, sleeping 1 ms while ahead), until
+    /// killed. Without the variable it returns at once.
+    #[test]
+    fn cpu_burner() {
+        let Some(share) = std::env::var("DYNO_TEST_BURN_SHARE")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+        else {
+            return;
+        };
+        let start = Instant::now();
+        let cpu0 = crate::sampler::own_thread_cpu_ns().expect("thread CPU clock");
+        loop {
+            let cpu = (crate::sampler::own_thread_cpu_ns().unwrap_or(cpu0) - cpu0) as f64 / 1e9;
+            if cpu < share * start.elapsed().as_secs_f64() {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    #[test]
+    fn cpu_is_the_windows_cpu_time_not_a_median_of_seconds() {
+        // A node that uses 7.3% of a core: a median of 1-second samples of /proc ticks
+        // reads 7 or 8 (1% of a core per second); the window's CPU time reads 7.3.
+        let exe = std::env::current_exe().unwrap();
+        let text = format!(
+            r#"[[subject]]
+name = "a"
+command = ["{exe}", "--exact", "executor::tests::cpu_burner", "--test-threads=1", "--nocapture"]
+env = {{ DYNO_TEST_BURN_SHARE = "0.073" }}
+[[subject]]
+name = "b"
+command = ["sh"]
+[[workload]]
+name = "w"
+rate = 1
+warmup_s = 1
+measure_s = 8
+"#,
+            exe = exe.display()
+        );
+        let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
+        let e = ProcessExecutor::new(30.0).execute(
+            &cfg.subjects[0],
+            &cfg.workloads[0],
+            0,
+            &AtomicBool::new(false),
+        );
+        assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
+        let values = crate::execution::run_values(&e.series);
+        let cpu = values
+            .iter()
+            .find(|v| v.metric.name == "cpu_percent")
+            .unwrap()
+            .value;
+        assert!((cpu - 7.3).abs() <= 0.3, "cpu_percent {cpu}");
+        let series = e
+            .series
+            .iter()
+            .find(|s| s.metric.name == "cpu_percent")
+            .unwrap();
+        assert_eq!(series.kind, SeriesKind::Rate);
+        assert_eq!(
+            series.points.len(),
+            8,
+            "the per-second series is kept for plots"
+        );
+    }
+
     #[test]
     fn a_node_not_ready_in_time_fails_with_its_last_lines() {
         let dir = tempfile::tempdir().unwrap();

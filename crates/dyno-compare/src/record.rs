@@ -37,9 +37,13 @@ pub struct ComparisonMeta {
     /// The file's `test`, so a report judges as the run did (`None`: the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<crate::verdict::TestKind>,
-    /// The file's `primary` metrics, so a report judges as the run did (empty: all).
+    /// The file's `primary` metrics, so a report judges as the run did (empty: the
+    /// default family).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub primary: Vec<String>,
+    /// Each workload's unit of work (`work`), by workload name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub work: std::collections::BTreeMap<String, crate::work::WorkUnit>,
 }
 
 impl ComparisonMeta {
@@ -61,6 +65,11 @@ impl ComparisonMeta {
             file: String::new(),
             test: cfg.test,
             primary: cfg.primary.clone(),
+            work: cfg
+                .workloads
+                .iter()
+                .filter_map(|w| Some((w.name.clone(), w.work.clone()?)))
+                .collect(),
         }
     }
 

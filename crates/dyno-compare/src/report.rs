@@ -2,6 +2,7 @@
 //! self-contained HTML report. Returns data and strings; never prints or writes files.
 
 use crate::execution::{Execution, Outcome, SeriesKind};
+use crate::family::{summary_lines, UnjudgedReason};
 use crate::record::ComparisonMeta;
 use crate::verdict::{Judgement, MetricVerdict, RunTable};
 use dyno_model::{format_value, Direction, Host, Metric, Unit};
@@ -19,7 +20,7 @@ pub fn verdict_name(v: Verdict) -> &'static str {
 }
 
 /// The schema of [`verdicts_json`] (docs/output.md).
-pub const VERDICTS_SCHEMA: &str = "dyno.compare.verdicts/1";
+pub const VERDICTS_SCHEMA: &str = "dyno.compare.verdicts/2";
 
 /// The display label of a verdict.
 pub fn verdict_label(v: Verdict) -> &'static str {
@@ -63,7 +64,8 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
     .column("delta", Align::Right)
     .column("95% CI of ratio", Align::Right)
     .column("p (Holm)", Align::Right)
-    .column("verdict", Align::Left);
+    .column("verdict", Align::Left)
+    .column("detectable", Align::Right);
     for v in &j.verdicts {
         let unit = v.metric.unit;
         let mut row = vec![
@@ -74,7 +76,61 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
             Cell::new(format_value(v.candidate_median(), unit)),
         ];
         row.extend(change_cells(Some(v)));
+        row.push(Cell::new(detectable(v)));
         t.push_row(row);
+    }
+    t
+}
+
+/// The minimum detectable change of a verdict as a cell: "+-3.1%", "none" when no change
+/// could be flagged, "n/a" when the spread is unknown.
+fn detectable(v: &MetricVerdict) -> String {
+    match v.power {
+        Some(p) => match p.min_detectable_change {
+            Some(c) => format!("±{:.1}%", c * 100.0),
+            None => "none".into(),
+        },
+        None => "n/a".into(),
+    }
+}
+
+/// One line per primary verdict saying what it could have flagged (stated power), e.g.
+/// "value: cpu_percent of v2 could flag a change of 3.1% with 80% power".
+pub fn power_lines(j: &Judgement) -> Vec<String> {
+    j.verdicts
+        .iter()
+        .filter(|v| !v.secondary)
+        .filter_map(|v| {
+            let p = v.power?;
+            Some(format!(
+                "{}: {} of {} {}",
+                v.workload,
+                v.metric.name,
+                v.candidate,
+                p.sentence()
+            ))
+        })
+        .collect()
+}
+
+/// The metrics not judged, as a table: workload, metric, candidate and why.
+pub fn unjudged_table(j: &Judgement) -> Table {
+    let mut t = Table::new("Metrics not judged")
+        .column("workload", Align::Left)
+        .column("metric", Align::Left)
+        .column("candidate", Align::Left)
+        .column("why", Align::Left);
+    for u in &j.unjudged {
+        let why = match &u.reason {
+            UnjudgedReason::Unchanged { value } => format!("{value} in every execution"),
+            UnjudgedReason::Missing { subject } => format!("never reported by {subject}"),
+        };
+        t.push_row(vec![
+            Cell::new(&u.workload),
+            Cell::new(&u.metric),
+            Cell::new(&u.candidate),
+            Cell::new(why),
+        ]);
     }
     t
 }
@@ -125,7 +181,7 @@ pub fn stage_table(
     executions: &[Execution],
     j: &Judgement,
 ) -> Option<Table> {
-    let runs = RunTable::of(executions, &meta.subjects);
+    let runs = RunTable::of(executions, &meta.subjects, &meta.work);
     let rows: Vec<_> = runs
         .rows
         .iter()
@@ -196,8 +252,14 @@ pub fn stage_tables(meta: &ComparisonMeta, executions: &[Execution], j: &Judgeme
 /// `ratio_low`, `ratio_high`, `p_value`, `p_holm`, `verdict` (`regression`,
 /// `improvement`, `no_significant_change`), `primary` (false: a secondary metric, judged
 /// in a Holm family of its own and not part of the verdict), `log_ratio_sd` (paired t-test
-/// only: the sd of the per-round log ratios, what decides the rounds a change needs).
-/// Non-finite ratios are `null`.
+/// only: the sd of the per-round log ratios, what decides the rounds a change needs),
+/// `min_detectable_change` (the relative change this verdict would have flagged with 80%
+/// power, at least the noise band; `null` when none could be flagged or the spread is
+/// unknown) and `power` (its inputs: `rounds`, `log_sd`, `family`,
+/// `limited_by_noise_band`, `rounds_for_reference_change` for a 5% change,
+/// `rounds_to_reach_alpha`). `unjudged` lists the metrics left out of every family:
+/// `workload`, `metric`, `candidate`, `reason` (`unchanged` with its `value`, or
+/// `missing` with the `subject` that never reported it). Non-finite ratios are `null`.
 pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
     let finite = |x: f64| {
         if x.is_finite() {
@@ -233,10 +295,17 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                     dyno_stats::SignificanceTest::PairedT(t) => finite(t.std_error * (t.df + 1.0).sqrt()),
                     _ => serde_json::Value::Null,
                 },
+                "min_detectable_change": v.power.and_then(|p| p.min_detectable_change),
+                "power": v.power,
             })
         })
         .collect();
-    serde_json::json!({ "schema": VERDICTS_SCHEMA, "verdicts": rows, "notes": j.notes })
+    serde_json::json!({
+        "schema": VERDICTS_SCHEMA,
+        "verdicts": rows,
+        "unjudged": j.unjudged,
+        "notes": j.notes,
+    })
 }
 
 /// A sentence about one verdict, e.g. "value: cpu_percent of v2 rose 10.2% (CI 8.1% to
@@ -300,11 +369,41 @@ pub fn observations(j: &Judgement) -> Vec<(Verdict, String)> {
         .map(|v| (v.verdict(), observation(v)))
         .collect();
     if out.is_empty() && !j.verdicts.is_empty() {
+        let primary = j.verdicts.iter().filter(|v| !v.secondary).count();
+        let secondary = j.verdicts.len() - primary;
+        // The weakest primary verdict says how large a change could have gone unseen.
+        let weakest = j
+            .verdicts
+            .iter()
+            .filter(|v| !v.secondary)
+            .filter_map(|v| Some((v, v.power?)))
+            .max_by(|a, b| {
+                let mdc = |p: &crate::power::StatedPower| {
+                    p.min_detectable_change.unwrap_or(f64::INFINITY)
+                };
+                mdc(&a.1).total_cmp(&mdc(&b.1))
+            });
+        let power = match weakest {
+            Some((v, p)) => match p.min_detectable_change {
+                Some(c) => format!(
+                    " Changes smaller than {:.1}% could go unseen (the least sensitive primary metric, {} of {}).",
+                    c * 100.0,
+                    v.metric.name,
+                    v.workload
+                ),
+                None => format!(
+                    " {} of {}: {}.",
+                    v.metric.name,
+                    v.workload,
+                    p.sentence()
+                ),
+            },
+            None => String::new(),
+        };
         out.push((
             Verdict::NoSignificantChange,
             format!(
-                "No significant change on any of {} comparisons.",
-                j.verdicts.len()
+                "No significant change on any of {primary} primary comparisons ({secondary} secondary).{power}"
             ),
         ));
     }
@@ -408,19 +507,27 @@ pub fn html(input: &ReportInput<'_>) -> String {
     for (v, text) in observations(input.judgement) {
         summary = summary.verdict(badge(v), text);
     }
+    for line in power_lines(input.judgement) {
+        summary = summary.paragraph(line);
+    }
     for n in &input.judgement.notes {
         summary = summary.note(n.clone());
     }
     for f in failures(input.executions) {
         summary = summary.note(f);
     }
-    report = report.section(summary.table(verdict_table(meta, input.judgement)));
+    summary = summary.table(verdict_table(meta, input.judgement));
+    let unjudged = summary_lines(&input.judgement.unjudged);
+    if !unjudged.is_empty() {
+        summary = summary.details(unjudged.join("; "), unjudged_table(input.judgement));
+    }
+    report = report.section(summary);
     for (w, ..) in &input.workloads {
         let section = workload_section(w, meta, input.executions, input.judgement);
         report = report.section(spread_plots(section, w, meta, input.judgement));
     }
     report
-        .footer("Per-round values are medians over the measured window (rates for counters, maxima for peaks); verdicts need p <= alpha after Holm across every comparison and a change outside the noise band.")
+        .footer("Per-round values: CPU and other counters as their total over the measured window divided by it, levels as medians, peaks as maxima. Verdicts need p <= alpha after Holm within their family (primary or secondary) and a change outside the noise band; \"detectable\" is the change each would have flagged with 80% power.")
         .render()
 }
 
@@ -634,7 +741,8 @@ mod tests {
         let text: Vec<&str> = forged.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(text[..3], ["forged", "390.00 ms", "507.00 ms"]);
         assert_eq!(text[3], "+30.0%");
-        assert_eq!(text[6], "regression");
+        // The node's own stage timings are judged in the secondary family by default.
+        assert_eq!(text[6], "regression (secondary)");
         assert_eq!(stages[0].rows[0][0].text, "leader_check");
         assert_eq!(stages[0].rows[0][1].text, "12.00 µs");
         assert!(html.contains("Improvement"));

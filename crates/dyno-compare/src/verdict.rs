@@ -1,27 +1,31 @@
 //! Verdicts: per workload and metric, each candidate's per-round values against the
-//! baseline's, Holm's correction across every metric, workload and candidate of the
-//! comparison (or across its primary metrics, the rest in a secondary family of their
-//! own: [`JudgeOptions::primary`]), and the noise band (see `dyno_stats::comparison`). Three tests
+//! baseline's, Holm's correction across the primary metrics of every workload and
+//! candidate (dyno's own cost and service measurements unless the comparison names its
+//! primary metrics; the rest in a secondary family of their own: [`crate::family`]),
+//! the noise band (see `dyno_stats::comparison`), and each verdict's stated power
+//! ([`crate::power`]). Metrics that carry no information (the same value in every
+//! execution, or reported by one subject only) are not judged. Three tests
 //! ([`TestKind`]): unpaired (ratio of medians with a bootstrap interval, two-sided
 //! Mann-Whitney), or paired by round, where noise common to a round cancels in the
 //! per-round ratio candidate / baseline: Student's t on the log ratios (the default), or
 //! the exact signed-rank test on them (see `dyno_stats::compare_paired` for why the exact
 //! test needs more rounds).
 //!
-//! Besides the metrics an execution recorded, two are derived per execution, as cost per
-//! unit of work rather than per second (with a fixed offered rate and tiles that park when
-//! idle, CPU % moves with the work, but CPU seconds per transaction say it directly and
-//! stay comparable when the achieved rate differs): `cpu_s_per_tx` (the process tree's
-//! mean CPU use over the window divided by the node's mean `tps`), and `bank_s_per_tx`
-//! (the bank stage's busy time per executed transaction, from the node's block lines).
+//! Besides the metrics an execution recorded, costs per unit of work are derived per
+//! execution ([`crate::work`]): `cpu_s_per_<unit>` and `rss_per_<unit>` from a workload's
+//! `work`, and the reference node's `cpu_s_per_tx` and `bank_s_per_tx`.
 
-use crate::execution::{run_values, Execution, Outcome, Series, REFERENCE_METRIC};
-use dyno_model::{Direction, Metric, Unit};
+use crate::execution::{run_values, Execution, Outcome, REFERENCE_METRIC};
+use crate::family::{is_primary, no_information, Unjudged};
+use crate::power::{stated_power, StatedPower};
+use crate::work::{reference_values, window_s, WorkUnit};
+use dyno_model::{Direction, Metric};
 use dyno_stats::{
     apply_holm, compare, compare_paired, compare_signed_rank, mann_whitney_u, Alternative, Better,
     Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest, Verdict,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Which test judges a metric.
@@ -66,11 +70,14 @@ pub struct JudgeOptions {
     pub test: TestKind,
     /// Only executions of these rounds (zero-based, end excluded); all when `None`.
     pub rounds: Option<Range<u32>>,
-    /// The primary metrics, by name. Empty: every metric is primary, in one Holm family.
-    /// Otherwise these form Holm's family (the verdict, `--fail-on-regression`) and the
-    /// other metrics a second family of their own, reported as secondary: the fewer
-    /// comparisons a verdict is corrected for, the smaller the change it can see.
+    /// The primary metrics, by name: Holm's family (the verdict, `--fail-on-regression`),
+    /// the other metrics a second family of their own, reported as secondary: the fewer
+    /// comparisons a verdict is corrected for, the smaller the change it can see. Empty:
+    /// the default family, dyno's own cost and service measurements; `["*"]`: every
+    /// metric ([`crate::family`]).
     pub primary: Vec<String>,
+    /// Each workload's unit of work, by workload name ([`crate::work`]).
+    pub work: BTreeMap<String, WorkUnit>,
 }
 
 /// One candidate-versus-baseline judgement.
@@ -88,9 +95,12 @@ pub struct MetricVerdict {
     pub candidate_values: Vec<f64>,
     /// The statistics; the verdict is `comparison.verdict`.
     pub comparison: Comparison,
-    /// Judged in the secondary family (the comparison names primary metrics and this is
-    /// not one): reported, but not part of the comparison's verdict.
+    /// Judged in the secondary family (not a primary metric): reported, but not part of
+    /// the comparison's verdict.
     pub secondary: bool,
+    /// What this comparison could have flagged; `None` when the spread is unknown (a
+    /// value that is not positive has no log ratio).
+    pub power: Option<StatedPower>,
 }
 
 impl MetricVerdict {
@@ -117,6 +127,9 @@ pub struct Judgement {
     pub verdicts: Vec<MetricVerdict>,
     /// Metrics left out, and warnings about power.
     pub notes: Vec<String>,
+    /// Metrics not judged: no information (the same value everywhere, or one subject
+    /// never reported them).
+    pub unjudged: Vec<Unjudged>,
 }
 
 impl Judgement {
@@ -139,18 +152,27 @@ pub struct RunTable {
 }
 
 impl RunTable {
-    /// Collects the per-run values of the complete executions, with the derived
-    /// per-transaction metrics (see the module docs).
-    pub fn of(executions: &[Execution], subjects: &[String]) -> RunTable {
+    /// Collects the per-run values of the complete executions, with the derived costs per
+    /// unit of work (see the module docs; `work` by workload name).
+    pub fn of(
+        executions: &[Execution],
+        subjects: &[String],
+        work: &BTreeMap<String, WorkUnit>,
+    ) -> RunTable {
         let mut table = RunTable::default();
         for e in executions.iter().filter(|e| e.outcome == Outcome::Complete) {
             let Some(si) = subjects.iter().position(|s| *s == e.subject) else {
                 continue;
             };
+            let per_unit = work
+                .get(&e.workload)
+                .map(|w| w.values(&e.series, window_s(&e.series)))
+                .unwrap_or_default();
             for v in run_values(&e.series)
                 .into_iter()
                 .filter(|v| v.metric.name != REFERENCE_METRIC)
-                .chain(per_tx_values(&e.series))
+                .chain(reference_values(&e.series))
+                .chain(per_unit)
             {
                 let idx = match table
                     .rows
@@ -181,41 +203,6 @@ fn better(d: Direction) -> Better {
         Direction::HigherIsBetter => Better::Higher,
         Direction::LowerIsBetter => Better::Lower,
     }
-}
-
-/// CPU seconds per transaction and bank seconds per transaction of one execution, when
-/// the series they need are there (dyno's reference node writes `tps` and per-block
-/// `txs` and `stage_forged_s` to its JSON lines).
-pub fn per_tx_values(series: &[Series]) -> Vec<crate::execution::RunValue> {
-    let find = |name: &str| series.iter().find(|s| s.metric.name == name);
-    let mean = |s: &Series| {
-        (!s.points.is_empty())
-            .then(|| s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64)
-    };
-    let total = |s: &Series| s.points.iter().map(|p| p.1).sum::<f64>();
-    let lower = Direction::LowerIsBetter;
-    let mut out = Vec::new();
-    if let (Some(cpu), Some(tps)) = (
-        find("cpu_percent").and_then(mean),
-        find("jsonl:tps").and_then(mean),
-    ) {
-        if tps > 0.0 {
-            out.push(crate::execution::RunValue {
-                metric: Metric::new("cpu_s_per_tx", Unit::Seconds, lower),
-                value: cpu / 100.0 / tps,
-            });
-        }
-    }
-    if let (Some(busy), Some(txs)) = (find("jsonl:stage_forged_s"), find("jsonl:txs")) {
-        let txs = total(txs);
-        if txs > 0.0 {
-            out.push(crate::execution::RunValue {
-                metric: Metric::new("bank_s_per_tx", Unit::Seconds, lower),
-                value: total(busy) / txs,
-            });
-        }
-    }
-    out
 }
 
 /// Judges every candidate (subjects after the first) against the baseline, unpaired, on
@@ -299,12 +286,22 @@ pub fn judge_with(
         }
         None => executions,
     };
-    let table = RunTable::of(executions, subjects);
+    let table = RunTable::of(executions, subjects, &options.work);
     let mut out = Judgement::default();
-    let mut min_n = usize::MAX;
+    // Per verdict: the rounds and log-scale spread its stated power is computed from.
+    let mut spreads: Vec<Option<(usize, f64)>> = Vec::new();
     for ((workload, metric, values), rounds) in table.rows.iter().zip(&table.rounds) {
         let base = &values[0];
         for (ci, cand) in values.iter().enumerate().skip(1) {
+            if let Some(reason) = no_information(base, cand, (&subjects[0], &subjects[ci])) {
+                out.unjudged.push(Unjudged {
+                    workload: workload.clone(),
+                    candidate: subjects[ci].clone(),
+                    metric: metric.name.clone(),
+                    reason,
+                });
+                continue;
+            }
             if base.len() < 2 || cand.len() < 2 {
                 let note = format!(
                     "{workload}: {} vs {} complete runs of {} and {}: at least 2 each are needed for a verdict",
@@ -318,25 +315,30 @@ pub fn judge_with(
                 }
                 continue;
             }
-            min_n = min_n.min(base.len().min(cand.len()));
             let one = ComparisonSettings {
                 seed: settings.seed.wrapping_add(out.verdicts.len() as u64),
                 ..*settings
             };
-            let judged = match options.test {
-                TestKind::Unpaired => compare(base, cand, better(metric.direction), &one),
-                TestKind::Paired => {
-                    let (b, c) = pairs((base, &rounds[0]), (cand, &rounds[ci]));
-                    compare_paired(&b, &c, better(metric.direction), &one)
-                }
-                TestKind::SignedRank => {
-                    let (b, c) = pairs((base, &rounds[0]), (cand, &rounds[ci]));
-                    compare_signed_rank(&b, &c, better(metric.direction), &one)
-                }
+            let (b, c) = pairs((base, &rounds[0]), (cand, &rounds[ci]));
+            let better = better(metric.direction);
+            let (judged, spread) = match options.test {
+                TestKind::Unpaired => (
+                    compare(base, cand, better, &one),
+                    dyno_stats::pooled_log_sd(base, cand)
+                        .map(|sd| (base.len().min(cand.len()), sd)),
+                ),
+                TestKind::Paired => (
+                    compare_paired(&b, &c, better, &one),
+                    dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
+                ),
+                TestKind::SignedRank => (
+                    compare_signed_rank(&b, &c, better, &one),
+                    dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
+                ),
             };
             let comparison = match judged {
                 Ok(c) => c,
-                Err(_) => match zero_baseline(base, cand, better(metric.direction), settings) {
+                Err(_) => match zero_baseline(base, cand, better, settings) {
                     Some(c) => c,
                     None => continue,
                 },
@@ -348,19 +350,29 @@ pub fn judge_with(
                 baseline_values: base.clone(),
                 candidate_values: cand.clone(),
                 comparison,
-                secondary: !options.primary.is_empty() && !options.primary.contains(&metric.name),
+                secondary: !is_primary(metric, &options.primary),
+                power: None,
             });
+            spreads.push(spread);
         }
     }
-    // A metric whose every value, baseline and candidate, is the same number (no I/O, no
-    // major faults) gives p = 1 under every ordering of the data: it can never be
-    // significant, so it stays out of Holm's family rather than diluting the others
-    // (Tarone's argument for tests that cannot reject). Primary and secondary metrics
-    // are two families, each corrected on its own.
+    correct_and_state_power(&mut out, &spreads, settings, options.test);
+    out
+}
+
+/// Holm's correction within the primary and the secondary family, each on its own, then
+/// every verdict's stated power given the size of its family.
+fn correct_and_state_power(
+    out: &mut Judgement,
+    spreads: &[Option<(usize, f64)>],
+    settings: &ComparisonSettings,
+    test: TestKind,
+) {
     let mut primary_family = 0;
+    let mut min_n = usize::MAX;
     for secondary in [false, true] {
         let family: Vec<usize> = (0..out.verdicts.len())
-            .filter(|&i| out.verdicts[i].secondary == secondary && !constant(&out.verdicts[i]))
+            .filter(|&i| out.verdicts[i].secondary == secondary)
             .collect();
         if !secondary {
             primary_family = family.len();
@@ -372,15 +384,24 @@ pub fn judge_with(
                 out.verdicts[i].comparison = c;
             }
         }
+        for &i in &family {
+            let Some((n, sd)) = spreads[i] else { continue };
+            if !secondary {
+                min_n = min_n.min(n);
+            }
+            out.verdicts[i].power = Some(stated_power(
+                test,
+                n,
+                sd,
+                family.len(),
+                settings.alpha,
+                settings.noise_band,
+            ));
+        }
     }
-    for v in out.verdicts.iter_mut().filter(|v| constant(v)) {
-        v.comparison.p_adjusted = 1.0;
-        v.comparison.verdict = Verdict::NoSignificantChange;
-    }
-    if let Some(note) = power_note(min_n, primary_family, settings.alpha, options.test) {
+    if let Some(note) = power_note(min_n, primary_family, settings.alpha, test) {
         out.notes.push(note);
     }
-    out
 }
 
 /// The names of `primary` that are no metric of the complete executions (a typo, or a
@@ -391,8 +412,9 @@ pub fn unknown_primary(
     executions: &[Execution],
     subjects: &[String],
     primary: &[String],
+    work: &BTreeMap<String, WorkUnit>,
 ) -> Result<(), String> {
-    let table = RunTable::of(executions, subjects);
+    let table = RunTable::of(executions, subjects, work);
     let mut known: Vec<&str> = Vec::new();
     for (_, m, _) in &table.rows {
         if !known.contains(&m.name.as_str()) {
@@ -401,6 +423,7 @@ pub fn unknown_primary(
     }
     let unknown: Vec<&String> = primary
         .iter()
+        .filter(|p| *p != crate::family::ALL_PRIMARY)
         .filter(|p| !known.is_empty() && !known.contains(&p.as_str()))
         .collect();
     match unknown.as_slice() {
@@ -418,12 +441,47 @@ pub fn unknown_primary(
     }
 }
 
-fn constant(v: &MetricVerdict) -> bool {
-    let first = v.baseline_values[0];
-    v.baseline_values
-        .iter()
-        .chain(&v.candidate_values)
-        .all(|&x| x == first)
+/// The units of work (`work` of a workload) that no complete execution of the workload
+/// recorded: a typo, or a metric the node does not export. Like a primary metric, a unit
+/// of work must exist, or its costs would silently be missing from the verdict. With no
+/// complete execution of a workload nothing is refused for it.
+pub fn unknown_work(
+    executions: &[Execution],
+    work: &BTreeMap<String, WorkUnit>,
+) -> Result<(), String> {
+    for (workload, unit) in work {
+        let mut complete = executions
+            .iter()
+            .filter(|e| &e.workload == workload && e.outcome == Outcome::Complete)
+            .peekable();
+        if complete.peek().is_none() {
+            continue;
+        }
+        let mut names: Vec<&str> = Vec::new();
+        let mut found = false;
+        for e in complete {
+            for s in &e.series {
+                found |= s.metric.name == unit.metric;
+                if !names.contains(&s.metric.name.as_str()) {
+                    names.push(&s.metric.name);
+                }
+            }
+        }
+        if !found {
+            let close: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| n.split(':').next() == unit.metric.split(':').next())
+                .take(12)
+                .collect();
+            return Err(format!(
+                "workload `{workload}`: work metric `{}` was not recorded by any execution (metrics of that source: {})",
+                unit.metric,
+                if close.is_empty() { "none".to_string() } else { close.join(", ") }
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A baseline whose median is zero (no major faults, no I/O) has no ratio: both zero is no
@@ -492,8 +550,10 @@ fn binomial(n: usize, k: usize) -> f64 {
 pub(crate) mod tests {
     use super::*;
     use crate::config::ComparisonFile;
+    use crate::execution::Series;
     use crate::mock::SyntheticExecutor;
     use crate::runner::{run_rounds, Ending};
+    use dyno_model::Unit;
     use std::sync::atomic::AtomicBool;
 
     pub(crate) fn file(rounds: u32) -> ComparisonFile {
@@ -529,23 +589,27 @@ pub(crate) mod tests {
     #[test]
     fn a_against_itself_is_no_change_on_every_metric_for_20_seeds() {
         let cfg = file(10);
+        // Holm keeps the chance of any false verdict per family at alpha = 5%: of 20 A/A
+        // comparisons (fixed seeds), at most 2 may have one.
+        let mut flagged = 0;
         for seed in 0..20 {
             let (execs, ending) = run(&cfg, &mut SyntheticExecutor::new(seed));
             assert_eq!(ending, Ending::Finished);
             let j = judge(&execs, &names(&cfg), &settings(seed));
-            // 9 process metrics + 2 span metrics + 1 node rate, 2 workloads.
-            assert_eq!(j.verdicts.len(), 24, "{:?}", j.notes);
-            for v in &j.verdicts {
-                assert_eq!(
-                    v.verdict(),
-                    Verdict::NoSignificantChange,
-                    "seed {seed}: {} {} {:?}",
-                    v.workload,
-                    v.metric.name,
-                    v.comparison
-                );
-            }
+            // 9 process metrics + 1 node rate, 2 workloads; the 2 span metrics are 0 in
+            // every execution (CPU 60%) and not judged.
+            assert_eq!(j.verdicts.len(), 20, "{:?}", j.notes);
+            assert_eq!(j.unjudged.len(), 4, "{:?}", j.unjudged);
+            assert!(j.unjudged.iter().all(|u| u.metric.starts_with("cpu85_")));
+            let wrong = j
+                .verdicts
+                .iter()
+                .filter(|v| v.verdict() != Verdict::NoSignificantChange)
+                .count();
+            assert!(wrong <= 1, "seed {seed}: {wrong} false verdicts");
+            flagged += usize::from(wrong > 0);
         }
+        assert!(flagged <= 2, "{flagged} of 20 A/A comparisons flagged");
     }
 
     #[test]
@@ -578,10 +642,10 @@ pub(crate) mod tests {
                 verdict(w, "rss_bytes").verdict(),
                 Verdict::NoSignificantChange
             );
-            assert_eq!(
-                verdict(w, "cpu85_spans").verdict(),
-                Verdict::NoSignificantChange
-            );
+            assert!(j
+                .unjudged
+                .iter()
+                .any(|u| u.workload == w && u.metric == "cpu85_spans"));
         }
     }
 
@@ -653,8 +717,17 @@ pub(crate) mod tests {
                 .unwrap()
                 .clone()
         };
-        let all = judged(&[]);
+        let all = judged(&["*"]);
         assert!(all.verdicts.iter().all(|v| !v.secondary));
+        // By default, dyno's own cost measurements are primary and the node's are not.
+        let default = judged(&[]);
+        assert!(!find(&default, "cpu_percent").secondary);
+        assert!(!find(&default, "rss_bytes").secondary);
+        assert!(default
+            .verdicts
+            .iter()
+            .filter(|v| v.metric.name.starts_with("node:") || v.metric.name.starts_with("jsonl:"))
+            .all(|v| v.secondary));
         let cpu = judged(&["cpu_percent"]);
         let (one, every) = (find(&cpu, "cpu_percent"), find(&all, "cpu_percent"));
         assert!(!one.secondary && find(&cpu, "rss_bytes").secondary);
@@ -673,11 +746,15 @@ pub(crate) mod tests {
         assert_eq!(cpu_there.verdict(), Verdict::Regression);
         assert!(!rss.has_regression());
         assert_eq!(
-            unknown_primary(&execs, &subjects, &["cpu_percent".into()]),
+            unknown_primary(&execs, &subjects, &["cpu_percent".into()], &BTreeMap::new()),
             Ok(())
         );
-        assert_eq!(unknown_primary(&[], &subjects, &["cpu_pct".into()]), Ok(()));
-        let e = unknown_primary(&execs, &subjects, &["cpu_pct".into()]).unwrap_err();
+        assert_eq!(
+            unknown_primary(&[], &subjects, &["cpu_pct".into()], &BTreeMap::new()),
+            Ok(())
+        );
+        let e =
+            unknown_primary(&execs, &subjects, &["cpu_pct".into()], &BTreeMap::new()).unwrap_err();
         assert!(
             e.starts_with("`cpu_pct` is no metric of this comparison (its metrics: "),
             "{e}"
@@ -744,7 +821,10 @@ pub(crate) mod tests {
             .flat_map(|r| [exec("a", r, 50.0 + r as f64), exec("b", r, 60.0 + r as f64)])
             .collect();
         let j = judge(&execs, &["a".into(), "b".into()], &settings(0));
-        assert_eq!(j.verdicts.len(), 33); // cpu, its two span metrics, 30 zeros
+        // cpu is judged; its two span metrics (no second at 85%) and the 30 zeros are
+        // not: they leave the family instead of multiplying cpu's p by 33.
+        assert_eq!(j.verdicts.len(), 1);
+        assert_eq!(j.unjudged.len(), 32);
         let cpu = j
             .verdicts
             .iter()
@@ -773,7 +853,7 @@ pub(crate) mod tests {
         for seed in 0..20 {
             let (execs, _) = run(&cfg, &mut SyntheticExecutor::new(seed));
             let j = judge_with(&execs, &names(&cfg), &settings(seed), &paired());
-            assert_eq!(j.verdicts.len(), 24, "{:?}", j.notes);
+            assert_eq!(j.verdicts.len(), 20, "{:?}", j.notes);
             let wrong = j
                 .verdicts
                 .iter()
@@ -850,7 +930,7 @@ pub(crate) mod tests {
     #[test]
     fn cost_per_transaction_is_derived() {
         let e = node_exec("a", 0, 50.0, 2000.0, 0.04);
-        let v = per_tx_values(&e.series);
+        let v = reference_values(&e.series);
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].metric.name, "cpu_s_per_tx");
         assert_eq!(v[0].metric.direction, Direction::LowerIsBetter);
@@ -858,7 +938,7 @@ pub(crate) mod tests {
         assert_eq!(v[1].metric.name, "bank_s_per_tx");
         assert!((v[1].value - 0.08 / 1600.0).abs() < 1e-15);
         // A node without `tps` or block lines gets neither.
-        assert!(per_tx_values(&e.series[..1]).is_empty());
+        assert!(reference_values(&e.series[..1]).is_empty());
     }
 
     #[test]
@@ -884,11 +964,14 @@ pub(crate) mod tests {
             .collect();
         let subjects = ["a".to_string(), "b".to_string()];
         let j = judge_with(&execs, &subjects, &settings(0), &paired());
-        assert!(j.verdicts.iter().any(|v| v.metric.name == "cpu_s_per_tx"));
+        // The same cost in every execution: present, and not judged for want of change.
+        assert!(j.unjudged.iter().any(|u| u.metric == "cpu_s_per_tx"));
         assert!(j
             .verdicts
             .iter()
-            .all(|v| v.metric.name != REFERENCE_METRIC && v.metric.name != "cpu_ref_per_ktx"));
+            .map(|v| v.metric.name.as_str())
+            .chain(j.unjudged.iter().map(|u| u.metric.as_str()))
+            .all(|m| m != REFERENCE_METRIC && m != "cpu_ref_per_ktx"));
     }
 
     #[test]

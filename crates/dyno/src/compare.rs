@@ -13,7 +13,9 @@ use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
 use dyno_compare::runner::run_remaining_rounds;
 use dyno_compare::runner::Ending;
-use dyno_compare::verdict::{judge_with, pick_candidates, unknown_primary, JudgeOptions, TestKind};
+use dyno_compare::verdict::{
+    judge_with, pick_candidates, unknown_primary, unknown_work, JudgeOptions, TestKind,
+};
 use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
 use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
@@ -102,7 +104,9 @@ struct OutputArgs {
     test: Option<TestKind>,
     /// Judge this metric as primary (repeatable): the primary metrics are Holm's family
     /// and the verdict (`--fail-on-regression`); the others are reported as secondary, in
-    /// a family of their own. Default: the comparison file's `primary`, else every metric.
+    /// a family of their own. Default: the comparison file's `primary`, else dyno's own
+    /// cost and service measurements (CPU, memory, ready_s, cost per unit of work, the
+    /// load's rates and latencies; docs/compare.md). `--primary '*'`: every metric.
     #[arg(long = "primary", value_name = "METRIC")]
     primary: Vec<String>,
 }
@@ -264,11 +268,17 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             primary_checked = true;
             let primary = primary_metrics(&a.out, &meta);
             if !primary.is_empty() {
-                if let Err(e) = unknown_primary(&executions, &meta.subjects, primary) {
+                if let Err(e) = unknown_primary(&executions, &meta.subjects, primary, &meta.work) {
                     progress_eprintln(&format!(
                         "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
                     ));
                 }
+            }
+            if let Err(e) = unknown_work(&executions, &meta.work) {
+                progress_eprintln(&format!(
+                    "warning: {e}; the verdict will be refused (stop, fix `work` in {}, run again: the executions done are kept)",
+                    meta.file
+                ));
             }
         }
         progress.done_one();
@@ -424,7 +434,7 @@ fn finish(
     };
     let primary = primary_metrics(out, meta).to_vec();
     if !primary.is_empty() {
-        unknown_primary(executions, &meta.subjects, &primary).map_err(|e| {
+        unknown_primary(executions, &meta.subjects, &primary, &meta.work).map_err(|e| {
             let whence = if out.primary.is_empty() {
                 format!("`primary` of {}", meta.file)
             } else {
@@ -434,10 +444,13 @@ fn finish(
         })?;
         parameters.push(("primary metrics".into(), primary.join(", ")));
     }
+    unknown_work(executions, &meta.work)
+        .map_err(|e| anyhow::anyhow!("`work` of {}: {e}", meta.file))?;
     let options = JudgeOptions {
         test,
         rounds,
         primary,
+        work: meta.work.clone(),
     };
     let judgement = judge_with(executions, &meta.subjects, &settings, &options);
     print_summary(meta, executions, &judgement, out.format);
@@ -510,6 +523,12 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
     }
     for (v, text) in report::observations(j) {
         println!("{}: {text}", report::verdict_label(v));
+    }
+    for line in report::power_lines(j) {
+        println!("power: {line}");
+    }
+    for line in dyno_compare::family::summary_lines(&j.unjudged) {
+        println!("note: {line}; --format json lists them");
     }
     for n in &j.notes {
         println!("note: {n}");

@@ -326,8 +326,13 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
                 Unit::Percent,
                 Direction::LowerIsBetter,
             ),
-            kind: SeriesKind::Gauge,
-            points: mean_per_slot(&|r, s| r.cpu_percent[s]),
+            // Each slot's CPU is a rate over that slot: the window's CPU time over its
+            // length is their time-weighted mean (points at the slots' ends).
+            kind: SeriesKind::Rate,
+            points: mean_per_slot(&|r, s| r.cpu_percent[s])
+                .into_iter()
+                .map(|(t, v)| (t + slot_s, v))
+                .collect(),
         });
         out.push(Series {
             metric: Metric::new(

@@ -113,8 +113,11 @@ fn a_small_comparison_is_stored_and_reported_again() {
         .stdout(predicate::str::contains(
             "4 complete executions of 4 (4 planned)",
         ))
-        .stdout(predicate::str::contains("cpu_percent"))
+        .stdout(predicate::str::contains("rss_bytes"))
         .stdout(predicate::str::contains("No significant change on any of"))
+        // `sleep` uses no CPU tick in any execution: not judged, said in one line.
+        .stdout(predicate::str::contains("did not change in any execution"))
+        .stdout(predicate::str::contains("could flag a change of"))
         .stderr(predicate::str::contains(
             "re-report with: dyno compare report 1",
         ))
@@ -135,6 +138,9 @@ fn a_small_comparison_is_stored_and_reported_again() {
     let report = std::fs::read_to_string(&html).unwrap();
     assert!(report.starts_with("<!DOCTYPE html>"));
     assert!(report.contains("CPU use over the measured window"));
+    // The metrics not judged are folded away, not 762 rows of the verdict table.
+    assert!(report.contains("<details>\n<summary>"), "a folded list");
+    assert!(report.contains("did not change in any execution"));
     // `dyno compare report RUN ARGS --format json` of this store, parsed.
     let report_json = |run: &str, args: &[&str]| -> serde_json::Value {
         let out = dyno()
@@ -150,11 +156,24 @@ fn a_small_comparison_is_stored_and_reported_again() {
         serde_json::from_slice(&out).unwrap()
     };
     let json = report_json("2", &[]);
-    assert_eq!(json["schema"], "dyno.compare.verdicts/1");
+    assert_eq!(json["schema"], "dyno.compare.verdicts/2");
     let rows = json["verdicts"].as_array().unwrap();
-    let cpu = rows.iter().find(|r| r["metric"] == "cpu_percent").unwrap();
-    assert_eq!(cpu["verdict"], "no_significant_change");
-    assert_eq!(cpu["baseline_values"].as_array().unwrap().len(), 2);
+    let rss = rows.iter().find(|r| r["metric"] == "rss_bytes").unwrap();
+    assert_eq!(rss["verdict"], "no_significant_change");
+    assert_eq!(rss["baseline_values"].as_array().unwrap().len(), 2);
+    // Stated power: at least the 2% noise band, with the family it was corrected in.
+    assert!(
+        rss["min_detectable_change"].as_f64().unwrap() >= 0.02,
+        "{rss}"
+    );
+    assert_eq!(rss["power"]["rounds"], 2);
+    let unjudged = json["unjudged"].as_array().unwrap();
+    let cpu = unjudged
+        .iter()
+        .find(|u| u["metric"] == "cpu_percent")
+        .unwrap();
+    assert_eq!(cpu["reason"], "unchanged", "{cpu}");
+    assert!(rows.iter().all(|r| r["metric"] != "cpu_percent"));
     dyno()
         .args(["compare", "report", "99", "--db"])
         .arg(&db)
@@ -182,14 +201,14 @@ fn a_small_comparison_is_stored_and_reported_again() {
     let alone = report_json("1", &["--candidate", "new"]);
     assert_eq!(alone["verdicts"].as_array().unwrap().len(), rows.len());
     // One primary metric: the others are reported as secondary.
-    let primary = report_json("1", &["--primary", "cpu_percent"]);
+    let primary = report_json("1", &["--primary", "rss_bytes"]);
     assert!(primary["verdicts"]
         .as_array()
         .unwrap()
         .iter()
         .any(|r| r["test"] == "paired-t"));
     for row in primary["verdicts"].as_array().unwrap() {
-        assert_eq!(row["primary"], row["metric"] == "cpu_percent", "{row}");
+        assert_eq!(row["primary"], row["metric"] == "rss_bytes", "{row}");
         // The sd of the per-round log ratios, where the paired t-test judged.
         let sd = row["log_ratio_sd"].as_f64();
         assert_eq!(
@@ -479,4 +498,40 @@ fn an_interrupted_comparison_continues_where_it_stopped() {
             && stderr.contains("starting a new comparison"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_unit_of_work_no_execution_recorded_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(dir.path(), 1, 2, "exec sleep 30", "exec sleep 30");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let load = "work = \"load:confirmed\"\n[workload.load]\ncommand = [\"sh\", \"-c\", \"while :; do echo '{\\\"achieved_tps\\\": 100}'; sleep 0.2; done\"]\n";
+    std::fs::write(&path, format!("{text}{load}")).unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "work metric `load:confirmed` was not recorded by any execution",
+        ))
+        .stderr(predicate::str::contains("load:achieved_tps"));
+    // Where the metric cannot come from at all, the file is refused before anything runs.
+    let db2 = dir.path().join("r2.db");
+    std::fs::write(&path, format!("{text}work = \"node:chain_txs_total\"\n")).unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db2)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("key `workload[0].work`"))
+        .stderr(predicate::str::contains(
+            "subject `old` has no `metrics.prometheus` endpoint",
+        ));
+    assert!(!db2.exists(), "nothing may start before the file is valid");
 }

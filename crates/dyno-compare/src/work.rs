@@ -1,0 +1,345 @@
+//! Cost per unit of work: CPU seconds and memory per unit a node did, for any node.
+//!
+//! With a fixed offered rate, CPU % moves with the work, but "CPU seconds per transaction"
+//! says it directly and stays comparable when the achieved rate differs between
+//! releases. A workload names its unit of work (`work` in the comparison file):
+//!
+//! ```toml
+//! [[workload]]
+//! name = "kv-200"
+//! rate = 200
+//! measure_s = 20
+//! work = "node:cometbft_consensus_total_txs"           # unit named after the metric
+//! # work = { metric = "load:achieved_tps", unit = "tx" }  # or named explicitly
+//! ```
+//!
+//! From it dyno derives, per execution:
+//! - `cpu_s_per_<unit>`: the node's CPU seconds over the window (the process tree's
+//!   utime + stime growth, see [`crate::execution::window_mean`]) divided by the units
+//!   done in it, i.e. mean cores used / work rate;
+//! - `rss_per_<unit>`: the median RSS divided by the work rate (bytes per unit/s): at a
+//!   fixed rate it moves with the memory, and when the achieved rate differs it says what
+//!   each unit of throughput holds resident.
+//!
+//! The work rate is read from the metric's series as its kind says: a counter (or a
+//! gauge that only counts up, such as a chain's height or total transactions) by its
+//! growth over the window; a rate (unit `/s`, e.g. a load's `achieved_tps`) by its mean;
+//! per-line counts of a load (e.g. `"confirmed": 48` once a second) by their sum over the
+//! window. dyno's reference node needs no `work`: its `cpu_s_per_tx` and `bank_s_per_tx`
+//! come from its JSON lines ([`reference_values`]).
+
+use crate::execution::{window_mean, RunValue, Series, SeriesKind};
+use dyno_model::{Direction, Metric, Unit};
+use serde::{Deserialize, Serialize};
+
+/// A workload's unit of work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkUnit {
+    /// The metric that counts the work, as reports name it (`node:...`, `load:...`,
+    /// `jsonl:...`).
+    pub metric: String,
+    /// The unit's name in derived metrics (`cpu_s_per_<unit>`).
+    pub unit: String,
+}
+
+/// `work` as the file writes it: a metric name, or a table with the unit named.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawWork {
+    Metric(String),
+    Table {
+        metric: String,
+        #[serde(default)]
+        unit: Option<String>,
+    },
+}
+
+/// Metric-name prefixes a unit of work can come from.
+const SOURCES: [&str; 3] = ["node:", "load:", "jsonl:"];
+
+impl RawWork {
+    /// Checks the names; `Err((key, why))` names the key at fault.
+    pub(crate) fn validate(&self) -> Result<WorkUnit, (String, String)> {
+        let (metric, unit) = match self {
+            RawWork::Metric(m) => (m.clone(), None),
+            RawWork::Table { metric, unit } => (metric.clone(), unit.clone()),
+        };
+        let Some(prefix) = SOURCES.iter().find(|p| metric.starts_with(*p)) else {
+            return Err((
+                "work".into(),
+                format!(
+                    "`{metric}` is not a metric a node or load reports: name one starting with {} (e.g. \"node:chain_txs_total\", \"load:confirmed\")",
+                    SOURCES.join(", ")
+                ),
+            ));
+        };
+        let unit = unit.unwrap_or_else(|| unit_from_metric(&metric[prefix.len()..]));
+        let valid = !unit.is_empty()
+            && unit
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !valid {
+            return Err((
+                "work.unit".into(),
+                format!("`{unit}` must be lowercase letters, digits and `_` (it names `cpu_s_per_<unit>`)"),
+            ));
+        }
+        Ok(WorkUnit { metric, unit })
+    }
+}
+
+/// `cometbft_consensus_total_txs` -> `cometbft_consensus_total_txs`; `chain_txs_total` ->
+/// `chain_txs`; `achieved_tps` -> `achieved_tps`: the metric's name without a counter's
+/// `_total` suffix or a label set, lowercased.
+fn unit_from_metric(name: &str) -> String {
+    let name = name.split('{').next().unwrap_or(name);
+    let name = name.strip_suffix("_total").unwrap_or(name);
+    name.to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+impl WorkUnit {
+    /// `cpu_s_per_<unit>`.
+    pub fn cpu_metric(&self) -> Metric {
+        Metric::new(
+            format!("cpu_s_per_{}", self.unit),
+            Unit::Seconds,
+            Direction::LowerIsBetter,
+        )
+    }
+
+    /// `rss_per_<unit>`.
+    pub fn rss_metric(&self) -> Metric {
+        Metric::new(
+            format!("rss_per_{}", self.unit),
+            Unit::Bytes,
+            Direction::LowerIsBetter,
+        )
+    }
+
+    /// The units done per second in an execution whose window lasted `window_s`, or
+    /// `None` when its series has no such metric or no usable points.
+    pub fn rate(&self, series: &[Series], window_s: f64) -> Option<f64> {
+        let s = series.iter().find(|s| s.metric.name == self.metric)?;
+        work_rate(s, window_s)
+    }
+
+    /// `cpu_s_per_<unit>` and `rss_per_<unit>` of one execution, when its series hold the
+    /// node's CPU and a positive work rate.
+    pub fn values(&self, series: &[Series], window_s: f64) -> Vec<RunValue> {
+        let Some(rate) = self.rate(series, window_s).filter(|r| *r > 0.0) else {
+            return Vec::new();
+        };
+        let find = |name: &str| series.iter().find(|s| s.metric.name == name);
+        let mut out = Vec::new();
+        if let Some(cpu) = find("cpu_percent").and_then(|s| window_mean(&s.points)) {
+            out.push(RunValue {
+                metric: self.cpu_metric(),
+                value: cpu / 100.0 / rate,
+            });
+        }
+        let rss: Option<Vec<f64>> =
+            find("rss_bytes").map(|s| s.points.iter().map(|p| p.1).collect());
+        if let Some(rss) = rss.as_deref().and_then(dyno_stats::median) {
+            out.push(RunValue {
+                metric: self.rss_metric(),
+                value: rss / rate,
+            });
+        }
+        out
+    }
+}
+
+/// The length of an execution's measured window in seconds: the end of its CPU series
+/// (the sampler's last interval), else the latest point of any series.
+pub fn window_s(series: &[Series]) -> f64 {
+    let last = |s: &Series| s.points.last().map(|p| p.0);
+    series
+        .iter()
+        .find(|s| s.metric.name == "cpu_percent")
+        .and_then(last)
+        .unwrap_or_else(|| series.iter().filter_map(last).fold(0.0, f64::max))
+}
+
+/// Units per second of a series counting work, read as its kind says (module docs).
+fn work_rate(s: &Series, window_s: f64) -> Option<f64> {
+    let values: Vec<f64> = s.points.iter().map(|p| p.1).collect();
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let per_second = s.metric.unit == Unit::PerSecond;
+    match s.kind {
+        SeriesKind::Rate => window_mean(&s.points),
+        SeriesKind::Counter | SeriesKind::Peak => growth_rate(&s.points),
+        SeriesKind::Gauge if per_second => mean(&values),
+        SeriesKind::Gauge => growth_rate(&s.points),
+        SeriesKind::Observations if per_second => mean(&values),
+        SeriesKind::Observations => {
+            (window_s > 0.0 && !values.is_empty()).then(|| values.iter().sum::<f64>() / window_s)
+        }
+    }
+}
+
+/// `(last - first) / elapsed` of a count that grows; a drop (a restart) restarts it.
+fn growth_rate(points: &[(f64, f64)]) -> Option<f64> {
+    let (first, last) = (points.first()?, points.last()?);
+    let elapsed = last.0 - first.0;
+    if elapsed <= 0.0 {
+        return None;
+    }
+    let grown: f64 = points
+        .windows(2)
+        .map(|w| {
+            let d = w[1].1 - w[0].1;
+            if d >= 0.0 {
+                d
+            } else {
+                w[1].1
+            }
+        })
+        .sum();
+    Some(grown / elapsed)
+}
+
+/// The reference node's costs per transaction, when the series they need are there
+/// (dyno's node writes `tps` and per-block `txs` and `stage_forged_s` to its JSON lines):
+/// `cpu_s_per_tx` (the tree's CPU seconds over the window per transaction: mean cores
+/// used / mean `tps`) and `bank_s_per_tx` (the bank stage's busy time per executed
+/// transaction).
+pub fn reference_values(series: &[Series]) -> Vec<RunValue> {
+    let find = |name: &str| series.iter().find(|s| s.metric.name == name);
+    let mean = |s: &Series| {
+        (!s.points.is_empty())
+            .then(|| s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len() as f64)
+    };
+    let total = |s: &Series| s.points.iter().map(|p| p.1).sum::<f64>();
+    let lower = Direction::LowerIsBetter;
+    let mut out = Vec::new();
+    let cpu = find("cpu_percent").and_then(|s| match s.kind {
+        SeriesKind::Rate => window_mean(&s.points),
+        // Stored before CPU was a window total: the per-second values' mean.
+        _ => mean(s),
+    });
+    if let (Some(cpu), Some(tps)) = (cpu, find("jsonl:tps").and_then(mean)) {
+        if tps > 0.0 {
+            out.push(RunValue {
+                metric: Metric::new("cpu_s_per_tx", Unit::Seconds, lower),
+                value: cpu / 100.0 / tps,
+            });
+        }
+    }
+    if let (Some(busy), Some(txs)) = (find("jsonl:stage_forged_s"), find("jsonl:txs")) {
+        let txs = total(txs);
+        if txs > 0.0 {
+            out.push(RunValue {
+                metric: Metric::new("bank_s_per_tx", Unit::Seconds, lower),
+                value: total(busy) / txs,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(name: &str, unit: Unit, kind: SeriesKind, points: &[(f64, f64)]) -> Series {
+        Series {
+            metric: Metric::new(name, unit, Direction::HigherIsBetter),
+            kind,
+            points: points.to_vec(),
+        }
+    }
+
+    #[test]
+    fn names_and_units_are_checked() {
+        let w = RawWork::Metric("node:chain_txs_total".into())
+            .validate()
+            .unwrap();
+        assert_eq!(w.unit, "chain_txs");
+        assert_eq!(w.cpu_metric().name, "cpu_s_per_chain_txs");
+        let t = RawWork::Table {
+            metric: "load:confirmed".into(),
+            unit: Some("tx".into()),
+        };
+        assert_eq!(t.validate().unwrap().rss_metric().name, "rss_per_tx");
+        let (key, why) = RawWork::Metric("chain_txs".into()).validate().unwrap_err();
+        assert_eq!(key, "work");
+        assert!(why.contains("`chain_txs`"), "{why}");
+        let bad = RawWork::Table {
+            metric: "load:x".into(),
+            unit: Some("Tx/s".into()),
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "work.unit");
+    }
+
+    #[test]
+    fn cost_per_unit_from_a_counter_a_rate_and_per_line_counts() {
+        let cpu = series(
+            "cpu_percent",
+            Unit::Percent,
+            SeriesKind::Rate,
+            &[(1.0, 10.0), (2.0, 30.0), (4.0, 20.0)], // 0.8 CPU s over 4 s
+        );
+        let rss = series(
+            "rss_bytes",
+            Unit::Bytes,
+            SeriesKind::Gauge,
+            &[(1.0, 4e6), (2.0, 6e6), (4.0, 5e6)],
+        );
+        let counter = series(
+            "node:chain_txs_total",
+            Unit::Count,
+            SeriesKind::Counter,
+            &[(0.5, 1000.0), (2.5, 1200.0), (4.5, 1400.0)], // 100 tx/s
+        );
+        let w = RawWork::Metric("node:chain_txs_total".into())
+            .validate()
+            .unwrap();
+        let v = w.values(&[cpu.clone(), rss.clone(), counter], 4.0);
+        assert_eq!(v.len(), 2);
+        assert!((v[0].value - 0.2 / 100.0).abs() < 1e-15, "{}", v[0].value);
+        assert_eq!(v[1].value, 5e6 / 100.0);
+        // A rate: its mean; per-line counts: their sum over the window.
+        let tps = series(
+            "load:achieved_tps",
+            Unit::PerSecond,
+            SeriesKind::Observations,
+            &[(1.0, 40.0), (2.0, 60.0)],
+        );
+        let w = RawWork::Metric("load:achieved_tps".into())
+            .validate()
+            .unwrap();
+        assert_eq!(w.rate(&[tps], 4.0), Some(50.0));
+        let confirmed = series(
+            "load:confirmed",
+            Unit::Count,
+            SeriesKind::Observations,
+            &[(1.0, 40.0), (2.0, 60.0)],
+        );
+        let w = RawWork::Metric("load:confirmed".into()).validate().unwrap();
+        assert_eq!(w.rate(std::slice::from_ref(&confirmed), 4.0), Some(25.0));
+        // No work, or no such series: nothing derived.
+        let idle = series(
+            "load:confirmed",
+            Unit::Count,
+            SeriesKind::Observations,
+            &[(1.0, 0.0)],
+        );
+        assert!(w.values(&[cpu.clone(), idle], 4.0).is_empty());
+        assert!(w.values(&[cpu, rss], 4.0).is_empty());
+    }
+
+    #[test]
+    fn a_height_gauge_counts_by_its_growth() {
+        let h = series(
+            "node:height",
+            Unit::Count,
+            SeriesKind::Gauge,
+            &[(0.0, 10.0), (5.0, 20.0), (10.0, 30.0)],
+        );
+        let w = RawWork::Metric("node:height".into()).validate().unwrap();
+        assert_eq!(w.rate(&[h], 10.0), Some(2.0));
+    }
+}
