@@ -70,7 +70,7 @@ impl Detector {
                 s.p_strong, s.window, s.min_segment
             ),
             Detector::MovingT(s) => format!(
-                "moving-window t-test, |t| > {}, {} back / {} forward",
+                "moving-window t-test, abs(t) > {}, {} back / {} forward",
                 s.t_threshold, s.min_back, s.fore
             ),
         }
