@@ -90,8 +90,8 @@ pub struct TrendArgs {
     #[arg(long, value_parser = crate::results::parse_date)]
     since: Option<f64>,
     /// Only the newest N runs.
-    #[arg(long, value_name = "N")]
-    last: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    last: Option<u64>,
     /// A change point is strong (and can fail the build) at a t-test p-value at most this.
     #[arg(long, default_value = "0.001", value_parser = parse_p)]
     p: f64,
@@ -232,7 +232,7 @@ fn history(store: &Store, a: &TrendArgs) -> anyhow::Result<Vec<HistoryPoint>> {
             subject: a.subject.clone(),
             since: a.since,
             until: None,
-            limit: a.last,
+            limit: a.last.map(|n| n as usize),
         },
         workload: a.workload.clone(),
     };

@@ -229,6 +229,8 @@ fn bad_input_exits_2_naming_it() {
     assert!(err.contains("--p") && err.contains("1.5"), "{err}");
     let err = run(&["--metric", "tps", "--kind", "fishing"]);
     assert!(err.contains("--kind") && err.contains("fishing"), "{err}");
+    let err = run(&["--metric", "tps", "--last", "0"]);
+    assert!(err.contains("--last"), "{err}");
     let err = run(&["--metric", "tps", "--format", "html"]);
     assert!(err.contains("--output"), "{err}");
 }
