@@ -39,8 +39,8 @@
 //!
 //! So a strong point's p is never above `p_strong`, a weak point's always is, and weak
 //! points never weaken the strong ones (an early version tested every point against all
-//! its neighbours: noise marked weak cut the stretches of real shifts short and hid a
-//! quarter of them). Weak points are worth a look (a shift building up, or noise); only
+//! its neighbours: noise marked weak cut the stretches of real shifts short, which cost
+//! both detections and false alarms; BENCHMARKS.md, "Change points"). Weak points are worth a look (a shift building up, or noise); only
 //! strong ones should fail a build (see [`latest_regression`]).
 //!
 //! # How far to trust the p-value
