@@ -169,6 +169,9 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     }
     let store = crate::results::open_read(&a.db)?;
     let points = history(&store, &a)?;
+    for note in mixed(&points) {
+        eprintln!("note: {note}");
+    }
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
     let settings = ChangePointSettings {
         p_strong: a.p,
@@ -220,6 +223,43 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What a history mixes that should be one series: several subjects, hosts or workloads
+/// (a change point may then be a switch between them, not a change of either), each with
+/// the flag that follows one.
+fn mixed(points: &[HistoryPoint]) -> Vec<String> {
+    let distinct = |get: &dyn Fn(&HistoryPoint) -> String| {
+        let mut v: Vec<String> = points.iter().map(get).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut out = Vec::new();
+    for (what, flag, names) in [
+        (
+            "subjects",
+            "--subject",
+            distinct(&|p| p.subject.name.clone()),
+        ),
+        ("hosts", "--host", distinct(&|p| p.hostname.clone())),
+        (
+            "workloads",
+            "--workload",
+            distinct(&|p| p.workload.clone().unwrap_or_default()),
+        ),
+    ] {
+        if names.len() > 1 {
+            let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+            out.push(format!(
+                "this history mixes {} {what} ({}{}): a change point may be a switch between them; {flag} follows one",
+                names.len(),
+                shown.join(", "),
+                if names.len() > 5 { ", ..." } else { "" }
+            ));
+        }
+    }
+    out
 }
 
 /// The history the flags select, or an error that names what is wrong with them.
