@@ -57,6 +57,8 @@ pub struct NodeOptions {
     pub lead_until: Option<u64>,
     /// How a leader builds its blocks.
     pub forge: ForgeMode,
+    /// Threads the signatures of a block this node validates are checked on.
+    pub verify_tiles: usize,
 }
 
 /// How a leader builds its blocks (`forge = "tiles"` or `"sequential"` in a node config).
@@ -83,6 +85,7 @@ impl NodeOptions {
             fetch_timeout: Duration::from_secs(1),
             lead_until: None,
             forge: ForgeMode::default(),
+            verify_tiles: 1,
         }
     }
 }
@@ -225,7 +228,7 @@ impl Node {
     ) -> Node {
         Node {
             mempool: Mempool::new(opts.mempool_capacity),
-            chain: Chain::new(genesis.clone()),
+            chain: Chain::new(genesis.clone()).with_verify_threads(opts.verify_tiles),
             opts,
             genesis,
             log,
