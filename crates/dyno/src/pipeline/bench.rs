@@ -275,6 +275,7 @@ fn show_progress(p: Progress) {
         Progress::Second { t, tps, .. } => say!("{t:6.1} s  {tps:>10.0} TPS"),
         Progress::Block { .. } => {}
         Progress::Draining => say!("stopping benchg; draining the pipeline"),
+        Progress::Warning(w) => say!("warning: {w}"),
     }
 }
 
