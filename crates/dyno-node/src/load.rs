@@ -49,10 +49,15 @@ pub struct LoadPlan {
 pub struct LoadSecond {
     /// Seconds since the start.
     pub t: f64,
-    /// Transactions sent in that second.
+    /// Transactions sent (offered) in that second.
     pub sent: u64,
     /// Send errors in that second.
     pub errors: u64,
+    /// Transactions the nodes accepted in that second, as their ingress servers last
+    /// said (they say it once a second, so this lags the sending by up to a second).
+    pub accepted: u64,
+    /// Transactions the nodes refused (queue full) in that second, as `accepted`.
+    pub refused: u64,
 }
 
 /// What one target took, from its close handshake.
@@ -64,6 +69,8 @@ pub struct TargetReport {
     pub sent: u64,
     /// Transactions its ingress says it handed to the node (none if the close failed).
     pub taken: Option<u64>,
+    /// Of `taken`, those the node refused because its queue was full.
+    pub refused: Option<u64>,
     /// The close error, if any.
     pub close_error: Option<String>,
 }
@@ -231,20 +238,29 @@ pub fn run_load(
                 s.spawn(move || send_share(c, share, rate, t0, plan.duration, stop, shared))
             })
             .collect();
-        let (mut next_report, mut last_sent, mut last_err) = (1u64, 0u64, 0u64);
+        let (mut next_report, mut last) = (1u64, [0u64; 4]);
         while shared.finished.load(Ordering::Relaxed) < clients.len() {
             std::thread::sleep(Duration::from_millis(5));
             if t0.elapsed() >= Duration::from_secs(next_report) {
-                let (sent, errors) = (
+                let (accepted, refused) = clients
+                    .iter()
+                    .map(IngressClient::progress)
+                    .fold((0, 0), |(a, r), (ca, cr)| (a + ca, r + cr));
+                let now = [
                     shared.sent.load(Ordering::Relaxed),
                     shared.errors.load(Ordering::Relaxed),
-                );
+                    accepted,
+                    refused,
+                ];
+                let d = |i: usize| now[i].saturating_sub(last[i]);
                 second(LoadSecond {
                     t: next_report as f64,
-                    sent: sent - last_sent,
-                    errors: errors - last_err,
+                    sent: d(0),
+                    errors: d(1),
+                    accepted: d(2),
+                    refused: d(3),
                 });
-                (last_sent, last_err) = (sent, errors);
+                last = now;
                 next_report += 1;
             }
         }
@@ -267,6 +283,7 @@ pub fn run_load(
             target: a.to_string(),
             sent: 0,
             taken: Some(0),
+            refused: Some(0),
             close_error: None,
         })
         .collect();
@@ -274,9 +291,13 @@ pub fn run_load(
         let t = &mut targets[j / per_target];
         t.sent += r.sent;
         match c.close() {
-            Ok(report) => t.taken = t.taken.map(|n| n + report.taken),
+            Ok(report) => {
+                t.taken = t.taken.map(|n| n + report.taken);
+                t.refused = t.refused.map(|n| n + report.refused);
+            }
             Err(e) => {
                 t.taken = None;
+                t.refused = None;
                 t.close_error.get_or_insert_with(|| e.to_string());
             }
         }

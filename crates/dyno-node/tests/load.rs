@@ -82,6 +82,7 @@ fn fates_hold(connections: usize, verify_tiles: usize) {
     assert_eq!(report.connections, connections);
     assert!(report.sent >= 3000, "sent {}", report.sent);
     assert_eq!(report.targets[0].taken, Some(report.sent));
+    assert_eq!(report.targets[0].refused, Some(ingress.dropped_full));
     assert_eq!(
         report.sent,
         ingress.accepted + ingress.dropped_full + ingress.malformed + ingress.oversized

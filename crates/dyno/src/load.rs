@@ -92,7 +92,10 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         a.duration
     );
     let r = run_load(&plan, clients, &txs, stop, &mut |s| {
-        eprintln!("t={:>4.0}s sent {:>7}/s errors {}", s.t, s.sent, s.errors)
+        eprintln!(
+            "t={:>4.0}s offered {:>7}/s accepted {:>7}/s refused {:>6}/s send errors {}",
+            s.t, s.sent, s.accepted, s.refused, s.errors
+        )
     });
     let mut out = std::io::stdout().lock();
     match a.format {
@@ -140,10 +143,11 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
                     "{}: sent {}, taken by the node {}",
                     t.target,
                     t.sent,
-                    t.taken.map_or_else(
-                        || format!("unknown ({})", t.close_error.as_deref().unwrap_or("")),
-                        |n| n.to_string()
-                    )
+                    match (t.taken, t.refused) {
+                        (Some(n), Some(r)) =>
+                            format!("{n} ({} accepted, {r} refused: queue full)", n - r),
+                        _ => format!("unknown ({})", t.close_error.as_deref().unwrap_or("")),
+                    }
                 )?;
             }
         }
