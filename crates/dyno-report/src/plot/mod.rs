@@ -12,11 +12,13 @@
 mod boxplot;
 mod cdf;
 mod frame;
+mod history;
 mod scatter;
 mod timeseries;
 
 pub use boxplot::BoxPlot;
 pub use cdf::CdfPlot;
+pub use history::{HistoryPlot, HistoryPoint};
 pub use scatter::{Interval, ScatterPlot, ScatterPoint};
 pub use timeseries::{TimeSeries, TimeSeriesPlot};
 
