@@ -1,0 +1,229 @@
+//! `dyno serve` over HTTP: the pages a newcomer opens after three `dyno machine` runs,
+//! bad input (404 pages with a link back), a corrupt store (500 pages, a log line,
+//! nothing written), refused arguments, and the live view of a metrics endpoint.
+//! The pages in a real browser are in serve_browser.rs.
+
+mod serve_common;
+
+use assert_cmd::Command;
+use serve_common::{figure, get, plant, three_runs, Served};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+const QUICK: [&str; 10] = [
+    "--hash-duration",
+    "0.02",
+    "--verify-duration",
+    "0.02",
+    "--memory-duration",
+    "0.02",
+    "--disk-duration",
+    "0.02",
+    "--extra-duration",
+    "0.02",
+];
+
+#[test]
+fn three_machine_runs_make_a_history_of_three_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let db = db.to_str().unwrap();
+    for _ in 0..3 {
+        // Exit 1 or 0: whether this machine meets the requirements does not matter here.
+        let code = Command::cargo_bin("dyno")
+            .unwrap()
+            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+            .args(["machine", "--db", db, "--base-path"])
+            .arg(dir.path())
+            .args(QUICK)
+            .output()
+            .unwrap()
+            .status
+            .code();
+        assert!(matches!(code, Some(0 | 1)), "dyno machine exited {code:?}");
+    }
+    let served = Served::start(&["--db", db]);
+    let (code, front) = served.get("/");
+    assert_eq!(code, 200);
+    assert!(front.contains("3 runs in"), "{front}");
+    let (code, history) = served.get("/history?metric=Blake2256");
+    assert_eq!(code, 200);
+    assert_eq!(figure(&history, "history").matches("<circle").count(), 3);
+    for run in 1..=3 {
+        assert!(history.contains(&format!("<a href=\"/runs/{run}\">{run}</a>")));
+    }
+    // Each run page links to the metric's history for its host, and to the report
+    // `dyno results report` writes, with the machine's requirements.
+    let (code, run) = served.get("/runs/2");
+    assert_eq!(code, 200);
+    assert!(run.contains("/history?metric=Blake2256&amp;command=machine&amp;host="));
+    let (code, report) = served.get("/runs/2/report");
+    assert_eq!(code, 200);
+    assert!(report.contains("Requirements: run 2"), "{report}");
+}
+
+#[test]
+fn unknown_runs_metrics_and_pages_get_a_404_page_with_a_link_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    three_runs(&db);
+    let mut store = dyno_store::Store::open(&db).unwrap();
+    plant(&mut store, "h", "<script>alert(1)</script>", 1.8e9, &[1.0]);
+    drop(store);
+    let served = Served::start(&["--db", db.to_str().unwrap()]);
+    for path in [
+        "/runs/999",
+        "/runs/abc",
+        "/runs/999/report",
+        "/history?metric=NoSuchMetric",
+        "/fleet?metric=NoSuchMetric",
+        "/no/such/page",
+    ] {
+        let (code, body) = served.get(path);
+        assert_eq!(code, 404, "{path}");
+        assert!(
+            body.contains("<a href=\"/\">Back to the runs</a>"),
+            "{path}: {body}"
+        );
+    }
+    let (code, front) = served.get("/");
+    assert_eq!(code, 200);
+    assert!(front.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!front.contains("<script>alert"));
+    let (code, _) = served.get("/?limit=-1");
+    assert_eq!(code, 400);
+}
+
+#[test]
+fn a_corrupt_store_gets_500_pages_and_a_log_line_and_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&db, &garbage).unwrap();
+    let served = Served::start(&["--db", db.to_str().unwrap()]);
+    for path in ["/", "/runs/1", "/history"] {
+        let (code, body) = served.get(path);
+        assert_eq!(code, 500, "{path}");
+        assert!(body.contains("could not be read"), "{body}");
+        assert!(body.contains("Nothing was written to it."));
+    }
+    let log = served.stop();
+    assert!(
+        log.contains("dyno serve: GET /runs/1: results store:"),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        garbage,
+        "the store is unchanged"
+    );
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(files.len(), 1, "no journal or WAL file was made");
+}
+
+#[test]
+fn a_missing_store_or_an_open_address_without_the_flag_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.db");
+    Command::cargo_bin("dyno")
+        .unwrap()
+        .args(["serve", "--db", missing.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("dyno machine"));
+    let db = dir.path().join("results.db");
+    three_runs(&db);
+    Command::cargo_bin("dyno")
+        .unwrap()
+        .args([
+            "serve",
+            "--db",
+            db.to_str().unwrap(),
+            "--listen",
+            "0.0.0.0:0",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--listen 0.0.0.0:0"));
+    Command::cargo_bin("dyno")
+        .unwrap()
+        .args([
+            "serve",
+            "--db",
+            db.to_str().unwrap(),
+            "--watch",
+            "localhost",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--watch"));
+}
+
+/// A Prometheus endpoint that answers every request with `body`.
+fn fake_endpoint(body: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = conn.read(&mut buf);
+            let _ = write!(
+                conn,
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n{body}"
+            );
+        }
+    });
+    url
+}
+
+/// Reads the event stream at `url` until it holds every one of `wanted` (or a minute
+/// passes, which fails the test: the first panel comes within about a second).
+fn read_events_until(url: &str, wanted: &[&str]) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap());
+    let mut s = TcpStream::connect(authority).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {authority}\r\n\r\n").unwrap();
+    let start = Instant::now();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !wanted.iter().all(|w| seen.contains(w)) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "stream so far: {seen}"
+        );
+        if let Ok(n) = s.read(&mut buf) {
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_live_view_streams_tiles_and_tps_of_a_watched_endpoint() {
+    let endpoint = fake_endpoint(
+        "# TYPE dyno_tile_up gauge\ndyno_tile_up{tile=\"verify:0\"} 1\n\
+         dyno_tile_in_backpressure{tile=\"verify:0\"} 1\n\
+         dyno_tile_time_seconds_total{tile=\"verify:0\",bucket=\"wait\"} 1\n\
+         dyno_tile_time_seconds_total{tile=\"verify:0\",bucket=\"finish\"} 3\n\
+         dyno_node_tps 4321\ndyno_node_blocks_adopted_total 17\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    three_runs(&db);
+    let served = Served::start(&["--db", db.to_str().unwrap(), "--watch", &endpoint]);
+    let events = format!("{}live/events", served.url);
+    let stream = read_events_until(&events, &["verify:0", "75.0 %", "4321", "backpressured"]);
+    assert!(stream.contains("text/event-stream"), "{stream}");
+    assert!(stream.contains("event: panel"));
+    let (code, page) = served.get("/live");
+    assert_eq!(code, 200);
+    assert!(page.contains("<script src=\"/assets/live.js\" defer></script>"));
+    assert!(
+        page.contains("http-equiv=\"refresh\""),
+        "reloads without JavaScript"
+    );
+    let (code, script) = get(&format!("{}assets/live.js", served.url));
+    assert_eq!((code, script.contains("EventSource")), (200, true));
+}
