@@ -110,10 +110,7 @@ pub fn moving_window_changes(
         .skip(1)
         .filter(|&&(c, judged)| {
             let t = c.t.abs();
-            judged
-                && t > settings.t_threshold
-                && abs_t(c.index - 1) <= t
-                && abs_t(c.index + 1) <= t
+            judged && t > settings.t_threshold && abs_t(c.index - 1) <= t && abs_t(c.index + 1) <= t
         })
         .map(|&(c, _)| c)
         .collect();

@@ -1,16 +1,15 @@
-//! A metric's history over the store's existing read API: the complete runs of one
-//! command on one host and subject that measured the metric, oldest first, with their
-//! samples of it.
-//!
-//! This reads every candidate run in full (`Store::run`), which is fine for the
-//! thousands of runs a local store holds; a store-side history query would read only
-//! the metric's samples.
+//! Metric histories as the pages show them: the store's [`Store::metric_history`] (one
+//! median per complete run, oldest first), split into one series per command, host,
+//! subject and workload, each with its change points ([`dyno_stats::change_points`],
+//! default settings, as `dyno results trend` finds them).
 
-use dyno_model::{Metric, RunStatus};
-use dyno_store::{RunFilter, RunId, Store, StoreError};
+use dyno_model::Metric;
+use dyno_stats::{change_points, ChangePoint, ChangePointSettings};
+use dyno_store::{HistoryPoint, HistoryQuery, RunFilter, Store, StoreError};
 use std::collections::BTreeMap;
 
-/// Which runs form one history: the same command, host and subject (exact names).
+/// What one history is of: the same metric, command, host, subject and workload
+/// (exact names).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SeriesKey {
     /// The metric.
@@ -21,34 +20,26 @@ pub(crate) struct SeriesKey {
     pub host: String,
     /// The subject name.
     pub subject: String,
+    /// The workload in the run's settings, if it names one.
+    pub workload: Option<String>,
 }
 
-/// One run of a history.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HistoryRun {
-    /// The run.
-    pub run: RunId,
-    /// When it started.
-    pub started_at: f64,
-    /// Its finite samples of the metric, in repetition order.
-    pub values: Vec<f64>,
-}
-
-/// One history: the metric (unit and direction of the newest run) and its runs.
+/// One history with its change points.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct History {
     /// What the runs measured.
     pub key: SeriesKey,
     /// Unit and direction.
     pub metric: Metric,
-    /// The runs, oldest first.
-    pub runs: Vec<HistoryRun>,
+    /// One point per run, oldest first.
+    pub points: Vec<HistoryPoint>,
+    /// Where the level shifted (indexes into `points`), oldest first.
+    pub changes: Vec<ChangePoint>,
 }
 
-/// What a history page asks for: a metric, and optionally the command, host and subject
-/// (each exact); `None` matches every value.
+/// What a history page asks for; `None` matches every value, names are exact.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct HistoryQuery<'a> {
+pub(crate) struct SeriesFilter<'a> {
     /// The metric; `None` lists every series of every metric (the index).
     pub metric: Option<&'a str>,
     /// The command.
@@ -57,66 +48,84 @@ pub(crate) struct HistoryQuery<'a> {
     pub host: Option<&'a str>,
     /// The subject name.
     pub subject: Option<&'a str>,
+    /// The workload.
+    pub workload: Option<&'a str>,
 }
 
-/// Every history that matches `q`, ordered by metric, command, host and subject. Only
-/// complete runs count: an interrupted run's samples are a part of a measurement.
-pub(crate) fn histories(store: &Store, q: &HistoryQuery<'_>) -> Result<Vec<History>, StoreError> {
-    let filter = RunFilter {
-        command: q.command.map(String::from),
-        host: q.host.map(String::from),
-        subject: q.subject.map(String::from),
-        ..RunFilter::default()
+/// Every history that matches `f`, ordered by metric, command, host, subject and
+/// workload. A metric the store does not know is [`StoreError::NoSuchMetric`]; in the
+/// index, a metric stored in two units (runs of dyno versions that disagree) is left out
+/// rather than failing the whole page.
+pub(crate) fn histories(store: &Store, f: &SeriesFilter<'_>) -> Result<Vec<History>, StoreError> {
+    let names = match f.metric {
+        Some(m) => vec![m.to_string()],
+        None => store.metric_names()?,
     };
-    let mut summaries = store.list_runs(&filter)?;
-    // Oldest first, so every history is in run order.
-    summaries.reverse();
-    let mut out: BTreeMap<SeriesKey, History> = BTreeMap::new();
-    for s in summaries {
-        let exact = |want: Option<&str>, have: &str| want.is_none_or(|w| w == have);
-        if s.status != RunStatus::Complete
-            || !exact(q.host, &s.hostname)
-            || !exact(q.subject, &s.subject.name)
-        {
-            continue;
-        }
-        let run = store.run(s.id)?;
-        for m in run.metrics.iter().filter(|m| exact(q.metric, &m.name)) {
-            let values: Vec<f64> = run
-                .samples
-                .iter()
-                .filter(|x| x.metric == m.name && x.value.is_finite())
-                .map(|x| x.value)
-                .collect();
-            if values.is_empty() {
-                continue;
-            }
-            let key = SeriesKey {
-                metric: m.name.clone(),
-                command: s.command.clone(),
-                host: s.hostname.clone(),
-                subject: s.subject.name.clone(),
-            };
-            let h = out.entry(key.clone()).or_insert_with(|| History {
-                key,
-                metric: m.clone(),
-                runs: Vec::new(),
-            });
-            h.metric = m.clone();
-            h.runs.push(HistoryRun {
-                run: s.id,
-                started_at: s.started_at,
-                values,
-            });
+    let mut out = Vec::new();
+    for name in names {
+        let query = HistoryQuery {
+            metric: name,
+            // The store matches host and subject as substrings; exact names are kept below.
+            runs: RunFilter {
+                command: f.command.map(String::from),
+                host: f.host.map(String::from),
+                subject: f.subject.map(String::from),
+                ..RunFilter::default()
+            },
+            workload: f.workload.map(String::from),
+        };
+        match store.metric_history(&query) {
+            Ok(points) => out.extend(split(f, points)),
+            Err(StoreError::MixedUnits { .. }) if f.metric.is_none() => continue,
+            Err(e) => return Err(e),
         }
     }
-    Ok(out.into_values().collect())
+    Ok(out)
+}
+
+/// Splits one metric's points into series and finds each one's change points.
+fn split(f: &SeriesFilter<'_>, points: Vec<HistoryPoint>) -> Vec<History> {
+    let exact = |want: Option<&str>, have: &str| want.is_none_or(|w| w == have);
+    let mut series: BTreeMap<SeriesKey, History> = BTreeMap::new();
+    for p in points {
+        if !exact(f.host, &p.hostname) || !exact(f.subject, &p.subject.name) {
+            continue;
+        }
+        let key = SeriesKey {
+            metric: p.metric.name.clone(),
+            command: p.command.clone(),
+            host: p.hostname.clone(),
+            subject: p.subject.name.clone(),
+            workload: p.workload.clone(),
+        };
+        series
+            .entry(key.clone())
+            .or_insert_with(|| History {
+                key,
+                metric: p.metric.clone(),
+                points: Vec::new(),
+                changes: Vec::new(),
+            })
+            .points
+            .push(p);
+    }
+    let settings = ChangePointSettings::default();
+    series
+        .into_values()
+        .map(|mut h| {
+            let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
+            // Medians of finite samples are finite; an error would mean no change points.
+            h.changes = change_points(&values, &settings).unwrap_or_default();
+            h
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dyno_model::{Direction, Host, RunInfo, Sample, Subject, SubjectKind, Unit};
+    use dyno_model::{Direction, Host, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+    use dyno_store::RunId;
 
     fn add(store: &mut Store, host: &str, t: f64, values: &[f64], status: RunStatus) -> RunId {
         let info = RunInfo {
@@ -158,32 +167,49 @@ mod tests {
             &[3.0, f64::NAN],
             RunStatus::Complete,
         );
-        let early = add(&mut store, "a", 100.0, &[1.0, 1.5], RunStatus::Complete);
+        let early = add(&mut store, "a", 100.0, &[1.0, 2.0], RunStatus::Complete);
         add(&mut store, "a", 200.0, &[9.0], RunStatus::Failed);
         // A host whose name contains the other's is a different machine.
         add(&mut store, "ab", 150.0, &[2.0], RunStatus::Complete);
 
-        let all = histories(&store, &HistoryQuery::default()).unwrap();
+        let all = histories(&store, &SeriesFilter::default()).unwrap();
         assert_eq!(all.len(), 2);
         let a = &all[0];
         assert_eq!(
             (a.key.host.as_str(), a.key.metric.as_str()),
             ("a", "Blake2256")
         );
-        let runs: Vec<(RunId, Vec<f64>)> =
-            a.runs.iter().map(|r| (r.run, r.values.clone())).collect();
-        assert_eq!(runs, vec![(early, vec![1.0, 1.5]), (late, vec![3.0])]);
+        let runs: Vec<(RunId, f64)> = a.points.iter().map(|p| (p.run, p.value)).collect();
+        assert_eq!(runs, vec![(early, 1.5), (late, 3.0)]);
 
-        let q = HistoryQuery {
+        let only_a = SeriesFilter {
             metric: Some("Blake2256"),
             host: Some("a"),
-            ..HistoryQuery::default()
+            ..SeriesFilter::default()
         };
-        assert_eq!(histories(&store, &q).unwrap().len(), 1);
-        let unknown = HistoryQuery {
+        assert_eq!(histories(&store, &only_a).unwrap().len(), 1);
+        let unknown = SeriesFilter {
             metric: Some("Nope"),
-            ..HistoryQuery::default()
+            ..SeriesFilter::default()
         };
-        assert!(histories(&store, &unknown).unwrap().is_empty());
+        assert!(matches!(
+            histories(&store, &unknown),
+            Err(StoreError::NoSuchMetric { .. })
+        ));
+    }
+
+    #[test]
+    fn a_shifted_level_has_a_change_point_where_it_shifts() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let wiggle = [0.8, -1.1, 0.3, -0.4, 1.2];
+        for i in 0..40 {
+            let level = if i < 20 { 100.0 } else { 120.0 };
+            let v = level + wiggle[i % 5];
+            add(&mut store, "a", i as f64, &[v], RunStatus::Complete);
+        }
+        let h = histories(&store, &SeriesFilter::default()).unwrap();
+        let at: Vec<usize> = h[0].changes.iter().map(|c| c.index).collect();
+        assert_eq!(at, vec![20]);
     }
 }

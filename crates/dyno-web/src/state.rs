@@ -51,8 +51,8 @@ impl AppState {
             }
             let store = guard.as_ref().expect("opened above");
             let result = read(&state, store);
-            if matches!(result, Err(PageError::Store(ref e)) if !matches!(e, StoreError::UnknownRun(_)))
-            {
+            // A failed read may have broken the connection; a missing run or metric did not.
+            if matches!(result, Err(PageError::Store(_))) {
                 *guard = None;
             }
             result
@@ -79,6 +79,9 @@ impl From<StoreError> for PageError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::UnknownRun(id) => PageError::NotFound(format!("There is no run {id}.")),
+            StoreError::NoSuchMetric { metric, .. } => {
+                PageError::NotFound(format!("No run in the store measured a metric {metric:?}."))
+            }
             e => PageError::Store(e),
         }
     }

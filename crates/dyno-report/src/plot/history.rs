@@ -7,6 +7,11 @@ use crate::ReportError;
 use dyno_model::{format_timestamp, Metric};
 use plotters::prelude::*;
 
+/// The colour of a strong change point.
+const STRONG: RGBColor = RGBColor(180, 35, 24);
+/// The colour of a weak change point.
+const WEAK: RGBColor = RGBColor(213, 134, 0);
+
 /// One run's value in a history plot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryPoint {
@@ -20,7 +25,7 @@ pub struct HistoryPoint {
 
 /// The history of one metric: a point per run, in the order the runs started, joined
 /// by a thin line, each with its interval, and a dashed vertical line before every run
-/// at which a change point was found.
+/// at which a change point was found: red for a strong one, amber for a weak one.
 ///
 /// The x axis is the run's position in the history, labelled with its start date: runs
 /// are often hours apart and then months, and an axis in time would squeeze the first
@@ -35,7 +40,7 @@ pub struct HistoryPoint {
 /// let svg = HistoryPlot::new("Blake2256 on bench-01", m)
 ///     .point(point(1.79e9, 1.0e9))
 ///     .point(point(1.79e9 + 3600.0, 1.2e9))
-///     .change_point(1)
+///     .change_point(1, true)
 ///     .render_svg()
 ///     .unwrap();
 /// assert_eq!(svg.matches("<circle").count(), 2);
@@ -45,7 +50,7 @@ pub struct HistoryPlot {
     title: String,
     metric: Metric,
     points: Vec<HistoryPoint>,
-    change_points: Vec<usize>,
+    change_points: Vec<(usize, bool)>,
     size: PlotSize,
 }
 
@@ -67,10 +72,11 @@ impl HistoryPlot {
         self
     }
 
-    /// Marks a change point: the level changes from point `index` on (0 < index < points).
-    /// Indexes outside that range are ignored.
-    pub fn change_point(mut self, index: usize) -> Self {
-        self.change_points.push(index);
+    /// Marks a change point: the level changes from point `index` on (0 < index < points);
+    /// `strong` when it is significant at the strict level. Indexes outside that range
+    /// are ignored.
+    pub fn change_point(mut self, index: usize, strong: bool) -> Self {
+        self.change_points.push((index, strong));
         self
     }
 
@@ -125,14 +131,15 @@ impl HistoryPlot {
             )?;
             let at = |i: usize, v: f64| (i as f64, v_scale.to_axis(v));
             let (y0, y1) = (v_scale.to_axis(y_range.start), v_scale.to_axis(y_range.end));
-            for &c in self.change_points.iter().filter(|&&c| c > 0 && c < n) {
+            for &(c, strong) in self.change_points.iter().filter(|c| c.0 > 0 && c.0 < n) {
                 let x = c as f64 - 0.5;
+                let color = if strong { STRONG } else { WEAK };
                 let dashed = dashes(x, y0, y1, 24);
                 chart
                     .draw_series(
-                        dashed.into_iter().map(|seg| {
-                            PathElement::new(seg, RGBColor(180, 35, 24).stroke_width(2))
-                        }),
+                        dashed
+                            .into_iter()
+                            .map(|seg| PathElement::new(seg, color.stroke_width(2))),
                     )
                     .map_err(super::msg)?;
             }
@@ -207,11 +214,17 @@ mod tests {
         for (i, v) in [100.0, 101.0, 99.0, 150.0, 151.0].into_iter().enumerate() {
             plot = plot.point(point(i, v));
         }
-        let svg = plot.change_point(3).change_point(0).render_svg().unwrap();
+        let svg = plot
+            .change_point(3, true)
+            .change_point(1, false)
+            .change_point(0, true)
+            .render_svg()
+            .unwrap();
         assert_well_formed(&svg, &["history", "Sr25519Verify (/s)"]);
         assert_eq!(count(&svg, "<circle"), 5);
-        // 24 dashes for the one change point inside the range; the one at 0 is ignored.
+        // 24 dashes per change point inside the range; the one at 0 is ignored.
         assert_eq!(count(&svg, "stroke=\"#B42318\""), 24);
+        assert_eq!(count(&svg, "stroke=\"#D58600\""), 24);
         // The first run's start date labels its tick.
         let first = format_timestamp(1_795_000_000.0);
         assert!(svg.contains(&format!("{} {}", &first[5..10], &first[11..16])));

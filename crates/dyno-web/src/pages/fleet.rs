@@ -2,7 +2,6 @@
 //! store (host name and CPU model), as `dyno results fleet` reads it.
 
 use super::{given, when};
-use crate::history::{histories, HistoryQuery};
 use crate::markup::{esc, figure, link, page, query, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
@@ -78,11 +77,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
 }
 
 fn metric_list(store: &Store) -> Result<String, PageError> {
-    let mut names: Vec<String> = histories(store, &HistoryQuery::default())?
-        .into_iter()
-        .map(|h| h.key.metric)
-        .collect();
-    names.dedup();
+    let names = store.metric_names()?;
     let mut body = String::from(
         "<p class=\"hint\">Pick a metric to see where every machine in the store stands on it.</p>\n<ul>\n",
     );

@@ -2,11 +2,12 @@
 //! metric's history with a plot and the run behind every point.
 
 use super::{given, when};
-use crate::history::{histories, History, HistoryQuery};
+use crate::history::{histories, History, SeriesFilter};
 use crate::markup::{esc, figure, link, page, query, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{HistoryPlot, HistoryPoint};
+use dyno_stats::Strength;
 use dyno_store::Store;
 use serde::Deserialize;
 
@@ -17,22 +18,28 @@ pub(crate) struct HistoryParams {
     command: Option<String>,
     host: Option<String>,
     subject: Option<String>,
+    workload: Option<String>,
 }
 
 /// The index (no metric given) or the histories of one metric.
 pub(crate) fn render(store: &Store, p: &HistoryParams) -> Result<String, PageError> {
-    let q = HistoryQuery {
+    let q = SeriesFilter {
         metric: given(&p.metric),
         command: given(&p.command),
         host: given(&p.host),
         subject: given(&p.subject),
+        workload: given(&p.workload),
     };
     let found = histories(store, &q)?;
     match q.metric {
         None => Ok(index(&found)),
         Some(metric) if found.is_empty() => Err(PageError::NotFound(format!(
             "No complete run measured a metric {metric:?}{}.",
-            if q.command.is_some() || q.host.is_some() || q.subject.is_some() {
+            if q.command.is_some()
+                || q.host.is_some()
+                || q.subject.is_some()
+                || q.workload.is_some()
+            {
                 " with these filters"
             } else {
                 ""
@@ -50,6 +57,7 @@ fn href(h: &History) -> String {
             ("command", Some(&h.key.command)),
             ("host", Some(&h.key.host)),
             ("subject", Some(&h.key.subject)),
+            ("workload", h.key.workload.as_deref()),
         ])
     )
 }
@@ -62,23 +70,23 @@ fn index(found: &[History]) -> String {
             ("Command", false),
             ("Host", false),
             ("Subject", false),
+            ("Workload", false),
             ("Runs", true),
+            ("Change points", true),
             ("Latest", false),
         ],
     );
     for h in found {
-        let latest = h
-            .runs
-            .last()
-            .map(|r| when(r.started_at))
-            .unwrap_or_default();
+        let latest = h.points.last().map(|p| when(p.started_at));
         table.row(vec![
             link(&href(h), &h.key.metric),
             esc(&h.key.command),
             esc(&h.key.host),
             esc(&h.key.subject),
-            h.runs.len().to_string(),
-            esc(&latest),
+            esc(h.key.workload.as_deref().unwrap_or("-")),
+            h.points.len().to_string(),
+            h.changes.len().to_string(),
+            esc(&latest.unwrap_or_default()),
         ]);
     }
     let body = if table.is_empty() {
@@ -109,29 +117,13 @@ fn metric_page(metric: &str, found: &[History]) -> String {
     page(&format!("History of {metric}"), "/history", &body)
 }
 
-/// A run's point: the median of its samples, with the median's 95% interval when it has
-/// two samples or more.
-fn point(values: &[f64], started_at: f64) -> Option<HistoryPoint> {
-    let sum = dyno_stats::summarize(values)?;
-    let interval = (values.len() > 1)
-        .then(|| dyno_stats::median_ci(values, 0.95).ok())
-        .flatten()
-        .map(|c| (c.low, c.high));
-    Some(HistoryPoint {
-        started_at,
-        value: sum.median,
-        interval,
-    })
-}
-
 fn series_section(h: &History) -> String {
     let k = &h.key;
-    let mut out = format!(
-        "<section class=\"series\">\n<h2>{} · {} · {}</h2>\n",
-        esc(&k.command),
-        esc(&k.host),
-        esc(&k.subject)
-    );
+    let mut heading = format!("{} · {} · {}", k.command, k.host, k.subject);
+    if let Some(w) = &k.workload {
+        heading.push_str(&format!(" · {w}"));
+    }
+    let mut out = format!("<section class=\"series\">\n<h2>{}</h2>\n", esc(&heading));
     let mut plot = HistoryPlot::new(format!("{} on {}", k.metric, k.host), h.metric.clone());
     let mut table = HtmlTable::new(
         "points",
@@ -140,28 +132,44 @@ fn series_section(h: &History) -> String {
             ("Started", false),
             ("n", true),
             ("Median", true),
-            ("95% CI of median", true),
+            ("Change", false),
         ],
     );
-    for r in &h.runs {
-        let Some(p) = point(&r.values, r.started_at) else {
-            continue;
-        };
-        let f = |x: f64| esc(&format_value(x, h.metric.unit));
+    let f = |x: f64| format_value(x, h.metric.unit);
+    for (i, p) in h.points.iter().enumerate() {
+        let change = h.changes.iter().find(|c| c.index == i).map(|c| {
+            format!(
+                "{} change: {} → {} ({:+.1} %, p = {:.2e})",
+                c.strength.as_str(),
+                f(c.mean_before),
+                f(c.mean_after),
+                c.relative_change * 100.0,
+                c.p_value
+            )
+        });
         table.row(vec![
-            link(&format!("/runs/{}", r.run), &r.run.to_string()),
-            esc(&when(r.started_at)),
-            r.values.len().to_string(),
-            f(p.value),
-            p.interval
-                .map(|(lo, hi)| format!("{} .. {}", f(lo), f(hi)))
-                .unwrap_or_else(|| "-".into()),
+            link(&format!("/runs/{}", p.run), &p.run.to_string()),
+            esc(&when(p.started_at)),
+            p.samples.to_string(),
+            esc(&f(p.value)),
+            esc(&change.unwrap_or_default()),
         ]);
-        plot = plot.point(p);
+        plot = plot.point(HistoryPoint {
+            started_at: p.started_at,
+            value: p.value,
+            interval: None,
+        });
     }
+    for c in &h.changes {
+        plot = plot.change_point(c.index, c.strength == Strength::Strong);
+    }
+    let found = match h.changes.len() {
+        0 => "no change point found".to_string(),
+        1 => "1 change point (dashed: red strong, amber weak)".to_string(),
+        n => format!("{n} change points (dashed: red strong, amber weak)"),
+    };
     let caption = format!(
-        "{} ({}), median of each run with its 95% interval, {}. Change points are not \
-         marked: this build has no change-point detection.",
+        "{} ({}), the median of each run, {}; {found}.",
         k.metric,
         h.metric.unit.symbol(),
         h.metric.direction.as_str().replace('_', " ")
