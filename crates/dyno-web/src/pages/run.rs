@@ -26,7 +26,7 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
     body.push_str("</div>\n");
     if state.reports.is_some() {
         body.push_str(&format!(
-            "<p>{} · the report <code>dyno {}</code> writes for this run.</p>\n",
+            "<p>{} · the self-contained HTML report dyno writes for this {} run.</p>\n",
             link(&format!("/runs/{}/report", run.id), "Full report"),
             esc(&info.command)
         ));
