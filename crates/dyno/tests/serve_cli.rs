@@ -3,6 +3,8 @@
 //! nothing written), refused arguments, and the live view of a metrics endpoint.
 //! The pages in a real browser are in serve_browser.rs.
 
+#[path = "../../dyno-store/tests/common/pg.rs"]
+mod pg;
 mod serve_common;
 
 use assert_cmd::Command;
@@ -24,18 +26,16 @@ const QUICK: [&str; 10] = [
     "0.02",
 ];
 
-#[test]
-fn three_machine_runs_make_a_history_of_three_points() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    let db = db.to_str().unwrap();
+/// Runs `dyno machine` with tiny durations three times into the store `db`.
+fn three_machine_runs(db: &str, disk: &std::path::Path) {
     for _ in 0..3 {
         // Exit 1 or 0: whether this machine meets the requirements does not matter here.
         let code = Command::cargo_bin("dyno")
             .unwrap()
             .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+            .env_remove("PGPASSWORD")
             .args(["machine", "--db", db, "--base-path"])
-            .arg(dir.path())
+            .arg(disk)
             .args(QUICK)
             .output()
             .unwrap()
@@ -43,6 +43,14 @@ fn three_machine_runs_make_a_history_of_three_points() {
             .code();
         assert!(matches!(code, Some(0 | 1)), "dyno machine exited {code:?}");
     }
+}
+
+#[test]
+fn three_machine_runs_make_a_history_of_three_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let db = db.to_str().unwrap();
+    three_machine_runs(db, dir.path());
     let served = Served::start(&["--db", db]);
     let (code, front) = served.get("/");
     assert_eq!(code, 200);
@@ -61,6 +69,34 @@ fn three_machine_runs_make_a_history_of_three_points() {
     let (code, report) = served.get("/runs/2/report");
     assert_eq!(code, 200);
     assert!(report.contains("Requirements: run 2"), "{report}");
+}
+
+#[test]
+fn the_postgresql_fleet_store_serves_the_same_pages() {
+    let Some(server) = pg::PgServer::start() else {
+        return;
+    };
+    let url = server.database("serve");
+    let disk = tempfile::tempdir().unwrap();
+    three_machine_runs(&url, disk.path());
+    let served = Served::start(&["--db", &url]);
+    let (code, front) = served.get("/");
+    assert_eq!(code, 200);
+    assert!(front.contains("3 runs in postgresql://"), "{front}");
+    let (code, history) = served.get("/history?metric=Blake2256");
+    assert_eq!(code, 200);
+    assert_eq!(figure(&history, "history").matches("<circle").count(), 3);
+    for run in 1..=3 {
+        assert!(history.contains(&format!("<a href=\"/runs/{run}\">{run}</a>")));
+        assert_eq!(served.get(&format!("/runs/{run}")).0, 200);
+    }
+    let (code, fleet) = served.get("/fleet?metric=Blake2256");
+    assert_eq!(code, 200);
+    assert!(
+        fleet.contains("1 machine,") || fleet.contains("each of 1 machine"),
+        "{fleet}"
+    );
+    assert_eq!(served.get("/runs/999").0, 404);
 }
 
 #[test]
