@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Also write the HTML report here.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Also serve the results store and a live view of every node (TPS, height, blocks
+    /// adopted) on ADDR while the cluster runs, as `dyno serve --watch` would.
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_listen)]
+    serve: Option<std::net::SocketAddr>,
     #[command(flatten)]
     store: crate::db::StoreArgs,
 }
@@ -521,6 +525,15 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         _ => {}
     };
     let mut store = crate::db::open_for_writing(&a.store)?;
+    if let Some(listen) = a.serve {
+        let watch = (0..spec.nodes.len())
+            .map(|id| {
+                let port = spec.ports(id).2;
+                format!("{}=http://127.0.0.1:{port}/metrics", spec.nodes[id].name)
+            })
+            .collect();
+        crate::serve::start_beside(listen, &a.store.db, watch)?;
+    }
     // dyno's own cost (launching, the /proc sampler over every node, reading logs and
     // analysing): what the cluster's figures pay for being measured on the same cores.
     let (cpu_before, wall) = (

@@ -24,12 +24,12 @@ pub struct ServeArgs {
     #[arg(long)]
     public: bool,
     /// A Prometheus endpoint to show live at /live (repeatable): a pipeline's
-    /// --metrics-listen, each node's metrics_listen. http://HOST:PORT/metrics.
+    /// --metrics-listen, each node's metrics_listen. [NAME=]http://HOST:PORT/metrics.
     #[arg(long, value_name = "URL")]
     watch: Vec<String>,
 }
 
-fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
+pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
     let spec = spec.trim();
     let full = match spec.strip_prefix(':') {
         Some(port) => format!("127.0.0.1:{port}"),
@@ -53,6 +53,32 @@ impl dyno_web::FullReport for CommandReports {
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
         }
     }
+}
+
+/// Starts `dyno serve` on a thread beside a command that runs a pipeline or a cluster
+/// (`--serve ADDR`): the results store behind `db` and a live view of the `watch`
+/// endpoints, until the command ends. Loopback only.
+pub fn start_beside(
+    listen: SocketAddr,
+    db: &Option<PathBuf>,
+    watch: Vec<String>,
+) -> anyhow::Result<()> {
+    let config = dyno_web::Config::new(crate::db::path(db), listen)
+        .reports(Arc::new(CommandReports))
+        .watch(watch)
+        .log(Arc::new(|line: &str| eprintln!("{line}")));
+    let server =
+        dyno_web::Server::bind(config).map_err(|e| anyhow::anyhow!("--serve {listen}: {e}"))?;
+    eprintln!("live view: {}live", server.url());
+    std::thread::Builder::new()
+        .name("dyno-serve".into())
+        .spawn(move || {
+            if let Err(e) = server.run() {
+                eprintln!("warning: --serve stopped: {e}");
+            }
+        })
+        .context("starting --serve")?;
+    Ok(())
 }
 
 /// Serves until interrupted.

@@ -61,7 +61,9 @@ async fn scrape_forever(state: Arc<AppState>) {
         return;
     };
     let mut previous: Vec<Option<Reading>> = vec![None; hub.targets.len()];
-    let mut down: Vec<bool> = vec![false; hub.targets.len()];
+    // Endpoints count as down until first read, so one that is not up yet when the
+    // command starts its nodes makes no noise; each change after that is logged once.
+    let mut down: Vec<bool> = vec![true; hub.targets.len()];
     let mut tick = tokio::time::interval(PERIOD);
     loop {
         tick.tick().await;
@@ -69,7 +71,7 @@ async fn scrape_forever(state: Arc<AppState>) {
         let bodies = futures_util::future::join_all(fetches).await;
         let mut views = Vec::with_capacity(bodies.len());
         for (i, body) in bodies.into_iter().enumerate() {
-            let url = &hub.targets[i].url;
+            let (url, name) = (&hub.targets[i].url, &hub.targets[i].name);
             let parsed = body.and_then(|b| prom::parse_exposition(&b));
             let v = match parsed {
                 Ok(samples) => {
@@ -77,28 +79,27 @@ async fn scrape_forever(state: Arc<AppState>) {
                         at: Instant::now(),
                         samples,
                     };
-                    let v = view::view(url, previous[i].as_ref(), &now);
+                    let v = view::view(name, previous[i].as_ref(), &now);
                     previous[i] = Some(now);
                     v
                 }
                 Err(e) => {
                     previous[i] = None;
                     TargetView {
-                        url: url.clone(),
+                        name: name.clone(),
                         error: Some(e),
                         tiles: Vec::new(),
                         node: Default::default(),
                     }
                 }
             };
-            // One log line when an endpoint goes away and one when it is back.
             if v.error.is_some() != down[i] {
                 down[i] = v.error.is_some();
                 let what = v
                     .error
                     .as_deref()
-                    .map_or("back".to_string(), |e| format!("unreadable: {e}"));
-                (state.log)(&format!("dyno serve: watch {url}: {what}"));
+                    .map_or("up".to_string(), |e| format!("unreadable: {e}"));
+                (state.log)(&format!("dyno serve: watch {name} ({url}): {what}"));
             }
             views.push(v);
         }
@@ -130,7 +131,7 @@ fn render_panel(views: &[TargetView], now: f64) -> String {
         };
         let n = &v.node;
         summary.row(vec![
-            esc(&v.url),
+            esc(&v.name),
             state,
             num(n.tps, 0),
             num(n.height, 0),
@@ -146,7 +147,7 @@ fn render_panel(views: &[TargetView], now: f64) -> String {
     );
     out.push_str(&summary.render());
     for v in views.iter().filter(|v| !v.tiles.is_empty()) {
-        out.push_str(&format!("<h2>Tiles of {}</h2>\n", esc(&v.url)));
+        out.push_str(&format!("<h2>Tiles of {}</h2>\n", esc(&v.name)));
         let mut tiles = HtmlTable::new(
             "live-tiles",
             &[
@@ -242,7 +243,7 @@ mod tests {
     #[test]
     fn the_panel_escapes_what_endpoints_send_and_holds_no_carriage_return() {
         let v = TargetView {
-            url: "http://127.0.0.1:1/metrics".into(),
+            name: "http://127.0.0.1:1/metrics".into(),
             error: None,
             tiles: vec![TileView {
                 name: "<b>\r\nverify".into(),
@@ -257,7 +258,7 @@ mod tests {
             },
         };
         let down = TargetView {
-            url: "http://127.0.0.1:2/metrics".into(),
+            name: "node-1".into(),
             error: Some("cannot connect: refused".into()),
             tiles: Vec::new(),
             node: NodeView::default(),

@@ -13,7 +13,9 @@ const MAX_BODY: u64 = 8 << 20;
 /// One watched endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Target {
-    /// The URL as given.
+    /// What the live page calls it: the name given (`node-0=http://...`), else the URL.
+    pub name: String,
+    /// The URL.
     pub url: String,
     /// `host:port` to connect to.
     pub authority: String,
@@ -22,11 +24,15 @@ pub(crate) struct Target {
 }
 
 impl Target {
-    /// Parses `http://HOST:PORT[/PATH]` (the path defaults to `/metrics`).
-    pub(crate) fn parse(url: &str) -> Result<Target, WebError> {
+    /// Parses `[NAME=]http://HOST:PORT[/PATH]` (the path defaults to `/metrics`).
+    pub(crate) fn parse(given: &str) -> Result<Target, WebError> {
         let bad = |why: &str| WebError::WatchUrl {
-            url: url.to_string(),
+            url: given.to_string(),
             why: why.to_string(),
+        };
+        let (name, url) = match given.split_once("=http://") {
+            Some((name, _)) if !name.is_empty() => (Some(name), &given[name.len() + 1..]),
+            _ => (None, given),
         };
         let rest = url
             .strip_prefix("http://")
@@ -44,6 +50,7 @@ impl Target {
             ));
         }
         Ok(Target {
+            name: name.unwrap_or(url).to_string(),
             url: url.to_string(),
             authority: authority.to_string(),
             path: path.to_string(),
@@ -130,7 +137,16 @@ mod tests {
             ("127.0.0.1:7999", "/metrics")
         );
         let t = Target::parse("http://node-a:7301/metrics").unwrap();
-        assert_eq!(t.path, "/metrics");
+        assert_eq!(
+            (t.name.as_str(), t.path.as_str()),
+            ("http://node-a:7301/metrics", "/metrics")
+        );
+        let t = Target::parse("node-0=http://127.0.0.1:31302/metrics").unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.url.as_str()),
+            ("node-0", "http://127.0.0.1:31302/metrics")
+        );
+        assert!(Target::parse("node-0=https://x:1/").is_err());
         assert!(Target::parse("https://x:1/metrics").is_err());
         assert!(Target::parse("http://localhost/metrics").is_err());
         assert!(Target::parse("http://:80/").is_err());

@@ -62,8 +62,8 @@ pub(crate) struct NodeView {
 /// One endpoint's view.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TargetView {
-    /// The endpoint.
-    pub url: String,
+    /// The endpoint's name (its URL unless it was given one).
+    pub name: String,
     /// Why it could not be read, if it could not.
     pub error: Option<String>,
     /// Tiles, by name.
@@ -113,7 +113,7 @@ fn shares(times: &BTreeMap<String, f64>) -> (Option<f64>, Option<f64>) {
 
 /// The view of `now`, with rates and shares over the interval since `prev` where the
 /// endpoint was read then too.
-pub(crate) fn view(url: &str, prev: Option<&Reading>, now: &Reading) -> TargetView {
+pub(crate) fn view(name: &str, prev: Option<&Reading>, now: &Reading) -> TargetView {
     let times_now = tile_times(now);
     let times_prev = prev.map(tile_times).unwrap_or_default();
     let flag = |name: &str, tile: &str| now.sum(name, &[("tile", tile)]).is_some_and(|v| v >= 1.0);
@@ -157,7 +157,7 @@ pub(crate) fn view(url: &str, prev: Option<&Reading>, now: &Reading) -> TargetVi
         blocks: now.sum("dyno_node_blocks_total", &[]),
     };
     TargetView {
-        url: url.to_string(),
+        name: name.to_string(),
         error: None,
         tiles,
         node,
