@@ -1,6 +1,7 @@
 //! `dyno serve` over HTTP: the pages a newcomer opens after three `dyno machine` runs,
 //! bad input (404 pages with a link back), a corrupt store (500 pages, a log line,
-//! nothing written), refused arguments, and the live view of a metrics endpoint.
+//! nothing written), refused arguments, the live view of a metrics endpoint, and the same
+//! pages from the PostgreSQL fleet store (skipped with a note without PostgreSQL).
 //! The pages in a real browser are in serve_browser.rs.
 
 #[path = "../../dyno-store/tests/common/pg.rs"]
