@@ -331,6 +331,12 @@ fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredRun> {
         .run(id)
         .map_err(crate::db::classify)
         .with_context(|| format!("run {id} in {}", path.display()))?;
+    stored_run_of(&run)
+}
+
+/// Where a stored `cluster run` left its node logs, and which slots and window it analysed.
+fn stored_run_of(run: &dyno_store::StoredRun) -> Result<StoredRun> {
+    let id = run.id;
     if run.info.command != "cluster run" {
         bail!(
             "run {id} is a `{}` run, not a `cluster run`",
@@ -399,6 +405,36 @@ fn extracted_events(
         all.extend(rules.parse_log(&file, &node, &text)?);
     }
     Ok(all)
+}
+
+/// The HTML report `dyno cluster report RUN --html` writes for a stored `cluster run`, for
+/// `dyno serve`: rebuilt from the node logs its run directory still holds.
+pub fn stored_html(run: &dyno_store::StoredRun) -> Result<String> {
+    let stored = stored_run_of(run)?;
+    let spec = ClusterSpec::load(&stored.file)
+        .with_context(|| format!("run {}'s cluster file", run.id))?;
+    let expected = spec.nodes.len();
+    let analysis = match spec.extract.as_ref() {
+        Some(rules) => {
+            let mut all = extracted_events(&spec, rules, std::slice::from_ref(&stored.dir))?;
+            if let Some(window) = &stored.window_ns {
+                all = dyno_cluster::launch::in_window(all, window);
+            }
+            propagation::analyse_extracted(&all, expected, &rules.unavailable())
+        }
+        None => {
+            let mut all = Vec::new();
+            for file in log_files(std::slice::from_ref(&stored.dir))? {
+                all.extend(events::read_log(&file)?);
+            }
+            propagation::analyse(
+                &dyno_cluster::launch::in_slots(all, &stored.slots),
+                expected,
+            )
+        }
+    };
+    let report = ClusterReport::new(&analysis, Some(&spec));
+    Ok(html_report(&report, Some(&spec)))
 }
 
 fn report(a: &ReportArgs) -> Result<ExitCode> {

@@ -41,13 +41,18 @@ pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
 }
 
 /// The commands' full reports: `dyno compare report`'s verdicts for compare runs,
-/// `dyno results report`'s page (with a machine run's requirements) for the others.
+/// `dyno cluster report`'s propagation report for cluster runs (while their node logs
+/// are still there), `dyno results report`'s page (with a machine run's requirements)
+/// for the others.
 struct CommandReports;
 
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, String> {
         match run.info.command.as_str() {
             "compare" => crate::compare::stored_html(store, run.id)
+                .map(Some)
+                .map_err(|e| format!("{e:#}")),
+            "cluster run" => crate::cluster::stored_html(run)
                 .map(Some)
                 .map_err(|e| format!("{e:#}")),
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),

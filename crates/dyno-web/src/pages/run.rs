@@ -55,7 +55,10 @@ pub(crate) fn full_report(state: &AppState, store: &Store, id: i64) -> Result<St
     match reports.report(store, &run) {
         Ok(Some(html)) => Ok(html),
         Ok(None) => Err(none()),
-        Err(e) => Err(PageError::Internal(format!("report of run {id}: {e}"))),
+        // What a report needs beyond the store (a cluster run's node logs) may be gone.
+        Err(e) => Err(PageError::NotFound(format!(
+            "The report of run {id} cannot be made: {e}. The run page, /runs/{id}, shows its samples."
+        ))),
     }
 }
 

@@ -64,7 +64,15 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
             r.samples.to_string(),
         ]);
     }
-    let mut body = filter_form(q, limit);
+    // The commands this store has runs of (`pipeline bench`, `cluster run`...), for the form.
+    let mut commands: Vec<String> = store
+        .list_runs(&RunFilter::default())?
+        .into_iter()
+        .map(|r| r.command)
+        .collect();
+    commands.sort();
+    commands.dedup();
+    let mut body = filter_form(q, limit, &commands);
     body.push_str(&format!(
         "<p class=\"hint\">{} run{} in {}{}.</p>\n",
         runs.len(),
@@ -87,13 +95,13 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
     Ok(page("Runs", "/", &body))
 }
 
-fn filter_form(q: &RunsQuery, limit: usize) -> String {
+fn filter_form(q: &RunsQuery, limit: usize, commands: &[String]) -> String {
     let value = |v: &Option<String>| esc(given(v).unwrap_or_default());
     let command = given(&q.command).unwrap_or_default();
     let mut options = String::from("<option value=\"\">any</option>");
-    for c in ["machine", "tune", "pipeline", "compare", "cluster", "node"] {
+    for c in commands {
         let sel = if c == command { " selected" } else { "" };
-        options.push_str(&format!("<option{sel}>{c}</option>"));
+        options.push_str(&format!("<option{sel}>{}</option>", esc(c)));
     }
     format!(
         "<form class=\"filter\" method=\"get\" action=\"/\">\
