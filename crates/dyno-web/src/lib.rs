@@ -162,7 +162,7 @@ impl Server {
             .thread_name("dyno-web")
             .enable_all()
             .build()?;
-        let state = Arc::new(AppState::new(config, targets));
+        let state = Arc::new(AppState::new(config, targets, addr));
         Ok(Server {
             runtime,
             listener,

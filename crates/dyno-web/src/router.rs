@@ -33,8 +33,35 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             get(|| asset("text/javascript", LIVE_SCRIPT)),
         )
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            known_host,
+        ))
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
+}
+
+/// Refuses requests to a loopback server that name another host (see [`AppState::hosts`]).
+async fn known_host(
+    State(state): State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(hosts) = &state.hosts {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+            let body = format!(
+                "<p class=\"error\">This server answers only to {}.</p>\n",
+                markup::esc(&hosts.join(", "))
+            );
+            return plain_page(StatusCode::MISDIRECTED_REQUEST, "Unknown host", "", &body);
+        }
+    }
+    next.run(request).await
 }
 
 async fn security_headers(mut response: Response) -> Response {

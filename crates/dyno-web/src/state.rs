@@ -7,6 +7,7 @@ use crate::{Config, FullReport, LogSink};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use dyno_store::{Store, StoreError};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -24,11 +25,26 @@ pub(crate) struct AppState {
     pub log: LogSink,
     /// The live views; `None` without `--watch`.
     pub live: Option<LiveHub>,
+    /// The `Host` headers a loopback server answers (`127.0.0.1:PORT`, `localhost:PORT`);
+    /// `None` when remote clients are allowed. A web page elsewhere that rebinds its own
+    /// host name to 127.0.0.1 sends its own name, so it cannot read the store through the
+    /// visitor's browser.
+    pub hosts: Option<Vec<String>>,
 }
 
 impl AppState {
-    pub(crate) fn new(config: Config, targets: Vec<Target>) -> AppState {
+    pub(crate) fn new(config: Config, targets: Vec<Target>, bound: SocketAddr) -> AppState {
+        let port = bound.port();
+        let hosts = (!config.allow_remote).then(|| {
+            vec![
+                bound.to_string(),
+                format!("localhost:{port}"),
+                format!("127.0.0.1:{port}"),
+                format!("[::1]:{port}"),
+            ]
+        });
         AppState {
+            hosts,
             path: config.store,
             store: Mutex::new(None),
             reports: config.reports,

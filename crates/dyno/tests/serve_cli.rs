@@ -130,6 +130,20 @@ fn unknown_runs_metrics_and_pages_get_a_404_page_with_a_link_back() {
     assert!(!front.contains("<script>alert"));
     let (code, _) = served.get("/?limit=-1");
     assert_eq!(code, 400);
+    // A page elsewhere whose host name was rebound to 127.0.0.1 sends its own name.
+    let authority = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let mut s = TcpStream::connect(authority).unwrap();
+    write!(s, "GET / HTTP/1.0\r\nHost: attacker.example:80\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.0 421") || answer.starts_with("HTTP/1.1 421"),
+        "{answer}"
+    );
+    assert!(!answer.contains("bench-01"));
 }
 
 #[test]
