@@ -211,6 +211,45 @@ fn a_missing_store_or_an_open_address_without_the_flag_is_refused() {
         .stderr(predicates::str::contains("--watch"));
 }
 
+#[test]
+fn comparisons_are_grouped_by_their_id_and_link_to_their_verdicts() {
+    use dyno_model::{Host, RunInfo, RunStatus, Subject, SubjectKind};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let mut store = dyno_store::Store::open(&db).unwrap();
+    // Runs of two comparisons as dyno compare stores them: the comparison in the settings.
+    for (i, (id, subject)) in [("cmp-1", "v1"), ("cmp-1", "v2"), ("cmp-2", "v1")]
+        .iter()
+        .enumerate()
+    {
+        let info = RunInfo {
+            command: "compare".into(),
+            subject: Subject::new(SubjectKind::Release, *subject),
+            host: Host::default(),
+            started_at: 1.8e9 + i as f64,
+            command_line: vec!["dyno".into(), "compare".into()],
+            tool_version: "test".into(),
+            settings: serde_json::json!({"comparison": {
+                "id": id, "subjects": ["v1", "v2"], "workloads": ["value"], "rounds": 3,
+                "file": "<cmp>.toml"
+            }}),
+        };
+        let run = store.begin_run(&info, &[]).unwrap();
+        store.finish_run(run, RunStatus::Complete).unwrap();
+    }
+    drop(store);
+    let served = Served::start(&["--db", db.to_str().unwrap()]);
+    let (code, page) = served.get("/compare");
+    assert_eq!(code, 200);
+    assert!(
+        page.contains("<a href=\"/runs/1/report\">cmp-1</a>"),
+        "{page}"
+    );
+    assert!(page.contains("<a href=\"/runs/3/report\">cmp-2</a>"));
+    assert!(page.contains("<td class=\"num\">2 of 6</td>") && page.contains("1 of 6"));
+    assert!(page.contains("&lt;cmp&gt;.toml"));
+}
+
 /// A Prometheus endpoint that answers every request with `body`.
 fn fake_endpoint(body: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -70,29 +70,30 @@ pub(crate) fn render(store: &Store) -> Result<String, PageError> {
     let mut table = HtmlTable::new(
         "comparisons",
         &[
-            ("Comparison", false),
-            ("File", false),
+            ("Comparison (its verdicts)", false),
             ("Subjects (baseline first)", false),
             ("Workloads", false),
             ("Executions", true),
             ("Started", false),
-            ("Verdicts", false),
+            ("Runs", false),
+            ("File", false),
         ],
     );
     for c in &comparisons {
         let first = c.runs.iter().min().copied().unwrap_or_default();
+        let last = c.runs.iter().max().copied().unwrap_or_default();
         table.row(vec![
-            esc(&c.id),
-            esc(&c.file),
+            link(&format!("/runs/{first}/report"), &c.id),
             esc(&c.subjects.join(", ")),
             esc(&c.workloads.join(", ")),
             format!("{} of {}", c.runs.len(), c.planned),
             esc(&when(c.started_at)),
             format!(
-                "{} · {}",
-                link(&format!("/runs/{first}/report"), "verdicts"),
-                link(&format!("/runs/{first}"), "first run")
+                "{}..{}",
+                link(&format!("/runs/{first}"), &first.to_string()),
+                link(&format!("/runs/{last}"), &last.to_string())
             ),
+            esc(&c.file),
         ]);
     }
     let body = if table.is_empty() {
