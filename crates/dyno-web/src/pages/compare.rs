@@ -24,6 +24,52 @@ struct Comparison {
 
 /// The comparison list.
 pub(crate) fn render(store: &Store) -> Result<String, PageError> {
+    let comparisons = comparisons(store)?;
+    let mut table = HtmlTable::new(
+        "comparisons",
+        &[
+            ("Comparison (its verdicts)", false),
+            ("Subjects (baseline first)", false),
+            ("Workloads", false),
+            ("Executions", true),
+            ("Started", false),
+            ("Runs", false),
+            ("File", false),
+        ],
+    );
+    for c in &comparisons {
+        let first = c.runs.iter().min().copied().unwrap_or_default();
+        let last = c.runs.iter().max().copied().unwrap_or_default();
+        table.row(vec![
+            link(&format!("/runs/{first}/report"), &c.id),
+            esc(&c.subjects.join(", ")),
+            esc(&c.workloads.join(", ")),
+            format!("{} of {}", c.runs.len(), c.planned),
+            esc(&when(c.started_at)),
+            format!(
+                "{}..{}",
+                link(&format!("/runs/{first}"), &first.to_string()),
+                link(&format!("/runs/{last}"), &last.to_string())
+            ),
+            esc(&c.file),
+        ]);
+    }
+    let body = if table.is_empty() {
+        "<p class=\"note\">No comparison is stored: <code>dyno compare run FILE</code> makes \
+         one.</p>\n"
+            .to_string()
+    } else {
+        format!(
+            "<p class=\"hint\">Each comparison's verdicts are rebuilt from its stored runs, \
+             as <code>dyno compare report</code> does.</p>\n{}",
+            table.render()
+        )
+    };
+    Ok(page("Comparisons", "/compare", &body))
+}
+
+/// Every comparison in the store, newest first, from its runs' settings.
+fn comparisons(store: &Store) -> Result<Vec<Comparison>, PageError> {
     let filter = RunFilter {
         command: Some("compare".into()),
         ..RunFilter::default()
@@ -67,45 +113,5 @@ pub(crate) fn render(store: &Store) -> Result<String, PageError> {
         c.runs.push(s.id);
         c.started_at = c.started_at.min(s.started_at);
     }
-    let mut table = HtmlTable::new(
-        "comparisons",
-        &[
-            ("Comparison (its verdicts)", false),
-            ("Subjects (baseline first)", false),
-            ("Workloads", false),
-            ("Executions", true),
-            ("Started", false),
-            ("Runs", false),
-            ("File", false),
-        ],
-    );
-    for c in &comparisons {
-        let first = c.runs.iter().min().copied().unwrap_or_default();
-        let last = c.runs.iter().max().copied().unwrap_or_default();
-        table.row(vec![
-            link(&format!("/runs/{first}/report"), &c.id),
-            esc(&c.subjects.join(", ")),
-            esc(&c.workloads.join(", ")),
-            format!("{} of {}", c.runs.len(), c.planned),
-            esc(&when(c.started_at)),
-            format!(
-                "{}..{}",
-                link(&format!("/runs/{first}"), &first.to_string()),
-                link(&format!("/runs/{last}"), &last.to_string())
-            ),
-            esc(&c.file),
-        ]);
-    }
-    let body = if table.is_empty() {
-        "<p class=\"note\">No comparison is stored: <code>dyno compare run FILE</code> makes \
-         one.</p>\n"
-            .to_string()
-    } else {
-        format!(
-            "<p class=\"hint\">Each comparison's verdicts are rebuilt from its stored runs, \
-             as <code>dyno compare report</code> does.</p>\n{}",
-            table.render()
-        )
-    };
-    Ok(page("Comparisons", "/compare", &body))
+    Ok(comparisons)
 }
