@@ -45,6 +45,8 @@ fn browse(browser: &Path, profile: &Path, url: &str, extra: &[&str]) -> Load {
             "--no-sandbox",
             "--disable-gpu",
             "--no-first-run",
+            // Containers often have a small /dev/shm; Chromium then writes to /tmp.
+            "--disable-dev-shm-usage",
             "--hide-scrollbars",
             "--enable-logging=stderr",
             "--v=0",
