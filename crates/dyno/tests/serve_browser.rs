@@ -9,7 +9,7 @@
 mod serve_common;
 
 use dyno_store::Store;
-use serve_common::{plant, three_runs, Served};
+use serve_common::{fake_endpoint, plant, three_runs, Served};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -181,4 +181,45 @@ fn the_main_pages_load_in_chromium_without_console_messages() {
             .contains(&format!("<a href=\"/runs/{run}\">{run}</a>")));
     }
     eprintln!("screenshots: {}", shots.display());
+}
+
+#[test]
+fn the_live_page_runs_its_script_under_the_content_security_policy() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
+        return;
+    };
+    let endpoint = fake_endpoint(
+        "dyno_tile_up{tile=\"verify:0\"} 1\n\
+         dyno_tile_time_seconds_total{tile=\"verify:0\",bucket=\"finish\"} 1\n\
+         dyno_node_tps 4321\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    three_runs(&db);
+    let served = Served::start(&["--db", db.to_str().unwrap(), "--watch", &endpoint]);
+    // The first scrape comes within about a second; a minute is the give-up point.
+    let start = std::time::Instant::now();
+    while !served.get("/live").1.contains("verify:0") {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no scrape in a minute"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let profile = dir.path().join("profile");
+    let load = browse(
+        &browser,
+        &profile,
+        &format!("{}live", served.url),
+        &["--dump-dom"],
+    );
+    assert!(
+        load.dom.contains("<td class=\"num\">4321</td>"),
+        "{}",
+        load.dom
+    );
+    assert!(load.dom.contains("src=\"/assets/live.js\""));
+    // A script the policy refused, or one that failed, would have logged to the console.
+    assert_eq!(console(&load.log), Vec::<&str>::new(), "console messages");
 }

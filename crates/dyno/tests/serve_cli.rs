@@ -9,9 +9,9 @@ mod pg;
 mod serve_common;
 
 use assert_cmd::Command;
-use serve_common::{figure, get, plant, three_runs, Served};
+use serve_common::{fake_endpoint, figure, get, plant, three_runs, Served};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 const QUICK: [&str; 10] = [
@@ -248,23 +248,6 @@ fn comparisons_are_grouped_by_their_id_and_link_to_their_verdicts() {
     assert!(page.contains("<a href=\"/runs/3/report\">cmp-2</a>"));
     assert!(page.contains("<td class=\"num\">2 of 6</td>") && page.contains("1 of 6"));
     assert!(page.contains("&lt;cmp&gt;.toml"));
-}
-
-/// A Prometheus endpoint that answers every request with `body`.
-fn fake_endpoint(body: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut conn in listener.incoming().flatten() {
-            let mut buf = [0u8; 1024];
-            let _ = conn.read(&mut buf);
-            let _ = write!(
-                conn,
-                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n{body}"
-            );
-        }
-    });
-    url
 }
 
 /// Reads the event stream at `url` until it holds every one of `wanted` (or a minute

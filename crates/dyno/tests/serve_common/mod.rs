@@ -6,7 +6,7 @@
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{RunId, Store};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::Duration;
@@ -142,4 +142,21 @@ pub fn figure<'a>(page: &'a str, class: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no {class} figure in {page}"));
     let end = page[start..].find("</figure>").unwrap() + start;
     &page[start..end]
+}
+
+/// A Prometheus endpoint that answers every request with `body`.
+pub fn fake_endpoint(body: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/metrics", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = conn.read(&mut buf);
+            let _ = write!(
+                conn,
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n{body}"
+            );
+        }
+    });
+    url
 }
