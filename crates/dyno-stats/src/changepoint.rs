@@ -25,16 +25,23 @@
 //!    series, each against the stretches up to its neighbouring candidates. Of two
 //!    candidates closer than `min_segment` (neighbouring windows that placed one shift a
 //!    value apart) the less significant goes; then the candidate with the largest p-value
-//!    goes while that p-value exceeds `p_weak`, and the rest are re-tested.
+//!    goes while that p-value exceeds the threshold, and the rest are re-tested.
 //!
 //! # Weak and strong
-//! Every change point that survives the merge has `p <= p_weak`
-//! ([`ChangePointSettings::p_weak`], default 0.05). It is **strong** when
-//! `p <= p_strong` ([`ChangePointSettings::p_strong`], default 0.001), **weak**
-//! otherwise. Each p-value is that of the change point against the stretches up to its
-//! neighbours, weak or strong, as reported. Weak points are worth a look (a shift
-//! building up, or noise); only strong ones should fail a build (see
-//! [`latest_regression`]).
+//! The merge runs twice over the same candidates, as Otava's two passes do:
+//! - at [`ChangePointSettings::p_strong`] (default 0.001): what survives is **strong**,
+//!   each p-value taken against its strong neighbours. A candidate dropped while weaker
+//!   candidates still cut its stretches short is added back when it is significant at
+//!   `p_strong` against the strong points that remain.
+//! - at the looser [`ChangePointSettings::p_weak`] (default 0.05): a survivor that is
+//!   not strong is **weak** when, tested against the strong points around it, its
+//!   p-value lies in `(p_strong, p_weak]`.
+//!
+//! So a strong point's p is never above `p_strong`, a weak point's always is, and weak
+//! points never weaken the strong ones (an early version tested every point against all
+//! its neighbours: noise marked weak cut the stretches of real shifts short, which cost
+//! both detections and false alarms; BENCHMARKS.md, "Change points"). Weak points are worth a look (a shift building up, or noise); only
+//! strong ones should fail a build (see [`latest_regression`]).
 //!
 //! # How far to trust the p-value
 //! The t-test is applied to the split E-Divisive chose as the best, so the p-value is
@@ -181,17 +188,24 @@ pub fn change_points(
     settings.validate()?;
     check_finite(values)?;
     let candidates = windowed_candidates(values, settings);
-    Ok(merge(values, candidates, settings)
-        .into_iter()
-        .map(|s| {
-            let strength = if s.p_value <= settings.p_strong {
-                Strength::Strong
-            } else {
-                Strength::Weak
-            };
-            s.to_point(strength)
-        })
-        .collect())
+    let weak = merge(values, candidates.clone(), settings.p_weak, settings);
+    let strong = strong_splits(values, candidates, settings);
+    let cuts: Vec<usize> = strong.iter().map(|s| s.index).collect();
+    let mut out: Vec<ChangePoint> = strong
+        .iter()
+        .map(|s| s.to_point(Strength::Strong))
+        .collect();
+    for w in weak.iter().filter(|w| !cuts.contains(&w.index)) {
+        let s = against(values, &cuts, w.index, settings.min_segment);
+        if s.p_value > settings.p_strong
+            && s.p_value <= settings.p_weak
+            && s.magnitude() >= settings.min_magnitude
+        {
+            out.push(s.to_point(Strength::Weak));
+        }
+    }
+    out.sort_by_key(|c| c.index);
+    Ok(out)
 }
 
 /// The change point that makes the newest value of a series of `len` values a
@@ -390,12 +404,64 @@ fn mean_of(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len() as f64
 }
 
-/// Re-tests `candidates` over the whole series, each against the stretches up to its
-/// neighbours. First, of two candidates closer than `min_segment` (two windows placed
-/// one shift a point apart), the less significant goes, each judged as if the other were
-/// not there. Then the least significant candidate goes while its p-value exceeds
-/// `p_weak` (or its change is below `min_magnitude`), and the rest are re-tested.
-fn merge(values: &[f64], mut cuts: Vec<usize>, settings: &ChangePointSettings) -> Vec<Split> {
+/// The strong change points among `candidates`: the merge at `p_strong`, then, while a
+/// candidate it dropped is significant at `p_strong` against the strong points that
+/// remain (it was dropped while weaker neighbours still cut its stretches short), the
+/// most significant such candidate is added back and the merge runs again. The rounds
+/// are bounded by the number of candidates, in case additions and drops ever cycle.
+fn strong_splits(
+    values: &[f64],
+    candidates: Vec<usize>,
+    settings: &ChangePointSettings,
+) -> Vec<Split> {
+    let indices = |splits: Vec<Split>| splits.iter().map(|s| s.index).collect::<Vec<_>>();
+    let mut cuts = indices(merge(
+        values,
+        candidates.clone(),
+        settings.p_strong,
+        settings,
+    ));
+    for _ in 0..candidates.len() {
+        let best = candidates
+            .iter()
+            .filter(|c| !cuts.contains(c))
+            .map(|&c| against(values, &cuts, c, settings.min_segment))
+            .filter(|s| s.p_value <= settings.p_strong && s.magnitude() >= settings.min_magnitude)
+            .min_by(|a, b| a.p_value.total_cmp(&b.p_value).then(b.t.total_cmp(&a.t)));
+        let Some(best) = best else { break };
+        let at = cuts.partition_point(|&c| c < best.index);
+        cuts.insert(at, best.index);
+        cuts = indices(merge(values, cuts, settings.p_strong, settings));
+    }
+    merge(values, cuts, settings.p_strong, settings)
+}
+
+/// The split at `at` against the stretches up to the nearest of the sorted `cuts` on
+/// either side (`at` not among them); p = 1 when either stretch is shorter than
+/// `min_segment`.
+fn against(values: &[f64], cuts: &[usize], at: usize, min_segment: usize) -> Split {
+    let k = cuts.partition_point(|&c| c < at);
+    let lo = k.checked_sub(1).map_or(0, |k| cuts[k]);
+    let hi = cuts.get(k).copied().unwrap_or(values.len());
+    let mut split = split_at(values, lo, at, hi);
+    if at - lo < min_segment || hi - at < min_segment {
+        split.t = 0.0;
+        split.p_value = 1.0;
+    }
+    split
+}
+
+/// Re-tests `cuts` over the whole series, each against the stretches up to its
+/// neighbours. First, of two cuts closer than `min_segment` (two windows placed one
+/// shift a point apart), the less significant goes, each judged as if the other were not
+/// there. Then the least significant cut goes while its p-value exceeds `p_max` (or its
+/// change is below `min_magnitude`), and the rest are re-tested.
+fn merge(
+    values: &[f64],
+    mut cuts: Vec<usize>,
+    p_max: f64,
+    settings: &ChangePointSettings,
+) -> Vec<Split> {
     while let Some(i) = cuts
         .windows(2)
         .position(|w| w[1] - w[0] < settings.min_segment)
@@ -417,7 +483,7 @@ fn merge(values: &[f64], mut cuts: Vec<usize>, settings: &ChangePointSettings) -
         let worst = splits
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.p_value > settings.p_weak || s.magnitude() < settings.min_magnitude)
+            .filter(|(_, s)| s.p_value > p_max || s.magnitude() < settings.min_magnitude)
             .max_by(|a, b| a.1.p_value.total_cmp(&b.1.p_value));
         match worst {
             Some((i, _)) => {

@@ -12,15 +12,15 @@
 mod boxplot;
 mod cdf;
 mod frame;
-mod history;
 mod scatter;
 mod timeseries;
+mod trend;
 
 pub use boxplot::BoxPlot;
 pub use cdf::CdfPlot;
-pub use history::{HistoryPlot, HistoryPoint};
 pub use scatter::{Interval, ScatterPlot, ScatterPoint};
 pub use timeseries::{TimeSeries, TimeSeriesPlot};
+pub use trend::{ChangeKind, ChangeMark, TrendPlot};
 
 use crate::ReportError;
 use dyno_model::{Metric, Unit};

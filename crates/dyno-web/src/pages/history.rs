@@ -1,13 +1,13 @@
-//! Metric histories: the index of every (metric, command, host, subject) series, and one
+//! Metric histories: the index of every (metric, command, host, subject, workload) series, and one
 //! metric's history with a plot and the run behind every point.
 
 use super::{given, when};
 use crate::history::{histories, History, SeriesFilter};
 use crate::markup::{esc, figure, link, page, query, HtmlTable};
 use crate::state::PageError;
-use dyno_model::format_value;
-use dyno_report::plot::{HistoryPlot, HistoryPoint};
-use dyno_stats::Strength;
+use dyno_model::{format_value, Direction};
+use dyno_report::plot::{ChangeKind, PlotSize, TrendPlot};
+use dyno_stats::{Better, Strength};
 use dyno_store::Store;
 use serde::Deserialize;
 
@@ -124,10 +124,39 @@ fn series_section(h: &History) -> String {
         heading.push_str(&format!(" · {w}"));
     }
     let mut out = format!("<section class=\"series\">\n<h2>{}</h2>\n", esc(&heading));
-    let mut plot = HistoryPlot::new(format!("{} on {}", k.metric, k.host), h.metric.clone());
+    let f = |x: f64| format_value(x, h.metric.unit);
+    let better = match h.metric.direction {
+        Direction::HigherIsBetter => Better::Higher,
+        Direction::LowerIsBetter => Better::Lower,
+    };
+    let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
+    let mut plot = TrendPlot::new(
+        format!("{} on {}", k.metric, k.host),
+        h.metric.clone(),
+        values,
+    )
+    .size(PlotSize {
+        width: 900,
+        height: 420,
+    });
+    // Marked as `dyno results trend --format html` marks them.
+    for c in &h.changes {
+        let kind = match (c.strength, c.is_regression(better)) {
+            (Strength::Weak, _) => ChangeKind::Weak,
+            (_, true) => ChangeKind::Regression,
+            (_, false) => ChangeKind::Improvement,
+        };
+        let run = h.points[c.index].run;
+        plot = plot.mark(
+            c.index,
+            kind,
+            format!("run {run} {:+.1}%", c.relative_change * 100.0),
+        );
+    }
     let mut table = HtmlTable::new(
         "points",
         &[
+            ("#", true),
             ("Run", true),
             ("Started", false),
             ("n", true),
@@ -135,7 +164,6 @@ fn series_section(h: &History) -> String {
             ("Change", false),
         ],
     );
-    let f = |x: f64| format_value(x, h.metric.unit);
     for (i, p) in h.points.iter().enumerate() {
         let change = h.changes.iter().find(|c| c.index == i).map(|c| {
             format!(
@@ -148,28 +176,22 @@ fn series_section(h: &History) -> String {
             )
         });
         table.row(vec![
+            (i + 1).to_string(),
             link(&format!("/runs/{}", p.run), &p.run.to_string()),
             esc(&when(p.started_at)),
             p.samples.to_string(),
             esc(&f(p.value)),
             esc(&change.unwrap_or_default()),
         ]);
-        plot = plot.point(HistoryPoint {
-            started_at: p.started_at,
-            value: p.value,
-            interval: None,
-        });
-    }
-    for c in &h.changes {
-        plot = plot.change_point(c.index, c.strength == Strength::Strong);
     }
     let found = match h.changes.len() {
         0 => "no change point found".to_string(),
-        1 => "1 change point (dashed: red strong, amber weak)".to_string(),
-        n => format!("{n} change points (dashed: red strong, amber weak)"),
+        1 => "1 change point".to_string(),
+        n => format!("{n} change points"),
     };
     let caption = format!(
-        "{} ({}), the median of each run, {}; {found}.",
+        "{} ({}), the median of each run ({}), run 1 the oldest; {found} (strong: coloured, \
+         weak: grey; the flat lines are the mean level between strong ones).",
         k.metric,
         h.metric.unit.symbol(),
         h.metric.direction.as_str().replace('_', " ")
