@@ -1,7 +1,8 @@
 //! `dyno serve` over HTTP: the pages a newcomer opens after three `dyno machine` runs,
 //! bad input (404 pages with a link back), a corrupt store (500 pages, a log line,
-//! nothing written), refused arguments, the live view of a metrics endpoint, and the same
-//! pages from the PostgreSQL fleet store (skipped with a note without PostgreSQL).
+//! nothing written), refused arguments, the live view of a metrics endpoint and of
+//! `dyno pipeline bench --serve`, and the same pages from the PostgreSQL fleet store
+//! (skipped with a note without PostgreSQL).
 //! The pages in a real browser are in serve_browser.rs.
 
 #[path = "../../dyno-store/tests/common/pg.rs"]
@@ -299,4 +300,65 @@ fn the_live_view_streams_tiles_and_tps_of_a_watched_endpoint() {
     );
     let (code, script) = get(&format!("{}assets/live.js", served.url));
     assert_eq!((code, script.contains("EventSource")), (200, true));
+}
+
+#[test]
+fn pipeline_bench_with_serve_streams_its_own_tiles() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bench.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[layout]\naffinity = \"floating\"\nlink_depth = 1024\n\
+             [workspace]\nname = \"serve-cli-{pid}\"\ndir = \"{d}\"\n\
+             [genesis]\nfund_initial_accounts = 256\n\
+             [bench]\npresign = 4000\nrate = 1500\n\
+             [poh]\nhashes_per_tick = 200\ntick_ns = 2000000\nticks_per_slot = 8\n\
+             [store]\ndir = \"{d}\"\n",
+            pid = std::process::id(),
+            d = dir.path().display()
+        ),
+    )
+    .unwrap();
+    let mut bench = std::process::Command::new(env!("CARGO_BIN_EXE_dyno"))
+        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        .env_remove("DYNO_DB")
+        .args([
+            "pipeline",
+            "bench",
+            "--duration",
+            "8",
+            "--serve",
+            "127.0.0.1:0",
+            "--db",
+        ])
+        .arg(dir.path().join("results.db"))
+        .arg("--config")
+        .arg(&config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Keep reading stderr (a full pipe would stall the bench); pass on the live view's URL.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = bench.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("live view: ") {
+                let _ = tx.send(url.to_string());
+            }
+        }
+    });
+    let live = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a live view URL");
+    let events = live.replace("/live", "/live/events");
+    let stream = read_events_until(&events, &["verify:0", "bank:0", "Blocks produced"]);
+    assert!(stream.contains("event: panel"));
+    let status = bench.wait().unwrap();
+    assert!(status.success(), "bench exited {status:?}");
 }
