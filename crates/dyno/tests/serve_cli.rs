@@ -71,6 +71,7 @@ fn three_machine_runs_make_a_history_of_three_points() {
     let (code, report) = served.get("/runs/2/report");
     assert_eq!(code, 200);
     assert!(report.contains("Requirements: run 2"), "{report}");
+    assert!(report.contains("<a href=\"/runs/2\">&larr; run 2</a>"));
 }
 
 #[test]

@@ -53,12 +53,28 @@ pub(crate) fn full_report(state: &AppState, store: &Store, id: i64) -> Result<St
     };
     let reports = state.reports.as_ref().ok_or_else(none)?;
     match reports.report(store, &run) {
-        Ok(Some(html)) => Ok(html),
+        Ok(Some(html)) => Ok(with_way_back(html, id)),
         Ok(None) => Err(none()),
         // What a report needs beyond the store (a cluster run's node logs) may be gone.
         Err(e) => Err(PageError::NotFound(format!(
             "The report of run {id} cannot be made: {e}. The run page, /runs/{id}, shows its samples."
         ))),
+    }
+}
+
+/// A command's report with links back to the run page and the run list at the top: the
+/// report is a document of its own, written to be opened from a file.
+fn with_way_back(html: String, id: i64) -> String {
+    let back = format!(
+        "<p style=\"margin:8px 28px\"><a href=\"/runs/{id}\">&larr; run {id}</a> · \
+         <a href=\"/\">all runs</a></p>\n"
+    );
+    match html.find("<body>") {
+        Some(i) => {
+            let at = i + "<body>".len();
+            format!("{}\n{back}{}", &html[..at], &html[at..])
+        }
+        None => html,
     }
 }
 
