@@ -3,7 +3,9 @@
 //! Operators' dashboards break silently when an exporter renames a metric; here a rename
 //! fails this test until the dashboards follow. "What dyno exports" is every metric family
 //! name written in the exporters' code (outside their tests), cross-checked against what
-//! the exporters actually render, so the scan cannot drift from the code either.
+//! the exporters actually render, so the scan cannot drift from the code either. Where
+//! `promtool` is installed (scripts/ci/promtool.sh), every query is also parsed by
+//! Prometheus' own parser.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -144,6 +146,55 @@ fn every_dashboard_query_names_only_exported_metrics() {
             }
         }
     }
+}
+
+/// `expr` as Prometheus evaluates it once Grafana has filled in its variables.
+fn as_prometheus_sees_it(expr: &str) -> String {
+    expr.replace("$instance", ".*")
+        .replace("$__rate_interval", "1m")
+}
+
+#[test]
+fn every_panel_query_is_valid_promql() {
+    let Some(promtool) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("promtool"))
+        .find(|p| p.is_file())
+    else {
+        eprintln!("note: promtool not found (scripts/ci/promtool.sh installs it); skipping the PromQL check");
+        return;
+    };
+    // Every panel query as a recording rule: `promtool check rules` parses each one.
+    let mut rules = String::from("groups:\n  - name: dashboards\n    rules:\n");
+    let mut n = 0;
+    for (path, d) in dashboards() {
+        for panel in d["panels"].as_array().unwrap() {
+            for target in panel["targets"].as_array().unwrap() {
+                let expr = as_prometheus_sees_it(target["expr"].as_str().unwrap());
+                let origin = format!("{} {}", path.display(), panel["title"]);
+                rules.push_str(&format!(
+                    "      - record: dyno:dashboard_check:{n}\n        expr: {}\n        labels: {{origin: {}}}\n",
+                    serde_json::to_string(&expr).unwrap(),
+                    serde_json::to_string(&origin).unwrap()
+                ));
+                n += 1;
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dashboards.rules.yml");
+    std::fs::write(&file, &rules).unwrap();
+    let out = std::process::Command::new(promtool)
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "promtool refused a dashboard query:\n{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{n} rules found")));
 }
 
 #[test]
