@@ -95,6 +95,11 @@ fn the_postgresql_fleet_store_serves_the_same_pages() {
     }
     let (code, fleet) = served.get("/fleet?metric=Blake2256");
     assert_eq!(code, 200);
+    // Each machine links to its own history of the metric.
+    assert!(
+        fleet.contains("<a href=\"/history?metric=Blake2256&amp;host="),
+        "{fleet}"
+    );
     assert!(
         fleet.contains("1 machine,") || fleet.contains("each of 1 machine"),
         "{fleet}"

@@ -54,7 +54,13 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
         };
         table.row(vec![
             esc(&r.cpu_model),
-            esc(&r.hostname),
+            link(
+                &format!(
+                    "/history{}",
+                    query(&[("metric", Some(&m.name)), ("host", Some(&r.hostname))])
+                ),
+                &r.hostname,
+            ),
             link(&format!("/runs/{}", r.run), &r.run.to_string()),
             esc(&when(r.started_at)),
             sum.n.to_string(),
