@@ -422,6 +422,7 @@ pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
         test,
         rounds: None,
         primary: meta.primary.clone(),
+        work: meta.work.clone(),
     };
     let judgement = judge_with(
         &loaded.executions,
