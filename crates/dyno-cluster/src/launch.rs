@@ -605,6 +605,9 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     if let Some(forge) = &spec.forge {
         s.push_str(&format!("forge = \"{forge}\"\n"));
     }
+    if let Some(at) = &spec.forge_at {
+        s.push_str(&format!("forge_at = \"{at}\"\n"));
+    }
     for p in spec.topology.peers(id) {
         let latency = spec.regions[n.region].latency_ms[spec.nodes[p].region];
         s.push_str(&format!(

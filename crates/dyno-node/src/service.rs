@@ -223,6 +223,7 @@ impl RunningNode {
         opts.lead_until = cfg.lead_until_slot;
         opts.forge = cfg.forge;
         opts.verify_tiles = verify_tiles;
+        opts.forge_at = cfg.forge_at;
         let node = Node::new(
             opts,
             genesis,

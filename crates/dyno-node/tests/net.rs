@@ -58,6 +58,7 @@ fn config(
         lead_until_slot: None,
         verify_tiles: None,
         forge: Default::default(),
+        forge_at: Default::default(),
         peers: peers
             .iter()
             .map(|(id, addr)| PeerEntry {
