@@ -60,6 +60,12 @@ pub use table::{
 };
 pub use write::write_atomic;
 
+/// Escapes text for HTML element content and quoted attributes: the one escaping every
+/// HTML dyno writes uses (the reports here, `dyno serve`'s pages).
+pub fn escape_html(text: &str) -> String {
+    escape::html(text)
+}
+
 /// What can go wrong while building a report.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {

@@ -9,20 +9,10 @@ pub(crate) const STYLESHEET: &str = include_str!("assets/dyno.css");
 /// The live page's script, served at `/assets/live.js`.
 pub(crate) const LIVE_SCRIPT: &str = include_str!("assets/live.js");
 
-/// Escapes text for element content and quoted attribute values.
+/// Escapes text for element content and quoted attribute values (dyno-report's
+/// escaping, the same the reports use).
 pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
+    dyno_report::escape_html(text)
 }
 
 /// Percent-encodes a query-string value (everything but RFC 3986's unreserved bytes).
