@@ -426,7 +426,7 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
 }
 
 #[test]
-fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
+fn a_node_that_joins_late_syncs_the_chain_back_to_genesis_in_ranges() {
     let g = genesis(&[("a", 1), ("b", 1), ("c", 0)]);
     let mut line = Line::start(&g, &[("a", &["b"]), ("b", &["a", "c"])]);
     sleep_slots(8);
@@ -434,13 +434,22 @@ fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
     sleep_slots(3);
     let logs = line.logs.clone();
     let st = line.stop_mid_slot(&g);
-    assert!(st["a"].chain.len() >= 6, "{} blocks", st["a"].chain.len());
+    let len = st["a"].chain.len();
+    assert!(len >= 6, "{len} blocks");
     assert_eq!(st["c"].chain, st["a"].chain, "c caught up");
-    let parents = events(&logs["c"], "fetch_requested").len();
+    // The gap came as ranges, not one parent per round trip.
+    let ranges = events(&logs["c"], "sync_requested").len();
+    let singles = events(&logs["c"], "fetch_requested").len();
+    assert!(ranges >= 1, "c asked for a range");
     assert!(
-        parents >= st["a"].chain.len(),
-        "c fetched every block ({parents})"
+        ranges + singles < len,
+        "{ranges} ranges and {singles} single fetches for {len} blocks"
     );
+    let caught = events(&logs["c"], "caught_up");
+    assert_eq!(caught.len(), 1, "{caught:?}");
+    assert!(caught[0]["blocks"].as_u64().unwrap() >= 6, "{caught:?}");
+    assert!(caught[0]["height"].as_u64().unwrap() >= 6, "{caught:?}");
+    assert_eq!(caught[0]["peer"], "b");
 }
 
 #[test]

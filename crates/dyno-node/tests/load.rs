@@ -40,6 +40,7 @@ fn every_transaction_sent_gets_exactly_one_fate() {
         max_block_txs: Some(500),
         mempool_capacity: 800,
         lead_until_slot: None,
+        control: None,
         forge: Default::default(),
         peers: Vec::new(),
     };
