@@ -143,6 +143,48 @@ impl Fault {
     }
 }
 
+/// What a run did of one scheduled fault: when it really started and ended (the
+/// launcher applies a step up to 100 ms after its slot starts).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct FaultRecord {
+    /// Its place among the file's `[[fault]]` tables.
+    pub index: usize,
+    /// The kind's name.
+    pub kind: String,
+    /// A line naming it (`restart n3 at slot 10 for 4 slots`).
+    pub what: String,
+    /// The nodes it struck.
+    pub nodes: Vec<String>,
+    /// The slot it was scheduled to start at.
+    pub at_slot: u64,
+    /// The slot it was scheduled to end at (none: it lasts to the end of the run).
+    pub end_slot: Option<u64>,
+    /// When it started, Unix ns (none: the run ended first).
+    pub start_ns: Option<u64>,
+    /// When it ended, Unix ns (none: it lasted to the end, or the run ended first).
+    pub end_ns: Option<u64>,
+}
+
+impl FaultRecord {
+    /// The record of `f` before the run applies it.
+    pub fn scheduled(spec: &ClusterSpec, f: &Fault) -> FaultRecord {
+        FaultRecord {
+            index: f.index,
+            kind: f.kind.name().to_string(),
+            what: f.describe(spec),
+            nodes: f
+                .nodes
+                .iter()
+                .map(|&n| spec.nodes[n].name.clone())
+                .collect(),
+            at_slot: f.at_slot,
+            end_slot: f.end_slot(),
+            start_ns: None,
+            end_ns: None,
+        }
+    }
+}
+
 /// The run's slots: warm-up plus measured window (a fault must end within them).
 pub fn run_slots(spec: &ClusterSpec) -> u64 {
     (spec.warmup_s + spec.duration_s) * 1000 / spec.slot_ms

@@ -49,6 +49,11 @@ pub enum Progress {
         /// Blocks every node has adopted so far (warm-up included).
         adopted_everywhere: usize,
     },
+    /// A scheduled fault started or ended.
+    Fault {
+        /// What, e.g. `restart n3 at slot 10 for 4 slots starts`.
+        line: String,
+    },
     /// Everything is being stopped.
     Stopping,
 }
@@ -76,6 +81,11 @@ pub struct RunOutcome {
     pub window_ns: std::ops::Range<u64>,
     /// Every node's CPU and memory per slot of the window.
     pub resources: Vec<NodeResources>,
+    /// What the run did of each scheduled fault, in file order.
+    pub faults: Vec<crate::faults::FaultRecord>,
+    /// What the faults did (recovery, forks, adoption during and outside them); `None`
+    /// without a fault schedule.
+    pub fault_report: Option<crate::fault_analysis::FaultReport>,
 }
 
 /// Where the launcher finds `dyno` and puts the run.
@@ -180,17 +190,18 @@ impl Launch {
                 c.args(["node", "run", "--quiet", "--config"]).arg(config);
                 c
             }
-            NodeCommand::Argv(argv) => {
-                let program = crate::file::resolve_executable(
-                    &argv[0],
-                    spec.path.parent().unwrap_or(Path::new(".")),
-                )
-                .unwrap_or_else(|| PathBuf::from(&argv[0]));
-                let mut c = Command::new(program);
-                c.args(argv[1..].iter().map(|a| self.fill(spec, id, a)));
-                c
-            }
+            NodeCommand::Argv(argv) => self.argv_command(spec, id, argv),
         }
+    }
+
+    /// Node `id` run by `argv` (a node command, or an upgrade's), placeholders filled.
+    fn argv_command(&self, spec: &ClusterSpec, id: usize, argv: &[String]) -> Command {
+        let program =
+            crate::file::resolve_executable(&argv[0], spec.path.parent().unwrap_or(Path::new(".")))
+                .unwrap_or_else(|| PathBuf::from(&argv[0]));
+        let mut c = Command::new(program);
+        c.args(argv[1..].iter().map(|a| self.fill(spec, id, a)));
+        c
     }
 
     /// The load generator: the workload's own command, or `dyno load` at the targets'
@@ -310,7 +321,8 @@ impl Launch {
         // One /proc reading of every node per slot; a slot's figures are the difference
         // between its two readings. Only slots inside the measured window are kept.
         let pids: Vec<u32> = nodes.iter().map(|n| n.child.pid()).collect();
-        let sampler = dyno_proc::ProcSampler::many(&pids);
+        let mut sampler = dyno_proc::ProcSampler::many(&pids);
+        let mut faults = FaultDriver::new(spec, genesis_time_ns);
         let mut resources: Vec<NodeResources> = spec
             .nodes
             .iter()
@@ -357,6 +369,20 @@ impl Launch {
                 problems.push("interrupted".to_string());
                 break;
             }
+            let (lines, respawned) = faults.apply_due(dyno_now_ns(), &mut nodes, self)?;
+            for line in lines {
+                progress(Progress::Fault { line });
+            }
+            if respawned {
+                // A restarted node is a new process: its CPU counts start again.
+                let pids: Vec<u32> = nodes.iter().map(|n| n.child.pid()).collect();
+                for (i, p) in pids.iter().enumerate() {
+                    if sampler.pids().get(i) != Some(p) {
+                        previous[i] = None;
+                    }
+                }
+                sampler = dyno_proc::ProcSampler::many(&pids);
+            }
             // A load that ends by itself at its duration is fine; one that fails is not.
             if let Some(l) = load.as_mut() {
                 if let Some(status) = l.exited().filter(|s| s != "exit status: 0") {
@@ -366,7 +392,7 @@ impl Launch {
                     ));
                 }
             }
-            for node in &mut nodes {
+            for node in nodes.iter_mut().filter(|n| !faults.is_down(n.id)) {
                 if let Some(status) = node.child.exited() {
                     problems.push(format!(
                         "{} exited early ({status}); last output: {}",
@@ -395,6 +421,8 @@ impl Launch {
             std::thread::sleep(Duration::from_millis(100));
         }
         progress(Progress::Stopping);
+        faults.release(&nodes);
+        let fault_records = faults.records.clone();
         let mut warnings = Vec::new();
         let grace = Duration::from_secs(10);
         if let Some(load) = load {
@@ -442,6 +470,20 @@ impl Launch {
                 (node_logs, analyse(&events, spec.nodes.len()))
             }
         };
+        let fault_report = crate::fault_analysis::of_run(
+            spec,
+            &fault_records,
+            &analysis,
+            &node_logs,
+            genesis_time_ns,
+            slots.end,
+        )?;
+        if !fault_records.is_empty() {
+            // Kept with the logs, so a report read back from them knows the windows.
+            let path = self.dir.join("faults.json");
+            let json = serde_json::to_string_pretty(&fault_records).unwrap_or_default();
+            std::fs::write(&path, json).map_err(io(&path))?;
+        }
         Ok(RunOutcome {
             dir: self.dir.clone(),
             complete: problems.is_empty(),
@@ -453,6 +495,8 @@ impl Launch {
             slots,
             window_ns,
             resources,
+            faults: fault_records,
+            fault_report,
         })
     }
 }
@@ -580,7 +624,7 @@ fn dyno_now_ns() -> u64 {
 }
 
 /// Slot 0's start from the genesis file `dyno node genesis` wrote.
-fn genesis_time_ns(genesis: &Path) -> Result<u64, ClusterError> {
+pub(crate) fn genesis_time_ns(genesis: &Path) -> Result<u64, ClusterError> {
     let text = std::fs::read_to_string(genesis).map_err(io(genesis))?;
     let value: toml::Table = toml::from_str(&text)
         .map_err(|e| launch_error(format!("{}: {}", genesis.display(), e.message())))?;
@@ -605,6 +649,9 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     if let Some(forge) = &spec.forge {
         s.push_str(&format!("forge = \"{forge}\"\n"));
     }
+    if spec.faults.iter().any(|f| f.kind.needs_control()) {
+        s.push_str(&format!("control = \"{}.control.toml\"\n", n.name));
+    }
     for p in spec.topology.peers(id) {
         let latency = spec.regions[n.region].latency_ms[spec.nodes[p].region];
         s.push_str(&format!(
@@ -616,6 +663,10 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     }
     s
 }
+
+#[path = "launch_faults.rs"]
+mod faults_driver;
+use faults_driver::FaultDriver;
 
 #[cfg(test)]
 mod tests {

@@ -433,7 +433,14 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
             bail!("no line of the node outputs given matches an [extract] rule");
         }
         let analysis = propagation::analyse_extracted(&all, expected, &rules.unavailable());
-        return print_report(&analysis, Some(spec), &[], a.format, a.html.as_deref());
+        return print_report(
+            &analysis,
+            Some(spec),
+            &[],
+            None,
+            a.format,
+            a.html.as_deref(),
+        );
     }
     let mut all = Vec::new();
     for file in log_files(&logs)? {
@@ -446,17 +453,34 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
         bail!("no propagation events (\"kind\":\"event\" lines) in the logs given");
     }
     let analysis = propagation::analyse(&all, expected);
-    print_report(&analysis, spec.as_ref(), &[], a.format, a.html.as_deref())
+    // A stored run's directory keeps its fault records: the report shows them again.
+    let faults = match (&spec, &slots, logs.as_slice()) {
+        (Some(spec), Some(slots), [dir]) if dir.is_dir() => {
+            dyno_cluster::fault_analysis::of_run_dir(spec, dir, &analysis, slots.end)?
+        }
+        _ => None,
+    };
+    print_report(
+        &analysis,
+        spec.as_ref(),
+        &[],
+        faults,
+        a.format,
+        a.html.as_deref(),
+    )
 }
 
 fn print_report(
     analysis: &propagation::Analysis,
     spec: Option<&ClusterSpec>,
     resources: &[dyno_cluster::resources::NodeResources],
+    faults: Option<dyno_cluster::fault_analysis::FaultReport>,
     format: Format,
     html: Option<&Path>,
 ) -> Result<ExitCode> {
-    let report = ClusterReport::new(analysis, spec).with_resources(resources);
+    let report = ClusterReport::new(analysis, spec)
+        .with_resources(resources)
+        .with_faults(faults);
     if let Some(path) = html {
         write_atomic(path, html_report(&report, spec).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
@@ -517,6 +541,8 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         } if terminal => {
             eprint!("\rslot {slot}, {adopted_everywhere} blocks adopted by every node, {left_s} s left   ")
         }
+        Progress::Fault { line } if terminal => eprintln!("\rfault: {line}{:30}", ""),
+        Progress::Fault { line } => eprintln!("fault: {line}"),
         Progress::Stopping => eprintln!("\nstopping"),
         _ => {}
     };
@@ -555,6 +581,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         &outcome.analysis,
         Some(&spec),
         &outcome.resources,
+        outcome.fault_report.clone(),
         a.format,
         a.html.as_deref(),
     )?;
