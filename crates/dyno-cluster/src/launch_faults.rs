@@ -31,7 +31,7 @@ enum Action {
     Control,
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 struct Step {
     at_ns: u64,
     /// Index into the spec's faults.
@@ -39,6 +39,16 @@ struct Step {
     /// The fault's first step (its start) or its last (its end).
     starts: bool,
     action: Action,
+}
+
+impl Step {
+    fn rank(&self, f: &Fault) -> u8 {
+        match (self.starts, f.end_slot() == Some(f.at_slot)) {
+            (false, false) => 0,
+            (true, _) => 1,
+            (false, true) => 2,
+        }
+    }
 }
 
 /// The schedule in time order, and what it has done.
@@ -87,9 +97,10 @@ impl<'a> FaultDriver<'a> {
                 });
             }
         }
-        // Ends before starts at one moment: a node restarted at slot s may be struck
-        // again at s.
-        steps.sort_by_key(|s| (s.at_ns, s.starts, s.fault));
+        // At one moment: ends of other faults first (a node restarted at slot s may be
+        // struck again at s), then starts, then the ends of faults that take no time (a
+        // restart with no downtime kills before it starts again).
+        steps.sort_by_key(|s| (s.at_ns, s.rank(&spec.faults[s.fault]), s.fault));
         let records = spec
             .faults
             .iter()
@@ -233,4 +244,31 @@ impl<'a> FaultDriver<'a> {
 /// The control file of node `name` in the run directory (its config's `control`).
 fn control_path(launch: &Launch, name: &str) -> PathBuf {
     launch.dir.join(format!("{name}.control.toml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_fault_without_downtime_kills_before_it_starts_again_and_ends_come_first() {
+        let text = format!(
+            "{}\n[[fault]]\nkind = \"restart\"\nnode = \"n1\"\nat_slot = 40\n\n\
+             [[fault]]\nkind = \"pause\"\nnode = \"n2\"\nat_slot = 30\nslots = 10\n\n\
+             [[fault]]\nkind = \"partition\"\nnode = \"n2\"\nat_slot = 40\nslots = 5\n",
+            crate::EXAMPLE
+        );
+        let spec = ClusterSpec::parse(Path::new("c.toml"), &text).unwrap();
+        let d = FaultDriver::new(&spec, 0);
+        let order: Vec<(usize, bool)> = d.steps.iter().map(|s| (s.fault, s.starts)).collect();
+        // Slot 30: the pause. Slot 40: the pause's end, the starts of the restart and the
+        // partition, then the restart's own end. Slot 45: the partition's end.
+        assert_eq!(
+            order,
+            [(1, true), (1, false), (0, true), (2, true), (0, false), (2, false)]
+        );
+        assert_eq!(d.steps[2].action, Action::Kill);
+        assert_eq!(d.steps[4].action, Action::Start(None));
+    }
 }

@@ -220,3 +220,95 @@ fn a_bad_schedule_exits_2_naming_file_line_and_key_before_anything_starts() {
             "key `fault[0].at_slot`: slot 16 is outside the run: slots 0..16",
         ));
 }
+
+#[test]
+fn every_kind_of_fault_runs_and_a_node_killed_for_good_does_not_fail_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // The upgrade's "new release" is this dyno again, started by another command line.
+    let dyno_bin = assert_cmd::cargo::cargo_bin("dyno");
+    let faults = format!(
+        r#"
+[[fault]]
+kind = "pause"
+node = "n1"
+at_slot = 4
+slots = 2
+
+[[fault]]
+kind = "link"
+node = "n0"
+at_slot = 6
+slots = 3
+extra_latency_ms = 50
+jitter_ms = 10
+loss = 0.2
+bandwidth_mbit = 10
+
+[[fault]]
+kind = "clock_skew"
+node = "n2"
+at_slot = 8
+slots = 3
+skew_ms = 200
+
+[[fault]]
+kind = "upgrade"
+node = "n1"
+at_slot = 11
+command = ["{}", "node", "run", "--quiet", "--config", "{{config}}"]
+
+[[fault]]
+kind = "kill"
+node = "n2"
+at_slot = 15
+"#,
+        dyno_bin.display()
+    );
+    let file = cluster(
+        dir.path(),
+        "kinds",
+        24600,
+        "count = 3\nproducers = 3",
+        8,
+        &faults,
+    );
+    let run_dir = dir.path().join("run");
+    let v = run(&file, &run_dir);
+    let records = v["faults"]["faults"].as_array().unwrap();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["pause", "link", "clock_skew", "upgrade", "kill"]);
+    for r in records {
+        assert!(r["start_ns"].as_u64().is_some(), "{r}");
+        if r["end_slot"].is_u64() {
+            assert!(r["end_ns"].as_u64() >= r["start_ns"].as_u64(), "{r}");
+        }
+    }
+    // The paused and the upgraded node came back to the tip.
+    for i in [0, 3] {
+        let n1 = &records[i]["nodes_recovered"][0];
+        assert_eq!(n1["node"], "n1");
+        assert!(n1["back_at_tip_s"].as_f64().is_some(), "{}", records[i]);
+    }
+    assert_eq!(events(&run_dir.join("n1.jsonl"), "started").len(), 2);
+    // The link fault and the skew reached their nodes, and their ends too.
+    let n0 = events(&run_dir.join("n0.jsonl"), "control_applied");
+    assert_eq!(n0.len(), 2, "{n0:?}");
+    assert_eq!(
+        n0[0]["links"].as_array().unwrap().len(),
+        2,
+        "both of n0's peers"
+    );
+    let n2 = events(&run_dir.join("n2.jsonl"), "control_applied");
+    let skews: Vec<f64> = n2
+        .iter()
+        .map(|e| e["clock_skew_ms"].as_f64().unwrap())
+        .collect();
+    assert!(
+        skews.contains(&200.0) && skews.last() == Some(&0.0),
+        "{n2:?}"
+    );
+    assert!(events(&run_dir.join("n2.jsonl"), "control_refused").is_empty());
+}
