@@ -21,10 +21,11 @@ fn error_of(faults: &str) -> (usize, String, String) {
     }
 }
 
-/// The line of `needle` in the text the faults are appended to.
+/// The line of `needle` in the faults appended (the example's comments may hold it too).
 fn line_in(faults: &str, needle: &str) -> usize {
     let text = with_faults(faults);
-    text.lines().position(|l| l.contains(needle)).unwrap() + 1
+    let lines: Vec<&str> = text.lines().collect();
+    lines.iter().rposition(|l| l.contains(needle)).unwrap() + 1
 }
 
 #[test]

@@ -266,7 +266,14 @@ mod tests {
         // partition, then the restart's own end. Slot 45: the partition's end.
         assert_eq!(
             order,
-            [(1, true), (1, false), (0, true), (2, true), (0, false), (2, false)]
+            [
+                (1, true),
+                (1, false),
+                (0, true),
+                (2, true),
+                (0, false),
+                (2, false)
+            ]
         );
         assert_eq!(d.steps[2].action, Action::Kill);
         assert_eq!(d.steps[4].action, Action::Start(None));

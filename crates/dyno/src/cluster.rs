@@ -216,6 +216,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                 "hops": base.hops,
                 "cross_region_hops": base.cross_region_hops,
             })).collect::<Vec<_>>(),
+            "faults": spec.faults,
         });
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
@@ -279,6 +280,9 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         t.push_row(row);
     }
     print!("{}", render(&t, a.format));
+    for f in &spec.faults {
+        println!("fault[{}]: {}", f.index, f.describe(&spec));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
