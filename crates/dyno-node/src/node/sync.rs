@@ -32,6 +32,8 @@ pub(super) struct Sync {
     peer: String,
     /// The newest block announced whose parent was missing.
     target: [u8; 32],
+    /// Who announced it: the next round asks that peer (the one sure to hold it).
+    target_peer: String,
     target_height: u64,
     asked_at: Instant,
     /// When the node found itself behind, Unix ns.
@@ -60,6 +62,7 @@ impl Node {
                 if h.height > s.target_height {
                     s.target = hash;
                     s.target_height = h.height;
+                    s.target_peer = peer.to_string();
                 }
                 return true;
             }
@@ -68,6 +71,7 @@ impl Node {
         self.sync = Some(Sync {
             peer: peer.to_string(),
             target: hash,
+            target_peer: peer.to_string(),
             target_height: h.height,
             asked_at: Instant::now(),
             since_ns: now_ns(),
@@ -81,6 +85,7 @@ impl Node {
     fn ask_range(&mut self) {
         let locator = self.locator();
         let Some(s) = self.sync.as_mut() else { return };
+        s.peer = s.target_peer.clone();
         s.rounds += 1;
         s.asked_at = Instant::now();
         self.counters.sync_requests += 1;
@@ -167,8 +172,9 @@ impl Node {
         } else if n > 0 && s.rounds < SYNC_MAX_ROUNDS {
             self.ask_range();
         } else {
+            let announcer = s.target_peer.clone();
             self.sync = None;
-            self.want(target, None, peer);
+            self.want(target, None, &announcer);
         }
     }
 }
