@@ -598,6 +598,12 @@ pub fn metrics_text(
             &one(c.bytes_in as f64),
         );
         family(
+            "dyno_node_peer_fault_dropped_total",
+            "counter",
+            "Frames to peers a link fault lost or a cut link swallowed (the control file).",
+            &one(c.fault_dropped as f64),
+        );
+        family(
             "dyno_node_peer_connected",
             "gauge",
             "Peers linked now.",
