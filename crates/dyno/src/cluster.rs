@@ -115,19 +115,23 @@ pub struct ExportArgs {
     /// A Nomad job (HCL): one group per region.
     #[arg(
         long,
-        conflicts_with = "kubernetes",
-        required_unless_present = "kubernetes"
+        conflicts_with_all = ["kubernetes", "chaos_mesh"],
+        required_unless_present_any = ["kubernetes", "chaos_mesh"]
     )]
     nomad: bool,
     /// Kubernetes manifests (YAML): a StatefulSet per region, a headless Service, the
     /// topology in a ConfigMap.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "chaos_mesh")]
     kubernetes: bool,
+    /// The cluster file's fault schedule as a Chaos Mesh Workflow (YAML) for the pods of
+    /// `--kubernetes`.
+    #[arg(long)]
+    chaos_mesh: bool,
     /// The cluster file.
     file: PathBuf,
     /// Container image holding the node command.
-    #[arg(long, value_name = "IMAGE")]
-    image: String,
+    #[arg(long, value_name = "IMAGE", required_unless_present = "chaos_mesh")]
+    image: Option<String>,
     /// Write here instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -608,17 +612,17 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
 
 fn export(a: &ExportArgs) -> Result<ExitCode> {
     let spec = ClusterSpec::load(&a.file)?;
-    let genesis = match spec.command {
-        dyno_cluster::NodeCommand::Reference => Some(export_genesis(&spec, a.start_in)?),
-        dyno_cluster::NodeCommand::Argv(_) => None,
-    };
-    let genesis = genesis
-        .as_deref()
-        .map(dyno_cluster::export::ReferenceGenesis);
-    let text = if a.nomad {
-        dyno_cluster::export::nomad(&spec, &a.image, genesis)?
+    let image = a.image.as_deref().unwrap_or_default();
+    let text = if a.chaos_mesh {
+        match dyno_cluster::export::chaos_mesh(&spec) {
+            Some(text) => text,
+            None => bail!(
+                "{}: no fault of the schedule can be rendered for Chaos Mesh (it has none, or only pause, resume and upgrade)",
+                a.file.display()
+            ),
+        }
     } else {
-        dyno_cluster::export::kubernetes(&spec, &a.image, genesis)?
+        manifests(&spec, a, image)?
     };
     match &a.output {
         Some(path) => {
@@ -629,6 +633,22 @@ fn export(a: &ExportArgs) -> Result<ExitCode> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Nomad job or the Kubernetes manifests.
+fn manifests(spec: &ClusterSpec, a: &ExportArgs, image: &str) -> Result<String> {
+    let genesis = match spec.command {
+        dyno_cluster::NodeCommand::Reference => Some(export_genesis(spec, a.start_in)?),
+        dyno_cluster::NodeCommand::Argv(_) => None,
+    };
+    let genesis = genesis
+        .as_deref()
+        .map(dyno_cluster::export::ReferenceGenesis);
+    Ok(if a.nomad {
+        dyno_cluster::export::nomad(spec, image, genesis)?
+    } else {
+        dyno_cluster::export::kubernetes(spec, image, genesis)?
+    })
 }
 
 /// The reference node's genesis for an export, written as `dyno node genesis` writes it

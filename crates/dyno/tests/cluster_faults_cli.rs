@@ -312,3 +312,35 @@ at_slot = 15
     );
     assert!(events(&run_dir.join("n2.jsonl"), "control_refused").is_empty());
 }
+
+#[test]
+fn export_renders_the_schedule_for_chaos_mesh_and_refuses_a_file_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = cluster(
+        dir.path(),
+        "chaos",
+        24700,
+        "count = 3\nproducers = 2",
+        6,
+        "[[fault]]\nkind = \"partition\"\nnode = \"n2\"\nat_slot = 4\nslots = 6\n",
+    );
+    dyno()
+        .args(["cluster", "export", "--chaos-mesh"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"kind\": \"Workflow\""))
+        .stdout(predicate::str::contains("\"action\": \"partition\""))
+        // Slot 4 of 500 ms slots, held 6 slots.
+        .stdout(predicate::str::contains("\"deadline\": \"2s\""))
+        .stdout(predicate::str::contains("\"deadline\": \"3s\""));
+    let calm = cluster(dir.path(), "calm", 24700, "count = 3\nproducers = 2", 6, "");
+    dyno()
+        .args(["cluster", "export", "--chaos-mesh"])
+        .arg(&calm)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no fault of the schedule can be rendered",
+        ));
+}
