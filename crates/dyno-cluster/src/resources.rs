@@ -36,6 +36,67 @@ pub fn saturation_warning(resources: &[NodeResources], cores: usize) -> Option<S
     ))
 }
 
+/// The nodes' cost sampled once per slot: a slot's figures are the difference between
+/// its two /proc readings, and only slots inside the measured window are kept.
+pub struct CostSampler {
+    sampler: dyno_proc::ProcSampler,
+    previous: Vec<Option<dyno_proc::ProcReading>>,
+    sampled_slot: Option<u64>,
+    window_ns: std::ops::Range<u64>,
+    /// What was kept, by node id (the order of the pids given).
+    pub resources: Vec<NodeResources>,
+}
+
+impl CostSampler {
+    /// A sampler of `pids` (node `i`'s process is `pids[i]`), named `names`, keeping the
+    /// slots that start inside `window_ns` (Unix ns).
+    pub fn new(pids: &[u32], names: &[String], window_ns: std::ops::Range<u64>) -> Self {
+        CostSampler {
+            sampler: dyno_proc::ProcSampler::many(pids),
+            previous: vec![None; pids.len()],
+            sampled_slot: None,
+            window_ns,
+            resources: names
+                .iter()
+                .map(|n| NodeResources {
+                    node: n.clone(),
+                    cpu_percent: Vec::new(),
+                    rss_bytes: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads every node once per `slot` (a call in a slot already read does nothing).
+    pub fn sample(&mut self, now_ns: u64, slot: u64) {
+        if self.sampled_slot == Some(slot) {
+            return;
+        }
+        self.sampled_slot = Some(slot);
+        let keep = self.window_ns.contains(&now_ns);
+        for (i, reading) in self.sampler.read_all().into_iter().enumerate() {
+            let Ok(reading) = reading else { continue };
+            if let (Some(prev), true) = (&self.previous[i], keep) {
+                let s = dyno_proc::sample_between(prev, &reading, self.sampler.clk_tck());
+                self.resources[i].cpu_percent.push(s.cpu_percent);
+                self.resources[i].rss_bytes.push(s.rss_bytes);
+            }
+            self.previous[i] = Some(reading);
+        }
+    }
+
+    /// The nodes' processes now: a node whose pid changed (restarted) is read afresh,
+    /// its first slot only a baseline.
+    pub fn follow(&mut self, pids: &[u32]) {
+        for (i, p) in pids.iter().enumerate() {
+            if self.sampler.pids().get(i) != Some(p) {
+                self.previous[i] = None;
+            }
+        }
+        self.sampler = dyno_proc::ProcSampler::many(pids);
+    }
+}
+
 /// One node's readings, one per slot of the measured window.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct NodeResources {
