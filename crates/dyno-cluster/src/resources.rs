@@ -86,14 +86,53 @@ impl CostSampler {
     }
 
     /// The nodes' processes now: a node whose pid changed (restarted) is read afresh,
-    /// its first slot only a baseline.
+    /// its first slot only a baseline. The sampler is kept (a new one would restart the
+    /// clock its readings are timed on, and every node's next interval with it).
     pub fn follow(&mut self, pids: &[u32]) {
         for (i, p) in pids.iter().enumerate() {
             if self.sampler.pids().get(i) != Some(p) {
                 self.previous[i] = None;
+                self.sampler.replace(i, *p);
             }
         }
-        self.sampler = dyno_proc::ProcSampler::many(pids);
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn a_restarted_process_keeps_every_nodes_interval_on_one_clock() {
+        let me = std::process::id();
+        let names = vec!["n0".to_string(), "n1".to_string()];
+        let mut c = CostSampler::new(&[me, me], &names, 0..u64::MAX);
+        // Busy between readings, so CPU ticks grow and a wrongly timed interval shows.
+        let spin = || {
+            let t = std::time::Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < std::time::Duration::from_millis(40) {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        };
+        c.sample(1, 0);
+        spin();
+        // n1 "restarted" (here: the same process under the same pid, swapped in).
+        c.follow(&[me, me]);
+        c.previous[1] = None;
+        c.sample(2, 1);
+        spin();
+        c.sample(3, 2);
+        // n0 has two intervals, n1 one; no interval is timed across two clocks, so no
+        // CPU share is beyond this machine's cores.
+        assert_eq!(c.resources[0].cpu_percent.len(), 2);
+        assert_eq!(c.resources[1].cpu_percent.len(), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        for r in &c.resources {
+            for v in &r.cpu_percent {
+                assert!((0.0..=100.0 * cores * 1.5).contains(v), "{v}");
+            }
+        }
     }
 }
 
