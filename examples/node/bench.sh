@@ -16,7 +16,8 @@
 # usage: examples/node/bench.sh [SECONDS]        (default 10 s per phase)
 # env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
 #        keep every file; default a temporary one), POOL (transactions dyno load signs
-#        before it sends flat out; default 200000)
+#        before it sends flat out; default 200000), VERIFY_TILES (the nodes' verify_tiles;
+#        default: the node's own, every core but three)
 #
 # Build first: cargo build --release -p dyno. Every process this script starts is
 # stopped when it exits, even on error or Ctrl-C.
@@ -69,6 +70,7 @@ node_config() {
         echo "metrics_listen = \"127.0.0.1:$5\""
         echo "node_log = \"$2.jsonl\""
         echo "mempool_capacity = 400000"
+        if [ -n "${VERIFY_TILES:-}" ]; then echo "verify_tiles = $VERIFY_TILES"; fi
         if [ $# -ge 7 ]; then
             printf '\n[[peers]]\nid = "%s"\naddr = "localhost:%s"\nlatency_ms = 20\n' "$6" "$7"
         fi

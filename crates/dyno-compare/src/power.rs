@@ -106,9 +106,13 @@ impl StatedPower {
             }
             _ => String::new(),
         };
+        let size = if mdc >= 10.0 {
+            "over 1000%".to_string()
+        } else {
+            format!("{:.1}%", mdc * 100.0)
+        };
         format!(
-            "could flag a change of {:.1}%{band} with {:.0}% power{reference}",
-            mdc * 100.0,
+            "could flag a change of {size}{band} with {:.0}% power{reference}",
             POWER * 100.0
         )
     }

@@ -87,6 +87,7 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
 fn detectable(v: &MetricVerdict) -> String {
     match v.power {
         Some(p) => match p.min_detectable_change {
+            Some(c) if c >= 10.0 => ">±1000%".into(),
             Some(c) => format!("±{:.1}%", c * 100.0),
             None => "none".into(),
         },
@@ -409,11 +410,15 @@ pub fn observations(j: &Judgement) -> Vec<(Verdict, String)> {
     }
     let mut workloads: Vec<&str> = j.verdicts.iter().map(|v| v.workload.as_str()).collect();
     workloads.dedup();
+    // The largest unflagged primary change (the secondary family's wildest estimates,
+    // a p99 of four rounds, say less).
+    let any_primary = j.verdicts.iter().any(|v| !v.secondary);
     for w in workloads {
         let largest = j
             .verdicts
             .iter()
             .filter(|v| v.workload == w && v.verdict() == Verdict::NoSignificantChange)
+            .filter(|v| !(any_primary && v.secondary))
             .filter(|v| v.comparison.ratio.estimate.is_finite())
             .max_by(|a, b| {
                 let d = |v: &MetricVerdict| (v.comparison.ratio.estimate - 1.0).abs();

@@ -460,8 +460,8 @@ pub fn unknown_work(
         let mut names: Vec<&str> = Vec::new();
         let mut found = false;
         for e in complete {
+            found |= unit.series(&e.series).is_some();
             for s in &e.series {
-                found |= s.metric.name == unit.metric;
                 if !names.contains(&s.metric.name.as_str()) {
                     names.push(&s.metric.name);
                 }
@@ -475,7 +475,7 @@ pub fn unknown_work(
                 .take(12)
                 .collect();
             return Err(format!(
-                "workload `{workload}`: work metric `{}` was not recorded by any execution (metrics of that source: {})",
+                "workload `{workload}`: work metric `{}` was not recorded by any execution, or names a family with several label sets (metrics of that source: {})",
                 unit.metric,
                 if close.is_empty() { "none".to_string() } else { close.join(", ") }
             ));

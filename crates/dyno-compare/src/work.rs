@@ -122,8 +122,22 @@ impl WorkUnit {
     /// The units done per second in an execution whose window lasted `window_s`, or
     /// `None` when its series has no such metric or no usable points.
     pub fn rate(&self, series: &[Series], window_s: f64) -> Option<f64> {
-        let s = series.iter().find(|s| s.metric.name == self.metric)?;
-        work_rate(s, window_s)
+        work_rate(self.series(series)?, window_s)
+    }
+
+    /// The series counting the work: the one named exactly, else the only series of that
+    /// Prometheus family (`node:x_total` matches `node:x_total{chain_id="a"}` when no
+    /// other label set of `x_total` is there: a family with several is ambiguous).
+    pub fn series<'a>(&self, series: &'a [Series]) -> Option<&'a Series> {
+        if let Some(s) = series.iter().find(|s| s.metric.name == self.metric) {
+            return Some(s);
+        }
+        let family = format!("{}{{", self.metric);
+        let mut matching = series.iter().filter(|s| s.metric.name.starts_with(&family));
+        match (matching.next(), matching.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
     }
 
     /// `cpu_s_per_<unit>` and `rss_per_<unit>` of one execution, when its series hold the
@@ -329,6 +343,26 @@ mod tests {
         );
         assert!(w.values(&[cpu.clone(), idle], 4.0).is_empty());
         assert!(w.values(&[cpu, rss], 4.0).is_empty());
+    }
+
+    #[test]
+    fn a_family_name_finds_its_only_label_set() {
+        let pts = [(0.0, 10.0), (10.0, 30.0)];
+        let one = series(
+            "node:txs{chain=\"a\"}",
+            Unit::Count,
+            SeriesKind::Gauge,
+            &pts,
+        );
+        let w = RawWork::Metric("node:txs".into()).validate().unwrap();
+        assert_eq!(w.rate(std::slice::from_ref(&one), 10.0), Some(2.0));
+        let two = series(
+            "node:txs{chain=\"b\"}",
+            Unit::Count,
+            SeriesKind::Gauge,
+            &pts,
+        );
+        assert!(w.series(&[one, two]).is_none(), "ambiguous");
     }
 
     #[test]

@@ -149,6 +149,8 @@ pub struct Chain {
     by_height: BTreeMap<u64, Vec<[u8; 32]>>,
     /// Heights below this have no state snapshot.
     states_from: u64,
+    /// Threads a block's signatures are checked on ([`crate::verify::verify_all`]).
+    verify_threads: usize,
 }
 
 /// What the chain's tip is.
@@ -175,7 +177,15 @@ impl Chain {
             genesis_balances: balances,
             by_height: BTreeMap::new(),
             states_from: 0,
+            verify_threads: 1,
         }
+    }
+
+    /// Checks blocks' signatures on `n` threads (a follower keeping up with a leader
+    /// whose ingress verifies on many); the verdicts are those of one thread.
+    pub fn with_verify_threads(mut self, n: usize) -> Chain {
+        self.verify_threads = n.max(1);
+        self
     }
 
     /// The block with this hash is held (or is genesis).
@@ -341,7 +351,7 @@ impl Chain {
         &self,
         block: Block,
         current_slot: u64,
-        verified: &dyn Fn(&[u8]) -> bool,
+        verified: &(dyn Fn(&[u8]) -> bool + Sync),
     ) -> Result<Checked, Reject> {
         let h = &block.header;
         let Some(key) = self.genesis.leader_verifying_key(&h.leader) else {
@@ -379,11 +389,14 @@ impl Chain {
         {
             return Err(Reject::BadPoh);
         }
+        let txs: Vec<&[u8]> = block.txs().map(Vec::as_slice).collect();
+        if txs.iter().any(|t| tx::decode(t).is_err())
+            || crate::verify::verify_all(&txs, self.verify_threads, verified).is_err()
+        {
+            return Err(Reject::BadSignature);
+        }
         let mut tags = HashSet::new();
         for t in block.txs() {
-            if tx::decode(t).is_err() || !(verified(t) || tx::verify(t)) {
-                return Err(Reject::BadSignature);
-            }
             let tag = tx::sig_tag(t);
             if !tags.insert(tag) || self.seen_in_ancestry(&h.parent, tag) {
                 return Err(Reject::DuplicateTx);

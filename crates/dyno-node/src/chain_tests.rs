@@ -294,3 +294,23 @@ fn transactions_verified_at_admission_are_not_verified_again() {
         "only the bytes vouched for skip the check"
     );
 }
+
+#[test]
+fn a_follower_validating_on_many_threads_judges_as_on_one() {
+    let g = genesis();
+    let txs = transfer_block(&g.accounts, 200, 4);
+    for threads in [1, 2, 5] {
+        let chain = Chain::new(g.clone()).with_verify_threads(threads);
+        let good = chain.forge_ok(3, g.leader(3), txs.clone()).block;
+        assert!(chain.check(good, 3).is_ok(), "{threads} threads");
+        // A bad signature in the last chunk, whichever thread checks it.
+        let mut bad = txs.clone();
+        bad[190][70] ^= 1;
+        let b = chain.forge_ok(3, g.leader(3), bad).block;
+        assert_eq!(
+            chain.check(b, 3).unwrap_err(),
+            Reject::BadSignature,
+            "{threads}"
+        );
+    }
+}

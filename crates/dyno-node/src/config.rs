@@ -12,6 +12,8 @@
 //! lead_until_slot = 120              # optional: forge in no slot after this one
 //! forge = "tiles"                    # optional: "tiles" (default) or "sequential"
 //! control = "n1.control.toml"        # optional: the fault control file it watches
+//! verify_tiles = 4                   # optional: signature-checking threads (default:
+//!                                    # every core but three, at least one)
 //!
 //! [[peers]]
 //! id = "n2"
@@ -81,6 +83,10 @@ pub struct NodeConfig {
     /// this file; none: the node takes no faults.
     #[serde(default)]
     pub control: Option<PathBuf>,
+    /// Threads that check signatures: of transactions from the QUIC ingress, and of the
+    /// blocks this node validates (none: [`crate::verify::default_verify_tiles`]).
+    #[serde(default)]
+    pub verify_tiles: Option<usize>,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,
@@ -236,6 +242,10 @@ impl LoadedConfig {
         }
         if c.mempool_capacity == 0 {
             return Err(self.bad("mempool_capacity", "must be at least 1".into()));
+        }
+        let most = crate::verify::MAX_VERIFY_TILES;
+        if c.verify_tiles.is_some_and(|n| n == 0 || n > most) {
+            return Err(self.bad("verify_tiles", format!("must be 1 to {most}")));
         }
         Ok(())
     }

@@ -40,5 +40,6 @@ pub mod node;
 pub mod seal;
 pub mod service;
 pub mod transport;
+pub mod verify;
 
 pub use error::{Error, Result};

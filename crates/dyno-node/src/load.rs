@@ -1,14 +1,19 @@
 //! The load generator (`dyno load`): valid transfers for a genesis, sent over QUIC to
 //! one node or spread over many, paced at a fixed rate or flat out.
 //!
-//! Transactions are signed before the clock starts (so signing never throttles the
-//! rate) and are unique across runs: each carries a per-run nonce in its recent hash.
-//! Pacing: the sender wakes at most every millisecond and sends, in one batch, every
-//! transaction whose scheduled time (i / rate) has passed; the pacing error is each
-//! batch's first transaction's lateness against its schedule.
+//! Transactions are signed before the clock starts, on every core (so signing never
+//! throttles the rate), and are unique across runs: each carries a per-run nonce in its
+//! recent hash. Each target gets `connections` QUIC connections, each with a sender
+//! thread of its own (one connection's driver and one sending thread cap a load at what
+//! one core encrypts): the pool is split into one contiguous share per connection, and
+//! each sender paces its share at its part of the rate. Pacing: a sender wakes at most
+//! every millisecond and sends, in one batch, every transaction whose scheduled time has
+//! passed; the pacing error is each batch's first transaction's lateness against its
+//! schedule.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dyno_net::{IngressClient, IngressMode, NetError};
@@ -33,6 +38,8 @@ pub struct LoadPlan {
     pub pool: usize,
     /// Datagrams instead of one stream per connection.
     pub datagrams: bool,
+    /// QUIC connections (each with its own sender thread) per target; at least 1.
+    pub connections: usize,
     /// Nonce that makes this run's transactions unique.
     pub nonce: u64,
 }
@@ -42,10 +49,15 @@ pub struct LoadPlan {
 pub struct LoadSecond {
     /// Seconds since the start.
     pub t: f64,
-    /// Transactions sent in that second.
+    /// Transactions sent (offered) in that second.
     pub sent: u64,
     /// Send errors in that second.
     pub errors: u64,
+    /// Transactions the nodes accepted in that second, as their ingress servers last
+    /// said (they say it once a second, so this lags the sending by up to a second).
+    pub accepted: u64,
+    /// Transactions the nodes refused (queue full) in that second, as `accepted`.
+    pub refused: u64,
 }
 
 /// What one target took, from its close handshake.
@@ -57,6 +69,8 @@ pub struct TargetReport {
     pub sent: u64,
     /// Transactions its ingress says it handed to the node (none if the close failed).
     pub taken: Option<u64>,
+    /// Of `taken`, those the node refused because its queue was full.
+    pub refused: Option<u64>,
     /// The close error, if any.
     pub close_error: Option<String>,
 }
@@ -86,6 +100,8 @@ pub struct LoadReport {
     pub pacing_max_s: f64,
     /// The pool ran out before the duration.
     pub pool_exhausted: bool,
+    /// QUIC connections (and sender threads) used, over all targets.
+    pub connections: usize,
     /// Per target.
     pub targets: Vec<TargetReport>,
 }
@@ -116,14 +132,87 @@ pub fn connect(g: &Genesis, plan: &LoadPlan) -> Result<Vec<IngressClient>, NetEr
     } else {
         IngressMode::Stream
     };
+    let per_target = plan.connections.max(1);
     plan.targets
         .iter()
-        .map(|a| IngressClient::connect_with(*a, g.hash, mode))
+        .flat_map(|a| std::iter::repeat_n(*a, per_target))
+        .map(|a| IngressClient::connect_with(a, g.hash, mode))
         .collect()
 }
 
-/// Sends `txs` per `plan` through `clients` until the duration ends, the pool runs out
-/// or `stop` is raised; calls `second` once a second; closes the clients.
+/// Counts the sender threads share with the thread that reports seconds.
+#[derive(Default)]
+struct Shared {
+    sent: AtomicU64,
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
+    finished: AtomicUsize,
+}
+
+/// What one sender thread did.
+struct SenderResult {
+    sent: u64,
+    lateness: Vec<u64>,
+    ran_out: bool,
+}
+
+/// Sends `share` through `client`, paced at `rate` (0: flat out), until `duration` from
+/// `t0` ends, the share runs out or `stop` is raised.
+fn send_share(
+    client: &IngressClient,
+    share: &[Vec<u8>],
+    rate: f64,
+    t0: Instant,
+    duration: Duration,
+    stop: &AtomicBool,
+    shared: &Shared,
+) -> SenderResult {
+    let (mut next, mut sent, mut lateness) = (0usize, 0u64, Vec::new());
+    while t0.elapsed() < duration && !stop.load(Ordering::Relaxed) && next < share.len() {
+        let elapsed = t0.elapsed();
+        let due = if rate <= 0.0 {
+            share.len()
+        } else {
+            ((elapsed.as_secs_f64() * rate) as usize + 1).min(share.len())
+        };
+        if due <= next {
+            let wake = Duration::from_secs_f64(next as f64 / rate);
+            std::thread::sleep(
+                wake.saturating_sub(t0.elapsed())
+                    .min(Duration::from_millis(1)),
+            );
+            continue;
+        }
+        let end = due.min(next + MAX_BATCH);
+        if rate > 0.0 {
+            let scheduled = Duration::from_secs_f64(next as f64 / rate);
+            lateness.push(elapsed.saturating_sub(scheduled).as_nanos() as u64);
+        }
+        let n = (end - next) as u64;
+        match client.send_batch(&share[next..end]) {
+            Ok(()) => {
+                sent += n;
+                shared.sent.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(e) => {
+                shared.errors.fetch_add(n, Ordering::Relaxed);
+                let mut first = shared.first_error.lock().unwrap_or_else(|p| p.into_inner());
+                first.get_or_insert_with(|| e.to_string());
+            }
+        }
+        next = end;
+    }
+    shared.finished.fetch_add(1, Ordering::Relaxed);
+    SenderResult {
+        sent,
+        lateness,
+        ran_out: next >= share.len() && t0.elapsed() < duration,
+    }
+}
+
+/// Sends `txs` per `plan` through `clients` (one sender thread each, see the module docs)
+/// until the duration ends, the pool runs out or `stop` is raised; calls `second` once a
+/// second; closes the clients.
 pub fn run_load(
     plan: &LoadPlan,
     clients: Vec<IngressClient>,
@@ -132,90 +221,104 @@ pub fn run_load(
     second: &mut dyn FnMut(LoadSecond),
 ) -> LoadReport {
     let t0 = Instant::now();
-    let (mut sent, mut errors, mut first_error) = (0u64, 0u64, None);
-    let mut per_target = vec![0u64; clients.len()];
-    let mut lateness = Vec::new();
-    let (mut next_report, mut sec_sent, mut sec_err) = (1u64, 0u64, 0u64);
-    let mut next = 0usize;
-    let mut turn = 0usize;
-    while t0.elapsed() < plan.duration && !stop.load(Ordering::Relaxed) && next < txs.len() {
-        let elapsed = t0.elapsed();
-        let due = if plan.rate == 0 {
-            txs.len()
-        } else {
-            ((elapsed.as_secs_f64() * plan.rate as f64) as usize + 1).min(txs.len())
-        };
-        if due > next {
-            let end = due.min(next + MAX_BATCH);
-            if plan.rate > 0 {
-                let scheduled = Duration::from_secs_f64(next as f64 / plan.rate as f64);
-                lateness.push(elapsed.saturating_sub(scheduled).as_nanos() as u64);
+    let shared = Shared::default();
+    let k = clients.len().max(1);
+    let size = txs.len().div_ceil(k).max(1);
+    let shares: Vec<&[Vec<u8>]> = (0..clients.len())
+        .map(|j| &txs[(j * size).min(txs.len())..((j + 1) * size).min(txs.len())])
+        .collect();
+    let results: Vec<SenderResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .iter()
+            .zip(&shares)
+            .map(|(c, share)| {
+                // Each sender's part of the rate is its part of the pool.
+                let rate = plan.rate as f64 * share.len() as f64 / txs.len().max(1) as f64;
+                let shared = &shared;
+                s.spawn(move || send_share(c, share, rate, t0, plan.duration, stop, shared))
+            })
+            .collect();
+        let (mut next_report, mut last) = (1u64, [0u64; 4]);
+        while shared.finished.load(Ordering::Relaxed) < clients.len() {
+            std::thread::sleep(Duration::from_millis(5));
+            if t0.elapsed() >= Duration::from_secs(next_report) {
+                let (accepted, refused) = clients
+                    .iter()
+                    .map(IngressClient::progress)
+                    .fold((0, 0), |(a, r), (ca, cr)| (a + ca, r + cr));
+                let now = [
+                    shared.sent.load(Ordering::Relaxed),
+                    shared.errors.load(Ordering::Relaxed),
+                    accepted,
+                    refused,
+                ];
+                let d = |i: usize| now[i].saturating_sub(last[i]);
+                second(LoadSecond {
+                    t: next_report as f64,
+                    sent: d(0),
+                    errors: d(1),
+                    accepted: d(2),
+                    refused: d(3),
+                });
+                last = now;
+                next_report += 1;
             }
-            let c = turn % clients.len();
-            turn += 1;
-            match clients[c].send_batch(&txs[next..end]) {
-                Ok(()) => {
-                    let n = (end - next) as u64;
-                    sent += n;
-                    sec_sent += n;
-                    per_target[c] += n;
-                }
-                Err(e) => {
-                    errors += (end - next) as u64;
-                    sec_err += (end - next) as u64;
-                    first_error.get_or_insert_with(|| e.to_string());
-                }
-            }
-            next = end;
-        } else {
-            let wake = Duration::from_secs_f64(next as f64 / plan.rate as f64);
-            std::thread::sleep(
-                wake.saturating_sub(t0.elapsed())
-                    .min(Duration::from_millis(1)),
-            );
         }
-        if t0.elapsed() >= Duration::from_secs(next_report) {
-            second(LoadSecond {
-                t: next_report as f64,
-                sent: sec_sent,
-                errors: sec_err,
-            });
-            (sec_sent, sec_err) = (0, 0);
-            next_report += 1;
-        }
-    }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a sender thread panicked"))
+            .collect()
+    });
     let elapsed_s = t0.elapsed().as_secs_f64();
-    let pool_exhausted = next >= txs.len() && t0.elapsed() < plan.duration;
+    let mut lateness: Vec<u64> = results
+        .iter()
+        .flat_map(|r| r.lateness.iter().copied())
+        .collect();
     lateness.sort_unstable();
-    let targets = clients
-        .into_iter()
-        .zip(&plan.targets)
-        .zip(per_target)
-        .map(|((c, a), n)| {
-            let (taken, close_error) = match c.close() {
-                Ok(r) => (Some(r.taken), None),
-                Err(e) => (None, Some(e.to_string())),
-            };
-            TargetReport {
-                target: a.to_string(),
-                sent: n,
-                taken,
-                close_error,
-            }
+    let per_target = plan.connections.max(1);
+    let mut targets: Vec<TargetReport> = plan
+        .targets
+        .iter()
+        .map(|a| TargetReport {
+            target: a.to_string(),
+            sent: 0,
+            taken: Some(0),
+            refused: Some(0),
+            close_error: None,
         })
         .collect();
+    for (j, (c, r)) in clients.into_iter().zip(&results).enumerate() {
+        let t = &mut targets[j / per_target];
+        t.sent += r.sent;
+        match c.close() {
+            Ok(report) => {
+                t.taken = t.taken.map(|n| n + report.taken);
+                t.refused = t.refused.map(|n| n + report.refused);
+            }
+            Err(e) => {
+                t.taken = None;
+                t.refused = None;
+                t.close_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    let sent = shared.sent.load(Ordering::Relaxed);
     LoadReport {
         signed: txs.len(),
         sent,
-        errors,
-        first_error,
+        errors: shared.errors.load(Ordering::Relaxed),
+        first_error: shared
+            .first_error
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
         elapsed_s,
         achieved_tps: sent as f64 / elapsed_s.max(1e-9),
         rate: plan.rate,
         pacing_p50_s: centile(&lateness, 0.5),
         pacing_p99_s: centile(&lateness, 0.99),
         pacing_max_s: lateness.last().map_or(0.0, |&v| v as f64 / 1e9),
-        pool_exhausted,
+        pool_exhausted: results.iter().any(|r| r.ran_out),
+        connections: results.len(),
         targets,
     }
 }

@@ -64,6 +64,8 @@ pub struct NodeOptions {
     /// behind): a clock-skew fault, changed while the node runs (the control file).
     /// It moves when the node thinks slots start, never the times its log records.
     pub clock_skew_ns: Arc<AtomicI64>,
+    /// Threads the signatures of a block this node validates are checked on.
+    pub verify_tiles: usize,
 }
 
 /// How a leader builds its blocks (`forge = "tiles"` or `"sequential"` in a node config).
@@ -91,6 +93,7 @@ impl NodeOptions {
             lead_until: None,
             forge: ForgeMode::default(),
             clock_skew_ns: Arc::new(AtomicI64::new(0)),
+            verify_tiles: 1,
         }
     }
 }
@@ -237,7 +240,7 @@ impl Node {
     ) -> Node {
         Node {
             mempool: Mempool::new(opts.mempool_capacity),
-            chain: Chain::new(genesis.clone()),
+            chain: Chain::new(genesis.clone()).with_verify_threads(opts.verify_tiles),
             opts,
             genesis,
             log,

@@ -7,6 +7,7 @@
 //! events to the inbox (blocks on them), the metrics server (blocks on accept), and the
 //! peer network's own (see `dyno-net`). None polls.
 
+use crate::verify::VerifyPool;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -114,26 +115,31 @@ impl RunningNode {
         // bound" is true of the QUIC socket too.
         let (inbox, rx) = channel();
         let queued = Arc::new(AtomicUsize::new(0));
+        let verify_tiles = cfg
+            .verify_tiles
+            .unwrap_or_else(crate::verify::default_verify_tiles);
         let ingress = match cfg.ingress_listen {
             None => None,
             Some(listen) => {
-                let (inbox, queued) = (Mutex::new(inbox.clone()), queued.clone());
-                let keys = Mutex::new(crate::keys::SignerKeys::new());
+                // Signatures are checked on the verify tiles, not on the ingress thread
+                // (one thread's Ed25519 rate capped the node there): the sink only
+                // counts and queues.
+                let out = inbox.clone();
+                let pool = VerifyPool::start(verify_tiles, move |bytes, signature_ok| {
+                    out.send(Input::CheckedTx {
+                        bytes,
+                        signature_ok,
+                    })
+                    .is_ok()
+                })
+                .map_err(|e| Error::Net(format!("verify threads: {e}")))?;
+                let queued = queued.clone();
                 let sink = move |tx: &[u8]| {
                     if queued.load(Ordering::Relaxed) >= INGRESS_QUEUE {
                         return false;
                     }
                     queued.fetch_add(1, Ordering::Relaxed);
-                    // The signature is checked here, on the ingress thread, in
-                    // parallel with the node loop.
-                    let signature_ok = keys.lock().unwrap_or_else(|p| p.into_inner()).verify(tx);
-                    let inbox = inbox.lock().unwrap_or_else(|p| p.into_inner());
-                    inbox
-                        .send(Input::CheckedTx {
-                            bytes: tx.to_vec(),
-                            signature_ok,
-                        })
-                        .is_ok()
+                    pool.submit(tx.to_vec())
                 };
                 let cfg = IngressConfig {
                     listen,
@@ -237,6 +243,7 @@ impl RunningNode {
                 Some((stop, h))
             }
         };
+        opts.verify_tiles = verify_tiles;
         let node = Node::new(
             opts,
             genesis,

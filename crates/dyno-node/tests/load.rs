@@ -14,6 +14,16 @@ use dyno_node::service::RunningNode;
 
 #[test]
 fn every_transaction_sent_gets_exactly_one_fate() {
+    fates_hold(1, 1);
+}
+
+#[test]
+fn several_connections_and_verify_tiles_account_for_every_transaction_too() {
+    fates_hold(3, 2);
+}
+
+/// A node with `verify_tiles` fed by `connections` connections (a sender thread each).
+fn fates_hold(connections: usize, verify_tiles: usize) {
     let g = Arc::new(
         GenesisFile {
             network: "load".into(),
@@ -41,6 +51,7 @@ fn every_transaction_sent_gets_exactly_one_fate() {
         mempool_capacity: 800,
         lead_until_slot: None,
         control: None,
+        verify_tiles: Some(verify_tiles),
         forge: Default::default(),
         peers: Vec::new(),
     };
@@ -50,6 +61,7 @@ fn every_transaction_sent_gets_exactly_one_fate() {
         rate: 3000,
         duration: Duration::from_millis(1500),
         pool: 4000,
+        connections,
         datagrams: false,
         nonce: 77,
     };
@@ -68,8 +80,10 @@ fn every_transaction_sent_gets_exactly_one_fate() {
     let st = node.stop();
     let f = st.fates;
     assert_eq!(report.errors, 0, "{:?}", report.first_error);
+    assert_eq!(report.connections, connections);
     assert!(report.sent >= 3000, "sent {}", report.sent);
     assert_eq!(report.targets[0].taken, Some(report.sent));
+    assert_eq!(report.targets[0].refused, Some(ingress.dropped_full));
     assert_eq!(
         report.sent,
         ingress.accepted + ingress.dropped_full + ingress.malformed + ingress.oversized

@@ -57,6 +57,7 @@ fn config(
         mempool_capacity: 1000,
         lead_until_slot: None,
         control: None,
+        verify_tiles: None,
         forge: Default::default(),
         peers: peers
             .iter()

@@ -58,6 +58,9 @@ pub enum Progress {
         /// Transactions being signed.
         count: usize,
     },
+    /// Something the user should know before the window starts (the pre-signed pool
+    /// will not last it, say); also kept in the report's warnings.
+    Warning(String),
     /// The tiles are running.
     Started {
         /// Tile names in affinity order.
@@ -397,6 +400,48 @@ fn build_stems(
     })
 }
 
+/// Transactions per second one verify tile is planned to take when benchg runs flat out:
+/// the bottom of Firedancer's 20-40k per verify tile (a 2-vCPU EPYC VM verifies about 14k
+/// on one thread, 5 batch-verify tiles on 16 cores took 27k each). A faster machine can
+/// still outrun the pool; the diagnosis then names benchg signing live.
+pub const PLANNED_VERIFY_TPS: f64 = 20_000.0;
+
+/// A warning when the pre-signed pool of `presign` transactions will not last a window of
+/// `duration_s` seconds: at `rate` when paced, at [`PLANNED_VERIFY_TPS`] per verify tile
+/// when flat out (`rate` 0). Once it runs out benchg signs live, competing with the
+/// tiles for CPU, and becomes the bottleneck it is meant to measure (a 1M pool ran out
+/// inside the window of 5 batch-verify tiles on 16 cores). No warning for a run until
+/// stopped (`duration_s` 0).
+pub fn pool_shortfall(
+    presign: usize,
+    rate: u64,
+    verify_tiles: usize,
+    duration_s: f64,
+) -> Option<String> {
+    if duration_s <= 0.0 {
+        return None;
+    }
+    let (per_s, how) = if rate > 0 {
+        (rate as f64, format!("at bench.rate = {rate}/s"))
+    } else {
+        (
+            PLANNED_VERIFY_TPS * verify_tiles.max(1) as f64,
+            format!(
+                "flat out with {verify_tiles} verify tile{} (planned at {:.0}k TPS each)",
+                if verify_tiles == 1 { "" } else { "s" },
+                PLANNED_VERIFY_TPS / 1e3
+            ),
+        )
+    };
+    let needed = (per_s * duration_s).ceil() as usize;
+    (presign < needed).then(|| {
+        format!(
+            "the pre-signed pool ({presign}) lasts {:.1} s of the {duration_s:.0} s window {how}: benchg will sign live after that and may become the limit; set bench.presign to at least {needed}",
+            presign as f64 / per_s
+        )
+    })
+}
+
 /// Runs the bench of `cfg`: validates everything first (affinity against the online
 /// CPUs, the ledger directory), signs the pool, runs for `opts.duration` (or until
 /// `stop`), drains, and reports.
@@ -435,6 +480,15 @@ pub fn run_bench(
     progress(Progress::Presigning {
         count: cfg.bench.presign,
     });
+    let pool_warning = pool_shortfall(
+        cfg.bench.presign,
+        cfg.bench.rate,
+        nv,
+        opts.duration.as_secs_f64(),
+    );
+    if let Some(w) = &pool_warning {
+        progress(Progress::Warning(w.clone()));
+    }
     let benchg = Benchg::new(
         &cfg.bench,
         genesis.clone(),
@@ -479,6 +533,7 @@ pub fn run_bench(
     let inner = AtomicBool::new(false);
     let ctl = Ctl { failed: &failed };
     let mut warnings = plan.warnings.clone();
+    warnings.extend(pool_warning);
     let mut tps = Vec::new();
     let (mut snap0, mut snap1) = (None, None);
     let (mut window_s, mut drain_s, mut landed_window, mut pack_backlog) = (0.0, 0.0, 0, 0);

@@ -184,7 +184,21 @@ pub fn diagnose(
             pct(s.busy)
         )
     };
-    let (bottleneck, summary) = if ingress_lost > 0 {
+    // A pool that ran out while benchg ran flat out (or could not keep the pace): benchg
+    // signing live competes with the tiles for CPU, and then the overruns and backlogs
+    // it causes downstream say "verify" while the generator is the limit.
+    let signing_live = benchg.pool_exhausted_ns.is_some()
+        && benchg.signed_live > 0
+        && (rate == 0 || gen.busy >= 0.5);
+    let (bottleneck, summary) = if signing_live {
+        (
+            "benchg".to_string(),
+            format!(
+                "benchg signing live: its pre-signed pool ({}) ran out and it signed {} transactions during the run, competing with the tiles for CPU; raise bench.presign to at least the run's transactions (rate x duration)",
+                benchg.presigned, benchg.signed_live
+            ),
+        )
+    } else if ingress_lost > 0 {
         let v = get("verify").cloned().unwrap_or(gen.clone());
         (
             "verify".to_string(),
@@ -340,5 +354,52 @@ mod tests {
             0,
         );
         assert_eq!(diagnose(&w, &g, 16, 1000, 0).bottleneck, "load");
+    }
+
+    #[test]
+    fn a_pool_that_ran_out_names_benchg_signing_live_not_verify() {
+        // Overruns at ingress and verify busy, as when a 1M pool ran out inside the window
+        // of 5 batch-verify tiles: the generator signing live is named, not verify.
+        let live = BenchgStats {
+            presigned: 1_000_000,
+            signed_live: 250_000,
+            pool_exhausted_ns: Some(7_000_000_000),
+            ..BenchgStats::default()
+        };
+        let w = window(
+            &pipe([(99, 0), (99, 0), (5, 0), (5, 0), (5, 0), (5, 0), (5, 0)]),
+            7,
+        );
+        let d = diagnose(&w, &live, 16, 0, 0);
+        assert_eq!(d.bottleneck, "benchg");
+        assert!(
+            d.summary.starts_with("benchg signing live"),
+            "{}",
+            d.summary
+        );
+        assert!(d.summary.contains("250000"), "{}", d.summary);
+        // A paced run whose generator kept up while signing live: not the limit.
+        let idle = window(
+            &pipe([(10, 0), (30, 0), (5, 0), (5, 0), (5, 0), (5, 0), (5, 0)]),
+            0,
+        );
+        assert_eq!(diagnose(&idle, &live, 16, 1000, 0).bottleneck, "load");
+    }
+
+    #[test]
+    fn a_pool_too_small_for_the_window_is_warned_about_before_the_start() {
+        use crate::bench::pool_shortfall;
+        // Paced: rate x duration.
+        assert!(pool_shortfall(100_000, 10_000, 1, 10.0).is_none());
+        let w = pool_shortfall(50_000, 10_000, 1, 10.0).unwrap();
+        assert!(w.contains("lasts 5.0 s of the 10 s window"), "{w}");
+        assert!(w.contains("at least 100000"), "{w}");
+        // Flat out: the verify tiles' planned rate.
+        let w = pool_shortfall(1_000_000, 0, 8, 10.0).unwrap();
+        assert!(w.contains("at least 1600000"), "{w}");
+        assert!(w.contains("flat out with 8 verify tiles"), "{w}");
+        assert!(pool_shortfall(1_600_000, 0, 8, 10.0).is_none());
+        // Until stopped: nothing to size against.
+        assert!(pool_shortfall(1, 0, 5, 0.0).is_none());
     }
 }

@@ -8,8 +8,9 @@
 //!   tables), [`CsvTable`] (RFC 4180) and [`HtmlTable`] (an HTML `<table>` fragment).
 //! - [`plot`]: SVG plots drawn with plotters and returned as strings: box plots sorted by
 //!   median ([`plot::BoxPlot`]), scatter plots with error boxes and a Pareto front
-//!   ([`plot::ScatterPlot`]), empirical CDFs ([`plot::CdfPlot`]) and time series
-//!   ([`plot::TimeSeriesPlot`]).
+//!   ([`plot::ScatterPlot`]), empirical CDFs ([`plot::CdfPlot`]), time series
+//!   ([`plot::TimeSeriesPlot`]) and a metric's history with its change points marked
+//!   ([`plot::TrendPlot`]).
 //! - [`HtmlReport`]: one self-contained HTML file (inline CSS, no scripts, no external
 //!   fonts or URLs) holding run parameters, host facts, observations, tables and plots.
 //!

@@ -50,6 +50,10 @@
 //! - [`student_t_sf`], [`student_t_quantile`]: Student's t distribution.
 //! - [`PowerQuestion`]: the minimum detectable change of a comparison and the rounds a
 //!   change needs (stated power).
+//! - [`change_points`], [`latest_regression`]: change points over a metric's history
+//!   (E-Divisive means with a t-test, as Apache Otava), weak and strong, and whether the
+//!   newest value starts a regression (`dyno results trend`);
+//!   [`moving_window_changes`]: Mozilla Perfherder's moving-window t-test, to compare.
 //!
 //! # NaN policy
 //! A NaN is never a measurement. Functions returning `Option` return `None` when an input
@@ -64,11 +68,13 @@
 
 mod better;
 mod bootstrap;
+mod changepoint;
 mod comparison;
 mod error;
 mod holm;
 mod interval;
 mod mannwhitney;
+mod moving_t;
 mod normal;
 mod outliers;
 mod paired;
@@ -82,6 +88,9 @@ mod student;
 
 pub use better::Better;
 pub use bootstrap::{bootstrap_median_ci, bootstrap_ratio_of_medians_ci};
+pub use changepoint::{
+    change_points, latest_regression, ChangePoint, ChangePointSettings, Strength,
+};
 pub use comparison::{
     apply_holm, classify, compare, compare_many, Comparison, ComparisonInput, ComparisonSettings,
     SignificanceTest, Verdict,
@@ -93,6 +102,7 @@ pub use mannwhitney::{
     exact_u_counts, mann_whitney_u, mann_whitney_u_using, Alternative, MannWhitney,
     MannWhitneyMethod, EXACT_LIMIT,
 };
+pub use moving_t::{moving_window_changes, MovingWindowSettings, WindowChange};
 pub use outliers::{modified_z_outliers, OutlierScale, Outliers, MODIFIED_Z_THRESHOLD};
 pub use paired::{
     compare_paired, compare_signed_rank, exact_w_counts, log_ratios, paired_ratio_ci, paired_t,

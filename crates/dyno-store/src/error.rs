@@ -52,6 +52,14 @@ pub enum StoreError {
         /// What failed to decode.
         detail: String,
     },
+    /// No sample in the store has this metric name (see [`crate::Store::metric_history`]).
+    #[error("no run in {} measured a metric named {metric:?}", path.display())]
+    NoSuchMetric {
+        /// The store.
+        path: PathBuf,
+        /// The name asked for.
+        metric: String,
+    },
     /// No run with this id is in the store.
     #[error("run {0} is not in the results store")]
     UnknownRun(RunId),
@@ -172,6 +180,7 @@ impl StoreError {
                 | StoreError::ReadOnly { .. }
                 | StoreError::Corrupt { .. }
                 | StoreError::UnknownRun(_)
+                | StoreError::NoSuchMetric { .. }
                 | StoreError::BadUrl { .. }
                 | StoreError::Unreachable { .. }
                 | StoreError::Login { .. }

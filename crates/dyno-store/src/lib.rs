@@ -23,6 +23,10 @@
 //!   a run between stores (SQLite to PostgreSQL and back) once, however often it is asked.
 //! - [`Store::fleet_runs`] answers "where does my machine stand?": the newest complete
 //!   run of every machine that measured a metric, with its samples.
+//! - [`Store::metric_history`] answers "how did this metric move over time?": one value
+//!   (the median of its samples) per complete run, oldest first, filtered like the run
+//!   list; an unknown metric is [`StoreError::NoSuchMetric`], apart from a filter that
+//!   matched nothing (an empty history).
 //! - [`Store::export`] streams samples in long format (one row per sample) as CSV, JSON
 //!   lines or Parquet, in bounded memory.
 //!
@@ -61,7 +65,9 @@
 
 mod error;
 mod export;
+mod filter;
 mod fleet;
+mod history;
 mod pg;
 mod query;
 mod run;
@@ -75,6 +81,7 @@ mod writer;
 pub use error::StoreError;
 pub use export::ExportFormat;
 pub use fleet::{FleetQuery, FleetRuns, MachineRun};
+pub use history::{HistoryPoint, HistoryQuery};
 pub use query::{RunFilter, RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;

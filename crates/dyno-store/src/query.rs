@@ -1,11 +1,11 @@
 //! Reading runs back: the filtered list and one run in full.
 
 use crate::error::StoreError;
+use crate::filter::{Dialect, Param, Sql};
 use crate::sqlite::Sqlite;
 use crate::writer::Writer;
 use crate::RunId;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
-use rusqlite::types::Value as SqlValue;
 use rusqlite::{OptionalExtension, Row};
 use std::path::Path;
 
@@ -66,44 +66,28 @@ pub struct StoredRun {
     pub samples: Vec<Sample>,
 }
 
+/// The run list's columns, for both dialects; the filter's conditions follow.
+pub(crate) const LIST_RUNS: &str =
+    "SELECT r.id, r.command, su.kind, su.name, su.attributes, h.hostname, r.started_at,
+            r.finished_at, r.status, r.writer_host, r.writer_pid, r.writer_token,
+            (SELECT count(*) FROM samples s WHERE s.run_id = r.id), r.uuid
+     FROM runs r
+     JOIN subjects su ON su.id = r.subject_id
+     JOIN hosts h ON h.id = r.host_id
+     WHERE 1 = 1";
+
 impl Sqlite {
     /// Runs matching `filter`, newest first (by start time, then id).
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        let mut sql = String::from(
-            "SELECT r.id, r.command, su.kind, su.name, su.attributes, h.hostname, r.started_at,
-                    r.finished_at, r.status, r.writer_host, r.writer_pid, r.writer_token,
-                    (SELECT count(*) FROM samples s WHERE s.run_id = r.id), r.uuid
-             FROM runs r
-             JOIN subjects su ON su.id = r.subject_id
-             JOIN hosts h ON h.id = r.host_id
-             WHERE 1 = 1",
-        );
-        let mut args: Vec<SqlValue> = Vec::new();
-        let mut cond = |clause: &str, v: SqlValue| {
-            sql.push_str(clause);
-            args.push(v);
-        };
-        if let Some(c) = &filter.command {
-            cond(" AND r.command = ?", SqlValue::Text(c.clone()));
-        }
-        if let Some(h) = &filter.host {
-            cond(" AND instr(h.hostname, ?) > 0", SqlValue::Text(h.clone()));
-        }
-        if let Some(s) = &filter.subject {
-            cond(" AND instr(su.name, ?) > 0", SqlValue::Text(s.clone()));
-        }
-        if let Some(t) = filter.since {
-            cond(" AND r.started_at >= ?", SqlValue::Real(t));
-        }
-        if let Some(t) = filter.until {
-            cond(" AND r.started_at <= ?", SqlValue::Real(t));
-        }
-        sql.push_str(" ORDER BY r.started_at DESC, r.id DESC");
+        let mut sql = Sql::new(Dialect::Sqlite, LIST_RUNS);
+        sql.and_runs_match(filter);
+        sql.text.push_str(" ORDER BY r.started_at DESC, r.id DESC");
         if let Some(n) = filter.limit {
-            sql.push_str(" LIMIT ?");
-            args.push(SqlValue::Integer(i64::try_from(n).unwrap_or(i64::MAX)));
+            let p = sql.bind(Param::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+            sql.text.push_str(&format!(" LIMIT {p}"));
         }
-        let mut stmt = self.conn.prepare(&sql).map_err(self.sql())?;
+        let args = sql.sqlite_params();
+        let mut stmt = self.conn.prepare(&sql.text).map_err(self.sql())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args), |r| {
                 Ok((

@@ -4,6 +4,7 @@
 use crate::error::StoreError;
 use crate::export::ExportFormat;
 use crate::fleet::{FleetQuery, FleetRuns};
+use crate::history::{HistoryPoint, HistoryQuery};
 use crate::pg::Pg;
 use crate::query::{RunFilter, RunSummary, StoredRun};
 use crate::sqlite::Sqlite;
@@ -237,6 +238,23 @@ impl Store {
     /// CPU model) that measured `query.metric`, with its samples of it.
     pub fn fleet_runs(&self, query: &FleetQuery) -> Result<FleetRuns, StoreError> {
         dispatch!(self, b => b.fleet_runs(query))
+    }
+
+    /// A metric's history: one [`HistoryPoint`] per complete run that registered
+    /// `query.metric` and matches the query, oldest first (by start time, then id), its
+    /// value the median of the run's samples of the metric.
+    ///
+    /// A metric no sample in the store has is [`StoreError::NoSuchMetric`]; a known
+    /// metric whose runs the filter all excluded is an empty history. Runs that
+    /// registered the metric in different units are [`StoreError::MixedUnits`].
+    pub fn metric_history(&self, query: &HistoryQuery) -> Result<Vec<HistoryPoint>, StoreError> {
+        dispatch!(self, b => b.metric_history(query))
+    }
+
+    /// Every metric name some run in the store registered, sorted (to suggest one when a
+    /// name is unknown).
+    pub fn metric_names(&self) -> Result<Vec<String>, StoreError> {
+        dispatch!(self, b => b.metric_names())
     }
 
     fn record(&self, id: RunId) -> Result<RunRecord, StoreError> {

@@ -9,7 +9,7 @@ mod common;
 use common::pg::PgServer;
 use common::{info, metrics, sample};
 use dyno_model::{RunStatus, Sample};
-use dyno_store::{Copied, ExportFormat, FleetQuery, RunFilter, Store, StoreError};
+use dyno_store::{Copied, ExportFormat, FleetQuery, HistoryQuery, RunFilter, Store, StoreError};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -454,4 +454,70 @@ fn the_fleet_query_takes_each_machines_newest_complete_run() {
         assert!(matches!(err, StoreError::MixedUnits { .. }), "{err:?}");
         assert!(err.to_string().contains("B/s"), "{err}");
     }
+}
+
+#[test]
+fn postgres_gives_the_same_history_as_sqlite() {
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut lite = Store::open(&dir.path().join("results.db")).unwrap();
+    let mut pg = open(&server.database("history"));
+    let ids = common::write_history(&mut lite);
+    assert_eq!(common::write_history(&mut pg), ids);
+    let queries = [
+        HistoryQuery {
+            metric: "Sr25519Verify".into(),
+            ..HistoryQuery::default()
+        },
+        HistoryQuery {
+            metric: "Sr25519Verify".into(),
+            runs: RunFilter {
+                host: Some("alp".into()),
+                subject: Some("v1.".into()),
+                since: Some(65.0),
+                limit: Some(1),
+                ..RunFilter::default()
+            },
+            workload: None,
+        },
+        HistoryQuery {
+            metric: "Sr25519Verify".into(),
+            runs: RunFilter::default(),
+            workload: Some("transfers".into()),
+        },
+    ];
+    // Every field but the globally unique run ids, which each store made its own.
+    let history = |store: &Store, q: &HistoryQuery| {
+        let mut points = store.metric_history(q).unwrap();
+        for p in &mut points {
+            assert_eq!(p.run_uuid.len(), 36);
+            p.run_uuid.clear();
+        }
+        points
+    };
+    for q in &queries {
+        let (a, b) = (history(&lite, q), history(&pg, q));
+        assert!(!a.is_empty());
+        assert_eq!(a, b, "{q:?}");
+    }
+    assert_eq!(lite.metric_names().unwrap(), pg.metric_names().unwrap());
+    let unknown = HistoryQuery {
+        metric: "Nope".into(),
+        ..HistoryQuery::default()
+    };
+    assert!(matches!(
+        pg.metric_history(&unknown),
+        Err(StoreError::NoSuchMetric { .. })
+    ));
+    let nobody = HistoryQuery {
+        metric: "Sr25519Verify".into(),
+        runs: RunFilter {
+            host: Some("gamma".into()),
+            ..RunFilter::default()
+        },
+        workload: None,
+    };
+    assert_eq!(pg.metric_history(&nobody).unwrap(), []);
 }

@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Also write the HTML report here.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Also serve the results store and a live view of every node (TPS, height, blocks
+    /// adopted) on ADDR while the cluster runs, as `dyno serve --watch` would.
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_listen)]
+    serve: Option<std::net::SocketAddr>,
     #[command(flatten)]
     store: crate::db::StoreArgs,
 }
@@ -335,6 +339,12 @@ fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredRun> {
         .run(id)
         .map_err(crate::db::classify)
         .with_context(|| format!("run {id} in {}", path.display()))?;
+    stored_run_of(&run)
+}
+
+/// Where a stored `cluster run` left its node logs, and which slots and window it analysed.
+fn stored_run_of(run: &dyno_store::StoredRun) -> Result<StoredRun> {
+    let id = run.id;
     if run.info.command != "cluster run" {
         bail!(
             "run {id} is a `{}` run, not a `cluster run`",
@@ -403,6 +413,36 @@ fn extracted_events(
         all.extend(rules.parse_log(&file, &node, &text)?);
     }
     Ok(all)
+}
+
+/// The HTML report `dyno cluster report RUN --html` writes for a stored `cluster run`, for
+/// `dyno serve`: rebuilt from the node logs its run directory still holds.
+pub fn stored_html(run: &dyno_store::StoredRun) -> Result<String> {
+    let stored = stored_run_of(run)?;
+    let spec = ClusterSpec::load(&stored.file)
+        .with_context(|| format!("run {}'s cluster file", run.id))?;
+    let expected = spec.nodes.len();
+    let analysis = match spec.extract.as_ref() {
+        Some(rules) => {
+            let mut all = extracted_events(&spec, rules, std::slice::from_ref(&stored.dir))?;
+            if let Some(window) = &stored.window_ns {
+                all = dyno_cluster::launch::in_window(all, window);
+            }
+            propagation::analyse_extracted(&all, expected, &rules.unavailable())
+        }
+        None => {
+            let mut all = Vec::new();
+            for file in log_files(std::slice::from_ref(&stored.dir))? {
+                all.extend(events::read_log(&file)?);
+            }
+            propagation::analyse(
+                &dyno_cluster::launch::in_slots(all, &stored.slots),
+                expected,
+            )
+        }
+    };
+    let report = ClusterReport::new(&analysis, Some(&spec));
+    Ok(html_report(&report, Some(&spec)))
 }
 
 fn report(a: &ReportArgs) -> Result<ExitCode> {
@@ -555,6 +595,15 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         _ => {}
     };
     let mut store = crate::db::open_for_writing(&a.store)?;
+    if let Some(listen) = a.serve {
+        let watch = (0..spec.nodes.len())
+            .map(|id| {
+                let port = spec.ports(id).2;
+                format!("{}=http://127.0.0.1:{port}/metrics", spec.nodes[id].name)
+            })
+            .collect();
+        crate::serve::start_beside(listen, &a.store.db, watch)?;
+    }
     // dyno's own cost (launching, the /proc sampler over every node, reading logs and
     // analysing): what the cluster's figures pay for being measured on the same cores.
     let (cpu_before, wall) = (

@@ -401,6 +401,54 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The judging settings a comparison was stored with.
+fn comparison_settings(meta: &ComparisonMeta) -> ComparisonSettings {
+    ComparisonSettings {
+        noise_band: meta.noise_band,
+        alpha: meta.alpha,
+        seed: meta.seed,
+        ..ComparisonSettings::default()
+    }
+}
+
+/// The HTML report of the comparison that stored run `run` belongs to, judged as the
+/// comparison file said (its test and primary metrics): what `dyno compare report RUN
+/// --html` writes, for `dyno serve`.
+pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
+    let loaded = record::load(store, &[run])?;
+    let meta = &loaded.meta;
+    let test = meta.test.unwrap_or_default();
+    let options = JudgeOptions {
+        test,
+        rounds: None,
+        primary: meta.primary.clone(),
+        work: meta.work.clone(),
+    };
+    let judgement = judge_with(
+        &loaded.executions,
+        &meta.subjects,
+        &comparison_settings(meta),
+        &options,
+    );
+    let first = loaded.runs.first().unwrap_or(&0);
+    let last = loaded.runs.last().unwrap_or(&0);
+    Ok(report::html(&ReportInput {
+        meta,
+        workloads: loaded
+            .workloads
+            .iter()
+            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+            .collect(),
+        host: &loaded.host,
+        executions: &loaded.executions,
+        judgement: &judgement,
+        parameters: vec![
+            ("stored runs".into(), format!("{first}..{last}")),
+            ("test".into(), test.name().into()),
+        ],
+    }))
+}
+
 /// The primary metrics to judge by: `--primary`, else the comparison file's `primary`
 /// (empty: every metric).
 fn primary_metrics<'a>(out: &'a OutputArgs, meta: &'a ComparisonMeta) -> &'a [String] {
@@ -426,12 +474,7 @@ fn finish(
     if let Some(r) = &rounds {
         parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
     }
-    let settings = ComparisonSettings {
-        noise_band: meta.noise_band,
-        alpha: meta.alpha,
-        seed: meta.seed,
-        ..ComparisonSettings::default()
-    };
+    let settings = comparison_settings(meta);
     let primary = primary_metrics(out, meta).to_vec();
     if !primary.is_empty() {
         unknown_primary(executions, &meta.subjects, &primary, &meta.work).map_err(|e| {

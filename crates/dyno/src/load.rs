@@ -37,6 +37,10 @@ pub struct LoadArgs {
     /// One QUIC datagram per transaction instead of one stream (losses are reported).
     #[arg(long)]
     datagrams: bool,
+    /// QUIC connections per target, each with a sender thread of its own (default: a
+    /// quarter of the cores, at least 1; one connection sends what one core encrypts).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    connections: Option<u16>,
     /// Output format of the summary.
     #[arg(long, value_enum, default_value = "table")]
     format: SummaryFormat,
@@ -66,15 +70,20 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         duration: Duration::from_secs_f64(a.duration),
         pool,
         datagrams: a.datagrams,
+        connections: a.connections.map_or_else(
+            || (std::thread::available_parallelism().map_or(1, |n| n.get()) / 4).max(1),
+            usize::from,
+        ),
         nonce: dyno_node::log::now_ns(),
     };
     let stop = interrupt::stop_flag();
-    eprintln!("signing {pool} transfers ...");
+    eprintln!("signing {pool} transfers on every core ...");
     let txs = sign_transfers(&g, pool, plan.nonce);
     let clients = connect(&g, &plan).context("--target")?;
     eprintln!(
-        "sending to {} target(s) at {} for {} s",
+        "sending to {} target(s) over {} connection(s) each at {} for {} s",
         plan.targets.len(),
+        plan.connections,
         if a.rate == 0 {
             "full speed".to_string()
         } else {
@@ -83,7 +92,10 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         a.duration
     );
     let r = run_load(&plan, clients, &txs, stop, &mut |s| {
-        eprintln!("t={:>4.0}s sent {:>7}/s errors {}", s.t, s.sent, s.errors)
+        eprintln!(
+            "t={:>4.0}s offered {:>7}/s accepted {:>7}/s refused {:>6}/s send errors {}",
+            s.t, s.sent, s.accepted, s.refused, s.errors
+        )
     });
     let mut out = std::io::stdout().lock();
     match a.format {
@@ -131,10 +143,11 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
                     "{}: sent {}, taken by the node {}",
                     t.target,
                     t.sent,
-                    t.taken.map_or_else(
-                        || format!("unknown ({})", t.close_error.as_deref().unwrap_or("")),
-                        |n| n.to_string()
-                    )
+                    match (t.taken, t.refused) {
+                        (Some(n), Some(r)) =>
+                            format!("{n} ({} accepted, {r} refused: queue full)", n - r),
+                        _ => format!("unknown ({})", t.close_error.as_deref().unwrap_or("")),
+                    }
                 )?;
             }
         }

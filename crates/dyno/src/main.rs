@@ -17,6 +17,7 @@ mod pipeline;
 mod progress;
 mod results;
 mod run_report;
+mod serve;
 mod term;
 mod tune;
 
@@ -64,6 +65,9 @@ enum Command {
     /// Clusters of nodes over emulated regions: cluster files, propagation reports, exports.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
+    /// Browse the results store in a web browser (runs, histories, comparisons, fleet),
+    /// and watch running pipelines and nodes live.
+    Serve(Box<serve::ServeArgs>),
     /// Print a shell completion script: `dyno completions bash > /etc/bash_completion.d/dyno`.
     Completions {
         /// The shell.
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
         Command::Results(cmd) => results::run(cmd),
         Command::Tune(cmd) => tune::run(cmd),
         Command::Cluster(cmd) => cluster::run(cmd),
+        Command::Serve(a) => serve::run(*a),
         Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
     };
     finish(outcome)

@@ -2,6 +2,8 @@
 
 #[path = "fleet.rs"]
 mod fleet;
+#[path = "trend.rs"]
+mod trend;
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
@@ -31,6 +33,9 @@ pub enum ResultsCommand {
     Pull(PullArgs),
     /// Where this machine stands among all machines in the store, per CPU model.
     Fleet(fleet::FleetArgs),
+    /// Change points over a metric's stored history (E-Divisive means with a t-test);
+    /// exits 1 when the newest run starts a regression.
+    Trend(trend::TrendArgs),
 }
 
 /// Where the store is.
@@ -185,7 +190,7 @@ pub struct DeleteArgs {
     run: RunId,
 }
 
-fn parse_date(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_date(s: &str) -> Result<f64, String> {
     let parts: Vec<&str> = s.split('-').collect();
     let bad = || format!("`{s}` is not a date (YYYY-MM-DD)");
     if parts.len() != 3 {
@@ -313,6 +318,7 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::Push(a) => push(a),
         ResultsCommand::Pull(a) => pull(a),
         ResultsCommand::Fleet(a) => fleet::run(a),
+        ResultsCommand::Trend(a) => trend::run(a),
         ResultsCommand::Delete(a) => {
             let path = crate::db::path(&a.db.db);
             let mut store = open_write(&path, "results store")?;

@@ -1,5 +1,6 @@
 //! `dyno results push`, `pull` and `fleet`, and `--db postgres://...`, against a real
-//! throwaway PostgreSQL server (skipped with a note where PostgreSQL is not installed).
+//! throwaway PostgreSQL server (skipped with a note where PostgreSQL is not installed);
+//! `dyno results trend` over a SQLite store (module `trend`).
 //!
 //! Two machines: this host (a real `dyno machine` run) and a peer with another host
 //! fingerprint (its runs written through the store API, as `dyno machine` writes them,
@@ -8,6 +9,8 @@
 
 #[path = "../../dyno-store/tests/common/pg.rs"]
 mod pg;
+#[path = "results/trend.rs"]
+mod trend;
 
 use assert_cmd::Command;
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};

@@ -3,9 +3,9 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use super::{hello, transport, IngressMode, END_MARK};
+use super::{hello, transport, IngressMode, END_MARK, PROGRESS_LEN};
 use crate::error::NetError;
 use crate::shape::lock;
 
@@ -16,6 +16,8 @@ pub struct IngressReport {
     pub sent: u64,
     /// Of those, how many the server handed to its node (accepted or dropped full).
     pub taken: u64,
+    /// Of `taken`, how many the node refused (its queue was full).
+    pub refused: u64,
 }
 
 impl IngressReport {
@@ -30,10 +32,36 @@ pub struct IngressClient {
     rt: tokio::runtime::Runtime,
     endpoint: quinn::Endpoint,
     conn: quinn::Connection,
-    stream: Mutex<(quinn::SendStream, quinn::RecvStream)>,
+    stream: Mutex<quinn::SendStream>,
     mode: IngressMode,
     addr: SocketAddr,
     sent: AtomicU64,
+    /// The server's latest `(accepted, refused)`, read by a task of the runtime.
+    progress: Arc<(AtomicU64, AtomicU64)>,
+    /// That task: ends when the server finishes the stream (after the end mark), with
+    /// whether it read a final progress message.
+    reader: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+/// Reads the server's progress messages into `progress` until the stream ends.
+async fn read_progress(
+    mut recv: quinn::RecvStream,
+    progress: Arc<(AtomicU64, AtomicU64)>,
+) -> Result<(), String> {
+    let mut m = [0u8; PROGRESS_LEN];
+    let mut any = false;
+    loop {
+        match recv.read_exact(&mut m).await {
+            Ok(()) => {
+                any = true;
+                let word = |i: usize| u64::from_be_bytes(m[i..i + 8].try_into().expect("8 bytes"));
+                progress.0.store(word(0), Relaxed);
+                progress.1.store(word(8), Relaxed);
+            }
+            Err(quinn::ReadExactError::FinishedEarly(0)) if any => return Ok(()),
+            Err(e) => return Err(format!("no count from the server: {e}")),
+        }
+    }
 }
 
 impl IngressClient {
@@ -105,14 +133,18 @@ impl IngressClient {
                 return Err(fail(reason));
             }
         };
+        let progress: Arc<(AtomicU64, AtomicU64)> = Arc::default();
+        let reader = rt.spawn(read_progress(recv, Arc::clone(&progress)));
         Ok(IngressClient {
             rt,
             endpoint,
             conn,
-            stream: Mutex::new((send, recv)),
+            stream: Mutex::new(send),
             mode,
             addr,
             sent: AtomicU64::new(0),
+            progress,
+            reader,
         })
     }
 
@@ -149,7 +181,7 @@ impl IngressClient {
                 }
                 let mut s = lock(&self.stream);
                 self.rt
-                    .block_on(s.0.write_all(&buf))
+                    .block_on(s.write_all(&buf))
                     .map_err(|e| fail(e.to_string()))?;
             }
             IngressMode::Datagram => {
@@ -183,25 +215,33 @@ impl IngressClient {
         self.sent.load(Relaxed)
     }
 
-    /// Ends the stream, waits for the server's count of what it took, and closes.
+    /// What the server last said the node accepted and refused of this connection's
+    /// transactions (it says so once a second).
+    pub fn progress(&self) -> (u64, u64) {
+        (self.progress.0.load(Relaxed), self.progress.1.load(Relaxed))
+    }
+
+    /// Ends the stream, waits for the server's final count of what it took, and closes.
     pub fn close(self) -> Result<IngressReport, NetError> {
         let sent = self.sent();
-        let (mut send, mut recv) = self.stream.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut send = self.stream.into_inner().unwrap_or_else(|e| e.into_inner());
         let addr = self.addr;
-        let taken = self.rt.block_on(async {
+        let reader = self.reader;
+        let done = self.rt.block_on(async {
             let mut end = END_MARK.to_be_bytes().to_vec();
             end.extend_from_slice(&sent.to_be_bytes());
             send.write_all(&end).await.map_err(|e| e.to_string())?;
             let _ = send.finish();
-            let mut taken = [0u8; 8];
-            recv.read_exact(&mut taken)
-                .await
-                .map_err(|e| format!("no count from the server: {e}"))?;
-            Ok::<u64, String>(u64::from_be_bytes(taken))
+            reader.await.map_err(|e| e.to_string())?
         });
         self.conn.close(0u32.into(), b"done");
         self.rt.block_on(self.endpoint.wait_idle());
-        let taken = taken.map_err(|reason| NetError::QuicSend { addr, reason })?;
-        Ok(IngressReport { sent, taken })
+        done.map_err(|reason| NetError::QuicSend { addr, reason })?;
+        let (accepted, refused) = (self.progress.0.load(Relaxed), self.progress.1.load(Relaxed));
+        Ok(IngressReport {
+            sent,
+            taken: accepted + refused,
+            refused,
+        })
     }
 }

@@ -9,11 +9,15 @@
 //! datagrams, client -> server: one transaction each             (datagram mode)
 //! same stream, server -> client:
 //!     status:u8 (0 = accepted; otherwise the server closes)    after the hello
-//!     taken:u64be                                              after `end`
+//!     progress := accepted:u64be refused:u64be                 once a second, and once
+//!                                                              more after `end`, then
+//!                                                              the stream finishes
 //! ```
-//! `taken` counts this connection's transactions the server handed to the node (accepted
-//! or dropped because the node was full), so a client knows what was lost on the way:
-//! nothing in stream mode, datagrams QUIC dropped in datagram mode.
+//! `accepted` counts this connection's transactions the node took so far and `refused`
+//! those it could not take (its queue was full); their sum after `end` is what the
+//! server handed to the node (`taken`), so a client knows what was lost on the way:
+//! nothing in stream mode, datagrams QUIC dropped in datagram mode. The progress once a
+//! second lets a load generator report accepted and refused per second while it sends.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -29,11 +33,15 @@ pub use server::Ingress;
 /// First bytes of a client's hello.
 pub const HELLO_MAGIC: [u8; 8] = *b"DYNOTXIN";
 /// Version of the ingress protocol.
-pub const HELLO_VERSION: u16 = 1;
+pub const HELLO_VERSION: u16 = 2;
 /// Bytes of a hello.
 pub const HELLO_LEN: usize = 8 + 2 + 32;
 /// Length value that marks the end of a client's stream, followed by its sent count.
 pub const END_MARK: u32 = u32::MAX;
+/// How often the server tells a client what the node accepted and refused so far.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+/// Bytes of a progress message.
+const PROGRESS_LEN: usize = 16;
 /// How long a new connection may take to present its hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{
     hello, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED, CLOSE_UNKNOWN_CLIENT,
-    END_MARK, HELLO_LEN, HELLO_TIMEOUT,
+    END_MARK, HELLO_LEN, HELLO_TIMEOUT, PROGRESS_EVERY, PROGRESS_LEN,
 };
 use crate::error::NetError;
 
@@ -25,8 +25,9 @@ struct ServerState {
 }
 
 impl ServerState {
-    /// Hands one transaction to the node, or counts why not.
-    fn take(&self, tx: &[u8], taken: &AtomicU64) {
+    /// Hands one transaction to the node, or counts why not; `conn` is the connection's
+    /// own count of what the node accepted and refused.
+    fn take(&self, tx: &[u8], conn: &Progress) {
         if tx.is_empty() {
             self.tally.malformed.fetch_add(1, Relaxed);
         } else if tx.len() > self.max_frame {
@@ -34,11 +35,55 @@ impl ServerState {
         } else {
             if (self.sink)(tx) {
                 self.tally.accepted.fetch_add(1, Relaxed);
+                conn.accepted.fetch_add(1, Relaxed);
             } else {
                 self.tally.dropped_full.fetch_add(1, Relaxed);
+                conn.refused.fetch_add(1, Relaxed);
             }
             self.tally.bytes.fetch_add(tx.len() as u64, Relaxed);
-            taken.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// One connection's transactions the node accepted and refused.
+#[derive(Default)]
+struct Progress {
+    accepted: AtomicU64,
+    refused: AtomicU64,
+}
+
+impl Progress {
+    fn taken(&self) -> u64 {
+        self.accepted.load(Relaxed) + self.refused.load(Relaxed)
+    }
+
+    fn message(&self) -> [u8; PROGRESS_LEN] {
+        let mut m = [0u8; PROGRESS_LEN];
+        m[..8].copy_from_slice(&self.accepted.load(Relaxed).to_be_bytes());
+        m[8..].copy_from_slice(&self.refused.load(Relaxed).to_be_bytes());
+        m
+    }
+}
+
+/// Writes the connection's progress once a second until `end` fires (or its sender is
+/// dropped), then once more, and finishes the stream.
+async fn report_progress(
+    mut send: quinn::SendStream,
+    progress: Arc<Progress>,
+    mut end: tokio::sync::oneshot::Receiver<()>,
+) {
+    loop {
+        match tokio::time::timeout(PROGRESS_EVERY, &mut end).await {
+            Err(_) => {
+                if send.write_all(&progress.message()).await.is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {
+                let _ = send.write_all(&progress.message()).await;
+                let _ = send.finish();
+                return;
+            }
         }
     }
 }
@@ -161,28 +206,32 @@ async fn serve_connection(incoming: quinn::Incoming, st: Arc<ServerState>) {
         return;
     }
     st.tally.connections.fetch_add(1, Relaxed);
-    let taken = Arc::new(AtomicU64::new(0));
+    let progress = Arc::new(Progress::default());
+    let (end, ended) = tokio::sync::oneshot::channel();
+    let reporter = tokio::spawn(report_progress(send, Arc::clone(&progress), ended));
     let datagrams = tokio::spawn(read_datagrams(
         conn.clone(),
         Arc::clone(&st),
-        Arc::clone(&taken),
+        Arc::clone(&progress),
     ));
-    if let Some(sent) = read_frames(&conn, &mut recv, &st, &taken).await {
+    if let Some(sent) = read_frames(&conn, &mut recv, &st, &progress).await {
         // Datagrams sent before the end mark may still be queued behind it.
         let deadline = tokio::time::Instant::now() + LATE_DATAGRAMS;
-        while taken.load(Relaxed) < sent && tokio::time::Instant::now() < deadline {
+        while progress.taken() < sent && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        let _ = send.write_all(&taken.load(Relaxed).to_be_bytes()).await;
-        let _ = send.finish();
+        let _ = end.send(());
+        let _ = reporter.await;
+    } else {
+        drop(end);
     }
     conn.closed().await;
     let _ = datagrams.await;
 }
 
-async fn read_datagrams(conn: quinn::Connection, st: Arc<ServerState>, taken: Arc<AtomicU64>) {
+async fn read_datagrams(conn: quinn::Connection, st: Arc<ServerState>, progress: Arc<Progress>) {
     while let Ok(d) = conn.read_datagram().await {
-        st.take(&d, &taken);
+        st.take(&d, &progress);
     }
 }
 
@@ -192,7 +241,7 @@ async fn read_frames(
     conn: &quinn::Connection,
     recv: &mut quinn::RecvStream,
     st: &ServerState,
-    taken: &AtomicU64,
+    progress: &Progress,
 ) -> Option<u64> {
     let mut buf: Vec<u8> = Vec::with_capacity(128 * 1024);
     loop {
@@ -226,7 +275,7 @@ async fn read_frames(
             if buf.len() - at - 4 < len {
                 break;
             }
-            st.take(&buf[at + 4..at + 4 + len], taken);
+            st.take(&buf[at + 4..at + 4 + len], progress);
             at += 4 + len;
         }
         buf.drain(..at);

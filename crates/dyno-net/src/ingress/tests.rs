@@ -48,7 +48,8 @@ fn stream_mode_accounts_for_every_transaction() {
         report,
         IngressReport {
             sent: 2001,
-            taken: 2001
+            taken: 2001,
+            refused: 200,
         }
     );
     let c = ingress.counters();
@@ -78,6 +79,7 @@ fn datagram_mode_counts_what_it_loses() {
     assert!(report.taken <= report.sent);
     // The node refused every tenth datagram that reached it, and only those.
     assert_eq!(c.dropped_full, report.taken / 10);
+    assert_eq!(report.refused, c.dropped_full);
     assert_eq!((c.malformed, c.oversized), (0, 0));
     ingress.shutdown();
 }
@@ -88,7 +90,14 @@ fn malformed_and_oversized_are_counted_and_the_server_keeps_serving() {
     let addr = ingress.local_addr();
     let d = IngressClient::connect_with(addr, GENESIS, IngressMode::Datagram).unwrap();
     d.send_batch(&[vec![], vec![7; 300], vec![7; 100]]).unwrap();
-    assert_eq!(d.close().unwrap(), IngressReport { sent: 3, taken: 1 });
+    assert_eq!(
+        d.close().unwrap(),
+        IngressReport {
+            sent: 3,
+            taken: 1,
+            refused: 0
+        }
+    );
     let c = ingress.counters();
     assert_eq!((c.malformed, c.oversized, c.accepted), (1, 1, 1));
 
@@ -149,4 +158,25 @@ fn shutdown_joins_the_server_thread_and_frees_the_port() {
     assert_eq!(threads_named(&name), 0);
     std::net::UdpSocket::bind(addr).unwrap();
     assert!(client.close().is_err());
+}
+
+#[test]
+fn the_server_reports_progress_once_a_second_while_a_client_sends() {
+    let (ingress, _) = server(1232);
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    assert_eq!(client.progress(), (0, 0));
+    client.send_batch(&txs(100)).unwrap();
+    // Within a few progress periods the counts arrive without closing the stream.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while client.progress() != (90, 10) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        client.progress(),
+        (90, 10),
+        "accepted, refused (every tenth)"
+    );
+    let report = client.close().unwrap();
+    assert_eq!((report.taken, report.refused), (100, 10));
+    ingress.shutdown();
 }

@@ -14,11 +14,13 @@ mod cdf;
 mod frame;
 mod scatter;
 mod timeseries;
+mod trend;
 
 pub use boxplot::BoxPlot;
 pub use cdf::CdfPlot;
 pub use scatter::{Interval, ScatterPlot, ScatterPoint};
 pub use timeseries::{TimeSeries, TimeSeriesPlot};
+pub use trend::{ChangeKind, ChangeMark, TrendPlot};
 
 use crate::ReportError;
 use dyno_model::{Metric, Unit};

@@ -4,9 +4,12 @@
 use super::{Fail, Pg};
 use crate::error::StoreError;
 use crate::export::{encoder, Row, FLUSH_BYTES};
+use crate::filter::{Dialect, Param, Sql};
 use crate::fleet::{common_metric, newest_per_machine_sql, FleetQuery, FleetRuns, MachineRun};
+use crate::history::{history_sql, known, points, HistoryPoint, HistoryQuery, HistoryRow};
+use crate::history::{METRIC_EXISTS, METRIC_NAMES};
 use crate::query::{decode_json, decode_metric, decode_subject, effective_status};
-use crate::query::{RunFilter, RunSummary, StoredRun};
+use crate::query::{RunFilter, RunSummary, StoredRun, LIST_RUNS};
 use crate::transfer::RunRecord;
 use crate::writer::Writer;
 use crate::{ExportFormat, RunId};
@@ -15,46 +18,18 @@ use postgres::types::ToSql;
 use postgres::Transaction;
 use std::io::Write;
 
-type Param = Box<dyn ToSql + Sync>;
-
 impl Pg {
     pub(crate) fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        let mut sql = String::from(
-            "SELECT r.id, r.command, su.kind, su.name, su.attributes, h.hostname, r.started_at,
-                    r.finished_at, r.status, r.writer_host, r.writer_pid, r.writer_token,
-                    (SELECT count(*) FROM samples s WHERE s.run_id = r.id), r.uuid
-             FROM runs r
-             JOIN subjects su ON su.id = r.subject_id
-             JOIN hosts h ON h.id = r.host_id
-             WHERE 1 = 1",
-        );
-        let mut args: Vec<Param> = Vec::new();
-        let mut cond = |clause: &str, v: Param| {
-            args.push(v);
-            sql.push_str(&clause.replace('?', &format!("${}", args.len())));
-        };
-        if let Some(c) = &filter.command {
-            cond(" AND r.command = ?", Box::new(c.clone()));
-        }
-        if let Some(h) = &filter.host {
-            cond(" AND strpos(h.hostname, ?) > 0", Box::new(h.clone()));
-        }
-        if let Some(s) = &filter.subject {
-            cond(" AND strpos(su.name, ?) > 0", Box::new(s.clone()));
-        }
-        if let Some(t) = filter.since {
-            cond(" AND r.started_at >= ?", Box::new(t));
-        }
-        if let Some(t) = filter.until {
-            cond(" AND r.started_at <= ?", Box::new(t));
-        }
-        sql.push_str(" ORDER BY r.started_at DESC, r.id DESC");
+        let mut sql = Sql::new(Dialect::Postgres, LIST_RUNS);
+        sql.and_runs_match(filter);
+        sql.text.push_str(" ORDER BY r.started_at DESC, r.id DESC");
         if let Some(n) = filter.limit {
-            args.push(Box::new(i64::try_from(n).unwrap_or(i64::MAX)));
-            sql.push_str(&format!(" LIMIT ${}", args.len()));
+            let p = sql.bind(Param::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+            sql.text.push_str(&format!(" LIMIT {p}"));
         }
+        let args = sql.postgres_params();
         let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
-        let rows = self.transact(|tx| Ok(tx.query(&sql, &refs)?))?;
+        let rows = self.transact(|tx| Ok(tx.query(&sql.text, &refs)?))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
             out.push(RunSummary {
@@ -334,6 +309,60 @@ impl Pg {
             .collect();
         let metric = metric.filter(|_| !machines.is_empty());
         Ok(FleetRuns { metric, machines })
+    }
+}
+
+impl Pg {
+    pub(crate) fn metric_history(
+        &self,
+        query: &HistoryQuery,
+    ) -> Result<Vec<HistoryPoint>, StoreError> {
+        let sql = history_sql(Dialect::Postgres, query);
+        let args = sql.postgres_params();
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
+        // One transaction for the runs and their values, so they agree.
+        let (runs, values, exists) = self.transact(|tx| {
+            let runs = tx.query(&sql.text, &refs)?;
+            let ids: Vec<RunId> = runs.iter().map(|r| r.get(0)).collect();
+            let values = tx.query(
+                "SELECT run_id, value FROM samples WHERE run_id = ANY($1) AND metric = $2",
+                &[&ids, &query.metric],
+            )?;
+            let exists = runs.is_empty()
+                && tx
+                    .query_opt(&METRIC_EXISTS.replace("{P1}", "$1"), &[&query.metric])?
+                    .is_some();
+            Ok((runs, values, exists))
+        })?;
+        let mut by_run: std::collections::HashMap<RunId, Vec<f64>> = Default::default();
+        for v in &values {
+            let value = v.get::<_, Option<f64>>(1).unwrap_or(f64::NAN);
+            by_run.entry(v.get(0)).or_default().push(value);
+        }
+        let rows = runs
+            .iter()
+            .map(|r| HistoryRow {
+                run: r.get(0),
+                uuid: r.get(1),
+                command: r.get(2),
+                subject: (r.get(3), r.get(4), r.get(5)),
+                hostname: r.get(6),
+                started_at: r.get(7),
+                settings: r.get(8),
+                metric: (r.get(9), r.get(10)),
+            })
+            .collect();
+        let found = points(&self.shown, query, rows, |run| {
+            Ok(by_run.remove(&run).unwrap_or_default())
+        })?;
+        // Runs that matched but hold only NaN samples: the metric exists.
+        let exists = exists || !runs.is_empty();
+        known(&self.shown, query, found, || Ok(exists))
+    }
+
+    pub(crate) fn metric_names(&self) -> Result<Vec<String>, StoreError> {
+        let rows = self.transact(|tx| Ok(tx.query(METRIC_NAMES, &[])?))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 }
 

@@ -102,3 +102,94 @@ pub fn writes_ignore_permissions(dir: &Path) -> bool {
     let _ = std::fs::remove_file(&probe);
     ok
 }
+
+/// Writes a history of `Sr25519Verify` for the history tests, SQLite and PostgreSQL alike:
+/// complete machine runs on two hosts (one with a NaN sample, one with only NaN), a
+/// failed run and a running one (both left out of a history), and compare runs whose
+/// settings name workloads. Returns the ids in writing order.
+pub fn write_history(store: &mut dyno_store::Store) -> Vec<dyno_store::RunId> {
+    use dyno_model::RunStatus;
+    let mut ids = Vec::new();
+    let mut run = |command: &str,
+                   subject: &str,
+                   hostname: &str,
+                   at: f64,
+                   values: &[f64],
+                   status: Option<RunStatus>,
+                   settings: serde_json::Value| {
+        let mut i = info(command, subject, hostname, at);
+        i.settings = settings;
+        let id = store.begin_run(&i, &metrics()).unwrap();
+        let s: Vec<Sample> = values
+            .iter()
+            .enumerate()
+            .map(|(r, v)| sample("Sr25519Verify", r as u32, *v))
+            .collect();
+        store.add_samples(id, &s).unwrap();
+        if let Some(status) = status {
+            store.finish_run(id, status).unwrap();
+        }
+        ids.push(id);
+    };
+    let none = serde_json::json!({});
+    let done = Some(RunStatus::Complete);
+    run(
+        "machine",
+        "m",
+        "alpha",
+        30.0,
+        &[3.0, 1.0, 2.0],
+        done,
+        none.clone(),
+    );
+    run(
+        "machine",
+        "m",
+        "alpha",
+        10.0,
+        &[5.0, 4.0, f64::NAN],
+        done,
+        none.clone(),
+    );
+    run("machine", "m", "beta", 20.0, &[7.0], done, none.clone());
+    run(
+        "machine",
+        "m",
+        "beta",
+        25.0,
+        &[f64::NAN],
+        done,
+        none.clone(),
+    );
+    run(
+        "machine",
+        "m",
+        "alpha",
+        40.0,
+        &[99.0],
+        Some(RunStatus::Failed),
+        none.clone(),
+    );
+    run("machine", "m", "alpha", 50.0, &[98.0], None, none);
+    let w = |name: &str| serde_json::json!({ "workload": { "name": name, "rate": 10 } });
+    run(
+        "compare",
+        "v1.1",
+        "alpha",
+        60.0,
+        &[11.0, 13.0],
+        done,
+        w("transfers"),
+    );
+    run("compare", "v1.2", "alpha", 70.0, &[21.0], done, w("swaps"));
+    run(
+        "pipeline",
+        "bench",
+        "alpha",
+        80.0,
+        &[31.0],
+        done,
+        serde_json::json!({ "workload": "transfers" }),
+    );
+    ids
+}

@@ -48,6 +48,11 @@ pub struct BenchArgs {
     /// config's metrics.listen).
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+    /// Also serve the results store and a live view of this bench (tiles, TPS) on ADDR,
+    /// as `dyno serve --watch` would; the metrics endpoint it watches is started on a free
+    /// loopback port when --metrics-listen is not given.
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_listen)]
+    serve: Option<std::net::SocketAddr>,
     /// Run one bench per layout, e.g. `verify=1..2,bank=1..2`, and print a TPS table.
     #[arg(long, value_name = "SPEC", value_parser = parse_sweep)]
     sweep: Option<Sweep>,
@@ -149,6 +154,9 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if let Some(addr) = &a.metrics_listen {
         cfg.metrics.listen = Some(addr.clone());
     }
+    if a.serve.is_some() && cfg.metrics.listen.is_none() {
+        cfg.metrics.listen = Some("127.0.0.1:0".into());
+    }
     let layouts = match &a.sweep {
         Some(s) => s.layouts((cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)),
         None => vec![(cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)],
@@ -187,6 +195,10 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
             )
             .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
             eprintln!("metrics: http://{}/metrics", s.addr());
+            if let Some(listen) = a.serve {
+                let watch = vec![format!("http://{}/metrics", s.addr())];
+                crate::serve::start_beside(listen, &a.store.db, watch)?;
+            }
             Some(s)
         }
         None => None,
@@ -275,6 +287,7 @@ fn show_progress(p: Progress) {
         Progress::Second { t, tps, .. } => say!("{t:6.1} s  {tps:>10.0} TPS"),
         Progress::Block { .. } => {}
         Progress::Draining => say!("stopping benchg; draining the pipeline"),
+        Progress::Warning(w) => say!("warning: {w}"),
     }
 }
 

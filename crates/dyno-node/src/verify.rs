@@ -1,0 +1,261 @@
+//! Signature verification off the ingress thread, on as many threads as the node is
+//! given: Firedancer's point that verification scales across tiles right behind QUIC.
+//!
+//! The QUIC ingress runs on one thread; checking every signature there capped a node at
+//! one thread's Ed25519 rate whatever the cores. A [`VerifyPool`] takes each
+//! transaction from the ingress (a queue push), hands it to one of `n` verify threads in
+//! turn (round robin, so every thread gets every `n`-th transaction and the order of a
+//! thread's input is the ingress's), and each thread checks it with its own cache of
+//! decompressed signer keys ([`crate::keys::SignerKeys`], no lock shared between
+//! threads) before passing it on with its verdict. A transaction whose signature fails
+//! is passed on too, marked, so the node counts it as refused where it always did.
+//!
+//! [`verify_all`] does the same for a follower's replay of a block: the block's
+//! signatures are checked in `n` contiguous chunks on scoped threads.
+
+use crate::keys::SignerKeys;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Most verify threads a node config may ask for.
+pub const MAX_VERIFY_TILES: usize = 256;
+
+/// Blocks with fewer transactions than this are checked on the calling thread: spawning
+/// threads costs more than a few dozen checks.
+pub const PARALLEL_FROM: usize = 64;
+
+/// The verify threads a node uses when its config does not say: every core but three
+/// (the ingress thread, the node loop and one for the forge's tiles), at least one.
+pub fn default_verify_tiles() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.saturating_sub(3).max(1)
+}
+
+/// Per-thread counts of a [`VerifyPool`].
+#[derive(Debug, Default)]
+pub struct TileCounts {
+    /// Transactions whose signature verified.
+    pub passed: AtomicU64,
+    /// Transactions refused: bad signature or no valid signer key.
+    pub refused: AtomicU64,
+}
+
+/// `n` verify threads fed round robin; see the module docs.
+pub struct VerifyPool {
+    inputs: Vec<Sender<Vec<u8>>>,
+    next: AtomicUsize,
+    counts: Arc<Vec<TileCounts>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl VerifyPool {
+    /// Starts `n` threads (at least 1) named `verify-<i>`; each verified transaction
+    /// goes to `out` with its verdict. A thread ends when the pool is dropped or `out`
+    /// returns false (the node is gone).
+    pub fn start<F>(n: usize, out: F) -> std::io::Result<VerifyPool>
+    where
+        F: Fn(Vec<u8>, bool) -> bool + Send + Sync + 'static,
+    {
+        let n = n.clamp(1, MAX_VERIFY_TILES);
+        let out = Arc::new(out);
+        let counts: Arc<Vec<TileCounts>> =
+            Arc::new((0..n).map(|_| TileCounts::default()).collect());
+        let mut inputs = Vec::with_capacity(n);
+        let mut threads = Vec::with_capacity(n);
+        for i in 0..n {
+            let (tx, rx) = channel::<Vec<u8>>();
+            let (out, counts) = (Arc::clone(&out), Arc::clone(&counts));
+            let handle = std::thread::Builder::new()
+                .name(format!("verify-{i}"))
+                .spawn(move || {
+                    let mut keys = SignerKeys::new();
+                    for bytes in rx {
+                        let ok = keys.verify(&bytes);
+                        let count = if ok {
+                            &counts[i].passed
+                        } else {
+                            &counts[i].refused
+                        };
+                        count.fetch_add(1, Ordering::Relaxed);
+                        if !out(bytes, ok) {
+                            break;
+                        }
+                    }
+                })?;
+            inputs.push(tx);
+            threads.push(handle);
+        }
+        Ok(VerifyPool {
+            inputs,
+            next: AtomicUsize::new(0),
+            counts,
+            threads,
+        })
+    }
+
+    /// Hands a transaction to the next thread in turn; false once that thread has ended.
+    pub fn submit(&self, bytes: Vec<u8>) -> bool {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.inputs.len();
+        self.inputs[i].send(bytes).is_ok()
+    }
+
+    /// The number of verify threads.
+    pub fn tiles(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// `(passed, refused)` per thread so far.
+    pub fn counts(&self) -> Vec<(u64, u64)> {
+        self.counts
+            .iter()
+            .map(|c| {
+                (
+                    c.passed.load(Ordering::Relaxed),
+                    c.refused.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    /// Stops taking transactions and waits until every thread has passed on what it
+    /// was given.
+    pub fn finish(mut self) -> Vec<(u64, u64)> {
+        self.inputs.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.counts()
+    }
+}
+
+impl Drop for VerifyPool {
+    fn drop(&mut self) {
+        // Closing the inputs ends each thread after its queue; nobody waits for them.
+        self.inputs.clear();
+    }
+}
+
+impl std::fmt::Debug for VerifyPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifyPool")
+            .field("tiles", &self.inputs.len())
+            .finish()
+    }
+}
+
+/// Whether every transaction of `txs` verifies (`verified` may vouch for some already,
+/// e.g. the mempool's), checked in `threads` contiguous chunks on scoped threads when the
+/// block is large enough; the index of the first one that fails otherwise. The answer is
+/// the same for any number of threads.
+pub fn verify_all(
+    txs: &[&[u8]],
+    threads: usize,
+    verified: &(dyn Fn(&[u8]) -> bool + Sync),
+) -> Result<(), usize> {
+    let check = |chunk: &[&[u8]], offset: usize| -> Result<(), usize> {
+        let mut keys = SignerKeys::new();
+        match chunk.iter().position(|t| !(verified(t) || keys.verify(t))) {
+            Some(i) => Err(offset + i),
+            None => Ok(()),
+        }
+    };
+    let threads = threads.clamp(1, MAX_VERIFY_TILES);
+    if threads == 1 || txs.len() < PARALLEL_FROM {
+        return check(txs, 0);
+    }
+    let size = txs.len().div_ceil(threads);
+    let failures: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = txs
+            .chunks(size)
+            .enumerate()
+            .map(|(i, chunk)| s.spawn(move || check(chunk, i * size)))
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().map_or(Some(usize::MAX), |r| r.err()))
+            .collect()
+    });
+    match failures.into_iter().min() {
+        Some(i) => Err(i),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dyno_txn::bank::{fund_initial_accounts, transfer_block};
+    use std::sync::Mutex;
+
+    fn spoiled(t: &[u8], byte: usize) -> Vec<u8> {
+        let mut b = t.to_vec();
+        b[byte] ^= 1;
+        b
+    }
+
+    #[test]
+    fn every_verify_tile_refuses_bad_signatures_and_passes_good_ones() {
+        let g = fund_initial_accounts(16, 1_000, 1);
+        let good = transfer_block(&g, 60, 3);
+        type Verdicts = Vec<(Vec<u8>, bool)>;
+        let seen: Arc<Mutex<Verdicts>> = Arc::default();
+        let sink = Arc::clone(&seen);
+        let pool = VerifyPool::start(3, move |bytes, ok| {
+            sink.lock().unwrap().push((bytes, ok));
+            true
+        })
+        .unwrap();
+        assert_eq!(pool.tiles(), 3);
+        // Good and bad alternate in runs of 3, so each tile gets both kinds: tile i gets
+        // transactions i, i + 3, ... (a bad signature byte, then a bad message byte).
+        let mut bad = Vec::new();
+        for (i, t) in good.iter().enumerate() {
+            let spoil = (i / 3) % 2 == 1;
+            let b = if spoil {
+                spoiled(t, if i % 2 == 0 { 3 } else { t.len() - 1 })
+            } else {
+                t.clone()
+            };
+            if spoil {
+                bad.push(b.clone());
+            }
+            assert!(pool.submit(b));
+        }
+        let counts = pool.finish();
+        assert_eq!(counts, vec![(10, 10); 3], "every tile refused its bad ones");
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), good.len());
+        for (bytes, ok) in seen.iter() {
+            assert_eq!(*ok, !bad.contains(bytes));
+            assert_eq!(
+                *ok,
+                dyno_txn::tx::verify(bytes),
+                "the single check's answer"
+            );
+        }
+    }
+
+    #[test]
+    fn a_block_is_judged_the_same_on_any_number_of_threads() {
+        let g = fund_initial_accounts(32, 1_000, 1);
+        let txs = transfer_block(&g, 300, 5);
+        let refs: Vec<&[u8]> = txs.iter().map(Vec::as_slice).collect();
+        let none = |_: &[u8]| false;
+        for threads in [1, 2, 3, 7, 64] {
+            assert_eq!(verify_all(&refs, threads, &none), Ok(()), "{threads}");
+        }
+        // Two bad transactions: the first one is named, whoever checked it.
+        let (b1, b2) = (spoiled(&txs[123], 10), spoiled(&txs[250], 70));
+        let mut with_bad = refs.clone();
+        with_bad[123] = &b1;
+        with_bad[250] = &b2;
+        for threads in [1, 2, 3, 7, 64] {
+            assert_eq!(verify_all(&with_bad, threads, &none), Err(123), "{threads}");
+        }
+        // What the caller vouches for is not checked again.
+        let vouched = |t: &[u8]| t == b1.as_slice() || t == b2.as_slice();
+        assert_eq!(verify_all(&with_bad, 4, &vouched), Ok(()));
+    }
+}

@@ -1,0 +1,35 @@
+//! What can go wrong while starting or running the web app.
+
+use std::net::SocketAddr;
+
+/// Errors of [`Server`](crate::Server). Errors of single pages are not here: a page that
+/// fails is answered with an error page (404 or 500) and reported to the log sink, and the
+/// server goes on.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    /// The address is not loopback and the caller did not allow that.
+    #[error(
+        "{0} is reachable from other machines; pass the flag that allows it (the results \
+         store would be readable by anyone who can reach this port)"
+    )]
+    NotLoopback(SocketAddr),
+    /// Binding the listening socket failed (port taken, no permission).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A `--watch` endpoint is not an `http://HOST:PORT[/PATH]` URL.
+    #[error("watch URL `{url}`: {why}")]
+    WatchUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The async runtime could not start, or serving failed.
+    #[error("web server: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,209 @@
+//! HTML building blocks: escaping, query strings, the page frame and plain tables.
+//!
+//! Pages are built as strings. Every piece of text that comes from the store (names,
+//! command lines, settings, labels) goes through [`esc`]; markup is only ever written
+//! here and in the page modules.
+
+/// The stylesheet, served at `/assets/dyno.css`.
+pub(crate) const STYLESHEET: &str = include_str!("assets/dyno.css");
+/// The live page's script, served at `/assets/live.js`.
+pub(crate) const LIVE_SCRIPT: &str = include_str!("assets/live.js");
+
+/// Escapes text for element content and quoted attribute values.
+pub(crate) fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Percent-encodes a query-string value (everything but RFC 3986's unreserved bytes).
+pub(crate) fn url_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A query string from the pairs whose value is set: `?metric=X&host=Y` (empty when none).
+pub(crate) fn query(pairs: &[(&str, Option<&str>)]) -> String {
+    let set: Vec<String> = pairs
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", url_encode(v))))
+        .collect();
+    if set.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", set.join("&"))
+    }
+}
+
+/// A link; `href` must already be safe (built from [`query`] or numbers), `text` is escaped.
+pub(crate) fn link(href: &str, text: &str) -> String {
+    format!("<a href=\"{}\">{}</a>", esc(href), esc(text))
+}
+
+/// The top navigation's entries: path and label.
+const NAV: [(&str, &str); 5] = [
+    ("/", "Runs"),
+    ("/history", "History"),
+    ("/compare", "Comparisons"),
+    ("/fleet", "Fleet"),
+    ("/live", "Live"),
+];
+
+/// A whole page: `title` (escaped), the navigation with `section` marked current, and
+/// `body` (markup). `head_extra` is extra markup for `<head>` (the live page's script).
+pub(crate) fn page_with_head(title: &str, section: &str, head_extra: &str, body: &str) -> String {
+    let mut nav = String::new();
+    for (href, label) in NAV {
+        let current = if href == section {
+            " aria-current=\"page\""
+        } else {
+            ""
+        };
+        nav.push_str(&format!("<a href=\"{href}\"{current}>{label}</a>"));
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{t} · dyno</title>\n<link rel=\"stylesheet\" href=\"/assets/dyno.css\">\n{head_extra}\
+         </head>\n<body>\n<header><span class=\"brand\">dyno</span><nav>{nav}</nav></header>\n\
+         <main>\n<h1>{t}</h1>\n{body}</main>\n<footer>dyno {v} · read-only view of the results store</footer>\n\
+         </body>\n</html>\n",
+        t = esc(title),
+        v = env!("CARGO_PKG_VERSION"),
+    )
+}
+
+/// A whole page without extra head markup.
+pub(crate) fn page(title: &str, section: &str, body: &str) -> String {
+    page_with_head(title, section, "", body)
+}
+
+/// A plain HTML table: header cells are escaped, row cells are markup (escape text with
+/// [`esc`] before adding it). Cells whose column is numeric are right-aligned.
+pub(crate) struct HtmlTable {
+    class: &'static str,
+    head: Vec<(&'static str, bool)>,
+    rows: Vec<Vec<String>>,
+}
+
+impl HtmlTable {
+    /// A table with columns `(header, right-aligned)`.
+    pub(crate) fn new(class: &'static str, head: &[(&'static str, bool)]) -> HtmlTable {
+        HtmlTable {
+            class,
+            head: head.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row of markup cells.
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// True without rows.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The markup.
+    pub(crate) fn render(&self) -> String {
+        let mut out = format!(
+            "<div class=\"table-wrap\"><table class=\"{}\">\n<thead><tr>",
+            self.class
+        );
+        for (h, right) in &self.head {
+            let class = if *right { " class=\"num\"" } else { "" };
+            out.push_str(&format!("<th{class}>{}</th>", esc(h)));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                let right = self.head.get(i).is_some_and(|h| h.1);
+                let class = if right { " class=\"num\"" } else { "" };
+                out.push_str(&format!("<td{class}>{cell}</td>"));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table></div>\n");
+        out
+    }
+}
+
+/// A figure holding an SVG plot made by dyno-report (which escapes its labels), or a
+/// note saying why it was not drawn.
+pub(crate) fn figure(
+    class: &str,
+    caption: &str,
+    svg: Result<String, dyno_report::ReportError>,
+) -> String {
+    match svg {
+        Ok(svg) => format!(
+            "<figure class=\"{class}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+            svg.trim(),
+            esc(caption)
+        ),
+        Err(e) => format!(
+            "<p class=\"note\">{}: not drawn: {}</p>\n",
+            esc(caption),
+            esc(&e.to_string())
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_in_data_is_escaped() {
+        assert_eq!(
+            esc(r#"<script>alert("x" & 'y')</script>"#),
+            "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;"
+        );
+        let page = page("<b>run</b>", "/", "");
+        assert!(page.contains("<h1>&lt;b&gt;run&lt;/b&gt;</h1>"));
+        assert!(!page.contains("<b>run"));
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded_and_unset_ones_left_out() {
+        assert_eq!(
+            query(&[
+                ("metric", Some("a b&c=d/é")),
+                ("host", None),
+                ("x", Some("ok-1.2_~"))
+            ]),
+            "?metric=a%20b%26c%3Dd%2F%C3%A9&x=ok-1.2_~"
+        );
+        assert_eq!(query(&[("host", None)]), "");
+        assert_eq!(
+            link("/history?m=%22", "\"><script>"),
+            "<a href=\"/history?m=%22\">&quot;&gt;&lt;script&gt;</a>"
+        );
+    }
+
+    #[test]
+    fn the_current_section_is_marked_once() {
+        let page = page("t", "/fleet", "");
+        assert_eq!(page.matches("aria-current").count(), 1);
+        assert!(page.contains("<a href=\"/fleet\" aria-current=\"page\">Fleet</a>"));
+    }
+}

@@ -1,0 +1,25 @@
+//! One module per page: each reads what it needs from the store and returns the HTML.
+
+pub(crate) mod compare;
+pub(crate) mod fleet;
+pub(crate) mod history;
+pub(crate) mod run;
+pub(crate) mod runs;
+
+use dyno_model::{format_timestamp, RunStatus};
+
+/// A start time as the pages show it: `2026-11-25 13:40:02 UTC`.
+pub(crate) fn when(unix: f64) -> String {
+    let t = format_timestamp(unix);
+    format!("{} {} UTC", &t[..10], &t[11..19])
+}
+
+/// A run status, coloured by its CSS class.
+pub(crate) fn status(s: RunStatus) -> String {
+    format!("<span class=\"status-{0}\">{0}</span>", s.as_str())
+}
+
+/// A query parameter: `None` for absent or blank.
+pub(crate) fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}

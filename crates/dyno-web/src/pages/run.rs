@@ -1,0 +1,231 @@
+//! One run: what was run where, and each metric's median, interval, spread and
+//! distribution, with a link to the metric's history and to the command's own report.
+
+use super::when;
+use crate::markup::{esc, figure, link, page, query, HtmlTable};
+use crate::state::{AppState, PageError};
+use dyno_model::{format_value, Host, Metric};
+use dyno_report::plot::{BoxPlot, PlotSize};
+use dyno_store::{Store, StoredRun};
+
+/// Box plots drawn on one run page; a run with more metrics (a compare run's series)
+/// gets the table only, past this many.
+const MAX_PLOTS: usize = 12;
+
+/// The run page.
+pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String, PageError> {
+    let run = store.run(id)?;
+    let info = &run.info;
+    let title = format!(
+        "Run {}: dyno {} of {}",
+        run.id, info.command, info.subject.name
+    );
+    let mut body = String::from("<div class=\"facts\">\n");
+    body.push_str(&facts("Run", &run_facts(&run)));
+    body.push_str(&facts("Host", &host_facts(&info.host)));
+    body.push_str("</div>\n");
+    if state.reports.is_some() {
+        body.push_str(&format!(
+            "<p>{} · the self-contained HTML report dyno writes for this {} run.</p>\n",
+            link(&format!("/runs/{}/report", run.id), "Full report"),
+            esc(&info.command)
+        ));
+    }
+    let settings = serde_json::to_string_pretty(&info.settings).unwrap_or_default();
+    body.push_str(&format!(
+        "<details><summary>Settings</summary><pre>{}</pre></details>\n",
+        esc(&settings)
+    ));
+    body.push_str("<h2>Metrics</h2>\n");
+    body.push_str(&metrics_table(&run));
+    body.push_str(&plots(&run));
+    Ok(page(&title, "/", &body))
+}
+
+/// The command's own report of the run, from the plugged-in [`crate::FullReport`].
+pub(crate) fn full_report(state: &AppState, store: &Store, id: i64) -> Result<String, PageError> {
+    let run = store.run(id)?;
+    let none = || {
+        PageError::NotFound(format!(
+            "dyno {} has no report beyond the run page; see /runs/{id}.",
+            run.info.command
+        ))
+    };
+    let reports = state.reports.as_ref().ok_or_else(none)?;
+    match reports.report(store, &run) {
+        Ok(Some(html)) => Ok(with_way_back(html, id)),
+        Ok(None) => Err(none()),
+        // What a report needs beyond the store (a cluster run's node logs) may be gone.
+        Err(e) => Err(PageError::NotFound(format!(
+            "The report of run {id} cannot be made: {e}. The run page, /runs/{id}, shows its samples."
+        ))),
+    }
+}
+
+/// A command's report with links back to the run page and the run list at the top: the
+/// report is a document of its own, written to be opened from a file.
+fn with_way_back(html: String, id: i64) -> String {
+    let back = format!(
+        "<p style=\"margin:8px 28px\"><a href=\"/runs/{id}\">&larr; run {id}</a> · \
+         <a href=\"/\">all runs</a></p>\n"
+    );
+    match html.find("<body>") {
+        Some(i) => {
+            let at = i + "<body>".len();
+            format!("{}\n{back}{}", &html[..at], &html[at..])
+        }
+        None => html,
+    }
+}
+
+fn facts(heading: &str, pairs: &[(&str, String)]) -> String {
+    let mut out = format!("<section><h2>{heading}</h2><dl>\n");
+    for (k, v) in pairs.iter().filter(|(_, v)| !v.is_empty()) {
+        out.push_str(&format!("<dt>{}</dt><dd>{}</dd>\n", esc(k), esc(v)));
+    }
+    out.push_str("</dl></section>\n");
+    out
+}
+
+fn run_facts(run: &StoredRun) -> Vec<(&'static str, String)> {
+    let i = &run.info;
+    vec![
+        ("command line", i.command_line.join(" ")),
+        (
+            "subject",
+            format!("{} ({})", i.subject.name, i.subject.kind.as_str()),
+        ),
+        ("started", when(i.started_at)),
+        ("finished", run.finished_at.map(when).unwrap_or_default()),
+        ("status", run.status.as_str().to_string()),
+        ("dyno version", i.tool_version.clone()),
+    ]
+}
+
+fn host_facts(h: &Host) -> Vec<(&'static str, String)> {
+    vec![
+        ("host name", h.hostname.clone()),
+        ("CPU", h.cpu_model.clone()),
+        (
+            "cores online",
+            if h.cores_online > 0 {
+                h.cores_online.to_string()
+            } else {
+                String::new()
+            },
+        ),
+        (
+            "memory",
+            if h.memory_bytes > 0 {
+                format_value(h.memory_bytes as f64, dyno_model::Unit::Bytes)
+            } else {
+                String::new()
+            },
+        ),
+        ("kernel", h.kernel.clone()),
+        (
+            "virtualization",
+            h.virtualization.clone().unwrap_or_default(),
+        ),
+    ]
+}
+
+/// The finite samples of `metric` in `run`, in repetition order.
+pub(crate) fn values(run: &StoredRun, metric: &str) -> Vec<f64> {
+    run.samples
+        .iter()
+        .filter(|s| s.metric == metric && s.value.is_finite())
+        .map(|s| s.value)
+        .collect()
+}
+
+fn metrics_table(run: &StoredRun) -> String {
+    let mut table = HtmlTable::new(
+        "metrics",
+        &[
+            ("Metric", false),
+            ("n", true),
+            ("Median", true),
+            ("95% CI of median", true),
+            ("CV", true),
+            ("Min", true),
+            ("Max", true),
+            ("History", false),
+        ],
+    );
+    for m in &run.metrics {
+        let v = values(run, &m.name);
+        let Some(sum) = dyno_stats::summarize(&v) else {
+            continue;
+        };
+        let f = |x: f64| esc(&format_value(x, m.unit));
+        let ci = (v.len() > 1)
+            .then(|| dyno_stats::median_ci(&v, 0.95).ok())
+            .flatten()
+            .map(|c| format!("{} .. {}", f(c.low), f(c.high)))
+            .unwrap_or_else(|| "-".into());
+        let cv = if sum.n > 1 {
+            format!("{:.2} %", sum.cv * 100.0)
+        } else {
+            "-".into()
+        };
+        table.row(vec![
+            esc(&m.name),
+            sum.n.to_string(),
+            f(sum.median),
+            ci,
+            cv,
+            f(sum.min),
+            f(sum.max),
+            link(&history_href(run, m), "history"),
+        ]);
+    }
+    if table.is_empty() {
+        return "<p class=\"note\">This run stored no samples.</p>\n".into();
+    }
+    table.render()
+}
+
+/// The history of `metric` for the run's command, host and subject.
+pub(crate) fn history_href(run: &StoredRun, metric: &Metric) -> String {
+    format!(
+        "/history{}",
+        query(&[
+            ("metric", Some(&metric.name)),
+            ("command", Some(&run.info.command)),
+            ("host", Some(&run.info.host.hostname)),
+            ("subject", Some(&run.info.subject.name)),
+        ])
+    )
+}
+
+fn plots(run: &StoredRun) -> String {
+    let mut out = String::from("<div class=\"plots\">\n");
+    let drawn: Vec<&Metric> = run
+        .metrics
+        .iter()
+        .filter(|m| !values(run, &m.name).is_empty())
+        .collect();
+    for m in drawn.iter().take(MAX_PLOTS) {
+        let svg = BoxPlot::new(m.name.clone(), (*m).clone())
+            .subject(format!("run {}", run.id), values(run, &m.name))
+            .size(PlotSize {
+                width: 640,
+                height: 300,
+            })
+            .render_svg();
+        out.push_str(&figure(
+            "distribution",
+            &format!("{} ({}), every sample", m.name, m.unit.symbol()),
+            svg,
+        ));
+    }
+    out.push_str("</div>\n");
+    if drawn.len() > MAX_PLOTS {
+        out.push_str(&format!(
+            "<p class=\"hint\">{} more metrics are in the table only.</p>\n",
+            drawn.len() - MAX_PLOTS
+        ));
+    }
+    out
+}

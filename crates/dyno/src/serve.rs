@@ -1,0 +1,147 @@
+//! `dyno serve`: the results store in a browser (dyno-web), with the commands' own
+//! reports plugged in, and live views of running pipelines and nodes.
+
+use anyhow::Context as _;
+use clap::Args;
+use dyno_store::{Store, StoreError, StoredRun};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Arguments of `dyno serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
+    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
+    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB")]
+    db: Option<PathBuf>,
+    /// Where to listen: HOST:PORT, or a bare PORT on 127.0.0.1 (0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878", value_parser = parse_listen)]
+    listen: SocketAddr,
+    /// Allow --listen on an address other machines can reach: anyone who reaches it can
+    /// read the whole results store (there is no login).
+    #[arg(long)]
+    public: bool,
+    /// A Prometheus endpoint to show live at /live (repeatable): a pipeline's
+    /// --metrics-listen, each node's metrics_listen. [NAME=]http://HOST:PORT/metrics.
+    #[arg(long, value_name = "URL")]
+    watch: Vec<String>,
+}
+
+pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
+    let spec = spec.trim();
+    let full = match spec.strip_prefix(':') {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None if spec.chars().all(|c| c.is_ascii_digit()) => format!("127.0.0.1:{spec}"),
+        None => spec.to_string(),
+    };
+    full.parse()
+        .map_err(|_| format!("`{spec}` is not an address (use 127.0.0.1:7878 or 7878)"))
+}
+
+/// The commands' full reports: `dyno compare report`'s verdicts for compare runs,
+/// `dyno cluster report`'s propagation report for cluster runs (while their node logs
+/// are still there), `dyno results report`'s page (with a machine run's requirements)
+/// for the others.
+struct CommandReports;
+
+impl dyno_web::FullReport for CommandReports {
+    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, String> {
+        match run.info.command.as_str() {
+            "compare" => crate::compare::stored_html(store, run.id)
+                .map(Some)
+                .map_err(|e| format!("{e:#}")),
+            "cluster run" => crate::cluster::stored_html(run)
+                .map(Some)
+                .map_err(|e| format!("{e:#}")),
+            _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
+        }
+    }
+}
+
+/// Starts `dyno serve` on a thread beside a command that runs a pipeline or a cluster
+/// (`--serve ADDR`): the results store behind `db` and a live view of the `watch`
+/// endpoints, until the command ends. Loopback only.
+pub fn start_beside(
+    listen: SocketAddr,
+    db: &Option<PathBuf>,
+    watch: Vec<String>,
+) -> anyhow::Result<()> {
+    let config = dyno_web::Config::new(crate::db::path(db), listen)
+        .reports(Arc::new(CommandReports))
+        .watch(watch)
+        .log(Arc::new(|line: &str| eprintln!("{line}")));
+    let server =
+        dyno_web::Server::bind(config).map_err(|e| anyhow::anyhow!("--serve {listen}: {e}"))?;
+    eprintln!("live view: {}live", server.url());
+    std::thread::Builder::new()
+        .name("dyno-serve".into())
+        .spawn(move || {
+            if let Err(e) = server.run() {
+                eprintln!("warning: --serve stopped: {e}");
+            }
+        })
+        .context("starting --serve")?;
+    Ok(())
+}
+
+/// Serves until interrupted.
+pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let path = crate::db::path(&a.db);
+    // A missing store is the user's mistake and stops here; a store that cannot be read
+    // (corrupt, server down) is served anyway: its pages say what is wrong, and it may
+    // come back.
+    match Store::open_read_only(&path) {
+        Err(e @ StoreError::Missing { .. }) => {
+            anyhow::bail!(
+                "{e}: no results yet? Run a dyno command first (`dyno machine`), or pass --db"
+            )
+        }
+        Err(e) => eprintln!("warning: {e}; its pages will show the error"),
+        Ok(_) => {}
+    }
+    if !a.listen.ip().is_loopback() && a.public {
+        eprintln!(
+            "warning: listening on {}: anyone who can reach this address can read the \
+             whole results store (there is no login)",
+            a.listen
+        );
+    }
+    let config = dyno_web::Config {
+        allow_remote: a.public,
+        ..dyno_web::Config::new(path.clone(), a.listen)
+    }
+    .reports(Arc::new(CommandReports))
+    .watch(a.watch)
+    .log(Arc::new(|line: &str| eprintln!("{line}")));
+    let server = dyno_web::Server::bind(config).map_err(|e| match e {
+        dyno_web::WebError::NotLoopback(_) => anyhow::anyhow!("--listen {}: {e}", a.listen),
+        dyno_web::WebError::WatchUrl { .. } => anyhow::anyhow!("--watch: {e}"),
+        e => anyhow::anyhow!("--listen {}: {e}", a.listen),
+    })?;
+    println!("{}", server.url());
+    eprintln!(
+        "serving {} read-only at {} (Ctrl-C to stop)",
+        path.display(),
+        server.url()
+    );
+    server.run().context("dyno serve")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_listen;
+
+    #[test]
+    fn bare_ports_mean_loopback() {
+        assert_eq!(parse_listen("7878").unwrap().to_string(), "127.0.0.1:7878");
+        assert_eq!(parse_listen(":0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(
+            parse_listen("0.0.0.0:80").unwrap().to_string(),
+            "0.0.0.0:80"
+        );
+        assert!(parse_listen("localhost:1").is_err());
+    }
+}

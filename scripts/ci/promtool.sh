@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs promtool (Debian's prometheus package) for the Grafana dashboards test
+# (crates/dyno/tests/grafana.rs), which has Prometheus' own parser check every panel query.
+# The package's server is not started here, and the tests do not use it.
+# Never fails the caller: where promtool cannot be installed, it says so and that check
+# skips with a printed note (the metric-name check runs either way).
+# Usage: scripts/ci/promtool.sh
+set -uo pipefail
+
+if command -v promtool >/dev/null 2>&1; then
+  echo "promtool: $(promtool --version 2>&1 | head -1)"
+  exit 0
+fi
+
+if command -v apt-get >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo -n"
+  if [ ! -f /tmp/.dyno-apt-updated ]; then
+    $sudo apt-get update -qq >/dev/null 2>&1 && touch /tmp/.dyno-apt-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    prometheus >/dev/null 2>&1
+fi
+
+if command -v promtool >/dev/null 2>&1; then
+  echo "promtool installed: $(promtool --version 2>&1 | head -1)"
+else
+  echo "note: promtool could not be installed; the dashboards' PromQL check will skip with a note"
+fi
+exit 0
