@@ -135,7 +135,7 @@ pub struct FaultOutcome {
     /// The fault and when it really started and ended.
     #[serde(flatten)]
     pub record: FaultRecord,
-    /// For kill, restart, pause and upgrade: each struck node's way back.
+    /// For restart, pause, resume, upgrade and partition: each struck node's way back.
     pub nodes_recovered: Vec<NodeRecovery>,
     /// Seconds from the fault's end until the first block forged after it was on every
     /// node that was up (the network agrees again); `None`: not within the run, or the
@@ -335,8 +335,10 @@ fn one_fault(
     let slot_start = |s: u64| run.genesis_time_ns + s * run.slot_ns;
     let end_slot = r.end_slot;
     let end_ns = r.end_ns.or(end_slot.map(slot_start));
-    let process = ["kill", "restart", "pause", "upgrade", "resume"].contains(&r.kind.as_str());
-    let nodes_recovered = if process && r.kind != "kill" {
+    // The nodes a fault takes off the network and gives back: restarted, paused,
+    // upgraded, cut off.
+    let returns = ["restart", "pause", "upgrade", "resume", "partition"].contains(&r.kind.as_str());
+    let nodes_recovered = if returns {
         r.nodes
             .iter()
             .map(|n| node_recovery(n, r.start_ns.unwrap_or(0), end_ns, events))
@@ -381,31 +383,33 @@ fn one_fault(
     }
 }
 
-/// When `node`'s chain was first as high as every other node's after `end_ns`.
+/// When `node` was first back at the tip after `end_ns`: its chain as high as every
+/// other node's, and the same block as any node at that height (a node on a fork of
+/// equal height is not at the tip).
 fn node_recovery(node: &str, start_ns: u64, end_ns: Option<u64>, events: &[Timed]) -> NodeRecovery {
-    let mut heights: HashMap<&str, u64> = HashMap::new();
+    let mut tips: HashMap<&str, (u64, &str)> = HashMap::new();
     let mut back = None;
     for e in events {
         match &e.what {
             ChainEvent::Started => {
-                heights.insert(&e.node, 0);
+                tips.insert(&e.node, (0, ""));
             }
-            ChainEvent::Adopted { height, .. } => {
-                heights.insert(&e.node, *height);
+            ChainEvent::Adopted { height, block, .. } => {
+                tips.insert(&e.node, (*height, block));
             }
             ChainEvent::CaughtUp { .. } => {}
         }
         let Some(end) = end_ns.filter(|end| e.ts_ns >= *end) else {
             continue;
         };
-        let mine = heights.get(node).copied().unwrap_or(0);
-        let top = heights
+        let Some(&(height, block)) = tips.get(node).filter(|t| t.0 > 0) else {
+            continue;
+        };
+        let at_tip = tips
             .iter()
             .filter(|(n, _)| **n != node)
-            .map(|(_, h)| *h)
-            .max()
-            .unwrap_or(0);
-        if mine > 0 && mine >= top {
+            .all(|(_, &(h, b))| h < height || (h == height && b == block));
+        if at_tip {
             back = Some(seconds(e.ts_ns - end));
             break;
         }

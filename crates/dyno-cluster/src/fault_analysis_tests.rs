@@ -185,10 +185,27 @@ fn a_partition_shows_a_fork_its_depth_and_its_resolution() {
     // a6 (slot 6) is on every node at slot 6 + 300 ms; the partition ended at + 50 ms.
     let f = &r.faults[0];
     assert!((f.converged_s.unwrap() - 0.250).abs() < 1e-9, "{f:?}");
-    assert!(
-        f.nodes_recovered.is_empty(),
-        "a partition's figure is convergence"
-    );
+    // n2 held b4 (height 4) while the others were at a5 and a6: it is back at the tip
+    // once it holds a6, as they do.
+    let n2 = &f.nodes_recovered[0];
+    assert_eq!(n2.node, "n2");
+    assert!((n2.back_at_tip_s.unwrap() - 0.250).abs() < 1e-9, "{n2:?}");
+    assert_eq!(n2.synced_blocks, None, "it logged no range sync");
+}
+
+#[test]
+fn a_node_on_a_fork_of_equal_height_is_not_at_the_tip() {
+    let ev = vec![
+        adopted("n0", at(3, 100), "a3", 3, 3),
+        adopted("n1", at(3, 100), "a3", 3, 3),
+        adopted("n2", at(3, 100), "b3", 3, 3),
+        adopted("n2", at(4, 200), "a3", 3, 3),
+    ];
+    let a = analysis(1..4, 3, |_| (100, 2));
+    let r = analyse_faults(&[record("partition", &["n2"], 1, 3)], &a, &ev, &facts(&[]));
+    // Ended at slot 3 + 50 ms; n2 left b3 for a3 at slot 4 + 200 ms.
+    let back = r.faults[0].nodes_recovered[0].back_at_tip_s.unwrap();
+    assert!((back - 1.150).abs() < 1e-9, "{back}");
 }
 
 #[test]

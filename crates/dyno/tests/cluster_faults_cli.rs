@@ -166,6 +166,12 @@ fn nine_nodes_with_a_region_cut_off_for_twenty_slots_fork_and_the_fork_resolves(
     assert!(!forks["reorgs"].as_array().unwrap().is_empty(), "{forks}");
     assert_eq!(forks["resolved"], true, "{forks}");
     assert!(f["converged_s"].as_f64().is_some(), "{f}");
+    // Each cut-off node came back to the others' chain.
+    let back = f["nodes_recovered"].as_array().unwrap();
+    assert_eq!(back.len(), 3, "{f}");
+    for n in back {
+        assert!(n["back_at_tip_s"].as_f64().is_some(), "{f}");
+    }
     // The blocks one side forged while cut off never reached every node.
     assert!(f["blocks_not_everywhere"].as_u64().unwrap() >= 1, "{f}");
     // Each node took the cut through its control file, and its end.
