@@ -117,6 +117,10 @@ pub struct ClusterSpec {
     /// How the reference node forges (`"tiles"` or `"sequential"`, written into each
     /// node's config); `None` leaves the node's own default (the tiles).
     pub forge: Option<String>,
+    /// When the reference node's leaders cut their blocks (`"whole_slot"` or
+    /// `"slot_start"`, written into each node's config); `None`: the node's default (the
+    /// whole slot).
+    pub forge_at: Option<String>,
     /// How long the launcher waits for a node's `/ready`, seconds.
     pub ready_timeout_s: u64,
     /// Every node, by id.
@@ -192,6 +196,7 @@ struct RawNode {
     command: Option<Spanned<Vec<String>>>,
     threads: Option<Spanned<u32>>,
     forge: Option<Spanned<String>>,
+    forge_at: Option<Spanned<String>>,
     ready_timeout_s: Option<Spanned<u64>>,
     ready_url: Option<Spanned<String>>,
 }
@@ -280,6 +285,34 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// A setting of the reference node that takes one of `allowed`: refused with another
+    /// node command, or with another value.
+    fn reference_choice(
+        &self,
+        reference: bool,
+        value: Option<&Spanned<String>>,
+        key: &str,
+        allowed: &[&str],
+    ) -> Result<Option<String>, ClusterError> {
+        let Some(v) = value else { return Ok(None) };
+        if !reference {
+            return Err(self.err(
+                v.span().start,
+                key,
+                "is a setting of the reference node: leave it out with node.command",
+            ));
+        }
+        if !allowed.contains(&v.get_ref().as_str()) {
+            let one_of: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+            return Err(self.err(
+                v.span().start,
+                key,
+                format!("{:?} is not one of {}", v.get_ref(), one_of.join(", ")),
+            ));
+        }
+        Ok(Some(v.get_ref().clone()))
+    }
+
     /// An error at the value written at byte `offset`; offset 0 with nothing written
     /// there (a table the file lacks) is placed at the key, if written, or nowhere.
     fn err(
@@ -349,26 +382,20 @@ impl ClusterSpec {
             ));
         }
         let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
-        let forge = match raw.node.as_ref().and_then(|n| n.forge.as_ref()) {
-            None => None,
-            Some(f) if command != NodeCommand::Reference => {
-                return Err(cx.err(
-                    f.span().start,
-                    "node.forge",
-                    "is a setting of the reference node: leave it out with node.command",
-                ))
-            }
-            Some(f) if ["tiles", "sequential"].contains(&f.get_ref().as_str()) => {
-                Some(f.get_ref().clone())
-            }
-            Some(f) => {
-                return Err(cx.err(
-                    f.span().start,
-                    "node.forge",
-                    format!("{:?} is not one of \"tiles\", \"sequential\"", f.get_ref()),
-                ))
-            }
-        };
+        let node = raw.node.as_ref();
+        let reference = command == NodeCommand::Reference;
+        let forge = cx.reference_choice(
+            reference,
+            node.and_then(|n| n.forge.as_ref()),
+            "node.forge",
+            &["tiles", "sequential"],
+        )?;
+        let forge_at = cx.reference_choice(
+            reference,
+            node.and_then(|n| n.forge_at.as_ref()),
+            "node.forge_at",
+            &["whole_slot", "slot_start"],
+        )?;
         let ready_timeout_s = match raw.node.as_ref().and_then(|n| n.ready_timeout_s.as_ref()) {
             Some(t) if *t.get_ref() == 0 => {
                 return Err(cx.err(t.span().start, "node.ready_timeout_s", "must be at least 1"))
@@ -454,6 +481,7 @@ impl ClusterSpec {
             command,
             threads_per_node,
             forge,
+            forge_at,
             ready_timeout_s,
             nodes,
             regions,

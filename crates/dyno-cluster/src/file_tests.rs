@@ -264,3 +264,28 @@ fn forge_chooses_how_the_reference_node_forges_and_nothing_else() {
         other => panic!("expected node.forge refused with a command, got {other:?}"),
     }
 }
+
+#[test]
+fn forge_at_reaches_every_reference_node_and_bad_values_are_refused() {
+    assert_eq!(
+        parse(EXAMPLE).unwrap().forge_at,
+        None,
+        "the node's own default"
+    );
+    let at = EXAMPLE.replacen(
+        "# forge_at = \"slot_start\"",
+        "forge_at = \"slot_start\"",
+        1,
+    );
+    let spec = parse(&at).unwrap();
+    assert_eq!(spec.forge_at.as_deref(), Some("slot_start"));
+    let config: toml::Table = toml::from_str(&crate::launch::node_config(&spec, 0)).unwrap();
+    assert_eq!(config["forge_at"].as_str(), Some("slot_start"));
+    let (line, key, message) = error_of("# forge_at = \"slot_start\"", "forge_at = \"midslot\"");
+    assert_eq!(line, line_of("# forge_at = \"slot_start\"", EXAMPLE));
+    assert_eq!(key, "node.forge_at");
+    assert!(
+        message.contains("\"whole_slot\", \"slot_start\""),
+        "{message}"
+    );
+}

@@ -677,6 +677,9 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     if spec.faults.iter().any(|f| f.kind.needs_control()) {
         s.push_str(&format!("control = \"{}.control.toml\"\n", n.name));
     }
+    if let Some(at) = &spec.forge_at {
+        s.push_str(&format!("forge_at = \"{at}\"\n"));
+    }
     for p in spec.topology.peers(id) {
         let latency = spec.regions[n.region].latency_ms[spec.nodes[p].region];
         s.push_str(&format!(

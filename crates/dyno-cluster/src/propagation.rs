@@ -30,6 +30,9 @@ pub enum Family {
     Peer,
     /// Across nodes, one value per block.
     Adoption,
+    /// Across nodes, from the leader's announcement, one value per block: what the
+    /// network took, the leader's own wait (slot start to announced) taken off.
+    Network,
     /// On leaders, one value per slot they started.
     Slot,
 }
@@ -265,6 +268,20 @@ impl Analysis {
                 all,
             ));
         }
+        for (i, f) in FRACTIONS.iter().enumerate() {
+            let all = self
+                .blocks
+                .iter()
+                .map(|b| Some(b.fractions[i]? - b.forging.slot_start_to_announced_s?))
+                .collect();
+            let label = format!("announced to adopted on {:.0}% of nodes", f * 100.0);
+            out.push(Distribution::new(
+                format!("announced_to_adoption_{f:.2}"),
+                label,
+                Family::Network,
+                all,
+            ));
+        }
         let lateness = self
             .slot_start_lateness_s
             .iter()
@@ -276,8 +293,13 @@ impl Analysis {
             Family::Slot,
             lateness,
         ));
+        let no_announce = self
+            .unavailable
+            .iter()
+            .any(|k| k == "forging.slot_start_to_announced");
         for d in &mut out {
-            if self.unavailable.contains(&d.key) {
+            let network = d.family == Family::Network;
+            if self.unavailable.contains(&d.key) || (network && no_announce) {
                 d.available = false;
                 d.values_s.clear();
                 d.missing = 0;

@@ -315,7 +315,21 @@ fn distributions_and_summaries() {
     assert_eq!((full.values_s.clone(), full.missing), (vec![0.300], 2));
     assert_eq!(get("forging.mempool_snapshot").missing, 2);
     assert_eq!(get("slot_start_lateness").summary().unwrap().p99_s, 0.010);
-    assert_eq!(d.len(), 8 + 5 + 8 + 1);
+    // The network's part: each block's adoption less its leader's slot start to
+    // announced, for the blocks that have both.
+    let mut want: Vec<f64> = a
+        .blocks
+        .iter()
+        .filter_map(|b| Some(b.fractions[0]? - b.forging.slot_start_to_announced_s?))
+        .collect();
+    want.sort_by(f64::total_cmp);
+    let net = get("announced_to_adoption_0.50");
+    let mut got = net.values_s.clone();
+    got.sort_by(f64::total_cmp);
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+    assert_eq!(net.family, Family::Network);
+    assert_eq!(d.len(), 8 + 5 + 8 + 8 + 1);
     assert!(get("forging.ledger_ticking").summary().is_some());
 }
 

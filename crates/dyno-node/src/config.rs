@@ -14,6 +14,7 @@
 //! control = "n1.control.toml"        # optional: the fault control file it watches
 //! verify_tiles = 4                   # optional: signature-checking threads (default:
 //!                                    # every core but three, at least one)
+//! forge_at = "slot_start"            # optional: "whole_slot" (default) or "slot_start"
 //!
 //! [[peers]]
 //! id = "n2"
@@ -87,6 +88,9 @@ pub struct NodeConfig {
     /// blocks this node validates (none: [`crate::verify::default_verify_tiles`]).
     #[serde(default)]
     pub verify_tiles: Option<usize>,
+    /// When a leader cuts its block: `"whole_slot"` (default) or `"slot_start"`.
+    #[serde(default)]
+    pub forge_at: crate::node::ForgeAt,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,

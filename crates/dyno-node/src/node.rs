@@ -66,6 +66,23 @@ pub struct NodeOptions {
     pub clock_skew_ns: Arc<AtomicI64>,
     /// Threads the signatures of a block this node validates are checked on.
     pub verify_tiles: usize,
+    /// When a leader cuts its block from the mempool.
+    pub forge_at: ForgeAt,
+}
+
+/// When a leader's block is cut (`forge_at` in a node config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForgeAt {
+    /// The tiles are fed across the slot, from the snapshot and every transaction
+    /// admitted during it, up to a measured margin before the slot's end: the most
+    /// transactions per block, announced late in the slot.
+    #[default]
+    WholeSlot,
+    /// Cardano's way: the block is the mempool's snapshot at the slot's start, forged
+    /// and announced as soon as the tiles have recorded it; transactions arriving during
+    /// the slot wait for the next. What propagation measures is then the network's.
+    SlotStart,
 }
 
 /// How a leader builds its blocks (`forge = "tiles"` or `"sequential"` in a node config).
@@ -94,6 +111,7 @@ impl NodeOptions {
             forge: ForgeMode::default(),
             clock_skew_ns: Arc::new(AtomicI64::new(0)),
             verify_tiles: 1,
+            forge_at: ForgeAt::default(),
         }
     }
 }

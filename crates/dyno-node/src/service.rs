@@ -244,6 +244,7 @@ impl RunningNode {
             }
         };
         opts.verify_tiles = verify_tiles;
+        opts.forge_at = cfg.forge_at;
         let node = Node::new(
             opts,
             genesis,

@@ -14,7 +14,7 @@ use dyno_node::block::{hex, Block};
 use dyno_node::chain::Chain;
 use dyno_node::genesis::{Genesis, GenesisFile, Validator};
 use dyno_node::log::{now_ns, EventLog};
-use dyno_node::node::{ForgeMode, Node, NodeOptions, Status};
+use dyno_node::node::{ForgeAt, ForgeMode, Node, NodeOptions, Status};
 use dyno_node::transport::{Input, MemHub, Message};
 use dyno_txn::bank::transfer_block;
 use ed25519_dalek::{Signer, SigningKey};
@@ -54,12 +54,20 @@ struct Line {
     logs: HashMap<String, PathBuf>,
     hub: MemHub,
     forge: ForgeMode,
+    forge_at: ForgeAt,
     _dir: tempfile::TempDir,
 }
 
 impl Line {
     fn start(g: &Arc<Genesis>, links: &[(&str, &[&str])]) -> Line {
         Line::start_with(g, links, ForgeMode::Tiles)
+    }
+
+    fn start_with_at(g: &Arc<Genesis>, links: &[(&str, &[&str])], forge_at: ForgeAt) -> Line {
+        let mut line = Line::start_with(g, &[], ForgeMode::Tiles);
+        line.forge_at = forge_at;
+        line.add(g, links);
+        line
     }
 
     fn start_with(g: &Arc<Genesis>, links: &[(&str, &[&str])], forge: ForgeMode) -> Line {
@@ -71,6 +79,7 @@ impl Line {
             logs: HashMap::new(),
             hub: MemHub::new(),
             forge,
+            forge_at: ForgeAt::WholeSlot,
             _dir: tempfile::tempdir().unwrap(),
         };
         line.add(g, links);
@@ -79,7 +88,12 @@ impl Line {
 
     /// Starts more nodes (a node that joins late).
     fn add(&mut self, g: &Arc<Genesis>, links: &[(&str, &[&str])]) {
-        let (hub, stop, forge) = (self.hub.clone(), self.stop.clone(), self.forge);
+        let (hub, stop, forge, forge_at) = (
+            self.hub.clone(),
+            self.stop.clone(),
+            self.forge,
+            self.forge_at,
+        );
         let line = self;
         let dir = line._dir.path().to_path_buf();
         for (id, peers) in links {
@@ -92,6 +106,7 @@ impl Line {
             // fetch given up on within a few slots.
             opts.fetch_timeout = Duration::from_millis(150);
             opts.forge = forge;
+            opts.forge_at = forge_at;
             let node = Node::new(
                 opts,
                 g.clone(),
@@ -682,6 +697,49 @@ fn implausible_headers_are_not_fetched_and_orphans_are_capped() {
 
 #[test]
 fn a_transaction_sent_mid_slot_lands_in_that_slots_block() {
+    let (_line, logs, st, slot) = send_mid_slot(ForgeAt::WholeSlot);
+    let forged = slot_event(&logs["a"], "forged", slot);
+    assert_eq!(
+        forged["txs"], 1,
+        "the transaction is in the slot's own block"
+    );
+    assert_eq!(st["a"].counters.forge_fallbacks, 0);
+    assert_eq!(st["a"].fates.executed + st["a"].fates.failed, 1);
+    // The follower replayed it to the same state.
+    assert_eq!(st["b"].chain, st["a"].chain);
+    assert!(st["b"]
+        .chain
+        .iter()
+        .any(|(_, b, _, _)| b == forged["block"].as_str().unwrap()));
+}
+
+#[test]
+fn forging_at_the_slot_start_leaves_a_mid_slot_transaction_to_the_next_block() {
+    // Cardano's way: the block is the slot start's snapshot, announced at once; a
+    // transaction admitted during the slot waits for the leader's next slot.
+    let (_line, logs, st, slot) = send_mid_slot(ForgeAt::SlotStart);
+    assert_eq!(slot_event(&logs["a"], "forged", slot)["txs"], 0);
+    let next = slot_event(&logs["a"], "forged", slot + 1);
+    assert_eq!(next["txs"], 1, "in the next slot's block");
+    assert_eq!(slot_event(&logs["a"], "snapshot", slot + 1)["txs"], 1);
+    assert_eq!(st["a"].counters.forge_fallbacks, 0);
+    assert_eq!(st["a"].fates.executed + st["a"].fates.failed, 1);
+    assert_eq!(st["b"].chain, st["a"].chain);
+}
+
+/// The `name` event of `slot` in a node log.
+fn slot_event(log: &Path, name: &str, slot: u64) -> Value {
+    events(log, name)
+        .into_iter()
+        .find(|e| e["slot"] == slot)
+        .unwrap_or_else(|| panic!("no {name} event for slot {slot}"))
+}
+
+/// Leader `a` (every slot) and follower `b`, forging `forge_at`; one transaction sent to
+/// `a` a third of the way into slot 1, after its snapshot; stopped mid-slot a few slots
+/// later. Returns the stopped line (its directory holds the logs), the logs, the
+/// statuses and the slot.
+fn send_mid_slot(forge_at: ForgeAt) -> MidSlot {
     // Slots long enough that "after the slot's snapshot, well before its end" holds
     // on any machine: the transaction is sent a third of the way in.
     let start_ms = now_ns() / 1_000_000 + 300;
@@ -707,39 +765,25 @@ fn a_transaction_sent_mid_slot_lands_in_that_slots_block() {
         }
         .load(),
     );
-    let mut line = Line::start(&g, &[("a", &["b"]), ("b", &["a"])]);
+    let mut line = Line::start_with_at(&g, &[("a", &["b"]), ("b", &["a"])], forge_at);
     let slot = 1;
     let at = g.slot_start_ns(slot) + g.slot_ns() / 3;
     std::thread::sleep(Duration::from_nanos(at.saturating_sub(now_ns())));
     let t = transfer_block(&g.accounts, 1, 77).remove(0);
     line.inboxes["a"].send(Input::Tx(t)).unwrap();
+    // Into the next slot, so its block is forged too.
+    sleep_into_slot(&g, slot + 2);
     let logs = line.logs.clone();
     let st = line.stop_mid_slot(&g);
-    let of_slot = |name: &str| {
-        events(&logs["a"], name)
-            .into_iter()
-            .find(|e| e["slot"] == slot)
-            .unwrap_or_else(|| panic!("no {name} event for slot {slot}"))
-    };
     assert_eq!(
-        of_slot("snapshot")["txs"],
+        slot_event(&logs["a"], "snapshot", slot)["txs"],
         0,
         "sent after the slot's snapshot"
     );
-    let forged = of_slot("forged");
-    assert_eq!(
-        forged["txs"], 1,
-        "the transaction is in the slot's own block"
-    );
-    assert_eq!(st["a"].counters.forge_fallbacks, 0);
-    assert_eq!(st["a"].fates.executed + st["a"].fates.failed, 1);
-    // The follower replayed it to the same state.
-    assert_eq!(st["b"].chain, st["a"].chain);
-    assert!(st["b"]
-        .chain
-        .iter()
-        .any(|(_, b, _, _)| b == forged["block"].as_str().unwrap()));
+    (line, logs, st, slot)
 }
+
+type MidSlot = (Line, HashMap<String, PathBuf>, HashMap<String, Status>, u64);
 
 #[test]
 fn a_leader_forging_every_slot_answers_fetches_while_it_forges() {

@@ -53,6 +53,7 @@ fn fates_hold(connections: usize, verify_tiles: usize) {
         control: None,
         verify_tiles: Some(verify_tiles),
         forge: Default::default(),
+        forge_at: Default::default(),
         peers: Vec::new(),
     };
     let node = RunningNode::start(&cfg, g.clone()).unwrap();

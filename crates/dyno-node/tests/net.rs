@@ -59,6 +59,7 @@ fn config(
         control: None,
         verify_tiles: None,
         forge: Default::default(),
+        forge_at: Default::default(),
         peers: peers
             .iter()
             .map(|(id, addr)| PeerEntry {

@@ -67,6 +67,10 @@ pub struct RunArgs {
     /// tiles (the default) or with one sequential bank (the baseline).
     #[arg(long, value_enum)]
     forge: Option<ForgeArg>,
+    /// When a leader cuts its block (overrides `forge_at`): across the whole slot (the
+    /// default) or from the mempool at the slot's start, announced at once (Cardano's way).
+    #[arg(long, value_enum)]
+    forge_at: Option<ForgeAtArg>,
     /// Stop after this many seconds; 0 = until Ctrl-C or SIGTERM.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds_or_zero, default_value = "0")]
     duration: Duration,
@@ -85,6 +89,15 @@ enum ForgeArg {
     Tiles,
     /// One sequential bank on the node's loop.
     Sequential,
+}
+
+/// `--forge-at`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ForgeAtArg {
+    /// Fed across the slot up to a margin before its end.
+    WholeSlot,
+    /// The slot start's snapshot, announced as soon as it is forged.
+    SlotStart,
 }
 
 /// Arguments of `dyno node genesis`.
@@ -204,6 +217,11 @@ fn load_config(a: &RunArgs) -> anyhow::Result<(LoadedConfig, Arc<dyno_node::gene
     match a.forge {
         Some(ForgeArg::Tiles) => c.forge = dyno_node::node::ForgeMode::Tiles,
         Some(ForgeArg::Sequential) => c.forge = dyno_node::node::ForgeMode::Sequential,
+        None => {}
+    }
+    match a.forge_at {
+        Some(ForgeAtArg::WholeSlot) => c.forge_at = dyno_node::node::ForgeAt::WholeSlot,
+        Some(ForgeAtArg::SlotStart) => c.forge_at = dyno_node::node::ForgeAt::SlotStart,
         None => {}
     }
     let genesis = Arc::new(GenesisFile::from_file(&c.genesis)?.load());

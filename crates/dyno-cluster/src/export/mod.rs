@@ -69,12 +69,16 @@ peer_listen = \"0.0.0.0:{l}\"
 ingress_listen = \"0.0.0.0:{i}\"
 metrics_listen = \"0.0.0.0:{m}\"
 node_log = \"{log_dir}/{name}.jsonl\"
-{forge}",
+{forge}{forge_at}",
         spec.name,
         forge = spec
             .forge
             .as_ref()
-            .map_or(String::new(), |f| format!("forge = \"{f}\"\n"))
+            .map_or(String::new(), |f| format!("forge = \"{f}\"\n")),
+        forge_at = spec
+            .forge_at
+            .as_ref()
+            .map_or(String::new(), |f| format!("forge_at = \"{f}\"\n"))
     )
 }
 

@@ -50,6 +50,10 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
     );
     let families = [
         (Family::Adoption, adoption.as_str()),
+        (
+            Family::Network,
+            "Announced to adopted (the network's part: the leader's slot start to announced taken off)",
+        ),
         (Family::Forging, "Forging loop (on the leader, per block)"),
         (Family::Peer, "Peer metrics (per block and receiving node)"),
         (

@@ -107,7 +107,9 @@ fn headline_reads_as_the_issue_asks() {
         "adopted on 80% of nodes after 400 ms (p50 over 2 blocks; 1 of 3 blocks never got there)"
     );
     let t = tables(&report);
-    assert_eq!(t.len(), 4); // no cluster file: no prediction table; no run: no cost table
+    // adoption, announced to adopted, forging, peer, slot; no cluster file: no
+    // prediction table; no run: no cost table.
+    assert_eq!(t.len(), 5);
     let with_cost = ClusterReport::new(&analysis(), None).with_resources(&[NodeResources {
         node: "n0".into(),
         cpu_percent: vec![90.0, 95.0, 10.0],

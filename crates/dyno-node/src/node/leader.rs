@@ -13,6 +13,10 @@
 //! slots cut with transactions still queued (the tiles full, the longest tails),
 //! within [`MIN_MARGIN_PARTS`] and half the slot (a quarter until such a slot).
 //!
+//! With `forge_at = "slot_start"` ([`super::ForgeAt::SlotStart`]) the block is the
+//! snapshot alone: nothing admitted during the slot joins it, and feeding ends (so the
+//! block is finished and announced) as soon as the snapshot is fed, not at the margin.
+//!
 //! A leader whose peers announced the previous slot's block waits for that block (up
 //! to half its slot) before it opens its own: forging on the grandparent would only
 //! make a fork one of the two blocks loses.
@@ -116,6 +120,9 @@ impl Node {
 
     /// A transaction admitted to the mempool while a slot is led joins its queue.
     pub(super) fn offer_to_lead(&mut self, b: &[u8]) {
+        if self.opts.forge_at == super::ForgeAt::SlotStart {
+            return; // the block is the slot start's snapshot
+        }
         if let Some(l) = self.leading.as_mut() {
             if l.sealer.is_some() {
                 l.queue.push_back(b.to_vec());
@@ -167,7 +174,8 @@ impl Node {
             self.forge_sequentially(l);
             return;
         }
-        if Instant::now() < l.feed_until {
+        let snapshot_fed = self.opts.forge_at == super::ForgeAt::SlotStart && l.queue.is_empty();
+        if Instant::now() < l.feed_until && !snapshot_fed {
             self.leading = Some(l);
             return;
         }
