@@ -4,7 +4,7 @@
 //! with a timeout at the next slot boundary, so an idle node costs a few wake-ups a
 //! second. In a slot it leads, the node forges the block across the slot from what its
 //! mempool holds at the start and what arrives during it (at most `max_block_txs`),
-//! still serving its inputs between turns of the forging (see [`leader`]), then adopts
+//! still serving its inputs between turns of the forging (see the `leader` module), then adopts
 //! the block itself and announces its header; the block leaves during its own slot and
 //! its propagation is measured from the slot's scheduled start.
 
