@@ -145,6 +145,8 @@ pub struct ClusterSpec {
     /// Rules that read propagation events from the nodes' own output, for a node that
     /// does not write dyno's event log.
     pub extract: Option<crate::extract::Extractors>,
+    /// The fault schedule (`[[fault]]`), in file order.
+    pub faults: Vec<crate::faults::Fault>,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +165,8 @@ struct RawFile {
     analysis: Option<RawAnalysis>,
     #[serde(default)]
     extract: Option<RawExtract>,
+    #[serde(default)]
+    fault: Vec<Spanned<faults_check::RawFault>>,
 }
 
 #[derive(Deserialize)]
@@ -450,6 +454,23 @@ impl ClusterSpec {
                 "the reference node writes dyno's event log; [extract] is for a node.command that does not",
             ));
         }
+        let run_slots = (c.warmup_s + c.duration_s.get_ref()) * 1000 / c.slot_ms.get_ref();
+        let faults = faults_check::faults(
+            &cx,
+            &raw.fault,
+            &faults_check::Context {
+                nodes: &nodes,
+                regions: &regions,
+                command: &command,
+                run_slots,
+                run_said: format!(
+                    "slots 0..{run_slots} ({} s warm-up + {} s window at {} ms a slot)",
+                    c.warmup_s,
+                    c.duration_s.get_ref(),
+                    c.slot_ms.get_ref()
+                ),
+            },
+        )?;
         Ok(ClusterSpec {
             path: path.to_path_buf(),
             name: c.name.get_ref().clone(),
@@ -472,6 +493,7 @@ impl ClusterSpec {
             workload,
             ready_url,
             extract,
+            faults,
         })
     }
 
@@ -796,8 +818,13 @@ fn topology(
 
 #[path = "file_checks.rs"]
 mod checks;
+#[path = "file_faults.rs"]
+mod faults_check;
 use checks::{extract, ready_url, workload};
 
+#[cfg(test)]
+#[path = "file_faults_tests.rs"]
+mod faults_tests;
 #[cfg(test)]
 #[path = "file_tests.rs"]
 mod tests;

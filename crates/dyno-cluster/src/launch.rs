@@ -16,7 +16,7 @@ use crate::events::{read_log, Event};
 use crate::extract::Extractors;
 use crate::file::{ClusterSpec, NodeCommand, Role};
 use crate::propagation::{analyse, analyse_extracted, Analysis};
-use crate::resources::{AdoptionWatch, NodeResources};
+use crate::resources::{AdoptionWatch, CostSampler, NodeResources};
 use dyno_proc::{GuardedChild, Probe, Readiness, SpawnOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,6 +49,11 @@ pub enum Progress {
         /// Blocks every node has adopted so far (warm-up included).
         adopted_everywhere: usize,
     },
+    /// A scheduled fault started or ended.
+    Fault {
+        /// What, e.g. `restart n3 at slot 10 for 4 slots starts`.
+        line: String,
+    },
     /// Everything is being stopped.
     Stopping,
 }
@@ -76,6 +81,11 @@ pub struct RunOutcome {
     pub window_ns: std::ops::Range<u64>,
     /// Every node's CPU and memory per slot of the window.
     pub resources: Vec<NodeResources>,
+    /// What the run did of each scheduled fault, in file order.
+    pub faults: Vec<crate::faults::FaultRecord>,
+    /// What the faults did (recovery, forks, adoption during and outside them); `None`
+    /// without a fault schedule.
+    pub fault_report: Option<crate::fault_analysis::FaultReport>,
 }
 
 /// Where the launcher finds `dyno` and puts the run.
@@ -180,17 +190,18 @@ impl Launch {
                 c.args(["node", "run", "--quiet", "--config"]).arg(config);
                 c
             }
-            NodeCommand::Argv(argv) => {
-                let program = crate::file::resolve_executable(
-                    &argv[0],
-                    spec.path.parent().unwrap_or(Path::new(".")),
-                )
-                .unwrap_or_else(|| PathBuf::from(&argv[0]));
-                let mut c = Command::new(program);
-                c.args(argv[1..].iter().map(|a| self.fill(spec, id, a)));
-                c
-            }
+            NodeCommand::Argv(argv) => self.argv_command(spec, id, argv),
         }
+    }
+
+    /// Node `id` run by `argv` (a node command, or an upgrade's), placeholders filled.
+    fn argv_command(&self, spec: &ClusterSpec, id: usize, argv: &[String]) -> Command {
+        let program =
+            crate::file::resolve_executable(&argv[0], spec.path.parent().unwrap_or(Path::new(".")))
+                .unwrap_or_else(|| PathBuf::from(&argv[0]));
+        let mut c = Command::new(program);
+        c.args(argv[1..].iter().map(|a| self.fill(spec, id, a)));
+        c
     }
 
     /// The load generator: the workload's own command, or `dyno load` at the targets'
@@ -250,6 +261,121 @@ impl Launch {
             dir: self.dir.clone(),
         });
         let genesis_time_ns = genesis_time_ns(&genesis)?;
+        let (mut nodes, mut problems) = self.start_nodes(spec, stop, progress)?;
+        let window = Duration::from_secs(spec.warmup_s + spec.duration_s);
+        let mut load = None;
+        if problems.is_empty() && spec.workload.rate_tps > 0.0 {
+            let c = self.load_command(spec, &genesis, window);
+            let opts = SpawnOptions {
+                log_file: Some(self.dir.join("load.out")),
+                ..SpawnOptions::default()
+            };
+            load = Some(
+                GuardedChild::spawn(c, &opts).map_err(|e| launch_error(format!("load: {e}")))?,
+            );
+            progress(Progress::LoadStarted);
+        }
+        // The window counts from slot 0 (or from now, if the nodes were slow to start). The
+        // nodes run two slots (at least 2 s) past it, so the window's last blocks can reach
+        // every node before the stop; only blocks of the window's slots are analysed.
+        let start_ns = genesis_time_ns.max(dyno_now_ns());
+        let tail = Duration::from_millis((2 * spec.slot_ms).max(2000));
+        let end_ns = start_ns + (window + tail).as_nanos() as u64;
+        let window_ns =
+            (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
+        let mut watching = Watching {
+            cost: CostSampler::new(
+                &nodes.iter().map(|n| n.child.pid()).collect::<Vec<_>>(),
+                &spec
+                    .nodes
+                    .iter()
+                    .map(|n| n.name.clone())
+                    .collect::<Vec<_>>(),
+                window_ns.clone(),
+            ),
+            faults: FaultDriver::new(spec, genesis_time_ns),
+            watch: AdoptionWatch::new(
+                spec.nodes
+                    .iter()
+                    .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
+                    .collect(),
+            ),
+            tails: spec
+                .nodes
+                .iter()
+                .map(|n| OutputTail::new(self.dir.join(format!("{}.out", n.name)), &n.name))
+                .collect(),
+            extracted: Vec::new(),
+        };
+        let mut last_tick = Instant::now();
+        while problems.is_empty() && dyno_now_ns() < end_ns {
+            if stop.load(Ordering::SeqCst) {
+                problems.push("interrupted".to_string());
+                break;
+            }
+            let slot = dyno_now_ns().saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
+            watching.cost.sample(dyno_now_ns(), slot);
+            problems.extend(watching.step(self, spec, &mut nodes, load.as_mut(), progress)?);
+            if last_tick.elapsed() >= Duration::from_secs(1) {
+                last_tick = Instant::now();
+                let now = dyno_now_ns();
+                progress(Progress::Running {
+                    slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
+                    left_s: end_ns.saturating_sub(now) / 1_000_000_000,
+                    adopted_everywhere: match spec.extract {
+                        Some(_) => adopted_everywhere(&watching.extracted, spec.nodes.len()),
+                        None => watching.watch.blocks_adopted_everywhere(),
+                    },
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        progress(Progress::Stopping);
+        watching.faults.release(&nodes);
+        let fault_records = watching.faults.records.clone();
+        let warnings = stop_all(spec, load, nodes);
+        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
+        let slots = slot_of(window_ns.start)..slot_of(window_ns.end);
+        let (node_logs, analysis) =
+            self.analyse_logs(spec, watching.tails, watching.extracted, &slots, &window_ns)?;
+        let fault_report = crate::fault_analysis::of_run(
+            spec,
+            &fault_records,
+            &analysis,
+            &node_logs,
+            genesis_time_ns,
+            slots.end,
+        )?;
+        if !fault_records.is_empty() {
+            // Kept with the logs, so a report read back from them knows the windows.
+            let path = self.dir.join("faults.json");
+            let json = serde_json::to_string_pretty(&fault_records).unwrap_or_default();
+            std::fs::write(&path, json).map_err(io(&path))?;
+        }
+        Ok(RunOutcome {
+            dir: self.dir.clone(),
+            complete: problems.is_empty(),
+            problems,
+            warnings,
+            node_logs,
+            analysis,
+            genesis_time_ns,
+            slots,
+            window_ns,
+            resources: watching.cost.resources,
+            faults: fault_records,
+            fault_report,
+        })
+    }
+
+    /// Starts every node and waits for each one's readiness; a node not ready is a
+    /// problem (and the others are not waited for).
+    fn start_nodes(
+        &self,
+        spec: &ClusterSpec,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Vec<Node>, Vec<String>), ClusterError> {
         let mut nodes: Vec<Node> = Vec::new();
         let mut problems = Vec::new();
         let readiness_timeout = Duration::from_secs(spec.ready_timeout_s);
@@ -287,174 +413,117 @@ impl Launch {
                 }
             }
         }
-        let window = Duration::from_secs(spec.warmup_s + spec.duration_s);
-        let mut load = None;
-        if problems.is_empty() && spec.workload.rate_tps > 0.0 {
-            let c = self.load_command(spec, &genesis, window);
-            let opts = SpawnOptions {
-                log_file: Some(self.dir.join("load.out")),
-                ..SpawnOptions::default()
-            };
-            load = Some(
-                GuardedChild::spawn(c, &opts).map_err(|e| launch_error(format!("load: {e}")))?,
-            );
-            progress(Progress::LoadStarted);
-        }
-        // The window counts from slot 0 (or from now, if the nodes were slow to start). The
-        // nodes run two slots (at least 2 s) past it, so the window's last blocks can reach
-        // every node before the stop; only blocks of the window's slots are analysed.
-        let start_ns = genesis_time_ns.max(dyno_now_ns());
-        let tail = Duration::from_millis((2 * spec.slot_ms).max(2000));
-        let end_ns = start_ns + (window + tail).as_nanos() as u64;
-        let mut last_tick = Instant::now();
-        // One /proc reading of every node per slot; a slot's figures are the difference
-        // between its two readings. Only slots inside the measured window are kept.
-        let pids: Vec<u32> = nodes.iter().map(|n| n.child.pid()).collect();
-        let sampler = dyno_proc::ProcSampler::many(&pids);
-        let mut resources: Vec<NodeResources> = spec
-            .nodes
-            .iter()
-            .map(|n| NodeResources {
-                node: n.name.clone(),
-                cpu_percent: Vec::new(),
-                rss_bytes: Vec::new(),
-            })
-            .collect();
-        let slot_ns = spec.slot_ms * 1_000_000;
-        let window_slots =
-            (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
-        let mut sampled_slot = None;
-        let mut watch = AdoptionWatch::new(
-            spec.nodes
-                .iter()
-                .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
-                .collect(),
-        );
-        let mut previous: Vec<Option<dyno_proc::ProcReading>> = vec![None; nodes.len()];
-        let mut tails: Vec<OutputTail> = spec
-            .nodes
-            .iter()
-            .map(|n| OutputTail::new(self.dir.join(format!("{}.out", n.name)), &n.name))
-            .collect();
-        let mut extracted: Vec<Event> = Vec::new();
-        while problems.is_empty() && dyno_now_ns() < end_ns {
-            let now = dyno_now_ns();
-            let slot = now.saturating_sub(genesis_time_ns) / slot_ns;
-            if sampled_slot != Some(slot) {
-                sampled_slot = Some(slot);
-                let keep = window_slots.contains(&now);
-                for (i, reading) in sampler.read_all().into_iter().enumerate() {
-                    let Ok(reading) = reading else { continue };
-                    if let (Some(prev), true) = (&previous[i], keep) {
-                        let s = dyno_proc::sample_between(prev, &reading, sampler.clk_tck());
-                        resources[nodes[i].id].cpu_percent.push(s.cpu_percent);
-                        resources[nodes[i].id].rss_bytes.push(s.rss_bytes);
-                    }
-                    previous[i] = Some(reading);
-                }
-            }
-            if stop.load(Ordering::SeqCst) {
-                problems.push("interrupted".to_string());
-                break;
-            }
-            // A load that ends by itself at its duration is fine; one that fails is not.
-            if let Some(l) = load.as_mut() {
-                if let Some(status) = l.exited().filter(|s| s != "exit status: 0") {
-                    problems.push(format!(
-                        "the load exited early ({status}); last output: {}",
-                        l.last_lines().join(" | ")
-                    ));
-                }
-            }
-            for node in &mut nodes {
-                if let Some(status) = node.child.exited() {
-                    problems.push(format!(
-                        "{} exited early ({status}); last output: {}",
-                        spec.nodes[node.id].name,
-                        node.child.last_lines().join(" | ")
-                    ));
-                }
-            }
-            if let Some(rules) = &spec.extract {
-                for tail in &mut tails {
-                    extracted.extend(tail.read(rules)?);
-                }
-            }
-            if last_tick.elapsed() >= Duration::from_secs(1) {
-                last_tick = Instant::now();
-                let now = dyno_now_ns();
-                progress(Progress::Running {
-                    slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
-                    left_s: end_ns.saturating_sub(now) / 1_000_000_000,
-                    adopted_everywhere: match spec.extract {
-                        Some(_) => adopted_everywhere(&extracted, spec.nodes.len()),
-                        None => watch.blocks_adopted_everywhere(),
-                    },
-                });
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        progress(Progress::Stopping);
-        let mut warnings = Vec::new();
-        let grace = Duration::from_secs(10);
-        if let Some(load) = load {
-            let stopped = load.stop(grace);
-            if let Some(w) = stopped.warning() {
-                warnings.push(format!("dyno load: {w}"));
-            }
-        }
-        for node in nodes {
-            let name = &spec.nodes[node.id].name;
-            let stopped = node.child.stop(grace);
-            if let Some(w) = stopped.warning() {
-                warnings.push(format!("{name}: {w}"));
-            }
-        }
-        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
-        let first_slot = slot_of(start_ns + spec.warmup_s * 1_000_000_000);
-        let end_slot = slot_of(start_ns + window.as_nanos() as u64);
-        let slots = first_slot..end_slot;
-        let window_ns =
-            (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
-        let (node_logs, analysis) = match &spec.extract {
-            Some(rules) => {
-                for tail in &mut tails {
-                    extracted.extend(tail.read(rules)?);
-                    extracted.extend(tail.finish(rules)?);
-                }
-                let events = in_window(extracted, &window_ns);
-                let logs = tails.into_iter().map(|t| t.path).collect();
-                let analysis = analyse_extracted(&events, spec.nodes.len(), &rules.unavailable());
-                (logs, analysis)
-            }
-            None => {
-                let node_logs: Vec<PathBuf> = spec
-                    .nodes
-                    .iter()
-                    .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
-                    .filter(|p| p.exists())
-                    .collect();
-                let mut events: Vec<Event> = Vec::new();
-                for log in &node_logs {
-                    events.extend(read_log(log)?);
-                }
-                let events = in_slots(events, &slots);
-                (node_logs, analyse(&events, spec.nodes.len()))
-            }
-        };
-        Ok(RunOutcome {
-            dir: self.dir.clone(),
-            complete: problems.is_empty(),
-            problems,
-            warnings,
-            node_logs,
-            analysis,
-            genesis_time_ns,
-            slots,
-            window_ns,
-            resources,
-        })
+        Ok((nodes, problems))
     }
+
+    /// The propagation analysis of the window: from the extract rules over the nodes'
+    /// output, or from the reference node's event logs.
+    fn analyse_logs(
+        &self,
+        spec: &ClusterSpec,
+        mut tails: Vec<OutputTail>,
+        mut extracted: Vec<Event>,
+        slots: &std::ops::Range<u64>,
+        window_ns: &std::ops::Range<u64>,
+    ) -> Result<(Vec<PathBuf>, Analysis), ClusterError> {
+        if let Some(rules) = &spec.extract {
+            for tail in &mut tails {
+                extracted.extend(tail.read(rules)?);
+                extracted.extend(tail.finish(rules)?);
+            }
+            let events = in_window(extracted, window_ns);
+            let logs = tails.into_iter().map(|t| t.path).collect();
+            let analysis = analyse_extracted(&events, spec.nodes.len(), &rules.unavailable());
+            return Ok((logs, analysis));
+        }
+        let node_logs: Vec<PathBuf> = spec
+            .nodes
+            .iter()
+            .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
+            .filter(|p| p.exists())
+            .collect();
+        let mut events: Vec<Event> = Vec::new();
+        for log in &node_logs {
+            events.extend(read_log(log)?);
+        }
+        let events = in_slots(events, slots);
+        Ok((node_logs, analyse(&events, spec.nodes.len())))
+    }
+}
+
+/// What the launcher keeps an eye on while the cluster runs.
+struct Watching<'a> {
+    cost: CostSampler,
+    faults: FaultDriver<'a>,
+    watch: AdoptionWatch,
+    tails: Vec<OutputTail>,
+    extracted: Vec<Event>,
+}
+
+impl Watching<'_> {
+    /// One turn of the run loop: the faults due, a load or node that exited early (a
+    /// node a fault took down is no problem), and what the extract rules read.
+    fn step(
+        &mut self,
+        launch: &Launch,
+        spec: &ClusterSpec,
+        nodes: &mut [Node],
+        load: Option<&mut GuardedChild>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Vec<String>, ClusterError> {
+        let mut problems = Vec::new();
+        let (lines, respawned) = self.faults.apply_due(dyno_now_ns(), nodes, launch)?;
+        for line in lines {
+            progress(Progress::Fault { line });
+        }
+        if respawned {
+            // A restarted node is a new process: its CPU counts start again.
+            self.cost
+                .follow(&nodes.iter().map(|n| n.child.pid()).collect::<Vec<_>>());
+        }
+        // A load that ends by itself at its duration is fine; one that fails is not.
+        if let Some(l) = load {
+            if let Some(status) = l.exited().filter(|s| s != "exit status: 0") {
+                problems.push(format!(
+                    "the load exited early ({status}); last output: {}",
+                    l.last_lines().join(" | ")
+                ));
+            }
+        }
+        for node in nodes.iter_mut().filter(|n| !self.faults.is_down(n.id)) {
+            if let Some(status) = node.child.exited() {
+                problems.push(format!(
+                    "{} exited early ({status}); last output: {}",
+                    spec.nodes[node.id].name,
+                    node.child.last_lines().join(" | ")
+                ));
+            }
+        }
+        if let Some(rules) = &spec.extract {
+            for tail in &mut self.tails {
+                self.extracted.extend(tail.read(rules)?);
+            }
+        }
+        Ok(problems)
+    }
+}
+
+/// Stops the load and every node (the stop signal, SIGKILL after 10 s); a warning for
+/// each that had to be killed.
+fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let grace = Duration::from_secs(10);
+    if let Some(load) = load {
+        if let Some(w) = load.stop(grace).warning() {
+            warnings.push(format!("dyno load: {w}"));
+        }
+    }
+    for node in nodes {
+        if let Some(w) = node.child.stop(grace).warning() {
+            warnings.push(format!("{}: {w}", spec.nodes[node.id].name));
+        }
+    }
+    warnings
 }
 
 /// The events of `slots` (and every `started`): what a run analyses, so the warm-up and
@@ -580,7 +649,7 @@ fn dyno_now_ns() -> u64 {
 }
 
 /// Slot 0's start from the genesis file `dyno node genesis` wrote.
-fn genesis_time_ns(genesis: &Path) -> Result<u64, ClusterError> {
+pub(crate) fn genesis_time_ns(genesis: &Path) -> Result<u64, ClusterError> {
     let text = std::fs::read_to_string(genesis).map_err(io(genesis))?;
     let value: toml::Table = toml::from_str(&text)
         .map_err(|e| launch_error(format!("{}: {}", genesis.display(), e.message())))?;
@@ -605,6 +674,9 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     if let Some(forge) = &spec.forge {
         s.push_str(&format!("forge = \"{forge}\"\n"));
     }
+    if spec.faults.iter().any(|f| f.kind.needs_control()) {
+        s.push_str(&format!("control = \"{}.control.toml\"\n", n.name));
+    }
     if let Some(at) = &spec.forge_at {
         s.push_str(&format!("forge_at = \"{at}\"\n"));
     }
@@ -619,6 +691,10 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     }
     s
 }
+
+#[path = "launch_faults.rs"]
+mod faults_driver;
+use faults_driver::FaultDriver;
 
 #[cfg(test)]
 mod tests {

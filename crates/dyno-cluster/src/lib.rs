@@ -34,6 +34,8 @@ mod error;
 pub mod events;
 pub mod export;
 pub mod extract;
+pub mod fault_analysis;
+pub mod faults;
 mod file;
 pub mod launch;
 pub mod propagation;

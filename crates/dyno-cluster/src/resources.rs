@@ -36,6 +36,106 @@ pub fn saturation_warning(resources: &[NodeResources], cores: usize) -> Option<S
     ))
 }
 
+/// The nodes' cost sampled once per slot: a slot's figures are the difference between
+/// its two /proc readings, and only slots inside the measured window are kept.
+pub struct CostSampler {
+    sampler: dyno_proc::ProcSampler,
+    previous: Vec<Option<dyno_proc::ProcReading>>,
+    sampled_slot: Option<u64>,
+    window_ns: std::ops::Range<u64>,
+    /// What was kept, by node id (the order of the pids given).
+    pub resources: Vec<NodeResources>,
+}
+
+impl CostSampler {
+    /// A sampler of `pids` (node `i`'s process is `pids[i]`), named `names`, keeping the
+    /// slots that start inside `window_ns` (Unix ns).
+    pub fn new(pids: &[u32], names: &[String], window_ns: std::ops::Range<u64>) -> Self {
+        CostSampler {
+            sampler: dyno_proc::ProcSampler::many(pids),
+            previous: vec![None; pids.len()],
+            sampled_slot: None,
+            window_ns,
+            resources: names
+                .iter()
+                .map(|n| NodeResources {
+                    node: n.clone(),
+                    cpu_percent: Vec::new(),
+                    rss_bytes: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Reads every node once per `slot` (a call in a slot already read does nothing).
+    pub fn sample(&mut self, now_ns: u64, slot: u64) {
+        if self.sampled_slot == Some(slot) {
+            return;
+        }
+        self.sampled_slot = Some(slot);
+        let keep = self.window_ns.contains(&now_ns);
+        for (i, reading) in self.sampler.read_all().into_iter().enumerate() {
+            let Ok(reading) = reading else { continue };
+            if let (Some(prev), true) = (&self.previous[i], keep) {
+                let s = dyno_proc::sample_between(prev, &reading, self.sampler.clk_tck());
+                self.resources[i].cpu_percent.push(s.cpu_percent);
+                self.resources[i].rss_bytes.push(s.rss_bytes);
+            }
+            self.previous[i] = Some(reading);
+        }
+    }
+
+    /// The nodes' processes now: a node whose pid changed (restarted) is read afresh,
+    /// its first slot only a baseline. The sampler is kept (a new one would restart the
+    /// clock its readings are timed on, and every node's next interval with it).
+    pub fn follow(&mut self, pids: &[u32]) {
+        for (i, p) in pids.iter().enumerate() {
+            if self.sampler.pids().get(i) != Some(p) {
+                self.previous[i] = None;
+                self.sampler.replace(i, *p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    #[test]
+    fn a_restarted_process_keeps_every_nodes_interval_on_one_clock() {
+        let me = std::process::id();
+        let names = vec!["n0".to_string(), "n1".to_string()];
+        let mut c = CostSampler::new(&[me, me], &names, 0..u64::MAX);
+        // Busy between readings, so CPU ticks grow and a wrongly timed interval shows.
+        let spin = || {
+            let t = std::time::Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < std::time::Duration::from_millis(40) {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
+        };
+        c.sample(1, 0);
+        spin();
+        // n1 "restarted" (here: the same process under the same pid, swapped in).
+        c.follow(&[me, me]);
+        c.previous[1] = None;
+        c.sample(2, 1);
+        spin();
+        c.sample(3, 2);
+        // n0 has two intervals, n1 one; no interval is timed across two clocks, so no
+        // CPU share is beyond this machine's cores.
+        assert_eq!(c.resources[0].cpu_percent.len(), 2);
+        assert_eq!(c.resources[1].cpu_percent.len(), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        for r in &c.resources {
+            for v in &r.cpu_percent {
+                assert!((0.0..=100.0 * cores * 1.5).contains(v), "{v}");
+            }
+        }
+    }
+}
+
 /// One node's readings, one per slot of the measured window.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct NodeResources {

@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod fault;
 pub mod frame;
 pub mod ingress;
 pub mod peer;
@@ -53,6 +54,7 @@ mod sys;
 mod tls;
 
 pub use error::NetError;
+pub use fault::LinkFault;
 pub use frame::RefuseReason;
 pub use ingress::{
     Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,

@@ -33,6 +33,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::NetError;
+use crate::fault::{Draws, LinkFault};
 use crate::frame::{self, Hello, ReadError, RefuseReason};
 use crate::shape::{lock, unix_ns, DeliveryTimer, LinkSchedule, LinkShape};
 
@@ -135,6 +136,8 @@ pub struct PeerCounters {
     pub handshakes_shed: u64,
     /// Failed `accept` calls (out of descriptors, a connection reset in the backlog).
     pub accept_errors: u64,
+    /// Frames a link fault lost or a cut link swallowed ([`PeerNet::set_fault`]).
+    pub fault_dropped: u64,
     /// Listed peers this node waits on to dial it, right now ([`PeerNet::awaiting_dial`]).
     pub awaiting_dial: u64,
     /// Connections refused or cut, by reason.
@@ -181,6 +184,7 @@ struct Traffic {
     slow_peers: AtomicU64,
     handshakes_shed: AtomicU64,
     accept_errors: AtomicU64,
+    fault_dropped: AtomicU64,
 }
 
 struct Shared {
@@ -206,6 +210,9 @@ struct Shared {
     nap: (Mutex<()>, Condvar),
     threads: Mutex<Vec<JoinHandle<()>>>,
     timer: Mutex<Option<DeliveryTimer<Delivery>>>,
+    /// Faults set on the links to peers ([`PeerNet::set_fault`]), with the draws for
+    /// their loss and jitter.
+    faults: Mutex<(HashMap<String, LinkFault>, Draws)>,
 }
 
 /// A running peer network. Dropping it shuts it down like [`PeerNet::shutdown`].
@@ -339,7 +346,25 @@ impl PeerNet {
             return None;
         }
         let now = unix_ns();
-        let (deliver_at, due) = if link.schedule.shape().is_unshaped() {
+        let fault = {
+            let mut f = lock(&self.shared.faults);
+            let (faults, draws) = &mut *f;
+            match faults.get(peer) {
+                None => None,
+                Some(fault) if fault.drops(draws.next_unit()) => {
+                    // Lost on the wire: the caller sees it sent, the peer never gets it.
+                    self.shared.traffic.fault_dropped.fetch_add(1, Relaxed);
+                    return Some(now);
+                }
+                Some(fault) => Some(fault.shape(link.schedule.shape(), draws.next_unit())),
+            }
+        };
+        let (deliver_at, due) = if let Some(shape) = fault {
+            let due = link
+                .schedule
+                .schedule_as(shape, now, payload.len() + frame::DATA_OVERHEAD);
+            (due, due)
+        } else if link.schedule.shape().is_unshaped() {
             (0, now)
         } else {
             let due = link
@@ -354,6 +379,19 @@ impl PeerNet {
                 link.queued.fetch_sub(bytes, Relaxed);
                 None
             }
+        }
+    }
+
+    /// Sets the fault on the direction from this node to `peer` (what a fault schedule
+    /// changes while the network runs); [`LinkFault::default`] clears it. It applies to
+    /// frames sent from now on, and to a link made later. Frames a fault drops are
+    /// counted `fault_dropped`.
+    pub fn set_fault(&self, peer: &str, fault: LinkFault) {
+        let mut f = lock(&self.shared.faults);
+        if fault.is_none() {
+            f.0.remove(peer);
+        } else {
+            f.0.insert(peer.to_string(), fault);
         }
     }
 
@@ -385,6 +423,7 @@ impl PeerNet {
             slow_peers: t.slow_peers.load(Relaxed),
             handshakes_shed: t.handshakes_shed.load(Relaxed),
             accept_errors: t.accept_errors.load(Relaxed),
+            fault_dropped: t.fault_dropped.load(Relaxed),
             awaiting_dial: self.shared.awaiting_dial().len() as u64,
             refused: lock(&self.shared.refused).clone(),
         }
@@ -461,6 +500,7 @@ impl Shared {
             nap: (Mutex::new(()), Condvar::new()),
             threads: Mutex::new(Vec::new()),
             timer: Mutex::new(None),
+            faults: Mutex::new((HashMap::new(), Draws::new(unix_ns()))),
         }
     }
 

@@ -81,10 +81,17 @@ impl LinkSchedule {
     /// Queues a frame of `bytes` at `now_ns` (unix ns) and returns the unix ns at which
     /// the far side may deliver it: `max(now, wire free) + bytes*8/bandwidth + latency`.
     pub fn schedule(&mut self, now_ns: u64, bytes: usize) -> u64 {
+        self.schedule_as(self.shape, now_ns, bytes)
+    }
+
+    /// Like [`LinkSchedule::schedule`], with this one frame shaped by `shape` instead of
+    /// the link's own (a fault's extra latency, jitter or lower bandwidth) on the same
+    /// wire: deliveries still never reorder.
+    pub fn schedule_as(&mut self, shape: LinkShape, now_ns: u64, bytes: usize) -> u64 {
         let start = now_ns.max(self.wire_free_ns);
-        let departs = start.saturating_add(self.shape.serialisation_ns(bytes));
+        let departs = start.saturating_add(shape.serialisation_ns(bytes));
         self.wire_free_ns = departs;
-        let latency_ns = u64::try_from(self.shape.latency.as_nanos()).unwrap_or(u64::MAX);
+        let latency_ns = u64::try_from(shape.latency.as_nanos()).unwrap_or(u64::MAX);
         let due = departs.saturating_add(latency_ns).max(self.last_due_ns);
         self.last_due_ns = due;
         due

@@ -377,3 +377,44 @@ fn a_peer_named_by_host_name_is_resolved_when_dialed() {
     a.shutdown();
     m.shutdown();
 }
+
+#[test]
+fn a_cut_link_carries_nothing_until_the_fault_clears_and_latency_adds_up() {
+    let (m, m_rx) = hub(&["a"]);
+    let (a, a_rx) = PeerNet::start(cfg("a", GENESIS), vec![spec("m", m.local_addr())]).unwrap();
+    assert_eq!(next(&a_rx), PeerEvent::Connected { peer: "m".into() });
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    a.set_fault(
+        "m",
+        dyno_net::LinkFault {
+            blocked: true,
+            ..Default::default()
+        },
+    );
+    for i in 0u32..10 {
+        // A cut wire swallows what is sent; the sender cannot tell.
+        assert!(a.send("m", i.to_be_bytes().to_vec()));
+    }
+    assert_eq!(a.counters().fault_dropped, 10);
+    let extra = Duration::from_millis(30);
+    a.set_fault(
+        "m",
+        dyno_net::LinkFault {
+            extra_latency: extra,
+            ..Default::default()
+        },
+    );
+    let sent_ns = unix_ns();
+    assert!(a.send("m", b"after".to_vec()));
+    // The first message through is the one sent after the cut, no earlier than its
+    // extra latency (the link itself is unshaped).
+    let (_, payload, received_ns) = message(&m_rx);
+    assert_eq!(payload, b"after");
+    assert!(received_ns >= sent_ns + extra.as_nanos() as u64);
+    a.set_fault("m", dyno_net::LinkFault::default());
+    assert!(a.send("m", b"clear".to_vec()));
+    assert_eq!(message(&m_rx).1, b"clear");
+    assert_eq!(a.counters().fault_dropped, 10);
+    a.shutdown();
+    m.shutdown();
+}

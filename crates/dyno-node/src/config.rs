@@ -11,6 +11,7 @@
 //! mempool_capacity = 100000          # optional
 //! lead_until_slot = 120              # optional: forge in no slot after this one
 //! forge = "tiles"                    # optional: "tiles" (default) or "sequential"
+//! control = "n1.control.toml"        # optional: the fault control file it watches
 //! verify_tiles = 4                   # optional: signature-checking threads (default:
 //!                                    # every core but three, at least one)
 //! forge_at = "slot_start"            # optional: "whole_slot" (default) or "slot_start"
@@ -79,6 +80,10 @@ pub struct NodeConfig {
     /// How this node forges its blocks (the pipeline's tiles unless it says otherwise).
     #[serde(default)]
     pub forge: crate::node::ForgeMode,
+    /// The fault control file the node watches (see [`crate::control`]), relative to
+    /// this file; none: the node takes no faults.
+    #[serde(default)]
+    pub control: Option<PathBuf>,
     /// Threads that check signatures: of transactions from the QUIC ingress, and of the
     /// blocks this node validates (none: [`crate::verify::default_verify_tiles`]).
     #[serde(default)]
@@ -152,6 +157,7 @@ impl NodeConfig {
         let dir = path.parent().unwrap_or(Path::new("."));
         config.genesis = dir.join(&config.genesis);
         config.node_log = config.node_log.map(|p| dir.join(p));
+        config.control = config.control.map(|p| dir.join(p));
         Ok(LoadedConfig {
             config,
             path: path.to_path_buf(),

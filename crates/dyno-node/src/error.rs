@@ -34,7 +34,7 @@ pub enum Error {
     },
 }
 
-/// Result with [`Error`].
+/// Result with [`enum@Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A diagnostic for a check made after parsing: at `key` (a key path such as

@@ -27,6 +27,7 @@
 pub mod block;
 pub mod chain;
 pub mod config;
+pub mod control;
 pub mod error;
 pub mod genesis;
 pub mod keys;

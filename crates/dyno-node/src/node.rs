@@ -4,12 +4,12 @@
 //! with a timeout at the next slot boundary, so an idle node costs a few wake-ups a
 //! second. In a slot it leads, the node forges the block across the slot from what its
 //! mempool holds at the start and what arrives during it (at most `max_block_txs`),
-//! still serving its inputs between turns of the forging (see [`leader`]), then adopts
+//! still serving its inputs between turns of the forging (see the `leader` module), then adopts
 //! the block itself and announces its header; the block leaves during its own slot and
 //! its propagation is measured from the slot's scheduled start.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,6 +27,9 @@ use crate::transport::{Input, Message, Transport};
 
 mod leader;
 mod relay;
+mod sync;
+
+pub use sync::{SYNC_MAX_BLOCKS, SYNC_MAX_BYTES};
 
 /// Longest the loop sleeps without looking at the stop flag.
 const WAKE: Duration = Duration::from_millis(250);
@@ -57,6 +60,10 @@ pub struct NodeOptions {
     pub lead_until: Option<u64>,
     /// How a leader builds its blocks.
     pub forge: ForgeMode,
+    /// How far this node's slot clock is ahead of the wall clock, ns (negative:
+    /// behind): a clock-skew fault, changed while the node runs (the control file).
+    /// It moves when the node thinks slots start, never the times its log records.
+    pub clock_skew_ns: Arc<AtomicI64>,
     /// Threads the signatures of a block this node validates are checked on.
     pub verify_tiles: usize,
     /// When a leader cuts its block from the mempool.
@@ -102,6 +109,7 @@ impl NodeOptions {
             fetch_timeout: Duration::from_secs(1),
             lead_until: None,
             forge: ForgeMode::default(),
+            clock_skew_ns: Arc::new(AtomicI64::new(0)),
             verify_tiles: 1,
             forge_at: ForgeAt::default(),
         }
@@ -121,6 +129,8 @@ pub struct Counters {
     pub headers_received: u64,
     /// Fetches asked.
     pub fetches: u64,
+    /// Range requests asked while catching up (each round counts).
+    pub sync_requests: u64,
     /// Fetch bytes received.
     pub fetched_bytes: u64,
     /// Blocks given up on after every request went unanswered.
@@ -232,6 +242,8 @@ pub struct Node {
     /// slots forged with the tiles and cut with transactions still queued, ns: the
     /// leader's margin is measured from them.
     tails: std::collections::VecDeque<u64>,
+    /// The range request in flight, while the node catches up ([`sync`]).
+    sync: Option<sync::Sync>,
 }
 
 impl Node {
@@ -267,6 +279,7 @@ impl Node {
             tiles: None,
             leading: None,
             tails: std::collections::VecDeque::new(),
+            sync: None,
         }
     }
 
@@ -306,11 +319,11 @@ impl Node {
         let mut next_second = t0 + Duration::from_secs(1);
         // Slots already running when the node starts are not led: forging late would
         // only make a fork.
-        let mut done_slot =
-            (now_ns() >= self.genesis.genesis_time_ns()).then(|| self.genesis.slot_at(now_ns()));
+        let mut done_slot = (self.clock_ns() >= self.genesis.genesis_time_ns())
+            .then(|| self.genesis.slot_at(self.clock_ns()));
         self.publish();
         while !stop.load(Ordering::Relaxed) {
-            let now = now_ns();
+            let now = self.clock_ns();
             if now >= self.genesis.genesis_time_ns() {
                 let slot = self.genesis.slot_at(now);
                 if done_slot.is_none_or(|d| slot > d) {
@@ -327,7 +340,7 @@ impl Node {
                 Some(s) => self.genesis.slot_start_ns(s + 1),
                 None => self.genesis.genesis_time_ns(),
             };
-            let mut wait = Duration::from_nanos(boundary.saturating_sub(now_ns()))
+            let mut wait = Duration::from_nanos(boundary.saturating_sub(self.clock_ns()))
                 .min(WAKE)
                 .min(next_second.saturating_duration_since(Instant::now()));
             if let Some(due) = self.relay_due {
@@ -344,7 +357,8 @@ impl Node {
                     // long queue must not make the node miss a slot it leads) or,
                     // while a slot is forged, the next turn of its forging.
                     let lead_due = self.lead_due();
-                    while now_ns() < boundary && lead_due.is_none_or(|d| Instant::now() < d) {
+                    while self.clock_ns() < boundary && lead_due.is_none_or(|d| Instant::now() < d)
+                    {
                         let Ok(i) = inputs.try_recv() else { break };
                         if matches!(i, Input::Stop) {
                             stop.store(true, Ordering::Relaxed);
@@ -374,6 +388,12 @@ impl Node {
         let last = self.status_now(true);
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.clone());
         last
+    }
+
+    /// The node's slot clock: the wall clock plus any clock-skew fault.
+    fn clock_ns(&self) -> u64 {
+        let skew = self.opts.clock_skew_ns.load(Ordering::Relaxed);
+        now_ns().saturating_add_signed(skew)
     }
 
     fn second(&mut self, t: f64) {
@@ -555,7 +575,7 @@ impl Node {
                     json!({"slot": h.slot, "block": hex(&hash), "peer": peer}),
                 );
                 // Cheap checks before spending a request and a transfer on it.
-                let current = self.genesis.slot_at(now_ns());
+                let current = self.genesis.slot_at(self.clock_ns());
                 if h.slot > current + 1
                     || self.genesis.leader(h.slot) != h.leader
                     || h.height.saturating_add(KEEP_STATES) < self.chain.tip().height
@@ -563,9 +583,14 @@ impl Node {
                     self.counters.headers_ignored += 1;
                     return;
                 }
+                if self.sync_for(&h, hash, peer) {
+                    return;
+                }
                 self.want(hash, Some(h.slot), peer);
             }
             Message::Block(b) => self.body(peer, b, received_ns),
+            Message::GetChain { to, locator } => self.serve_range(peer, to, &locator),
+            Message::Chain(blocks) => self.take_range(peer, blocks, received_ns),
         }
     }
 
@@ -767,7 +792,7 @@ impl Node {
             let slot = block.header.slot;
             let parent = block.header.parent;
             let t = Instant::now();
-            let current = self.genesis.slot_at(now_ns());
+            let current = self.genesis.slot_at(self.clock_ns());
             let mempool = &self.mempool;
             match self.chain.check_with(block, current, &|t| mempool.holds(t)) {
                 Err(Reject::UnknownParent) if self.rejected.contains(&parent) => {

@@ -48,6 +48,8 @@ pub struct RunningNode {
     net: Option<Arc<PeerNet>>,
     ingress: Option<Arc<Ingress>>,
     http: Option<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+    /// The control file's watcher and its stop flag.
+    control: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
     status: Arc<Mutex<Option<Status>>>,
     /// The peer listener's address (port 0 resolved).
     pub peer_addr: SocketAddr,
@@ -222,6 +224,25 @@ impl RunningNode {
         opts.mempool_capacity = cfg.mempool_capacity;
         opts.lead_until = cfg.lead_until_slot;
         opts.forge = cfg.forge;
+        let control = match &cfg.control {
+            None => None,
+            Some(path) => {
+                let stop = Arc::new(AtomicBool::new(false));
+                let watch = crate::control::ControlWatch::new(path.clone());
+                let (peers, net, skew, log, s) = (
+                    opts.peers.clone(),
+                    net.clone(),
+                    opts.clock_skew_ns.clone(),
+                    log.clone(),
+                    stop.clone(),
+                );
+                let h = std::thread::Builder::new()
+                    .name("node-control".into())
+                    .spawn(move || crate::control::watch(watch, peers, net, skew, log, s))
+                    .map_err(|e| Error::Net(format!("control thread: {e}")))?;
+                Some((stop, h))
+            }
+        };
         opts.verify_tiles = verify_tiles;
         opts.forge_at = cfg.forge_at;
         let node = Node::new(
@@ -246,6 +267,7 @@ impl RunningNode {
             net: Some(net),
             ingress,
             http,
+            control,
             status,
             peer_addr,
             metrics_addr,
@@ -290,6 +312,10 @@ impl RunningNode {
         // handed over, so each of them gets its fate before the loop ends.
         let _ = self.inbox.send(Input::Stop);
         let status = self.node.take().and_then(|h| h.join().ok());
+        if let Some((stop, h)) = self.control.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+        }
         if let Some(net) = self.net.take() {
             // The node loop (and its transport) is gone and the metrics thread joined:
             // this is the last reference.
@@ -578,6 +604,12 @@ pub fn metrics_text(
             "counter",
             "Payload bytes received from peers.",
             &one(c.bytes_in as f64),
+        );
+        family(
+            "dyno_node_peer_fault_dropped_total",
+            "counter",
+            "Frames to peers a link fault lost or a cut link swallowed (the control file).",
+            &one(c.fault_dropped as f64),
         );
         family(
             "dyno_node_peer_connected",

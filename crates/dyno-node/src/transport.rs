@@ -72,12 +72,46 @@ pub enum Message {
     /// Transactions relayed between mempools in one frame (what a node sends: several
     /// per frame cost one header, one syscall and one wake-up of the peer's loop).
     Txs(Vec<Vec<u8>>),
+    /// "Send me the blocks of the chain ending at `to` that come after the newest of
+    /// these, which I hold": a node behind (restarted, cut off) asks for a range at
+    /// once instead of one parent per round trip. The locator is the asker's best chain,
+    /// tip first, at exponentially spaced heights, so a fork point is found within a
+    /// factor of two.
+    GetChain {
+        /// The newest block wanted (an announced header's hash).
+        to: [u8; 32],
+        /// Hashes the asker holds, newest first.
+        locator: Vec<[u8; 32]>,
+    },
+    /// Encoded blocks, oldest first, each a parent of the next (the answer to
+    /// `GetChain`; empty when the peer does not hold `to`).
+    Chain(Vec<Vec<u8>>),
 }
 
 impl Message {
     /// Encodes: a tag byte (1 header, 2 get block, 3 block, 4 transaction, 5 a batch of
-    /// transactions, each as u16 little-endian length and its bytes) and the bytes.
+    /// transactions, each as u16 little-endian length and its bytes, 6 get chain: `to`
+    /// then the locator's hashes, 7 chain: each block as u32 little-endian length and
+    /// its bytes) and the bytes.
     pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Message::GetChain { to, locator } => {
+                let mut v = Vec::with_capacity(33 + 32 * locator.len());
+                v.push(6);
+                v.extend_from_slice(to);
+                locator.iter().for_each(|h| v.extend_from_slice(h));
+                return v;
+            }
+            Message::Chain(blocks) => {
+                let mut v = vec![7];
+                for b in blocks {
+                    v.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    v.extend_from_slice(b);
+                }
+                return v;
+            }
+            _ => {}
+        }
         if let Message::Txs(txs) = self {
             let mut v = Vec::with_capacity(1 + txs.iter().map(|t| t.len() + 2).sum::<usize>());
             v.push(5);
@@ -92,7 +126,9 @@ impl Message {
             Message::GetBlock(h) => (2, h),
             Message::Block(b) => (3, b),
             Message::Tx(b) => (4, b),
-            Message::Txs(_) => unreachable!("encoded above"),
+            Message::Txs(_) | Message::GetChain { .. } | Message::Chain(_) => {
+                unreachable!("encoded above")
+            }
         };
         let mut v = Vec::with_capacity(1 + body.len());
         v.push(tag);
@@ -122,6 +158,31 @@ impl Message {
                     rest = r;
                 }
                 Message::Txs(txs)
+            }
+            6 if body.len() >= 32 && body.len() % 32 == 0 => {
+                let mut hashes = body
+                    .chunks_exact(32)
+                    .map(|c| <[u8; 32]>::try_from(c).expect("32-byte chunk"));
+                let to = hashes.next()?;
+                Message::GetChain {
+                    to,
+                    locator: hashes.collect(),
+                }
+            }
+            7 => {
+                let mut blocks = Vec::new();
+                let mut rest = body;
+                while !rest.is_empty() {
+                    let (len, r) = rest.split_first_chunk::<4>()?;
+                    let len = u32::from_le_bytes(*len) as usize;
+                    if r.len() < len {
+                        return None;
+                    }
+                    let (b, r) = r.split_at(len);
+                    blocks.push(b.to_vec());
+                    rest = r;
+                }
+                Message::Chain(blocks)
             }
             _ => return None,
         })
@@ -194,6 +255,16 @@ mod tests {
             Message::Tx(vec![9; 154]),
             Message::Txs(vec![vec![1; 154], vec![], vec![2; 3]]),
             Message::Txs(vec![]),
+            Message::GetChain {
+                to: [3; 32],
+                locator: vec![[4; 32], [5; 32]],
+            },
+            Message::GetChain {
+                to: [3; 32],
+                locator: vec![],
+            },
+            Message::Chain(vec![vec![1; 70_000], vec![], vec![2]]),
+            Message::Chain(vec![]),
         ] {
             assert_eq!(Message::decode(&m.encode()), Some(m));
         }
@@ -202,5 +273,11 @@ mod tests {
         assert_eq!(Message::decode(&[2, 1, 2]), None);
         assert_eq!(Message::decode(&[5, 3, 0, 1, 2]), None, "a batch cut short");
         assert_eq!(Message::decode(&[5, 3]), None);
+        assert_eq!(Message::decode(&[6; 40]), None, "a locator hash cut short");
+        assert_eq!(
+            Message::decode(&[7, 9, 0, 0, 0, 1]),
+            None,
+            "a block cut short"
+        );
     }
 }

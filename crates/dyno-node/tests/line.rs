@@ -441,7 +441,7 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
 }
 
 #[test]
-fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
+fn a_node_that_joins_late_syncs_the_chain_back_to_genesis_in_ranges() {
     let g = genesis(&[("a", 1), ("b", 1), ("c", 0)]);
     let mut line = Line::start(&g, &[("a", &["b"]), ("b", &["a", "c"])]);
     sleep_slots(8);
@@ -449,13 +449,22 @@ fn a_node_that_joins_late_fetches_the_whole_chain_back_to_genesis() {
     sleep_slots(3);
     let logs = line.logs.clone();
     let st = line.stop_mid_slot(&g);
-    assert!(st["a"].chain.len() >= 6, "{} blocks", st["a"].chain.len());
+    let len = st["a"].chain.len();
+    assert!(len >= 6, "{len} blocks");
     assert_eq!(st["c"].chain, st["a"].chain, "c caught up");
-    let parents = events(&logs["c"], "fetch_requested").len();
+    // The gap came as ranges, not one parent per round trip.
+    let ranges = events(&logs["c"], "sync_requested").len();
+    let singles = events(&logs["c"], "fetch_requested").len();
+    assert!(ranges >= 1, "c asked for a range");
     assert!(
-        parents >= st["a"].chain.len(),
-        "c fetched every block ({parents})"
+        ranges + singles < len,
+        "{ranges} ranges and {singles} single fetches for {len} blocks"
     );
+    let caught = events(&logs["c"], "caught_up");
+    assert_eq!(caught.len(), 1, "{caught:?}");
+    assert!(caught[0]["blocks"].as_u64().unwrap() >= 6, "{caught:?}");
+    assert!(caught[0]["height"].as_u64().unwrap() >= 6, "{caught:?}");
+    assert_eq!(caught[0]["peer"], "b");
 }
 
 #[test]
@@ -848,5 +857,86 @@ fn a_leader_forging_every_slot_answers_fetches_while_it_forges() {
         mid_forge > 0,
         "none of a's {} answers came while it forged",
         answers.len()
+    );
+}
+
+#[test]
+fn a_node_on_a_fork_asks_for_the_range_above_its_locator_and_serves_ranges_too() {
+    // a never leads; x is the test's own peer: it reads what a sends it.
+    let g = genesis(&[("a", 0), ("b", 1), ("c", 1)]);
+    let mut line = Line::start(&g, &[("a", &["x"])]);
+    let (x_tx, x_rx) = channel();
+    let _x = line.hub.join("x", x_tx, &["a"]);
+    sleep_into_slot(&g, 6);
+    let chain_of = |first: u64, n: u64| {
+        let mut c = Chain::new(g.clone());
+        let mut out = Vec::new();
+        for slot in first..first + n {
+            let b = c.forge(slot, g.leader(slot), Vec::new()).unwrap();
+            let bytes = b.block.encode();
+            out.push((b.hash, bytes.clone()));
+            c.insert(b, Arc::new(bytes));
+        }
+        out
+    };
+    // a holds P1 <- P2; the network's chain is Q1 <- Q2 <- Q3, also on genesis.
+    let p = chain_of(1, 2);
+    let q = chain_of(3, 3);
+    for (_, b) in &p {
+        line.hub
+            .deliver("x", "a", Message::Block(b.clone()).encode());
+    }
+    sleep_slots(1);
+    let q3_header = Block::decode(&q[2].1).unwrap().header.encode();
+    line.hub
+        .deliver("x", "a", Message::Header(q3_header).encode());
+    let asked = loop {
+        let Input::Peer { payload, .. } = x_rx.recv_timeout(Duration::from_secs(10)).unwrap()
+        else {
+            continue;
+        };
+        if let Some(m @ Message::GetChain { .. }) = Message::decode(&payload) {
+            break m;
+        }
+    };
+    // The locator: tip, tip-1 and genesis; the target: the announced block.
+    assert_eq!(
+        asked,
+        Message::GetChain {
+            to: q[2].0,
+            locator: vec![p[1].0, p[0].0, g.hash],
+        }
+    );
+    let range: Vec<Vec<u8>> = q.iter().map(|(_, b)| b.clone()).collect();
+    line.hub.deliver("x", "a", Message::Chain(range).encode());
+    sleep_slots(1);
+    // Serving: from a locator holding Q1, a sends Q2 and Q3, oldest first.
+    line.hub.deliver(
+        "x",
+        "a",
+        Message::GetChain {
+            to: q[2].0,
+            locator: vec![[9; 32], q[0].0],
+        }
+        .encode(),
+    );
+    let served = loop {
+        let Input::Peer { payload, .. } = x_rx.recv_timeout(Duration::from_secs(10)).unwrap()
+        else {
+            continue;
+        };
+        if let Some(Message::Chain(blocks)) = Message::decode(&payload) {
+            break blocks;
+        }
+    };
+    assert_eq!(served, vec![q[1].1.clone(), q[2].1.clone()]);
+    let logs = line.logs.clone();
+    let st = line.stop_mid_slot(&g);
+    assert_eq!(st["a"].tip, hex(&q[2].0), "a switched to the longer chain");
+    let caught = events(&logs["a"], "caught_up");
+    assert_eq!(caught.len(), 1, "{caught:?}");
+    assert_eq!(
+        (caught[0]["blocks"].as_u64(), caught[0]["height"].as_u64()),
+        (Some(3), Some(3))
     );
 }

@@ -50,6 +50,7 @@ fn fates_hold(connections: usize, verify_tiles: usize) {
         max_block_txs: Some(500),
         mempool_capacity: 800,
         lead_until_slot: None,
+        control: None,
         verify_tiles: Some(verify_tiles),
         forge: Default::default(),
         forge_at: Default::default(),

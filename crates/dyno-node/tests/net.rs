@@ -56,6 +56,7 @@ fn config(
         max_block_txs: Some(1000),
         mempool_capacity: 1000,
         lead_until_slot: None,
+        control: None,
         verify_tiles: None,
         forge: Default::default(),
         forge_at: Default::default(),

@@ -272,6 +272,15 @@ impl ProcSampler {
         self.pids.push(pid);
     }
 
+    /// Watches the tree of `pid` in place of the one at `index` (a process restarted
+    /// under a new pid), on the same clock: readings before and after stay comparable.
+    /// An index past the watched ones is ignored.
+    pub fn replace(&mut self, index: usize, pid: u32) {
+        if let Some(p) = self.pids.get_mut(index) {
+            *p = pid;
+        }
+    }
+
     /// The watched pids, in reading order.
     pub fn pids(&self) -> &[u32] {
         &self.pids

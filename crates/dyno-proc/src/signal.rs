@@ -15,6 +15,10 @@ pub enum Signal {
     Hup,
     /// SIGKILL: cannot be caught; the end of every stop.
     Kill,
+    /// SIGSTOP: freezes the process until SIGCONT (a paused node); cannot be caught.
+    Stop,
+    /// SIGCONT: resumes a stopped process.
+    Cont,
 }
 
 impl Signal {
@@ -26,6 +30,8 @@ impl Signal {
             Signal::Quit => libc::SIGQUIT,
             Signal::Hup => libc::SIGHUP,
             Signal::Kill => libc::SIGKILL,
+            Signal::Stop => libc::SIGSTOP,
+            Signal::Cont => libc::SIGCONT,
         }
     }
 
@@ -39,6 +45,8 @@ impl Signal {
             "QUIT" => Signal::Quit,
             "HUP" => Signal::Hup,
             "KILL" => Signal::Kill,
+            "STOP" => Signal::Stop,
+            "CONT" => Signal::Cont,
             _ => return None,
         })
     }
@@ -52,6 +60,8 @@ impl fmt::Display for Signal {
             Signal::Quit => "SIGQUIT",
             Signal::Hup => "SIGHUP",
             Signal::Kill => "SIGKILL",
+            Signal::Stop => "SIGSTOP",
+            Signal::Cont => "SIGCONT",
         })
     }
 }
@@ -85,6 +95,8 @@ mod tests {
         assert_eq!(Signal::parse("USR1"), None);
         assert_eq!(Signal::Kill.to_string(), "SIGKILL");
         assert_eq!(Signal::Int.number(), libc::SIGINT);
+        assert_eq!(Signal::parse("cont"), Some(Signal::Cont));
+        assert_eq!(Signal::Stop.number(), libc::SIGSTOP);
     }
 
     #[test]

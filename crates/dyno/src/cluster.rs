@@ -119,19 +119,23 @@ pub struct ExportArgs {
     /// A Nomad job (HCL): one group per region.
     #[arg(
         long,
-        conflicts_with = "kubernetes",
-        required_unless_present = "kubernetes"
+        conflicts_with_all = ["kubernetes", "chaos_mesh"],
+        required_unless_present_any = ["kubernetes", "chaos_mesh"]
     )]
     nomad: bool,
     /// Kubernetes manifests (YAML): a StatefulSet per region, a headless Service, the
     /// topology in a ConfigMap.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "chaos_mesh")]
     kubernetes: bool,
+    /// The cluster file's fault schedule as a Chaos Mesh Workflow (YAML) for the pods of
+    /// `--kubernetes`.
+    #[arg(long)]
+    chaos_mesh: bool,
     /// The cluster file.
     file: PathBuf,
     /// Container image holding the node command.
-    #[arg(long, value_name = "IMAGE")]
-    image: String,
+    #[arg(long, value_name = "IMAGE", required_unless_present = "chaos_mesh")]
+    image: Option<String>,
     /// Write here instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -220,6 +224,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
                 "hops": base.hops,
                 "cross_region_hops": base.cross_region_hops,
             })).collect::<Vec<_>>(),
+            "faults": spec.faults,
         });
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
@@ -283,6 +288,9 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         t.push_row(row);
     }
     print!("{}", render(&t, a.format));
+    for f in &spec.faults {
+        println!("fault[{}]: {}", f.index, f.describe(&spec));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -473,7 +481,14 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
             bail!("no line of the node outputs given matches an [extract] rule");
         }
         let analysis = propagation::analyse_extracted(&all, expected, &rules.unavailable());
-        return print_report(&analysis, Some(spec), &[], a.format, a.html.as_deref());
+        return print_report(
+            &analysis,
+            Some(spec),
+            &[],
+            None,
+            a.format,
+            a.html.as_deref(),
+        );
     }
     let mut all = Vec::new();
     for file in log_files(&logs)? {
@@ -486,17 +501,34 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
         bail!("no propagation events (\"kind\":\"event\" lines) in the logs given");
     }
     let analysis = propagation::analyse(&all, expected);
-    print_report(&analysis, spec.as_ref(), &[], a.format, a.html.as_deref())
+    // A stored run's directory keeps its fault records: the report shows them again.
+    let faults = match (&spec, &slots, logs.as_slice()) {
+        (Some(spec), Some(slots), [dir]) if dir.is_dir() => {
+            dyno_cluster::fault_analysis::of_run_dir(spec, dir, &analysis, slots.end)?
+        }
+        _ => None,
+    };
+    print_report(
+        &analysis,
+        spec.as_ref(),
+        &[],
+        faults,
+        a.format,
+        a.html.as_deref(),
+    )
 }
 
 fn print_report(
     analysis: &propagation::Analysis,
     spec: Option<&ClusterSpec>,
     resources: &[dyno_cluster::resources::NodeResources],
+    faults: Option<dyno_cluster::fault_analysis::FaultReport>,
     format: Format,
     html: Option<&Path>,
 ) -> Result<ExitCode> {
-    let report = ClusterReport::new(analysis, spec).with_resources(resources);
+    let report = ClusterReport::new(analysis, spec)
+        .with_resources(resources)
+        .with_faults(faults);
     if let Some(path) = html {
         write_atomic(path, html_report(&report, spec).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
@@ -557,6 +589,8 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         } if terminal => {
             eprint!("\rslot {slot}, {adopted_everywhere} blocks adopted by every node, {left_s} s left   ")
         }
+        Progress::Fault { line } if terminal => eprintln!("\rfault: {line}{:30}", ""),
+        Progress::Fault { line } => eprintln!("fault: {line}"),
         Progress::Stopping => eprintln!("\nstopping"),
         _ => {}
     };
@@ -604,6 +638,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         &outcome.analysis,
         Some(&spec),
         &outcome.resources,
+        outcome.fault_report.clone(),
         a.format,
         a.html.as_deref(),
     )?;
@@ -626,17 +661,17 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
 
 fn export(a: &ExportArgs) -> Result<ExitCode> {
     let spec = ClusterSpec::load(&a.file)?;
-    let genesis = match spec.command {
-        dyno_cluster::NodeCommand::Reference => Some(export_genesis(&spec, a.start_in)?),
-        dyno_cluster::NodeCommand::Argv(_) => None,
-    };
-    let genesis = genesis
-        .as_deref()
-        .map(dyno_cluster::export::ReferenceGenesis);
-    let text = if a.nomad {
-        dyno_cluster::export::nomad(&spec, &a.image, genesis)?
+    let image = a.image.as_deref().unwrap_or_default();
+    let text = if a.chaos_mesh {
+        match dyno_cluster::export::chaos_mesh(&spec) {
+            Some(text) => text,
+            None => bail!(
+                "{}: no fault of the schedule can be rendered for Chaos Mesh (it has none, or only pause, resume and upgrade)",
+                a.file.display()
+            ),
+        }
     } else {
-        dyno_cluster::export::kubernetes(&spec, &a.image, genesis)?
+        manifests(&spec, a, image)?
     };
     match &a.output {
         Some(path) => {
@@ -647,6 +682,22 @@ fn export(a: &ExportArgs) -> Result<ExitCode> {
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The Nomad job or the Kubernetes manifests.
+fn manifests(spec: &ClusterSpec, a: &ExportArgs, image: &str) -> Result<String> {
+    let genesis = match spec.command {
+        dyno_cluster::NodeCommand::Reference => Some(export_genesis(spec, a.start_in)?),
+        dyno_cluster::NodeCommand::Argv(_) => None,
+    };
+    let genesis = genesis
+        .as_deref()
+        .map(dyno_cluster::export::ReferenceGenesis);
+    Ok(if a.nomad {
+        dyno_cluster::export::nomad(spec, image, genesis)?
+    } else {
+        dyno_cluster::export::kubernetes(spec, image, genesis)?
+    })
 }
 
 /// The reference node's genesis for an export, written as `dyno node genesis` writes it

@@ -175,7 +175,7 @@ pub fn kubernetes(
             },
         }));
     }
-    let header = format!(
+    let mut header = format!(
         "# dyno cluster {}: {} nodes over {} regions ({} topology), rendered by `dyno cluster export --kubernetes`.\n\
          # Latency between regions is the real network's: nothing here shapes links.\n",
         spec.name,
@@ -183,6 +183,12 @@ pub fn kubernetes(
         spec.regions.len(),
         spec.topology_kind.name()
     );
+    if !spec.faults.is_empty() {
+        header.push_str(
+            "# The cluster file schedules faults: `dyno cluster export --chaos-mesh` renders them as a\n\
+             # Chaos Mesh Workflow, to apply when slot 0 starts.\n",
+        );
+    }
     let body: Vec<String> = docs.iter().map(yaml::document).collect();
     Ok(format!("{header}---\n{}", body.join("---\n")))
 }

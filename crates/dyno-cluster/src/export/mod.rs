@@ -8,10 +8,12 @@
 //! node command is run through `/bin/sh -c` with its placeholders turned into those
 //! variables.
 
+mod chaos_mesh;
 mod kubernetes;
 mod nomad;
 mod yaml;
 
+pub use chaos_mesh::chaos_mesh;
 pub use kubernetes::kubernetes;
 pub use nomad::nomad;
 

@@ -205,3 +205,129 @@ fn decodes(kubectl: &Path, file: &Path) {
 fn which(program: &str) -> Result<std::path::PathBuf, ()> {
     crate::file::resolve_executable(program, Path::new(".")).ok_or(())
 }
+
+#[test]
+fn a_fault_schedule_becomes_a_chaos_mesh_workflow_of_waits_and_chaos() {
+    let text = format!(
+        "{}\n{}",
+        crate::EXAMPLE,
+        r#"
+[[fault]]
+kind = "restart"
+node = "n1"
+at_slot = 40
+
+[[fault]]
+kind = "restart"
+node = "n4"
+at_slot = 50
+slots = 5
+
+[[fault]]
+kind = "partition"
+region = "ap-southeast-2"
+at_slot = 60
+slots = 20
+
+[[fault]]
+kind = "link"
+node = "n0"
+to_region = "us-east-1"
+at_slot = 100
+slots = 10
+extra_latency_ms = 80
+jitter_ms = 20
+loss = 0.05
+bandwidth_mbit = 10
+
+[[fault]]
+kind = "pause"
+node = "n3"
+at_slot = 120
+slots = 2
+
+[[fault]]
+kind = "clock_skew"
+node = "n5"
+at_slot = 130
+slots = 3
+skew_ms = -400
+
+[[fault]]
+kind = "kill"
+node = "n8"
+at_slot = 300
+"#
+    );
+    let s = ClusterSpec::parse(Path::new("c.toml"), &text).unwrap();
+    let (wf, left_out) = chaos_mesh::workflow(&s);
+    let wf = wf.unwrap();
+    assert_eq!(wf["kind"], "Workflow");
+    assert_eq!(wf["apiVersion"], "chaos-mesh.org/v1alpha1");
+    assert_eq!(left_out.len(), 1);
+    assert!(left_out[0].starts_with("fault[4] pause n3"), "{left_out:?}");
+    let templates = wf["spec"]["templates"].as_array().unwrap();
+    let by_name = |n: &str| {
+        templates
+            .iter()
+            .find(|t| t["name"] == n)
+            .unwrap_or_else(|| panic!("no template {n}"))
+    };
+    let names: std::collections::HashSet<&str> = templates
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), templates.len(), "names are unique");
+    // Every child a template names exists; the entry runs one branch per chaos.
+    for t in templates {
+        for c in t["children"].as_array().into_iter().flatten() {
+            assert!(names.contains(c.as_str().unwrap()), "{c}");
+        }
+    }
+    let entry = by_name(wf["spec"]["entry"].as_str().unwrap());
+    assert_eq!(entry["templateType"], "Parallel");
+    // restart x2, partition, link (netem and bandwidth), clock skew, kill.
+    assert_eq!(entry["children"].as_array().unwrap().len(), 7);
+    assert_eq!(by_name("fault-0-0-wait")["deadline"], "40s");
+    let kill = &by_name("fault-0-0-podchaos")["podChaos"];
+    assert_eq!(kill["action"], "container-kill");
+    assert_eq!(kill["containerNames"], serde_json::json!(["node"]));
+    let pods = |v: &serde_json::Value| v["selector"]["expressionSelectors"][0]["values"].clone();
+    assert_eq!(pods(kill), serde_json::json!([pod(&s, 1)]));
+    let failure = &by_name("fault-1-0-podchaos");
+    assert_eq!(failure["deadline"], "5s");
+    assert_eq!(failure["podChaos"]["action"], "pod-failure");
+    let cut = &by_name("fault-2-0-networkchaos")["networkChaos"];
+    assert_eq!(cut["action"], "partition");
+    assert_eq!(cut["direction"], "both");
+    assert_eq!(
+        pods(cut),
+        serde_json::json!([pod(&s, 2), pod(&s, 5), pod(&s, 8)])
+    );
+    assert_eq!(pods(&cut["target"]).as_array().unwrap().len(), 6);
+    let netem = &by_name("fault-3-0-networkchaos")["networkChaos"];
+    assert_eq!(netem["action"], "netem");
+    assert_eq!(netem["delay"]["latency"], "80ms");
+    assert_eq!(netem["delay"]["jitter"], "20ms");
+    assert_eq!(netem["loss"]["loss"], "5");
+    assert_eq!(
+        pods(&netem["target"]),
+        serde_json::json!([pod(&s, 1), pod(&s, 4), pod(&s, 7)])
+    );
+    // tc's `bps` is bytes per second: 10 Mbit/s.
+    let bw = &by_name("fault-3-1-networkchaos")["networkChaos"];
+    assert_eq!(bw["bandwidth"]["rate"], "1250000bps");
+    let skew = &by_name("fault-5-0-timechaos")["timeChaos"];
+    assert_eq!(skew["timeOffset"], "-400ms");
+    // A kill holds to the end of the run: slots 300..330.
+    assert_eq!(by_name("fault-6-0-podchaos")["deadline"], "30s");
+    let yaml = chaos_mesh(&s).unwrap();
+    assert!(yaml.contains("# Not rendered: fault[4] pause n3"), "{yaml}");
+    assert!(yaml.contains("\"kind\": \"Workflow\""), "{yaml}");
+    let manifests = kubernetes(&s, "dyno:1", Some(ReferenceGenesis(GENESIS))).unwrap();
+    assert!(manifests.contains("`dyno cluster export --chaos-mesh`"));
+    assert!(
+        !manifests.contains("\"kind\": \"Workflow\""),
+        "the manifests stay apart"
+    );
+}

@@ -80,7 +80,23 @@ pub fn html_report(report: &ClusterReport, spec: Option<&ClusterSpec>) -> String
     for t in tables(report) {
         details = details.table(t);
     }
-    html = html.section(summary).section(details);
+    html = html.section(summary);
+    if let Some(faults) = &report.faults {
+        let slot_s = spec.map_or(1.0, |s| s.slot_ms as f64 / 1e3);
+        let mut section = Section::new("Faults");
+        for line in super::fault_lines(faults) {
+            section = section.paragraph(line);
+        }
+        section = match super::adoption_plot(report, faults, slot_s) {
+            Some(svg) => section.plot(
+                "Each point is a block: its adoption on 80% of nodes after its slot started; shaded spans are the fault windows (time from the first slot analysed).",
+                svg,
+            ),
+            None => section.note("no block reached 80% of the nodes: nothing to plot"),
+        };
+        html = html.section(section);
+    }
+    html = html.section(details);
     if let Some(spec) = spec {
         let edges = spec.topology.edges().len();
         let diameter = spec

@@ -4,14 +4,17 @@
 //! (`"schema": "dyno.cluster.report/1"`, snake_case keys, seconds), and the
 //! tables and HTML are drawn from it, so the formats cannot disagree.
 
+mod faults;
 mod html;
 mod svg;
 mod tables;
 
+pub use faults::{adoption_plot, fault_lines, fault_table};
 pub use html::html_report;
 pub use svg::topology_svg;
 pub use tables::{headline, tables};
 
+use crate::fault_analysis::FaultReport;
 use crate::file::ClusterSpec;
 use crate::propagation::{Analysis, Distribution, Family, Summary, FRACTIONS};
 use crate::resources::{NodeResources, ResourceSummary};
@@ -96,6 +99,9 @@ pub struct ClusterReport {
     pub predicted: Vec<PredictedReport>,
     /// CPU and memory per node (from a run's /proc sampler; empty for logs alone).
     pub resources: Vec<ResourceSummary>,
+    /// What the run's faults did; absent without a fault schedule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<FaultReport>,
 }
 
 impl ClusterReport {
@@ -151,7 +157,14 @@ impl ClusterReport {
             per_block,
             predicted,
             resources: Vec::new(),
+            faults: None,
         }
+    }
+
+    /// Adds what the run's faults did.
+    pub fn with_faults(mut self, faults: Option<FaultReport>) -> Self {
+        self.faults = faults;
+        self
     }
 
     /// Adds what the nodes cost, from a run.

@@ -6,8 +6,17 @@ use dyno_model::{format_value, Unit};
 use dyno_report::{Align, Cell, Table};
 
 /// The sentence a newcomer looks for: "adopted on 80% of nodes after X ms (p50 over N
-/// blocks)", one per fraction that any block reached.
+/// blocks)", one per fraction that any block reached; then, for a run with faults, a
+/// sentence per fault and the forks.
 pub fn headline(report: &ClusterReport) -> Vec<String> {
+    let mut lines = adoption_lines(report);
+    if let Some(f) = &report.faults {
+        lines.extend(super::fault_lines(f));
+    }
+    lines
+}
+
+fn adoption_lines(report: &ClusterReport) -> Vec<String> {
     report
         .metrics
         .iter()
@@ -114,6 +123,9 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
             ]);
         }
         out.push(t);
+    }
+    if let Some(f) = &report.faults {
+        out.push(super::fault_table(f));
     }
     if !report.predicted.is_empty() {
         let mut t = Table::new("Predicted full adoption (topology shortest paths, from forging)")

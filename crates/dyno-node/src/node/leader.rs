@@ -81,7 +81,9 @@ impl Node {
         let _tip = self.chain.tip();
         let t_tick = now_ns();
         log.event("ticked", json!({"slot": slot}));
-        let at = |ns: u64| Instant::now() + Duration::from_nanos(ns.saturating_sub(now_ns()));
+        // Slot times are read on the node's own (possibly skewed) slot clock.
+        let (clock, real) = (self.clock_ns(), Instant::now());
+        let at = |ns: u64| real + Duration::from_nanos(ns.saturating_sub(clock));
         let slot_ns = self.genesis.slot_ns();
         let margin = self.margin_ns();
         let lead = Lead {

@@ -5,6 +5,7 @@ use super::{check_finite, empty, extent, padded, render, series_color, AxisScale
 use crate::ReportError;
 use dyno_model::{Metric, Unit};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
 
 /// One line of a time series plot.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,8 +35,13 @@ pub struct TimeSeriesPlot {
     title: String,
     metric: Metric,
     series: Vec<TimeSeries>,
+    /// Shaded spans of time `(label, from, to)`, seconds (a fault while it held).
+    windows: Vec<(String, f64, f64)>,
     size: PlotSize,
 }
+
+/// Fill of a marked window: a light red under the lines.
+const WINDOW_FILL: RGBColor = RGBColor(220, 50, 47);
 
 impl TimeSeriesPlot {
     /// A time series plot of `metric` with no series yet.
@@ -44,8 +50,16 @@ impl TimeSeriesPlot {
             title: title.into(),
             metric,
             series: Vec::new(),
+            windows: Vec::new(),
             size: PlotSize::default(),
         }
+    }
+
+    /// Shades the span `from_s .. to_s` (seconds, as the points' time) under the lines,
+    /// its label written at its top left: a fault window on an adoption-over-time plot.
+    pub fn window(mut self, label: impl Into<String>, from_s: f64, to_s: f64) -> Self {
+        self.windows.push((label.into(), from_s, to_s));
+        self
     }
 
     /// Adds a series of `(seconds, value)` points.
@@ -77,6 +91,9 @@ impl TimeSeriesPlot {
             let flat: Vec<f64> = s.points.iter().flat_map(|&(t, v)| [t, v]).collect();
             check_finite(&self.title, &s.label, &flat)?;
         }
+        for (label, from, to) in &self.windows {
+            check_finite(&self.title, label, &[*from, *to])?;
+        }
         Ok(())
     }
 
@@ -84,7 +101,8 @@ impl TimeSeriesPlot {
     pub fn render_svg(&self) -> Result<String, ReportError> {
         self.validate()?;
         let all = || self.series.iter().flat_map(|s| s.points.iter().copied());
-        let (t_lo, t_hi) = extent(all().map(|p| p.0));
+        let spans = self.windows.iter().flat_map(|(_, a, b)| [*a, *b]);
+        let (t_lo, t_hi) = extent(all().map(|p| p.0).chain(spans));
         let (v_lo, v_hi) = extent(all().map(|p| p.1));
         // Resource use reads best against zero; only values below zero move the floor.
         // The top gets room for the legend, so it does not hide the lines.
@@ -102,6 +120,23 @@ impl TimeSeriesPlot {
                 Axis::scaled(&t_scale, &t_range, 10, t_scale.label("time since start")),
                 Axis::scaled(&v_scale, &y_range, 7, v_scale.metric_label(&self.metric)),
             )?;
+            for (label, from, to) in &self.windows {
+                let (a, b) = (t_scale.to_axis(*from), t_scale.to_axis(*to));
+                let (lo, hi) = (v_scale.to_axis(y_range.start), v_scale.to_axis(y_range.end));
+                chart
+                    .draw_series([
+                        Rectangle::new([(a, lo), (b, hi)], WINDOW_FILL.mix(0.12).filled()),
+                        Rectangle::new([(a, lo), (b, hi)], WINDOW_FILL.mix(0.5)),
+                    ])
+                    .map_err(super::msg)?;
+                chart
+                    .draw_series([Text::new(
+                        label.clone(),
+                        (a, hi),
+                        frame::mark_text(HPos::Left, VPos::Top),
+                    )])
+                    .map_err(super::msg)?;
+            }
             for (i, s) in self.series.iter().enumerate() {
                 let points = s
                     .points
@@ -156,6 +191,27 @@ mod tests {
             2,
             "a line and its legend mark"
         );
+    }
+
+    #[test]
+    fn windows_are_shaded_under_the_lines_with_their_labels() {
+        let svg = TimeSeriesPlot::new("Adoption", rss())
+            .series("x", vec![(0.0, 1e6), (10.0, 2e6)])
+            .window("partition", 3.0, 5.0)
+            .window("restart n3", 7.0, 8.0)
+            .render_svg()
+            .unwrap();
+        assert_well_formed(&svg, &["partition", "restart n3"]);
+        let fill = format!(
+            "fill=\"#{:02X}{:02X}{:02X}\"",
+            WINDOW_FILL.0, WINDOW_FILL.1, WINDOW_FILL.2
+        );
+        assert_eq!(svg.matches(&fill).count(), 2, "one shaded span per window");
+        let nan = TimeSeriesPlot::new("t", rss())
+            .series("a", vec![(0.0, 1.0)])
+            .window("w", f64::NAN, 1.0)
+            .render_svg();
+        assert!(matches!(nan, Err(ReportError::NonFinite { .. })));
     }
 
     #[test]

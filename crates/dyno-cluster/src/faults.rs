@@ -1,0 +1,248 @@
+//! The fault schedule of a cluster file (`[[fault]]`): what goes wrong, where and when.
+//!
+//! Process faults (`kill`, `restart`, `pause`, `resume`, `upgrade`) are signals and
+//! restarts the launcher gives any node command. Network faults (`partition`, `link`)
+//! and `clock_skew` change a running reference node through its control file
+//! (dyno-node's `control` module): the node's user-space link shaping takes them, since
+//! this kernel has no netem. A node command other than the reference node cannot take
+//! them, and the file is refused before anything starts.
+//!
+//! Slots count from slot 0 of the run (the genesis), as the node logs do; the run's
+//! slots are its warm-up plus its measured window.
+
+use crate::file::ClusterSpec;
+use serde::Serialize;
+
+/// One scheduled fault.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fault {
+    /// Its place among the file's `[[fault]]` tables (0-based).
+    pub index: usize,
+    /// What happens.
+    #[serde(flatten)]
+    pub kind: FaultKind,
+    /// The slot it starts at.
+    pub at_slot: u64,
+    /// How many slots it lasts; `None`: to the end of the run (`kill`, `upgrade`, a
+    /// `pause` a later `resume` ends) or an instant (`resume`).
+    pub slots: Option<u64>,
+    /// The nodes it strikes (ids), sorted.
+    pub nodes: Vec<usize>,
+    /// For `link`: the nodes at the other end of the changed links (sorted); every
+    /// other node when the file does not say. For `partition`: every node not in
+    /// `nodes`.
+    pub to: Vec<usize>,
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FaultKind {
+    /// SIGKILL; the node stays down.
+    Kill,
+    /// SIGKILL, then the same command with the same config and data after `slots`.
+    Restart,
+    /// SIGSTOP; SIGCONT after `slots`, or at a later `resume`.
+    Pause,
+    /// SIGCONT to a node a `pause` without `slots` froze.
+    Resume,
+    /// SIGKILL, then another node command (a release) after `slots` (default 0): a
+    /// rolling upgrade is one per node at successive slots.
+    Upgrade {
+        /// The new command, with the node command's placeholders.
+        command: Vec<String>,
+    },
+    /// The nodes are cut off from the rest: nothing passes either way.
+    Partition,
+    /// The links between `nodes` and `to` change, both directions.
+    Link {
+        /// Added one-way latency, ms.
+        extra_latency_ms: f64,
+        /// Jitter, ms either way.
+        jitter_ms: f64,
+        /// Fraction of frames lost.
+        loss: f64,
+        /// Bandwidth cap, Mbit/s.
+        bandwidth_mbit: Option<f64>,
+    },
+    /// The nodes' slot clocks run `skew_ms` ahead (negative: behind).
+    ClockSkew {
+        /// The offset, ms.
+        skew_ms: f64,
+    },
+}
+
+impl FaultKind {
+    /// The kind's name in the file.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Kill => "kill",
+            FaultKind::Restart => "restart",
+            FaultKind::Pause => "pause",
+            FaultKind::Resume => "resume",
+            FaultKind::Upgrade { .. } => "upgrade",
+            FaultKind::Partition => "partition",
+            FaultKind::Link { .. } => "link",
+            FaultKind::ClockSkew { .. } => "clock_skew",
+        }
+    }
+
+    /// Whether it acts through the node's control file (the reference node only).
+    pub fn needs_control(&self) -> bool {
+        matches!(
+            self,
+            FaultKind::Partition | FaultKind::Link { .. } | FaultKind::ClockSkew { .. }
+        )
+    }
+}
+
+/// Every kind's name, for error messages.
+pub const KINDS: [&str; 8] = [
+    "kill",
+    "restart",
+    "pause",
+    "resume",
+    "upgrade",
+    "partition",
+    "link",
+    "clock_skew",
+];
+
+impl Fault {
+    /// The slot it ends at (exclusive); `None` when it lasts to the end of the run.
+    pub fn end_slot(&self) -> Option<u64> {
+        match self.kind {
+            FaultKind::Resume => Some(self.at_slot),
+            FaultKind::Restart | FaultKind::Upgrade { .. } => {
+                Some(self.at_slot + self.slots.unwrap_or(0))
+            }
+            _ => self.slots.map(|s| self.at_slot + s),
+        }
+    }
+
+    /// A line naming it: `restart n3 at slot 10 for 4 slots`.
+    pub fn describe(&self, spec: &ClusterSpec) -> String {
+        let names: Vec<&str> = self
+            .nodes
+            .iter()
+            .map(|&n| spec.nodes[n].name.as_str())
+            .collect();
+        let names = if names.len() > 4 {
+            format!("{} nodes", names.len())
+        } else {
+            names.join(",")
+        };
+        match self.slots {
+            Some(s) => format!(
+                "{} {names} at slot {} for {s} slots",
+                self.kind.name(),
+                self.at_slot
+            ),
+            None => format!("{} {names} at slot {}", self.kind.name(), self.at_slot),
+        }
+    }
+}
+
+/// What a run did of one scheduled fault: when it really started and ended (the
+/// launcher applies a step up to 100 ms after its slot starts).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct FaultRecord {
+    /// Its place among the file's `[[fault]]` tables.
+    pub index: usize,
+    /// The kind's name.
+    pub kind: String,
+    /// A line naming it (`restart n3 at slot 10 for 4 slots`).
+    pub what: String,
+    /// The nodes it struck.
+    pub nodes: Vec<String>,
+    /// The slot it was scheduled to start at.
+    pub at_slot: u64,
+    /// The slot it was scheduled to end at (none: it lasts to the end of the run).
+    pub end_slot: Option<u64>,
+    /// When it started, Unix ns (none: the run ended first).
+    pub start_ns: Option<u64>,
+    /// When it ended, Unix ns (none: it lasted to the end, or the run ended first).
+    pub end_ns: Option<u64>,
+}
+
+impl FaultRecord {
+    /// The record of `f` before the run applies it.
+    pub fn scheduled(spec: &ClusterSpec, f: &Fault) -> FaultRecord {
+        FaultRecord {
+            index: f.index,
+            kind: f.kind.name().to_string(),
+            what: f.describe(spec),
+            nodes: f
+                .nodes
+                .iter()
+                .map(|&n| spec.nodes[n].name.clone())
+                .collect(),
+            at_slot: f.at_slot,
+            end_slot: f.end_slot(),
+            start_ns: None,
+            end_ns: None,
+        }
+    }
+}
+
+/// The run's slots: warm-up plus measured window (a fault must end within them).
+pub fn run_slots(spec: &ClusterSpec) -> u64 {
+    (spec.warmup_s + spec.duration_s) * 1000 / spec.slot_ms
+}
+
+/// The control file of node `id` while `active` network faults hold: each link of the
+/// node that a fault touches, with the faults on it combined (latencies add, the worst
+/// loss and the lowest bandwidth count, a cut wins), and the node's clock skew.
+pub fn control_file(spec: &ClusterSpec, id: usize, active: &[&Fault]) -> String {
+    let mut skew = 0.0;
+    let mut out = String::new();
+    for f in active {
+        if let (FaultKind::ClockSkew { skew_ms }, true) = (&f.kind, f.nodes.contains(&id)) {
+            skew += skew_ms;
+        }
+    }
+    out.push_str(&format!("clock_skew_ms = {skew:?}\n"));
+    for p in spec.topology.peers(id) {
+        let mut blocked = false;
+        let (mut latency, mut jitter, mut loss) = (0.0f64, 0.0f64, 0.0f64);
+        let mut bandwidth: Option<f64> = None;
+        let mut touched = false;
+        for f in active {
+            let across = (f.nodes.contains(&id) && f.to.contains(&p))
+                || (f.nodes.contains(&p) && f.to.contains(&id));
+            if !across {
+                continue;
+            }
+            match &f.kind {
+                FaultKind::Partition => blocked = true,
+                FaultKind::Link {
+                    extra_latency_ms,
+                    jitter_ms,
+                    loss: l,
+                    bandwidth_mbit,
+                } => {
+                    latency += extra_latency_ms;
+                    jitter = jitter.max(*jitter_ms);
+                    loss = loss.max(*l);
+                    bandwidth = match (bandwidth, bandwidth_mbit) {
+                        (Some(a), Some(b)) => Some(a.min(*b)),
+                        (a, b) => a.or(*b),
+                    };
+                }
+                _ => continue,
+            }
+            touched = true;
+        }
+        if !touched {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n[[links]]\npeer = \"{}\"\nextra_latency_ms = {latency:?}\njitter_ms = {jitter:?}\nloss = {loss:?}\nblocked = {blocked}\n",
+            spec.nodes[p].name
+        ));
+        if let Some(b) = bandwidth {
+            out.push_str(&format!("bandwidth_mbit = {b:?}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,253 @@
+//! The fault control file: what a fault schedule changes in a running node.
+//!
+//! `dyno cluster run` writes one per node (its config's `control` key names it) and
+//! replaces it, by rename, whenever a network fault or a clock skew starts or ends; the
+//! node looks at it every [`CONTROL_POLL`] and applies the whole file each time it
+//! changes: every link it lists gets that fault, every other link none.
+//!
+//! ```toml
+//! clock_skew_ms = 500          # the node's slot clock runs 500 ms ahead
+//!
+//! [[links]]
+//! peer = "n3"
+//! extra_latency_ms = 100       # added to the link's own latency
+//! jitter_ms = 20               # +-20 ms per frame, still in order
+//! loss = 0.1                   # 10% of frames lost
+//! bandwidth_mbit = 1           # at most this
+//! blocked = false              # true: a partition, nothing passes
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Deserialize;
+
+use dyno_net::LinkFault;
+
+use crate::error::{invalid, parse_toml, Error, Result};
+
+/// How often the node looks at its control file (a `stat`, and a read only when it
+/// changed): a fault starts within this of its scheduled time.
+pub const CONTROL_POLL: Duration = Duration::from_millis(50);
+
+/// A control file's content.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// Slot clock offset, ms (positive: ahead of the wall clock).
+    #[serde(default)]
+    pub clock_skew_ms: f64,
+    /// Faults on the links to peers.
+    #[serde(default)]
+    pub links: Vec<LinkControl>,
+}
+
+/// The fault on the direction from this node to one peer.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkControl {
+    /// The peer's id.
+    pub peer: String,
+    /// Added latency, ms.
+    #[serde(default)]
+    pub extra_latency_ms: f64,
+    /// Jitter, ms (each frame's latency varies by up to this either way).
+    #[serde(default)]
+    pub jitter_ms: f64,
+    /// Fraction of frames lost, 0 to 1.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bandwidth cap, Mbit/s.
+    #[serde(default)]
+    pub bandwidth_mbit: Option<f64>,
+    /// Nothing passes.
+    #[serde(default)]
+    pub blocked: bool,
+}
+
+impl LinkControl {
+    /// The transport's fault.
+    pub fn fault(&self) -> LinkFault {
+        LinkFault {
+            extra_latency: Duration::from_secs_f64(self.extra_latency_ms / 1e3),
+            jitter: Duration::from_secs_f64(self.jitter_ms / 1e3),
+            loss: self.loss,
+            bandwidth_bps: self.bandwidth_mbit.map(|m| (m * 1e6) as u64),
+            blocked: self.blocked,
+        }
+    }
+}
+
+impl Control {
+    /// Parses and checks a control file: values in range, peers among `peers`.
+    pub fn parse(path: &Path, text: &str, peers: &[String]) -> Result<Control> {
+        let c: Control = parse_toml(path, text)?;
+        let bad = |key: String, why: &str| invalid(path, text, &key, why.to_string());
+        if !(c.clock_skew_ms.is_finite() && c.clock_skew_ms.abs() <= 3_600_000.0) {
+            return Err(bad(
+                "clock_skew_ms".into(),
+                "must be within an hour either way",
+            ));
+        }
+        for (i, l) in c.links.iter().enumerate() {
+            if !peers.contains(&l.peer) {
+                return Err(bad(
+                    format!("links[{i}].peer"),
+                    "is not a peer of this node",
+                ));
+            }
+            for (key, v, max) in [
+                ("extra_latency_ms", l.extra_latency_ms, 60_000.0),
+                ("jitter_ms", l.jitter_ms, 60_000.0),
+                ("loss", l.loss, 1.0),
+            ] {
+                if !(v.is_finite() && (0.0..=max).contains(&v)) {
+                    return Err(bad(
+                        format!("links[{i}].{key}"),
+                        &format!("must be between 0 and {max}"),
+                    ));
+                }
+            }
+            if l.bandwidth_mbit
+                .is_some_and(|b| !(b.is_finite() && b > 0.0))
+            {
+                return Err(bad(
+                    format!("links[{i}].bandwidth_mbit"),
+                    "must be a positive number",
+                ));
+            }
+        }
+        Ok(c)
+    }
+
+    /// The skew in ns.
+    pub fn clock_skew_ns(&self) -> i64 {
+        (self.clock_skew_ms * 1e6) as i64
+    }
+
+    /// Every peer's fault: the listed ones, and none for the rest.
+    pub fn faults<'a>(&'a self, peers: &'a [String]) -> impl Iterator<Item = (&'a str, LinkFault)> {
+        peers.iter().map(|p| {
+            let f = self
+                .links
+                .iter()
+                .find(|l| &l.peer == p)
+                .map_or(LinkFault::default(), LinkControl::fault);
+            (p.as_str(), f)
+        })
+    }
+}
+
+/// A control file watched for changes.
+#[derive(Debug)]
+pub struct ControlWatch {
+    path: PathBuf,
+    seen: Option<(SystemTime, u64, u64)>,
+}
+
+impl ControlWatch {
+    /// Watches `path` (it may not exist yet: no fault).
+    pub fn new(path: PathBuf) -> ControlWatch {
+        ControlWatch { path, seen: None }
+    }
+
+    /// The file's content when it changed since the last call (a rename counts: the
+    /// inode changes), `Ok(None)` otherwise. A file that went away reads as no fault.
+    pub fn changed(&mut self, peers: &[String]) -> Result<Option<Control>> {
+        use std::os::unix::fs::MetadataExt;
+        let stamp = std::fs::metadata(&self.path).ok().map(|m| {
+            (
+                m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                m.len(),
+                m.ino(),
+            )
+        });
+        if stamp == self.seen {
+            return Ok(None);
+        }
+        self.seen = stamp;
+        if stamp.is_none() {
+            return Ok(Some(Control::default()));
+        }
+        let text = std::fs::read_to_string(&self.path).map_err(|source| Error::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        Control::parse(&self.path, &text, peers).map(Some)
+    }
+}
+
+/// The watcher thread of a running node: applies each change of the control file to the
+/// peer links and the slot clock, and logs it (`control_applied`, or `control_refused`
+/// with the reason for a file that does not parse: the faults then stay as they were).
+pub(crate) fn watch(
+    mut w: ControlWatch,
+    peers: Vec<String>,
+    net: std::sync::Arc<dyno_net::PeerNet>,
+    skew: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    log: std::sync::Arc<crate::log::EventLog>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::Ordering;
+    while !stop.load(Ordering::Relaxed) {
+        match w.changed(&peers) {
+            Ok(None) => {}
+            Ok(Some(c)) => {
+                for (peer, fault) in c.faults(&peers) {
+                    net.set_fault(peer, fault);
+                }
+                skew.store(c.clock_skew_ns(), Ordering::Relaxed);
+                let faulty: Vec<&str> = c.links.iter().map(|l| l.peer.as_str()).collect();
+                log.event(
+                    "control_applied",
+                    serde_json::json!({"links": faulty, "clock_skew_ms": c.clock_skew_ms}),
+                );
+            }
+            Err(e) => log.event(
+                "control_refused",
+                serde_json::json!({"reason": e.to_string()}),
+            ),
+        }
+        std::thread::sleep(CONTROL_POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_control_file_sets_listed_links_and_clears_the_rest() {
+        let peers = vec!["n1".to_string(), "n2".to_string()];
+        let text = "clock_skew_ms = -250\n[[links]]\npeer = \"n2\"\nblocked = true\n";
+        let c = Control::parse(Path::new("n0.control.toml"), text, &peers).unwrap();
+        assert_eq!(c.clock_skew_ns(), -250_000_000);
+        let f: Vec<(&str, LinkFault)> = c.faults(&peers).collect();
+        assert!(f[0].1.is_none());
+        assert!(f[1].1.blocked);
+        let bad = "[[links]]\npeer = \"n9\"\n";
+        let e = Control::parse(Path::new("n0.control.toml"), bad, &peers).unwrap_err();
+        assert!(e.to_string().contains("links[0].peer"), "{e}");
+        let bad = "[[links]]\npeer = \"n1\"\nloss = 1.5\n";
+        let e = Control::parse(Path::new("n0.control.toml"), bad, &peers).unwrap_err();
+        assert!(e.to_string().contains("links[0].loss"), "{e}");
+    }
+
+    #[test]
+    fn a_watch_sees_each_replacement_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let peers = vec!["n1".to_string()];
+        let mut w = ControlWatch::new(path.clone());
+        // No file yet: nothing to apply.
+        assert_eq!(w.changed(&peers).unwrap(), None);
+        let tmp = dir.path().join("c.tmp");
+        std::fs::write(&tmp, "clock_skew_ms = 5\n").unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        assert_eq!(w.changed(&peers).unwrap().unwrap().clock_skew_ms, 5.0);
+        assert_eq!(w.changed(&peers).unwrap(), None);
+        // Removed: every fault ends.
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(w.changed(&peers).unwrap(), Some(Control::default()));
+    }
+}
