@@ -344,5 +344,135 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
             points: mean_per_slot(&|r, s| r.rss_bytes[s]),
         });
     }
+    out.extend(fault_series(run.fault_report.as_ref()));
     out
+}
+
+/// What a run's faults did, when its cluster file has a schedule, so "does release B
+/// recover from a partition faster than A" gets a verdict: per fault, seconds from its
+/// end until the network agreed again (`cluster:fault_converged_s`) and until adoption was
+/// back at its pre-fault p50 (`cluster:fault_adoption_recovered_s`); per struck node,
+/// seconds back at the tip (`cluster:fault_back_at_tip_s`); observations, so the
+/// execution's value is their median. Blocks some node never adopted and the deepest
+/// fork are one value each. A recovery that did not happen within the run leaves no
+/// value (the cluster report of the run says so).
+fn fault_series(report: Option<&dyno_cluster::fault_analysis::FaultReport>) -> Vec<Series> {
+    let Some(r) = report else {
+        return Vec::new();
+    };
+    let observed = |name: &str, values: Vec<f64>| {
+        (!values.is_empty()).then(|| Series {
+            metric: seconds(name),
+            kind: SeriesKind::Observations,
+            points: values.into_iter().map(|v| (0.0, v)).collect(),
+        })
+    };
+    let count = |name: &str, value: f64| Series {
+        metric: Metric::new(name, Unit::Count, Direction::LowerIsBetter),
+        kind: SeriesKind::Gauge,
+        points: vec![(0.0, value)],
+    };
+    let faults = &r.faults;
+    [
+        observed(
+            "cluster:fault_converged_s",
+            faults.iter().filter_map(|f| f.converged_s).collect(),
+        ),
+        observed(
+            "cluster:fault_adoption_recovered_s",
+            faults
+                .iter()
+                .filter_map(|f| f.adoption_recovered_s)
+                .collect(),
+        ),
+        observed(
+            "cluster:fault_back_at_tip_s",
+            faults
+                .iter()
+                .flat_map(|f| f.nodes_recovered.iter().filter_map(|n| n.back_at_tip_s))
+                .collect(),
+        ),
+        Some(count(
+            "cluster:blocks_not_everywhere",
+            r.blocks_not_everywhere as f64,
+        )),
+        Some(count("cluster:fork_max_depth", r.forks.max_depth as f64)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dyno_cluster::fault_analysis::{FaultOutcome, FaultReport, Forks, NodeRecovery};
+    use dyno_cluster::faults::FaultRecord;
+
+    fn outcome(converged: Option<f64>, back: &[Option<f64>]) -> FaultOutcome {
+        FaultOutcome {
+            record: FaultRecord {
+                index: 0,
+                kind: "restart".into(),
+                what: "restart n1".into(),
+                nodes: vec!["n1".into()],
+                at_slot: 10,
+                end_slot: Some(14),
+                start_ns: Some(1),
+                end_ns: Some(2),
+            },
+            nodes_recovered: back
+                .iter()
+                .map(|&b| NodeRecovery {
+                    node: "n1".into(),
+                    back_at_tip_s: b,
+                    synced_blocks: None,
+                    sync_rounds: None,
+                })
+                .collect(),
+            converged_s: converged,
+            pre_fault_p50_s: Some(0.1),
+            adoption_recovered_s: converged.map(|c| c * 2.0),
+            blocks_during: 4,
+            blocks_not_everywhere: 1,
+        }
+    }
+
+    #[test]
+    fn faults_become_compared_metrics_and_a_run_without_them_adds_none() {
+        assert!(fault_series(None).is_empty());
+        let report = FaultReport {
+            faults: vec![
+                outcome(Some(0.5), &[Some(0.7)]),
+                outcome(None, &[None, Some(1.5)]),
+            ],
+            forks: Forks {
+                contested_heights: 3,
+                reorgs: Vec::new(),
+                max_depth: 9,
+                resolved: true,
+            },
+            blocks_not_everywhere: 2,
+            adoption_during_faults: None,
+            adoption_outside_faults: None,
+            windows: Vec::new(),
+        };
+        let s = fault_series(Some(&report));
+        let get = |n: &str| s.iter().find(|x| x.metric.name == n).unwrap();
+        let values = |n: &str| get(n).points.iter().map(|p| p.1).collect::<Vec<_>>();
+        // A recovery that did not happen leaves no value rather than a zero.
+        assert_eq!(values("cluster:fault_converged_s"), [0.5]);
+        assert_eq!(values("cluster:fault_adoption_recovered_s"), [1.0]);
+        assert_eq!(values("cluster:fault_back_at_tip_s"), [0.7, 1.5]);
+        assert_eq!(values("cluster:blocks_not_everywhere"), [2.0]);
+        assert_eq!(values("cluster:fork_max_depth"), [9.0]);
+        assert_eq!(
+            get("cluster:fault_back_at_tip_s").kind,
+            SeriesKind::Observations
+        );
+        // dyno's own measurements of the network: the default primary family.
+        assert!(s
+            .iter()
+            .all(|x| dyno_compare::family::default_primary(&x.metric)));
+    }
 }
