@@ -287,10 +287,23 @@ pub fn run_load(
             close_error: None,
         })
         .collect();
-    for (j, (c, r)) in clients.into_iter().zip(&results).enumerate() {
+    // Every connection closes at once: each waits for its server's final count, and a
+    // load spread over hundreds of cluster nodes closed one by one outlasted the grace a
+    // cluster run gives it.
+    let closed: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = clients
+            .into_iter()
+            .map(|c| s.spawn(move || c.close()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a closing thread panicked"))
+            .collect()
+    });
+    for (j, (closed, r)) in closed.into_iter().zip(&results).enumerate() {
         let t = &mut targets[j / per_target];
         t.sent += r.sent;
-        match c.close() {
+        match closed {
             Ok(report) => {
                 t.taken = t.taken.map(|n| n + report.taken);
                 t.refused = t.refused.map(|n| n + report.refused);
