@@ -167,7 +167,15 @@ impl TrendPlot {
                 Axis::new(
                     x_range.clone(),
                     10,
-                    |v| format!("{v:.0}"),
+                    // Runs are whole numbers: a tick between two runs gets no label (a
+                    // history of three runs read "1 2 2 2 3").
+                    |v| {
+                        if (v - v.round()).abs() < 1e-9 {
+                            format!("{v:.0}")
+                        } else {
+                            String::new()
+                        }
+                    },
                     "run (oldest = 1)",
                 ),
                 Axis::scaled(&scale, &y_range, 7, scale.metric_label(&self.metric)),
@@ -276,6 +284,22 @@ mod tests {
         assert_eq!(polylines(&svg, ChangeKind::Weak.color()), 2);
         // Two levels: before and after the strong change point (the weak one splits none).
         assert_eq!(polylines(&svg, LEVEL), 2);
+    }
+
+    #[test]
+    fn a_short_history_labels_each_run_once() {
+        let svg = TrendPlot::new("t", latency(), vec![0.93, 1.02, 1.12])
+            .render_svg()
+            .unwrap();
+        // Each text element's content, trimmed.
+        let texts: Vec<&str> = svg
+            .split("</text>")
+            .filter_map(|t| t.rsplit_once('>').map(|(_, text)| text.trim()))
+            .collect();
+        for run in ["1", "2", "3"] {
+            let n = texts.iter().filter(|t| **t == run).count();
+            assert_eq!(n, 1, "run {run} in {texts:?}");
+        }
     }
 
     #[test]
