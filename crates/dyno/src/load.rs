@@ -38,7 +38,8 @@ pub struct LoadArgs {
     #[arg(long)]
     datagrams: bool,
     /// QUIC connections per target, each with a sender thread of its own (default: a
-    /// quarter of the cores, at least 1; one connection sends what one core encrypts).
+    /// quarter of the cores shared over the targets, at least 1 each; one connection
+    /// sends what one core encrypts).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     connections: Option<u16>,
     /// Output format of the summary.
@@ -70,8 +71,13 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         duration: Duration::from_secs_f64(a.duration),
         pool,
         datagrams: a.datagrams,
+        // A cluster's load targets every node: a quarter of the cores per target would
+        // be thousands of threads there, so the default is shared over the targets.
         connections: a.connections.map_or_else(
-            || (std::thread::available_parallelism().map_or(1, |n| n.get()) / 4).max(1),
+            || {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (cores / 4 / a.targets.len().max(1)).max(1)
+            },
             usize::from,
         ),
         nonce: dyno_node::log::now_ns(),
