@@ -5,28 +5,17 @@
 //! (skipped with a note without PostgreSQL).
 //! The pages in a real browser are in serve_browser.rs.
 
+mod common;
 #[path = "../../dyno-store/tests/common/pg.rs"]
 mod pg;
 mod serve_common;
 
 use assert_cmd::Command;
+use common::QUICK;
 use serve_common::{fake_endpoint, figure, get, plant, three_runs, Served};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-
-const QUICK: [&str; 10] = [
-    "--hash-duration",
-    "0.02",
-    "--verify-duration",
-    "0.02",
-    "--memory-duration",
-    "0.02",
-    "--disk-duration",
-    "0.02",
-    "--extra-duration",
-    "0.02",
-];
 
 /// Runs `dyno machine` with tiny durations three times into the store `db`.
 fn three_machine_runs(db: &str, disk: &std::path::Path) {
