@@ -246,7 +246,7 @@ fn rate_name(series: &str) -> String {
 }
 
 /// `(last - first) / elapsed` of a cumulative counter; a reset (a drop) restarts the count.
-fn counter_rate(points: &[(f64, f64)]) -> Option<f64> {
+pub(crate) fn counter_rate(points: &[(f64, f64)]) -> Option<f64> {
     let (first, last) = (points.first()?, points.last()?);
     let elapsed = last.0 - first.0;
     if elapsed <= 0.0 {

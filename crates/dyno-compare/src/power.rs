@@ -34,11 +34,20 @@ pub struct StatedPower {
     /// Whether the noise band, not the statistics, sets `min_detectable_change`.
     pub limited_by_noise_band: bool,
     /// Rounds at which a [`REFERENCE_CHANGE`] would be flagged with probability
-    /// [`POWER`] (`None`: more than `dyno_stats::power::MAX_ROUNDS`, or below the band).
+    /// [`POWER`] (`None`: more than `dyno_stats::POWER_MAX_ROUNDS`, or below the band).
     pub rounds_for_reference_change: Option<usize>,
     /// Rounds at which the test can reach alpha over the family at all, when it cannot
     /// with `rounds`.
     pub rounds_to_reach_alpha: Option<usize>,
+}
+
+/// The power arithmetic's name for a test.
+pub(crate) fn power_test(test: TestKind) -> PowerTest {
+    match test {
+        TestKind::Paired => PowerTest::PairedT,
+        TestKind::SignedRank => PowerTest::SignedRank,
+        TestKind::Unpaired => PowerTest::MannWhitney,
+    }
 }
 
 /// The stated power of a verdict judged by `test` on `rounds` rounds with spread `log_sd`
@@ -52,11 +61,7 @@ pub fn stated_power(
     noise_band: f64,
 ) -> StatedPower {
     let q = PowerQuestion {
-        test: match test {
-            TestKind::Paired => PowerTest::PairedT,
-            TestKind::SignedRank => PowerTest::SignedRank,
-            TestKind::Unpaired => PowerTest::MannWhitney,
-        },
+        test: power_test(test),
         n: rounds,
         sd: log_sd,
         alpha,

@@ -525,25 +525,26 @@ pub fn power_note(n: usize, m: usize, alpha: f64, test: TestKind) -> Option<Stri
     if m == 0 || n == usize::MAX || test == TestKind::Paired {
         return None;
     }
-    let min_p = |n: usize| {
-        let one = match test {
-            TestKind::SignedRank => 2.0 / 2f64.powi(n.min(1000) as i32),
-            _ => 2.0 / binomial(2 * n, n),
-        };
-        one * m as f64
+    let q = dyno_stats::PowerQuestion {
+        test: crate::power::power_test(test),
+        n,
+        sd: 0.0,
+        alpha,
+        family: m,
+        power: crate::power::POWER,
     };
-    if min_p(n) <= alpha {
+    let floor = q.smallest_p() * m as f64;
+    if floor <= alpha {
         return None;
     }
-    let needed = (n..200).find(|&k| min_p(k) <= alpha).unwrap_or(200);
+    let needed = q.rounds_to_reach_alpha().map_or_else(
+        || format!("more than {}", dyno_stats::POWER_MAX_ROUNDS),
+        |r| r.to_string(),
+    );
     Some(format!(
         "with {n} complete runs per subject and {m} comparisons no difference can be significant at alpha = {alpha} (smallest Holm-adjusted p = {:.3}); run at least {needed} rounds",
-        min_p(n).min(1.0)
+        floor.min(1.0)
     ))
-}
-
-fn binomial(n: usize, k: usize) -> f64 {
-    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@
 //! window. dyno's reference node needs no `work`: its `cpu_s_per_tx` and `bank_s_per_tx`
 //! come from its JSON lines ([`reference_values`]).
 
-use crate::execution::{window_mean, RunValue, Series, SeriesKind};
+use crate::execution::{counter_rate, window_mean, RunValue, Series, SeriesKind};
 use dyno_model::{Direction, Metric, Unit};
 use serde::{Deserialize, Serialize};
 
@@ -184,35 +184,14 @@ fn work_rate(s: &Series, window_s: f64) -> Option<f64> {
     let per_second = s.metric.unit == Unit::PerSecond;
     match s.kind {
         SeriesKind::Rate => window_mean(&s.points),
-        SeriesKind::Counter | SeriesKind::Peak => growth_rate(&s.points),
+        SeriesKind::Counter | SeriesKind::Peak => counter_rate(&s.points),
         SeriesKind::Gauge if per_second => mean(&values),
-        SeriesKind::Gauge => growth_rate(&s.points),
+        SeriesKind::Gauge => counter_rate(&s.points),
         SeriesKind::Observations if per_second => mean(&values),
         SeriesKind::Observations => {
             (window_s > 0.0 && !values.is_empty()).then(|| values.iter().sum::<f64>() / window_s)
         }
     }
-}
-
-/// `(last - first) / elapsed` of a count that grows; a drop (a restart) restarts it.
-fn growth_rate(points: &[(f64, f64)]) -> Option<f64> {
-    let (first, last) = (points.first()?, points.last()?);
-    let elapsed = last.0 - first.0;
-    if elapsed <= 0.0 {
-        return None;
-    }
-    let grown: f64 = points
-        .windows(2)
-        .map(|w| {
-            let d = w[1].1 - w[0].1;
-            if d >= 0.0 {
-                d
-            } else {
-                w[1].1
-            }
-        })
-        .sum();
-    Some(grown / elapsed)
 }
 
 /// The reference node's costs per transaction, when the series they need are there

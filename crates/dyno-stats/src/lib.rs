@@ -109,7 +109,9 @@ pub use paired::{
     wilcoxon_signed_rank, PairedT, SignedRank, EXACT_PAIRED_LIMIT,
 };
 pub use pareto::{dominates, near_pareto, pareto_front, Interval, NearPareto};
-pub use power::{log_ratio_sd, pooled_log_sd, PowerQuestion, PowerTest};
+pub use power::{
+    log_ratio_sd, pooled_log_sd, PowerQuestion, PowerTest, MAX_ROUNDS as POWER_MAX_ROUNDS,
+};
 pub use quantile::{
     coefficient_of_variation, mad, mad_scaled, mean, median, quantile, quantile_sorted,
     sample_stddev, summarize, QuantileMethod, Summary, MAD_NORMAL_SCALE,

@@ -118,8 +118,8 @@ impl PowerQuestion {
     }
 
     /// The smallest two-sided p-value the exact test can give with `n` rounds (0 for the
-    /// t-test, which has no floor).
-    fn smallest_p(&self) -> f64 {
+    /// t-test, which has no floor): `2 / 2^n` signed-rank, `2 / C(2n, n)` Mann-Whitney.
+    pub fn smallest_p(&self) -> f64 {
         let n = self.n.min(MAX_ROUNDS);
         match self.test {
             PowerTest::PairedT => 0.0,
@@ -157,12 +157,7 @@ pub fn pooled_log_sd(a: &[f64], b: &[f64]) -> Option<f64> {
 }
 
 fn sd(x: &[f64]) -> Option<f64> {
-    if x.len() < 2 {
-        return None;
-    }
-    let mean = x.iter().sum::<f64>() / x.len() as f64;
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64;
-    Some(var.sqrt())
+    (x.len() >= 2).then(|| crate::sample_stddev(x)).flatten()
 }
 
 #[cfg(test)]
