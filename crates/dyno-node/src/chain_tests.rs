@@ -299,8 +299,13 @@ fn transactions_verified_at_admission_are_not_verified_again() {
 fn a_follower_validating_on_many_threads_judges_as_on_one() {
     let g = genesis();
     let txs = transfer_block(&g.accounts, 200, 4);
-    for threads in [1, 2, 5] {
-        let chain = Chain::new(g.clone()).with_verify_threads(threads);
+    let layouts = [1, 2, 5]
+        .into_iter()
+        .flat_map(|t| [1, 7, 64].map(|b| (t, b)));
+    for (threads, batch) in layouts {
+        let chain = Chain::new(g.clone())
+            .with_verify_threads(threads)
+            .with_verify_batch(batch);
         let good = chain.forge_ok(3, g.leader(3), txs.clone()).block;
         assert!(chain.check(good, 3).is_ok(), "{threads} threads");
         // A bad signature in the last chunk, whichever thread checks it.
@@ -310,7 +315,7 @@ fn a_follower_validating_on_many_threads_judges_as_on_one() {
         assert_eq!(
             chain.check(b, 3).unwrap_err(),
             Reject::BadSignature,
-            "{threads}"
+            "{threads} threads, batches of {batch}"
         );
     }
 }

@@ -14,6 +14,8 @@
 //! control = "n1.control.toml"        # optional: the fault control file it watches
 //! verify_tiles = 4                   # optional: signature-checking threads (default:
 //!                                    # every core but three, at least one)
+//! verify_batch = 64                  # optional: signatures checked as one batch (1: one
+//!                                    # by one; the verdicts are the same, ZIP 215)
 //! forge_at = "slot_start"            # optional: "whole_slot" (default) or "slot_start"
 //!
 //! [[peers]]
@@ -88,6 +90,11 @@ pub struct NodeConfig {
     /// blocks this node validates (none: [`crate::verify::default_verify_tiles`]).
     #[serde(default)]
     pub verify_tiles: Option<usize>,
+    /// Most signatures a verify thread checks as one batch (none:
+    /// [`crate::verify::DEFAULT_VERIFY_BATCH`]; 1: one by one). Single and batch checks
+    /// follow one rule (ZIP 215), so this changes speed, never a verdict.
+    #[serde(default)]
+    pub verify_batch: Option<usize>,
     /// When a leader cuts its block: `"whole_slot"` (default) or `"slot_start"`.
     #[serde(default)]
     pub forge_at: crate::node::ForgeAt,
@@ -250,6 +257,10 @@ impl LoadedConfig {
         let most = crate::verify::MAX_VERIFY_TILES;
         if c.verify_tiles.is_some_and(|n| n == 0 || n > most) {
             return Err(self.bad("verify_tiles", format!("must be 1 to {most}")));
+        }
+        let most = crate::verify::MAX_VERIFY_BATCH;
+        if c.verify_batch.is_some_and(|n| n == 0 || n > most) {
+            return Err(self.bad("verify_batch", format!("must be 1 to {most}")));
         }
         Ok(())
     }

@@ -30,7 +30,6 @@ pub mod config;
 pub mod control;
 pub mod error;
 pub mod genesis;
-pub mod keys;
 pub mod load;
 pub mod local_log;
 pub mod local_metrics;

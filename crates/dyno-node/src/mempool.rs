@@ -89,7 +89,7 @@ pub struct Mempool {
     /// Transactions from peers refused (not counted as fates: they are another node's).
     pub relay_refused: u64,
     /// Signers' keys, decompressed once each (relays are checked on the loop).
-    keys: crate::keys::SignerKeys,
+    keys: dyno_txn::sig::SignerKeys,
 }
 
 impl Mempool {
@@ -103,7 +103,7 @@ impl Mempool {
             seen_order: VecDeque::new(),
             fates: Fates::default(),
             relay_refused: 0,
-            keys: crate::keys::SignerKeys::new(),
+            keys: dyno_txn::sig::SignerKeys::new(),
         }
     }
 
@@ -149,7 +149,7 @@ impl Mempool {
         if self.waiting.len() >= self.capacity {
             return Admit::Full;
         }
-        if !signature_ok.unwrap_or_else(|| self.keys.verify(bytes)) {
+        if !signature_ok.unwrap_or_else(|| dyno_txn::tx::verify_cached(bytes, &mut self.keys)) {
             return Admit::InvalidSignature;
         }
         self.remember(tag);

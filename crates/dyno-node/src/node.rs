@@ -66,6 +66,8 @@ pub struct NodeOptions {
     pub clock_skew_ns: Arc<AtomicI64>,
     /// Threads the signatures of a block this node validates are checked on.
     pub verify_tiles: usize,
+    /// Signatures checked as one batch on each of those threads.
+    pub verify_batch: usize,
     /// When a leader cuts its block from the mempool.
     pub forge_at: ForgeAt,
 }
@@ -111,6 +113,7 @@ impl NodeOptions {
             forge: ForgeMode::default(),
             clock_skew_ns: Arc::new(AtomicI64::new(0)),
             verify_tiles: 1,
+            verify_batch: crate::verify::DEFAULT_VERIFY_BATCH,
             forge_at: ForgeAt::default(),
         }
     }
@@ -258,7 +261,9 @@ impl Node {
     ) -> Node {
         Node {
             mempool: Mempool::new(opts.mempool_capacity),
-            chain: Chain::new(genesis.clone()).with_verify_threads(opts.verify_tiles),
+            chain: Chain::new(genesis.clone())
+                .with_verify_threads(opts.verify_tiles)
+                .with_verify_batch(opts.verify_batch),
             opts,
             genesis,
             log,

@@ -118,6 +118,9 @@ impl RunningNode {
         let verify_tiles = cfg
             .verify_tiles
             .unwrap_or_else(crate::verify::default_verify_tiles);
+        let verify_batch = cfg
+            .verify_batch
+            .unwrap_or(crate::verify::DEFAULT_VERIFY_BATCH);
         let ingress = match cfg.ingress_listen {
             None => None,
             Some(listen) => {
@@ -125,14 +128,15 @@ impl RunningNode {
                 // (one thread's Ed25519 rate capped the node there): the sink only
                 // counts and queues.
                 let out = inbox.clone();
-                let pool = VerifyPool::start(verify_tiles, move |bytes, signature_ok| {
-                    out.send(Input::CheckedTx {
-                        bytes,
-                        signature_ok,
+                let pool =
+                    VerifyPool::start(verify_tiles, verify_batch, move |bytes, signature_ok| {
+                        out.send(Input::CheckedTx {
+                            bytes,
+                            signature_ok,
+                        })
+                        .is_ok()
                     })
-                    .is_ok()
-                })
-                .map_err(|e| Error::Net(format!("verify threads: {e}")))?;
+                    .map_err(|e| Error::Net(format!("verify threads: {e}")))?;
                 let queued = queued.clone();
                 let sink = move |tx: &[u8]| {
                     if queued.load(Ordering::Relaxed) >= INGRESS_QUEUE {
@@ -244,6 +248,7 @@ impl RunningNode {
             }
         };
         opts.verify_tiles = verify_tiles;
+        opts.verify_batch = verify_batch;
         opts.forge_at = cfg.forge_at;
         let node = Node::new(
             opts,

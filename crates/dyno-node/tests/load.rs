@@ -14,16 +14,17 @@ use dyno_node::service::RunningNode;
 
 #[test]
 fn every_transaction_sent_gets_exactly_one_fate() {
-    fates_hold(1, 1);
+    fates_hold(1, 1, 1);
 }
 
 #[test]
 fn several_connections_and_verify_tiles_account_for_every_transaction_too() {
-    fates_hold(3, 2);
+    fates_hold(3, 2, 64);
 }
 
-/// A node with `verify_tiles` fed by `connections` connections (a sender thread each).
-fn fates_hold(connections: usize, verify_tiles: usize) {
+/// A node with `verify_tiles` checking batches of up to `verify_batch`, fed by
+/// `connections` connections (a sender thread each).
+fn fates_hold(connections: usize, verify_tiles: usize, verify_batch: usize) {
     let g = Arc::new(
         GenesisFile {
             network: "load".into(),
@@ -52,6 +53,7 @@ fn fates_hold(connections: usize, verify_tiles: usize) {
         lead_until_slot: None,
         control: None,
         verify_tiles: Some(verify_tiles),
+        verify_batch: Some(verify_batch),
         forge: Default::default(),
         forge_at: Default::default(),
         peers: Vec::new(),

@@ -58,6 +58,7 @@ fn config(
         lead_until_slot: None,
         control: None,
         verify_tiles: None,
+        verify_batch: None,
         forge: Default::default(),
         forge_at: Default::default(),
         peers: peers

@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub mod bank;
+pub mod sig;
 pub mod tx;
 
 pub use bank::{execution_bench, fund_initial_accounts, ExecutionBench};

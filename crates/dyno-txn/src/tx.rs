@@ -21,7 +21,8 @@
 //! 32-byte keys: a transaction stays small (154 bytes for a transfer) and the bank's
 //! store is a flat array, while the signer key still binds the fee payer.
 
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use crate::sig::{self, Signed, SignerKey};
+use ed25519_dalek::{Signer, SigningKey};
 use thiserror::Error;
 
 /// Bytes of a signature.
@@ -220,25 +221,52 @@ pub fn decode(b: &[u8]) -> Result<Tx, DecodeError> {
     })
 }
 
-/// Verifies the signature of encoded transaction `b` against `key` (the signer field,
-/// already decompressed by the caller, which may cache keys).
-pub fn verify_with(b: &[u8], key: &VerifyingKey) -> bool {
+/// The parts of encoded transaction `b` a signature check reads: the signer's key
+/// bytes, the signature and the signed message; `None` when `b` is too short.
+pub fn signed(b: &[u8]) -> Option<Signed<'_>> {
     if b.len() < HEADER_LEN {
-        return false;
+        return None;
     }
-    let sig = Signature::from_bytes(b[..SIG_LEN].try_into().expect("64 bytes"));
-    key.verify(&b[MSG_OFFSET..], &sig).is_ok()
+    Some(Signed {
+        key: b[64..96].try_into().expect("32 bytes"),
+        sig: b[..SIG_LEN].try_into().expect("64 bytes"),
+        msg: &b[MSG_OFFSET..],
+    })
 }
 
-/// Verifies the signature of encoded transaction `b` against its own signer field.
+/// Verifies the signature of encoded transaction `b` against `key` (the signer field,
+/// already decompressed by the caller, which may cache keys), by the rule of
+/// [`crate::sig`] (ZIP 215).
+pub fn verify_with(b: &[u8], key: &SignerKey) -> bool {
+    signed(b).is_some_and(|s| key.verifies(s.msg, s.sig))
+}
+
+/// Verifies the signature of encoded transaction `b` against its own signer field
+/// (ZIP 215, [`crate::sig`]).
 pub fn verify(b: &[u8]) -> bool {
-    if b.len() < HEADER_LEN {
-        return false;
-    }
-    match VerifyingKey::from_bytes(b[64..96].try_into().expect("32 bytes")) {
-        Ok(k) => verify_with(b, &k),
-        Err(_) => false,
-    }
+    signed(b).is_some_and(|s| sig::verify(s.key, s.msg, s.sig))
+}
+
+/// [`verify`] with the signer's key looked up in (or added to) `keys`, decompressed once
+/// per signer rather than once per transaction.
+pub fn verify_cached(b: &[u8], keys: &mut sig::SignerKeys) -> bool {
+    signed(b).is_some_and(|s| keys.get(s.key).is_some_and(|k| k.verifies(s.msg, s.sig)))
+}
+
+/// Verifies many encoded transactions as one batch where it can ([`sig::verify_batch`]):
+/// `out[i]` is exactly [`verify`]`(txs[i])`, a too-short transaction is false.
+pub fn verify_many<B: AsRef<[u8]>>(txs: &[B], out: &mut Vec<bool>) {
+    let parts: Vec<Option<Signed>> = txs.iter().map(|b| signed(b.as_ref())).collect();
+    let whole: Vec<Signed> = parts.iter().flatten().copied().collect();
+    let mut checked = Vec::with_capacity(whole.len());
+    sig::verify_batch(&whole, &mut checked);
+    let mut checked = checked.into_iter();
+    out.clear();
+    out.extend(
+        parts
+            .iter()
+            .map(|p| p.is_some() && checked.next().expect("one answer per item")),
+    );
 }
 
 /// The signature of an encoded transaction as a 128-bit tag (its first 16 bytes): the
@@ -317,6 +345,55 @@ mod tests {
             b[bit / 8] ^= 1 << (bit % 8);
             prop_assert!(!verify(&b));
         }
+
+        /// A block's worth of transactions checked as a batch gets, per transaction,
+        /// single verification's answer: flipped bits and short ones are refused in place.
+        #[test]
+        fn many_answers_as_one_by_one(
+            txs in proptest::collection::vec((arb_message(), 0usize..3, 0usize..(HEADER_LEN * 8)), 0..24),
+        ) {
+            let encoded: Vec<Vec<u8>> = txs
+                .iter()
+                .map(|(m, damage, bit)| {
+                    let mut b = m.sign(&key());
+                    match damage {
+                        0 => {}
+                        1 => b[bit / 8] ^= 1 << (bit % 8),
+                        _ => b.truncate(bit / 8 % HEADER_LEN),
+                    }
+                    b
+                })
+                .collect();
+            let mut out = Vec::new();
+            verify_many(&encoded, &mut out);
+            let single: Vec<bool> = encoded.iter().map(|b| verify(b)).collect();
+            prop_assert_eq!(&out, &single);
+            for ((_, damage, _), ok) in txs.iter().zip(&out) {
+                prop_assert_eq!(*ok, *damage == 0);
+            }
+        }
+    }
+
+    #[test]
+    fn cached_keys_judge_every_signature_as_the_plain_check_does() {
+        let g = crate::bank::fund_initial_accounts(8, 1_000, 1);
+        let mut keys = sig::SignerKeys::new();
+        let txs = crate::bank::transfer_block(&g, 40, 2);
+        for t in &txs {
+            assert!(verify_cached(t, &mut keys) && verify(t));
+        }
+        for t in &txs {
+            // A flipped message byte, then a flipped signature byte: both refused,
+            // with the signer's key already cached.
+            let mut bad = t.clone();
+            let last = bad.len() - 1;
+            bad[last] ^= 1;
+            assert!(!verify_cached(&bad, &mut keys) && !verify(&bad));
+            let mut bad = t.clone();
+            bad[3] ^= 1;
+            assert!(!verify_cached(&bad, &mut keys) && !verify(&bad));
+        }
+        assert!(!verify_cached(&txs[0][..50], &mut keys), "too short");
     }
 
     #[test]

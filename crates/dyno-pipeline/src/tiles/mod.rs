@@ -7,7 +7,7 @@
 //! executed microblocks (bank->poh) are `count u32` then `signature (64), status u8,
 //! gen_ns u64` per transaction; poh->store frags are ledger entries ([`crate::ledger`]).
 
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use dyno_tango::mcache::FragMeta;
 use dyno_tango::tile::{FragOutcome, Outputs, Tile};
-use ed25519_dalek::{Signature, VerifyingKey};
+use dyno_txn::sig::SignerKeys;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use sha2::{Digest, Sha256};
