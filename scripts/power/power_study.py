@@ -20,8 +20,8 @@ with other comparisons.
 
 `noise.py` takes the noise of `cpu_s_per_tx` apart on the store this writes. At 1,000 TPS
 most of the node's CPU is its idle tiles waking, not per-transaction work; `--rate 3000`
-raises the per-transaction share (BENCHMARKS.md, "Where the noise of `cpu_s_per_tx` comes
-from").
+raises the per-transaction share (docs/benchmarks/compare.md, "Where the noise of
+`cpu_s_per_tx` comes from").
 
 Duration: about (R x 5 + calibration rounds x 4) executions of (warm-up + window + ~0.5 s);
 measured on the busy 2-core machine: R = 10, 2 s + 3 s -> 252 s for the comparison.
@@ -208,7 +208,7 @@ def main():
     ap.add_argument("--family", choices=["per-candidate", "all"], default="per-candidate",
                     help="Holm's family: each candidate's metrics on their own (what a "
                          "comparison of two releases gets; the default) or every candidate's "
-                         "together (the tables in BENCHMARKS before 2026-11-24 16:00 UTC)")
+                         "together (the tables in docs/benchmarks/compare.md before 2026-11-24 16:00 UTC)")
     ap.add_argument("--primary", action="append", default=[], metavar="METRIC",
                     help="judge the trials with this primary metric (repeatable; `dyno compare "
                          "report --primary`): Holm's family is the primary metrics alone, and "
