@@ -16,6 +16,7 @@ ROUNDS=${2:-3}
 [ -r "$STUDY" ] || usage "$USAGE (STUDY $1: not a readable file)"
 need_dyno
 out_dir
+"$DYNO" tune check "$STUDY" # refuses a study that cannot build before anything is built
 "$DYNO" tune run "$STUDY" --build-only --db "$OUT/race.db"
 "$DYNO" tune run "$STUDY" --max-rounds "$ROUNDS" --db "$OUT/race.db"
 "$DYNO" tune run "$STUDY" --max-rounds "$ROUNDS" --exhaustive --db "$OUT/exhaustive.db"
