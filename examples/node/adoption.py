@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Per-block propagation figures from node event logs (docs/node.md, "The event log").
+"""What `dyno cluster report` does not give about a leader and its followers, from their
+node event logs (docs/node.md, "The event log").
 
 usage: adoption.py [--min-txs N] SLOT_MS LEADER.jsonl FOLLOWER.jsonl [...]
 
-For every block forged in LEADER.jsonl and adopted by a follower, prints the centiles over
-blocks of: the follower's validation + adoption time (fetch_completed -> adopted) as a
-fraction of the slot, and adoption after the slot's scheduled start, in ms. Also the
-leader's transactions per block (its sustained TPS = txs / slot) and in all, and per
-follower how many of the leader's blocks it adopted and how many blocks it rejected.
-`--min-txs N` also prints the follower's figures over the blocks of more than N
-transactions only (the loaded ones, without the empty blocks around a load).
+The propagation figures themselves (a follower's fetched -> adopted time, adoption after
+the slot's start, the blocks each node adopted) are `dyno cluster report --nodes N
+LEADER.jsonl FOLLOWER.jsonl ...`'s. This prints what its report lacks: the leader's
+transactions per block (its sustained TPS = txs / slot) and in all, how many blocks each
+follower rejected, and with `--min-txs N` a follower's validation + adoption time
+(fetch_completed -> adopted) as a fraction of the slot over the blocks of more than N
+transactions only (the loaded ones, without the empty blocks around a load): the report
+has no per-block transaction count to select them by.
 """
 import json
 import sys
@@ -44,35 +46,24 @@ def main():
             sys.exit(2)
         args = args[2:]
     if len(args) < 3:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print(__doc__.strip().splitlines()[3], file=sys.stderr)
         sys.exit(2)
     slot_ms = float(args[0])
-    leader = events(args[1])
-    forged = {e["block"]: e for e in leader if e["event"] == "forged"}
-    starts = {e["slot"]: e["scheduled_ns"] for e in leader if e["event"] == "slot_start"}
+    forged = {e["block"]: e for e in events(args[1]) if e["event"] == "forged"}
     txs = [e["txs"] for e in forged.values()]
     print("leader blocks %d, txs per block %s, TPS %s; %d txs in all" % (
         len(txs), centiles(txs), centiles([t / (slot_ms / 1e3) for t in txs]), sum(txs)))
     for path in args[2:]:
         ev = events(path)
+        print(path)
+        print("  rejected %d blocks" % sum(1 for e in ev if e["event"] == "rejected"))
+        if min_txs is None:
+            continue
         done = {e["block"]: e["ts_ns"] for e in ev if e["event"] == "fetch_completed"}
         adopted = {e["block"]: e["ts_ns"] for e in ev if e["event"] == "adopted"}
-        rejected = sum(1 for e in ev if e["event"] == "rejected")
-        frac, after, loaded = [], [], []
-        for b, f in forged.items():
-            if b in done and b in adopted:
-                frac.append((adopted[b] - done[b]) / 1e6 / slot_ms)
-                after.append((adopted[b] - starts[f["slot"]]) / 1e6)
-                if min_txs is not None and f["txs"] > min_txs:
-                    loaded.append(frac[-1])
-        print(path)
-        print("  adopted %d of the leader's %d blocks, rejected %d" % (
-            sum(1 for b in forged if b in adopted), len(forged), rejected))
-        print("  validate+adopt / slot: " + centiles(frac))
-        if min_txs is not None:
-            print("  validate+adopt / slot, blocks of more than %d txs: %s" % (
-                min_txs, centiles(loaded)))
-        print("  adopted after slot start, ms: " + centiles(after))
+        loaded = [(adopted[b] - done[b]) / 1e6 / slot_ms for b, f in forged.items()
+                  if b in done and b in adopted and f["txs"] > min_txs]
+        print("  validate+adopt / slot, blocks of more than %d txs: %s" % (min_txs, centiles(loaded)))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@
 #      such aliasing;
 #  (c) a leader and a follower (stake 0) on a 20 ms link, `dyno load` at the leader's
 #      sustained TPS from (b): the follower's validation + adoption time per block as a
-#      fraction of the slot (examples/node/adoption.py).
+#      fraction of the slot (`dyno cluster report` on the two node logs; over the loaded
+#      blocks only, examples/node/adoption.py).
 #
 # usage: examples/node/bench.sh [SECONDS]        (default 10 s per phase)
 # env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
@@ -168,6 +169,25 @@ python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ra
 echo "    mean of the full seconds (the first and last busy seconds left out): $FULL_MEAN TPS"
 python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio full-second mean / a = %.3f" % (b / a if a else 0))' "$IN_TPS" "$FULL_MEAN"
 echo "(c) leader n1 -> follower n2 at $RATE TPS (the leader's sustained TPS from b), ${SLOT_MS} ms slots:"
-# "Loaded" blocks: more than half a slot's worth of transactions at the rate.
+# The propagation figures are dyno cluster report's; this only picks two of them.
+"$DYNO" cluster report --nodes 2 --format json "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" \
+    >"$OUT/pair/report.json"
+python3 - "$OUT/pair/report.json" "$SLOT_MS" <<'EOF' | sed 's/^/    /'
+import json, sys
+report, slot_s = json.load(open(sys.argv[1])), float(sys.argv[2]) / 1e3
+m = {x["key"]: x for x in report["metrics"]}
+def line(key, scale, unit):
+    s = m[key]["summary"]
+    if s is None:
+        return "none"
+    return "p50 %.4g  p90 %.4g  max %.4g%s  (n=%d, missing %d)" % (
+        s["p50_s"] * scale, s["p90_s"] * scale, s["max_s"] * scale, unit, s["count"], m[key]["missing"])
+print("blocks %d, adopted by both nodes %d" % (
+    report["blocks"], sum(1 for b in report["per_block"] if b["adopted_by"] == 2)))
+print("follower's validate+adopt (fetched to adopted) / slot: " + line("peer.fetched_to_adopted", 1 / slot_s, ""))
+print("adopted on both nodes after slot start: " + line("adoption_1.00", 1e3, " ms"))
+EOF
+# What the report lacks: the leader's transactions per block, rejected blocks, and the
+# follower's figure over the loaded blocks only (more than half a slot's worth at the rate).
 python3 "$HERE/adoption.py" --min-txs $(( RATE * SLOT_MS / 2000 )) "$SLOT_MS" \
     "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" | sed 's/^/    /'

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where the noise of `cpu_s_per_tx` comes from, in a stored power study (issue #13).
 
-Reads the SQLite store of `power_study.py` (read-only) and prints, per subject and for
-the A/A and +N% pairs:
+Reads the store of `power_study.py` through dyno (`dyno results export` and `dyno results
+show`; read-only) and prints, per subject and for the A/A and +N% pairs:
 - the execution-to-execution spread (coefficient of variation) of the numerator (CPU %,
   mean of the window's 1 s samples) and the denominator (`tps`, mean of the node's
   per-second lines), and of `cpu_s_per_tx` itself;
@@ -18,33 +18,50 @@ the A/A and +N% pairs:
   speed proxy), and of `cpu_ref_per_ktx` when the store has the speed reference dyno
   stored up to 52704b2 (`ref_work_s`).
 
-    python3 scripts/power/noise.py /tmp/quiet/power/results.db
+    python3 scripts/power/noise.py [--dyno target/release/dyno] /tmp/quiet/power/results.db
 """
 
+import argparse
 import collections
 import json
 import math
-import sqlite3
+import os
 import statistics as st
+import subprocess
 import sys
 
 
-def load(db_path):
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    names = dict(db.execute("select id, name from subjects"))
+def dyno_out(args, *cmd):
+    """Standard output of a dyno command on the store (exit 2 with its message if it fails)."""
+    p = subprocess.run([args.dyno, *cmd, "--db", args.store], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        print(f"noise: `dyno {' '.join(cmd)}` exited {p.returncode}: {p.stderr.strip()}", file=sys.stderr)
+        sys.exit(2)
+    return p.stdout
+
+
+def load(args):
+    """The store's complete compare executions and their samples, read through dyno
+    (`dyno results export` for the samples, `dyno results show` for each run's subject,
+    round and window), so the store may be SQLite or PostgreSQL at any schema version."""
+    samples = collections.defaultdict(lambda: collections.defaultdict(list))
+    for line in dyno_out(args, "results", "export", "--format", "jsonl").splitlines():
+        row = json.loads(line)
+        if row["command"] == "compare" and row["value"] is not None:
+            samples[row["run_id"]][row["metric"]].append((row["repetition"], row["value"]))
     runs, order = {}, []
-    for rid, sid, settings, started, status in db.execute(
-            "select id, subject_id, settings, started_at, status from runs"):
-        if status != "complete":
+    for rid in sorted(samples):
+        show = json.loads(dyno_out(args, "results", "show", str(rid), "--format", "json"))
+        if show["status"] != "complete":
             continue
-        s = json.loads(settings)
+        info, s = show["info"], show["info"]["settings"]
         order = s.get("comparison", {}).get("subjects", order)
-        runs[rid] = {"subject": names[sid], "round": s["round"], "started": started,
-                     "m": collections.defaultdict(list), "measure_s": s["workload"]["measure_s"]}
-    for rid, metric, value in db.execute(
-            "select run_id, metric, value from samples order by run_id, metric, repetition"):
-        if rid in runs and value is not None:
-            runs[rid]["m"][metric].append(value)
+        m = collections.defaultdict(list)
+        for metric, values in samples[rid].items():
+            m[metric] = [v for _, v in sorted(values)]
+        runs[rid] = {"subject": info["subject"]["name"], "round": s["round"],
+                     "started": info["started_at"], "m": m, "measure_s": s["workload"]["measure_s"]}
     return runs, order
 
 
@@ -60,12 +77,13 @@ def corr(x, y):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    runs, order = load(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("store", metavar="STORE", help="the study's results store (a SQLite file or postgres://...)")
+    ap.add_argument("--dyno", default="target/release/dyno")
+    args = ap.parse_args()
+    runs, order = load(args)
     if not runs:
-        print(f"noise: no complete executions in {sys.argv[1]}", file=sys.stderr)
+        print(f"noise: no complete executions in {args.store}", file=sys.stderr)
         sys.exit(2)
     ex = []
     for r in runs.values():
@@ -103,8 +121,11 @@ def main():
               f"{corr(*zip(*ticks)) if len(ticks) > 2 else float('nan'):>11.2f} "
               f"{corr(*zip(*vols)) if len(vols) > 2 else float('nan'):>10.2f}")
     e0 = ex[0]
-    ticks = e0["cpu"] / 100 * e0["measure_s"] * 100
-    print(f"\nclock ticks: ~{ticks:.0f} ticks of 10 ms per {e0['measure_s']:.0f} s window at "
+    # /proc counts CPU time in ticks of CLK_TCK a second (this machine's: the study's, when
+    # it ran here; 100 on most kernels, not all).
+    hz = os.sysconf("SC_CLK_TCK")
+    ticks = e0["cpu"] / 100 * e0["measure_s"] * hz
+    print(f"\nclock ticks: ~{ticks:.0f} ticks of {1e3 / hz:.0f} ms per {e0['measure_s']:.0f} s window at "
           f"{e0['cpu']:.0f}% CPU: +-1 tick at each end is +-{100 / ticks:.2f}% at most")
     n_secs = len(e0["secs"])
     inner = st.median(cv(e["secs"]) for e in ex if len(e["secs"]) > 1)

@@ -20,8 +20,8 @@ with other comparisons.
 
 `noise.py` takes the noise of `cpu_s_per_tx` apart on the store this writes. At 1,000 TPS
 most of the node's CPU is its idle tiles waking, not per-transaction work; `--rate 3000`
-raises the per-transaction share (BENCHMARKS.md, "Where the noise of `cpu_s_per_tx` comes
-from").
+raises the per-transaction share (docs/benchmarks/compare.md, "Where the noise of
+`cpu_s_per_tx` comes from").
 
 Duration: about (R x 5 + calibration rounds x 4) executions of (warm-up + window + ~0.5 s);
 measured on the busy 2-core machine: R = 10, 2 s + 3 s -> 252 s for the comparison.
@@ -31,7 +31,6 @@ import argparse
 import json
 import math
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -124,82 +123,39 @@ def trial_verdicts(args, db, rounds, test):
     return [v for cand, _ in CONDITIONS for v in verdicts(args, db, rounds, test, cand)]
 
 
-def t_two_sided_p(t, df):
-    """Two-sided p of Student's t with df degrees of freedom (Simpson's rule on the
-    density; exact to ~1e-9, enough for a power estimate)."""
-    t = abs(t)
-    c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
-    n = 2000
-    h = t / n
-    f = [c * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(n + 1)]
-    area = h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
-    return max(0.0, 1 - 2 * area)
+def percent(x):
+    return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def t_critical(p, df):
-    """|t| whose two-sided p is p (bisection)."""
-    lo, hi = 0.0, 200.0
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if t_two_sided_p(mid, df) > p:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def predicted_power(effect, sd, rounds, level, seed=7, trials=20000):
-    """Share of simulated paired t-tests on `rounds` log ratios ~ N(log(1 + effect), sd)
-    that flag a regression at two-sided `level`."""
-    rng = random.Random(seed)
-    crit = t_critical(level, rounds - 1)
-    mu, hits = math.log1p(effect), 0
-    for _ in range(trials):
-        xs = [rng.gauss(mu, sd) for _ in range(rounds)]
-        m = sum(xs) / rounds
-        s = math.sqrt(sum((x - m) ** 2 for x in xs) / (rounds - 1))
-        hits += s > 0 and m / (s / math.sqrt(rounds)) > crit
-    return hits / trials
-
-
-def rounds_for(effect, sd, level, goal=0.9):
-    """The fewest rounds (up to 100) whose predicted power for `effect` reaches `goal`."""
-    for n in range(3, 101):
-        if predicted_power(effect, sd, n, level, trials=4000) >= goal:
-            return str(n)
-    return "> 100"
-
-
-def noise_table(args, db):
-    """From all the rounds at once: per condition, the paired log ratios of the CPU
-    metrics (mean, sd) and the power a 10-round trial would have against exactly +3/5/10%
-    with that sd, at Bonferroni's level over the candidate's family (a floor for Holm's)."""
+def noise_table(args, db, trial_mdc):
+    """Per condition, dyno's own reading of all the rounds at once (the paired log
+    ratios' sd, the family they were corrected in, the rounds a 5% change needs with 80%
+    power) beside what each trial could have flagged (its stated power, the median over
+    the trials). dyno states power at 80% and for 5% only; the lag-1 autocorrelation is
+    taken here from the per-round values dyno reports."""
     print()
-    print(f"Over all {args.rounds} rounds, paired log ratios against base, and the power a "
-          f"{args.trial_rounds}-round paired trial has for the nominal change with that sd "
-          f"(simulated; level alpha / family size, Bonferroni: a floor for Holm):")
+    print(f"Over all {args.rounds} rounds (paired, each candidate against base), and what a "
+          f"{args.trial_rounds}-round paired trial could flag (`dyno compare report`'s stated power):")
     print("(r1: lag-1 autocorrelation of the per-round log ratios; the t-test assumes rounds "
           "independent, r1 near 0)")
     print(f"{'condition':<11} {'metric':<13} {'ratio':>7} {'sd':>7} {'r1':>6} {'family':>6} "
-          f"{'predicted power':>16} {'rounds for 90%':>17}")
-    for cand, nominal in CONDITIONS:
+          f"{'trial flags 80%':>16} {'rounds for 5%':>14}")
+    for cand, _ in CONDITIONS:
         vs = verdicts(args, db, None, "paired", cand)
-        family = sum(1 for v in vs if v.get("primary", True)
-                     and len(set(v["baseline_values"] + v["candidate_values"])) > 1)
         for metric in ("cpu_s_per_tx", "cpu_percent"):
             v = next((v for v in vs if v["metric"] == metric), None)
-            if v is None or len(v["baseline_values"]) != len(v["candidate_values"]):
+            if v is None or v["log_ratio_sd"] is None or v["power"] is None:
                 print(f"{cand:<11} {metric:<13} (rounds missing: not paired here)")
                 continue
             logs = [math.log(c / b) for b, c in zip(v["baseline_values"], v["candidate_values"])]
-            mean, sd = statistics.mean(logs), statistics.stdev(logs)
-            power = "-" if nominal == 0 else \
-                f"{100 * predicted_power(nominal, sd, args.trial_rounds, 0.05 / family):.0f}%"
-            needed = "-" if nominal == 0 else rounds_for(nominal, sd, 0.05 / family)
-            r1 = sum((a - mean) * (b - mean) for a, b in zip(logs, logs[1:])) / \
-                sum((a - mean) ** 2 for a in logs)
-            print(f"{cand:<11} {metric:<13} {math.exp(mean):>7.4f} {100 * sd:>6.2f}% {r1:>6.2f} "
-                  f"{family:>6} {power:>16} {needed:>17}")
+            mean = statistics.mean(logs)
+            r1 = sum((x - mean) * (y - mean) for x, y in zip(logs, logs[1:])) / \
+                sum((x - mean) ** 2 for x in logs)
+            mdcs = [m for m in trial_mdc.get((cand, metric), []) if m is not None]
+            trial = percent(statistics.median(mdcs)) if mdcs else "-"
+            needed = v["power"]["rounds_for_reference_change"]
+            print(f"{cand:<11} {metric:<13} {v['ratio']:>7.4f} {100 * v['log_ratio_sd']:>6.2f}% {r1:>6.2f} "
+                  f"{v['power']['family']:>6} {trial:>16} {needed if needed else '-':>14}")
 
 
 def calibrate(args):
@@ -252,7 +208,7 @@ def main():
     ap.add_argument("--family", choices=["per-candidate", "all"], default="per-candidate",
                     help="Holm's family: each candidate's metrics on their own (what a "
                          "comparison of two releases gets; the default) or every candidate's "
-                         "together (the tables in BENCHMARKS before 2026-11-24 16:00 UTC)")
+                         "together (the tables in docs/benchmarks/compare.md before 2026-11-24 16:00 UTC)")
     ap.add_argument("--primary", action="append", default=[], metavar="METRIC",
                     help="judge the trials with this primary metric (repeatable; `dyno compare "
                          "report --primary`): Holm's family is the primary metrics alone, and "
@@ -299,6 +255,8 @@ def tabulate(args, db):
     trials = [(a, a + args.trial_rounds) for a in range(0, args.rounds - args.trial_rounds + 1, args.trial_rounds)]
     # flagged[(condition, metric, test)] = (flagged trials, judged trials, ratios)
     flagged = {}
+    # trial_mdc[(condition, metric)] = each paired trial's minimum detectable change
+    trial_mdc = {}
     for test in TESTS:
         for r in trials:
             vs = trial_verdicts(args, db, r, test)
@@ -309,6 +267,9 @@ def tabulate(args, db):
                 # "any metric" is the comparison's verdict: its primary metrics only.
                 if v.get("primary", True):
                     anything[v["candidate"]] = anything.get(v["candidate"], False) or hit
+                if test == "paired":
+                    trial_mdc.setdefault((v["candidate"], v["metric"]), []).append(
+                        v.get("min_detectable_change"))
                 if v["metric"] in METRICS:
                     f, n, ratios = flagged.get(key, (0, 0, []))
                     ratio = [v["ratio"]] if v["ratio"] is not None else []
@@ -338,7 +299,7 @@ def tabulate(args, db):
                 rs = sorted(ratios)
                 med = f"{rs[len(rs) // 2]:.4f}" if rs else "-"
                 print(f"{cond:<11} {metric:<22} {test:<11} {f:>4} / {n:<2} {100.0 * f / n:>5.0f}% {med:>13}")
-    noise_table(args, db)
+    noise_table(args, db, trial_mdc)
     print()
     print(f"store {db} (dyno compare report 1 --db {db} --rounds A..B --test paired|unpaired"
           f" [--candidate NAME])")

@@ -17,8 +17,10 @@ P=$!
 trap 'kill -TERM $P 2>/dev/null || true; wait $P 2>/dev/null || true' EXIT
 sleep 2
 switches() { cat /proc/$P/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s + 0}'; }
+# utime + stime, in clock ticks of CLK_TCK a second (100 on most kernels, not all).
+HZ=$(getconf CLK_TCK)
 ticks() { awk '{print $14 + $15}' /proc/$P/stat; }
 s0=$(switches); c0=$(ticks)
 sleep 4
 s1=$(switches); c1=$(ticks)
-echo "$CONFIG at $RATE/s: $(( (s1 - s0) / 4 )) voluntary switches/s, CPU $(( (c1 - c0) / 4 ))% of a core"
+echo "$CONFIG at $RATE/s: $(( (s1 - s0) / 4 )) voluntary switches/s, CPU $(( (c1 - c0) * 100 / (4 * HZ) ))% of a core"
