@@ -21,7 +21,9 @@
 # env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
 #        keep every file; default a temporary one), OVERLOAD (phase b's rate over a's
 #        TPS; default 1.2), VERIFY_TILES (the nodes' verify_tiles and the in-process
-#        layout's verify tiles; default: the node's own, every core but three, and 1)
+#        layout's verify tiles; default: the node's own, every core but three, and 1),
+#        VERIFY_BATCH (signatures checked as one batch on both sides: the nodes'
+#        verify_batch and the in-process [verify] batch; default 64, 1: one by one)
 #
 # Build first: cargo build --release -p dyno. Every process this script starts is
 # stopped when it exits, even on error or Ctrl-C.
@@ -31,6 +33,7 @@ SECONDS_PER_PHASE=${1:-10}
 DYNO=${DYNO:-target/release/dyno}
 SLOT_MS=${SLOT_MS:-400}
 OVERLOAD=${OVERLOAD:-1.2}
+VERIFY_BATCH=${VERIFY_BATCH:-64}
 OUT=${OUT:-$(mktemp -d -t dyno-node-bench.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
@@ -75,6 +78,7 @@ node_config() {
         echo "node_log = \"$2.jsonl\""
         echo "mempool_capacity = 400000"
         if [ -n "${VERIFY_TILES:-}" ]; then echo "verify_tiles = $VERIFY_TILES"; fi
+        echo "verify_batch = $VERIFY_BATCH"
         if [ $# -ge 7 ]; then
             printf '\n[[peers]]\nid = "%s"\naddr = "localhost:%s"\nlatency_ms = 20\n' "$6" "$7"
         fi
@@ -95,12 +99,12 @@ stop_node() { # PID
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); files in $OUT"
 
 # (a) in-process benchg on the node's forge layout, with as many verify tiles as the
-# node has verify threads when VERIFY_TILES is set (like with like).
-LAYOUT="$HERE/forge-layout.toml"
-if [ -n "${VERIFY_TILES:-}" ]; then
-    LAYOUT="$OUT/forge-layout.toml"
-    sed "s/^verify_tile_count = .*/verify_tile_count = $VERIFY_TILES/" "$HERE/forge-layout.toml" >"$LAYOUT"
-fi
+# node has verify threads when VERIFY_TILES is set, and the node's batch size (like
+# with like).
+LAYOUT="$OUT/forge-layout.toml"
+sed -e "s/^verify_tile_count = .*/verify_tile_count = ${VERIFY_TILES:-1}/" \
+    -e "s/^batch = .*/batch = $(( VERIFY_BATCH > 256 ? 256 : VERIFY_BATCH ))/" \
+    "$HERE/forge-layout.toml" >"$LAYOUT"
 "$DYNO" pipeline bench --config "$LAYOUT" --duration "$SECONDS_PER_PHASE" \
     --no-save --format json >"$OUT/inprocess.json" 2>"$OUT/inprocess.err"
 IN_TPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tps"]["median"])' "$OUT/inprocess.json")

@@ -14,19 +14,26 @@ MAX=${1:-$(( $(nproc) > 5 ? $(nproc) - 3 : 2 ))}
 SECS=${2:-10}
 ROOT=$(mktemp -d -t dyno-layouts.XXXXXX)
 
-# One thread's verifications per second (the median of 3 repetitions).
-"$DYNO" machine --only Ed25519-Verify --repeat 3 --no-save --allow-fail --format json \
+# One thread's verifications per second (the median of 3 repetitions), one by one or in
+# batches as the layouts verify (bench.sh's VERIFY_BATCH, default 64).
+export VERIFY_BATCH=${VERIFY_BATCH:-64}
+if [ "$VERIFY_BATCH" -gt 1 ]; then
+    METRIC=Ed25519BatchVerify; ONLY=Ed25519-BatchVerify
+else
+    METRIC=Ed25519Verify; ONLY=Ed25519-Verify
+fi
+"$DYNO" machine --only "$ONLY" --repeat 3 --no-save --allow-fail --format json \
     >"$ROOT/machine.json" 2>"$ROOT/machine.err"
-ONE=$(python3 - "$ROOT/machine.json" <<'PY'
+ONE=$(python3 - "$ROOT/machine.json" "$METRIC" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-scores = [r["score"] for r in doc["results"] if r["metric"] == "Ed25519Verify"]
+scores = [r["score"] for r in doc["results"] if r["metric"] == sys.argv[2]]
 if not scores:
-    sys.exit("no Ed25519Verify result in dyno machine's JSON")
+    sys.exit("no %s result in dyno machine's JSON" % sys.argv[2])
 print(scores[0])
 PY
 )
-echo "machine: $(nproc) CPUs; one thread's Ed25519 verify rate: $ONE /s (dyno machine); files in $ROOT"
+echo "machine: $(nproc) CPUs; one thread's $METRIC rate: $ONE /s (dyno machine); batches of $VERIFY_BATCH; files in $ROOT"
 ROWS=()
 for n in $(seq 1 "$MAX"); do
     OUT="$ROOT/tiles-$n" VERIFY_TILES=$n DYNO=$DYNO "$HERE/bench.sh" "$SECS" >"$ROOT/tiles-$n.txt" 2>&1 \

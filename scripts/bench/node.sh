@@ -7,7 +7,8 @@
 # usage: scripts/bench/node.sh [SECONDS]                       (bench.sh; default 2 s a phase)
 #        scripts/bench/node.sh layouts [MAX_TILES [SECONDS]]    (default 2 tiles, 2 s a phase)
 #        scripts/bench/node.sh wakeups [CONFIG [RATE]]          (default the value workload, 1/s)
-# env:   DYNO, OUT (scripts/bench/lib.sh), and bench.sh's (SLOT_MS, OVERLOAD, VERIFY_TILES)
+# env:   DYNO, OUT (scripts/bench/lib.sh), and bench.sh's (SLOT_MS, OVERLOAD, VERIFY_TILES,
+#        VERIFY_BATCH)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 USAGE="$0 [SECONDS] | $0 layouts [MAX_TILES [SECONDS]] | $0 wakeups [CONFIG [RATE]]"
