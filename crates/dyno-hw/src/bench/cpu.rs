@@ -167,6 +167,11 @@ impl Workload for Sr25519Workload {
 
 /// Ed25519 signatures per iteration (both single and batch modes).
 const ED25519_SIGNATURES: usize = 1024;
+
+/// Distinct signers, signature `i` by signer `i % ED25519_SIGNERS`: a batch of 64 holds 64
+/// different keys, as a node's batches of a load from many accounts do (ed25519-zebra
+/// merges the terms of one key within a batch, so one signer would flatter batching).
+const ED25519_SIGNERS: usize = ED25519_BATCH;
 /// Batch size for batch verification: large enough to get most of the batching gain,
 /// small enough to match how a verify tile batches a burst of transactions.
 const ED25519_BATCH: usize = 64;
@@ -183,8 +188,8 @@ pub struct Ed25519 {
 /// Working state of [`Ed25519`].
 pub struct Ed25519Workload {
     batch: bool,
-    key: [u8; 32],
-    signer: dyno_txn::sig::SignerKey,
+    keys: Vec<[u8; 32]>,
+    signers: Vec<dyno_txn::sig::SignerKey>,
     messages: Vec<[u8; 32]>,
     signatures: Vec<[u8; 64]>,
 }
@@ -203,22 +208,33 @@ impl Benchmark for Ed25519 {
     fn prepare(&self, _ctx: &Context) -> Result<Box<dyn Workload>, HwError> {
         use ed25519_dalek::Signer;
         let mut rng = seeded_rng();
-        let mut seed = [0u8; 32];
-        rng.fill_bytes(&mut seed);
-        let key = ed25519_dalek::SigningKey::from_bytes(&seed);
+        let secrets: Vec<ed25519_dalek::SigningKey> = (0..ED25519_SIGNERS)
+            .map(|_| {
+                let mut seed = [0u8; 32];
+                rng.fill_bytes(&mut seed);
+                ed25519_dalek::SigningKey::from_bytes(&seed)
+            })
+            .collect();
         let mut messages = Vec::with_capacity(ED25519_SIGNATURES);
         let mut signatures = Vec::with_capacity(ED25519_SIGNATURES);
-        for _ in 0..ED25519_SIGNATURES {
+        for i in 0..ED25519_SIGNATURES {
             let mut msg = [0u8; 32];
             rng.fill_bytes(&mut msg);
-            signatures.push(key.sign(&msg).to_bytes());
+            signatures.push(secrets[i % ED25519_SIGNERS].sign(&msg).to_bytes());
             messages.push(msg);
         }
-        let public = key.verifying_key().to_bytes();
+        let keys: Vec<[u8; 32]> = secrets
+            .iter()
+            .map(|k| k.verifying_key().to_bytes())
+            .collect();
+        let signers = keys
+            .iter()
+            .map(|k| dyno_txn::sig::SignerKey::from_bytes(k).expect("a real key"))
+            .collect();
         Ok(Box::new(Ed25519Workload {
             batch: self.batch,
-            key: public,
-            signer: dyno_txn::sig::SignerKey::from_bytes(&public).expect("a real key"),
+            keys,
+            signers,
             messages,
             signatures,
         }))
@@ -241,8 +257,9 @@ impl Workload for Ed25519Workload {
                     self.messages[start..end]
                         .iter()
                         .zip(&self.signatures[start..end])
-                        .map(|(msg, sig)| Signed {
-                            key: &self.key,
+                        .enumerate()
+                        .map(|(i, (msg, sig))| Signed {
+                            key: &self.keys[(start + i) % ED25519_SIGNERS],
                             sig,
                             msg,
                         }),
@@ -251,8 +268,9 @@ impl Workload for Ed25519Workload {
                 black_box(&out);
             }
         } else {
-            for (msg, sig) in self.messages.iter().zip(&self.signatures) {
-                black_box(self.signer.verifies(black_box(msg), black_box(sig)));
+            for (i, (msg, sig)) in self.messages.iter().zip(&self.signatures).enumerate() {
+                let signer = &self.signers[i % ED25519_SIGNERS];
+                black_box(signer.verifies(black_box(msg), black_box(sig)));
             }
         }
         Ok(())
