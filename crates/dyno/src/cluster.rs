@@ -750,9 +750,7 @@ fn save(
     own: &OwnCost,
     debug_build: bool,
 ) -> Result<dyno_store::RunId> {
-    use dyno_model::{
-        Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit,
-    };
+    use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
     let report = ClusterReport::new(&outcome.analysis, Some(spec));
     let command = match &spec.command {
         dyno_cluster::NodeCommand::Reference => "dyno node run".to_string(),
@@ -765,7 +763,7 @@ fn save(
             .with("node_command", command)
             .with("nodes", spec.nodes.len().to_string())
             .with("topology", spec.topology_kind.name().to_string()),
-        host: Host::probe(&outcome.dir),
+        host: dyno_proc::host::probe(&outcome.dir),
         started_at: dyno_model::now_unix(),
         command_line: std::env::args().collect(),
         tool_version: crate::build_info::describe(),

@@ -169,7 +169,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             cache.display()
         );
     })?;
-    if let Some(busy) = dyno_model::cpu_busy_fraction(Duration::from_millis(300)) {
+    if let Some(busy) = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300)) {
         if busy > 0.25 {
             eprintln!(
                 "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
@@ -210,7 +210,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             ),
         }
     }
-    let host = Host::probe(Path::new("."));
+    let host = dyno_proc::host::probe(Path::new("."));
     let tool = build_info::describe();
     let stop = stop_flag();
     let total = cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len() - done.len();
