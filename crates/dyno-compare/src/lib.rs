@@ -66,6 +66,7 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod sampler;
+pub mod session;
 pub mod verdict;
 pub mod work;
 
