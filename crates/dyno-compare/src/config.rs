@@ -48,6 +48,10 @@
 //! environment. Everything is checked by [`ComparisonFile::parse`] before any node starts;
 //! errors name the file, the line and the key.
 
+pub use crate::spec::{
+    check_executable, substitute, ComparisonFile, GitSource, MetricSources, OnFailure, SubjectSpec,
+    WorkloadSpec,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -182,146 +186,6 @@ struct RawWorkload {
     work: Option<crate::work::RawWork>,
 }
 
-/// A subject built from a git revision of a Cargo project: dyno extracts the revision
-/// (`git archive`, the repository is not touched) and builds it with `cargo build
-/// --release` into a target directory of its own per commit (see [`crate::gitbuild`]).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct GitSource {
-    /// Path of the project's Cargo.toml inside a git work tree (relative to the subject's
-    /// `cwd` when given).
-    pub manifest: PathBuf,
-    /// Revision to build.
-    pub rev: String,
-    /// Package to build.
-    #[serde(default)]
-    pub package: Option<String>,
-    /// Binary to run (default: `package`, else the manifest's package name).
-    #[serde(default)]
-    pub bin: Option<String>,
-    /// The commit `rev` resolved to, filled in by validation.
-    #[serde(skip_deserializing)]
-    pub commit: String,
-}
-
-/// Where a subject's own metrics come from, and what they mean.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetricSources {
-    /// Prometheus text endpoint, scraped once a second (`http://host:port/path`).
-    #[serde(default)]
-    pub prometheus: Option<String>,
-    /// Metric families to keep from the endpoint (all when empty).
-    #[serde(default)]
-    pub prometheus_metrics: Vec<String>,
-    /// A file the node writes JSON lines to; numeric fields of each line become samples.
-    #[serde(default)]
-    pub jsonl: Option<PathBuf>,
-    /// Metrics whose larger values are better, whatever their names suggest (names as
-    /// reports show them, e.g. `jsonl:tps`, or Prometheus family names; one `*` allowed
-    /// at the start or the end). See [`crate::declared`].
-    #[serde(default)]
-    pub higher_is_better: Vec<String>,
-    /// Metrics whose smaller values are better (as `higher_is_better`).
-    #[serde(default)]
-    pub lower_is_better: Vec<String>,
-    /// Metrics not recorded at all (as `higher_is_better`).
-    #[serde(default)]
-    pub ignore: Vec<String>,
-}
-
-/// One release to measure.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SubjectSpec {
-    /// Unique name.
-    pub name: String,
-    /// Program and arguments (placeholders not yet replaced). For a `git` subject, only
-    /// the arguments until [`crate::gitbuild::build_all`] puts the built binary in front.
-    pub command: Vec<String>,
-    /// The revision to build, for subjects given as `git`.
-    pub git: Option<GitSource>,
-    /// Extra environment.
-    pub env: BTreeMap<String, String>,
-    /// Working directory.
-    pub cwd: Option<PathBuf>,
-    /// Its own metrics.
-    pub metrics: MetricSources,
-    /// How to know it is up.
-    pub ready: Option<crate::readiness::ReadySpec>,
-    /// Named addresses for `{name}` placeholders in load commands.
-    pub addresses: BTreeMap<String, String>,
-    /// A whole cluster instead of one process (see [`crate::cluster_subject`]); `command`
-    /// is then empty. Left out of the fingerprint of a file without clusters, so stored
-    /// comparisons made before clusters existed still resume.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster_subject::ClusterSubject>,
-}
-
-/// One fixed-rate load.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-pub struct WorkloadSpec {
-    /// Unique name.
-    pub name: String,
-    /// Transactions per second the load applies.
-    pub rate: f64,
-    /// Seconds between start and the measured window.
-    pub warmup_s: f64,
-    /// Seconds measured.
-    pub measure_s: f64,
-    /// Arguments appended to every subject's command.
-    pub args: Vec<String>,
-    /// An outside load generator run against the node (see [`crate::load`]).
-    #[serde(default)]
-    pub load: Option<crate::load::LoadSpec>,
-    /// The unit of work costs are given per (see [`crate::work`]). A judgement, not a
-    /// measurement: left out of the fingerprint (kept in the stored comparison), so
-    /// naming it continues an interrupted comparison.
-    #[serde(skip)]
-    pub work: Option<crate::work::WorkUnit>,
-}
-
-/// A validated comparison.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ComparisonFile {
-    /// Rounds to run.
-    pub rounds: u32,
-    /// Relative change treated as noise.
-    pub noise_band: f64,
-    /// Family-wise significance level.
-    pub alpha: f64,
-    /// Seed of the order shuffle and the bootstrap.
-    pub seed: u64,
-    /// Seconds between SIGINT and SIGKILL.
-    pub grace_s: f64,
-    /// What a failed execution does to the comparison.
-    pub on_failure: OnFailure,
-    /// The test of every verdict (`test`); `None`: the default, paired. Left out of the
-    /// fingerprint when not given, so files written before it still resume.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub test: Option<crate::verdict::TestKind>,
-    /// The primary metrics (`primary`), judged in a Holm family of their own; empty:
-    /// every metric is primary. A judgement, not a measurement: left out of the
-    /// fingerprint, so correcting it continues an interrupted comparison.
-    #[serde(skip)]
-    pub primary: Vec<String>,
-    /// Subjects; the first is the baseline.
-    pub subjects: Vec<SubjectSpec>,
-    /// Workloads.
-    pub workloads: Vec<WorkloadSpec>,
-}
-
-/// What a failed execution does to the comparison (`on_failure`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnFailure {
-    /// Stop when one subject failed [`crate::runner::FAILURES_IN_A_ROW`] times in a row.
-    GiveUp,
-    /// Stop at the first failure.
-    Stop,
-    /// Record failures and go on.
-    Continue,
-}
-
 impl ComparisonFile {
     /// Reads and validates a file.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
@@ -397,7 +261,7 @@ impl ComparisonFile {
         };
         let test = match raw.test.as_ref() {
             None => None,
-            Some(t) => Some(crate::verdict::TestKind::parse(t.get_ref()).ok_or_else(|| {
+            Some(t) => Some(crate::spec::TestKind::parse(t.get_ref()).ok_or_else(|| {
                 invalid(
                     t.span(),
                     "test".into(),
@@ -684,68 +548,6 @@ impl ComparisonFile {
         self.workloads.retain(|w| names.contains(&w.name));
         Ok(())
     }
-}
-
-impl SubjectSpec {
-    /// The command line for `workload`: the subject's command, then the workload's
-    /// arguments, with placeholders replaced.
-    pub fn command_for(&self, workload: &WorkloadSpec) -> Vec<String> {
-        self.command
-            .iter()
-            .chain(workload.args.iter())
-            .map(|a| substitute(a, workload))
-            .collect()
-    }
-
-    /// The extra environment for `workload`, placeholders replaced, plus `DYNO_WORKLOAD`
-    /// and `DYNO_RATE`.
-    pub fn env_for(&self, workload: &WorkloadSpec) -> BTreeMap<String, String> {
-        let mut env: BTreeMap<String, String> = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), substitute(v, workload)))
-            .collect();
-        env.insert("DYNO_WORKLOAD".into(), workload.name.clone());
-        env.insert("DYNO_RATE".into(), workload.rate.to_string());
-        env
-    }
-}
-
-/// Replaces `{workload}`, `{rate}`, `{warmup_s}`, `{measure_s}` in `s`.
-pub fn substitute(s: &str, w: &WorkloadSpec) -> String {
-    s.replace("{workload}", &w.name)
-        .replace("{rate}", &w.rate.to_string())
-        .replace("{warmup_s}", &w.warmup_s.to_string())
-        .replace("{measure_s}", &w.measure_s.to_string())
-}
-
-/// Checks that `program` can be executed: a path (relative to `cwd` when given) to an
-/// executable file, or a name found on PATH.
-pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
-    use std::os::unix::fs::PermissionsExt;
-    let is_exec = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if program.contains('/') {
-        let p = match cwd {
-            Some(dir) if Path::new(program).is_relative() => dir.join(program),
-            _ => PathBuf::from(program),
-        };
-        return if is_exec(&p) {
-            Ok(p)
-        } else if p.exists() {
-            Err(format!("`{program}` is not an executable file"))
-        } else {
-            Err(format!("`{program}` does not exist"))
-        };
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| is_exec(p))
-        .ok_or_else(|| format!("`{program}` is not an executable on PATH"))
 }
 
 /// Checks the declared names of a `metrics` table (each a valid pattern, none matching a

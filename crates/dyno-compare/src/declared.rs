@@ -3,7 +3,7 @@
 //! what the names suggest ([`guess_direction`], [`index_like`]).
 //!
 //! ```
-//! use dyno_compare::config::MetricSources;
+//! use dyno_compare::spec::MetricSources;
 //! use dyno_compare::declared::{rule_for, Rule};
 //! use dyno_model::Direction;
 //!
@@ -17,9 +17,9 @@
 //! assert_eq!(rule_for(&m, "jsonl:tps", false), None); // guessed: higher is better
 //! ```
 
-use crate::config::MetricSources;
 use crate::execution::Series;
 use crate::execution::SeriesKind;
+use crate::spec::MetricSources;
 use dyno_model::Direction;
 
 /// One entry of a declaration list: a metric name, or a name with one `*` at its start or

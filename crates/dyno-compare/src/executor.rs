@@ -6,10 +6,10 @@
 //! group, SIGKILL after the grace period); and a parent-death signal plus a group guard,
 //! so the node and anything it started end even when dyno is SIGKILLed.
 
-use crate::config::{SubjectSpec, WorkloadSpec};
 use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
+use crate::spec::{SubjectSpec, WorkloadSpec};
 use dyno_model::{Direction, Metric, Unit};
 use dyno_proc::{GuardedChild, NotReady, SpawnOptions};
 use std::process::Command;
@@ -472,7 +472,7 @@ pub(crate) use jsonl::parse as jsonl_parse;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ComparisonFile;
+    use crate::spec::ComparisonFile;
     use std::path::Path;
 
     #[test]

@@ -4,7 +4,7 @@
 //! binary. Extracted sources and builds are kept in a cache directory, so a revision is
 //! built once across comparisons.
 
-use crate::config::{ComparisonFile, GitSource};
+use crate::spec::{ComparisonFile, GitSource};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

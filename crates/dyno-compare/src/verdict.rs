@@ -18,50 +18,15 @@
 use crate::execution::{run_values, Execution, Outcome, REFERENCE_METRIC};
 use crate::family::{is_primary, no_information, Unjudged};
 use crate::power::{stated_power, StatedPower};
+pub use crate::spec::TestKind;
 use crate::work::{reference_values, window_s, WorkUnit};
 use dyno_model::{Direction, Metric};
 use dyno_stats::{
     apply_holm, compare, compare_paired, compare_signed_rank, mann_whitney_u, Alternative, Better,
     Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest, Verdict,
 };
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
-
-/// Which test judges a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestKind {
-    /// Baseline and candidate values as two independent samples (Mann-Whitney).
-    Unpaired,
-    /// Per-round ratios candidate / baseline, t-test on their logarithms: rounds where
-    /// either has no value are left out.
-    #[default]
-    Paired,
-    /// Per-round ratios, exact Wilcoxon signed-rank test on their logarithms.
-    SignedRank,
-}
-
-impl TestKind {
-    /// `"unpaired"` or `"paired"`, as the comparison file spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            TestKind::Unpaired => "unpaired",
-            TestKind::Paired => "paired",
-            TestKind::SignedRank => "signed-rank",
-        }
-    }
-
-    /// The kind named `name`, as the comparison file and `--test` spell it.
-    pub fn parse(name: &str) -> Option<TestKind> {
-        match name {
-            "unpaired" => Some(TestKind::Unpaired),
-            "paired" => Some(TestKind::Paired),
-            "signed-rank" => Some(TestKind::SignedRank),
-            _ => None,
-        }
-    }
-}
 
 /// How [`judge_with`] judges: the test, which rounds count and which metrics are primary.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -550,10 +515,10 @@ pub fn power_note(n: usize, m: usize, alpha: f64, test: TestKind) -> Option<Stri
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::config::ComparisonFile;
     use crate::execution::Series;
     use crate::mock::SyntheticExecutor;
     use crate::runner::{run_rounds, Ending};
+    use crate::spec::ComparisonFile;
     use dyno_model::Unit;
     use std::sync::atomic::AtomicBool;
 
