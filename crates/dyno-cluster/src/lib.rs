@@ -15,6 +15,8 @@
 //! - [`render`]: terminal tables, JSON (`dyno.cluster.report/1`) and the HTML report.
 //! - [`export`]: the same cluster as a Nomad job or Kubernetes manifests.
 //! - [`launch`]: the local launcher, one guarded process per node (dyno-proc).
+//! - [`session`]: `check` as a typed report; `run` measured and stored in the results
+//!   store.
 //!
 //! Nothing here prints or exits; only [`launch`] starts processes.
 //!
@@ -41,6 +43,7 @@ pub mod launch;
 pub mod propagation;
 pub mod render;
 pub mod resources;
+pub mod session;
 pub mod shape;
 mod topology;
 
