@@ -394,7 +394,7 @@ impl Launch {
                 Some(url) => self.fill(spec, node.id, url),
                 None => format!("http://127.0.0.1:{}/ready", spec.ports(node.id).2),
             };
-            let probe = Probe::http(&url).map_err(launch_error)?;
+            let probe = Probe::http(&url).map_err(|e| launch_error(e.to_string()))?;
             match Readiness::new(probe, readiness_timeout).wait(&mut node.child, stop) {
                 Ok(_) => {
                     ready += 1;

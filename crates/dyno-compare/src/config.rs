@@ -415,7 +415,7 @@ impl ComparisonFile {
             }
             if let Some(url) = &s.metrics.prometheus {
                 if let Err(why) = crate::prometheus::Endpoint::parse(url) {
-                    return Err(invalid(span, key("metrics.prometheus"), why));
+                    return Err(invalid(span, key("metrics.prometheus"), why.to_string()));
                 }
             }
             let metrics = check_declarations(&s.metrics)

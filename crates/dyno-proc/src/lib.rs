@@ -59,9 +59,9 @@ pub mod signal;
 mod sys;
 
 pub use child::{GuardedChild, LineSink, SpawnError, SpawnOptions, Stopped, Stream};
-pub use http::Endpoint;
+pub use http::{Endpoint, HttpError};
 pub use procfs::{clock_ticks_per_second, liveness, start_ticks, Liveness};
-pub use ready::{NotReady, Probe, Readiness};
+pub use ready::{NotReady, Probe, ProbeError, Readiness};
 pub use sampler::{
     sample_between, ProcReading, ProcSample, ProcSampler, ProcessCounters, ReadError,
 };
