@@ -200,104 +200,11 @@ impl ComparisonFile {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let raw: RawFile =
             dyno_model::ConfigDiagnostic::parse_toml(path, text).map_err(ConfigError::Syntax)?;
-        // Defaults and absent tables carry the span 0..0: no place in the text, so the
-        // key is looked up instead (a whole `[[subject]]` span is narrowed to its key).
-        let invalid = |span: std::ops::Range<usize>, key: String, message: String| {
-            let span = Some(span).filter(|s| *s != (0..0));
-            ConfigError::Invalid(dyno_model::ConfigDiagnostic::new(
-                path,
-                text,
-                span,
-                Some(&key),
-                message,
-            ))
-        };
-        if *raw.rounds.get_ref() == 0 {
-            return Err(invalid(
-                raw.rounds.span(),
-                "rounds".into(),
-                "must be at least 1".into(),
-            ));
-        }
-        let nb = *raw.noise_band.get_ref();
-        if !(0.0..1.0).contains(&nb) {
-            return Err(invalid(
-                raw.noise_band.span(),
-                "noise_band".into(),
-                format!("{nb} is not in [0, 1)"),
-            ));
-        }
-        let alpha = *raw.alpha.get_ref();
-        if !(alpha > 0.0 && alpha < 1.0) {
-            return Err(invalid(
-                raw.alpha.span(),
-                "alpha".into(),
-                format!("{alpha} is not in (0, 1)"),
-            ));
-        }
-        let grace = *raw.grace_s.get_ref();
-        if !(grace.is_finite() && grace >= 0.0) {
-            return Err(invalid(
-                raw.grace_s.span(),
-                "grace_s".into(),
-                "must be >= 0 seconds".into(),
-            ));
-        }
-        let on_failure = match raw
-            .on_failure
-            .as_ref()
-            .map(|v| (v.span(), v.get_ref().as_str()))
-        {
-            None | Some((_, "give_up")) => OnFailure::GiveUp,
-            Some((_, "stop")) => OnFailure::Stop,
-            Some((_, "continue")) => OnFailure::Continue,
-            Some((span, other)) => {
-                return Err(invalid(
-                    span,
-                    "on_failure".into(),
-                    format!("`{other}` is not `give_up`, `stop` or `continue`"),
-                ))
-            }
-        };
-        let test = match raw.test.as_ref() {
-            None => None,
-            Some(t) => Some(crate::spec::TestKind::parse(t.get_ref()).ok_or_else(|| {
-                invalid(
-                    t.span(),
-                    "test".into(),
-                    format!(
-                        "`{}` is not `paired`, `signed-rank` or `unpaired`",
-                        t.get_ref()
-                    ),
-                )
-            })?),
-        };
-        let mut primary: Vec<String> = Vec::new();
-        if let Some(list) = &raw.primary {
-            if list.get_ref().is_empty() {
-                return Err(invalid(
-                    list.span(),
-                    "primary".into(),
-                    "name at least one metric (e.g. \"cpu_s_per_tx\"), or leave `primary` out to judge every metric as primary".into(),
-                ));
-            }
-            for name in list.get_ref() {
-                let n = name.get_ref().trim();
-                let why = if n.is_empty() {
-                    Some("a metric name cannot be empty".to_string())
-                } else if primary.iter().any(|p| p == n) {
-                    Some(format!("`{n}` is named twice"))
-                } else {
-                    None
-                };
-                if let Some(why) = why {
-                    return Err(invalid(name.span(), "primary".into(), why));
-                }
-                primary.push(n.to_string());
-            }
-        }
+        let cx = Cx { path, text };
+        let settings = cx.settings(&raw)?;
+        let primary = cx.primary(&raw)?;
         if raw.subject.len() < 2 {
-            return Err(invalid(
+            return Err(cx.invalid(
                 0..0,
                 "subject".into(),
                 format!(
@@ -307,219 +214,28 @@ impl ComparisonFile {
             ));
         }
         if raw.workload.is_empty() {
-            return Err(invalid(
-                0..0,
-                "workload".into(),
-                "no [[workload]] given".into(),
-            ));
+            return Err(cx.invalid(0..0, "workload".into(), "no [[workload]] given".into()));
         }
         let mut subjects = Vec::new();
         for (i, s) in raw.subject.iter().enumerate() {
-            let span = s.span();
-            let key = |k: &str| format!("subject[{i}].{k}");
-            let s = s.get_ref();
-            if subjects.iter().any(|o: &SubjectSpec| o.name == s.name) || s.name.trim().is_empty() {
-                return Err(invalid(
-                    span,
-                    key("name"),
-                    format!("`{}` is empty or used twice", s.name),
-                ));
-            }
-            let metrics_given = s.metrics.prometheus.is_some()
-                || s.metrics.jsonl.is_some()
-                || !s.metrics.prometheus_metrics.is_empty();
-            let written = crate::cluster_subject::Written {
-                cluster: s.cluster.as_ref(),
-                node_command: s.node_command.as_ref(),
-                node_binary: s.node_binary.as_ref(),
-                process_keys: [
-                    ("command", s.command.is_some()),
-                    ("git", s.git.is_some()),
-                    ("args", s.args.is_some()),
-                    ("env", !s.env.is_empty()),
-                    ("cwd", s.cwd.is_some()),
-                    ("metrics", metrics_given),
-                    ("ready", s.ready.is_some()),
-                    ("addresses", !s.addresses.is_empty()),
-                ]
-                .into_iter()
-                .filter_map(|(k, given)| given.then_some(k))
-                .collect(),
-            };
-            let cluster = crate::cluster_subject::validate(&written, path)
-                .map_err(|(k, why)| invalid(span.clone(), key(k), why))?;
-            if let Some(cluster) = cluster {
-                subjects.push(SubjectSpec {
-                    name: s.name.clone(),
-                    command: Vec::new(),
-                    git: None,
-                    env: BTreeMap::new(),
-                    cwd: None,
-                    metrics: check_declarations(&s.metrics)
-                        .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?,
-                    ready: None,
-                    addresses: BTreeMap::new(),
-                    cluster: Some(cluster),
-                });
-                continue;
-            }
-            let (command, git) = match (&s.command, &s.git, &s.args) {
-                (Some(_), Some(_), _) => {
-                    return Err(invalid(
-                        span,
-                        key("git"),
-                        "give either `command` or `git`, not both".into(),
-                    ))
-                }
-                (None, None, _) => {
-                    return Err(invalid(
-                        span,
-                        key("command"),
-                        "missing (or give `git`)".into(),
-                    ))
-                }
-                (Some(_), None, Some(_)) => {
-                    return Err(invalid(
-                        span,
-                        key("args"),
-                        "only for `git` subjects; put the arguments in `command`".into(),
-                    ))
-                }
-                (None, Some(g), args) => {
-                    let mut g = g.clone();
-                    if let Some(dir) = s.cwd.as_ref().filter(|_| g.manifest.is_relative()) {
-                        g.manifest = dir.join(&g.manifest);
-                    }
-                    g.commit = crate::gitbuild::resolve(&g)
-                        .map_err(|why| invalid(span.clone(), key("git"), why))?;
-                    (args.clone().unwrap_or_default(), Some(g))
-                }
-                (Some(c), None, None) => {
-                    let Some(program) = c.first() else {
-                        return Err(invalid(span, key("command"), "is empty".into()));
-                    };
-                    if let Err(why) = check_executable(program, s.cwd.as_deref()) {
-                        return Err(invalid(span, key("command"), why));
-                    }
-                    (c.clone(), None)
-                }
-            };
-            if let Some(cwd) = &s.cwd {
-                if !cwd.is_dir() {
-                    return Err(invalid(
-                        span,
-                        key("cwd"),
-                        format!("{} is not a directory", cwd.display()),
-                    ));
-                }
-            }
-            if let Some(url) = &s.metrics.prometheus {
-                if let Err(why) = crate::prometheus::Endpoint::parse(url) {
-                    return Err(invalid(span, key("metrics.prometheus"), why.to_string()));
-                }
-            }
-            let metrics = check_declarations(&s.metrics)
-                .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?;
-            let ready = match &s.ready {
-                None => None,
-                Some(r) => Some(r.validate().map_err(|(k, why)| {
-                    let k = if k == "ready" {
-                        k
-                    } else {
-                        format!("ready.{k}")
-                    };
-                    invalid(span.clone(), key(&k), why)
-                })?),
-            };
-            subjects.push(SubjectSpec {
-                name: s.name.clone(),
-                command,
-                git,
-                env: s.env.clone(),
-                cwd: s.cwd.clone(),
-                metrics,
-                ready,
-                addresses: s.addresses.clone(),
-                cluster: None,
-            });
+            let subject = cx.subject(i, s, &subjects)?;
+            subjects.push(subject);
         }
         let mut workloads: Vec<WorkloadSpec> = Vec::new();
         for (i, w) in raw.workload.iter().enumerate() {
-            let span = w.span();
-            let key = |k: &str| format!("workload[{i}].{k}");
-            let w = w.get_ref();
-            if workloads.iter().any(|o| o.name == w.name) || w.name.trim().is_empty() {
-                return Err(invalid(
-                    span,
-                    key("name"),
-                    format!("`{}` is empty or used twice", w.name),
-                ));
-            }
-            if !(w.rate.is_finite() && w.rate > 0.0) {
-                return Err(invalid(
-                    span,
-                    key("rate"),
-                    "must be a positive rate (tx/s): a fixed load, not flat out".into(),
-                ));
-            }
-            if !(w.warmup_s.is_finite() && w.warmup_s >= 0.0) {
-                return Err(invalid(
-                    span,
-                    key("warmup_s"),
-                    "must be >= 0 seconds".into(),
-                ));
-            }
-            if !(w.measure_s.is_finite() && w.measure_s >= 2.0) {
-                return Err(invalid(
-                    span,
-                    key("measure_s"),
-                    "must be at least 2 seconds (one sample a second)".into(),
-                ));
-            }
-            let load = match &w.load {
-                None => None,
-                Some(l) => {
-                    let spec = l.validate(None).map_err(|(k, why)| {
-                        invalid(span.clone(), key(&format!("load.{k}")), why)
-                    })?;
-                    if let Err((subject, name)) = crate::load::check_placeholders(&spec, &subjects)
-                    {
-                        return Err(invalid(
-                            span,
-                            key("load.command"),
-                            format!("`{{{name}}}` is not a placeholder of subject `{subject}` (give it `addresses = {{ {name} = \"...\" }}`)"),
-                        ));
-                    }
-                    Some(spec)
-                }
-            };
-            let work = match &w.work {
-                None => None,
-                Some(raw) => Some(
-                    check_work(raw, load.is_some(), &subjects)
-                        .map_err(|(k, why)| invalid(span.clone(), key(&k), why))?,
-                ),
-            };
-            workloads.push(WorkloadSpec {
-                name: w.name.clone(),
-                rate: w.rate,
-                warmup_s: w.warmup_s,
-                measure_s: w.measure_s,
-                args: w.args.clone(),
-                load,
-                work,
-            });
+            let workload = cx.workload(i, w, &subjects, &workloads)?;
+            workloads.push(workload);
         }
         crate::cluster_subject::check_comparison(&subjects, &workloads)
-            .map_err(|(k, why)| invalid(0..0, k, why))?;
+            .map_err(|(k, why)| cx.invalid(0..0, k, why))?;
         Ok(ComparisonFile {
-            rounds: *raw.rounds.get_ref(),
-            noise_band: nb,
-            alpha,
+            rounds: settings.rounds,
+            noise_band: settings.noise_band,
+            alpha: settings.alpha,
             seed: raw.seed,
-            grace_s: grace,
-            on_failure,
-            test,
+            grace_s: settings.grace_s,
+            on_failure: settings.on_failure,
+            test: settings.test,
             primary,
             subjects,
             workloads,
@@ -547,6 +263,348 @@ impl ComparisonFile {
         }
         self.workloads.retain(|w| names.contains(&w.name));
         Ok(())
+    }
+}
+
+/// The file being parsed, for errors that name its line and key.
+struct Cx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+/// The comparison-wide settings, checked.
+struct Settings {
+    rounds: u32,
+    noise_band: f64,
+    alpha: f64,
+    grace_s: f64,
+    on_failure: OnFailure,
+    test: Option<crate::spec::TestKind>,
+}
+
+impl Cx<'_> {
+    /// A value that parses but makes no sense. Defaults and absent tables carry the span
+    /// 0..0: no place in the text, so the key is looked up instead (a whole
+    /// `[[subject]]` span is narrowed to its key).
+    fn invalid(&self, span: std::ops::Range<usize>, key: String, message: String) -> ConfigError {
+        let span = Some(span).filter(|s| *s != (0..0));
+        ConfigError::Invalid(dyno_model::ConfigDiagnostic::new(
+            self.path,
+            self.text,
+            span,
+            Some(&key),
+            message,
+        ))
+    }
+
+    /// Rounds, noise band, alpha, grace period, `on_failure` and `test`.
+    fn settings(&self, raw: &RawFile) -> Result<Settings, ConfigError> {
+        if *raw.rounds.get_ref() == 0 {
+            return Err(self.invalid(
+                raw.rounds.span(),
+                "rounds".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        let nb = *raw.noise_band.get_ref();
+        if !(0.0..1.0).contains(&nb) {
+            return Err(self.invalid(
+                raw.noise_band.span(),
+                "noise_band".into(),
+                format!("{nb} is not in [0, 1)"),
+            ));
+        }
+        let alpha = *raw.alpha.get_ref();
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(self.invalid(
+                raw.alpha.span(),
+                "alpha".into(),
+                format!("{alpha} is not in (0, 1)"),
+            ));
+        }
+        let grace = *raw.grace_s.get_ref();
+        if !(grace.is_finite() && grace >= 0.0) {
+            return Err(self.invalid(
+                raw.grace_s.span(),
+                "grace_s".into(),
+                "must be >= 0 seconds".into(),
+            ));
+        }
+        let on_failure = match raw
+            .on_failure
+            .as_ref()
+            .map(|v| (v.span(), v.get_ref().as_str()))
+        {
+            None | Some((_, "give_up")) => OnFailure::GiveUp,
+            Some((_, "stop")) => OnFailure::Stop,
+            Some((_, "continue")) => OnFailure::Continue,
+            Some((span, other)) => {
+                return Err(self.invalid(
+                    span,
+                    "on_failure".into(),
+                    format!("`{other}` is not `give_up`, `stop` or `continue`"),
+                ))
+            }
+        };
+        let test = match raw.test.as_ref() {
+            None => None,
+            Some(t) => Some(crate::spec::TestKind::parse(t.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    t.span(),
+                    "test".into(),
+                    format!(
+                        "`{}` is not `paired`, `signed-rank` or `unpaired`",
+                        t.get_ref()
+                    ),
+                )
+            })?),
+        };
+        Ok(Settings {
+            rounds: *raw.rounds.get_ref(),
+            noise_band: nb,
+            alpha,
+            grace_s: grace,
+            on_failure,
+            test,
+        })
+    }
+
+    /// The `primary` metrics: named, none empty, none twice.
+    fn primary(&self, raw: &RawFile) -> Result<Vec<String>, ConfigError> {
+        let mut primary: Vec<String> = Vec::new();
+        let Some(list) = &raw.primary else {
+            return Ok(primary);
+        };
+        if list.get_ref().is_empty() {
+            return Err(self.invalid(
+                list.span(),
+                "primary".into(),
+                "name at least one metric (e.g. \"cpu_s_per_tx\"), or leave `primary` out to judge every metric as primary".into(),
+            ));
+        }
+        for name in list.get_ref() {
+            let n = name.get_ref().trim();
+            let why = if n.is_empty() {
+                Some("a metric name cannot be empty".to_string())
+            } else if primary.iter().any(|p| p == n) {
+                Some(format!("`{n}` is named twice"))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(self.invalid(name.span(), "primary".into(), why));
+            }
+            primary.push(n.to_string());
+        }
+        Ok(primary)
+    }
+
+    /// The `i`th `[[subject]]`: a cluster, or a process given by `command` or `git`.
+    fn subject(
+        &self,
+        i: usize,
+        raw: &Spanned<RawSubject>,
+        earlier: &[SubjectSpec],
+    ) -> Result<SubjectSpec, ConfigError> {
+        let span = raw.span();
+        let key = |k: &str| format!("subject[{i}].{k}");
+        let s = raw.get_ref();
+        if earlier.iter().any(|o| o.name == s.name) || s.name.trim().is_empty() {
+            return Err(self.invalid(
+                span,
+                key("name"),
+                format!("`{}` is empty or used twice", s.name),
+            ));
+        }
+        let cluster = crate::cluster_subject::validate(&written(s), self.path)
+            .map_err(|(k, why)| self.invalid(span.clone(), key(k), why))?;
+        let declarations = || {
+            check_declarations(&s.metrics)
+                .map_err(|(at, k, why)| self.invalid(at, key(&format!("metrics.{k}")), why))
+        };
+        if let Some(cluster) = cluster {
+            return Ok(SubjectSpec {
+                name: s.name.clone(),
+                command: Vec::new(),
+                git: None,
+                env: BTreeMap::new(),
+                cwd: None,
+                metrics: declarations()?,
+                ready: None,
+                addresses: BTreeMap::new(),
+                cluster: Some(cluster),
+            });
+        }
+        let (command, git) = self.command(s, span.clone(), &key)?;
+        if let Some(cwd) = &s.cwd {
+            if !cwd.is_dir() {
+                return Err(self.invalid(
+                    span,
+                    key("cwd"),
+                    format!("{} is not a directory", cwd.display()),
+                ));
+            }
+        }
+        if let Some(url) = &s.metrics.prometheus {
+            if let Err(why) = crate::prometheus::Endpoint::parse(url) {
+                return Err(self.invalid(span, key("metrics.prometheus"), why.to_string()));
+            }
+        }
+        let metrics = declarations()?;
+        let ready = match &s.ready {
+            None => None,
+            Some(r) => Some(r.validate().map_err(|(k, why)| {
+                let k = if k == "ready" {
+                    k
+                } else {
+                    format!("ready.{k}")
+                };
+                self.invalid(span.clone(), key(&k), why)
+            })?),
+        };
+        Ok(SubjectSpec {
+            name: s.name.clone(),
+            command,
+            git,
+            env: s.env.clone(),
+            cwd: s.cwd.clone(),
+            metrics,
+            ready,
+            addresses: s.addresses.clone(),
+            cluster: None,
+        })
+    }
+
+    /// A process subject's command, or the git revision it is built from (resolved to a
+    /// commit now, so a wrong revision is refused before anything starts).
+    fn command(
+        &self,
+        s: &RawSubject,
+        span: std::ops::Range<usize>,
+        key: &dyn Fn(&str) -> String,
+    ) -> Result<(Vec<String>, Option<GitSource>), ConfigError> {
+        match (&s.command, &s.git, &s.args) {
+            (Some(_), Some(_), _) => Err(self.invalid(
+                span,
+                key("git"),
+                "give either `command` or `git`, not both".into(),
+            )),
+            (None, None, _) => {
+                Err(self.invalid(span, key("command"), "missing (or give `git`)".into()))
+            }
+            (Some(_), None, Some(_)) => Err(self.invalid(
+                span,
+                key("args"),
+                "only for `git` subjects; put the arguments in `command`".into(),
+            )),
+            (None, Some(g), args) => {
+                let mut g = g.clone();
+                if let Some(dir) = s.cwd.as_ref().filter(|_| g.manifest.is_relative()) {
+                    g.manifest = dir.join(&g.manifest);
+                }
+                g.commit = crate::gitbuild::resolve(&g)
+                    .map_err(|why| self.invalid(span, key("git"), why.to_string()))?;
+                Ok((args.clone().unwrap_or_default(), Some(g)))
+            }
+            (Some(c), None, None) => {
+                let Some(program) = c.first() else {
+                    return Err(self.invalid(span, key("command"), "is empty".into()));
+                };
+                if let Err(why) = check_executable(program, s.cwd.as_deref()) {
+                    return Err(self.invalid(span, key("command"), why.to_string()));
+                }
+                Ok((c.clone(), None))
+            }
+        }
+    }
+
+    /// The `i`th `[[workload]]`, its load command checked against the subjects'
+    /// addresses and its unit of work against where its metric can come from.
+    fn workload(
+        &self,
+        i: usize,
+        raw: &Spanned<RawWorkload>,
+        subjects: &[SubjectSpec],
+        earlier: &[WorkloadSpec],
+    ) -> Result<WorkloadSpec, ConfigError> {
+        let span = raw.span();
+        let key = |k: &str| format!("workload[{i}].{k}");
+        let w = raw.get_ref();
+        let refuse = |k: &str, why: &str| Err(self.invalid(span.clone(), key(k), why.into()));
+        if earlier.iter().any(|o| o.name == w.name) || w.name.trim().is_empty() {
+            return refuse("name", &format!("`{}` is empty or used twice", w.name));
+        }
+        if !(w.rate.is_finite() && w.rate > 0.0) {
+            return refuse(
+                "rate",
+                "must be a positive rate (tx/s): a fixed load, not flat out",
+            );
+        }
+        if !(w.warmup_s.is_finite() && w.warmup_s >= 0.0) {
+            return refuse("warmup_s", "must be >= 0 seconds");
+        }
+        if !(w.measure_s.is_finite() && w.measure_s >= 2.0) {
+            return refuse(
+                "measure_s",
+                "must be at least 2 seconds (one sample a second)",
+            );
+        }
+        let load = match &w.load {
+            None => None,
+            Some(l) => {
+                let spec = l.validate(None).map_err(|(k, why)| {
+                    self.invalid(span.clone(), key(&format!("load.{k}")), why)
+                })?;
+                if let Err((subject, name)) = crate::load::check_placeholders(&spec, subjects) {
+                    return refuse(
+                        "load.command",
+                        &format!("`{{{name}}}` is not a placeholder of subject `{subject}` (give it `addresses = {{ {name} = \"...\" }}`)"),
+                    );
+                }
+                Some(spec)
+            }
+        };
+        let work = match &w.work {
+            None => None,
+            Some(raw) => Some(
+                check_work(raw, load.is_some(), subjects)
+                    .map_err(|(k, why)| self.invalid(span.clone(), key(&k), why))?,
+            ),
+        };
+        Ok(WorkloadSpec {
+            name: w.name.clone(),
+            rate: w.rate,
+            warmup_s: w.warmup_s,
+            measure_s: w.measure_s,
+            args: w.args.clone(),
+            load,
+            work,
+        })
+    }
+}
+
+/// What a `[[subject]]` says about a cluster, and which process-only keys it sets.
+fn written(s: &RawSubject) -> crate::cluster_subject::Written<'_> {
+    let metrics_given = s.metrics.prometheus.is_some()
+        || s.metrics.jsonl.is_some()
+        || !s.metrics.prometheus_metrics.is_empty();
+    crate::cluster_subject::Written {
+        cluster: s.cluster.as_ref(),
+        node_command: s.node_command.as_ref(),
+        node_binary: s.node_binary.as_ref(),
+        process_keys: [
+            ("command", s.command.is_some()),
+            ("git", s.git.is_some()),
+            ("args", s.args.is_some()),
+            ("env", !s.env.is_empty()),
+            ("cwd", s.cwd.is_some()),
+            ("metrics", metrics_given),
+            ("ready", s.ready.is_some()),
+            ("addresses", !s.addresses.is_empty()),
+        ]
+        .into_iter()
+        .filter_map(|(k, given)| given.then_some(k))
+        .collect(),
     }
 }
 
