@@ -820,6 +820,7 @@ fn topology(
 mod checks;
 #[path = "file_faults.rs"]
 mod faults_check;
+pub use checks::NodeCommandError;
 use checks::{extract, ready_url, workload};
 
 #[cfg(test)]

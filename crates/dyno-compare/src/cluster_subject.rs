@@ -13,11 +13,11 @@
 //! # node_binary = "../dyno-v2/target/release/dyno"
 //! ```
 //!
-//! This crate only checks what the comparison file says (the cluster file exists, the
+//! This module only checks what the comparison file says (the cluster file exists, the
 //! override is executable); reading the cluster file and running the cluster belong to
-//! dyno-cluster, and the binary joins the two with an [`crate::Executor`] of its own. So
-//! compare keeps judging executions from any source without knowing about clusters, and
-//! dyno-cluster knows nothing of verdicts: data flows one way, cluster -> binary -> compare.
+//! dyno-cluster, which [`crate::cluster_run`] reaches as a child `dyno cluster check|run`.
+//! So compare keeps judging executions from any source without importing dyno-cluster,
+//! and dyno-cluster knows nothing of verdicts.
 
 pub use crate::spec::ClusterSubject;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ pub(crate) fn validate(
                 return Err(("node_command", "is empty".into()));
             };
             let resolved = crate::spec::check_executable(program, Some(dir))
-                .map_err(|why| ("node_command", why))?;
+                .map_err(|why| ("node_command", why.to_string()))?;
             let mut argv = argv.clone();
             argv[0] = resolved.display().to_string();
             Some(argv)
@@ -79,7 +79,10 @@ pub(crate) fn validate(
         None => None,
         Some(b) => {
             let b = b.display().to_string();
-            Some(crate::spec::check_executable(&b, Some(dir)).map_err(|why| ("node_binary", why))?)
+            Some(
+                crate::spec::check_executable(&b, Some(dir))
+                    .map_err(|why| ("node_binary", why.to_string()))?,
+            )
         }
     };
     Ok(Some(ClusterSubject {

@@ -658,7 +658,7 @@ fn check_declarations(
             let at = || (e.span(), format!("{list}[{i}]"));
             let pattern = NamePattern::parse(e.get_ref()).map_err(|why| {
                 let (span, k) = at();
-                (span, k, why)
+                (span, k, why.to_string())
             })?;
             if let Some((other, j, text, _)) = seen
                 .iter()

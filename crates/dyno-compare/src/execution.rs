@@ -32,8 +32,9 @@ pub enum SeriesKind {
     Observations,
 }
 
-/// Points of one metric over the measured window.
-#[derive(Debug, Clone, PartialEq)]
+/// Points of one metric over the measured window (as JSON: how a child `dyno cluster
+/// run` hands a cluster's compared metrics over).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     /// The metric of the points.
     pub metric: Metric,

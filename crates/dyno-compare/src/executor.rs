@@ -63,19 +63,33 @@ impl ProcessExecutor {
     }
 }
 
+/// Why a node or a load generator did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The command has no program.
+    #[error("empty command")]
+    EmptyCommand,
+    /// The program could not be spawned.
+    #[error(transparent)]
+    Spawn(#[from] dyno_proc::SpawnError),
+    /// The load generator did not start.
+    #[error("load command: {0}")]
+    Load(Box<StartError>),
+}
+
 fn start(
     command: &[String],
     env: std::collections::BTreeMap<String, String>,
     cwd: Option<&std::path::Path>,
     opts: &SpawnOptions,
-) -> Result<GuardedChild, String> {
-    let (program, args) = command.split_first().ok_or("empty command")?;
+) -> Result<GuardedChild, StartError> {
+    let (program, args) = command.split_first().ok_or(StartError::EmptyCommand)?;
     let mut cmd = Command::new(program);
     cmd.args(args).envs(env);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    GuardedChild::spawn(cmd, opts).map_err(|e| e.to_string())
+    Ok(GuardedChild::spawn(cmd, opts)?)
 }
 
 /// Output lines of a load generator kept for its extractors: enough for a line a second
@@ -95,7 +109,7 @@ impl Load {
         spec: &crate::load::LoadSpec,
         subject: &SubjectSpec,
         workload: &WorkloadSpec,
-    ) -> Result<Load, String> {
+    ) -> Result<Load, StartError> {
         let lines: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
         let sink = lines.clone();
         let opts = SpawnOptions {
@@ -114,7 +128,7 @@ impl Load {
             spec.cwd.as_deref(),
             &opts,
         )
-        .map_err(|e| format!("load command: {e}"))?;
+        .map_err(|e| StartError::Load(Box::new(e)))?;
         Ok(Load {
             child,
             lines,
@@ -269,7 +283,7 @@ impl Executor for ProcessExecutor {
         let mut node = match start(&command_line, env, subject.cwd.as_deref(), &opts) {
             Ok(n) => n,
             Err(reason) => {
-                exec.outcome = failed(reason, Vec::new());
+                exec.outcome = failed(reason.to_string(), Vec::new());
                 return exec;
             }
         };
@@ -303,7 +317,7 @@ impl Executor for ProcessExecutor {
             Some(Ok(l)) => Some(l),
             Some(Err(reason)) => {
                 let stopped = node.stop(self.grace);
-                exec.outcome = failed(reason, stopped.last_lines);
+                exec.outcome = failed(reason.to_string(), stopped.last_lines);
                 return exec;
             }
         };

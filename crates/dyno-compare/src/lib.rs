@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod cluster_run;
 pub mod cluster_subject;
 pub mod config;
 pub mod declared;

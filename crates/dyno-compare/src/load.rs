@@ -108,7 +108,7 @@ impl RawLoad {
         // A program given as a placeholder is only known per subject; checked when run.
         if !program.contains('{') {
             crate::spec::check_executable(program, cwd.as_deref())
-                .map_err(|why| ("command".to_string(), why))?;
+                .map_err(|why| ("command".to_string(), why.to_string()))?;
         }
         let output =
             match (self.output.as_deref(), self.extract.is_empty()) {

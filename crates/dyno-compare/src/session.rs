@@ -360,12 +360,12 @@ fn refusals(meta: &ComparisonMeta, executions: &[Execution], chosen: &[String]) 
     let primary = primary_metrics(chosen, meta);
     if !primary.is_empty() {
         if let Err(e) = unknown_primary(executions, &meta.subjects, primary, &meta.work) {
-            out.push(Refusal::Primary(e));
+            out.push(Refusal::Primary(e.to_string()));
         }
     }
     if let Err(e) = unknown_work(executions, &meta.work) {
         out.push(Refusal::Work {
-            why: e,
+            why: e.to_string(),
             file: meta.file.clone(),
         });
     }

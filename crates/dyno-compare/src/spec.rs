@@ -183,9 +183,23 @@ pub fn substitute(s: &str, w: &WorkloadSpec) -> String {
         .replace("{measure_s}", &w.measure_s.to_string())
 }
 
+/// Why a program named in a comparison file cannot be run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotExecutable {
+    /// The path exists but is no executable file.
+    #[error("`{0}` is not an executable file")]
+    NotAnExecutableFile(String),
+    /// The path does not exist.
+    #[error("`{0}` does not exist")]
+    Missing(String),
+    /// The name is found on no directory of PATH.
+    #[error("`{0}` is not an executable on PATH")]
+    NotOnPath(String),
+}
+
 /// Checks that `program` can be executed: a path (relative to `cwd` when given) to an
 /// executable file, or a name found on PATH.
-pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
+pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, NotExecutable> {
     use std::os::unix::fs::PermissionsExt;
     let is_exec = |p: &Path| {
         std::fs::metadata(p)
@@ -200,16 +214,16 @@ pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, St
         return if is_exec(&p) {
             Ok(p)
         } else if p.exists() {
-            Err(format!("`{program}` is not an executable file"))
+            Err(NotExecutable::NotAnExecutableFile(program.to_string()))
         } else {
-            Err(format!("`{program}` does not exist"))
+            Err(NotExecutable::Missing(program.to_string()))
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join(program))
         .find(|p| is_exec(p))
-        .ok_or_else(|| format!("`{program}` is not an executable on PATH"))
+        .ok_or_else(|| NotExecutable::NotOnPath(program.to_string()))
 }
 
 /// The cluster a subject runs, and the release's part of it.
@@ -218,7 +232,8 @@ pub struct ClusterSubject {
     /// The cluster file, resolved against the comparison file's directory.
     pub file: PathBuf,
     /// The node command replacing the cluster file's `node.command` (program resolved to
-    /// a path; placeholders are the cluster file's, checked by the binary).
+    /// a path; placeholders are the cluster file's, checked by `dyno cluster check` before
+    /// the start).
     pub node_command: Option<Vec<String>>,
     /// The dyno build that runs the reference node (`BINARY node run ...`), its genesis and
     /// its load; default: the dyno running the comparison.

@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use dyno_cluster::compared::ComparedRun;
 use dyno_cluster::launch::{Launch, Progress};
 use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
 use dyno_cluster::{events, propagation, session, ClusterSpec, EXAMPLE};
@@ -61,6 +62,62 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    #[command(flatten)]
+    release: ReleaseArgs,
+}
+
+/// What `dyno compare` changes of a cluster file per release and workload when it runs a
+/// cluster subject as a child `dyno cluster check|run` (hidden: compare's, not a user's).
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The node command replacing the file's `node.command`, as a JSON array.
+    #[arg(long, value_name = "JSON", hide = true)]
+    node_command: Option<String>,
+    /// Refuse a cluster file with its own `node.command` (for compare's `node_binary`).
+    #[arg(long, hide = true)]
+    reference_only: bool,
+}
+
+impl ReleaseArgs {
+    /// The cluster file with the release's node command, refused as compare's keys say.
+    fn apply(&self, spec: ClusterSpec) -> Result<ClusterSpec> {
+        let spec = match &self.node_command {
+            Some(json) => {
+                let argv: Vec<String> = serde_json::from_str(json)
+                    .with_context(|| format!("--node-command {json}: not a JSON array"))?;
+                spec.with_node_command(argv).map_err(anyhow::Error::msg)?
+            }
+            None => spec,
+        };
+        if self.reference_only && spec.command != dyno_cluster::NodeCommand::Reference {
+            bail!(
+                "{} runs its own node.command; `node_binary` replaces the reference node (use `node_command`)",
+                spec.path.display()
+            );
+        }
+        Ok(spec)
+    }
+}
+
+/// The workload and the node build `dyno compare` runs a cluster subject with, and where
+/// it reads the run's compared metrics (hidden: compare's, not a user's).
+#[derive(Debug, Args)]
+pub struct CompareRunArgs {
+    /// Transactions per second, replacing the file's `workload.rate_tps`.
+    #[arg(long, value_name = "TPS", hide = true)]
+    rate_tps: Option<f64>,
+    /// Warm-up seconds, replacing the file's `cluster.warmup_s`.
+    #[arg(long, value_name = "S", hide = true)]
+    warmup_s: Option<u64>,
+    /// Measured seconds, replacing the file's `cluster.duration_s`.
+    #[arg(long, value_name = "S", hide = true)]
+    duration_s: Option<u64>,
+    /// The dyno build whose `dyno node` and `dyno load` the cluster runs.
+    #[arg(long, value_name = "PATH", hide = true)]
+    node_dyno: Option<PathBuf>,
+    /// Write the run's compared metrics (dyno.cluster.compared/1) here.
+    #[arg(long, value_name = "FILE", hide = true)]
+    compared: Option<PathBuf>,
 }
 
 /// Arguments of `dyno cluster run`.
@@ -84,6 +141,10 @@ pub struct RunArgs {
     serve: Option<std::net::SocketAddr>,
     #[command(flatten)]
     store: crate::db::StoreArgs,
+    #[command(flatten)]
+    release: ReleaseArgs,
+    #[command(flatten)]
+    compare: CompareRunArgs,
 }
 
 /// Arguments of `dyno cluster report`.
@@ -186,7 +247,7 @@ fn cores() -> usize {
 }
 
 fn check(a: &CheckArgs) -> Result<ExitCode> {
-    let spec = ClusterSpec::load(&a.file)?;
+    let spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
     if a.ports {
         spec.check_ports()
             .with_context(|| format!("{}: ports", a.file.display()))?;
@@ -532,7 +593,11 @@ fn print_report(
 
 fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     let debug_build = crate::build_info::guard()?;
-    let spec = ClusterSpec::load(&a.file)?;
+    let mut spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
+    let c = &a.compare;
+    spec.workload.rate_tps = c.rate_tps.unwrap_or(spec.workload.rate_tps);
+    spec.warmup_s = c.warmup_s.unwrap_or(spec.warmup_s);
+    spec.duration_s = c.duration_s.unwrap_or(spec.duration_s);
     for w in spec.warnings(cores()) {
         eprintln!("warning: {w}");
     }
@@ -545,10 +610,11 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
             PathBuf::from("cluster-runs").join(format!("{}-{now}", spec.name))
         }
     };
-    let launch = Launch {
-        dyno: std::env::current_exe().context("locating the dyno executable")?,
-        dir,
+    let dyno = match &a.compare.node_dyno {
+        Some(d) => d.clone(),
+        None => std::env::current_exe().context("locating the dyno executable")?,
     };
+    let launch = Launch { dyno, dir };
     let terminal = std::io::stderr().is_terminal();
     let mut progress = |p: Progress| match p {
         Progress::Prepared { dir } => eprintln!("run directory {}", dir.display()),
@@ -599,6 +665,11 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         eprintln!("stored as run {id}: `dyno cluster report {id}`");
     }
     let outcome = &measured.outcome;
+    if let Some(path) = &a.compare.compared {
+        let compared = ComparedRun::of(&spec, outcome, &launch.dyno);
+        write_atomic(path, serde_json::to_string(&compared)?.as_bytes())
+            .with_context(|| format!("--compared {}", path.display()))?;
+    }
     let saturation = dyno_cluster::resources::saturation_warning(&outcome.resources, cores());
     for w in outcome.warnings.iter().chain(&saturation) {
         eprintln!("warning: {w}");

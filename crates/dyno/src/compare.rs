@@ -1,14 +1,11 @@
 //! `dyno compare`: run releases under fixed workloads, judge every metric, report.
 
-// The cluster subjects' executor, kept in its own file beside this one.
-#[path = "compare_cluster.rs"]
-mod cluster_subject;
-
 use crate::cli_error::CliError;
 use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
+use dyno_compare::cluster_run::{self, ClusterExecutor};
 use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
 use dyno_compare::runner::Ending;
@@ -154,7 +151,11 @@ fn stop_flag() -> &'static AtomicBool {
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
-    let clusters = cluster_subject::load_clusters(&cfg, &a.file)?;
+    let clusters = cfg.subjects.iter().any(|s| s.cluster.is_some());
+    let dyno = std::env::current_exe().context("locating the dyno executable")?;
+    if clusters {
+        cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
+    }
     if let Some(r) = a.rounds {
         cfg.rounds = r;
     }
@@ -183,11 +184,12 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut process = ProcessExecutor::new(grace_s);
     let mut cluster;
     // A comparison is all clusters or all processes (the file's validation says so).
-    let executor: &mut dyn dyno_compare::Executor = if clusters.is_empty() {
-        &mut process
-    } else {
-        cluster = cluster_subject::ClusterExecutor::new(clusters)?;
+    let executor: &mut dyn dyno_compare::Executor = if clusters {
+        cluster =
+            ClusterExecutor::new(dyno, grace_s).context("creating the clusters' run directory")?;
         &mut cluster
+    } else {
+        &mut process
     };
     let outcome = session.run(
         store.as_mut(),
