@@ -228,21 +228,9 @@ impl Executor for ClusterExecutor {
         round: u32,
         stop: &AtomicBool,
     ) -> Execution {
-        let started_at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        let mut exec = Execution {
-            subject: subject.name.clone(),
-            workload: workload.name.clone(),
-            round,
-            started_at,
-            command_line: Vec::new(),
-            series: Vec::new(),
-            outcome: Outcome::Complete,
-            warnings: Vec::new(),
-        };
+        let mut exec = Execution::starting(&subject.name, &workload.name, round, Vec::new());
         let Some(cluster) = &subject.cluster else {
-            exec.outcome = failed(format!("subject `{}` is not a cluster", subject.name));
+            exec.outcome = Outcome::failed(format!("subject `{}` is not a cluster", subject.name));
             return exec;
         };
         let name = format!(
@@ -270,8 +258,8 @@ impl Executor for ClusterExecutor {
             None => {
                 exec.outcome = match ran {
                     _ if stop.load(Ordering::SeqCst) => Outcome::Interrupted,
-                    Err(why) => failed(why),
-                    Ok(()) => failed("dyno cluster run wrote no compared metrics".into()),
+                    Err(why) => Outcome::failed(why),
+                    Ok(()) => Outcome::failed("dyno cluster run wrote no compared metrics".into()),
                 }
             }
             Some(c) => {
@@ -282,7 +270,7 @@ impl Executor for ClusterExecutor {
                 } else if stop.load(Ordering::SeqCst) {
                     exec.outcome = Outcome::Interrupted;
                 } else {
-                    exec.outcome = failed(c.problems.join("; "));
+                    exec.outcome = Outcome::failed(c.problems.join("; "));
                 }
             }
         }
@@ -310,13 +298,6 @@ fn errors_said(lines: &[String]) -> String {
         lines.join(" | ")
     } else {
         errors.join(" | ")
-    }
-}
-
-fn failed(reason: String) -> Outcome {
-    Outcome::Failed {
-        reason,
-        last_lines: Vec::new(),
     }
 }
 

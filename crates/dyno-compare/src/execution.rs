@@ -82,6 +82,33 @@ pub struct Execution {
     pub warnings: Vec<String>,
 }
 
+impl Execution {
+    /// An execution of `subject` under `workload` in `round` starting now, complete until
+    /// something says otherwise.
+    pub fn starting(subject: &str, workload: &str, round: u32, command_line: Vec<String>) -> Self {
+        Execution {
+            subject: subject.to_string(),
+            workload: workload.to_string(),
+            round,
+            started_at: dyno_model::now_unix(),
+            command_line,
+            series: Vec::new(),
+            outcome: Outcome::Complete,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Outcome {
+    /// A failure with no output lines to show.
+    pub fn failed(reason: String) -> Outcome {
+        Outcome::Failed {
+            reason,
+            last_lines: Vec::new(),
+        }
+    }
+}
+
 /// The metrics the /proc sampler yields, in report order.
 pub fn process_metrics() -> Vec<(Metric, SeriesKind)> {
     let lower = Direction::LowerIsBetter;

@@ -256,16 +256,8 @@ impl Executor for ProcessExecutor {
         stop: &AtomicBool,
     ) -> Execution {
         let command_line = subject.command_for(workload);
-        let mut exec = Execution {
-            subject: subject.name.clone(),
-            workload: workload.name.clone(),
-            round,
-            started_at: dyno_model::now_unix(),
-            command_line: command_line.clone(),
-            series: Vec::new(),
-            outcome: Outcome::Complete,
-            warnings: Vec::new(),
-        };
+        let mut exec =
+            Execution::starting(&subject.name, &workload.name, round, command_line.clone());
         let failed =
             |reason: String, last_lines: Vec<String>| Outcome::Failed { reason, last_lines };
         let readiness = match subject.ready.as_ref().map(|r| r.readiness()).transpose() {
