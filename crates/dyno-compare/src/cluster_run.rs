@@ -191,23 +191,26 @@ impl ClusterExecutor {
 
     /// Runs the child until it ends, or stops it when `stop` is set; its last output
     /// lines when it failed.
-    fn run_child(&self, cmd: Command, stop: &AtomicBool) -> Result<(), String> {
+    fn run_child(&self, cmd: Command, stop: &AtomicBool) -> Result<(), ChildSaid> {
         let mut child = GuardedChild::spawn(cmd, &SpawnOptions::default())
-            .map_err(|e| format!("cannot run dyno cluster run: {e}"))?;
+            .map_err(|e| ChildSaid(format!("cannot run dyno cluster run: {e}")))?;
         loop {
             if let Some(status) = child.wait_timeout(Duration::from_millis(100)) {
                 let stopped = child.stop(self.grace);
                 return match stopped.status {
                     Some(s) if s.success() => Ok(()),
-                    _ => Err(format!(
+                    _ => Err(ChildSaid(format!(
                         "dyno cluster run exited ({status}): {}",
                         errors_said(&stopped.last_lines)
-                    )),
+                    ))),
                 };
             }
             if stop.load(Ordering::SeqCst) {
                 let stopped = child.stop(self.grace);
-                return Err(format!("stopped: {}", errors_said(&stopped.last_lines)));
+                return Err(ChildSaid(format!(
+                    "stopped: {}",
+                    errors_said(&stopped.last_lines)
+                )));
             }
         }
     }
@@ -258,7 +261,7 @@ impl Executor for ClusterExecutor {
             None => {
                 exec.outcome = match ran {
                     _ if stop.load(Ordering::SeqCst) => Outcome::Interrupted,
-                    Err(why) => Outcome::failed(why),
+                    Err(why) => Outcome::failed(why.0),
                     Ok(()) => Outcome::failed("dyno cluster run wrote no compared metrics".into()),
                 }
             }

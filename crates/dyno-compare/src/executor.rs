@@ -207,6 +207,15 @@ struct NodeMetrics {
     warned: bool,
 }
 
+/// A node's metrics endpoint that answered, then failed [`MISSED_SCRAPES`] times in a row.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped answering: {missed} scrapes of {url} failed in a row ({last})")]
+struct StoppedAnswering {
+    missed: usize,
+    url: String,
+    last: dyno_proc::HttpError,
+}
+
 impl NodeMetrics {
     fn scrape(
         &mut self,
@@ -214,7 +223,7 @@ impl NodeMetrics {
         keep: &[String],
         t: f64,
         warnings: &mut Vec<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StoppedAnswering> {
         match ep.scrape(Duration::from_millis(500)) {
             Ok(body) => {
                 self.answered = true;
@@ -225,10 +234,11 @@ impl NodeMetrics {
             Err(e) if self.answered => {
                 self.missed += 1;
                 if self.missed >= MISSED_SCRAPES {
-                    Err(format!(
-                        "stopped answering: {} scrapes of http://{}{} failed in a row ({e})",
-                        self.missed, ep.authority, ep.path
-                    ))
+                    Err(StoppedAnswering {
+                        missed: self.missed,
+                        url: format!("http://{}{}", ep.authority, ep.path),
+                        last: e,
+                    })
                 } else {
                     Ok(())
                 }
@@ -445,7 +455,7 @@ impl ProcessExecutor {
                     prev.t - t0,
                     &mut exec.warnings,
                 ) {
-                    break Err(Interruption::Failed(why));
+                    break Err(Interruption::Failed(why.to_string()));
                 }
             }
             if self.interval * tick >= window {
@@ -497,7 +507,10 @@ mod tests {
         for i in 1..MISSED_SCRAPES {
             assert!(m.scrape(&ep, &[], i as f64, &mut warnings).is_ok());
         }
-        let e = m.scrape(&ep, &[], 9.0, &mut warnings).unwrap_err();
+        let e = m
+            .scrape(&ep, &[], 9.0, &mut warnings)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("stopped answering: 5 scrapes"), "{e}");
         assert!(warnings.is_empty());
     }
