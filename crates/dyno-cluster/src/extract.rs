@@ -72,9 +72,20 @@ enum Part {
 /// The directives [`TimeFormat`] knows, for error messages.
 pub const TIME_DIRECTIVES: &str = "%Y %m %d %H %M %S %.f %s %%";
 
+/// Why a time format is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeFormatError {
+    /// A `%` directive the parser does not know.
+    #[error("unknown directive %{0} (known: {TIME_DIRECTIVES})")]
+    UnknownDirective(String),
+    /// Neither `%s` nor a whole civil date and time.
+    #[error("{0:?} does not fix a moment: give %s, or all of %Y %m %d %H %M %S")]
+    NoMoment(String),
+}
+
 impl TimeFormat {
     /// Parses a format; the error says which directive is unknown or what is missing.
-    pub fn parse(format: &str) -> Result<TimeFormat, String> {
+    pub fn parse(format: &str) -> Result<TimeFormat, TimeFormatError> {
         let mut parts = Vec::new();
         let mut chars = format.chars();
         while let Some(c) = chars.next() {
@@ -93,9 +104,8 @@ impl TimeFormat {
                 Some('%') => Part::Literal('%'),
                 Some('.') if chars.next() == Some('f') => Part::Fraction,
                 other => {
-                    return Err(format!(
-                        "unknown directive %{} (known: {TIME_DIRECTIVES})",
-                        other.map_or(String::new(), String::from)
+                    return Err(TimeFormatError::UnknownDirective(
+                        other.map_or(String::new(), String::from),
                     ))
                 }
             };
@@ -111,9 +121,7 @@ impl TimeFormat {
             Part::Second,
         ];
         if !has(&Part::Epoch) && !civil.iter().all(has) {
-            return Err(format!(
-                "{format:?} does not fix a moment: give %s, or all of %Y %m %d %H %M %S"
-            ));
+            return Err(TimeFormatError::NoMoment(format.to_string()));
         }
         Ok(TimeFormat { parts })
     }
@@ -219,7 +227,7 @@ impl Extractors {
         let time_format = time_format
             .map(TimeFormat::parse)
             .transpose()
-            .map_err(|m| ("extract.time_format".to_string(), m))?;
+            .map_err(|m| ("extract.time_format".to_string(), m.to_string()))?;
         let mut out = Vec::new();
         for &(event, text) in rules {
             let key = format!("extract.{}", event.key());

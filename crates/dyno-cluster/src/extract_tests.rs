@@ -68,7 +68,7 @@ fn time_formats_read_utc_and_fractions() {
     assert_eq!(f.unix_ns("12.5x"), None);
     assert!(TimeFormat::parse("%Y-%m-%d %H:%M").is_err());
     let e = TimeFormat::parse("%Y %q").unwrap_err();
-    assert!(e.contains("unknown directive %q"), "{e}");
+    assert!(e.to_string().contains("unknown directive %q"), "{e}");
 }
 
 #[test]

@@ -350,37 +350,11 @@ impl ClusterSpec {
         let raw: RawFile = dyno_model::ConfigDiagnostic::parse_toml(path, text)
             .map_err(|d| ClusterError::File(Box::new(d)))?;
         let c = &raw.cluster;
-        if c.name.get_ref().trim().is_empty() {
-            return Err(cx.err(c.name.span().start, "cluster.name", "must not be empty"));
-        }
-        if *c.slot_ms.get_ref() == 0 {
-            return Err(cx.err(
-                c.slot_ms.span().start,
-                "cluster.slot_ms",
-                "must be at least 1",
-            ));
-        }
-        if *c.duration_s.get_ref() == 0 {
-            return Err(cx.err(
-                c.duration_s.span().start,
-                "cluster.duration_s",
-                "must be at least 1",
-            ));
-        }
+        check_cluster_table(&cx, c)?;
         let regions = regions(&cx, &raw.region)?;
         let nodes = nodes(&cx, &raw.nodes, regions.len())?;
         let count = nodes.len();
-        let base = *c.base_port.get_ref();
-        if base == 0 || usize::from(base) + count * usize::from(PORTS_PER_NODE) > 65_536 {
-            return Err(cx.err(
-                c.base_port.span().start,
-                "cluster.base_port",
-                format!(
-                    "{count} nodes need {} ports from {base}, past 65535 (or 0)",
-                    count * 3
-                ),
-            ));
-        }
+        let base = base_port(&cx, c, count)?;
         let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
         let node = raw.node.as_ref();
         let reference = command == NodeCommand::Reference;
@@ -414,45 +388,12 @@ impl ClusterSpec {
         let t = raw.topology.get_ref();
         let kind = *t.kind.get_ref();
         let topology = topology(&cx, &raw.topology, count, regions.len())?;
-        let hop_processing_ms = match &raw.analysis {
-            None => 0.0,
-            Some(a) => {
-                let v = *a.hop_processing_ms.get_ref();
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(cx.err(
-                        a.hop_processing_ms.span().start,
-                        "analysis.hop_processing_ms",
-                        "must be a non-negative number",
-                    ));
-                }
-                v
-            }
-        };
+        let hop_processing_ms = hop_processing_ms(&cx, raw.analysis.as_ref())?;
         let workload = workload(&cx, raw.workload.as_ref(), &nodes)?;
         let ready_url = ready_url(&cx, raw.node.as_ref())?;
         let extract = extract(&cx, raw.extract.as_ref())?;
         if extract.is_some() && command == NodeCommand::Reference {
-            let x = raw.extract.as_ref();
-            let at = x
-                .and_then(|x| {
-                    [
-                        &x.time_format,
-                        &x.forged,
-                        &x.received,
-                        &x.fetched,
-                        &x.adopted,
-                    ]
-                    .into_iter()
-                    .flatten()
-                    .map(|v| v.span().start)
-                    .min()
-                })
-                .unwrap_or(0);
-            return Err(cx.err(
-                at,
-                "extract",
-                "the reference node writes dyno's event log; [extract] is for a node.command that does not",
-            ));
+            return Err(extract_for_reference(&cx, raw.extract.as_ref()));
         }
         let run_slots = (c.warmup_s + c.duration_s.get_ref()) * 1000 / c.slot_ms.get_ref();
         let faults = faults_check::faults(
@@ -816,10 +757,89 @@ fn topology(
     Ok(topology)
 }
 
+/// The `[cluster]` table's name, slot length and duration.
+fn check_cluster_table(cx: &Cx, c: &RawCluster) -> Result<(), ClusterError> {
+    if c.name.get_ref().trim().is_empty() {
+        return Err(cx.err(c.name.span().start, "cluster.name", "must not be empty"));
+    }
+    if *c.slot_ms.get_ref() == 0 {
+        return Err(cx.err(
+            c.slot_ms.span().start,
+            "cluster.slot_ms",
+            "must be at least 1",
+        ));
+    }
+    if *c.duration_s.get_ref() == 0 {
+        return Err(cx.err(
+            c.duration_s.span().start,
+            "cluster.duration_s",
+            "must be at least 1",
+        ));
+    }
+    Ok(())
+}
+
+/// The first port, with room for every node's ports below 65536.
+fn base_port(cx: &Cx, c: &RawCluster, count: usize) -> Result<u16, ClusterError> {
+    let base = *c.base_port.get_ref();
+    if base == 0 || usize::from(base) + count * usize::from(PORTS_PER_NODE) > 65_536 {
+        return Err(cx.err(
+            c.base_port.span().start,
+            "cluster.base_port",
+            format!(
+                "{count} nodes need {} ports from {base}, past 65535 (or 0)",
+                count * 3
+            ),
+        ));
+    }
+    Ok(base)
+}
+
+/// `analysis.hop_processing_ms`, 0 when not given.
+fn hop_processing_ms(cx: &Cx, analysis: Option<&RawAnalysis>) -> Result<f64, ClusterError> {
+    let Some(a) = analysis else {
+        return Ok(0.0);
+    };
+    let v = *a.hop_processing_ms.get_ref();
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(cx.err(
+            a.hop_processing_ms.span().start,
+            "analysis.hop_processing_ms",
+            "must be a non-negative number",
+        ));
+    }
+    Ok(v)
+}
+
+/// The refusal of `[extract]` rules for the reference node, at the first rule.
+fn extract_for_reference(cx: &Cx, x: Option<&RawExtract>) -> ClusterError {
+    let at = x
+        .and_then(|x| {
+            [
+                &x.time_format,
+                &x.forged,
+                &x.received,
+                &x.fetched,
+                &x.adopted,
+            ]
+            .into_iter()
+            .flatten()
+            .map(|v| v.span().start)
+            .min()
+        })
+        .unwrap_or(0);
+    cx.err(
+        at,
+        "extract",
+        "the reference node writes dyno's event log; [extract] is for a node.command that does not",
+    )
+}
+
 #[path = "file_checks.rs"]
 mod checks;
 #[path = "file_faults.rs"]
 mod faults_check;
+pub use checks::NodeCommandError;
 use checks::{extract, ready_url, workload};
 
 #[cfg(test)]

@@ -157,22 +157,45 @@ impl ClusterSpec {
     /// The same cluster run with another release's node: `argv` replaces `node.command`
     /// (its program already resolved by the caller; its placeholders must be the cluster
     /// file's). Errors say what is wrong with `argv`, for the caller to place.
-    pub fn with_node_command(mut self, argv: Vec<String>) -> Result<ClusterSpec, String> {
+    pub fn with_node_command(mut self, argv: Vec<String>) -> Result<ClusterSpec, NodeCommandError> {
         if argv.is_empty() {
-            return Err("is empty".into());
+            return Err(NodeCommandError::Empty);
         }
         for arg in &argv {
             if let Some(name) = placeholders(arg)
                 .into_iter()
                 .find(|p| !PLACEHOLDERS.contains(p))
             {
-                return Err(format!(
-                    "unknown placeholder {{{name}}} in {arg:?} (known: {})",
-                    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
-                ));
+                return Err(NodeCommandError::UnknownPlaceholder {
+                    name: name.to_string(),
+                    arg: arg.clone(),
+                });
             }
         }
         self.command = NodeCommand::Argv(argv);
         Ok(self)
     }
+}
+
+/// Why a release's node command cannot replace a cluster file's `node.command`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeCommandError {
+    /// No program given.
+    #[error("is empty")]
+    Empty,
+    /// A `{name}` the cluster file does not fill.
+    #[error(
+        "unknown placeholder {{{name}}} in {arg:?} (known: {})",
+        known_placeholders()
+    )]
+    UnknownPlaceholder {
+        /// The placeholder's name.
+        name: String,
+        /// The argument holding it.
+        arg: String,
+    },
+}
+
+fn known_placeholders() -> String {
+    PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
 }

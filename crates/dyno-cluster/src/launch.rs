@@ -265,14 +265,7 @@ impl Launch {
         let window = Duration::from_secs(spec.warmup_s + spec.duration_s);
         let mut load = None;
         if problems.is_empty() && spec.workload.rate_tps > 0.0 {
-            let c = self.load_command(spec, &genesis, window);
-            let opts = SpawnOptions {
-                log_file: Some(self.dir.join("load.out")),
-                ..SpawnOptions::default()
-            };
-            load = Some(
-                GuardedChild::spawn(c, &opts).map_err(|e| launch_error(format!("load: {e}")))?,
-            );
+            load = Some(self.start_load(spec, &genesis, window)?);
             progress(Progress::LoadStarted);
         }
         // The window counts from slot 0 (or from now, if the nodes were slow to start). The
@@ -283,30 +276,7 @@ impl Launch {
         let end_ns = start_ns + (window + tail).as_nanos() as u64;
         let window_ns =
             (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
-        let mut watching = Watching {
-            cost: CostSampler::new(
-                &nodes.iter().map(|n| n.child.pid()).collect::<Vec<_>>(),
-                &spec
-                    .nodes
-                    .iter()
-                    .map(|n| n.name.clone())
-                    .collect::<Vec<_>>(),
-                window_ns.clone(),
-            ),
-            faults: FaultDriver::new(spec, genesis_time_ns),
-            watch: AdoptionWatch::new(
-                spec.nodes
-                    .iter()
-                    .map(|n| self.dir.join(format!("{}.jsonl", n.name)))
-                    .collect(),
-            ),
-            tails: spec
-                .nodes
-                .iter()
-                .map(|n| OutputTail::new(self.dir.join(format!("{}.out", n.name)), &n.name))
-                .collect(),
-            extracted: Vec::new(),
-        };
+        let mut watching = self.watching(spec, &nodes, genesis_time_ns, &window_ns);
         let mut last_tick = Instant::now();
         while problems.is_empty() && dyno_now_ns() < end_ns {
             if stop.load(Ordering::SeqCst) {
@@ -368,6 +338,53 @@ impl Launch {
         })
     }
 
+    /// Starts the load generator for `window` (and the nodes' tail after it).
+    fn start_load(
+        &self,
+        spec: &ClusterSpec,
+        genesis: &Path,
+        window: Duration,
+    ) -> Result<GuardedChild, ClusterError> {
+        let c = self.load_command(spec, genesis, window);
+        let opts = SpawnOptions {
+            log_file: Some(self.dir.join("load.out")),
+            ..SpawnOptions::default()
+        };
+        GuardedChild::spawn(c, &opts).map_err(|e| launch_error(format!("load: {e}")))
+    }
+
+    /// What watches the running nodes: their cost over the window, the fault schedule,
+    /// their adoptions and their output.
+    fn watching<'s>(
+        &self,
+        spec: &'s ClusterSpec,
+        nodes: &[Node],
+        genesis_time_ns: u64,
+        window_ns: &std::ops::Range<u64>,
+    ) -> Watching<'s> {
+        let names: Vec<String> = spec.nodes.iter().map(|n| n.name.clone()).collect();
+        Watching {
+            cost: CostSampler::new(
+                &nodes.iter().map(|n| n.child.pid()).collect::<Vec<_>>(),
+                &names,
+                window_ns.clone(),
+            ),
+            faults: FaultDriver::new(spec, genesis_time_ns),
+            watch: AdoptionWatch::new(
+                names
+                    .iter()
+                    .map(|n| self.dir.join(format!("{n}.jsonl")))
+                    .collect(),
+            ),
+            tails: spec
+                .nodes
+                .iter()
+                .map(|n| OutputTail::new(self.dir.join(format!("{}.out", n.name)), &n.name))
+                .collect(),
+            extracted: Vec::new(),
+        }
+    }
+
     /// Starts every node and waits for each one's readiness; a node not ready is a
     /// problem (and the others are not waited for).
     fn start_nodes(
@@ -394,7 +411,7 @@ impl Launch {
                 Some(url) => self.fill(spec, node.id, url),
                 None => format!("http://127.0.0.1:{}/ready", spec.ports(node.id).2),
             };
-            let probe = Probe::http(&url).map_err(launch_error)?;
+            let probe = Probe::http(&url).map_err(|e| launch_error(e.to_string()))?;
             match Readiness::new(probe, readiness_timeout).wait(&mut node.child, stop) {
                 Ok(_) => {
                     ready += 1;

@@ -15,6 +15,9 @@
 //! - [`render`]: terminal tables, JSON (`dyno.cluster.report/1`) and the HTML report.
 //! - [`export`]: the same cluster as a Nomad job or Kubernetes manifests.
 //! - [`launch`]: the local launcher, one guarded process per node (dyno-proc).
+//! - [`compared`]: a run as `dyno compare` judges it (its compared metrics).
+//! - [`session`]: `check` as a typed report; `run` measured and stored in the results
+//!   store.
 //!
 //! Nothing here prints or exits; only [`launch`] starts processes.
 //!
@@ -30,6 +33,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod compared;
 mod error;
 pub mod events;
 pub mod export;
@@ -41,13 +45,15 @@ pub mod launch;
 pub mod propagation;
 pub mod render;
 pub mod resources;
+pub mod session;
 pub mod shape;
 mod topology;
 
 pub use error::ClusterError;
 pub use file::{
-    line_col, placeholders, resolve_executable, ClusterSpec, NodeCommand, NodeSpec, Region, Role,
-    Workload, WorkloadKind, LOAD_PLACEHOLDERS, PLACEHOLDERS, PORTS_PER_NODE,
+    line_col, placeholders, resolve_executable, ClusterSpec, NodeCommand, NodeCommandError,
+    NodeSpec, Region, Role, Workload, WorkloadKind, LOAD_PLACEHOLDERS, PLACEHOLDERS,
+    PORTS_PER_NODE,
 };
 pub use topology::{region_members, region_of, Topology, TopologyKind};
 

@@ -3,7 +3,7 @@
 //! of a core).
 
 /// CPU share (percent of one core) at or above which a slot counts towards a span.
-pub const SPAN_THRESHOLD_PERCENT: f64 = 85.0;
+pub const SPAN_THRESHOLD_PERCENT: f64 = dyno_proc::sampler::CPU_SPAN_THRESHOLD;
 
 /// Share of all cores at or above which a slot counts as saturated.
 pub const SATURATED_SHARE: f64 = 0.9;
@@ -155,23 +155,9 @@ impl NodeResources {
     }
 }
 
-/// Lengths of the maximal runs of `values` at or above `threshold`.
-pub fn spans(values: &[f64], threshold: f64) -> Vec<usize> {
-    let mut out = Vec::new();
-    let mut run = 0;
-    for &v in values {
-        if v >= threshold {
-            run += 1;
-        } else if run > 0 {
-            out.push(run);
-            run = 0;
-        }
-    }
-    if run > 0 {
-        out.push(run);
-    }
-    out
-}
+/// Lengths of the maximal runs of `values` at or above `threshold` (dyno-proc's, which
+/// `dyno compare` counts seconds with).
+pub use dyno_proc::sampler::cpu_spans as spans;
 
 /// A node's summary for tables and JSON.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

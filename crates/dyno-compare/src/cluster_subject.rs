@@ -13,29 +13,14 @@
 //! # node_binary = "../dyno-v2/target/release/dyno"
 //! ```
 //!
-//! This crate only checks what the comparison file says (the cluster file exists, the
+//! This module only checks what the comparison file says (the cluster file exists, the
 //! override is executable); reading the cluster file and running the cluster belong to
-//! dyno-cluster, and the binary joins the two with an [`crate::Executor`] of its own. So
-//! compare keeps judging executions from any source without knowing about clusters, and
-//! dyno-cluster knows nothing of verdicts: data flows one way, cluster -> binary -> compare.
+//! dyno-cluster, which [`crate::cluster_run`] reaches as a child `dyno cluster check|run`.
+//! So compare keeps judging executions from any source without importing dyno-cluster,
+//! and dyno-cluster knows nothing of verdicts.
 
+pub use crate::spec::ClusterSubject;
 use std::path::{Path, PathBuf};
-
-/// The cluster a subject runs, and the release's part of it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ClusterSubject {
-    /// The cluster file, resolved against the comparison file's directory.
-    pub file: PathBuf,
-    /// The node command replacing the cluster file's `node.command` (program resolved to
-    /// a path; placeholders are the cluster file's, checked by the binary).
-    pub node_command: Option<Vec<String>>,
-    /// The dyno build that runs the reference node (`BINARY node run ...`), its genesis and
-    /// its load; default: the dyno running the comparison.
-    pub node_binary: Option<PathBuf>,
-    /// A digest of the cluster file's text, so an edited cluster file is a changed
-    /// comparison (not resumed) although the comparison file is the same.
-    pub file_digest: String,
-}
 
 /// What a `[[subject]]` says about a cluster, as written.
 pub(crate) struct Written<'a> {
@@ -77,8 +62,8 @@ pub(crate) fn validate(
             let Some(program) = argv.first() else {
                 return Err(("node_command", "is empty".into()));
             };
-            let resolved = crate::config::check_executable(program, Some(dir))
-                .map_err(|why| ("node_command", why))?;
+            let resolved = crate::spec::check_executable(program, Some(dir))
+                .map_err(|why| ("node_command", why.to_string()))?;
             let mut argv = argv.clone();
             argv[0] = resolved.display().to_string();
             Some(argv)
@@ -95,8 +80,8 @@ pub(crate) fn validate(
         Some(b) => {
             let b = b.display().to_string();
             Some(
-                crate::config::check_executable(&b, Some(dir))
-                    .map_err(|why| ("node_binary", why))?,
+                crate::spec::check_executable(&b, Some(dir))
+                    .map_err(|why| ("node_binary", why.to_string()))?,
             )
         }
     };

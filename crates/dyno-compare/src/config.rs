@@ -48,6 +48,10 @@
 //! environment. Everything is checked by [`ComparisonFile::parse`] before any node starts;
 //! errors name the file, the line and the key.
 
+pub use crate::spec::{
+    check_executable, substitute, ComparisonFile, GitSource, MetricSources, OnFailure, SubjectSpec,
+    WorkloadSpec,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -182,146 +186,6 @@ struct RawWorkload {
     work: Option<crate::work::RawWork>,
 }
 
-/// A subject built from a git revision of a Cargo project: dyno extracts the revision
-/// (`git archive`, the repository is not touched) and builds it with `cargo build
-/// --release` into a target directory of its own per commit (see [`crate::gitbuild`]).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct GitSource {
-    /// Path of the project's Cargo.toml inside a git work tree (relative to the subject's
-    /// `cwd` when given).
-    pub manifest: PathBuf,
-    /// Revision to build.
-    pub rev: String,
-    /// Package to build.
-    #[serde(default)]
-    pub package: Option<String>,
-    /// Binary to run (default: `package`, else the manifest's package name).
-    #[serde(default)]
-    pub bin: Option<String>,
-    /// The commit `rev` resolved to, filled in by validation.
-    #[serde(skip_deserializing)]
-    pub commit: String,
-}
-
-/// Where a subject's own metrics come from, and what they mean.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetricSources {
-    /// Prometheus text endpoint, scraped once a second (`http://host:port/path`).
-    #[serde(default)]
-    pub prometheus: Option<String>,
-    /// Metric families to keep from the endpoint (all when empty).
-    #[serde(default)]
-    pub prometheus_metrics: Vec<String>,
-    /// A file the node writes JSON lines to; numeric fields of each line become samples.
-    #[serde(default)]
-    pub jsonl: Option<PathBuf>,
-    /// Metrics whose larger values are better, whatever their names suggest (names as
-    /// reports show them, e.g. `jsonl:tps`, or Prometheus family names; one `*` allowed
-    /// at the start or the end). See [`crate::declared`].
-    #[serde(default)]
-    pub higher_is_better: Vec<String>,
-    /// Metrics whose smaller values are better (as `higher_is_better`).
-    #[serde(default)]
-    pub lower_is_better: Vec<String>,
-    /// Metrics not recorded at all (as `higher_is_better`).
-    #[serde(default)]
-    pub ignore: Vec<String>,
-}
-
-/// One release to measure.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SubjectSpec {
-    /// Unique name.
-    pub name: String,
-    /// Program and arguments (placeholders not yet replaced). For a `git` subject, only
-    /// the arguments until [`crate::gitbuild::build_all`] puts the built binary in front.
-    pub command: Vec<String>,
-    /// The revision to build, for subjects given as `git`.
-    pub git: Option<GitSource>,
-    /// Extra environment.
-    pub env: BTreeMap<String, String>,
-    /// Working directory.
-    pub cwd: Option<PathBuf>,
-    /// Its own metrics.
-    pub metrics: MetricSources,
-    /// How to know it is up.
-    pub ready: Option<crate::readiness::ReadySpec>,
-    /// Named addresses for `{name}` placeholders in load commands.
-    pub addresses: BTreeMap<String, String>,
-    /// A whole cluster instead of one process (see [`crate::cluster_subject`]); `command`
-    /// is then empty. Left out of the fingerprint of a file without clusters, so stored
-    /// comparisons made before clusters existed still resume.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<crate::cluster_subject::ClusterSubject>,
-}
-
-/// One fixed-rate load.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-pub struct WorkloadSpec {
-    /// Unique name.
-    pub name: String,
-    /// Transactions per second the load applies.
-    pub rate: f64,
-    /// Seconds between start and the measured window.
-    pub warmup_s: f64,
-    /// Seconds measured.
-    pub measure_s: f64,
-    /// Arguments appended to every subject's command.
-    pub args: Vec<String>,
-    /// An outside load generator run against the node (see [`crate::load`]).
-    #[serde(default)]
-    pub load: Option<crate::load::LoadSpec>,
-    /// The unit of work costs are given per (see [`crate::work`]). A judgement, not a
-    /// measurement: left out of the fingerprint (kept in the stored comparison), so
-    /// naming it continues an interrupted comparison.
-    #[serde(skip)]
-    pub work: Option<crate::work::WorkUnit>,
-}
-
-/// A validated comparison.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct ComparisonFile {
-    /// Rounds to run.
-    pub rounds: u32,
-    /// Relative change treated as noise.
-    pub noise_band: f64,
-    /// Family-wise significance level.
-    pub alpha: f64,
-    /// Seed of the order shuffle and the bootstrap.
-    pub seed: u64,
-    /// Seconds between SIGINT and SIGKILL.
-    pub grace_s: f64,
-    /// What a failed execution does to the comparison.
-    pub on_failure: OnFailure,
-    /// The test of every verdict (`test`); `None`: the default, paired. Left out of the
-    /// fingerprint when not given, so files written before it still resume.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub test: Option<crate::verdict::TestKind>,
-    /// The primary metrics (`primary`), judged in a Holm family of their own; empty:
-    /// every metric is primary. A judgement, not a measurement: left out of the
-    /// fingerprint, so correcting it continues an interrupted comparison.
-    #[serde(skip)]
-    pub primary: Vec<String>,
-    /// Subjects; the first is the baseline.
-    pub subjects: Vec<SubjectSpec>,
-    /// Workloads.
-    pub workloads: Vec<WorkloadSpec>,
-}
-
-/// What a failed execution does to the comparison (`on_failure`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnFailure {
-    /// Stop when one subject failed [`crate::runner::FAILURES_IN_A_ROW`] times in a row.
-    GiveUp,
-    /// Stop at the first failure.
-    Stop,
-    /// Record failures and go on.
-    Continue,
-}
-
 impl ComparisonFile {
     /// Reads and validates a file.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
@@ -336,104 +200,11 @@ impl ComparisonFile {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let raw: RawFile =
             dyno_model::ConfigDiagnostic::parse_toml(path, text).map_err(ConfigError::Syntax)?;
-        // Defaults and absent tables carry the span 0..0: no place in the text, so the
-        // key is looked up instead (a whole `[[subject]]` span is narrowed to its key).
-        let invalid = |span: std::ops::Range<usize>, key: String, message: String| {
-            let span = Some(span).filter(|s| *s != (0..0));
-            ConfigError::Invalid(dyno_model::ConfigDiagnostic::new(
-                path,
-                text,
-                span,
-                Some(&key),
-                message,
-            ))
-        };
-        if *raw.rounds.get_ref() == 0 {
-            return Err(invalid(
-                raw.rounds.span(),
-                "rounds".into(),
-                "must be at least 1".into(),
-            ));
-        }
-        let nb = *raw.noise_band.get_ref();
-        if !(0.0..1.0).contains(&nb) {
-            return Err(invalid(
-                raw.noise_band.span(),
-                "noise_band".into(),
-                format!("{nb} is not in [0, 1)"),
-            ));
-        }
-        let alpha = *raw.alpha.get_ref();
-        if !(alpha > 0.0 && alpha < 1.0) {
-            return Err(invalid(
-                raw.alpha.span(),
-                "alpha".into(),
-                format!("{alpha} is not in (0, 1)"),
-            ));
-        }
-        let grace = *raw.grace_s.get_ref();
-        if !(grace.is_finite() && grace >= 0.0) {
-            return Err(invalid(
-                raw.grace_s.span(),
-                "grace_s".into(),
-                "must be >= 0 seconds".into(),
-            ));
-        }
-        let on_failure = match raw
-            .on_failure
-            .as_ref()
-            .map(|v| (v.span(), v.get_ref().as_str()))
-        {
-            None | Some((_, "give_up")) => OnFailure::GiveUp,
-            Some((_, "stop")) => OnFailure::Stop,
-            Some((_, "continue")) => OnFailure::Continue,
-            Some((span, other)) => {
-                return Err(invalid(
-                    span,
-                    "on_failure".into(),
-                    format!("`{other}` is not `give_up`, `stop` or `continue`"),
-                ))
-            }
-        };
-        let test = match raw.test.as_ref() {
-            None => None,
-            Some(t) => Some(crate::verdict::TestKind::parse(t.get_ref()).ok_or_else(|| {
-                invalid(
-                    t.span(),
-                    "test".into(),
-                    format!(
-                        "`{}` is not `paired`, `signed-rank` or `unpaired`",
-                        t.get_ref()
-                    ),
-                )
-            })?),
-        };
-        let mut primary: Vec<String> = Vec::new();
-        if let Some(list) = &raw.primary {
-            if list.get_ref().is_empty() {
-                return Err(invalid(
-                    list.span(),
-                    "primary".into(),
-                    "name at least one metric (e.g. \"cpu_s_per_tx\"), or leave `primary` out to judge every metric as primary".into(),
-                ));
-            }
-            for name in list.get_ref() {
-                let n = name.get_ref().trim();
-                let why = if n.is_empty() {
-                    Some("a metric name cannot be empty".to_string())
-                } else if primary.iter().any(|p| p == n) {
-                    Some(format!("`{n}` is named twice"))
-                } else {
-                    None
-                };
-                if let Some(why) = why {
-                    return Err(invalid(name.span(), "primary".into(), why));
-                }
-                primary.push(n.to_string());
-            }
-        }
+        let cx = Cx { path, text };
+        let settings = cx.settings(&raw)?;
+        let primary = cx.primary(&raw)?;
         if raw.subject.len() < 2 {
-            return Err(invalid(
+            return Err(cx.invalid(
                 0..0,
                 "subject".into(),
                 format!(
@@ -443,219 +214,28 @@ impl ComparisonFile {
             ));
         }
         if raw.workload.is_empty() {
-            return Err(invalid(
-                0..0,
-                "workload".into(),
-                "no [[workload]] given".into(),
-            ));
+            return Err(cx.invalid(0..0, "workload".into(), "no [[workload]] given".into()));
         }
         let mut subjects = Vec::new();
         for (i, s) in raw.subject.iter().enumerate() {
-            let span = s.span();
-            let key = |k: &str| format!("subject[{i}].{k}");
-            let s = s.get_ref();
-            if subjects.iter().any(|o: &SubjectSpec| o.name == s.name) || s.name.trim().is_empty() {
-                return Err(invalid(
-                    span,
-                    key("name"),
-                    format!("`{}` is empty or used twice", s.name),
-                ));
-            }
-            let metrics_given = s.metrics.prometheus.is_some()
-                || s.metrics.jsonl.is_some()
-                || !s.metrics.prometheus_metrics.is_empty();
-            let written = crate::cluster_subject::Written {
-                cluster: s.cluster.as_ref(),
-                node_command: s.node_command.as_ref(),
-                node_binary: s.node_binary.as_ref(),
-                process_keys: [
-                    ("command", s.command.is_some()),
-                    ("git", s.git.is_some()),
-                    ("args", s.args.is_some()),
-                    ("env", !s.env.is_empty()),
-                    ("cwd", s.cwd.is_some()),
-                    ("metrics", metrics_given),
-                    ("ready", s.ready.is_some()),
-                    ("addresses", !s.addresses.is_empty()),
-                ]
-                .into_iter()
-                .filter_map(|(k, given)| given.then_some(k))
-                .collect(),
-            };
-            let cluster = crate::cluster_subject::validate(&written, path)
-                .map_err(|(k, why)| invalid(span.clone(), key(k), why))?;
-            if let Some(cluster) = cluster {
-                subjects.push(SubjectSpec {
-                    name: s.name.clone(),
-                    command: Vec::new(),
-                    git: None,
-                    env: BTreeMap::new(),
-                    cwd: None,
-                    metrics: check_declarations(&s.metrics)
-                        .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?,
-                    ready: None,
-                    addresses: BTreeMap::new(),
-                    cluster: Some(cluster),
-                });
-                continue;
-            }
-            let (command, git) = match (&s.command, &s.git, &s.args) {
-                (Some(_), Some(_), _) => {
-                    return Err(invalid(
-                        span,
-                        key("git"),
-                        "give either `command` or `git`, not both".into(),
-                    ))
-                }
-                (None, None, _) => {
-                    return Err(invalid(
-                        span,
-                        key("command"),
-                        "missing (or give `git`)".into(),
-                    ))
-                }
-                (Some(_), None, Some(_)) => {
-                    return Err(invalid(
-                        span,
-                        key("args"),
-                        "only for `git` subjects; put the arguments in `command`".into(),
-                    ))
-                }
-                (None, Some(g), args) => {
-                    let mut g = g.clone();
-                    if let Some(dir) = s.cwd.as_ref().filter(|_| g.manifest.is_relative()) {
-                        g.manifest = dir.join(&g.manifest);
-                    }
-                    g.commit = crate::gitbuild::resolve(&g)
-                        .map_err(|why| invalid(span.clone(), key("git"), why))?;
-                    (args.clone().unwrap_or_default(), Some(g))
-                }
-                (Some(c), None, None) => {
-                    let Some(program) = c.first() else {
-                        return Err(invalid(span, key("command"), "is empty".into()));
-                    };
-                    if let Err(why) = check_executable(program, s.cwd.as_deref()) {
-                        return Err(invalid(span, key("command"), why));
-                    }
-                    (c.clone(), None)
-                }
-            };
-            if let Some(cwd) = &s.cwd {
-                if !cwd.is_dir() {
-                    return Err(invalid(
-                        span,
-                        key("cwd"),
-                        format!("{} is not a directory", cwd.display()),
-                    ));
-                }
-            }
-            if let Some(url) = &s.metrics.prometheus {
-                if let Err(why) = crate::prometheus::Endpoint::parse(url) {
-                    return Err(invalid(span, key("metrics.prometheus"), why));
-                }
-            }
-            let metrics = check_declarations(&s.metrics)
-                .map_err(|(at, k, why)| invalid(at, key(&format!("metrics.{k}")), why))?;
-            let ready = match &s.ready {
-                None => None,
-                Some(r) => Some(r.validate().map_err(|(k, why)| {
-                    let k = if k == "ready" {
-                        k
-                    } else {
-                        format!("ready.{k}")
-                    };
-                    invalid(span.clone(), key(&k), why)
-                })?),
-            };
-            subjects.push(SubjectSpec {
-                name: s.name.clone(),
-                command,
-                git,
-                env: s.env.clone(),
-                cwd: s.cwd.clone(),
-                metrics,
-                ready,
-                addresses: s.addresses.clone(),
-                cluster: None,
-            });
+            let subject = cx.subject(i, s, &subjects)?;
+            subjects.push(subject);
         }
         let mut workloads: Vec<WorkloadSpec> = Vec::new();
         for (i, w) in raw.workload.iter().enumerate() {
-            let span = w.span();
-            let key = |k: &str| format!("workload[{i}].{k}");
-            let w = w.get_ref();
-            if workloads.iter().any(|o| o.name == w.name) || w.name.trim().is_empty() {
-                return Err(invalid(
-                    span,
-                    key("name"),
-                    format!("`{}` is empty or used twice", w.name),
-                ));
-            }
-            if !(w.rate.is_finite() && w.rate > 0.0) {
-                return Err(invalid(
-                    span,
-                    key("rate"),
-                    "must be a positive rate (tx/s): a fixed load, not flat out".into(),
-                ));
-            }
-            if !(w.warmup_s.is_finite() && w.warmup_s >= 0.0) {
-                return Err(invalid(
-                    span,
-                    key("warmup_s"),
-                    "must be >= 0 seconds".into(),
-                ));
-            }
-            if !(w.measure_s.is_finite() && w.measure_s >= 2.0) {
-                return Err(invalid(
-                    span,
-                    key("measure_s"),
-                    "must be at least 2 seconds (one sample a second)".into(),
-                ));
-            }
-            let load = match &w.load {
-                None => None,
-                Some(l) => {
-                    let spec = l.validate(None).map_err(|(k, why)| {
-                        invalid(span.clone(), key(&format!("load.{k}")), why)
-                    })?;
-                    if let Err((subject, name)) = crate::load::check_placeholders(&spec, &subjects)
-                    {
-                        return Err(invalid(
-                            span,
-                            key("load.command"),
-                            format!("`{{{name}}}` is not a placeholder of subject `{subject}` (give it `addresses = {{ {name} = \"...\" }}`)"),
-                        ));
-                    }
-                    Some(spec)
-                }
-            };
-            let work = match &w.work {
-                None => None,
-                Some(raw) => Some(
-                    check_work(raw, load.is_some(), &subjects)
-                        .map_err(|(k, why)| invalid(span.clone(), key(&k), why))?,
-                ),
-            };
-            workloads.push(WorkloadSpec {
-                name: w.name.clone(),
-                rate: w.rate,
-                warmup_s: w.warmup_s,
-                measure_s: w.measure_s,
-                args: w.args.clone(),
-                load,
-                work,
-            });
+            let workload = cx.workload(i, w, &subjects, &workloads)?;
+            workloads.push(workload);
         }
         crate::cluster_subject::check_comparison(&subjects, &workloads)
-            .map_err(|(k, why)| invalid(0..0, k, why))?;
+            .map_err(|(k, why)| cx.invalid(0..0, k, why))?;
         Ok(ComparisonFile {
-            rounds: *raw.rounds.get_ref(),
-            noise_band: nb,
-            alpha,
+            rounds: settings.rounds,
+            noise_band: settings.noise_band,
+            alpha: settings.alpha,
             seed: raw.seed,
-            grace_s: grace,
-            on_failure,
-            test,
+            grace_s: settings.grace_s,
+            on_failure: settings.on_failure,
+            test: settings.test,
             primary,
             subjects,
             workloads,
@@ -686,66 +266,346 @@ impl ComparisonFile {
     }
 }
 
-impl SubjectSpec {
-    /// The command line for `workload`: the subject's command, then the workload's
-    /// arguments, with placeholders replaced.
-    pub fn command_for(&self, workload: &WorkloadSpec) -> Vec<String> {
-        self.command
-            .iter()
-            .chain(workload.args.iter())
-            .map(|a| substitute(a, workload))
-            .collect()
+/// The file being parsed, for errors that name its line and key.
+struct Cx<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+/// The comparison-wide settings, checked.
+struct Settings {
+    rounds: u32,
+    noise_band: f64,
+    alpha: f64,
+    grace_s: f64,
+    on_failure: OnFailure,
+    test: Option<crate::spec::TestKind>,
+}
+
+impl Cx<'_> {
+    /// A value that parses but makes no sense. Defaults and absent tables carry the span
+    /// 0..0: no place in the text, so the key is looked up instead (a whole
+    /// `[[subject]]` span is narrowed to its key).
+    fn invalid(&self, span: std::ops::Range<usize>, key: String, message: String) -> ConfigError {
+        let span = Some(span).filter(|s| *s != (0..0));
+        ConfigError::Invalid(dyno_model::ConfigDiagnostic::new(
+            self.path,
+            self.text,
+            span,
+            Some(&key),
+            message,
+        ))
     }
 
-    /// The extra environment for `workload`, placeholders replaced, plus `DYNO_WORKLOAD`
-    /// and `DYNO_RATE`.
-    pub fn env_for(&self, workload: &WorkloadSpec) -> BTreeMap<String, String> {
-        let mut env: BTreeMap<String, String> = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), substitute(v, workload)))
-            .collect();
-        env.insert("DYNO_WORKLOAD".into(), workload.name.clone());
-        env.insert("DYNO_RATE".into(), workload.rate.to_string());
-        env
+    /// Rounds, noise band, alpha, grace period, `on_failure` and `test`.
+    fn settings(&self, raw: &RawFile) -> Result<Settings, ConfigError> {
+        if *raw.rounds.get_ref() == 0 {
+            return Err(self.invalid(
+                raw.rounds.span(),
+                "rounds".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        let nb = *raw.noise_band.get_ref();
+        if !(0.0..1.0).contains(&nb) {
+            return Err(self.invalid(
+                raw.noise_band.span(),
+                "noise_band".into(),
+                format!("{nb} is not in [0, 1)"),
+            ));
+        }
+        let alpha = *raw.alpha.get_ref();
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(self.invalid(
+                raw.alpha.span(),
+                "alpha".into(),
+                format!("{alpha} is not in (0, 1)"),
+            ));
+        }
+        let grace = *raw.grace_s.get_ref();
+        if !(grace.is_finite() && grace >= 0.0) {
+            return Err(self.invalid(
+                raw.grace_s.span(),
+                "grace_s".into(),
+                "must be >= 0 seconds".into(),
+            ));
+        }
+        let on_failure = match raw
+            .on_failure
+            .as_ref()
+            .map(|v| (v.span(), v.get_ref().as_str()))
+        {
+            None | Some((_, "give_up")) => OnFailure::GiveUp,
+            Some((_, "stop")) => OnFailure::Stop,
+            Some((_, "continue")) => OnFailure::Continue,
+            Some((span, other)) => {
+                return Err(self.invalid(
+                    span,
+                    "on_failure".into(),
+                    format!("`{other}` is not `give_up`, `stop` or `continue`"),
+                ))
+            }
+        };
+        let test = match raw.test.as_ref() {
+            None => None,
+            Some(t) => Some(crate::spec::TestKind::parse(t.get_ref()).ok_or_else(|| {
+                self.invalid(
+                    t.span(),
+                    "test".into(),
+                    format!(
+                        "`{}` is not `paired`, `signed-rank` or `unpaired`",
+                        t.get_ref()
+                    ),
+                )
+            })?),
+        };
+        Ok(Settings {
+            rounds: *raw.rounds.get_ref(),
+            noise_band: nb,
+            alpha,
+            grace_s: grace,
+            on_failure,
+            test,
+        })
+    }
+
+    /// The `primary` metrics: named, none empty, none twice.
+    fn primary(&self, raw: &RawFile) -> Result<Vec<String>, ConfigError> {
+        let mut primary: Vec<String> = Vec::new();
+        let Some(list) = &raw.primary else {
+            return Ok(primary);
+        };
+        if list.get_ref().is_empty() {
+            return Err(self.invalid(
+                list.span(),
+                "primary".into(),
+                "name at least one metric (e.g. \"cpu_s_per_tx\"), or leave `primary` out to judge every metric as primary".into(),
+            ));
+        }
+        for name in list.get_ref() {
+            let n = name.get_ref().trim();
+            let why = if n.is_empty() {
+                Some("a metric name cannot be empty".to_string())
+            } else if primary.iter().any(|p| p == n) {
+                Some(format!("`{n}` is named twice"))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(self.invalid(name.span(), "primary".into(), why));
+            }
+            primary.push(n.to_string());
+        }
+        Ok(primary)
+    }
+
+    /// The `i`th `[[subject]]`: a cluster, or a process given by `command` or `git`.
+    fn subject(
+        &self,
+        i: usize,
+        raw: &Spanned<RawSubject>,
+        earlier: &[SubjectSpec],
+    ) -> Result<SubjectSpec, ConfigError> {
+        let span = raw.span();
+        let key = |k: &str| format!("subject[{i}].{k}");
+        let s = raw.get_ref();
+        if earlier.iter().any(|o| o.name == s.name) || s.name.trim().is_empty() {
+            return Err(self.invalid(
+                span,
+                key("name"),
+                format!("`{}` is empty or used twice", s.name),
+            ));
+        }
+        let cluster = crate::cluster_subject::validate(&written(s), self.path)
+            .map_err(|(k, why)| self.invalid(span.clone(), key(k), why))?;
+        let declarations = || {
+            check_declarations(&s.metrics)
+                .map_err(|(at, k, why)| self.invalid(at, key(&format!("metrics.{k}")), why))
+        };
+        if let Some(cluster) = cluster {
+            return Ok(SubjectSpec {
+                name: s.name.clone(),
+                command: Vec::new(),
+                git: None,
+                env: BTreeMap::new(),
+                cwd: None,
+                metrics: declarations()?,
+                ready: None,
+                addresses: BTreeMap::new(),
+                cluster: Some(cluster),
+            });
+        }
+        let (command, git) = self.command(s, span.clone(), &key)?;
+        if let Some(cwd) = &s.cwd {
+            if !cwd.is_dir() {
+                return Err(self.invalid(
+                    span,
+                    key("cwd"),
+                    format!("{} is not a directory", cwd.display()),
+                ));
+            }
+        }
+        if let Some(url) = &s.metrics.prometheus {
+            if let Err(why) = crate::prometheus::Endpoint::parse(url) {
+                return Err(self.invalid(span, key("metrics.prometheus"), why.to_string()));
+            }
+        }
+        let metrics = declarations()?;
+        let ready = match &s.ready {
+            None => None,
+            Some(r) => Some(r.validate().map_err(|(k, why)| {
+                let k = if k == "ready" {
+                    k
+                } else {
+                    format!("ready.{k}")
+                };
+                self.invalid(span.clone(), key(&k), why)
+            })?),
+        };
+        Ok(SubjectSpec {
+            name: s.name.clone(),
+            command,
+            git,
+            env: s.env.clone(),
+            cwd: s.cwd.clone(),
+            metrics,
+            ready,
+            addresses: s.addresses.clone(),
+            cluster: None,
+        })
+    }
+
+    /// A process subject's command, or the git revision it is built from (resolved to a
+    /// commit now, so a wrong revision is refused before anything starts).
+    fn command(
+        &self,
+        s: &RawSubject,
+        span: std::ops::Range<usize>,
+        key: &dyn Fn(&str) -> String,
+    ) -> Result<(Vec<String>, Option<GitSource>), ConfigError> {
+        match (&s.command, &s.git, &s.args) {
+            (Some(_), Some(_), _) => Err(self.invalid(
+                span,
+                key("git"),
+                "give either `command` or `git`, not both".into(),
+            )),
+            (None, None, _) => {
+                Err(self.invalid(span, key("command"), "missing (or give `git`)".into()))
+            }
+            (Some(_), None, Some(_)) => Err(self.invalid(
+                span,
+                key("args"),
+                "only for `git` subjects; put the arguments in `command`".into(),
+            )),
+            (None, Some(g), args) => {
+                let mut g = g.clone();
+                if let Some(dir) = s.cwd.as_ref().filter(|_| g.manifest.is_relative()) {
+                    g.manifest = dir.join(&g.manifest);
+                }
+                g.commit = crate::gitbuild::resolve(&g)
+                    .map_err(|why| self.invalid(span, key("git"), why.to_string()))?;
+                Ok((args.clone().unwrap_or_default(), Some(g)))
+            }
+            (Some(c), None, None) => {
+                let Some(program) = c.first() else {
+                    return Err(self.invalid(span, key("command"), "is empty".into()));
+                };
+                if let Err(why) = check_executable(program, s.cwd.as_deref()) {
+                    return Err(self.invalid(span, key("command"), why.to_string()));
+                }
+                Ok((c.clone(), None))
+            }
+        }
+    }
+
+    /// The `i`th `[[workload]]`, its load command checked against the subjects'
+    /// addresses and its unit of work against where its metric can come from.
+    fn workload(
+        &self,
+        i: usize,
+        raw: &Spanned<RawWorkload>,
+        subjects: &[SubjectSpec],
+        earlier: &[WorkloadSpec],
+    ) -> Result<WorkloadSpec, ConfigError> {
+        let span = raw.span();
+        let key = |k: &str| format!("workload[{i}].{k}");
+        let w = raw.get_ref();
+        let refuse = |k: &str, why: &str| Err(self.invalid(span.clone(), key(k), why.into()));
+        if earlier.iter().any(|o| o.name == w.name) || w.name.trim().is_empty() {
+            return refuse("name", &format!("`{}` is empty or used twice", w.name));
+        }
+        if !(w.rate.is_finite() && w.rate > 0.0) {
+            return refuse(
+                "rate",
+                "must be a positive rate (tx/s): a fixed load, not flat out",
+            );
+        }
+        if !(w.warmup_s.is_finite() && w.warmup_s >= 0.0) {
+            return refuse("warmup_s", "must be >= 0 seconds");
+        }
+        if !(w.measure_s.is_finite() && w.measure_s >= 2.0) {
+            return refuse(
+                "measure_s",
+                "must be at least 2 seconds (one sample a second)",
+            );
+        }
+        let load = match &w.load {
+            None => None,
+            Some(l) => {
+                let spec = l.validate(None).map_err(|(k, why)| {
+                    self.invalid(span.clone(), key(&format!("load.{k}")), why)
+                })?;
+                if let Err((subject, name)) = crate::load::check_placeholders(&spec, subjects) {
+                    return refuse(
+                        "load.command",
+                        &format!("`{{{name}}}` is not a placeholder of subject `{subject}` (give it `addresses = {{ {name} = \"...\" }}`)"),
+                    );
+                }
+                Some(spec)
+            }
+        };
+        let work = match &w.work {
+            None => None,
+            Some(raw) => Some(
+                check_work(raw, load.is_some(), subjects)
+                    .map_err(|(k, why)| self.invalid(span.clone(), key(&k), why))?,
+            ),
+        };
+        Ok(WorkloadSpec {
+            name: w.name.clone(),
+            rate: w.rate,
+            warmup_s: w.warmup_s,
+            measure_s: w.measure_s,
+            args: w.args.clone(),
+            load,
+            work,
+        })
     }
 }
 
-/// Replaces `{workload}`, `{rate}`, `{warmup_s}`, `{measure_s}` in `s`.
-pub fn substitute(s: &str, w: &WorkloadSpec) -> String {
-    s.replace("{workload}", &w.name)
-        .replace("{rate}", &w.rate.to_string())
-        .replace("{warmup_s}", &w.warmup_s.to_string())
-        .replace("{measure_s}", &w.measure_s.to_string())
-}
-
-/// Checks that `program` can be executed: a path (relative to `cwd` when given) to an
-/// executable file, or a name found on PATH.
-pub fn check_executable(program: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
-    use std::os::unix::fs::PermissionsExt;
-    let is_exec = |p: &Path| {
-        std::fs::metadata(p)
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if program.contains('/') {
-        let p = match cwd {
-            Some(dir) if Path::new(program).is_relative() => dir.join(program),
-            _ => PathBuf::from(program),
-        };
-        return if is_exec(&p) {
-            Ok(p)
-        } else if p.exists() {
-            Err(format!("`{program}` is not an executable file"))
-        } else {
-            Err(format!("`{program}` does not exist"))
-        };
+/// What a `[[subject]]` says about a cluster, and which process-only keys it sets.
+fn written(s: &RawSubject) -> crate::cluster_subject::Written<'_> {
+    let metrics_given = s.metrics.prometheus.is_some()
+        || s.metrics.jsonl.is_some()
+        || !s.metrics.prometheus_metrics.is_empty();
+    crate::cluster_subject::Written {
+        cluster: s.cluster.as_ref(),
+        node_command: s.node_command.as_ref(),
+        node_binary: s.node_binary.as_ref(),
+        process_keys: [
+            ("command", s.command.is_some()),
+            ("git", s.git.is_some()),
+            ("args", s.args.is_some()),
+            ("env", !s.env.is_empty()),
+            ("cwd", s.cwd.is_some()),
+            ("metrics", metrics_given),
+            ("ready", s.ready.is_some()),
+            ("addresses", !s.addresses.is_empty()),
+        ]
+        .into_iter()
+        .filter_map(|(k, given)| given.then_some(k))
+        .collect(),
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| is_exec(p))
-        .ok_or_else(|| format!("`{program}` is not an executable on PATH"))
 }
 
 /// Checks the declared names of a `metrics` table (each a valid pattern, none matching a
@@ -798,7 +658,7 @@ fn check_declarations(
             let at = || (e.span(), format!("{list}[{i}]"));
             let pattern = NamePattern::parse(e.get_ref()).map_err(|why| {
                 let (span, k) = at();
-                (span, k, why)
+                (span, k, why.to_string())
             })?;
             if let Some((other, j, text, _)) = seen
                 .iter()

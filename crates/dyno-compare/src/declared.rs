@@ -3,7 +3,7 @@
 //! what the names suggest ([`guess_direction`], [`index_like`]).
 //!
 //! ```
-//! use dyno_compare::config::MetricSources;
+//! use dyno_compare::spec::MetricSources;
 //! use dyno_compare::declared::{rule_for, Rule};
 //! use dyno_model::Direction;
 //!
@@ -17,9 +17,9 @@
 //! assert_eq!(rule_for(&m, "jsonl:tps", false), None); // guessed: higher is better
 //! ```
 
-use crate::config::MetricSources;
 use crate::execution::Series;
 use crate::execution::SeriesKind;
+use crate::spec::MetricSources;
 use dyno_model::Direction;
 
 /// One entry of a declaration list: a metric name, or a name with one `*` at its start or
@@ -34,25 +34,32 @@ pub enum NamePattern {
     Suffix(String),
 }
 
+/// Why a declared name is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadPattern {
+    /// More than one `*`, or one in the middle.
+    #[error("`{0}`: one `*` at most, at the start or the end of the name")]
+    Stars(String),
+    /// Nothing but the `*`.
+    #[error("`{0}` names no metric (or every metric)")]
+    Empty(String),
+}
+
 impl NamePattern {
     /// Parses an entry; the error says what is wrong with it.
-    pub fn parse(entry: &str) -> Result<Self, String> {
+    pub fn parse(entry: &str) -> Result<Self, BadPattern> {
         let stars = entry.matches('*').count();
         let pattern = match (entry.strip_suffix('*'), entry.strip_prefix('*')) {
             _ if stars == 0 => NamePattern::Exact(entry.to_string()),
             (Some(p), _) if stars == 1 => NamePattern::Prefix(p.to_string()),
             (_, Some(s)) if stars == 1 => NamePattern::Suffix(s.to_string()),
-            _ => {
-                return Err(format!(
-                    "`{entry}`: one `*` at most, at the start or the end of the name"
-                ))
-            }
+            _ => return Err(BadPattern::Stars(entry.to_string())),
         };
         match &pattern {
             NamePattern::Exact(s) | NamePattern::Prefix(s) | NamePattern::Suffix(s)
                 if s.trim().is_empty() =>
             {
-                Err(format!("`{entry}` names no metric (or every metric)"))
+                Err(BadPattern::Empty(entry.to_string()))
             }
             _ => Ok(pattern),
         }

@@ -32,8 +32,9 @@ pub enum SeriesKind {
     Observations,
 }
 
-/// Points of one metric over the measured window.
-#[derive(Debug, Clone, PartialEq)]
+/// Points of one metric over the measured window (as JSON: how a child `dyno cluster
+/// run` hands a cluster's compared metrics over).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     /// The metric of the points.
     pub metric: Metric,
@@ -79,6 +80,33 @@ pub struct Execution {
     pub outcome: Outcome,
     /// Things the reader should know (an unreachable metrics endpoint, a forced kill).
     pub warnings: Vec<String>,
+}
+
+impl Execution {
+    /// An execution of `subject` under `workload` in `round` starting now, complete until
+    /// something says otherwise.
+    pub fn starting(subject: &str, workload: &str, round: u32, command_line: Vec<String>) -> Self {
+        Execution {
+            subject: subject.to_string(),
+            workload: workload.to_string(),
+            round,
+            started_at: dyno_model::now_unix(),
+            command_line,
+            series: Vec::new(),
+            outcome: Outcome::Complete,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Outcome {
+    /// A failure with no output lines to show.
+    pub fn failed(reason: String) -> Outcome {
+        Outcome::Failed {
+            reason,
+            last_lines: Vec::new(),
+        }
+    }
 }
 
 /// The metrics the /proc sampler yields, in report order.

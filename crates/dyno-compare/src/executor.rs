@@ -6,10 +6,10 @@
 //! group, SIGKILL after the grace period); and a parent-death signal plus a group guard,
 //! so the node and anything it started end even when dyno is SIGKILLed.
 
-use crate::config::{SubjectSpec, WorkloadSpec};
 use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
+use crate::spec::{SubjectSpec, WorkloadSpec};
 use dyno_model::{Direction, Metric, Unit};
 use dyno_proc::{GuardedChild, NotReady, SpawnOptions};
 use std::process::Command;
@@ -63,19 +63,33 @@ impl ProcessExecutor {
     }
 }
 
+/// Why a node or a load generator did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The command has no program.
+    #[error("empty command")]
+    EmptyCommand,
+    /// The program could not be spawned.
+    #[error(transparent)]
+    Spawn(#[from] dyno_proc::SpawnError),
+    /// The load generator did not start.
+    #[error("load command: {0}")]
+    Load(Box<StartError>),
+}
+
 fn start(
     command: &[String],
     env: std::collections::BTreeMap<String, String>,
     cwd: Option<&std::path::Path>,
     opts: &SpawnOptions,
-) -> Result<GuardedChild, String> {
-    let (program, args) = command.split_first().ok_or("empty command")?;
+) -> Result<GuardedChild, StartError> {
+    let (program, args) = command.split_first().ok_or(StartError::EmptyCommand)?;
     let mut cmd = Command::new(program);
     cmd.args(args).envs(env);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    GuardedChild::spawn(cmd, opts).map_err(|e| e.to_string())
+    Ok(GuardedChild::spawn(cmd, opts)?)
 }
 
 /// Output lines of a load generator kept for its extractors: enough for a line a second
@@ -95,7 +109,7 @@ impl Load {
         spec: &crate::load::LoadSpec,
         subject: &SubjectSpec,
         workload: &WorkloadSpec,
-    ) -> Result<Load, String> {
+    ) -> Result<Load, StartError> {
         let lines: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
         let sink = lines.clone();
         let opts = SpawnOptions {
@@ -114,7 +128,7 @@ impl Load {
             spec.cwd.as_deref(),
             &opts,
         )
-        .map_err(|e| format!("load command: {e}"))?;
+        .map_err(|e| StartError::Load(Box::new(e)))?;
         Ok(Load {
             child,
             lines,
@@ -193,6 +207,15 @@ struct NodeMetrics {
     warned: bool,
 }
 
+/// A node's metrics endpoint that answered, then failed [`MISSED_SCRAPES`] times in a row.
+#[derive(Debug, thiserror::Error)]
+#[error("stopped answering: {missed} scrapes of {url} failed in a row ({last})")]
+struct StoppedAnswering {
+    missed: usize,
+    url: String,
+    last: dyno_proc::HttpError,
+}
+
 impl NodeMetrics {
     fn scrape(
         &mut self,
@@ -200,7 +223,7 @@ impl NodeMetrics {
         keep: &[String],
         t: f64,
         warnings: &mut Vec<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StoppedAnswering> {
         match ep.scrape(Duration::from_millis(500)) {
             Ok(body) => {
                 self.answered = true;
@@ -211,10 +234,11 @@ impl NodeMetrics {
             Err(e) if self.answered => {
                 self.missed += 1;
                 if self.missed >= MISSED_SCRAPES {
-                    Err(format!(
-                        "stopped answering: {} scrapes of http://{}{} failed in a row ({e})",
-                        self.missed, ep.authority, ep.path
-                    ))
+                    Err(StoppedAnswering {
+                        missed: self.missed,
+                        url: format!("http://{}{}", ep.authority, ep.path),
+                        last: e,
+                    })
                 } else {
                     Ok(())
                 }
@@ -242,16 +266,8 @@ impl Executor for ProcessExecutor {
         stop: &AtomicBool,
     ) -> Execution {
         let command_line = subject.command_for(workload);
-        let mut exec = Execution {
-            subject: subject.name.clone(),
-            workload: workload.name.clone(),
-            round,
-            started_at: dyno_model::now_unix(),
-            command_line: command_line.clone(),
-            series: Vec::new(),
-            outcome: Outcome::Complete,
-            warnings: Vec::new(),
-        };
+        let mut exec =
+            Execution::starting(&subject.name, &workload.name, round, command_line.clone());
         let failed =
             |reason: String, last_lines: Vec<String>| Outcome::Failed { reason, last_lines };
         let readiness = match subject.ready.as_ref().map(|r| r.readiness()).transpose() {
@@ -269,7 +285,7 @@ impl Executor for ProcessExecutor {
         let mut node = match start(&command_line, env, subject.cwd.as_deref(), &opts) {
             Ok(n) => n,
             Err(reason) => {
-                exec.outcome = failed(reason, Vec::new());
+                exec.outcome = failed(reason.to_string(), Vec::new());
                 return exec;
             }
         };
@@ -303,7 +319,7 @@ impl Executor for ProcessExecutor {
             Some(Ok(l)) => Some(l),
             Some(Err(reason)) => {
                 let stopped = node.stop(self.grace);
-                exec.outcome = failed(reason, stopped.last_lines);
+                exec.outcome = failed(reason.to_string(), stopped.last_lines);
                 return exec;
             }
         };
@@ -439,7 +455,7 @@ impl ProcessExecutor {
                     prev.t - t0,
                     &mut exec.warnings,
                 ) {
-                    break Err(Interruption::Failed(why));
+                    break Err(Interruption::Failed(why.to_string()));
                 }
             }
             if self.interval * tick >= window {
@@ -472,7 +488,7 @@ pub(crate) use jsonl::parse as jsonl_parse;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ComparisonFile;
+    use crate::spec::ComparisonFile;
     use std::path::Path;
 
     #[test]
@@ -491,7 +507,10 @@ mod tests {
         for i in 1..MISSED_SCRAPES {
             assert!(m.scrape(&ep, &[], i as f64, &mut warnings).is_ok());
         }
-        let e = m.scrape(&ep, &[], 9.0, &mut warnings).unwrap_err();
+        let e = m
+            .scrape(&ep, &[], 9.0, &mut warnings)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("stopped answering: 5 scrapes"), "{e}");
         assert!(warnings.is_empty());
     }

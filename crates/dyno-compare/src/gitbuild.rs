@@ -4,7 +4,7 @@
 //! binary. Extracted sources and builds are kept in a cache directory, so a revision is
 //! built once across comparisons.
 
-use crate::config::{ComparisonFile, GitSource};
+use crate::spec::{ComparisonFile, GitSource};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -35,7 +35,24 @@ pub enum BuildError {
     },
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+/// What git, tar or a manifest said when a revision could not be found or extracted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct GitFailure(pub String);
+
+impl From<String> for GitFailure {
+    fn from(what: String) -> Self {
+        GitFailure(what)
+    }
+}
+
+impl From<&str> for GitFailure {
+    fn from(what: &str) -> Self {
+        GitFailure(what.to_string())
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, GitFailure> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -44,12 +61,12 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         .output()
         .map_err(|e| format!("cannot run git: {e}"))?;
     if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        return Err(String::from_utf8_lossy(&out.stderr).trim().into());
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn repo_of(g: &GitSource) -> Result<(PathBuf, PathBuf), String> {
+fn repo_of(g: &GitSource) -> Result<(PathBuf, PathBuf), GitFailure> {
     let manifest = g
         .manifest
         .canonicalize()
@@ -74,7 +91,7 @@ fn repo_of(g: &GitSource) -> Result<(PathBuf, PathBuf), String> {
 }
 
 /// The commit `g.rev` names, checked before anything starts.
-pub fn resolve(g: &GitSource) -> Result<String, String> {
+pub fn resolve(g: &GitSource) -> Result<String, GitFailure> {
     let (root, _) = repo_of(g)?;
     git(
         &root,
@@ -86,11 +103,11 @@ pub fn resolve(g: &GitSource) -> Result<String, String> {
         ],
     )
     .map_err(|_| {
-        format!(
+        GitFailure(format!(
             "rev `{}` is not a commit of the repository of {}",
             g.rev,
             g.manifest.display()
-        )
+        ))
     })
 }
 
@@ -112,9 +129,9 @@ pub fn default_cache() -> PathBuf {
 
 /// Extracts and builds one revision; returns the binary.
 pub fn build(subject: &str, g: &GitSource, cache: &Path) -> Result<PathBuf, BuildError> {
-    let git_err = |message: String| BuildError::Git {
+    let git_err = |failure: GitFailure| BuildError::Git {
         subject: subject.into(),
-        message,
+        message: failure.0,
     };
     let (root, rel) = repo_of(g).map_err(git_err)?;
     let short = &g.commit[..g.commit.len().min(12)];
@@ -122,10 +139,11 @@ pub fn build(subject: &str, g: &GitSource, cache: &Path) -> Result<PathBuf, Buil
     let done = src.join(".dyno-extracted");
     if !done.exists() {
         let _ = std::fs::remove_dir_all(&src);
-        std::fs::create_dir_all(&src).map_err(|e| git_err(format!("{}: {e}", src.display())))?;
+        std::fs::create_dir_all(&src)
+            .map_err(|e| git_err(format!("{}: {e}", src.display()).into()))?;
         extract(&root, &g.commit, &src).map_err(git_err)?;
         std::fs::write(&done, &g.commit)
-            .map_err(|e| git_err(format!("{}: {e}", done.display())))?;
+            .map_err(|e| git_err(format!("{}: {e}", done.display()).into()))?;
     }
     let manifest = src.join(&rel);
     let target = cache.join(format!("target-{short}"));
@@ -143,7 +161,7 @@ pub fn build(subject: &str, g: &GitSource, cache: &Path) -> Result<PathBuf, Buil
     }
     let out = cmd
         .output()
-        .map_err(|e| git_err(format!("cannot run cargo: {e}")))?;
+        .map_err(|e| git_err(format!("cannot run cargo: {e}").into()))?;
     if !out.status.success() {
         let text = String::from_utf8_lossy(&out.stderr);
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
@@ -161,16 +179,19 @@ pub fn build(subject: &str, g: &GitSource, cache: &Path) -> Result<PathBuf, Buil
     };
     let binary = target.join("release").join(name);
     if !binary.is_file() {
-        return Err(git_err(format!(
-            "cargo built {} but {} is missing: name the binary with `bin`",
-            g.rev,
-            binary.display()
-        )));
+        return Err(git_err(
+            format!(
+                "cargo built {} but {} is missing: name the binary with `bin`",
+                g.rev,
+                binary.display()
+            )
+            .into(),
+        ));
     }
     Ok(binary)
 }
 
-fn extract(root: &Path, commit: &str, into: &Path) -> Result<(), String> {
+fn extract(root: &Path, commit: &str, into: &Path) -> Result<(), GitFailure> {
     let mut archive = Command::new("git")
         .arg("-C")
         .arg(root)
@@ -192,12 +213,13 @@ fn extract(root: &Path, commit: &str, into: &Path) -> Result<(), String> {
         return Err(format!(
             "extracting {commit} failed: {}",
             String::from_utf8_lossy(&tar.stderr).trim()
-        ));
+        )
+        .into());
     }
     Ok(())
 }
 
-fn package_name(manifest: &Path) -> Result<String, String> {
+fn package_name(manifest: &Path) -> Result<String, GitFailure> {
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
     let value: toml::Value =
@@ -208,10 +230,10 @@ fn package_name(manifest: &Path) -> Result<String, String> {
         .and_then(|n| n.as_str())
         .map(str::to_string)
         .ok_or_else(|| {
-            format!(
+            GitFailure(format!(
                 "{}: no [package] name; give `package` or `bin`",
                 manifest.display()
-            )
+            ))
         })
 }
 

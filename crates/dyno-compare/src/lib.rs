@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod cluster_run;
 pub mod cluster_subject;
 pub mod config;
 pub mod declared;
@@ -66,13 +67,16 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod sampler;
+pub mod session;
+pub mod spec;
 pub mod verdict;
 pub mod work;
 
 pub use cluster_subject::ClusterSubject;
-pub use config::{ComparisonFile, ConfigError, OnFailure, SubjectSpec, WorkloadSpec};
+pub use config::ConfigError;
 pub use execution::{Execution, Outcome, Series, SeriesKind};
 pub use executor::{Executor, ProcessExecutor};
 pub use mock::SyntheticExecutor;
 pub use runner::{run_rounds, schedule, Ending, Slot};
+pub use spec::{ComparisonFile, OnFailure, SubjectSpec, WorkloadSpec};
 pub use verdict::{judge, Judgement, MetricVerdict};

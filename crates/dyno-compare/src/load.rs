@@ -33,9 +33,10 @@
 //! node.
 
 use crate::execution::{guess_direction, Series, SeriesKind};
+pub use crate::spec::{Extractor, LoadOutput, LoadSpec};
 use dyno_model::{Direction, Metric, Unit};
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -66,42 +67,6 @@ struct RawExtractor {
     unit: Option<String>,
     #[serde(default)]
     direction: Option<String>,
-}
-
-/// A validated load command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadSpec {
-    /// Program and arguments, placeholders not yet replaced.
-    pub command: Vec<String>,
-    /// Working directory.
-    pub cwd: Option<PathBuf>,
-    /// Extra environment (placeholders replaced).
-    pub env: BTreeMap<String, String>,
-    /// How its output is read.
-    pub output: LoadOutput,
-}
-
-/// How a load's output becomes metrics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadOutput {
-    /// Each numeric field of each JSON-object line is one observation of `load:<field>`.
-    Jsonl,
-    /// Regular expressions with a `value` group; every match is one observation.
-    Regex(Vec<Extractor>),
-}
-
-/// One regex extractor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Extractor {
-    /// Metric name (reported as `load:<metric>`).
-    pub metric: String,
-    /// The pattern, with a `(?P<value>...)` group.
-    pub pattern: String,
-    /// Unit of the captured number.
-    pub unit: String,
-    /// `higher` or `lower` is better (guessed from the name when absent).
-    pub direction: Option<String>,
 }
 
 /// The base unit and factor of a unit as written (`ms` is 1e-3 seconds).
@@ -142,8 +107,8 @@ impl RawLoad {
         }
         // A program given as a placeholder is only known per subject; checked when run.
         if !program.contains('{') {
-            crate::config::check_executable(program, cwd.as_deref())
-                .map_err(|why| ("command".to_string(), why))?;
+            crate::spec::check_executable(program, cwd.as_deref())
+                .map_err(|why| ("command".to_string(), why.to_string()))?;
         }
         let output =
             match (self.output.as_deref(), self.extract.is_empty()) {
@@ -245,7 +210,7 @@ fn placeholders(text: &str) -> Vec<&str> {
 /// placeholder))` names the first that is not.
 pub(crate) fn check_placeholders(
     spec: &LoadSpec,
-    subjects: &[crate::config::SubjectSpec],
+    subjects: &[crate::spec::SubjectSpec],
 ) -> Result<(), (String, String)> {
     for text in spec.command.iter().chain(spec.env.values()) {
         for name in placeholders(text) {
@@ -264,10 +229,10 @@ impl LoadSpec {
     fn substitute(
         &self,
         text: &str,
-        subject: &crate::config::SubjectSpec,
-        w: &crate::config::WorkloadSpec,
+        subject: &crate::spec::SubjectSpec,
+        w: &crate::spec::WorkloadSpec,
     ) -> String {
-        let mut out = crate::config::substitute(text, w).replace(
+        let mut out = crate::spec::substitute(text, w).replace(
             "{load_s}",
             &(w.warmup_s + w.measure_s + LOAD_MARGIN_S).to_string(),
         );
@@ -280,8 +245,8 @@ impl LoadSpec {
     /// The load's command line against `subject` under `w`, placeholders replaced.
     pub fn command_for(
         &self,
-        subject: &crate::config::SubjectSpec,
-        w: &crate::config::WorkloadSpec,
+        subject: &crate::spec::SubjectSpec,
+        w: &crate::spec::WorkloadSpec,
     ) -> Vec<String> {
         self.command
             .iter()
@@ -292,8 +257,8 @@ impl LoadSpec {
     /// The load's extra environment, placeholders replaced.
     pub fn env_for(
         &self,
-        subject: &crate::config::SubjectSpec,
-        w: &crate::config::WorkloadSpec,
+        subject: &crate::spec::SubjectSpec,
+        w: &crate::spec::WorkloadSpec,
     ) -> BTreeMap<String, String> {
         self.env
             .iter()

@@ -1,9 +1,9 @@
 //! A node that is not run: [`SyntheticExecutor`] makes up seeded, noisy series, so the
 //! statistics and verdict pipeline can be tested end to end without processes or timing.
 
-use crate::config::{SubjectSpec, WorkloadSpec};
 use crate::execution::{process_metrics, Execution, Outcome, Series, SeriesKind};
 use crate::executor::Executor;
+use crate::spec::{SubjectSpec, WorkloadSpec};
 use dyno_model::{Direction, Metric, Unit};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

@@ -51,15 +51,15 @@ impl RawReady {
     pub(crate) fn validate(&self) -> Result<ReadySpec, (String, String)> {
         let probe = match (&self.tcp, &self.http, &self.log) {
             (Some(a), None, None) => {
-                Probe::tcp(a).map_err(|why| ("tcp".to_string(), why))?;
+                Probe::tcp(a).map_err(|why| ("tcp".to_string(), why.to_string()))?;
                 ProbeSpec::Tcp(a.clone())
             }
             (None, Some(u), None) => {
-                Probe::http(u).map_err(|why| ("http".to_string(), why))?;
+                Probe::http(u).map_err(|why| ("http".to_string(), why.to_string()))?;
                 ProbeSpec::Http(u.clone())
             }
             (None, None, Some(re)) => {
-                Probe::output_line(re).map_err(|why| ("log".to_string(), why))?;
+                Probe::output_line(re).map_err(|why| ("log".to_string(), why.to_string()))?;
                 ProbeSpec::Log(re.clone())
             }
             _ => {
@@ -83,7 +83,7 @@ impl RawReady {
 impl ReadySpec {
     /// The probe to run (validated when the file was read, so it cannot fail here but
     /// for a regex or URL edited in a stored run).
-    pub fn readiness(&self) -> Result<Readiness, String> {
+    pub fn readiness(&self) -> Result<Readiness, dyno_proc::ProbeError> {
         let probe = match &self.probe {
             ProbeSpec::Tcp(a) => Probe::tcp(a)?,
             ProbeSpec::Http(u) => Probe::http(u)?,

@@ -3,8 +3,8 @@
 //! `{"t": seconds, "kind": ...}`), and the comparison it belongs to in its settings, so
 //! `dyno compare report` can rebuild every verdict from the store alone.
 
-use crate::config::{ComparisonFile, WorkloadSpec};
 use crate::execution::{Execution, Outcome, Series, SeriesKind};
+use crate::spec::{ComparisonFile, WorkloadSpec};
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::{RunFilter, RunId, Store, StoreError};
 use serde::{Deserialize, Serialize};

@@ -2,9 +2,9 @@
 //! order shuffled afresh every round, so slow drifts of the machine (thermal state,
 //! colleagues' builds) fall on all subjects alike instead of on whichever runs last.
 
-use crate::config::{ComparisonFile, OnFailure};
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
+use crate::spec::{ComparisonFile, OnFailure};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;

@@ -18,50 +18,15 @@
 use crate::execution::{run_values, Execution, Outcome, REFERENCE_METRIC};
 use crate::family::{is_primary, no_information, Unjudged};
 use crate::power::{stated_power, StatedPower};
+pub use crate::spec::TestKind;
 use crate::work::{reference_values, window_s, WorkUnit};
 use dyno_model::{Direction, Metric};
 use dyno_stats::{
     apply_holm, compare, compare_paired, compare_signed_rank, mann_whitney_u, Alternative, Better,
     Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest, Verdict,
 };
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
-
-/// Which test judges a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestKind {
-    /// Baseline and candidate values as two independent samples (Mann-Whitney).
-    Unpaired,
-    /// Per-round ratios candidate / baseline, t-test on their logarithms: rounds where
-    /// either has no value are left out.
-    #[default]
-    Paired,
-    /// Per-round ratios, exact Wilcoxon signed-rank test on their logarithms.
-    SignedRank,
-}
-
-impl TestKind {
-    /// `"unpaired"` or `"paired"`, as the comparison file spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            TestKind::Unpaired => "unpaired",
-            TestKind::Paired => "paired",
-            TestKind::SignedRank => "signed-rank",
-        }
-    }
-
-    /// The kind named `name`, as the comparison file and `--test` spell it.
-    pub fn parse(name: &str) -> Option<TestKind> {
-        match name {
-            "unpaired" => Some(TestKind::Unpaired),
-            "paired" => Some(TestKind::Paired),
-            "signed-rank" => Some(TestKind::SignedRank),
-            _ => None,
-        }
-    }
-}
 
 /// How [`judge_with`] judges: the test, which rounds count and which metrics are primary.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -235,31 +200,85 @@ fn pairs(
         .unzip()
 }
 
+/// Why a verdict is refused: a candidate, primary metric or unit of work that names
+/// nothing of the comparison.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// The comparison has no subjects.
+    #[error("the comparison has no subjects")]
+    NoSubjects,
+    /// A candidate named is the baseline.
+    #[error("`{name}` is the baseline; name candidates ({candidates})")]
+    Baseline {
+        /// The name.
+        name: String,
+        /// The candidates, comma-separated.
+        candidates: String,
+    },
+    /// A candidate named is no subject.
+    #[error("`{name}` is not a subject of this comparison (candidates: {candidates})")]
+    NotASubject {
+        /// The name.
+        name: String,
+        /// The candidates, comma-separated.
+        candidates: String,
+    },
+    /// A candidate is named twice.
+    #[error("`{0}` is named twice")]
+    NamedTwice(String),
+    /// Primary metrics that no complete execution measured.
+    #[error("{} {} no metric of this comparison (its metrics: {known})", quoted(names), if names.len() == 1 { "is" } else { "are" })]
+    UnknownPrimary {
+        /// The names.
+        names: Vec<String>,
+        /// The metrics measured, comma-separated.
+        known: String,
+    },
+    /// A workload's unit of work that no complete execution recorded.
+    #[error("workload `{workload}`: work metric `{metric}` was not recorded by any execution, or names a family with several label sets (metrics of that source: {close})")]
+    UnknownWork {
+        /// The workload.
+        workload: String,
+        /// The work metric.
+        metric: String,
+        /// Metrics of the same source, comma-separated, or `none`.
+        close: String,
+    },
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The baseline and the named candidates, in the order named: the subjects to judge when
 /// one comparison of several candidates is read one candidate at a time. Holm's family is
 /// then the named candidates' metrics alone, as in a comparison of two releases (a power
 /// study that runs four slowdowns in one comparison asks what each would get on its own).
 /// The baseline, an unknown name or a name given twice is refused.
-pub fn pick_candidates(subjects: &[String], names: &[String]) -> Result<Vec<String>, String> {
+pub fn pick_candidates(subjects: &[String], names: &[String]) -> Result<Vec<String>, Refused> {
     let Some((baseline, candidates)) = subjects.split_first() else {
-        return Err("the comparison has no subjects".into());
+        return Err(Refused::NoSubjects);
     };
     let mut out = vec![baseline.clone()];
     for name in names {
         if name == baseline {
-            return Err(format!(
-                "`{name}` is the baseline; name candidates ({})",
-                candidates.join(", ")
-            ));
+            return Err(Refused::Baseline {
+                name: name.clone(),
+                candidates: candidates.join(", "),
+            });
         }
         if !candidates.contains(name) {
-            return Err(format!(
-                "`{name}` is not a subject of this comparison (candidates: {})",
-                candidates.join(", ")
-            ));
+            return Err(Refused::NotASubject {
+                name: name.clone(),
+                candidates: candidates.join(", "),
+            });
         }
         if out.contains(name) {
-            return Err(format!("`{name}` is named twice"));
+            return Err(Refused::NamedTwice(name.clone()));
         }
         out.push(name.clone());
     }
@@ -413,7 +432,7 @@ pub fn unknown_primary(
     subjects: &[String],
     primary: &[String],
     work: &BTreeMap<String, WorkUnit>,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let table = RunTable::of(executions, subjects, work);
     let mut known: Vec<&str> = Vec::new();
     for (_, m, _) in &table.rows {
@@ -428,16 +447,10 @@ pub fn unknown_primary(
         .collect();
     match unknown.as_slice() {
         [] => Ok(()),
-        names => Err(format!(
-            "{} {} no metric of this comparison (its metrics: {})",
-            names
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if names.len() == 1 { "is" } else { "are" },
-            known.join(", ")
-        )),
+        names => Err(Refused::UnknownPrimary {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            known: known.join(", "),
+        }),
     }
 }
 
@@ -448,7 +461,7 @@ pub fn unknown_primary(
 pub fn unknown_work(
     executions: &[Execution],
     work: &BTreeMap<String, WorkUnit>,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     for (workload, unit) in work {
         let mut complete = executions
             .iter()
@@ -474,11 +487,15 @@ pub fn unknown_work(
                 .filter(|n| n.split(':').next() == unit.metric.split(':').next())
                 .take(12)
                 .collect();
-            return Err(format!(
-                "workload `{workload}`: work metric `{}` was not recorded by any execution, or names a family with several label sets (metrics of that source: {})",
-                unit.metric,
-                if close.is_empty() { "none".to_string() } else { close.join(", ") }
-            ));
+            return Err(Refused::UnknownWork {
+                workload: workload.clone(),
+                metric: unit.metric.clone(),
+                close: if close.is_empty() {
+                    "none".to_string()
+                } else {
+                    close.join(", ")
+                },
+            });
         }
     }
     Ok(())
@@ -550,10 +567,10 @@ pub fn power_note(n: usize, m: usize, alpha: f64, test: TestKind) -> Option<Stri
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::config::ComparisonFile;
     use crate::execution::Series;
     use crate::mock::SyntheticExecutor;
     use crate::runner::{run_rounds, Ending};
+    use crate::spec::ComparisonFile;
     use dyno_model::Unit;
     use std::sync::atomic::AtomicBool;
 
@@ -691,7 +708,7 @@ pub(crate) mod tests {
             (vec!["b", "b"], "`b` is named twice"),
         ] {
             let names: Vec<String> = names.into_iter().map(String::from).collect();
-            let err = pick_candidates(&all, &names).unwrap_err();
+            let err = pick_candidates(&all, &names).unwrap_err().to_string();
             assert!(err.contains(says), "{err}");
         }
     }
@@ -754,8 +771,9 @@ pub(crate) mod tests {
             unknown_primary(&[], &subjects, &["cpu_pct".into()], &BTreeMap::new()),
             Ok(())
         );
-        let e =
-            unknown_primary(&execs, &subjects, &["cpu_pct".into()], &BTreeMap::new()).unwrap_err();
+        let e = unknown_primary(&execs, &subjects, &["cpu_pct".into()], &BTreeMap::new())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("`cpu_pct` is no metric of this comparison (its metrics: "),
             "{e}"

@@ -29,18 +29,9 @@
 //! come from its JSON lines ([`reference_values`]).
 
 use crate::execution::{counter_rate, window_mean, RunValue, Series, SeriesKind};
+pub use crate::spec::WorkUnit;
 use dyno_model::{Direction, Metric, Unit};
-use serde::{Deserialize, Serialize};
-
-/// A workload's unit of work.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkUnit {
-    /// The metric that counts the work, as reports name it (`node:...`, `load:...`,
-    /// `jsonl:...`).
-    pub metric: String,
-    /// The unit's name in derived metrics (`cpu_s_per_<unit>`).
-    pub unit: String,
-}
+use serde::Deserialize;
 
 /// `work` as the file writes it: a metric name, or a table with the unit named.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

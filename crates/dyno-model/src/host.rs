@@ -1,11 +1,11 @@
 //! The host fingerprint: what machine a number was measured on.
 //!
-//! Everything is read from `/proc` and `/sys` (Linux); a field that cannot be read is
-//! left empty rather than guessed, so a fingerprint never claims more than it saw.
+//! The types and the pure parsing of mount tables live here; reading `/proc` and `/sys`
+//! to fill them is `dyno_proc::host`'s job, so the shared vocabulary imports no
+//! workspace crate.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// A fingerprint of the machine a run measured on.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -55,15 +55,6 @@ pub enum FsKind {
 }
 
 impl Filesystem {
-    /// Finds the filesystem holding `dir` from `/proc/self/mountinfo`.
-    pub fn of(dir: &Path) -> Option<Filesystem> {
-        let canonical = std::fs::canonicalize(dir).ok()?;
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let mut fs = Self::from_mountinfo(&canonical, &mountinfo)?;
-        fs.path = dir.to_path_buf();
-        Some(fs)
-    }
-
     /// The longest mount point that is a prefix of `path` in a mountinfo text (later
     /// mounts on the same point win, as they shadow earlier ones).
     pub fn from_mountinfo(path: &Path, mountinfo: &str) -> Option<Filesystem> {
@@ -136,130 +127,12 @@ fn unescape_mount(s: &str) -> String {
 }
 
 impl Host {
-    /// Reads the fingerprint of this machine; `dir` is the directory whose filesystem is
-    /// recorded (the disk-benchmark directory, or the working directory).
-    pub fn probe(dir: &Path) -> Host {
-        let cpuinfo = read("/proc/cpuinfo");
-        let cpu_model = cpuinfo_field(&cpuinfo, "model name")
-            .or_else(|| cpuinfo_field(&cpuinfo, "Processor"))
-            .or_else(|| cpuinfo_field(&cpuinfo, "cpu model"))
-            .unwrap_or_default();
-        let mut cpu_flags: Vec<String> = cpuinfo_field(&cpuinfo, "flags")
-            .or_else(|| cpuinfo_field(&cpuinfo, "Features"))
-            .unwrap_or_default()
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
-        cpu_flags.sort();
-        cpu_flags.dedup();
-        let cores_online = parse_cpu_list(read("/sys/devices/system/cpu/online").trim())
-            .map(|v| v.len())
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get()));
-        let memory_bytes = read("/proc/meminfo")
-            .lines()
-            .find_map(|l| l.strip_prefix("MemTotal:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |kib| kib * 1024);
-        let virtualization = detect_virtualization(&cpu_flags);
-        Host {
-            hostname: dyno_proc::procfs::hostname().unwrap_or_default(),
-            cpu_model,
-            cpu_flags,
-            cores_online,
-            memory_bytes,
-            kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
-            virtualization,
-            filesystem: Filesystem::of(dir),
-        }
-    }
-
     /// True when the CPU reports the named feature flag (e.g. `sha_ni`, `avx512ifma`).
     pub fn has_flag(&self, flag: &str) -> bool {
         self.cpu_flags
             .binary_search_by(|f| f.as_str().cmp(flag))
             .is_ok()
     }
-}
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
-fn cpuinfo_field(cpuinfo: &str, key: &str) -> Option<String> {
-    cpuinfo.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k.trim() == key).then(|| v.trim().to_string())
-    })
-}
-
-/// What the machine runs under: a hypervisor (from DMI and the CPU's hypervisor flag) and
-/// a container, when either is visible.
-fn detect_virtualization(cpu_flags: &[String]) -> Option<String> {
-    let mut parts = Vec::new();
-    let vendor = read("/sys/class/dmi/id/sys_vendor").trim().to_string();
-    let product = read("/sys/class/dmi/id/product_name").trim().to_string();
-    let dmi = format!("{vendor} {product}").to_lowercase();
-    let known = [
-        ("kvm", "KVM"),
-        ("qemu", "QEMU"),
-        ("vmware", "VMware"),
-        ("virtualbox", "VirtualBox"),
-        ("microsoft corporation virtual", "Hyper-V"),
-        ("xen", "Xen"),
-        ("amazon ec2", "Amazon EC2"),
-        ("google compute engine", "Google Compute Engine"),
-        ("firecracker", "Firecracker"),
-        ("cloud hypervisor", "Cloud Hypervisor"),
-    ];
-    if let Some((_, name)) = known.iter().find(|(k, _)| dmi.contains(k)) {
-        parts.push(name.to_string());
-    } else if cpu_flags.iter().any(|f| f == "hypervisor") {
-        parts.push(if vendor.is_empty() {
-            "hypervisor (unknown)".to_string()
-        } else {
-            format!("hypervisor ({vendor})")
-        });
-    }
-    if Path::new("/.dockerenv").exists() {
-        parts.push("container (docker)".into());
-    } else if Path::new("/run/.containerenv").exists() {
-        parts.push("container (podman)".into());
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
-}
-
-/// Parses a Linux CPU list (`0-3,8,10-11`) into CPU indices.
-pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
-    let mut out = Vec::new();
-    if s.is_empty() {
-        return None;
-    }
-    for part in s.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
-                if b < a {
-                    return None;
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().ok()?),
-        }
-    }
-    Some(out)
-}
-
-/// Share of all CPU time that was busy (not idle or iowait) over `window`, from
-/// `/proc/stat`; `None` when it cannot be read. Used to warn that a machine is not quiet.
-pub fn cpu_busy_fraction(window: Duration) -> Option<f64> {
-    let t0 = dyno_proc::procfs::host_cpu_ticks()?;
-    std::thread::sleep(window);
-    let t1 = dyno_proc::procfs::host_cpu_ticks()?;
-    let dt = t1.total.saturating_sub(t0.total);
-    if dt == 0 {
-        return Some(0.0);
-    }
-    Some(1.0 - (t1.idle.saturating_sub(t0.idle)) as f64 / dt as f64)
 }
 
 #[cfg(test)]
@@ -293,26 +166,5 @@ mod tests {
         let fs = Filesystem::from_mountinfo(Path::new("/srv/my data/db"), MOUNTINFO).unwrap();
         assert_eq!(fs.mount_point, PathBuf::from("/srv/my data"));
         assert_eq!(fs.kind(), FsKind::Network);
-    }
-
-    #[test]
-    fn cpu_lists_parse() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11"),
-            Some(vec![0, 1, 2, 3, 8, 10, 11])
-        );
-        assert_eq!(parse_cpu_list("0"), Some(vec![0]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list(""), None);
-    }
-
-    #[test]
-    fn probing_this_machine_fills_the_basics() {
-        let host = Host::probe(Path::new("."));
-        assert!(host.cores_online >= 1);
-        assert!(host.memory_bytes >= 1 << 20);
-        assert!(!host.kernel.is_empty());
-        let sorted = host.cpu_flags.windows(2).all(|w| w[0] < w[1]);
-        assert!(sorted, "flags are sorted and unique for has_flag");
     }
 }

@@ -20,7 +20,7 @@ mod host;
 mod units;
 
 pub use config_error::{key_at, line_col, locate_key, ConfigDiagnostic};
-pub use host::{cpu_busy_fraction, parse_cpu_list, Filesystem, FsKind, Host};
+pub use host::{Filesystem, FsKind, Host};
 pub use units::{format_binary_rate, format_value, Unit};
 
 use serde::{Deserialize, Serialize};

@@ -12,6 +12,25 @@ use std::time::Duration;
 /// Largest answer read (a metrics page of a big node is a few MB).
 pub const MAX_ANSWER_BYTES: u64 = 16 << 20;
 
+/// What can go wrong with an HTTP endpoint: its URL, the exchange, or the answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// The URL is not `http://host:port[/path]`.
+    #[error("`{url}`: {why}")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Connecting, sending or reading failed, or the answer is not HTTP.
+    #[error("{0}")]
+    Exchange(String),
+    /// The endpoint answered with a status other than the one wanted.
+    #[error("answered `{0}`")]
+    Status(String),
+}
+
 /// A parsed `http://host:port/path` address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
@@ -34,24 +53,28 @@ pub struct Answer {
 
 impl Endpoint {
     /// Parses an `http://host:port[/path]` URL; the path defaults to `/metrics`.
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
+    pub fn parse(url: &str) -> Result<Endpoint, HttpError> {
         Self::parse_with_default(url, "/metrics")
     }
 
     /// Parses an `http://host:port[/path]` URL whose path defaults to `default_path`.
-    pub fn parse_with_default(url: &str, default_path: &str) -> Result<Endpoint, String> {
+    pub fn parse_with_default(url: &str, default_path: &str) -> Result<Endpoint, HttpError> {
+        let bad = |why| HttpError::BadUrl {
+            url: url.to_string(),
+            why,
+        };
         let rest = url
             .strip_prefix("http://")
-            .ok_or_else(|| format!("`{url}`: only http:// URLs are supported"))?;
+            .ok_or_else(|| bad("only http:// URLs are supported"))?;
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, default_path),
         };
         let Some((host, port)) = authority.rsplit_once(':') else {
-            return Err(format!("`{url}`: give host:port"));
+            return Err(bad("give host:port"));
         };
         if host.is_empty() || port.parse::<u16>().is_err() || path.contains(char::is_whitespace) {
-            return Err(format!("`{url}`: bad host, port or path"));
+            return Err(bad("bad host, port or path"));
         }
         Ok(Endpoint {
             authority: authority.to_string(),
@@ -65,36 +88,38 @@ impl Endpoint {
     }
 
     /// GETs the endpoint; every status is an answer, only a failed exchange an error.
-    pub fn get(&self, timeout: Duration) -> Result<Answer, String> {
+    pub fn get(&self, timeout: Duration) -> Result<Answer, HttpError> {
+        let failed = |e: std::io::Error| HttpError::Exchange(e.to_string());
+        let malformed = |what: String| HttpError::Exchange(what);
         let addr = self
             .authority
             .to_socket_addrs()
-            .map_err(|e| e.to_string())?
+            .map_err(failed)?
             .next()
-            .ok_or("no address")?;
-        let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
-        s.set_read_timeout(Some(timeout))
-            .map_err(|e| e.to_string())?;
-        s.set_write_timeout(Some(timeout))
-            .map_err(|e| e.to_string())?;
+            .ok_or_else(|| malformed("no address".into()))?;
+        let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(failed)?;
+        s.set_read_timeout(Some(timeout)).map_err(failed)?;
+        s.set_write_timeout(Some(timeout)).map_err(failed)?;
         // One write: a server that answers after the first read must see the whole request.
         let request = format!(
             "GET {} HTTP/1.0\r\nHost: {}\r\nAccept: text/plain\r\n\r\n",
             self.path, self.authority
         );
-        s.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+        s.write_all(request.as_bytes()).map_err(failed)?;
         let mut buf = Vec::new();
         s.take(MAX_ANSWER_BYTES)
             .read_to_end(&mut buf)
-            .map_err(|e| e.to_string())?;
+            .map_err(failed)?;
         let text = String::from_utf8_lossy(&buf);
-        let (head, body) = text.split_once("\r\n\r\n").ok_or("malformed HTTP answer")?;
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .ok_or_else(|| malformed("malformed HTTP answer".into()))?;
         let status_line = head.lines().next().unwrap_or_default().to_string();
         let status = status_line
             .split_whitespace()
             .nth(1)
             .and_then(|c| c.parse::<u16>().ok())
-            .ok_or_else(|| format!("malformed status line `{status_line}`"))?;
+            .ok_or_else(|| malformed(format!("malformed status line `{status_line}`")))?;
         Ok(Answer {
             status,
             status_line,
@@ -103,10 +128,10 @@ impl Endpoint {
     }
 
     /// GETs the endpoint and returns the body of a 200 answer.
-    pub fn scrape(&self, timeout: Duration) -> Result<String, String> {
+    pub fn scrape(&self, timeout: Duration) -> Result<String, HttpError> {
         let a = self.get(timeout)?;
         if a.status != 200 {
-            return Err(format!("answered `{}`", a.status_line));
+            return Err(HttpError::Status(a.status_line));
         }
         Ok(a.body)
     }
@@ -178,7 +203,7 @@ pub(crate) mod tests {
         let addr = serve_once("503 Service Unavailable", "");
         let e = Endpoint::parse(&format!("http://{addr}/")).unwrap();
         assert_eq!(
-            e.scrape(Duration::from_secs(30)).unwrap_err(),
+            e.scrape(Duration::from_secs(30)).unwrap_err().to_string(),
             "answered `HTTP/1.0 503 Service Unavailable`"
         );
         // Nothing listens on a port just freed.

@@ -15,6 +15,8 @@
 //!   the clock tick (`sysconf`), boot id, host name, host CPU time.
 //! - [`signal`]: signals sent with kill(2), never by spawning `kill`.
 //! - [`http`]: the tiny loopback HTTP client used by metrics scrapes and probes.
+//! - [`host`]: the host fingerprint ([`dyno_model::Host`]) read from /proc and /sys, the
+//!   filesystem of a directory, the online CPU list, how busy the CPUs are.
 //!
 //! ```
 //! use dyno_proc::{GuardedChild, Probe, ProcSampler, Readiness, SpawnOptions};
@@ -47,6 +49,7 @@
 #![deny(missing_docs)]
 
 pub mod child;
+pub mod host;
 pub mod http;
 pub mod procfs;
 pub mod ready;
@@ -56,9 +59,9 @@ pub mod signal;
 mod sys;
 
 pub use child::{GuardedChild, LineSink, SpawnError, SpawnOptions, Stopped, Stream};
-pub use http::Endpoint;
+pub use http::{Endpoint, HttpError};
 pub use procfs::{clock_ticks_per_second, liveness, start_ticks, Liveness};
-pub use ready::{NotReady, Probe, Readiness};
+pub use ready::{NotReady, Probe, ProbeError, Readiness};
 pub use sampler::{
     sample_between, ProcReading, ProcSample, ProcSampler, ProcessCounters, ReadError,
 };

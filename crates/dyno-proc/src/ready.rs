@@ -6,11 +6,33 @@
 //! failure says which, with the probe's last error.
 
 use crate::child::{GuardedChild, SpawnOptions};
-use crate::http::Endpoint;
+use crate::http::{Endpoint, HttpError};
 use regex::Regex;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// A probe that cannot be made, or one check of it that did not pass.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// A TCP probe's address is not `host:port`.
+    #[error("`{0}`: give host:port")]
+    Address(String),
+    /// An output-line probe's pattern does not compile.
+    #[error("`{pattern}` is not a valid regex: {message}")]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// The regex compiler's message.
+        message: String,
+    },
+    /// An HTTP probe's URL, exchange or answer.
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// Not ready yet: the connection was refused, no line matched...
+    #[error("{0}")]
+    NotYet(String),
+}
 
 /// How to know a node is up.
 #[derive(Debug, Clone)]
@@ -26,25 +48,28 @@ pub enum Probe {
 
 impl Probe {
     /// A TCP probe of `host:port` (checked now: the port must be a number).
-    pub fn tcp(address: &str) -> Result<Probe, String> {
+    pub fn tcp(address: &str) -> Result<Probe, ProbeError> {
         match address.rsplit_once(':') {
             Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
                 Ok(Probe::Tcp(address.to_string()))
             }
-            _ => Err(format!("`{address}`: give host:port")),
+            _ => Err(ProbeError::Address(address.to_string())),
         }
     }
 
     /// An HTTP probe of `url` (`http://host:port/path`; path `/` when none).
-    pub fn http(url: &str) -> Result<Probe, String> {
-        Endpoint::parse_with_default(url, "/").map(Probe::Http)
+    pub fn http(url: &str) -> Result<Probe, ProbeError> {
+        Ok(Endpoint::parse_with_default(url, "/").map(Probe::Http)?)
     }
 
     /// An output-line probe; the error is the regex compiler's message.
-    pub fn output_line(pattern: &str) -> Result<Probe, String> {
+    pub fn output_line(pattern: &str) -> Result<Probe, ProbeError> {
         Regex::new(pattern)
             .map(Probe::OutputLine)
-            .map_err(|e| format!("`{pattern}` is not a valid regex: {e}"))
+            .map_err(|e| ProbeError::Pattern {
+                pattern: pattern.to_string(),
+                message: e.to_string(),
+            })
     }
 
     /// What the probe waits for, for messages.
@@ -57,10 +82,14 @@ impl Probe {
     }
 
     /// One check: `Ok` when the node is ready, else why not.
-    pub fn check(&self, child: Option<&GuardedChild>, timeout: Duration) -> Result<(), String> {
+    pub fn check(&self, child: Option<&GuardedChild>, timeout: Duration) -> Result<(), ProbeError> {
+        let not_yet = |why: String| ProbeError::NotYet(why);
         match self {
             Probe::Tcp(a) => {
-                let addrs: Vec<_> = a.to_socket_addrs().map_err(|e| e.to_string())?.collect();
+                let addrs: Vec<_> = a
+                    .to_socket_addrs()
+                    .map_err(|e| not_yet(e.to_string()))?
+                    .collect();
                 let mut last = String::from("no address");
                 for addr in addrs {
                     match TcpStream::connect_timeout(&addr, timeout) {
@@ -68,20 +97,22 @@ impl Probe {
                         Err(e) => last = e.to_string(),
                     }
                 }
-                Err(last)
+                Err(not_yet(last))
             }
             Probe::Http(e) => {
                 let a = e.get(timeout)?;
                 if (200..300).contains(&a.status) {
                     Ok(())
                 } else {
-                    Err(format!("answered `{}`", a.status_line))
+                    Err(HttpError::Status(a.status_line).into())
                 }
             }
             Probe::OutputLine(_) => match child {
                 Some(c) if c.saw_ready_line() => Ok(()),
-                Some(_) => Err("no matching line yet".into()),
-                None => Err("an output-line probe needs the node's output".into()),
+                Some(_) => Err(not_yet("no matching line yet".into())),
+                None => Err(not_yet(
+                    "an output-line probe needs the node's output".into(),
+                )),
             },
         }
     }
@@ -158,7 +189,7 @@ impl Readiness {
                 .min(deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(1));
             match self.probe.check(Some(child), per_check) {
                 Ok(()) => return Ok(start.elapsed()),
-                Err(why) => last = why,
+                Err(why) => last = why.to_string(),
             }
             let now = Instant::now();
             if now >= deadline {
@@ -190,7 +221,7 @@ impl Readiness {
             }
             let last = match self.probe.check(None, Duration::from_millis(500)) {
                 Ok(()) => return Ok(start.elapsed()),
-                Err(why) => why,
+                Err(why) => why.to_string(),
             };
             let now = Instant::now();
             if now >= deadline {
@@ -224,7 +255,7 @@ mod tests {
         assert!(Probe::http("http://127.0.0.1:26657/health").is_ok());
         assert!(Probe::http("127.0.0.1:26657").is_err());
         let e = Probe::output_line("height=(").unwrap_err();
-        assert!(e.contains("not a valid regex"), "{e}");
+        assert!(e.to_string().contains("not a valid regex"), "{e}");
         assert_eq!(
             Probe::http("http://127.0.0.1:1").unwrap().describe(),
             "http://127.0.0.1:1/ answering 2xx"

@@ -11,9 +11,7 @@
 //! Peak memory is `VmHWM` from `/proc/self/status`, reset through `/proc/self/clear_refs`
 //! before each export so each figure is that export's own peak.
 
-use dyno_model::{
-    Direction, Filesystem, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit,
-};
+use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{ExportFormat, RunFilter, Store};
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -30,7 +28,8 @@ fn main() {
         .unwrap_or(1_000_000);
     let base = std::env::var_os("DYNO_BENCH_DIR").map_or_else(std::env::temp_dir, Into::into);
     let dir = tempfile::tempdir_in(&base).expect("temporary directory");
-    let fs = Filesystem::of(dir.path()).map_or_else(|| "unknown".into(), |f| f.fs_type);
+    let fs =
+        dyno_proc::host::filesystem_of(dir.path()).map_or_else(|| "unknown".into(), |f| f.fs_type);
     println!(
         "dyno-store bench: {samples} samples in {} ({fs})",
         dir.path().display()
@@ -58,7 +57,7 @@ fn main() {
     let info = RunInfo {
         command: "machine".into(),
         subject: Subject::new(SubjectKind::Machine, "bench"),
-        host: Host::probe(dir.path()),
+        host: dyno_proc::host::probe(dir.path()),
         started_at: dyno_model::now_unix(),
         command_line: vec!["dyno".into(), "machine".into()],
         tool_version: "bench".into(),

@@ -64,7 +64,7 @@ pub fn thread_context_switches() -> Option<(u64, u64)> {
 pub fn online_cpus() -> Result<Vec<usize>> {
     let path = Path::new("/sys/devices/system/cpu/online");
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_cpu_list(text.trim()).ok_or_else(|| {
+    dyno_proc::host::parse_cpu_list(text.trim()).ok_or_else(|| {
         Error::Invalid(format!(
             "{}: cannot parse CPU list {:?}",
             path.display(),
@@ -73,37 +73,9 @@ pub fn online_cpus() -> Result<Vec<usize>> {
     })
 }
 
-/// Parses the kernel's CPU list format (`0-3,5,7-8`).
-pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
-    let mut out = Vec::new();
-    if s.is_empty() {
-        return Some(out);
-    }
-    for part in s.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
-                if b < a || b - a > 1 << 16 {
-                    return None;
-                }
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse().ok()?),
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_kernel_lists() {
-        assert_eq!(parse_cpu_list("0-3,5"), Some(vec![0, 1, 2, 3, 5]));
-        assert_eq!(parse_cpu_list("7"), Some(vec![7]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-    }
 
     #[test]
     #[cfg_attr(miri, ignore)]

@@ -4,10 +4,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use dyno_cluster::compared::ComparedRun;
 use dyno_cluster::launch::{Launch, Progress};
 use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
-use dyno_cluster::shape::predict;
-use dyno_cluster::{events, propagation, ClusterSpec, Role, EXAMPLE};
+use dyno_cluster::{events, propagation, session, ClusterSpec, EXAMPLE};
 use dyno_report::{write_atomic, Align, Table, TableFormat};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -62,6 +62,62 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    #[command(flatten)]
+    release: ReleaseArgs,
+}
+
+/// What `dyno compare` changes of a cluster file per release and workload when it runs a
+/// cluster subject as a child `dyno cluster check|run` (hidden: compare's, not a user's).
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The node command replacing the file's `node.command`, as a JSON array.
+    #[arg(long, value_name = "JSON", hide = true)]
+    node_command: Option<String>,
+    /// Refuse a cluster file with its own `node.command` (for compare's `node_binary`).
+    #[arg(long, hide = true)]
+    reference_only: bool,
+}
+
+impl ReleaseArgs {
+    /// The cluster file with the release's node command, refused as compare's keys say.
+    fn apply(&self, spec: ClusterSpec) -> Result<ClusterSpec> {
+        let spec = match &self.node_command {
+            Some(json) => {
+                let argv: Vec<String> = serde_json::from_str(json)
+                    .with_context(|| format!("--node-command {json}: not a JSON array"))?;
+                spec.with_node_command(argv).map_err(anyhow::Error::msg)?
+            }
+            None => spec,
+        };
+        if self.reference_only && spec.command != dyno_cluster::NodeCommand::Reference {
+            bail!(
+                "{} runs its own node.command; `node_binary` replaces the reference node (use `node_command`)",
+                spec.path.display()
+            );
+        }
+        Ok(spec)
+    }
+}
+
+/// The workload and the node build `dyno compare` runs a cluster subject with, and where
+/// it reads the run's compared metrics (hidden: compare's, not a user's).
+#[derive(Debug, Args)]
+pub struct CompareRunArgs {
+    /// Transactions per second, replacing the file's `workload.rate_tps`.
+    #[arg(long, value_name = "TPS", hide = true)]
+    rate_tps: Option<f64>,
+    /// Warm-up seconds, replacing the file's `cluster.warmup_s`.
+    #[arg(long, value_name = "S", hide = true)]
+    warmup_s: Option<u64>,
+    /// Measured seconds, replacing the file's `cluster.duration_s`.
+    #[arg(long, value_name = "S", hide = true)]
+    duration_s: Option<u64>,
+    /// The dyno build whose `dyno node` and `dyno load` the cluster runs.
+    #[arg(long, value_name = "PATH", hide = true)]
+    node_dyno: Option<PathBuf>,
+    /// Write the run's compared metrics (dyno.cluster.compared/1) here.
+    #[arg(long, value_name = "FILE", hide = true)]
+    compared: Option<PathBuf>,
 }
 
 /// Arguments of `dyno cluster run`.
@@ -85,6 +141,10 @@ pub struct RunArgs {
     serve: Option<std::net::SocketAddr>,
     #[command(flatten)]
     store: crate::db::StoreArgs,
+    #[command(flatten)]
+    release: ReleaseArgs,
+    #[command(flatten)]
+    compare: CompareRunArgs,
 }
 
 /// Arguments of `dyno cluster report`.
@@ -187,7 +247,7 @@ fn cores() -> usize {
 }
 
 fn check(a: &CheckArgs) -> Result<ExitCode> {
-    let spec = ClusterSpec::load(&a.file)?;
+    let spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
     if a.ports {
         spec.check_ports()
             .with_context(|| format!("{}: ports", a.file.display()))?;
@@ -203,29 +263,10 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         degrees.iter().min().copied().unwrap_or(0),
         degrees.iter().max().copied().unwrap_or(0),
     );
-    let predictions: Vec<_> = spec
-        .producers()
-        .map(|p| (p, predict(&spec, p, 0.0), predict(&spec, p, extra)))
-        .collect();
+    let checked = session::check(&spec, extra, cores());
     if a.format == Format::Json {
-        let json = serde_json::json!({
-            "schema": "dyno.cluster.check/1",
-            "cluster": spec.name,
-            "nodes": spec.nodes,
-            "regions": spec.regions,
-            "links": spec.topology.edges(),
-            "diameter_hops": spec.topology.diameter(),
-            "warnings": spec.warnings(cores()),
-            "inject_cross_ms": extra,
-            "predicted": predictions.iter().map(|(p, base, delayed)| serde_json::json!({
-                "producer": spec.nodes[*p].name,
-                "full_adoption_s": base.full_adoption_ms() / 1e3,
-                "full_adoption_delayed_s": delayed.full_adoption_ms() / 1e3,
-                "hops": base.hops,
-                "cross_region_hops": base.cross_region_hops,
-            })).collect::<Vec<_>>(),
-            "faults": spec.faults,
-        });
+        // Through a JSON value, whose maps are sorted: the key order dyno always wrote.
+        let json = serde_json::to_value(&checked)?;
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -242,7 +283,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         spec.topology.diameter().unwrap_or(0),
         spec.slot_ms,
     );
-    for w in spec.warnings(cores()) {
+    for w in &checked.warnings {
         eprintln!("warning: {w}");
     }
     let mut t = Table::new(format!(
@@ -262,28 +303,22 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
             .column(format!("100% +{extra} ms/crossing"), Align::Right)
             .column("change", Align::Right);
     }
-    for (p, base, delayed) in &predictions {
-        let node = &spec.nodes[*p];
-        let stake = match node.role {
-            Role::Producer { stake } => stake.to_string(),
-            Role::Relay => "-".to_string(),
-        };
+    let ms = |ms: f64| format!("{ms:.1} ms");
+    for p in &checked.predicted {
+        let [half, most, full, delayed] = p.adoption_ms;
         let mut row = vec![
-            node.name.clone(),
-            spec.regions[node.region].name.clone(),
-            stake,
-            format!("{:.1} ms", base.adoption_ms(0.5)),
-            format!("{:.1} ms", base.adoption_ms(0.8)),
-            format!("{:.1} ms", base.full_adoption_ms()),
-            base.hops.to_string(),
-            base.cross_region_hops.to_string(),
+            p.producer.clone(),
+            p.region.clone(),
+            p.stake.map_or_else(|| "-".to_string(), |s| s.to_string()),
+            ms(half),
+            ms(most),
+            ms(full),
+            p.hops.to_string(),
+            p.cross_region_hops.to_string(),
         ];
         if a.inject_cross_ms.is_some() {
-            row.push(format!("{:.1} ms", delayed.full_adoption_ms()));
-            row.push(format!(
-                "+{:.1} ms",
-                delayed.full_adoption_ms() - base.full_adoption_ms()
-            ));
+            row.push(ms(delayed));
+            row.push(format!("+{:.1} ms", delayed - full));
         }
         t.push_row(row);
     }
@@ -558,7 +593,11 @@ fn print_report(
 
 fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     let debug_build = crate::build_info::guard()?;
-    let spec = ClusterSpec::load(&a.file)?;
+    let mut spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
+    let c = &a.compare;
+    spec.workload.rate_tps = c.rate_tps.unwrap_or(spec.workload.rate_tps);
+    spec.warmup_s = c.warmup_s.unwrap_or(spec.warmup_s);
+    spec.duration_s = c.duration_s.unwrap_or(spec.duration_s);
     for w in spec.warnings(cores()) {
         eprintln!("warning: {w}");
     }
@@ -571,10 +610,11 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
             PathBuf::from("cluster-runs").join(format!("{}-{now}", spec.name))
         }
     };
-    let launch = Launch {
-        dyno: std::env::current_exe().context("locating the dyno executable")?,
-        dir,
+    let dyno = match &a.compare.node_dyno {
+        Some(d) => d.clone(),
+        None => std::env::current_exe().context("locating the dyno executable")?,
     };
+    let launch = Launch { dyno, dir };
     let terminal = std::io::stderr().is_terminal();
     let mut progress = |p: Progress| match p {
         Progress::Prepared { dir } => eprintln!("run directory {}", dir.display()),
@@ -604,31 +644,31 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
             .collect();
         crate::serve::start_beside(listen, &a.store.db, watch)?;
     }
-    // dyno's own cost (launching, the /proc sampler over every node, reading logs and
-    // analysing): what the cluster's figures pay for being measured on the same cores.
-    let (cpu_before, wall) = (
-        dyno_proc::procfs::own_cpu_seconds(),
-        std::time::Instant::now(),
-    );
-    let outcome = launch
-        .run(&spec, crate::interrupt::stop_flag(), &mut progress)
+    let measured = session::run(&spec, &launch, crate::interrupt::stop_flag(), &mut progress)
         .with_context(|| format!("cluster {}", a.file.display()))?;
-    let own = OwnCost {
-        cpu_s: cpu_before
-            .zip(dyno_proc::procfs::own_cpu_seconds())
-            .map(|(a, b)| b - a),
-        wall_s: wall.elapsed().as_secs_f64(),
-    };
-    if let Some(cpu) = own.cpu_s {
+    if let Some(cpu) = measured.own_cpu_s {
         eprintln!(
             "dyno itself (launcher, sampler, analysis): {cpu:.2} s of CPU in {:.0} s = {:.2}% of one core",
-            own.wall_s,
-            100.0 * cpu / own.wall_s.max(1e-9)
+            measured.wall_s,
+            100.0 * cpu / measured.wall_s.max(1e-9)
         );
     }
     if let Some(store) = store.as_mut() {
-        let id = save(store, a, &spec, &outcome, &own, debug_build)?;
+        let who = session::Provenance {
+            cluster_file: a.file.clone(),
+            command_line: std::env::args().collect(),
+            tool_version: crate::build_info::describe(),
+            build: crate::build_info::json(),
+            debug_build,
+        };
+        let id = session::store(store, &spec, &measured, &who)?;
         eprintln!("stored as run {id}: `dyno cluster report {id}`");
+    }
+    let outcome = &measured.outcome;
+    if let Some(path) = &a.compare.compared {
+        let compared = ComparedRun::of(&spec, outcome, &launch.dyno);
+        write_atomic(path, serde_json::to_string(&compared)?.as_bytes())
+            .with_context(|| format!("--compared {}", path.display()))?;
     }
     let saturation = dyno_cluster::resources::saturation_warning(&outcome.resources, cores());
     for w in outcome.warnings.iter().chain(&saturation) {
@@ -732,116 +772,4 @@ fn export_genesis(spec: &ClusterSpec, start_in: u64) -> Result<String> {
     GenesisFile::parse(&spec.path, &text)
         .with_context(|| format!("{}: the exported genesis", spec.path.display()))?;
     Ok(text)
-}
-
-/// Stores the run: one metric per propagation figure (seconds, lower is better), one
-/// sample per block (or block and peer), and in the settings what `report RUN` needs.
-/// CPU seconds the dyno process itself used during a run, and the run's wall time.
-struct OwnCost {
-    cpu_s: Option<f64>,
-    wall_s: f64,
-}
-
-fn save(
-    store: &mut dyno_store::Store,
-    a: &RunArgs,
-    spec: &ClusterSpec,
-    outcome: &dyno_cluster::launch::RunOutcome,
-    own: &OwnCost,
-    debug_build: bool,
-) -> Result<dyno_store::RunId> {
-    use dyno_model::{
-        Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit,
-    };
-    let report = ClusterReport::new(&outcome.analysis, Some(spec));
-    let command = match &spec.command {
-        dyno_cluster::NodeCommand::Reference => "dyno node run".to_string(),
-        dyno_cluster::NodeCommand::Argv(argv) => argv.join(" "),
-    };
-    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let info = RunInfo {
-        command: "cluster run".into(),
-        subject: Subject::new(SubjectKind::Release, spec.name.clone())
-            .with("node_command", command)
-            .with("nodes", spec.nodes.len().to_string())
-            .with("topology", spec.topology_kind.name().to_string()),
-        host: Host::probe(&outcome.dir),
-        started_at: dyno_model::now_unix(),
-        command_line: std::env::args().collect(),
-        tool_version: crate::build_info::describe(),
-        settings: serde_json::json!({
-            "cluster_file": absolute(&a.file).display().to_string(),
-            "run_dir": absolute(&outcome.dir).display().to_string(),
-            "slot_ms": spec.slot_ms,
-            "duration_s": spec.duration_s,
-            "warmup_s": spec.warmup_s,
-            "rate_tps": spec.workload.rate_tps,
-            "blocks": report.blocks,
-            "slots": [outcome.slots.start, outcome.slots.end],
-            "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
-            "missing": report.metrics.iter().map(|m| (m.key.clone(), m.missing)).collect::<std::collections::BTreeMap<_, _>>(),
-            "problems": outcome.problems,
-            "debug_build": debug_build,
-            "build": crate::build_info::json(),
-            "dyno_cpu_s": own.cpu_s,
-            "dyno_wall_s": own.wall_s,
-        }),
-    };
-    let mut metrics: Vec<Metric> = report
-        .metrics
-        .iter()
-        .map(|m| Metric::new(m.key.clone(), Unit::Seconds, Direction::LowerIsBetter))
-        .collect();
-    metrics.push(Metric::new(
-        "node.cpu_percent",
-        Unit::Percent,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        "node.rss_bytes",
-        Unit::Bytes,
-        Direction::LowerIsBetter,
-    ));
-    let id = store
-        .begin_run(&info, &metrics)
-        .context("recording the run in the results store")?;
-    let samples: Vec<Sample> = report
-        .metrics
-        .iter()
-        .flat_map(|m| {
-            m.values_s.iter().enumerate().map(|(i, v)| Sample {
-                metric: m.key.clone(),
-                repetition: i as u32,
-                value: *v,
-            })
-        })
-        .collect();
-    store
-        .add_samples(id, &samples)
-        .context("storing the samples")?;
-    // Per node and slot; the node is a label, the repetition is the slot of the window.
-    let mut cost = Vec::new();
-    for r in &outcome.resources {
-        let label = serde_json::json!({ "node": r.node });
-        for (i, (cpu, rss)) in r.cpu_percent.iter().zip(&r.rss_bytes).enumerate() {
-            for (metric, value) in [("node.cpu_percent", *cpu), ("node.rss_bytes", *rss)] {
-                let sample = Sample {
-                    metric: metric.to_string(),
-                    repetition: i as u32,
-                    value,
-                };
-                cost.push((sample, label.clone()));
-            }
-        }
-    }
-    store
-        .add_labeled_samples(id, &cost)
-        .context("storing the nodes' CPU and memory")?;
-    let status = if outcome.complete {
-        RunStatus::Complete
-    } else {
-        RunStatus::Incomplete
-    };
-    store.finish_run(id, status).context("finishing the run")?;
-    Ok(id)
 }

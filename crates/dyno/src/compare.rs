@@ -1,18 +1,15 @@
 //! `dyno compare`: run releases under fixed workloads, judge every metric, report.
 
-// The cluster subjects' executor, kept in its own file beside this one.
-#[path = "compare_cluster.rs"]
-mod cluster_subject;
-
 use crate::cli_error::CliError;
 use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
+use dyno_compare::cluster_run::{self, ClusterExecutor};
 use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
-use dyno_compare::runner::run_remaining_rounds;
 use dyno_compare::runner::Ending;
+use dyno_compare::session::{primary_metrics, CompareSession, Event, Refusal};
 use dyno_compare::verdict::{
     judge_with, pick_candidates, unknown_primary, unknown_work, JudgeOptions, TestKind,
 };
@@ -24,7 +21,6 @@ use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 /// Arguments of `dyno compare`.
 #[derive(Debug, Args)]
@@ -155,7 +151,11 @@ fn stop_flag() -> &'static AtomicBool {
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
-    let clusters = cluster_subject::load_clusters(&cfg, &a.file)?;
+    let clusters = cfg.subjects.iter().any(|s| s.cluster.is_some());
+    let dyno = std::env::current_exe().context("locating the dyno executable")?;
+    if clusters {
+        cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
+    }
     if let Some(r) = a.rounds {
         cfg.rounds = r;
     }
@@ -169,181 +169,59 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             cache.display()
         );
     })?;
-    if let Some(busy) = dyno_model::cpu_busy_fraction(Duration::from_millis(300)) {
-        if busy > 0.25 {
-            eprintln!(
-                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
-                busy * 100.0
-            );
-        }
-    }
+    let grace_s = cfg.grace_s;
     let mut store = db::open_for_writing(&a.store)?;
-    let mut meta = ComparisonMeta::new(&cfg);
-    meta.file = std::fs::canonicalize(&a.file)
-        .unwrap_or_else(|_| a.file.clone())
-        .display()
-        .to_string();
-    let mut executions: Vec<Execution> = Vec::new();
-    let mut runs: Vec<RunId> = Vec::new();
-    let mut done = std::collections::HashSet::new();
-    if let (Some(s), false) = (store.as_ref(), a.fresh) {
-        let found = record::find_resumable(s, &cfg, &meta.file)
-            .with_context(|| format!("results store {}", s.path().display()))?;
-        match found {
-            record::Resume::Fresh => {}
-            record::Resume::Continue(loaded) => {
-                done = record::done_slots(&loaded);
-                eprintln!(
-                    "continuing comparison {} of {}: {} of {} executions already stored (--fresh starts anew)",
-                    loaded.meta.id,
-                    a.file.display(),
-                    done.len(),
-                    loaded.meta.planned()
-                );
-                meta.id = loaded.meta.id.clone();
-                executions = loaded.executions;
-                runs = loaded.runs;
-            }
-            record::Resume::Changed { id, done, planned } => eprintln!(
-                "{} changed since comparison {id} was interrupted ({done} of {planned} executions): starting a new comparison",
-                a.file.display()
-            ),
-        }
-    }
-    let host = Host::probe(Path::new("."));
     let tool = build_info::describe();
-    let stop = stop_flag();
-    let total = cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len() - done.len();
-    let per_exec: f64 = cfg
-        .workloads
-        .iter()
-        .map(|w| w.warmup_s + w.measure_s + 1.0)
-        .sum::<f64>()
-        / cfg.workloads.len() as f64;
-    let progress = Progress::new(total as u64);
-    progress.step(
-        &format!("round 1/{}: starting", cfg.rounds),
-        Duration::from_secs_f64(total as f64 * per_exec),
-    );
-    // dyno's own CPU time (threads only; the nodes are children and not counted), so the
-    // report can show what sampling cost.
-    let own_cpu_start = dyno_compare::sampler::own_cpu_seconds();
-    let wall_start = std::time::Instant::now();
-    let mut process = ProcessExecutor::new(cfg.grace_s);
+    let mut shown = Shown::new(&a.file);
+    let mut session = CompareSession::begin(
+        cfg,
+        &a.file,
+        store.as_ref(),
+        a.fresh,
+        tool.clone(),
+        &mut |e| shown.event(e),
+    )?;
+    let mut process = ProcessExecutor::new(grace_s);
     let mut cluster;
     // A comparison is all clusters or all processes (the file's validation says so).
-    let executor: &mut dyn dyno_compare::Executor = if clusters.is_empty() {
-        &mut process
-    } else {
-        cluster = cluster_subject::ClusterExecutor::new(clusters)?;
+    let executor: &mut dyn dyno_compare::Executor = if clusters {
+        cluster =
+            ClusterExecutor::new(dyno, grace_s).context("creating the clusters' run directory")?;
         &mut cluster
+    } else {
+        &mut process
     };
-    let mut finished = 0usize;
-    let mut primary_checked = false;
-    let ending = run_remaining_rounds(&cfg, executor, stop, &done, |i, slot, exec| {
-        let workload = &cfg.workloads[slot.workload];
-        if let Some(store) = store.as_mut() {
-            runs.push(record::save(store, &meta, workload, &host, &tool, exec)?);
-        }
-        for w in &exec.warnings {
-            progress_eprintln(&format!(
-                "warning: {} / {}: {w}",
-                exec.subject, exec.workload
-            ));
-        }
-        for f in report::failures(std::slice::from_ref(exec)) {
-            progress_eprintln(&f);
-        }
-        executions.push(exec.clone());
-        finished += 1;
-        // A misspelt primary metric is said as soon as every subject has a complete
-        // execution, not after the last round (the judgement refuses it then).
-        if !primary_checked
-            && meta.subjects.iter().all(|s| {
-                executions
-                    .iter()
-                    .any(|e| &e.subject == s && e.outcome == dyno_compare::Outcome::Complete)
-            })
-        {
-            primary_checked = true;
-            let primary = primary_metrics(&a.out, &meta);
-            if !primary.is_empty() {
-                if let Err(e) = unknown_primary(&executions, &meta.subjects, primary, &meta.work) {
-                    progress_eprintln(&format!(
-                        "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
-                    ));
-                }
-            }
-            if let Err(e) = unknown_work(&executions, &meta.work) {
-                progress_eprintln(&format!(
-                    "warning: {e}; the verdict will be refused (stop, fix `work` in {}, run again: the executions done are kept)",
-                    meta.file
-                ));
-            }
-        }
-        progress.done_one();
-        if let Some(next) = dyno_compare::schedule(
-            cfg.rounds,
-            cfg.subjects.len(),
-            cfg.workloads.len(),
-            cfg.seed,
-        )
-        .get(i + 1)
-        {
-            let left = total.saturating_sub(finished) as f64 * per_exec;
-            progress.step(
-                &format!(
-                    "round {}/{}: {} under {}",
-                    next.round + 1,
-                    cfg.rounds,
-                    cfg.subjects[next.subject].name,
-                    cfg.workloads[next.workload].name
-                ),
-                Duration::from_secs_f64(left),
-            );
-        }
-        Ok::<_, anyhow::Error>(())
-    })?;
-    progress.finish();
-    let workloads = cfg
+    let outcome = session.run(
+        store.as_mut(),
+        executor,
+        stop_flag(),
+        &a.out.primary,
+        &mut |e| shown.event(e),
+    )?;
+    shown.finish();
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let params = outcome.parameters(command_line, &tool);
+    if let Some(share) = outcome.own_cpu_share() {
+        eprintln!("dyno's own CPU use while comparing: {share}");
+    }
+    if let (Some((first, last)), Some(s)) = (outcome.stored_runs(), store.as_ref()) {
+        eprintln!(
+            "Stored as runs {first}..{last} in {}; re-report with: dyno compare report {first} --html report.html",
+            s.path().display()
+        );
+    }
+    let workloads = outcome
         .workloads
         .iter()
         .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
         .collect();
-    let mut params = vec![
-        (
-            "command line".to_string(),
-            std::env::args().collect::<Vec<_>>().join(" "),
-        ),
-        ("dyno".to_string(), tool.clone()),
-    ];
-    if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
-        params.push(("stored runs".into(), format!("{first}..{last}")));
-    }
-    if let (Some(a), Some(b)) = (own_cpu_start, dyno_compare::sampler::own_cpu_seconds()) {
-        let wall = wall_start.elapsed().as_secs_f64();
-        let share = format!(
-            "{:.2} s CPU in {wall:.0} s = {:.2}% of one core",
-            b - a,
-            100.0 * (b - a) / wall.max(1e-9)
-        );
-        eprintln!("dyno's own CPU use while comparing: {share}");
-        params.push(("dyno's own CPU use".into(), share));
-    }
-    if let (Some(first), Some(s)) = (runs.first(), store.as_ref()) {
-        eprintln!(
-            "Stored as runs {first}..{} in {}; re-report with: dyno compare report {first} --html report.html",
-            runs.last().unwrap_or(first),
-            s.path().display()
-        );
-    }
-    let code = finish(&meta, workloads, &host, &executions, &a.out, params, None)?;
-    match ending {
+    let (meta, host, executions) = (&outcome.meta, &outcome.host, &outcome.executions);
+    let code = finish(meta, workloads, host, executions, &a.out, params, None)?;
+    match outcome.ending {
         Ending::Finished => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
-            done.len() + finished,
-            total + done.len()
+            outcome.done, outcome.planned
         ))
         .into()),
         Ending::GaveUp {
@@ -356,8 +234,80 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn progress_eprintln(line: &str) {
-    eprintln!("{line}");
+/// The session's events on stderr: progress, what is continued, warnings.
+struct Shown {
+    file: PathBuf,
+    progress: Option<Progress>,
+}
+
+impl Shown {
+    fn new(file: &Path) -> Shown {
+        Shown {
+            file: file.to_path_buf(),
+            progress: None,
+        }
+    }
+
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::BusyCpus(busy) => eprintln!(
+                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
+                busy * 100.0
+            ),
+            Event::Continuing { id, done, planned } => eprintln!(
+                "continuing comparison {id} of {}: {done} of {planned} executions already stored (--fresh starts anew)",
+                self.file.display(),
+            ),
+            Event::Changed { id, done, planned } => eprintln!(
+                "{} changed since comparison {id} was interrupted ({done} of {planned} executions): starting a new comparison",
+                self.file.display()
+            ),
+            Event::Planned {
+                executions,
+                rounds,
+                left,
+            } => {
+                let progress = Progress::new(executions as u64);
+                progress.step(&format!("round 1/{rounds}: starting"), left);
+                self.progress = Some(progress);
+            }
+            Event::Executed(exec) => {
+                for w in &exec.warnings {
+                    eprintln!("warning: {} / {}: {w}", exec.subject, exec.workload);
+                }
+                for f in report::failures(std::slice::from_ref(exec)) {
+                    eprintln!("{f}");
+                }
+                if let Some(p) = &self.progress {
+                    p.done_one();
+                }
+            }
+            Event::WillRefuse(Refusal::Primary(e)) => eprintln!(
+                "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
+            ),
+            Event::WillRefuse(Refusal::Work { why, file }) => eprintln!(
+                "warning: {why}; the verdict will be refused (stop, fix `work` in {file}, run again: the executions done are kept)"
+            ),
+            Event::Next {
+                round,
+                rounds,
+                subject,
+                workload,
+                left,
+            } => {
+                if let Some(p) = &self.progress {
+                    let what = format!("round {}/{rounds}: {subject} under {workload}", round + 1);
+                    p.step(&what, left);
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(p) = &self.progress {
+            p.finish();
+        }
+    }
 }
 
 fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -449,16 +399,6 @@ pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
     }))
 }
 
-/// The primary metrics to judge by: `--primary`, else the comparison file's `primary`
-/// (empty: every metric).
-fn primary_metrics<'a>(out: &'a OutputArgs, meta: &'a ComparisonMeta) -> &'a [String] {
-    if out.primary.is_empty() {
-        &meta.primary
-    } else {
-        &out.primary
-    }
-}
-
 /// Judges, prints the summary, writes the HTML report; exit 1 on a regression when asked.
 fn finish(
     meta: &ComparisonMeta,
@@ -475,7 +415,7 @@ fn finish(
         parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
     }
     let settings = comparison_settings(meta);
-    let primary = primary_metrics(out, meta).to_vec();
+    let primary = primary_metrics(&out.primary, meta).to_vec();
     if !primary.is_empty() {
         unknown_primary(executions, &meta.subjects, &primary, &meta.work).map_err(|e| {
             let whence = if out.primary.is_empty() {

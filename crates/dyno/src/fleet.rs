@@ -8,7 +8,7 @@
 use crate::results::ListFormat;
 use anyhow::{bail, Context as _};
 use clap::Args;
-use dyno_model::{format_value, Direction, Host, Metric};
+use dyno_model::{format_value, Direction, Metric};
 use dyno_report::plot::BoxPlot;
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat};
 use dyno_store::{FleetQuery, RunId, Store};
@@ -268,7 +268,7 @@ fn standing(
         let (source, hostname, cpu) = match &a.host {
             Some(h) => ("hostname", h.clone(), None),
             None => {
-                let me = Host::probe(Path::new("."));
+                let me = dyno_proc::host::probe(Path::new("."));
                 ("this host", me.hostname, Some(me.cpu_model))
             }
         };
@@ -315,7 +315,7 @@ fn standing_line(s: Option<&Standing>, metric: &Metric, a: &FleetArgs) -> String
         return format!(
             "this host ({}) has no complete `{}` run of {} in this store: push one with \
              `dyno results push --to URL`",
-            Host::probe(Path::new(".")).hostname,
+            dyno_proc::host::probe(Path::new(".")).hostname,
             a.command,
             a.metric
         );

@@ -5,7 +5,6 @@ use crate::progress::Progress;
 use crate::{build_info, db, interrupt};
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::Store;
 use dyno_tune::build::{build_all, source_fingerprint, BuildEvent, BuildOutcome};
@@ -303,7 +302,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(busy) = dyno_model::cpu_busy_fraction(Duration::from_millis(300)) {
+    if let Some(busy) = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300)) {
         if busy > 0.15 {
             eprintln!("warning: the CPU is {:.0}% busy before the first round; other work will add noise to every sample", busy * 100.0);
         }
@@ -315,7 +314,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let config = RaceConfig::from_settings(&study.run, mode);
     let mut store = open_store(&args.study.db)?;
-    let host = Host::probe(
+    let host = dyno_proc::host::probe(
         &work
             .parent()
             .map(PathBuf::from)

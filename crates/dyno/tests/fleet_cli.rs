@@ -133,7 +133,7 @@ fn two_machines_push_and_the_fleet_places_this_host() {
         .iter()
         .map(|m| m["hostname"].as_str().unwrap())
         .collect();
-    let me = Host::probe(Path::new("."));
+    let me = dyno_proc::host::probe(Path::new("."));
     assert_eq!(hosts.len(), 3, "{hosts:?}");
     assert!(hosts.contains(&me.hostname.as_str()) && hosts.contains(&"peer-fast"));
     let standing = &fleet["standing"];

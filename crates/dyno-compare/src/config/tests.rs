@@ -175,7 +175,9 @@ fn non_executable_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("node");
     std::fs::write(&f, "#!/bin/sh\n").unwrap();
-    let e = check_executable(f.to_str().unwrap(), None).unwrap_err();
+    let e = check_executable(f.to_str().unwrap(), None)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not an executable file"), "{e}");
     assert!(check_executable("./node", Some(dir.path())).is_err());
     assert!(check_executable("sh", None).is_ok());

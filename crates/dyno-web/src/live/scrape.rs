@@ -25,7 +25,7 @@ impl Target {
         };
         let endpoint = Endpoint::parse(url).map_err(|why| WebError::WatchUrl {
             url: given.to_string(),
-            why,
+            why: why.to_string(),
         })?;
         Ok(Target {
             name: name.unwrap_or(url).to_string(),
@@ -37,7 +37,7 @@ impl Target {
     /// Fetches the exposition text; `deadline` bounds the connect and each read.
     pub(crate) async fn fetch(&self, deadline: Duration) -> Result<String, String> {
         let endpoint = self.endpoint.clone();
-        tokio::task::spawn_blocking(move || endpoint.scrape(deadline))
+        tokio::task::spawn_blocking(move || endpoint.scrape(deadline).map_err(|e| e.to_string()))
             .await
             .map_err(|e| format!("the scrape stopped: {e}"))?
     }

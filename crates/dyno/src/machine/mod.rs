@@ -159,8 +159,8 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         .map(|n| n as usize)
         .unwrap_or_else(|| requirements.parallel_cores());
 
-    let host = Host::probe(&args.base_path);
-    let busy = dyno_model::cpu_busy_fraction(Duration::from_millis(300));
+    let host = dyno_proc::host::probe(&args.base_path);
+    let busy = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300));
     let parallel = metrics
         .contains(&MetricId::Blake2256Parallel)
         .then_some(parallel_cores);

@@ -5,7 +5,7 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::Args;
-use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_pipeline::bench::{BenchReport, Latency};
 use dyno_pipeline::{run_bench, BenchConfig, BenchOptions, Progress};
 use std::fmt::Write as _;
@@ -213,7 +213,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut failed_check = false;
     for c in &cfgs {
         // A busy machine moves the figures; say so in the summary and the stored run.
-        let busy = dyno_model::cpu_busy_fraction(Duration::from_millis(300));
+        let busy = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300));
         let started_at = dyno_model::now_unix();
         let mut on_progress = |p: Progress| {
             node_metrics.observe(&p);
@@ -451,7 +451,7 @@ fn save(
     let info = RunInfo {
         command: "pipeline bench".into(),
         subject,
-        host: Host::probe(std::path::Path::new(".")),
+        host: dyno_proc::host::probe(std::path::Path::new(".")),
         started_at,
         command_line: std::env::args().collect(),
         tool_version: build_info::describe(),

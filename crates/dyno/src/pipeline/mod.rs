@@ -8,7 +8,7 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_tango::LayoutConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -165,7 +165,7 @@ fn save(
     let info = RunInfo {
         command: "pipeline".into(),
         subject,
-        host: Host::probe(std::path::Path::new(".")),
+        host: dyno_proc::host::probe(std::path::Path::new(".")),
         started_at,
         command_line: std::env::args().collect(),
         tool_version: build_info::describe(),

@@ -1,0 +1,347 @@
+//! A cluster run as `dyno compare` judges it: the compared metrics of one run
+//! (`cluster:adoption_0.50_s`, `cluster:node_cpu_percent`, what its faults did...) as
+//! series of points, with whether the run completed.
+//!
+//! `dyno compare` runs each execution of a cluster subject as a child `dyno cluster run
+//! ... --compared FILE`, which writes this [`ComparedRun`] (schema
+//! `dyno.cluster.compared/1`) for the comparison to read: compare and cluster stay two
+//! command crates that do not import each other, and the mapping from a cluster's
+//! analysis to compared metrics lives with the analysis.
+
+use crate::fault_analysis::FaultReport;
+use crate::launch::RunOutcome;
+use crate::propagation::FRACTIONS;
+use crate::{ClusterSpec, NodeCommand};
+use dyno_model::{Direction, Metric, Unit};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The JSON schema of a [`ComparedRun`].
+pub const COMPARED_SCHEMA: &str = "dyno.cluster.compared/1";
+
+/// The adoption fractions compared (of the eight the cluster report shows): the median
+/// node, most nodes, and every node.
+const COMPARED_FRACTIONS: [f64; 3] = [0.50, 0.80, 1.00];
+
+/// How a compared series' points are read (as `dyno compare` names its series kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparedKind {
+    /// A level: the run's value is the median.
+    Gauge,
+    /// A rate over consecutive intervals: the run's value is their time-weighted mean.
+    Rate,
+    /// Individual observations: the run's value is their median.
+    Observations,
+}
+
+/// The points of one compared metric: `(seconds into the measured window, value)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparedSeries {
+    /// The metric.
+    pub metric: Metric,
+    /// How its points are read.
+    pub kind: ComparedKind,
+    /// The points.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One cluster run as a comparison's execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparedRun {
+    /// Always [`COMPARED_SCHEMA`].
+    pub schema: String,
+    /// The node command the cluster ran (`DYNO node run` for the reference node).
+    pub node_command: Vec<String>,
+    /// False when a node or the load exited early or the run was interrupted.
+    pub complete: bool,
+    /// What went wrong, one line each.
+    pub problems: Vec<String>,
+    /// Warnings from the run, and one when no block was adopted in the window.
+    pub warnings: Vec<String>,
+    /// The compared metrics (none for an incomplete run).
+    pub series: Vec<ComparedSeries>,
+}
+
+impl ComparedRun {
+    /// The compared view of `run` of `spec`, whose reference node is `dyno`'s.
+    pub fn of(spec: &ClusterSpec, run: &RunOutcome, dyno: &Path) -> ComparedRun {
+        let slot_s = spec.slot_ms as f64 / 1000.0;
+        let node_command = match &spec.command {
+            NodeCommand::Reference => {
+                vec![dyno.display().to_string(), "node".into(), "run".into()]
+            }
+            NodeCommand::Argv(argv) => argv.clone(),
+        };
+        let mut warnings = run.warnings.clone();
+        let series = if run.complete {
+            series(run, slot_s)
+        } else {
+            Vec::new()
+        };
+        if run.complete && series.iter().all(|s| !s.metric.name.contains("adoption")) {
+            warnings.push(format!(
+                "no block was adopted in the measured window ({} blocks seen): lengthen measure_s or check the nodes' logs",
+                run.analysis.blocks.len()
+            ));
+        }
+        ComparedRun {
+            schema: COMPARED_SCHEMA.to_string(),
+            node_command,
+            complete: run.complete,
+            problems: run.problems.clone(),
+            warnings,
+            series,
+        }
+    }
+}
+
+fn seconds(name: &str) -> Metric {
+    Metric::new(name, Unit::Seconds, Direction::LowerIsBetter)
+}
+
+/// The compared metrics of one cluster run. Per-block times are observations (the run's
+/// value is their median, p50 over the blocks) at the block's slot start; the p90 is
+/// nearest-rank, as the cluster report and Cardano give centiles;
+/// adoption also gets its p90 over the blocks as a one-point series. CPU and RSS are the
+/// mean over nodes per slot, a per-node figure as Cardano reports it, so the number of
+/// metrics (and Holm's correction) does not grow with the node count.
+fn series(run: &RunOutcome, slot_s: f64) -> Vec<ComparedSeries> {
+    let a = &run.analysis;
+    let t0 = run.window_ns.start;
+    let at = |ns: u64| (ns as f64 - t0 as f64) / 1e9;
+    let mut out = Vec::new();
+    let mut observed = |name: String, points: Vec<(f64, f64)>, p90: bool| {
+        if points.is_empty() {
+            return;
+        }
+        if p90 {
+            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+            if let Some(v) =
+                dyno_stats::quantile(&values, 0.90, dyno_stats::QuantileMethod::NearestRank)
+            {
+                out.push(ComparedSeries {
+                    metric: seconds(&format!("{name}_p90")),
+                    kind: ComparedKind::Gauge,
+                    points: vec![(0.0, v)],
+                });
+            }
+        }
+        out.push(ComparedSeries {
+            metric: seconds(&name),
+            kind: ComparedKind::Observations,
+            points,
+        });
+    };
+    for f in COMPARED_FRACTIONS {
+        let key = format!("adoption_{f:.2}");
+        let Some(i) = FRACTIONS.iter().position(|&x| x == f) else {
+            continue;
+        };
+        if a.unavailable.contains(&key) {
+            continue;
+        }
+        let points = a
+            .blocks
+            .iter()
+            .filter_map(|b| Some((at(b.slot_start_ns), b.fractions[i]?)))
+            .collect();
+        observed(format!("cluster:{key}_s"), points, true);
+    }
+    if !a.unavailable.iter().any(|k| k == "peer.fetch") {
+        let points = a
+            .blocks
+            .iter()
+            .flat_map(|b| {
+                b.peers
+                    .iter()
+                    .filter_map(move |p| Some((at(b.slot_start_ns), p.fetch_s?)))
+            })
+            .collect();
+        observed("cluster:fetch_s".into(), points, false);
+    }
+    if !a
+        .unavailable
+        .iter()
+        .any(|k| k == "forging.slot_start_to_announced")
+    {
+        let points = a
+            .blocks
+            .iter()
+            .filter_map(|b| Some((at(b.slot_start_ns), b.forging.slot_start_to_announced_s?)))
+            .collect();
+        observed("cluster:slot_start_to_announced_s".into(), points, false);
+    }
+    let slots = run
+        .resources
+        .iter()
+        .map(|r| r.cpu_percent.len().min(r.rss_bytes.len()))
+        .min()
+        .unwrap_or(0);
+    let nodes = run.resources.len() as f64;
+    if slots > 0 {
+        let mean_per_slot = |pick: &dyn Fn(&crate::resources::NodeResources, usize) -> f64| {
+            (0..slots)
+                .map(|s| {
+                    (
+                        s as f64 * slot_s,
+                        run.resources.iter().map(|r| pick(r, s)).sum::<f64>() / nodes,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        out.push(ComparedSeries {
+            metric: Metric::new(
+                "cluster:node_cpu_percent",
+                Unit::Percent,
+                Direction::LowerIsBetter,
+            ),
+            // Each slot's CPU is a rate over that slot: the window's CPU time over its
+            // length is their time-weighted mean (points at the slots' ends).
+            kind: ComparedKind::Rate,
+            points: mean_per_slot(&|r, s| r.cpu_percent[s])
+                .into_iter()
+                .map(|(t, v)| (t + slot_s, v))
+                .collect(),
+        });
+        out.push(ComparedSeries {
+            metric: Metric::new(
+                "cluster:node_rss_bytes",
+                Unit::Bytes,
+                Direction::LowerIsBetter,
+            ),
+            kind: ComparedKind::Gauge,
+            points: mean_per_slot(&|r, s| r.rss_bytes[s]),
+        });
+    }
+    out.extend(fault_series(run.fault_report.as_ref()));
+    out
+}
+
+/// What a run's faults did, when its cluster file has a schedule, so "does release B
+/// recover from a partition faster than A" gets a verdict: per fault, seconds from its
+/// end until the network agreed again (`cluster:fault_converged_s`) and until adoption was
+/// back at its pre-fault p50 (`cluster:fault_adoption_recovered_s`); per struck node,
+/// seconds back at the tip (`cluster:fault_back_at_tip_s`); observations, so the
+/// execution's value is their median. Blocks some node never adopted and the deepest
+/// fork are one value each. A recovery that did not happen within the run leaves no
+/// value (the cluster report of the run says so).
+fn fault_series(report: Option<&FaultReport>) -> Vec<ComparedSeries> {
+    let Some(r) = report else {
+        return Vec::new();
+    };
+    let observed = |name: &str, values: Vec<f64>| {
+        (!values.is_empty()).then(|| ComparedSeries {
+            metric: seconds(name),
+            kind: ComparedKind::Observations,
+            points: values.into_iter().map(|v| (0.0, v)).collect(),
+        })
+    };
+    let count = |name: &str, value: f64| ComparedSeries {
+        metric: Metric::new(name, Unit::Count, Direction::LowerIsBetter),
+        kind: ComparedKind::Gauge,
+        points: vec![(0.0, value)],
+    };
+    let faults = &r.faults;
+    [
+        observed(
+            "cluster:fault_converged_s",
+            faults.iter().filter_map(|f| f.converged_s).collect(),
+        ),
+        observed(
+            "cluster:fault_adoption_recovered_s",
+            faults
+                .iter()
+                .filter_map(|f| f.adoption_recovered_s)
+                .collect(),
+        ),
+        observed(
+            "cluster:fault_back_at_tip_s",
+            faults
+                .iter()
+                .flat_map(|f| f.nodes_recovered.iter().filter_map(|n| n.back_at_tip_s))
+                .collect(),
+        ),
+        Some(count(
+            "cluster:blocks_not_everywhere",
+            r.blocks_not_everywhere as f64,
+        )),
+        Some(count("cluster:fork_max_depth", r.forks.max_depth as f64)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault_analysis::{FaultOutcome, Forks, NodeRecovery};
+    use crate::faults::FaultRecord;
+
+    fn outcome(converged: Option<f64>, back: &[Option<f64>]) -> FaultOutcome {
+        FaultOutcome {
+            record: FaultRecord {
+                index: 0,
+                kind: "restart".into(),
+                what: "restart n1".into(),
+                nodes: vec!["n1".into()],
+                at_slot: 10,
+                end_slot: Some(14),
+                start_ns: Some(1),
+                end_ns: Some(2),
+            },
+            nodes_recovered: back
+                .iter()
+                .map(|&b| NodeRecovery {
+                    node: "n1".into(),
+                    back_at_tip_s: b,
+                    synced_blocks: None,
+                    sync_rounds: None,
+                })
+                .collect(),
+            converged_s: converged,
+            pre_fault_p50_s: Some(0.1),
+            adoption_recovered_s: converged.map(|c| c * 2.0),
+            blocks_during: 4,
+            blocks_not_everywhere: 1,
+        }
+    }
+
+    #[test]
+    fn faults_become_compared_metrics_and_a_run_without_them_adds_none() {
+        assert!(fault_series(None).is_empty());
+        let report = FaultReport {
+            faults: vec![
+                outcome(Some(0.5), &[Some(0.7)]),
+                outcome(None, &[None, Some(1.5)]),
+            ],
+            forks: Forks {
+                contested_heights: 3,
+                reorgs: Vec::new(),
+                max_depth: 9,
+                resolved: true,
+            },
+            blocks_not_everywhere: 2,
+            adoption_during_faults: None,
+            adoption_outside_faults: None,
+            windows: Vec::new(),
+        };
+        let s = fault_series(Some(&report));
+        let get = |n: &str| s.iter().find(|x| x.metric.name == n).unwrap();
+        let values = |n: &str| get(n).points.iter().map(|p| p.1).collect::<Vec<_>>();
+        // A recovery that did not happen leaves no value rather than a zero.
+        assert_eq!(values("cluster:fault_converged_s"), [0.5]);
+        assert_eq!(values("cluster:fault_adoption_recovered_s"), [1.0]);
+        assert_eq!(values("cluster:fault_back_at_tip_s"), [0.7, 1.5]);
+        assert_eq!(values("cluster:blocks_not_everywhere"), [2.0]);
+        assert_eq!(values("cluster:fork_max_depth"), [9.0]);
+        assert_eq!(
+            get("cluster:fault_back_at_tip_s").kind,
+            ComparedKind::Observations
+        );
+        // dyno's own measurements of the network, named so that dyno compare judges them
+        // in its default primary family (`cluster:`; its family tests say so).
+        assert!(s.iter().all(|x| x.metric.name.starts_with("cluster:")));
+    }
+}

@@ -1,0 +1,303 @@
+//! The sessions of `dyno cluster`: `check` as a typed report, and `run` as a measured
+//! launch whose figures go to the results store.
+//!
+//! The binary parses the arguments, calls these, and renders what they return; the
+//! mapping of a run to stored samples and the schemas of the JSON bodies live here, so
+//! another front end (a scheduler, `dyno serve`) stores and reports a run the same way.
+
+use crate::faults::Fault;
+use crate::launch::{Launch, Progress, RunOutcome};
+use crate::render::ClusterReport;
+use crate::shape::predict;
+use crate::{ClusterError, ClusterSpec, NodeCommand, NodeSpec, Region, Role};
+use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use dyno_store::{RunId, Store, StoreError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// The JSON schema of `dyno cluster check --format json`.
+pub const CHECK_SCHEMA: &str = "dyno.cluster.check/1";
+
+/// What `dyno cluster check` finds: the topology and the propagation it predicts from
+/// each producer, with and without extra cross-region latency.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// Always [`CHECK_SCHEMA`].
+    pub schema: &'static str,
+    /// The cluster's name.
+    pub cluster: String,
+    /// Every node.
+    pub nodes: Vec<NodeSpec>,
+    /// Every region.
+    pub regions: Vec<Region>,
+    /// The topology's links, as node index pairs.
+    pub links: Vec<(usize, usize)>,
+    /// The longest shortest path, hops (`None`: not connected).
+    pub diameter_hops: Option<usize>,
+    /// What may make the cluster's numbers meaningless on this machine.
+    pub warnings: Vec<String>,
+    /// Milliseconds added to every cross-region link for the delayed prediction.
+    pub inject_cross_ms: f64,
+    /// The prediction from each producer.
+    pub predicted: Vec<PredictedFrom>,
+    /// The fault schedule.
+    pub faults: Vec<Fault>,
+}
+
+/// The propagation predicted from one producer.
+#[derive(Debug, Clone, Serialize)]
+pub struct PredictedFrom {
+    /// The producer's name.
+    pub producer: String,
+    /// Seconds until every node has its block.
+    pub full_adoption_s: f64,
+    /// The same with `inject_cross_ms` added to every cross-region link.
+    pub full_adoption_delayed_s: f64,
+    /// Hops to the node reached last.
+    pub hops: usize,
+    /// Of which cross a region boundary.
+    pub cross_region_hops: usize,
+    /// The producer's region (the table's; not in the JSON body).
+    #[serde(skip)]
+    pub region: String,
+    /// Its stake; `None` for a relay (the table's).
+    #[serde(skip)]
+    pub stake: Option<u64>,
+    /// Milliseconds until 50%, 80% and 100% of the nodes have its block, and 100% with
+    /// the extra latency (the table's, unrounded; not in the JSON body).
+    #[serde(skip)]
+    pub adoption_ms: [f64; 4],
+}
+
+/// Checks `spec` on a machine of `cores` cores and predicts its propagation, also with
+/// `inject_cross_ms` more on every cross-region link.
+pub fn check(spec: &ClusterSpec, inject_cross_ms: f64, cores: usize) -> CheckReport {
+    let predicted = spec
+        .producers()
+        .map(|p| {
+            let (base, delayed) = (predict(spec, p, 0.0), predict(spec, p, inject_cross_ms));
+            let node = &spec.nodes[p];
+            PredictedFrom {
+                producer: node.name.clone(),
+                full_adoption_s: base.full_adoption_ms() / 1e3,
+                full_adoption_delayed_s: delayed.full_adoption_ms() / 1e3,
+                hops: base.hops,
+                cross_region_hops: base.cross_region_hops,
+                region: spec.regions[node.region].name.clone(),
+                stake: match node.role {
+                    Role::Producer { stake } => Some(stake),
+                    Role::Relay => None,
+                },
+                adoption_ms: [
+                    base.adoption_ms(0.5),
+                    base.adoption_ms(0.8),
+                    base.full_adoption_ms(),
+                    delayed.full_adoption_ms(),
+                ],
+            }
+        })
+        .collect();
+    CheckReport {
+        schema: CHECK_SCHEMA,
+        cluster: spec.name.clone(),
+        nodes: spec.nodes.clone(),
+        regions: spec.regions.clone(),
+        links: spec.topology.edges(),
+        diameter_hops: spec.topology.diameter(),
+        warnings: spec.warnings(cores),
+        inject_cross_ms,
+        predicted,
+        faults: spec.faults.clone(),
+    }
+}
+
+/// A cluster run with what dyno itself spent measuring it.
+#[derive(Debug)]
+pub struct MeasuredRun {
+    /// What the launcher did and found.
+    pub outcome: RunOutcome,
+    /// CPU seconds the dyno process itself used (launcher, /proc sampler over every node,
+    /// reading logs, analysis): what the figures pay for being measured on the same cores.
+    pub own_cpu_s: Option<f64>,
+    /// The run's wall time, seconds.
+    pub wall_s: f64,
+}
+
+/// Runs the cluster with `launch` until its window ends or `stop` is set, measuring
+/// what dyno itself costs meanwhile.
+pub fn run(
+    spec: &ClusterSpec,
+    launch: &Launch,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MeasuredRun, ClusterError> {
+    let (cpu_before, wall) = (dyno_proc::procfs::own_cpu_seconds(), Instant::now());
+    let outcome = launch.run(spec, stop, progress)?;
+    let own_cpu_s = cpu_before
+        .zip(dyno_proc::procfs::own_cpu_seconds())
+        .map(|(a, b)| b - a);
+    Ok(MeasuredRun {
+        outcome,
+        own_cpu_s,
+        wall_s: wall.elapsed().as_secs_f64(),
+    })
+}
+
+/// What the store records about who ran a cluster, besides the run itself.
+#[derive(Debug, Clone)]
+pub struct Provenance {
+    /// The cluster file as given (stored absolute).
+    pub cluster_file: PathBuf,
+    /// dyno's command line.
+    pub command_line: Vec<String>,
+    /// dyno's version.
+    pub tool_version: String,
+    /// dyno's build (profile, features...), as JSON.
+    pub build: serde_json::Value,
+    /// Whether dyno is a debug build (the figures are then not release figures).
+    pub debug_build: bool,
+}
+
+/// An error storing a run: the step that failed and the store's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}")]
+pub struct StoreRunError {
+    /// The step.
+    pub what: &'static str,
+    /// The store's error.
+    #[source]
+    pub source: StoreError,
+}
+
+fn step(what: &'static str) -> impl FnOnce(StoreError) -> StoreRunError {
+    move |source| StoreRunError { what, source }
+}
+
+/// Stores the run: one metric per propagation figure (seconds, lower is better), one
+/// sample per block (or block and peer), each node's CPU and memory per slot (the node a
+/// label, the slot the repetition), and in the settings what `dyno cluster report RUN`
+/// needs to read the run again.
+pub fn store(
+    store: &mut Store,
+    spec: &ClusterSpec,
+    run: &MeasuredRun,
+    who: &Provenance,
+) -> Result<RunId, StoreRunError> {
+    let outcome = &run.outcome;
+    let report = ClusterReport::new(&outcome.analysis, Some(spec));
+    let info = run_info(spec, run, &report, who);
+    let mut metrics: Vec<Metric> = report
+        .metrics
+        .iter()
+        .map(|m| Metric::new(m.key.clone(), Unit::Seconds, Direction::LowerIsBetter))
+        .collect();
+    metrics.push(Metric::new(
+        "node.cpu_percent",
+        Unit::Percent,
+        Direction::LowerIsBetter,
+    ));
+    metrics.push(Metric::new(
+        "node.rss_bytes",
+        Unit::Bytes,
+        Direction::LowerIsBetter,
+    ));
+    let id = store
+        .begin_run(&info, &metrics)
+        .map_err(step("recording the run in the results store"))?;
+    let samples: Vec<Sample> = report
+        .metrics
+        .iter()
+        .flat_map(|m| {
+            m.values_s.iter().enumerate().map(|(i, v)| Sample {
+                metric: m.key.clone(),
+                repetition: i as u32,
+                value: *v,
+            })
+        })
+        .collect();
+    store
+        .add_samples(id, &samples)
+        .map_err(step("storing the samples"))?;
+    store
+        .add_labeled_samples(id, &node_costs(outcome))
+        .map_err(step("storing the nodes' CPU and memory"))?;
+    let status = if outcome.complete {
+        RunStatus::Complete
+    } else {
+        RunStatus::Incomplete
+    };
+    store
+        .finish_run(id, status)
+        .map_err(step("finishing the run"))?;
+    Ok(id)
+}
+
+/// The stored run's subject, host and settings.
+fn run_info(
+    spec: &ClusterSpec,
+    run: &MeasuredRun,
+    report: &ClusterReport,
+    who: &Provenance,
+) -> RunInfo {
+    let outcome = &run.outcome;
+    let command = match &spec.command {
+        NodeCommand::Reference => "dyno node run".to_string(),
+        NodeCommand::Argv(argv) => argv.join(" "),
+    };
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let missing: BTreeMap<_, _> = report
+        .metrics
+        .iter()
+        .map(|m| (m.key.clone(), m.missing))
+        .collect();
+    RunInfo {
+        command: "cluster run".into(),
+        subject: Subject::new(SubjectKind::Release, spec.name.clone())
+            .with("node_command", command)
+            .with("nodes", spec.nodes.len().to_string())
+            .with("topology", spec.topology_kind.name().to_string()),
+        host: dyno_proc::host::probe(&outcome.dir),
+        started_at: dyno_model::now_unix(),
+        command_line: who.command_line.clone(),
+        tool_version: who.tool_version.clone(),
+        settings: serde_json::json!({
+            "cluster_file": absolute(&who.cluster_file).display().to_string(),
+            "run_dir": absolute(&outcome.dir).display().to_string(),
+            "slot_ms": spec.slot_ms,
+            "duration_s": spec.duration_s,
+            "warmup_s": spec.warmup_s,
+            "rate_tps": spec.workload.rate_tps,
+            "blocks": report.blocks,
+            "slots": [outcome.slots.start, outcome.slots.end],
+            "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
+            "missing": missing,
+            "problems": outcome.problems,
+            "debug_build": who.debug_build,
+            "build": who.build,
+            "dyno_cpu_s": run.own_cpu_s,
+            "dyno_wall_s": run.wall_s,
+        }),
+    }
+}
+
+/// Each node's CPU and memory per slot of the window, labelled with the node.
+fn node_costs(outcome: &RunOutcome) -> Vec<(Sample, serde_json::Value)> {
+    let mut cost = Vec::new();
+    for r in &outcome.resources {
+        let label = serde_json::json!({ "node": r.node });
+        for (i, (cpu, rss)) in r.cpu_percent.iter().zip(&r.rss_bytes).enumerate() {
+            for (metric, value) in [("node.cpu_percent", *cpu), ("node.rss_bytes", *rss)] {
+                let sample = Sample {
+                    metric: metric.to_string(),
+                    repetition: i as u32,
+                    value,
+                };
+                cost.push((sample, label.clone()));
+            }
+        }
+    }
+    cost
+}

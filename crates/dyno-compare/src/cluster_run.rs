@@ -1,0 +1,318 @@
+//! Running cluster subjects: each execution is a child `dyno cluster run`, and the
+//! cluster files are checked by a child `dyno cluster check` before anything starts.
+//!
+//! Why a child process rather than a call: dyno-compare and dyno-cluster are command
+//! crates, which do not import each other (compare runs nodes as child processes, and a
+//! cluster is many nodes behind one command). The child is the dyno running the
+//! comparison; it runs the cluster with the workload's rate and window and the release's
+//! node, does not store the run (the comparison stores the execution), and writes the
+//! run's compared metrics as `dyno.cluster.compared/1` JSON, which [`ClusterExecutor`]
+//! reads into an [`Execution`]. A failed run's directory (configs, node logs, the child's
+//! output) is kept and named in the execution's warnings.
+
+use crate::execution::{Execution, Outcome, Series};
+use crate::spec::{ComparisonFile, SubjectSpec, WorkloadSpec};
+use crate::Executor;
+use dyno_proc::{GuardedChild, SpawnOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The schema of the child's compared metrics.
+pub const COMPARED_SCHEMA: &str = "dyno.cluster.compared/1";
+
+/// Seconds the child `dyno cluster run` gets, after the comparison's grace period, to
+/// stop its nodes (each with its own grace period) before it is killed.
+const CHILD_EXTRA_GRACE_S: f64 = 30.0;
+
+/// A cluster file refused before anything started: the comparison file's key and line,
+/// then the child `dyno cluster check`'s own diagnostic when it is the cluster file's.
+#[derive(Debug, thiserror::Error)]
+#[error("{at}")]
+pub struct ClusterRefused {
+    /// `file:line:column: key ...: what` of the comparison file.
+    pub at: String,
+    /// The cluster file's diagnostic (file, line, key and snippet), when it is at fault.
+    #[source]
+    pub cluster_file: Option<ChildSaid>,
+}
+
+/// What a child dyno said when it refused.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ChildSaid(pub String);
+
+/// The run's compared metrics, as the child writes them.
+#[derive(Debug, serde::Deserialize)]
+struct ComparedRun {
+    schema: String,
+    node_command: Vec<String>,
+    complete: bool,
+    problems: Vec<String>,
+    warnings: Vec<String>,
+    series: Vec<Series>,
+}
+
+/// Checks every cluster subject's cluster file with the release's override applied,
+/// with `dyno` (this dyno) as `dyno cluster check`. A refusal names the comparison
+/// file's key and line, then the cluster file's own diagnostic; nothing has started yet.
+pub fn check_clusters(
+    cfg: &ComparisonFile,
+    file: &Path,
+    dyno: &Path,
+) -> Result<(), ClusterRefused> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let at = |i: usize, key: &str, message: String| {
+        let mut d = dyno_model::ConfigDiagnostic::at_key(
+            file,
+            &text,
+            &format!("subject[{i}].{key}"),
+            message,
+        );
+        d.snippet.clear();
+        d.to_string()
+    };
+    for (i, s) in cfg.subjects.iter().enumerate() {
+        let Some(c) = &s.cluster else { continue };
+        let check = |extra: &[String]| {
+            let mut cmd = Command::new(dyno);
+            cmd.args(["cluster", "check", "--format", "json"])
+                .arg(&c.file)
+                .args(extra);
+            child_error(cmd)
+        };
+        if let Some(said) = check(&[]) {
+            return Err(ClusterRefused {
+                at: at(
+                    i,
+                    "cluster",
+                    format!("the cluster file {} is refused", c.file.display()),
+                ),
+                cluster_file: Some(said),
+            });
+        }
+        if let Some(argv) = &c.node_command {
+            let json = serde_json::to_string(argv).unwrap_or_default();
+            if let Some(said) = check(&["--node-command".into(), json]) {
+                return Err(refused(at(i, "node_command", said.0)));
+            }
+        }
+        if c.node_binary.is_some() {
+            if let Some(said) = check(&["--reference-only".into()]) {
+                return Err(refused(at(i, "node_binary", said.0)));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn refused(at: String) -> ClusterRefused {
+    ClusterRefused {
+        at,
+        cluster_file: None,
+    }
+}
+
+/// Runs `cmd` to its end; `Some(what it said)` when it failed (its error message, without
+/// the `error: ` it starts with).
+fn child_error(mut cmd: Command) -> Option<ChildSaid> {
+    let out = match cmd.output() {
+        Ok(out) if out.status.success() => return None,
+        Ok(out) => out,
+        Err(e) => return Some(ChildSaid(format!("cannot run {cmd:?}: {e}"))),
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = match stderr.find("error: ") {
+        Some(i) => &stderr[i + "error: ".len()..],
+        None => &stderr,
+    };
+    Some(ChildSaid(said.trim_end().to_string()))
+}
+
+/// Runs a whole cluster per execution as a child `dyno cluster run`.
+pub struct ClusterExecutor {
+    /// This dyno: it runs the cluster, and the reference node unless a subject gives
+    /// `node_binary`.
+    dyno: PathBuf,
+    /// Where each execution's run directory goes; complete runs are removed.
+    runs: PathBuf,
+    /// Seconds between SIGINT and SIGKILL of the child, beyond its own nodes' grace.
+    grace: Duration,
+}
+
+impl ClusterExecutor {
+    /// An executor whose children are `dyno`, stopped with `grace_s` seconds (plus the
+    /// time their nodes need) of grace; run directories go under the temporary directory.
+    pub fn new(dyno: PathBuf, grace_s: f64) -> std::io::Result<Self> {
+        let runs =
+            std::env::temp_dir().join(format!("dyno-compare-clusters-{}", std::process::id()));
+        std::fs::create_dir_all(&runs)?;
+        Ok(ClusterExecutor {
+            dyno,
+            runs,
+            grace: Duration::from_secs_f64(grace_s + CHILD_EXTRA_GRACE_S),
+        })
+    }
+
+    /// The child `dyno cluster run` of one execution: the subject's cluster under the
+    /// workload's rate and window (whatever the cluster file says: every subject runs
+    /// the same load for the same time), writing its compared metrics to `compared`.
+    fn command(
+        &self,
+        subject: &SubjectSpec,
+        w: &WorkloadSpec,
+        dir: &Path,
+        compared: &Path,
+    ) -> Command {
+        let mut cmd = Command::new(&self.dyno);
+        cmd.args(["cluster", "run", "--no-save", "--dir"])
+            .arg(dir)
+            .arg("--compared")
+            .arg(compared)
+            .arg("--rate-tps")
+            .arg(w.rate.to_string())
+            .arg("--warmup-s")
+            .arg((w.warmup_s.ceil() as u64).to_string())
+            .arg("--duration-s")
+            .arg((w.measure_s.ceil() as u64).max(1).to_string());
+        if let Some(c) = &subject.cluster {
+            if let Some(argv) = &c.node_command {
+                cmd.arg("--node-command")
+                    .arg(serde_json::to_string(argv).unwrap_or_default());
+            }
+            if let Some(binary) = &c.node_binary {
+                cmd.arg("--node-dyno").arg(binary);
+            }
+            cmd.arg(&c.file);
+        }
+        cmd
+    }
+
+    /// Runs the child until it ends, or stops it when `stop` is set; its last output
+    /// lines when it failed.
+    fn run_child(&self, cmd: Command, stop: &AtomicBool) -> Result<(), ChildSaid> {
+        let mut child = GuardedChild::spawn(cmd, &SpawnOptions::default())
+            .map_err(|e| ChildSaid(format!("cannot run dyno cluster run: {e}")))?;
+        loop {
+            if let Some(status) = child.wait_timeout(Duration::from_millis(100)) {
+                let stopped = child.stop(self.grace);
+                return match stopped.status {
+                    Some(s) if s.success() => Ok(()),
+                    _ => Err(ChildSaid(format!(
+                        "dyno cluster run exited ({status}): {}",
+                        errors_said(&stopped.last_lines)
+                    ))),
+                };
+            }
+            if stop.load(Ordering::SeqCst) {
+                let stopped = child.stop(self.grace);
+                return Err(ChildSaid(format!(
+                    "stopped: {}",
+                    errors_said(&stopped.last_lines)
+                )));
+            }
+        }
+    }
+}
+
+impl Drop for ClusterExecutor {
+    fn drop(&mut self) {
+        // Only when empty: a failed execution's logs are kept and named in its warnings.
+        let _ = std::fs::remove_dir(&self.runs);
+    }
+}
+
+impl Executor for ClusterExecutor {
+    fn execute(
+        &mut self,
+        subject: &SubjectSpec,
+        workload: &WorkloadSpec,
+        round: u32,
+        stop: &AtomicBool,
+    ) -> Execution {
+        let mut exec = Execution::starting(&subject.name, &workload.name, round, Vec::new());
+        let Some(cluster) = &subject.cluster else {
+            exec.outcome = Outcome::failed(format!("subject `{}` is not a cluster", subject.name));
+            return exec;
+        };
+        let name = format!(
+            "r{round}-{}-{}",
+            dns_safe(&subject.name),
+            dns_safe(&workload.name)
+        );
+        let dir = self.runs.join(&name);
+        let compared_file = self.runs.join(format!("{name}.compared.json"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(&compared_file);
+        let cmd = self.command(subject, workload, &dir, &compared_file);
+        let ran = self.run_child(cmd, stop);
+        let compared = std::fs::read_to_string(&compared_file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<ComparedRun>(&text).ok())
+            .filter(|c| c.schema == COMPARED_SCHEMA);
+        let _ = std::fs::remove_file(&compared_file);
+        exec.command_line = vec![
+            "cluster".to_string(),
+            cluster.file.display().to_string(),
+            "--".into(),
+        ];
+        match compared {
+            None => {
+                exec.outcome = match ran {
+                    _ if stop.load(Ordering::SeqCst) => Outcome::Interrupted,
+                    Err(why) => Outcome::failed(why.0),
+                    Ok(()) => Outcome::failed("dyno cluster run wrote no compared metrics".into()),
+                }
+            }
+            Some(c) => {
+                exec.command_line.extend(c.node_command);
+                exec.warnings.extend(c.warnings);
+                if c.complete {
+                    exec.series = c.series;
+                } else if stop.load(Ordering::SeqCst) {
+                    exec.outcome = Outcome::Interrupted;
+                } else {
+                    exec.outcome = Outcome::failed(c.problems.join("; "));
+                }
+            }
+        }
+        // A failed run's configs and logs are what the user needs to see why; a complete
+        // or interrupted one's are not (its execution is stored, or is run again).
+        if !matches!(exec.outcome, Outcome::Failed { .. }) {
+            let _ = std::fs::remove_dir_all(&dir);
+        } else if dir.exists() {
+            exec.warnings.push(format!(
+                "the run's configs and logs are kept in {}",
+                dir.display()
+            ));
+        }
+        exec
+    }
+}
+
+/// The `error: ` lines of a child's last output, else all of it.
+fn errors_said(lines: &[String]) -> String {
+    let errors: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("error: "))
+        .collect();
+    if errors.is_empty() {
+        lines.join(" | ")
+    } else {
+        errors.join(" | ")
+    }
+}
+
+/// A subject or workload name as a directory name.
+fn dns_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}

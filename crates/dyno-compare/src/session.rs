@@ -1,0 +1,405 @@
+//! A `dyno compare run` session: begin (or continue) a comparison, run the executions
+//! still to do, store each as it ends, and hand back what was measured for judging.
+//!
+//! The session decides everything a comparison needs besides arguments and terminal
+//! output: which stored comparison it continues, what the plan has left, what to store,
+//! when a misspelt primary metric can be said, how long the rest will take. What happens
+//! is told through [`Event`]s; the binary turns them into progress and warnings.
+//!
+//! ```
+//! use dyno_compare::session::{CompareSession, Event};
+//! use dyno_compare::{ComparisonFile, SyntheticExecutor};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let file = r#"
+//! rounds = 3
+//! [[subject]]
+//! name = "v1"
+//! command = ["sh", "-c", "exec sleep 60"]
+//! [[subject]]
+//! name = "v2"
+//! command = ["sh", "-c", "exec sleep 60"]
+//! [[workload]]
+//! name = "value"
+//! rate = 1000
+//! measure_s = 10
+//! "#;
+//! let cfg = ComparisonFile::parse(file, "cmp.toml".as_ref()).unwrap();
+//! let mut events = |_: Event<'_>| {};
+//! let mut session =
+//!     CompareSession::begin(cfg, "cmp.toml".as_ref(), None, false, "dyno test".into(), &mut events)
+//!         .unwrap();
+//! let mut node = SyntheticExecutor::new(7);
+//! let outcome = session.run(None, &mut node, &AtomicBool::new(false), &[], &mut events).unwrap();
+//! assert_eq!(outcome.executions.len(), 6);
+//! ```
+
+use crate::execution::{Execution, Outcome};
+use crate::record::{self, ComparisonMeta, LoadError, Resume};
+use crate::runner::{run_remaining_rounds, schedule, Ending, Slot};
+use crate::verdict::{unknown_primary, unknown_work};
+use crate::{ComparisonFile, Executor, WorkloadSpec};
+use dyno_model::Host;
+use dyno_store::{RunId, Store, StoreError};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Busy share of the CPUs before the start above which the session warns.
+pub const BUSY_WARNING: f64 = 0.25;
+
+/// What a session tells its caller while it works.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The CPUs were this busy (a share) before the start: absolute numbers will be noisy.
+    BusyCpus(f64),
+    /// An interrupted comparison of the same file is continued.
+    Continuing {
+        /// The comparison's id.
+        id: &'a str,
+        /// Executions already stored.
+        done: usize,
+        /// Executions planned.
+        planned: usize,
+    },
+    /// The file changed since an interrupted comparison of it: a new one starts.
+    Changed {
+        /// The old comparison's id.
+        id: &'a str,
+        /// Its executions done.
+        done: usize,
+        /// Its executions planned.
+        planned: usize,
+    },
+    /// Executions still to run, and how long they should take.
+    Planned {
+        /// Executions left.
+        executions: usize,
+        /// Rounds in all.
+        rounds: u32,
+        /// Expected time for all of them.
+        left: Duration,
+    },
+    /// One execution ended (and was stored, when there is a store).
+    Executed(&'a Execution),
+    /// A primary metric or a `work` entry names something no execution measured: the
+    /// verdict will be refused. Said as soon as every subject has a complete execution.
+    WillRefuse(Refusal),
+    /// The next execution starts.
+    Next {
+        /// Its round, zero-based.
+        round: u32,
+        /// Rounds in all.
+        rounds: u32,
+        /// Its subject.
+        subject: &'a str,
+        /// Its workload.
+        workload: &'a str,
+        /// Expected time for the executions left.
+        left: Duration,
+    },
+}
+
+/// Why the verdict of a comparison will be refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A primary metric is unknown.
+    Primary(String),
+    /// A `work` entry names an unknown metric; the comparison file is named.
+    Work {
+        /// What is wrong.
+        why: String,
+        /// The comparison file.
+        file: String,
+    },
+}
+
+/// Errors of a session.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The results store could not be searched for a comparison to continue.
+    #[error("results store {}", path.display())]
+    Resume {
+        /// The store's file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: LoadError,
+    },
+    /// An execution could not be stored.
+    #[error(transparent)]
+    Save(#[from] StoreError),
+}
+
+/// A comparison begun (or continued) and not yet run.
+#[derive(Debug)]
+pub struct CompareSession {
+    cfg: ComparisonFile,
+    meta: ComparisonMeta,
+    host: Host,
+    tool: String,
+    executions: Vec<Execution>,
+    runs: Vec<RunId>,
+    done: HashSet<Slot>,
+}
+
+/// What a session measured, for judging and reporting.
+#[derive(Debug)]
+pub struct CompareOutcome {
+    /// The comparison, as stored.
+    pub meta: ComparisonMeta,
+    /// Every execution, the continued comparison's stored ones first.
+    pub executions: Vec<Execution>,
+    /// The stored runs, one per execution (empty without a store).
+    pub runs: Vec<RunId>,
+    /// The workloads as run.
+    pub workloads: Vec<WorkloadSpec>,
+    /// The host the session ran on.
+    pub host: Host,
+    /// How the rounds ended.
+    pub ending: Ending,
+    /// Executions done, this session's and the stored ones together.
+    pub done: usize,
+    /// Executions planned.
+    pub planned: usize,
+    /// CPU seconds dyno itself used while running (its threads, not the nodes), and the
+    /// wall seconds of the run: what sampling cost.
+    pub own_cpu: Option<(f64, f64)>,
+}
+
+/// The primary metrics to judge by: `chosen` (`--primary`) when given, else the
+/// comparison file's `primary` (empty: every metric).
+pub fn primary_metrics<'a>(chosen: &'a [String], meta: &'a ComparisonMeta) -> &'a [String] {
+    if chosen.is_empty() {
+        &meta.primary
+    } else {
+        chosen
+    }
+}
+
+impl CompareSession {
+    /// Begins the comparison of `cfg` read from `file`: checks the CPUs are quiet,
+    /// continues an interrupted comparison of the same file from `store` unless `fresh`,
+    /// and fingerprints the host. `tool` is the dyno version stored with each run.
+    pub fn begin(
+        cfg: ComparisonFile,
+        file: &Path,
+        store: Option<&Store>,
+        fresh: bool,
+        tool: String,
+        events: &mut dyn FnMut(Event<'_>),
+    ) -> Result<CompareSession, SessionError> {
+        if let Some(busy) = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300)) {
+            if busy > BUSY_WARNING {
+                events(Event::BusyCpus(busy));
+            }
+        }
+        let mut meta = ComparisonMeta::new(&cfg);
+        meta.file = std::fs::canonicalize(file)
+            .unwrap_or_else(|_| file.to_path_buf())
+            .display()
+            .to_string();
+        let mut session = CompareSession {
+            cfg,
+            meta,
+            host: Host::default(),
+            tool,
+            executions: Vec::new(),
+            runs: Vec::new(),
+            done: HashSet::new(),
+        };
+        if let (Some(s), false) = (store, fresh) {
+            session.resume(s, events)?;
+        }
+        session.host = dyno_proc::host::probe(Path::new("."));
+        Ok(session)
+    }
+
+    /// Takes over the stored executions of an interrupted comparison of the same file.
+    fn resume(
+        &mut self,
+        store: &Store,
+        events: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), SessionError> {
+        let found =
+            record::find_resumable(store, &self.cfg, &self.meta.file).map_err(|source| {
+                SessionError::Resume {
+                    path: store.path().to_path_buf(),
+                    source,
+                }
+            })?;
+        match found {
+            Resume::Fresh => {}
+            Resume::Continue(loaded) => {
+                self.done = record::done_slots(&loaded);
+                events(Event::Continuing {
+                    id: &loaded.meta.id,
+                    done: self.done.len(),
+                    planned: loaded.meta.planned(),
+                });
+                self.meta.id = loaded.meta.id.clone();
+                self.executions = loaded.executions;
+                self.runs = loaded.runs;
+            }
+            Resume::Changed { id, done, planned } => events(Event::Changed {
+                id: &id,
+                done,
+                planned,
+            }),
+        }
+        Ok(())
+    }
+
+    /// The comparison as it will be stored.
+    pub fn meta(&self) -> &ComparisonMeta {
+        &self.meta
+    }
+
+    /// Runs the executions still to do with `executor`, storing each in `store` as it
+    /// ends, until the plan is done, `stop` is set or a subject fails too often.
+    /// `primary` is `--primary` (empty: the file's), checked once every subject has a
+    /// complete execution.
+    pub fn run(
+        &mut self,
+        mut store: Option<&mut Store>,
+        executor: &mut dyn Executor,
+        stop: &AtomicBool,
+        primary: &[String],
+        events: &mut dyn FnMut(Event<'_>),
+    ) -> Result<CompareOutcome, SessionError> {
+        let cfg = &self.cfg;
+        let total =
+            cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len() - self.done.len();
+        let per_exec = seconds_per_execution(cfg);
+        events(Event::Planned {
+            executions: total,
+            rounds: cfg.rounds,
+            left: Duration::from_secs_f64(total as f64 * per_exec),
+        });
+        // dyno's own CPU time (threads only; the nodes are children and not counted), so
+        // the report can show what sampling cost.
+        let own_cpu_start = dyno_proc::procfs::own_cpu_seconds();
+        let wall_start = Instant::now();
+        let plan = schedule(
+            cfg.rounds,
+            cfg.subjects.len(),
+            cfg.workloads.len(),
+            cfg.seed,
+        );
+        let mut finished = 0usize;
+        let mut primary_checked = false;
+        let (meta, host, tool) = (&self.meta, &self.host, &self.tool);
+        let (executions, runs) = (&mut self.executions, &mut self.runs);
+        let ending = run_remaining_rounds(cfg, executor, stop, &self.done, |i, slot, exec| {
+            if let Some(store) = store.as_deref_mut() {
+                let workload = &cfg.workloads[slot.workload];
+                runs.push(record::save(store, meta, workload, host, tool, exec)?);
+            }
+            events(Event::Executed(exec));
+            executions.push(exec.clone());
+            finished += 1;
+            if !primary_checked && every_subject_complete(meta, executions) {
+                primary_checked = true;
+                for refusal in refusals(meta, executions, primary) {
+                    events(Event::WillRefuse(refusal));
+                }
+            }
+            if let Some(next) = plan.get(i + 1) {
+                events(Event::Next {
+                    round: next.round,
+                    rounds: cfg.rounds,
+                    subject: &cfg.subjects[next.subject].name,
+                    workload: &cfg.workloads[next.workload].name,
+                    left: Duration::from_secs_f64(total.saturating_sub(finished) as f64 * per_exec),
+                });
+            }
+            Ok::<_, SessionError>(())
+        })?;
+        let own_cpu = own_cpu_start
+            .zip(dyno_proc::procfs::own_cpu_seconds())
+            .map(|(a, b)| (b - a, wall_start.elapsed().as_secs_f64()));
+        Ok(CompareOutcome {
+            meta: self.meta.clone(),
+            executions: self.executions.clone(),
+            runs: self.runs.clone(),
+            workloads: self.cfg.workloads.clone(),
+            host: self.host.clone(),
+            ending,
+            done: self.done.len() + finished,
+            planned: total + self.done.len(),
+            own_cpu,
+        })
+    }
+}
+
+/// The mean time one execution takes: its warm-up and window, and a second to start
+/// and stop the node.
+fn seconds_per_execution(cfg: &ComparisonFile) -> f64 {
+    cfg.workloads
+        .iter()
+        .map(|w| w.warmup_s + w.measure_s + 1.0)
+        .sum::<f64>()
+        / cfg.workloads.len() as f64
+}
+
+/// Whether every subject has a complete execution: then the metrics each measures are
+/// known.
+fn every_subject_complete(meta: &ComparisonMeta, executions: &[Execution]) -> bool {
+    meta.subjects.iter().all(|s| {
+        executions
+            .iter()
+            .any(|e| &e.subject == s && e.outcome == Outcome::Complete)
+    })
+}
+
+/// What the judgement will refuse, said as soon as it is known rather than after the
+/// last round.
+fn refusals(meta: &ComparisonMeta, executions: &[Execution], chosen: &[String]) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let primary = primary_metrics(chosen, meta);
+    if !primary.is_empty() {
+        if let Err(e) = unknown_primary(executions, &meta.subjects, primary, &meta.work) {
+            out.push(Refusal::Primary(e.to_string()));
+        }
+    }
+    if let Err(e) = unknown_work(executions, &meta.work) {
+        out.push(Refusal::Work {
+            why: e.to_string(),
+            file: meta.file.clone(),
+        });
+    }
+    out
+}
+
+impl CompareOutcome {
+    /// The first and last stored run, when any was stored.
+    pub fn stored_runs(&self) -> Option<(RunId, RunId)> {
+        Some((*self.runs.first()?, *self.runs.last()?))
+    }
+
+    /// dyno's own CPU use while comparing, as the report's parameter says it.
+    pub fn own_cpu_share(&self) -> Option<String> {
+        let (cpu, wall) = self.own_cpu?;
+        Some(format!(
+            "{cpu:.2} s CPU in {wall:.0} s = {:.2}% of one core",
+            100.0 * cpu / wall.max(1e-9)
+        ))
+    }
+
+    /// The report's parameters of the run: the command line, the dyno version, the stored
+    /// runs and dyno's own CPU use.
+    pub fn parameters(&self, command_line: String, tool: &str) -> Vec<(String, String)> {
+        let mut params = vec![
+            ("command line".to_string(), command_line),
+            ("dyno".to_string(), tool.to_string()),
+        ];
+        if let Some((first, last)) = self.stored_runs() {
+            params.push(("stored runs".into(), format!("{first}..{last}")));
+        }
+        if let Some(share) = self.own_cpu_share() {
+            params.push(("dyno's own CPU use".into(), share));
+        }
+        params
+    }
+}
