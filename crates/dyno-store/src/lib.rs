@@ -67,6 +67,7 @@ mod error;
 mod export;
 mod filter;
 mod fleet;
+mod fleet_report;
 mod history;
 mod pg;
 mod query;
@@ -81,6 +82,10 @@ mod writer;
 pub use error::StoreError;
 pub use export::ExportFormat;
 pub use fleet::{FleetQuery, FleetRuns, MachineRun};
+pub use fleet_report::{
+    better, FleetFilter, FleetGroup, FleetMachine, FleetReference, FleetReport, FleetStanding,
+    MetricRef, Passes, ALL_MACHINES, FLEET_SCHEMA,
+};
 pub use history::{HistoryPoint, HistoryQuery};
 pub use query::{RunFilter, RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
