@@ -76,6 +76,7 @@ mod schema;
 mod sqlite;
 mod store;
 mod transfer;
+mod trend;
 mod url;
 mod writer;
 
@@ -91,6 +92,10 @@ pub use query::{RunFilter, RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
 pub use transfer::Copied;
+pub use trend::{
+    metric_suggestion, mixed_series, percent, TrendChange, TrendFilters, TrendPoint, TrendReport,
+    TrendSettings, TrendVerdict, MIN_POINTS, TREND_SCHEMA,
+};
 pub use url::{is_postgres_url, redact, split_password};
 
 /// The id of a run in a store.

@@ -23,6 +23,16 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
+    /// How change point `c` is marked: weak ones grey whatever they did, strong ones by
+    /// whether they made the metric worse in direction `better`.
+    pub fn of(c: &dyno_stats::ChangePoint, better: dyno_stats::Better) -> ChangeKind {
+        match (c.strength, c.is_regression(better)) {
+            (dyno_stats::Strength::Weak, _) => ChangeKind::Weak,
+            (_, true) => ChangeKind::Regression,
+            (_, false) => ChangeKind::Improvement,
+        }
+    }
+
     fn color(self) -> RGBColor {
         match self {
             ChangeKind::Regression => RGBColor(213, 94, 0),
