@@ -23,12 +23,17 @@ pub mod bench;
 pub mod harness;
 mod metric;
 pub mod preflight;
+pub mod report;
 pub mod requirements;
 pub mod verdict;
 
 pub use bench::{benchmark, registry, remove_temp_files, Benchmark, Context, Execution};
 pub use harness::{Measurement, Workload};
 pub use metric::{DurationClass, MetricId};
+pub use report::{
+    judge_stored, stored_minimums, MachineReport, MachineSettings, MetricReport, StoredJudgement,
+    StoredSettings, MACHINE_SCHEMA, MINIMUMS_KEY,
+};
 pub use requirements::{judge, Judgement, Requirement, RequirementSet, RequirementsError};
 pub use verdict::{evaluate, MetricResult, Verdict};
 

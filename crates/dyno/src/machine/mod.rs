@@ -8,7 +8,10 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt, progress::Progress};
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use dyno_hw::{preflight, Context, Durations, Measurement, MetricId, RequirementSet};
+use dyno_hw::{
+    preflight, Context, Durations, MachineSettings, Measurement, MetricId, RequirementSet,
+    StoredSettings,
+};
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::{RunId, Store};
 use std::path::PathBuf;
@@ -291,6 +294,24 @@ fn durations(args: &MachineArgs) -> Durations {
     }
 }
 
+/// The settings the run measures and judges with, as the report and the store show them.
+fn settings(args: &MachineArgs, parallel_cores: usize, requirements: &str) -> MachineSettings {
+    let d = durations(args);
+    MachineSettings {
+        base_path: args.base_path.display().to_string(),
+        chain: chain(args).map(str::to_string),
+        disk_duration_s: d.disk.as_secs_f64(),
+        extra_duration_s: d.extra.as_secs_f64(),
+        hash_duration_s: d.hash.as_secs_f64(),
+        memory_duration_s: d.memory.as_secs_f64(),
+        parallel_cores,
+        repeat: args.repeat,
+        requirements: requirements.to_string(),
+        tolerance_percent: args.tolerance,
+        verify_duration_s: d.verify.as_secs_f64(),
+    }
+}
+
 fn begin(
     store: &mut Store,
     args: &MachineArgs,
@@ -300,10 +321,16 @@ fn begin(
     requirements: &RequirementSet,
     warnings: &[String],
 ) -> anyhow::Result<RunId> {
-    let d = durations(args);
     let subject = Subject::new(SubjectKind::Machine, host.hostname.clone())
         .with("cpu_model", host.cpu_model.clone())
         .with("cores_online", host.cores_online.to_string());
+    let settings = StoredSettings {
+        settings: settings(args, parallel_cores, &requirements.name),
+        build: build_info::json(),
+        metrics: metrics.iter().map(|m| m.name()).collect(),
+        requirement_minimums: dyno_hw::stored_minimums(requirements),
+        warnings: warnings.to_vec(),
+    };
     let info = RunInfo {
         command: "machine".into(),
         subject,
@@ -311,23 +338,7 @@ fn begin(
         started_at: dyno_model::now_unix(),
         command_line: std::env::args().collect(),
         tool_version: build_info::describe(),
-        settings: serde_json::json!({
-            "hash_duration_s": d.hash.as_secs_f64(),
-            "verify_duration_s": d.verify.as_secs_f64(),
-            "memory_duration_s": d.memory.as_secs_f64(),
-            "disk_duration_s": d.disk.as_secs_f64(),
-            "extra_duration_s": d.extra.as_secs_f64(),
-            "tolerance_percent": args.tolerance,
-            "repeat": args.repeat,
-            "parallel_cores": parallel_cores,
-            "base_path": args.base_path.display().to_string(),
-            "requirements": requirements.name,
-            stored::MINIMUMS_KEY: stored::minimums_json(requirements),
-            "chain": chain(args),
-            "metrics": metrics.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "warnings": warnings,
-            "build": build_info::json(),
-        }),
+        settings: serde_json::to_value(settings).context("encoding the run's settings")?,
     };
     let defs: Vec<_> = metrics.iter().map(|m| m.metric()).collect();
     store
