@@ -277,19 +277,6 @@ impl FleetReport {
     }
 }
 
-impl crate::StoredRun {
-    /// The median of the run's samples of `metric`; `None` when it has none.
-    pub fn median_of(&self, metric: &str) -> Option<f64> {
-        let values: Vec<f64> = self
-            .samples
-            .iter()
-            .filter(|s| s.metric == metric)
-            .map(|s| s.value)
-            .collect();
-        dyno_stats::median(&values)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,7 @@ mod history;
 mod pg;
 mod query;
 mod run;
+mod run_docs;
 mod schema;
 mod sqlite;
 mod store;
@@ -89,6 +90,9 @@ pub use fleet_report::{
 };
 pub use history::{HistoryPoint, HistoryQuery};
 pub use query::{RunFilter, RunSummary, StoredRun};
+pub use run_docs::{
+    ListedRun, MetricStats, RunList, RunShow, ShownInterval, ShownMetric, LIST_SCHEMA, SHOW_SCHEMA,
+};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
 pub use transfer::Copied;
