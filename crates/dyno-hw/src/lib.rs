@@ -25,6 +25,7 @@ mod metric;
 pub mod preflight;
 pub mod report;
 pub mod requirements;
+pub mod session;
 pub mod verdict;
 
 pub use bench::{benchmark, registry, remove_temp_files, Benchmark, Context, Execution};
@@ -35,6 +36,7 @@ pub use report::{
     StoredSettings, MACHINE_SCHEMA, MINIMUMS_KEY,
 };
 pub use requirements::{judge, Judgement, Requirement, RequirementSet, RequirementsError};
+pub use session::{begin_run, finish_run, measure_all, MeasurePlan, Measured, StepProgress};
 pub use verdict::{evaluate, MetricResult, Verdict};
 
 use std::path::Path;
@@ -60,6 +62,22 @@ pub enum HwError {
     /// Anything else that made the measurement impossible.
     #[error("{0}")]
     Failed(String),
+    /// One step of a session (a metric, a repetition) failed or was interrupted.
+    #[error("measuring {label}")]
+    Step {
+        /// The step, as progress shows it.
+        label: String,
+        /// What went wrong.
+        source: Box<HwError>,
+    },
+    /// The results store refused a write of the session.
+    #[error("{what}")]
+    Store {
+        /// What was being recorded.
+        what: &'static str,
+        /// The store's error.
+        source: dyno_store::StoreError,
+    },
 }
 
 impl HwError {
