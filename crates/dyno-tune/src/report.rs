@@ -3,9 +3,8 @@
 //! profile; box plots. Built from records only, so a report can be made at any time from
 //! the store, and rendered as terminal tables or one HTML file.
 
-use crate::build::BuildRecord;
+use crate::artifact::{BuildRecord, PgoRecord};
 use crate::error::TuneError;
-use crate::pgo::PgoRecord;
 use crate::portability::CpuAssumption;
 use crate::race::{metrics_of, recommended, values, Contestant, Exit, Replay};
 use crate::record::{JobRecord, JobResult};

@@ -1,9 +1,9 @@
 //! The steps of `dyno tune run` and `dyno tune report` that need the study, the disk and
 //! the store, kept here so the binary only wires them to the terminal.
 
-use crate::build::{load_record, sha256_file, BuildOutcome, BuildRecord, BuildRequest};
+use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest, PgoJob};
+use crate::cargo::{load_record, sha256_file};
 use crate::error::TuneError;
-use crate::pgo::PgoJob;
 use crate::portability::CpuAssumption;
 use crate::race::{Contestant, RaceConfig, Replay};
 use crate::record::{Recorder, StoreRecorder, SubjectKey};

@@ -19,10 +19,8 @@
 //! study goes on with the others. Builds go through `--target <host>` so `RUSTFLAGS`
 //! (and with it the instrumentation) reach neither build scripts nor proc macros.
 
-use crate::build::{
-    build_fingerprint, load_record, run_cargo, save_record, sha256_file, BuildOutcome, BuildRecord,
-    BuildRequest,
-};
+use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest};
+use crate::cargo::{build_fingerprint, load_record, run_cargo, save_record, sha256_file};
 use crate::error::TuneError;
 use crate::profile::Pgo;
 use crate::variant::BuildPlan;
@@ -34,53 +32,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 mod recipe;
-mod tools;
-pub use recipe::recipe;
-pub use tools::{
+pub use crate::artifact::{PgoJob, PgoRecord};
+pub use crate::toolchain::{
     choose_profdata, find_bolt, find_profdata, host_triple, llvm_version, tool_llvm_version,
 };
-
-/// How one PGO variant is trained.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PgoJob {
-    /// `On` or `OnBolt`.
-    pub mode: Pgo,
-    /// Training command lines, `{bin}` where the instrumented binary goes.
-    pub training: Vec<Vec<String>>,
-    /// `true` when the training commands are the measured benchmarks' own.
-    pub same_input: bool,
-    /// Kill a training command after this many seconds.
-    pub timeout_s: f64,
-}
-
-/// What a finished profile-guided build consisted of (stored in its build record).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PgoRecord {
-    /// `on` or `on+bolt`.
-    pub mode: String,
-    /// SHA-256 of the merged profile the binary was built with.
-    pub profile_sha256: String,
-    /// The merged profile.
-    pub profile: PathBuf,
-    /// Key of the profile's inputs (instrumented build, sources, training, tool).
-    pub profile_key: String,
-    /// Seconds of the instrumented build.
-    pub instrumented_build_s: f64,
-    /// Seconds of the training runs and the merge.
-    pub training_s: f64,
-    /// Seconds of the optimised build.
-    pub final_build_s: f64,
-    /// Seconds of BOLT's instrumentation, training and optimisation (0 without BOLT).
-    pub bolt_s: f64,
-    /// The training command lines (with `{bin}`).
-    pub training: Vec<Vec<String>>,
-    /// Whether training ran the measured benchmarks' own commands.
-    pub same_input: bool,
-    /// The `llvm-profdata` used.
-    pub profdata: PathBuf,
-    /// The `llvm-bolt` used, for `on+bolt`.
-    pub bolt: Option<PathBuf>,
-}
+pub use recipe::recipe;
 
 /// The stored profile of a variant: `<target dir>/pgo/profile.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -508,7 +464,7 @@ pub fn build_pgo(
     }
     // The record of an earlier build goes first: from here until the new record is saved
     // the variant has no usable binary on disk, whatever happens.
-    let record_file = crate::build::record_path(base);
+    let record_file = crate::cargo::record_path(base);
     if record_file.exists() {
         std::fs::remove_file(&record_file).map_err(io_err(&record_file))?;
     }
