@@ -100,11 +100,11 @@ pub fn build_all(
     stop: &AtomicBool,
     on_event: &(dyn Fn(BuildEvent) + Sync),
 ) -> Vec<BuildOutcome> {
-    let mut versions: Vec<(Option<String>, Result<String, String>)> = Vec::new();
+    let mut versions: Vec<(Option<String>, Result<String, TuneError>)> = Vec::new();
     for r in requests {
         let t = r.variant.settings.toolchain.clone();
         if !versions.iter().any(|(k, _)| *k == t) {
-            let v = rustc_version(t.as_deref()).map_err(|e| e.to_string());
+            let v = rustc_version(t.as_deref());
             versions.push((t, v));
         }
     }
@@ -128,12 +128,12 @@ pub fn build_all(
                 let rustc = versions
                     .iter()
                     .find(|(k, _)| *k == request.variant.settings.toolchain)
-                    .map(|(_, v)| v.clone())
+                    .map(|(_, v)| v.as_ref())
                     .expect("every toolchain was probed");
                 let outcome = match rustc {
-                    Ok(rustc) => build_one(request, &rustc, sources, stop)
+                    Ok(rustc) => build_one(request, rustc, sources, stop)
                         .unwrap_or_else(|e| BuildOutcome::Failed(failed(request, e.to_string()))),
-                    Err(e) => BuildOutcome::Failed(failed(request, e)),
+                    Err(e) => BuildOutcome::Failed(failed(request, e.to_string())),
                 };
                 on_event(BuildEvent::Finished {
                     label: request.variant.label.clone(),

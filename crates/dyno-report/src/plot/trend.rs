@@ -221,7 +221,7 @@ impl TrendPlot {
         &self,
         chart: &mut super::Chart<'a, 'b>,
         top: f64,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReportError> {
         let mut in_legend = Vec::new();
         for m in &self.marks {
             // Between the last value of the old level and the first of the new.

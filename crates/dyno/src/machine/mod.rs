@@ -155,7 +155,7 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     }
     let measures_disk = metrics.iter().any(|m| m.is_disk());
     if measures_disk {
-        preflight::check_base_path(&args.base_path).map_err(anyhow::Error::msg)?;
+        preflight::check_base_path(&args.base_path)?;
     }
     let parallel_cores = args
         .parallel_cores
