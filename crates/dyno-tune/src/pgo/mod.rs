@@ -386,6 +386,68 @@ fn bolt(
     Ok((out, started.elapsed().as_secs_f64()))
 }
 
+/// Everything the steps of one PGO build need, fixed before the first one runs.
+struct PgoBuild<'a> {
+    job: &'a PgoJob,
+    dirs: PgoDirs,
+    /// The instrumented build.
+    instrumented: BuildPlan,
+    /// The build with the merged profile.
+    final_plan: BuildPlan,
+    /// Key of the profile's inputs.
+    key: String,
+    profdata: PathBuf,
+    /// `llvm-bolt` and its `merge-fdata`, for `on+bolt`.
+    bolt_tools: Option<(PathBuf, PathBuf)>,
+}
+
+impl PgoBuild<'_> {
+    /// Trains (or reuses the profile), builds with the profile and, for `on+bolt`,
+    /// optimises the binary with BOLT: the binary and what the steps took.
+    fn run(&self, stop: &AtomicBool) -> Result<(PathBuf, PgoRecord), StepError> {
+        let (job, dirs) = (self.job, &self.dirs);
+        let (stored, _reused) = profile(
+            &self.instrumented,
+            job,
+            &self.key,
+            dirs,
+            &self.profdata,
+            stop,
+        )?;
+        let cargo = run_cargo(&self.final_plan)?;
+        if stop.load(Ordering::SeqCst) {
+            return Err(StepError::Interrupted);
+        }
+        if !cargo.ok {
+            return Err(StepError::Failed(format!(
+                "build with the profile failed:\n{}",
+                cargo.tail
+            )));
+        }
+        let (binary, bolt_s) = match &self.bolt_tools {
+            Some(t) => bolt(&self.final_plan.binary, job, dirs, t, stop)?,
+            None => (self.final_plan.binary.clone(), 0.0),
+        };
+        Ok((
+            binary,
+            PgoRecord {
+                mode: job.mode.value().to_string(),
+                profile_sha256: stored.sha256,
+                profile: dirs.profile.clone(),
+                profile_key: self.key.clone(),
+                instrumented_build_s: stored.instrumented_build_s,
+                training_s: stored.training_s,
+                final_build_s: cargo.seconds,
+                bolt_s,
+                training: job.training.clone(),
+                same_input: job.same_input,
+                profdata: self.profdata.clone(),
+                bolt: self.bolt_tools.as_ref().map(|t| t.0.clone()),
+            },
+        ))
+    }
+}
+
 /// Builds (or reuses) one PGO variant: see the module documentation.
 pub fn build_pgo(
     request: &BuildRequest,
@@ -468,40 +530,16 @@ pub fn build_pgo(
     if record_file.exists() {
         std::fs::remove_file(&record_file).map_err(io_err(&record_file))?;
     }
-    let steps = (|| -> Result<(PathBuf, PgoRecord), StepError> {
-        let (stored, _reused) = profile(&instrumented, job, &key, &dirs, &profdata, stop)?;
-        let cargo = run_cargo(&final_plan)?;
-        if stop.load(Ordering::SeqCst) {
-            return Err(StepError::Interrupted);
-        }
-        if !cargo.ok {
-            return Err(StepError::Failed(format!(
-                "build with the profile failed:\n{}",
-                cargo.tail
-            )));
-        }
-        let (binary, bolt_s) = match &bolt_tools {
-            Some(t) => bolt(&final_plan.binary, job, &dirs, t, stop)?,
-            None => (final_plan.binary.clone(), 0.0),
-        };
-        Ok((
-            binary,
-            PgoRecord {
-                mode: job.mode.value().to_string(),
-                profile_sha256: stored.sha256,
-                profile: dirs.profile.clone(),
-                profile_key: key.clone(),
-                instrumented_build_s: stored.instrumented_build_s,
-                training_s: stored.training_s,
-                final_build_s: cargo.seconds,
-                bolt_s,
-                training: job.training.clone(),
-                same_input: job.same_input,
-                profdata: profdata.clone(),
-                bolt: bolt_tools.as_ref().map(|t| t.0.clone()),
-            },
-        ))
-    })();
+    let steps = PgoBuild {
+        job,
+        dirs,
+        instrumented,
+        final_plan,
+        key,
+        profdata,
+        bolt_tools,
+    }
+    .run(stop);
     match steps {
         Ok((binary, pgo)) => {
             record.sha256 = sha256_file(&binary)?;
