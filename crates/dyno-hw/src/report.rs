@@ -6,6 +6,7 @@
 
 use crate::{Measurement, MetricId, MetricResult, Requirement, RequirementSet, Verdict};
 use dyno_model::Host;
+use dyno_store::MedianInterval;
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;
@@ -84,17 +85,6 @@ pub struct StoredSettings {
     pub requirement_minimums: Vec<StoredMinimum>,
     /// Warnings raised before measuring.
     pub warnings: Vec<String>,
-}
-
-/// A distribution-free confidence interval of a median.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MedianInterval {
-    /// Upper bound.
-    pub high: f64,
-    /// Confidence level achieved.
-    pub level: f64,
-    /// Lower bound.
-    pub low: f64,
 }
 
 /// One metric's scores and judgement.

@@ -91,7 +91,7 @@ pub use fleet_report::{
 pub use history::{HistoryPoint, HistoryQuery};
 pub use query::{RunFilter, RunSummary, StoredRun};
 pub use run_docs::{
-    ListedRun, MetricStats, RunList, RunShow, ShownInterval, ShownMetric, LIST_SCHEMA, SHOW_SCHEMA,
+    ListedRun, MedianInterval, MetricStats, RunList, RunShow, ShownMetric, LIST_SCHEMA, SHOW_SCHEMA,
 };
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;

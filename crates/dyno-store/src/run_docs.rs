@@ -108,9 +108,10 @@ impl RunList {
     }
 }
 
-/// A median's interval with the level it reaches.
+/// A median's distribution-free interval with the level it reaches, as every report
+/// writes it (`results show`, `dyno machine`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ShownInterval {
+pub struct MedianInterval {
     /// Upper bound.
     pub high: f64,
     /// Level reached.
@@ -123,7 +124,7 @@ pub struct ShownInterval {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShownMetric {
     /// The median's interval (two or more samples).
-    pub ci: Option<ShownInterval>,
+    pub ci: Option<MedianInterval>,
     /// Coefficient of variation (two or more samples).
     pub cv: Option<f64>,
     /// `higher-is-better` or `lower-is-better`.
@@ -172,7 +173,7 @@ impl RunShow {
                 let stats = run.metric_stats(&m.name)?;
                 let sum = stats.summary;
                 Some(ShownMetric {
-                    ci: stats.ci.map(|c| ShownInterval {
+                    ci: stats.ci.map(|c| MedianInterval {
                         high: c.high,
                         level: c.achieved,
                         low: c.low,

@@ -270,16 +270,7 @@ fn profile(
     if record.exists() {
         std::fs::remove_file(&record).map_err(io_err(&record))?;
     }
-    let cargo = run_cargo(instrumented)?;
-    if stop.load(Ordering::SeqCst) {
-        return Err(StepError::Interrupted);
-    }
-    if !cargo.ok {
-        return Err(StepError::Failed(format!(
-            "instrumented build failed:\n{}",
-            cargo.tail
-        )));
-    }
+    let cargo = cargo_step(instrumented, "instrumented build", stop)?;
     fresh_dir(&dirs.raw)?;
     let raw = dirs.raw.join("%m_%p.profraw").display().to_string();
     let log = dirs.root.join("training.log");
@@ -386,6 +377,22 @@ fn bolt(
     Ok((out, started.elapsed().as_secs_f64()))
 }
 
+/// One cargo build of a PGO step; a failure names the step (`what`) with cargo's tail.
+fn cargo_step(
+    plan: &BuildPlan,
+    what: &str,
+    stop: &AtomicBool,
+) -> Result<crate::cargo::CargoRun, StepError> {
+    let cargo = run_cargo(plan)?;
+    if stop.load(Ordering::SeqCst) {
+        return Err(StepError::Interrupted);
+    }
+    if !cargo.ok {
+        return Err(StepError::Failed(format!("{what} failed:\n{}", cargo.tail)));
+    }
+    Ok(cargo)
+}
+
 /// Everything the steps of one PGO build need, fixed before the first one runs.
 struct PgoBuild<'a> {
     job: &'a PgoJob,
@@ -414,16 +421,7 @@ impl PgoBuild<'_> {
             &self.profdata,
             stop,
         )?;
-        let cargo = run_cargo(&self.final_plan)?;
-        if stop.load(Ordering::SeqCst) {
-            return Err(StepError::Interrupted);
-        }
-        if !cargo.ok {
-            return Err(StepError::Failed(format!(
-                "build with the profile failed:\n{}",
-                cargo.tail
-            )));
-        }
+        let cargo = cargo_step(&self.final_plan, "build with the profile", stop)?;
         let (binary, bolt_s) = match &self.bolt_tools {
             Some(t) => bolt(&self.final_plan.binary, job, dirs, t, stop)?,
             None => (self.final_plan.binary.clone(), 0.0),
