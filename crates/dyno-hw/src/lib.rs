@@ -23,16 +23,23 @@ pub mod bench;
 pub mod harness;
 mod metric;
 pub mod preflight;
+pub mod report;
 pub mod requirements;
+pub mod session;
 pub mod verdict;
 
 pub use bench::{benchmark, registry, remove_temp_files, Benchmark, Context, Execution};
 pub use harness::{Measurement, Workload};
 pub use metric::{DurationClass, MetricId};
+pub use report::{
+    judge_stored, stored_minimums, MachineReport, MachineSettings, MetricReport, StoredJudgement,
+    StoredSettings, MACHINE_SCHEMA, MINIMUMS_KEY,
+};
 pub use requirements::{judge, Judgement, Requirement, RequirementSet, RequirementsError};
+pub use session::{begin_run, finish_run, measure_all, MeasurePlan, Measured, StepProgress};
 pub use verdict::{evaluate, MetricResult, Verdict};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -55,6 +62,54 @@ pub enum HwError {
     /// Anything else that made the measurement impossible.
     #[error("{0}")]
     Failed(String),
+    /// The disk benchmarks' directory cannot be read. (The I/O errors of these
+    /// variants are part of the message, not a source: the directory is the user's
+    /// input, so the binary treats them as usage errors.)
+    #[error("--base-path {}: {error}", path.display())]
+    BasePathUnreadable {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The disk benchmarks' directory is not a directory.
+    #[error("--base-path {}: not a directory", path.display())]
+    BasePathNotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The disk benchmarks' directory does not accept a file.
+    #[error("--base-path {}: not writable ({error})", path.display())]
+    BasePathNotWritable {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The write probe could not be removed from the disk benchmarks' directory.
+    #[error("--base-path {}: cannot remove probe file ({error})", path.display())]
+    BasePathProbeLeft {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// One step of a session (a metric, a repetition) failed or was interrupted.
+    #[error("measuring {label}")]
+    Step {
+        /// The step, as progress shows it.
+        label: String,
+        /// What went wrong.
+        source: Box<HwError>,
+    },
+    /// The results store refused a write of the session.
+    #[error("{what}")]
+    Store {
+        /// What was being recorded.
+        what: &'static str,
+        /// The store's error.
+        source: dyno_store::StoreError,
+    },
 }
 
 impl HwError {

@@ -4,6 +4,7 @@
 //! conditions that distort numbers (a RAM-backed disk directory, a hypervisor, a busy
 //! CPU, fewer cores than parallel threads) are warnings the caller must show and record.
 
+use crate::HwError;
 use dyno_model::{FsKind, Host};
 use std::fmt;
 use std::path::Path;
@@ -112,20 +113,21 @@ pub fn warnings(
 
 /// Checks that the disk directory exists, is a directory and is writable, by creating
 /// and removing a probe file. The error names the directory.
-pub fn check_base_path(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(dir).map_err(|e| format!("--base-path {}: {e}", dir.display()))?;
+pub fn check_base_path(dir: &Path) -> Result<(), HwError> {
+    let path = dir.to_path_buf();
+    let meta = std::fs::metadata(dir).map_err(|error| HwError::BasePathUnreadable {
+        path: path.clone(),
+        error,
+    })?;
     if !meta.is_dir() {
-        return Err(format!("--base-path {}: not a directory", dir.display()));
+        return Err(HwError::BasePathNotADirectory { path });
     }
     let probe = dir.join(format!(".dyno-write-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"dyno")
-        .map_err(|e| format!("--base-path {}: not writable ({e})", dir.display()))?;
-    std::fs::remove_file(&probe).map_err(|e| {
-        format!(
-            "--base-path {}: cannot remove probe file ({e})",
-            dir.display()
-        )
-    })
+    std::fs::write(&probe, b"dyno").map_err(|error| HwError::BasePathNotWritable {
+        path: path.clone(),
+        error,
+    })?;
+    std::fs::remove_file(&probe).map_err(|error| HwError::BasePathProbeLeft { path, error })
 }
 
 #[cfg(test)]
@@ -186,11 +188,15 @@ mod tests {
             "probe removed"
         );
         let missing = dir.path().join("nope");
-        assert!(check_base_path(&missing).unwrap_err().contains("nope"));
+        assert!(check_base_path(&missing)
+            .unwrap_err()
+            .to_string()
+            .contains("nope"));
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
         assert!(check_base_path(&file)
             .unwrap_err()
+            .to_string()
             .contains("not a directory"));
     }
 }

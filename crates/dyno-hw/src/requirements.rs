@@ -67,6 +67,16 @@ pub enum RequirementsError {
         /// The chain asked for, whole.
         name: String,
     },
+    /// A unit in a requirements file does not fit its metric (a rate for a byte metric).
+    #[error("unit `{unit}` does not fit {metric}; use one of {}", allowed.join(", "))]
+    UnitMismatch {
+        /// The unit given.
+        unit: String,
+        /// The metric.
+        metric: MetricId,
+        /// The units that fit it.
+        allowed: Vec<&'static str>,
+    },
     /// No built-in set has that name.
     #[error("unknown requirement set `{name}`; built-in sets: {}", builtin_names().join(", "))]
     UnknownSet {
@@ -291,7 +301,7 @@ impl RequirementSet {
             let scale = match &e.unit {
                 None => 1.0 * default_unit_scale(metric),
                 Some(u) => unit_scale(metric, u.get_ref())
-                    .map_err(|m| invalid(Some(u.span()), key("unit"), m))?,
+                    .map_err(|e| invalid(Some(u.span()), key("unit"), e.to_string()))?,
             };
             let minimum = *e.minimum.get_ref();
             if !(minimum.is_finite() && minimum > 0.0) {
@@ -358,7 +368,7 @@ fn default_unit_scale(metric: MetricId) -> f64 {
 }
 
 /// Base units per one of the named unit, checked against the metric's kind.
-fn unit_scale(metric: MetricId, unit: &str) -> Result<f64, String> {
+fn unit_scale(metric: MetricId, unit: &str) -> Result<f64, RequirementsError> {
     let byte_units = [
         ("B/s", 1.0),
         ("KiB/s", 1024.0),
@@ -376,11 +386,10 @@ fn unit_scale(metric: MetricId, unit: &str) -> Result<f64, String> {
         .iter()
         .find(|(name, _)| *name == unit)
         .map(|(_, s)| *s)
-        .ok_or_else(|| {
-            format!(
-                "unit `{unit}` does not fit {metric}; use one of {}",
-                table.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
-            )
+        .ok_or_else(|| RequirementsError::UnitMismatch {
+            unit: unit.to_string(),
+            metric,
+            allowed: table.iter().map(|t| t.0).collect(),
         })
 }
 

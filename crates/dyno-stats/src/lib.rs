@@ -47,6 +47,7 @@
 //! - [`paired_t`], [`compare_paired`], [`wilcoxon_signed_rank`], [`paired_ratio_ci`],
 //!   [`compare_signed_rank`]: the same verdicts from values paired by round (noise common
 //!   to a round cancels in its ratio).
+//! - [`percentile_rank`]: where one value stands among others (`dyno results fleet`).
 //! - [`student_t_sf`], [`student_t_quantile`]: Student's t distribution.
 //! - [`PowerQuestion`]: the minimum detectable change of a comparison and the rounds a
 //!   change needs (stated power).
@@ -83,6 +84,7 @@ mod power;
 mod quantile;
 mod racing;
 mod racing_paired;
+mod rank;
 mod shift;
 mod student;
 
@@ -123,5 +125,6 @@ pub use racing::{
 pub use racing_paired::{
     challenger, paired_eliminations, paired_settled, PairedGain, PairedRule, RoundSamples,
 };
+pub use rank::percentile_rank;
 pub use shift::ratio_shift_ci;
 pub use student::{student_t_quantile, student_t_sf};

@@ -73,14 +73,10 @@ impl Sql {
             self.text.push_str(&format!(" AND r.command = {p}"));
         }
         if let Some(h) = &filter.host {
-            let p = self.bind(Param::Text(h.clone()));
-            let cond = self.dialect.contains("h.hostname", &p);
-            self.text.push_str(&format!(" AND {cond}"));
+            self.and_contains("h.hostname", h, false);
         }
         if let Some(s) = &filter.subject {
-            let p = self.bind(Param::Text(s.clone()));
-            let cond = self.dialect.contains("su.name", &p);
-            self.text.push_str(&format!(" AND {cond}"));
+            self.and_contains("su.name", s, false);
         }
         if let Some(t) = filter.since {
             let p = self.bind(Param::Real(t));
@@ -89,6 +85,26 @@ impl Sql {
         if let Some(t) = filter.until {
             let p = self.bind(Param::Real(t));
             self.text.push_str(&format!(" AND r.started_at <= {p}"));
+        }
+    }
+
+    /// Appends ` AND <column contains text>`, ignoring case when `ignore_case`.
+    pub(crate) fn and_contains(&mut self, column: &str, text: &str, ignore_case: bool) {
+        let p = self.bind(Param::Text(text.to_string()));
+        let cond = if ignore_case {
+            self.dialect
+                .contains(&format!("lower({column})"), &format!("lower({p})"))
+        } else {
+            self.dialect.contains(column, &p)
+        };
+        self.text.push_str(&format!(" AND {cond}"));
+    }
+
+    /// Appends ` LIMIT <n>` when a limit is given.
+    pub(crate) fn limit(&mut self, limit: Option<usize>) {
+        if let Some(n) = limit {
+            let p = self.bind(Param::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+            self.text.push_str(&format!(" LIMIT {p}"));
         }
     }
 

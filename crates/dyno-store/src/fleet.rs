@@ -7,7 +7,8 @@
 //! should count once in a distribution.
 
 use crate::error::StoreError;
-use crate::query::decode_metric;
+use crate::filter::{Dialect, Param, Sql};
+use crate::query::{decode_metric, RunFilter};
 use crate::sqlite::Sqlite;
 use crate::RunId;
 use dyno_model::Metric;
@@ -52,44 +53,32 @@ pub struct FleetRuns {
     pub machines: Vec<MachineRun>,
 }
 
-/// The newest complete run per machine, in a dialect-neutral form: `{P1}`, `{P2}`... are
-/// replaced by the dialect's placeholders, `{CPU}` and `{COMMAND}` by optional filters.
-const NEWEST_PER_MACHINE: &str = "
-    SELECT id, uuid, hostname, cpu_model, started_at, unit, direction FROM (
-        SELECT r.id, r.uuid, h.hostname, h.cpu_model, r.started_at, m.unit, m.direction,
-               row_number() OVER (PARTITION BY h.hostname, h.cpu_model
-                                  ORDER BY r.started_at DESC, r.id DESC) AS newest
-        FROM runs r JOIN hosts h ON h.id = r.host_id
-        JOIN run_metrics m ON m.run_id = r.id AND m.name = {P1}
-        WHERE r.status = 'complete'
-          {CPU} {COMMAND}
-    ) ranked
-    WHERE newest = 1
-    ORDER BY cpu_model, hostname";
-
-/// The query text for one dialect; `placeholder(i)` spells parameter `i` (1-based).
-pub(crate) fn newest_per_machine_sql(
-    query: &FleetQuery,
-    placeholder: impl Fn(usize) -> String,
-) -> String {
-    let mut next = 2;
-    let mut take = || {
-        let p = placeholder(next);
-        next += 1;
-        p
-    };
-    let cpu = match &query.cpu {
-        Some(_) => format!("AND strpos(lower(h.cpu_model), lower({})) > 0", take()),
-        None => String::new(),
-    };
-    let command = match &query.command {
-        Some(_) => format!("AND r.command = {}", take()),
-        None => String::new(),
-    };
-    NEWEST_PER_MACHINE
-        .replace("{P1}", &placeholder(1))
-        .replace("{CPU}", &cpu)
-        .replace("{COMMAND}", &command)
+/// The newest complete run per machine that registered the metric and matches the
+/// query's filters, in one dialect (the filters are [`Sql`]'s, as the run list's and the
+/// history's). Columns: id, uuid, host name, CPU model, start, unit, direction.
+pub(crate) fn newest_per_machine_sql(dialect: Dialect, query: &FleetQuery) -> Sql {
+    let mut sql = Sql::new(
+        dialect,
+        "SELECT id, uuid, hostname, cpu_model, started_at, unit, direction FROM (
+            SELECT r.id, r.uuid, h.hostname, h.cpu_model, r.started_at, m.unit, m.direction,
+                   row_number() OVER (PARTITION BY h.hostname, h.cpu_model
+                                      ORDER BY r.started_at DESC, r.id DESC) AS newest
+            FROM runs r JOIN hosts h ON h.id = r.host_id
+            JOIN run_metrics m ON m.run_id = r.id AND m.name = ",
+    );
+    let p = sql.bind(Param::Text(query.metric.clone()));
+    sql.text.push_str(&p);
+    sql.text.push_str(" WHERE r.status = 'complete'");
+    sql.and_runs_match(&RunFilter {
+        command: query.command.clone(),
+        ..RunFilter::default()
+    });
+    if let Some(cpu) = &query.cpu {
+        sql.and_contains("h.cpu_model", cpu, true);
+    }
+    sql.text
+        .push_str(") ranked WHERE newest = 1 ORDER BY cpu_model, hostname");
+    sql
 }
 
 /// The metric all machines' runs measured: one unit and direction, or
@@ -121,14 +110,10 @@ pub(crate) fn common_metric(
 
 impl Sqlite {
     pub(crate) fn fleet_runs(&self, query: &FleetQuery) -> Result<FleetRuns, StoreError> {
-        // SQLite has no strpos; instr has the same meaning.
-        let sql = newest_per_machine_sql(query, |i| format!("?{i}")).replace("strpos(", "instr(");
-        let mut args: Vec<rusqlite::types::Value> = vec![query.metric.clone().into()];
-        args.extend(query.cpu.clone().map(Into::into));
-        args.extend(query.command.clone().map(Into::into));
-        let mut stmt = self.conn.prepare(&sql).map_err(self.sql())?;
+        let sql = newest_per_machine_sql(Dialect::Sqlite, query);
+        let mut stmt = self.conn.prepare(&sql.text).map_err(self.sql())?;
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
+            .query_map(rusqlite::params_from_iter(sql.sqlite_params()), |r| {
                 Ok((
                     MachineRun {
                         run: r.get(0)?,
@@ -177,11 +162,18 @@ mod tests {
             cpu: Some("epyc".into()),
             command: Some("machine".into()),
         };
-        let sql = newest_per_machine_sql(&q, |i| format!("${i}"));
-        assert!(sql.contains("m.name = $1"));
-        assert!(sql.contains("lower($2)"));
-        assert!(sql.contains("r.command = $3"));
-        let plain = newest_per_machine_sql(&FleetQuery::default(), |i| format!("${i}"));
-        assert!(!plain.contains("$2") && !plain.contains('{'));
+        let sql = newest_per_machine_sql(Dialect::Postgres, &q);
+        assert!(sql.text.contains("m.name = $1"));
+        assert!(sql.text.contains("r.command = $2"));
+        assert!(sql
+            .text
+            .contains("strpos(lower(h.cpu_model), lower($3)) > 0"));
+        assert_eq!(sql.params.len(), 3);
+        let lite = newest_per_machine_sql(Dialect::Sqlite, &q);
+        assert!(lite
+            .text
+            .contains("instr(lower(h.cpu_model), lower(?3)) > 0"));
+        let plain = newest_per_machine_sql(Dialect::Postgres, &FleetQuery::default());
+        assert!(!plain.text.contains("$2") && plain.params.len() == 1);
     }
 }

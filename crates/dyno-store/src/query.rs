@@ -1,7 +1,7 @@
 //! Reading runs back: the filtered list and one run in full.
 
 use crate::error::StoreError;
-use crate::filter::{Dialect, Param, Sql};
+use crate::filter::{Dialect, Sql};
 use crate::sqlite::Sqlite;
 use crate::writer::Writer;
 use crate::RunId;
@@ -76,16 +76,20 @@ pub(crate) const LIST_RUNS: &str =
      JOIN hosts h ON h.id = r.host_id
      WHERE 1 = 1";
 
+/// The run list in one dialect: runs matching `filter`, newest first (by start time,
+/// then id), at most its `limit`.
+pub(crate) fn list_runs_sql(dialect: Dialect, filter: &RunFilter) -> Sql {
+    let mut sql = Sql::new(dialect, LIST_RUNS);
+    sql.and_runs_match(filter);
+    sql.text.push_str(" ORDER BY r.started_at DESC, r.id DESC");
+    sql.limit(filter.limit);
+    sql
+}
+
 impl Sqlite {
     /// Runs matching `filter`, newest first (by start time, then id).
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        let mut sql = Sql::new(Dialect::Sqlite, LIST_RUNS);
-        sql.and_runs_match(filter);
-        sql.text.push_str(" ORDER BY r.started_at DESC, r.id DESC");
-        if let Some(n) = filter.limit {
-            let p = sql.bind(Param::Int(i64::try_from(n).unwrap_or(i64::MAX)));
-            sql.text.push_str(&format!(" LIMIT {p}"));
-        }
+        let sql = list_runs_sql(Dialect::Sqlite, filter);
         let args = sql.sqlite_params();
         let mut stmt = self.conn.prepare(&sql.text).map_err(self.sql())?;
         let rows = stmt

@@ -5,30 +5,8 @@
 
 use crate::error::TuneError;
 use crate::study::{Project, Study};
+use crate::toolchain::{find_bolt, find_profdata, rustc_version, tool};
 use std::process::Command;
-
-/// Runs a tool and returns its standard output; a failure names the command and ends
-/// with its last lines of standard error.
-pub(crate) fn tool(cmd: &mut Command) -> Result<String, TuneError> {
-    let line = format!("{cmd:?}").replace('"', "");
-    let out = cmd.output().map_err(|e| TuneError::Tool {
-        command: line.clone(),
-        message: e.to_string(),
-    })?;
-    if !out.status.success() {
-        return Err(TuneError::Tool {
-            command: line,
-            message: tail(&String::from_utf8_lossy(&out.stderr), 20),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The last `n` lines of `text`.
-pub fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
 
 /// Toolchains `rustup toolchain list` reports, without the host triple and markers
 /// (`stable-x86_64-unknown-linux-gnu (default)` -> `stable-x86_64-unknown-linux-gnu`).
@@ -93,7 +71,7 @@ pub fn project_bins(manifest: &std::path::Path) -> Result<ProjectBins, TuneError
     let root = meta["workspace_root"]
         .as_str()
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| crate::build::source_root(manifest));
+        .unwrap_or_else(|| crate::cargo::source_root(manifest));
     let mut packages = Vec::new();
     let mut bins = Vec::new();
     for p in meta["packages"].as_array().into_iter().flatten() {
@@ -198,10 +176,10 @@ fn check_pgo_tools(study: &Study) -> Result<(), TuneError> {
             continue;
         }
         let toolchain = v.settings.toolchain.as_deref();
-        let rustc = crate::build::rustc_version(toolchain)?;
-        crate::pgo::find_profdata(toolchain, &rustc)?;
+        let rustc = rustc_version(toolchain)?;
+        find_profdata(toolchain, &rustc)?;
         if bolt {
-            crate::pgo::find_bolt(toolchain, &rustc)?;
+            find_bolt(toolchain, &rustc)?;
         }
         checked.push(key);
     }
@@ -267,11 +245,5 @@ mod tests {
         assert!(!toolchain_installed("beta", &list));
         assert!(!toolchain_installed("1.95", &list));
         assert!(!toolchain_installed("nightly-2024-01-01", &list));
-    }
-
-    #[test]
-    fn tails_keep_the_last_lines() {
-        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(tail("a", 5), "a");
     }
 }

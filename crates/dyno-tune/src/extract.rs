@@ -115,7 +115,7 @@ pub struct ExtractError(pub String);
 
 impl Extract {
     /// Checks patterns, pointers and units; the message names the key at fault.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ExtractError> {
         match self {
             Extract::Regex {
                 pattern,
@@ -123,10 +123,10 @@ impl Extract {
                 unit,
                 ..
             } => {
-                let re =
-                    Regex::new(pattern).map_err(|e| format!("`pattern` does not compile: {e}"))?;
+                let re = Regex::new(pattern)
+                    .map_err(|e| ExtractError(format!("`pattern` does not compile: {e}")))?;
                 if !re.capture_names().any(|n| n == Some("value")) {
-                    return Err("`pattern` has no (?P<value>...) group".into());
+                    return Err(ExtractError("`pattern` has no (?P<value>...) group".into()));
                 }
                 check_metric_and_unit(metric, unit)
             }
@@ -137,18 +137,20 @@ impl Extract {
                 ..
             } => {
                 if !pointer.is_empty() && !pointer.starts_with('/') {
-                    return Err(format!("`pointer` {pointer:?} must start with '/'"));
+                    return Err(ExtractError(format!(
+                        "`pointer` {pointer:?} must start with '/'"
+                    )));
                 }
                 check_metric_and_unit(metric, unit)
             }
             Extract::DynoJson { metrics } | Extract::SubstrateTable { metrics } => match metrics {
-                Some(m) if m.is_empty() => {
-                    Err("`metrics` is empty (leave it out to keep all)".into())
-                }
+                Some(m) if m.is_empty() => Err(ExtractError(
+                    "`metrics` is empty (leave it out to keep all)".into(),
+                )),
                 _ => Ok(()),
             },
             Extract::WallTime { metric } => match metric {
-                Some(m) if m.is_empty() => Err("`metric` is empty".into()),
+                Some(m) if m.is_empty() => Err(ExtractError("`metric` is empty".into())),
                 _ => Ok(()),
             },
         }
@@ -227,12 +229,12 @@ fn wall_name(metric: &Option<String>) -> String {
     metric.clone().unwrap_or_else(|| "wall_time".into())
 }
 
-fn check_metric_and_unit(metric: &str, unit: &str) -> Result<(), String> {
+fn check_metric_and_unit(metric: &str, unit: &str) -> Result<(), ExtractError> {
     if metric.is_empty() {
-        return Err("`metric` is empty".into());
+        return Err(ExtractError("`metric` is empty".into()));
     }
     parse_unit(unit).map(|_| ()).ok_or_else(|| {
-        format!("`unit` {unit:?} is unknown (use B/s, KiB/s, MiB/s, GiB/s, /s, k/s, M/s, s, ms, us, ns, B, %, count)")
+        ExtractError(format!("`unit` {unit:?} is unknown (use B/s, KiB/s, MiB/s, GiB/s, /s, k/s, M/s, s, ms, us, ns, B, %, count)"))
     })
 }
 
@@ -420,13 +422,13 @@ mod tests {
             unit: "ns".into(),
             direction: DirectionSpec::Lower,
         };
-        assert!(bad.validate().unwrap_err().contains("`pattern`"));
+        assert!(bad.validate().unwrap_err().0.contains("`pattern`"));
         let bad = Extract::JsonPointer {
             pointer: "/a".into(),
             metric: "x".into(),
             unit: "furlongs".into(),
             direction: DirectionSpec::Lower,
         };
-        assert!(bad.validate().unwrap_err().contains("`unit`"));
+        assert!(bad.validate().unwrap_err().0.contains("`unit`"));
     }
 }

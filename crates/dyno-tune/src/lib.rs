@@ -41,7 +41,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod artifact;
 pub mod build;
+mod cargo;
 pub mod challenge;
 mod environment;
 mod error;
@@ -57,6 +59,7 @@ pub mod report_cpu;
 pub mod report_json;
 pub mod session;
 mod study;
+mod toolchain;
 mod training;
 mod variant;
 

@@ -71,7 +71,7 @@ pub fn target_features(
     if let Some(c) = cpu {
         cmd.arg(format!("-Ctarget-cpu={c}"));
     }
-    Ok(parse_features(&crate::environment::tool(&mut cmd)?))
+    Ok(parse_features(&crate::toolchain::tool(&mut cmd)?))
 }
 
 /// The CPU names `rustc --print target-cpus` accepts for `toolchain`'s host target.

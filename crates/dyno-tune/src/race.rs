@@ -640,7 +640,7 @@ pub fn to_record(
             outcome.stdout.trim_end(),
             outcome.stderr.trim_end()
         );
-        crate::environment::tail(both.trim(), 20)
+        crate::toolchain::tail(both.trim(), 20)
     };
     let result = if !outcome.success() {
         JobResult::Failed {

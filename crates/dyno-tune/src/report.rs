@@ -3,9 +3,8 @@
 //! profile; box plots. Built from records only, so a report can be made at any time from
 //! the store, and rendered as terminal tables or one HTML file.
 
-use crate::build::BuildRecord;
+use crate::artifact::{BuildRecord, PgoRecord};
 use crate::error::TuneError;
-use crate::pgo::PgoRecord;
 use crate::portability::CpuAssumption;
 use crate::race::{metrics_of, recommended, values, Contestant, Exit, Replay};
 use crate::record::{JobRecord, JobResult};
@@ -133,15 +132,19 @@ fn better(d: Direction) -> Better {
     }
 }
 
+/// Every subject's values of one metric, all rounds.
+fn all_values(input: &ReportInput, s: usize, metric: &str) -> Vec<f64> {
+    values(&input.records[s], metric, u32::MAX)
+}
+
 /// Judges a study from its records.
 pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
     let n = input.contestants.len();
     let metrics = metrics_of(input.records);
-    let all_rounds = u32::MAX;
     let has_data = |s: usize| {
         metrics
             .iter()
-            .all(|m| !values(&input.records[s], &m.name, all_rounds).is_empty())
+            .all(|m| !all_values(input, s, &m.name).is_empty())
     };
     let reference = (0..n)
         .find(|&s| input.contestants[s].baseline && has_data(s))
@@ -155,56 +158,9 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
     let mut metric_reports = Vec::new();
     let mut samples = vec![Vec::new(); n];
     for m in &metrics {
-        let mut rows = Vec::new();
-        for (s, kept) in samples.iter_mut().enumerate() {
-            let v = values(&input.records[s], &m.name, all_rounds);
-            let Some(med) = median(&v) else { continue };
-            let ci = median_ci(&v, 0.95).map_or((med, med), |c| (c.low, c.high));
-            kept.push((m.name.clone(), v.clone()));
-            rows.push(Row {
-                subject: s,
-                n: v.len(),
-                median: med,
-                ci,
-                change: None,
-                change_ci: None,
-                verdict: None,
-            });
-        }
+        let mut rows = metric_rows(input, m, &mut samples);
         if let Some(r) = reference {
-            let base = values(&input.records[r], &m.name, all_rounds);
-            let others: Vec<(usize, Vec<f64>)> = rows
-                .iter()
-                .filter(|row| row.subject != r && row.n >= 2 && base.len() >= 2)
-                .map(|row| {
-                    (
-                        row.subject,
-                        values(&input.records[row.subject], &m.name, all_rounds),
-                    )
-                })
-                .collect();
-            let inputs: Vec<(&[f64], &[f64], Better)> = others
-                .iter()
-                .map(|(_, v)| (base.as_slice(), v.as_slice(), better(m.direction)))
-                .collect();
-            if !inputs.is_empty() {
-                let cmp = compare_many(&inputs, &settings)?;
-                for ((s, _), c) in others.iter().zip(cmp) {
-                    if let Some(row) = rows.iter_mut().find(|row| row.subject == *s) {
-                        row.change = Some(c.ratio.estimate - 1.0);
-                        row.change_ci = Some((c.ratio.low - 1.0, c.ratio.high - 1.0));
-                        row.verdict = Some(c.verdict);
-                    }
-                }
-            }
-            for row in rows
-                .iter_mut()
-                .filter(|row| row.subject != r && row.change.is_none())
-            {
-                if let Some(bm) = median(&base) {
-                    row.change = Some(row.median / bm - 1.0);
-                }
-            }
+            compare_to_reference(input, m, r, &settings, &mut rows)?;
         }
         rows.sort_by(|a, b| {
             let o = a.median.total_cmp(&b.median);
@@ -221,66 +177,10 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
     let variants: Vec<usize> = (0..n)
         .filter(|&s| !input.contestants[s].baseline && has_data(s) && !metrics.is_empty())
         .collect();
-    let dirs: Vec<Better> = metrics.iter().map(|m| better(m.direction)).collect();
-    let (mut pareto, mut near) = (Vec::new(), Vec::new());
-    if !variants.is_empty() {
-        let centers: Vec<Vec<f64>> = variants
-            .iter()
-            .map(|&s| {
-                metrics
-                    .iter()
-                    .map(|m| {
-                        median(&values(&input.records[s], &m.name, all_rounds)).unwrap_or(f64::NAN)
-                    })
-                    .collect()
-            })
-            .collect();
-        pareto = pareto_front(&centers, &dirs)?
-            .into_iter()
-            .map(|i| variants[i])
-            .collect();
-        let intervals: Vec<Vec<Interval>> = variants
-            .iter()
-            .map(|&s| {
-                metrics
-                    .iter()
-                    .map(|m| {
-                        let v = values(&input.records[s], &m.name, all_rounds);
-                        let c = median_ci(&v, 0.95).expect("non-empty");
-                        Interval {
-                            low: c.low,
-                            center: c.estimate,
-                            high: c.high,
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        if let Ok(np) = near_pareto(&intervals, &dirs, 0.0) {
-            near = np.near.into_iter().map(|i| variants[i]).collect();
-        }
-    }
+    let (pareto, near) = pareto_sets(input, &metrics, &variants)?;
     let recommended = recommended(input.replay, input.records)?;
     let labels: Vec<String> = input.contestants.iter().map(|c| c.label.clone()).collect();
-    let status = (0..n)
-        .map(|s| {
-            if input.contestants[s].baseline {
-                return "baseline".to_string();
-            }
-            match input.replay.exits.get(&s) {
-                Some(Exit::Eliminated { round, by }) => {
-                    format!("eliminated after round {round} (beaten by {})", labels[*by])
-                }
-                Some(Exit::Retired { round }) => {
-                    format!("retired in round {round}: 3 failures in a row")
-                }
-                None if recommended.contains(&s) => "recommended".to_string(),
-                None => "contender".to_string(),
-            }
-        })
-        .collect();
-    let mut snippets = Vec::new();
-    let mut warnings = Vec::new();
+    let status = statuses(input, &labels, &recommended);
     // A snippet for each recommended variant that is also on the Pareto front (the best
     // medians among statistically equal ones); all recommended ones if none is.
     let best: Vec<usize> = recommended
@@ -309,44 +209,9 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
             })
         })
         .collect();
-    for &s in &best {
-        if let (Some(v), Some(build)) = (&input.variants[s], &commands[s]) {
-            snippets.push((
-                v.label.clone(),
-                v.profile_section(input.profile),
-                build.clone(),
-            ));
-            if let Some(Some(a)) = input.cpu.get(s) {
-                warnings.push(a.describe(&v.label));
-            } else if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
-                let w = "target-cpu=native builds use every instruction of THIS CPU: such a binary may crash (illegal instruction) or lose its advantage on another CPU; build it on the machine that runs it, or name the CPU (target_cpu = \"znver4\") instead.".to_string();
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-        }
-    }
-    let failed: usize = input
-        .records
-        .iter()
-        .flatten()
-        .filter(|j| matches!(j.result, JobResult::Failed { .. }))
-        .count();
+    let (snippets, mut warnings) = snippets(input, &best, &commands);
     let trained: Vec<PgoRecord> = (0..n).filter_map(pgo_of).collect();
-    if trained.iter().any(|p| p.same_input) {
-        warnings.push("PGO variants were trained on the measured benchmarks' own commands (the study has no [pgo] training): their gain is measured on the input they were tuned for and may be smaller on other work; give [pgo] training commands with a different input.".into());
-    } else if !trained.is_empty() {
-        warnings.push("PGO variants were trained with the study's [pgo] training commands, which differ from the measured benchmarks.".into());
-    }
-    if failed > 0 {
-        warnings.push(format!("{failed} benchmark runs failed; their output tails are in the store (labels `error`, `tail`)."));
-    }
-    if input.replay.rounds_done < input.replay.min_rounds() {
-        warnings.push(format!(
-            "only {} complete rounds: too few for any significance; run `dyno tune run` again to continue",
-            input.replay.rounds_done
-        ));
-    }
+    warnings.extend(study_warnings(input, &trained));
     Ok(StudyReport {
         metrics: metric_reports,
         reference,
@@ -384,6 +249,202 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
         per_cpu: Vec::new(),
         samples,
     })
+}
+
+/// One row per subject with samples of `m`: its median and the median's 95% interval;
+/// the samples are kept in `samples` for the plots.
+fn metric_rows(
+    input: &ReportInput,
+    m: &Metric,
+    samples: &mut [Vec<(String, Vec<f64>)>],
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (s, kept) in samples.iter_mut().enumerate() {
+        let v = all_values(input, s, &m.name);
+        let Some(med) = median(&v) else { continue };
+        let ci = median_ci(&v, 0.95).map_or((med, med), |c| (c.low, c.high));
+        kept.push((m.name.clone(), v.clone()));
+        rows.push(Row {
+            subject: s,
+            n: v.len(),
+            median: med,
+            ci,
+            change: None,
+            change_ci: None,
+            verdict: None,
+        });
+    }
+    rows
+}
+
+/// Each row's change against the reference subject `r`: a comparison (ratio, interval,
+/// verdict, Holm-corrected over the subjects) where both have two samples or more, else
+/// the plain ratio of medians.
+fn compare_to_reference(
+    input: &ReportInput,
+    m: &Metric,
+    r: usize,
+    settings: &ComparisonSettings,
+    rows: &mut [Row],
+) -> Result<(), TuneError> {
+    let base = all_values(input, r, &m.name);
+    let others: Vec<(usize, Vec<f64>)> = rows
+        .iter()
+        .filter(|row| row.subject != r && row.n >= 2 && base.len() >= 2)
+        .map(|row| (row.subject, all_values(input, row.subject, &m.name)))
+        .collect();
+    let inputs: Vec<(&[f64], &[f64], Better)> = others
+        .iter()
+        .map(|(_, v)| (base.as_slice(), v.as_slice(), better(m.direction)))
+        .collect();
+    if !inputs.is_empty() {
+        let cmp = compare_many(&inputs, settings)?;
+        for ((s, _), c) in others.iter().zip(cmp) {
+            if let Some(row) = rows.iter_mut().find(|row| row.subject == *s) {
+                row.change = Some(c.ratio.estimate - 1.0);
+                row.change_ci = Some((c.ratio.low - 1.0, c.ratio.high - 1.0));
+                row.verdict = Some(c.verdict);
+            }
+        }
+    }
+    for row in rows
+        .iter_mut()
+        .filter(|row| row.subject != r && row.change.is_none())
+    {
+        if let Some(bm) = median(&base) {
+            row.change = Some(row.median / bm - 1.0);
+        }
+    }
+    Ok(())
+}
+
+/// The Pareto front of the variants' medians over all metrics, and the variants whose
+/// intervals reach it (near the front).
+fn pareto_sets(
+    input: &ReportInput,
+    metrics: &[Metric],
+    variants: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>), TuneError> {
+    if variants.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let dirs: Vec<Better> = metrics.iter().map(|m| better(m.direction)).collect();
+    let centers: Vec<Vec<f64>> = variants
+        .iter()
+        .map(|&s| {
+            metrics
+                .iter()
+                .map(|m| median(&all_values(input, s, &m.name)).unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    let pareto = pareto_front(&centers, &dirs)?
+        .into_iter()
+        .map(|i| variants[i])
+        .collect();
+    let intervals: Vec<Vec<Interval>> = variants
+        .iter()
+        .map(|&s| {
+            metrics
+                .iter()
+                .map(|m| {
+                    let v = all_values(input, s, &m.name);
+                    let c = median_ci(&v, 0.95).expect("non-empty");
+                    Interval {
+                        low: c.low,
+                        center: c.estimate,
+                        high: c.high,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let near = match near_pareto(&intervals, &dirs, 0.0) {
+        Ok(np) => np.near.into_iter().map(|i| variants[i]).collect(),
+        Err(_) => Vec::new(),
+    };
+    Ok((pareto, near))
+}
+
+/// What the race made of each subject: baseline, eliminated, retired, recommended or
+/// still a contender.
+fn statuses(input: &ReportInput, labels: &[String], recommended: &[usize]) -> Vec<String> {
+    (0..input.contestants.len())
+        .map(|s| {
+            if input.contestants[s].baseline {
+                return "baseline".to_string();
+            }
+            match input.replay.exits.get(&s) {
+                Some(Exit::Eliminated { round, by }) => {
+                    format!("eliminated after round {round} (beaten by {})", labels[*by])
+                }
+                Some(Exit::Retired { round }) => {
+                    format!("retired in round {round}: 3 failures in a row")
+                }
+                None if recommended.contains(&s) => "recommended".to_string(),
+                None => "contender".to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Per recommended variant: label, profile section, build commands.
+type Snippets = Vec<(String, String, String)>;
+
+/// The profile snippet and build commands of each of the `best` variants, with the
+/// warnings their target CPU calls for.
+fn snippets(
+    input: &ReportInput,
+    best: &[usize],
+    commands: &[Option<String>],
+) -> (Snippets, Vec<String>) {
+    let (mut snippets, mut warnings) = (Vec::new(), Vec::new());
+    for &s in best {
+        let (Some(v), Some(build)) = (&input.variants[s], &commands[s]) else {
+            continue;
+        };
+        snippets.push((
+            v.label.clone(),
+            v.profile_section(input.profile),
+            build.clone(),
+        ));
+        if let Some(Some(a)) = input.cpu.get(s) {
+            warnings.push(a.describe(&v.label));
+        } else if v.settings.target_cpu == Some(crate::profile::TargetCpu::Native) {
+            let w = "target-cpu=native builds use every instruction of THIS CPU: such a binary may crash (illegal instruction) or lose its advantage on another CPU; build it on the machine that runs it, or name the CPU (target_cpu = \"znver4\") instead.".to_string();
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    (snippets, warnings)
+}
+
+/// Warnings about the study as a whole: how PGO variants were trained, failed runs, and
+/// too few rounds.
+fn study_warnings(input: &ReportInput, trained: &[PgoRecord]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let failed: usize = input
+        .records
+        .iter()
+        .flatten()
+        .filter(|j| matches!(j.result, JobResult::Failed { .. }))
+        .count();
+    if trained.iter().any(|p| p.same_input) {
+        warnings.push("PGO variants were trained on the measured benchmarks' own commands (the study has no [pgo] training): their gain is measured on the input they were tuned for and may be smaller on other work; give [pgo] training commands with a different input.".into());
+    } else if !trained.is_empty() {
+        warnings.push("PGO variants were trained with the study's [pgo] training commands, which differ from the measured benchmarks.".into());
+    }
+    if failed > 0 {
+        warnings.push(format!("{failed} benchmark runs failed; their output tails are in the store (labels `error`, `tail`)."));
+    }
+    if input.replay.rounds_done < input.replay.min_rounds() {
+        warnings.push(format!(
+            "only {} complete rounds: too few for any significance; run `dyno tune run` again to continue",
+            input.replay.rounds_done
+        ));
+    }
+    warnings
 }
 
 /// The commands that reproduce a PGO variant ([`crate::pgo::recipe`]).

@@ -1,9 +1,9 @@
 //! The steps of `dyno tune run` and `dyno tune report` that need the study, the disk and
 //! the store, kept here so the binary only wires them to the terminal.
 
-use crate::build::{load_record, sha256_file, BuildOutcome, BuildRecord, BuildRequest};
+use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest, PgoJob};
+use crate::cargo::{load_record, sha256_file};
 use crate::error::TuneError;
-use crate::pgo::PgoJob;
 use crate::portability::CpuAssumption;
 use crate::race::{Contestant, RaceConfig, Replay};
 use crate::record::{Recorder, StoreRecorder, SubjectKey};
@@ -213,4 +213,59 @@ pub fn cpu_assumptions(variants: &[Option<Variant>]) -> Vec<Option<CpuAssumption
                 .clone()
         })
         .collect()
+}
+
+/// The settings a `dyno tune run` session records with its runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RaceSettings {
+    /// The study file, as given.
+    pub study: String,
+    /// `racing` or `exhaustive`.
+    pub mode: &'static str,
+    /// Most rounds.
+    pub max_rounds: u32,
+    /// Fewest rounds before any elimination.
+    pub min_rounds: u32,
+    /// Significance level of an elimination.
+    pub alpha: f64,
+    /// Smallest relative effect that counts.
+    pub min_effect: f64,
+    /// Futility threshold.
+    pub futility: f64,
+    /// The test rounds are compared with (`paired`).
+    pub test: &'static str,
+    /// No new round after this much benchmark time.
+    pub time_budget_s: Option<f64>,
+    /// Seed of the round order.
+    pub seed: u64,
+    /// The dyno build that ran the race.
+    pub dyno: serde_json::Value,
+}
+
+impl RaceSettings {
+    /// The settings of a race over `study` (read from `path`) in `mode`.
+    pub fn new(path: &str, study: &Study, mode: crate::Mode, dyno: serde_json::Value) -> Self {
+        let run = &study.run;
+        RaceSettings {
+            study: path.to_string(),
+            mode: match mode {
+                crate::Mode::Exhaustive => "exhaustive",
+                crate::Mode::Racing => "racing",
+            },
+            max_rounds: run.max_rounds,
+            min_rounds: run.min_rounds,
+            alpha: run.alpha,
+            min_effect: run.min_effect,
+            futility: run.futility,
+            test: "paired",
+            time_budget_s: run.time_budget_s,
+            seed: run.seed,
+            dyno,
+        }
+    }
+
+    /// As a JSON object, for the store.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("race settings serialise")
+    }
 }

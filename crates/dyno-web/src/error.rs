@@ -29,6 +29,12 @@ pub enum WebError {
         /// What is wrong with it.
         why: String,
     },
+    /// A watched endpoint did not answer with its metrics (dyno-proc's message).
+    #[error("{0}")]
+    Scrape(String),
+    /// The thread scraping a watched endpoint ended before it answered.
+    #[error("the scrape stopped: {0}")]
+    ScrapeStopped(tokio::task::JoinError),
     /// The async runtime could not start, or serving failed.
     #[error("web server: {0}")]
     Io(#[from] std::io::Error),

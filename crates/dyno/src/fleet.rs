@@ -8,17 +8,14 @@
 use crate::results::ListFormat;
 use anyhow::{bail, Context as _};
 use clap::Args;
-use dyno_model::{format_value, Direction, Metric};
+use dyno_model::format_value;
 use dyno_report::plot::BoxPlot;
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat};
-use dyno_store::{FleetQuery, RunId, Store};
-use serde_json::json;
+use dyno_store::{
+    FleetFilter, FleetQuery, FleetReference, FleetReport, FleetStanding, Passes, RunId, Store,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// The JSON document's `schema`: name and major version, which changes only when a
-/// field changes meaning or goes away (docs/output.md).
-const SCHEMA: &str = "dyno.results.fleet/1";
 
 /// Arguments of `dyno results fleet`.
 #[derive(Debug, Args)]
@@ -54,77 +51,6 @@ pub struct FleetArgs {
     html: Option<PathBuf>,
 }
 
-/// One machine's score.
-#[derive(Debug, Clone, PartialEq)]
-struct Scored {
-    hostname: String,
-    cpu_model: String,
-    run: RunId,
-    run_uuid: String,
-    started_at: f64,
-    /// Median of the run's samples.
-    value: f64,
-    samples: usize,
-}
-
-/// The distribution of the scores of a group of machines.
-#[derive(Debug, Clone, PartialEq)]
-struct Group {
-    label: String,
-    values: Vec<f64>,
-    summary: dyno_stats::Summary,
-    /// Share of machines meeting the minimum, when there is one.
-    passing: Option<f64>,
-}
-
-/// Who is being placed, and where they stand.
-#[derive(Debug, Clone, PartialEq)]
-struct Standing {
-    source: &'static str,
-    hostname: String,
-    cpu_model: String,
-    run: RunId,
-    value: f64,
-    /// Percent of all machines this one is at least as good as (ties count half).
-    percentile_all: f64,
-    /// The same among machines with its CPU model.
-    percentile_cpu: f64,
-    passes: Option<bool>,
-}
-
-/// Percent of `values` that `x` beats, ties counting half (the mid-rank percentile),
-/// with `direction` deciding what beating means.
-fn percentile(values: &[f64], x: f64, direction: Direction) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let (mut worse, mut equal) = (0usize, 0usize);
-    for &v in values {
-        let beats = match direction {
-            Direction::HigherIsBetter => x > v,
-            Direction::LowerIsBetter => x < v,
-        };
-        if beats {
-            worse += 1;
-        } else if v == x {
-            equal += 1;
-        }
-    }
-    (worse as f64 + equal as f64 / 2.0) / values.len() as f64 * 100.0
-}
-
-fn group(label: String, values: Vec<f64>, passes: Option<&dyn Fn(f64) -> bool>) -> Option<Group> {
-    let summary = dyno_stats::summarize(&values)?;
-    let passing =
-        passes.map(|p| values.iter().filter(|v| p(**v)).count() as f64 / values.len() as f64);
-    Some(Group {
-        label,
-        values,
-        summary,
-        passing,
-    })
-}
-
 /// The minimum of `metric` in the requirement set `name`, if the set has one.
 fn minimum(name: &str, metric: &str) -> anyhow::Result<Option<f64>> {
     let set = dyno_hw::RequirementSet::builtin(name).context("--reference")?;
@@ -154,71 +80,36 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         );
     };
-    let scored: Vec<Scored> = fleet
-        .machines
-        .iter()
-        .filter_map(|m| {
-            Some(Scored {
-                hostname: m.hostname.clone(),
-                cpu_model: m.cpu_model.clone(),
-                run: m.run,
-                run_uuid: m.run_uuid.clone(),
-                started_at: m.started_at,
-                value: dyno_stats::median(&m.samples)?,
-                samples: m.samples.len(),
-            })
-        })
-        .collect();
     let min = match &a.reference {
         Some(set) => minimum(set, &a.metric)?,
         None => None,
     };
+    let direction = metric.direction;
     let passes_fn =
-        |v: f64| min.is_some_and(|m| dyno_hw::judge(v, m, a.tolerance, metric.direction).passed);
-    let passes: Option<&dyn Fn(f64) -> bool> = min.map(|_| &passes_fn as &dyn Fn(f64) -> bool);
-    let mut groups = Vec::new();
-    let mut models: Vec<&str> = scored.iter().map(|s| s.cpu_model.as_str()).collect();
-    models.dedup(); // the store orders machines by CPU model
-    for model in &models {
-        let values: Vec<f64> = scored
-            .iter()
-            .filter(|s| s.cpu_model == *model)
-            .map(|s| s.value)
-            .collect();
-        groups.extend(group(model.to_string(), values, passes));
-    }
-    let all_values: Vec<f64> = scored.iter().map(|s| s.value).collect();
-    let overall = group("all machines".into(), all_values.clone(), passes);
-    let standing = standing(&a, &store, &scored, &metric, passes)?;
+        |v: f64| min.is_some_and(|m| dyno_hw::judge(v, m, a.tolerance, direction).passed);
+    let passes: Passes = min.map(|_| &passes_fn as &dyn Fn(f64) -> bool);
+    let filter = FleetFilter {
+        command: a.command.clone(),
+        cpu: a.cpu.clone(),
+    };
+    let reference = a.reference.as_ref().map(|set| FleetReference {
+        minimum: min,
+        set: set.clone(),
+        tolerance_percent: a.tolerance,
+    });
+    let mut report = FleetReport::new(metric, &fleet, filter, reference, passes);
+    report.standing = standing(&a, &store, &report, passes)?;
 
     if let Some(path) = &a.html {
-        let html = html(
-            &a,
-            &metric,
-            &groups,
-            overall.as_ref(),
-            standing.as_ref(),
-            min,
-            &store,
-        );
-        write_atomic(path, html.as_bytes())
+        write_atomic(path, html(&a, &report, &store).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
     if a.format == ListFormat::Json {
-        let doc = json_doc(
-            &a,
-            &metric,
-            &scored,
-            &groups,
-            overall.as_ref(),
-            standing.as_ref(),
-            min,
-        );
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let t = table(&metric, &groups, overall.as_ref(), min, &a);
+    let t = table(&report, &a);
     let rendered = match a.format {
         ListFormat::Markdown => TableFormat::Markdown.render(&t),
         ListFormat::Csv => TableFormat::Csv.render(&t),
@@ -230,7 +121,7 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     print!("{rendered}");
     if a.format != ListFormat::Csv {
         println!();
-        println!("{}", standing_line(standing.as_ref(), &metric, &a));
+        println!("{}", standing_line(&report, &a));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -239,79 +130,54 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
 fn standing(
     a: &FleetArgs,
     store: &Store,
-    scored: &[Scored],
-    metric: &Metric,
-    passes: Option<&dyn Fn(f64) -> bool>,
-) -> anyhow::Result<Option<Standing>> {
-    let (source, hostname, cpu_model, run, value) = if let Some(id) = a.run {
+    report: &FleetReport,
+    passes: Passes,
+) -> anyhow::Result<Option<FleetStanding>> {
+    if let Some(id) = a.run {
         let run = store
             .run(id)
             .map_err(crate::db::classify)
             .context("--run")?;
-        let values: Vec<f64> = run
-            .samples
-            .iter()
-            .filter(|s| s.metric == a.metric)
-            .map(|s| s.value)
-            .collect();
-        let Some(value) = dyno_stats::median(&values) else {
+        let Some(value) = run.median_of(&a.metric) else {
             bail!("--run {id}: the run has no samples of {}", a.metric);
         };
-        (
+        let host = run.info.host;
+        return Ok(Some(report.place(
             "run",
-            run.info.host.hostname,
-            run.info.host.cpu_model,
+            host.hostname,
+            host.cpu_model,
             id,
             value,
-        )
-    } else {
-        let (source, hostname, cpu) = match &a.host {
-            Some(h) => ("hostname", h.clone(), None),
-            None => {
-                let me = dyno_proc::host::probe(Path::new("."));
-                ("this host", me.hostname, Some(me.cpu_model))
-            }
-        };
-        let found = scored
-            .iter()
-            .find(|s| s.hostname == hostname && cpu.as_ref().is_none_or(|c| *c == s.cpu_model));
-        match found {
-            Some(s) => (
-                source,
-                s.hostname.clone(),
-                s.cpu_model.clone(),
-                s.run,
-                s.value,
-            ),
-            None if a.host.is_some() => {
-                bail!(
-                    "--host {hostname}: no complete run of {} from that machine",
-                    a.metric
-                )
-            }
-            None => return Ok(None),
+            passes,
+        )));
+    }
+    let (source, hostname, cpu) = match &a.host {
+        Some(h) => ("hostname", h.clone(), None),
+        None => {
+            let me = dyno_proc::host::probe(Path::new("."));
+            ("this host", me.hostname, Some(me.cpu_model))
         }
     };
-    let all: Vec<f64> = scored.iter().map(|s| s.value).collect();
-    let same_cpu: Vec<f64> = scored
-        .iter()
-        .filter(|s| s.cpu_model == cpu_model)
-        .map(|s| s.value)
-        .collect();
-    Ok(Some(Standing {
-        source,
-        percentile_all: percentile(&all, value, metric.direction),
-        percentile_cpu: percentile(&same_cpu, value, metric.direction),
-        passes: passes.map(|p| p(value)),
-        hostname,
-        cpu_model,
-        run,
-        value,
-    }))
+    match report.machine(&hostname, cpu.as_deref()) {
+        Some(s) => Ok(Some(report.place(
+            source,
+            s.hostname.clone(),
+            s.cpu_model.clone(),
+            s.run_id,
+            s.value,
+            passes,
+        ))),
+        None if a.host.is_some() => bail!(
+            "--host {hostname}: no complete run of {} from that machine",
+            a.metric
+        ),
+        None => Ok(None),
+    }
 }
 
-fn standing_line(s: Option<&Standing>, metric: &Metric, a: &FleetArgs) -> String {
-    let Some(s) = s else {
+fn standing_line(report: &FleetReport, a: &FleetArgs) -> String {
+    let metric = &report.measured;
+    let Some(s) = &report.standing else {
         return format!(
             "this host ({}) has no complete `{}` run of {} in this store: push one with \
              `dyno results push --to URL`",
@@ -325,12 +191,12 @@ fn standing_line(s: Option<&Standing>, metric: &Metric, a: &FleetArgs) -> String
         s.source,
         s.hostname,
         s.cpu_model,
-        s.run,
+        s.run_id,
         metric.name,
         format_value(s.value, metric.unit),
         s.percentile_all,
         s.percentile_cpu,
-        match s.passes {
+        match s.meets_minimum {
             Some(true) => ", meets the minimum",
             Some(false) => ", below the minimum",
             None => "",
@@ -338,13 +204,9 @@ fn standing_line(s: Option<&Standing>, metric: &Metric, a: &FleetArgs) -> String
     )
 }
 
-fn table(
-    metric: &Metric,
-    groups: &[Group],
-    overall: Option<&Group>,
-    min: Option<f64>,
-    a: &FleetArgs,
-) -> Table {
+fn table(report: &FleetReport, a: &FleetArgs) -> Table {
+    let metric = &report.measured;
+    let min = report.reference.as_ref().and_then(|r| r.minimum);
     let passing_title = match (&a.reference, min) {
         (Some(set), Some(m)) => format!("Meets {set} ({})", format_value(m, metric.unit)),
         (Some(set), None) => format!("Meets {set} (no minimum)"),
@@ -364,18 +226,17 @@ fn table(
     .column("Max", Align::Right)
     .column(passing_title, Align::Right);
     let f = |v: f64| format_value(v, metric.unit);
-    for g in groups.iter().chain(overall) {
-        let s = &g.summary;
+    for g in report.cpu_models.iter().chain(&report.overall) {
         t.push_row([
-            Cell::new(g.label.clone()),
-            Cell::new(s.n.to_string()),
-            Cell::new(f(s.min)),
-            Cell::new(f(s.q1)),
-            Cell::new(f(s.median)),
-            Cell::new(f(s.q3)),
-            Cell::new(f(s.max)),
+            Cell::new(g.label()),
+            Cell::new(g.machines.to_string()),
+            Cell::new(f(g.min)),
+            Cell::new(f(g.q1)),
+            Cell::new(f(g.median)),
+            Cell::new(f(g.q3)),
+            Cell::new(f(g.max)),
             Cell::new(
-                g.passing
+                g.passing_share
                     .map(|p| format!("{:.0} %", p * 100.0))
                     .unwrap_or_else(|| "-".into()),
             ),
@@ -384,72 +245,22 @@ fn table(
     t
 }
 
-fn summary_json(g: &Group) -> serde_json::Value {
-    let s = &g.summary;
-    json!({
-        "machines": s.n, "min": s.min, "q1": s.q1, "median": s.median, "q3": s.q3,
-        "max": s.max, "passing_share": g.passing,
-    })
-}
-
-fn json_doc(
-    a: &FleetArgs,
-    metric: &Metric,
-    scored: &[Scored],
-    groups: &[Group],
-    overall: Option<&Group>,
-    standing: Option<&Standing>,
-    min: Option<f64>,
-) -> serde_json::Value {
-    json!({
-        "schema": SCHEMA,
-        "metric": { "name": metric.name, "unit": metric.unit.symbol(),
-                    "direction": metric.direction.as_str() },
-        "filter": { "cpu": a.cpu, "command": a.command },
-        "reference": a.reference.as_ref().map(|set| json!({
-            "set": set, "minimum": min, "tolerance_percent": a.tolerance,
-        })),
-        "cpu_models": groups.iter().map(|g| {
-            let mut v = summary_json(g);
-            v["cpu_model"] = json!(g.label);
-            v
-        }).collect::<Vec<_>>(),
-        "overall": overall.map(summary_json),
-        "standing": standing.map(|s| json!({
-            "source": s.source, "hostname": s.hostname, "cpu_model": s.cpu_model,
-            "run_id": s.run, "value": s.value, "percentile_all": s.percentile_all,
-            "percentile_cpu": s.percentile_cpu, "meets_minimum": s.passes,
-        })),
-        "machines": scored.iter().map(|s| json!({
-            "hostname": s.hostname, "cpu_model": s.cpu_model, "run_id": s.run,
-            "run_uuid": s.run_uuid, "started_at": dyno_model::format_timestamp(s.started_at),
-            "value": s.value, "samples": s.samples,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-fn html(
-    a: &FleetArgs,
-    metric: &Metric,
-    groups: &[Group],
-    overall: Option<&Group>,
-    standing: Option<&Standing>,
-    min: Option<f64>,
-    store: &Store,
-) -> String {
+fn html(a: &FleetArgs, report: &FleetReport, store: &Store) -> String {
+    let metric = &report.measured;
     let mut plot = BoxPlot::new(format!("{} per CPU model", metric.name), metric.clone());
-    for g in groups {
+    for g in &report.cpu_models {
         plot = plot.subject(
-            format!("{} (n={})", g.label, g.values.len()),
+            format!("{} (n={})", g.label(), g.values.len()),
             g.values.clone(),
         );
     }
+    let min = report.reference.as_ref().and_then(|r| r.minimum);
     if let (Some(set), Some(m)) = (&a.reference, min) {
         plot = plot.baseline(format!("{set} minimum"), m);
     }
     let section = Section::new(format!("{} across the fleet", metric.name))
-        .paragraph(standing_line(standing, metric, a))
-        .table(table(metric, groups, overall, min, a))
+        .paragraph(standing_line(report, a))
+        .table(table(report, a))
         .plot_result(
             "Each machine's median of its newest complete run; one box per CPU model",
             plot.render_svg(),
@@ -460,28 +271,4 @@ fn html(
         .parameter("CPU filter", a.cpu.clone().unwrap_or_else(|| "all".into()))
         .section(section)
         .render()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_are_mid_rank_and_follow_the_direction() {
-        let v = [1.0, 2.0, 3.0, 4.0];
-        assert_eq!(percentile(&v, 3.0, Direction::HigherIsBetter), 62.5);
-        assert_eq!(percentile(&v, 3.0, Direction::LowerIsBetter), 37.5);
-        assert_eq!(percentile(&v, 10.0, Direction::HigherIsBetter), 100.0);
-        assert_eq!(percentile(&[5.0], 5.0, Direction::HigherIsBetter), 50.0);
-        assert!(percentile(&[], 5.0, Direction::HigherIsBetter).is_nan());
-    }
-
-    #[test]
-    fn groups_count_passing_machines() {
-        let pass = |v: f64| v >= 2.0;
-        let g = group("x".into(), vec![1.0, 2.0, 3.0, 4.0], Some(&pass)).unwrap();
-        assert_eq!(g.passing, Some(0.75));
-        assert_eq!(g.summary.median, 2.5);
-        assert!(group("y".into(), vec![], None).is_none());
-    }
 }

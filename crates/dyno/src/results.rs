@@ -9,7 +9,9 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_model::{format_timestamp, format_value, RunStatus};
 use dyno_report::{Align, Cell, Table, TableFormat};
-use dyno_store::{Copied, ExportFormat, RunFilter, RunId, RunSummary, Store};
+use dyno_store::{
+    Copied, ExportFormat, MetricStats, RunFilter, RunId, RunList, RunShow, RunSummary, Store,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -363,19 +365,7 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     };
     let runs = store.list_runs(&filter)?;
     if a.format == ListFormat::Json {
-        let v: Vec<_> = runs
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "id": r.id, "uuid": r.uuid, "command": r.command, "subject": r.subject,
-                    "hostname": r.hostname, "started_at": format_timestamp(r.started_at),
-                    "finished_at": r.finished_at.map(format_timestamp),
-                    "status": r.status.as_str(), "samples": r.samples,
-                })
-            })
-            .collect();
-        let doc = serde_json::json!({ "schema": LIST_SCHEMA, "runs": v });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", serde_json::to_string_pretty(&RunList::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new("runs")
@@ -405,10 +395,6 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The JSON schemas of `results list` and `results show` (docs/output.md).
-const LIST_SCHEMA: &str = "dyno.results.list/1";
-const SHOW_SCHEMA: &str = "dyno.results.show/1";
-
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
     let run = store.run(a.run)?;
@@ -421,13 +407,14 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
         .column("CV", Align::Right)
         .column("Min", Align::Right)
         .column("Max", Align::Right);
-    let mut summaries = Vec::new();
+    if a.format == ListFormat::Json {
+        println!("{}", serde_json::to_string_pretty(&RunShow::new(&run))?);
+        return Ok(ExitCode::SUCCESS);
+    }
     for m in &run.metrics {
-        let Some(crate::run_report::MetricStats {
-            values,
-            summary: sum,
-            ci,
-        }) = crate::run_report::metric_stats(&run, &m.name)
+        let Some(MetricStats {
+            summary: sum, ci, ..
+        }) = run.metric_stats(&m.name)
         else {
             continue;
         };
@@ -448,25 +435,6 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
             f(sum.min),
             f(sum.max),
         ]);
-        summaries.push(serde_json::json!({
-            "metric": m.name, "unit": m.unit.symbol(), "direction": m.direction.as_str(),
-            "n": sum.n, "median": sum.median, "min": sum.min, "max": sum.max,
-            "cv": (sum.n >= 2).then_some(sum.cv),
-            "ci": ci.map(|c| serde_json::json!({"low": c.low, "high": c.high, "level": c.achieved})),
-            "samples": values,
-        }));
-    }
-    if a.format == ListFormat::Json {
-        // Times as RFC 3339 like `results list`, not the store's Unix seconds.
-        let mut info = serde_json::to_value(&run.info)?;
-        info["started_at"] = format_timestamp(run.info.started_at).into();
-        let v = serde_json::json!({
-            "schema": SHOW_SCHEMA, "id": run.id,
-            "status": run.status.as_str(), "info": info,
-            "finished_at": run.finished_at.map(format_timestamp), "metrics": summaries,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(ExitCode::SUCCESS);
     }
     let i = &run.info;
     println!("Run       {} ({})", run.id, run.status.as_str());

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use dyno_model::{format_timestamp, format_value, Metric};
 use dyno_report::plot::BoxPlot;
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table};
-use dyno_store::{RunId, Store, StoredRun};
+use dyno_store::{MetricStats, RunId, Store, StoredRun};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -36,36 +36,6 @@ fn metrics(runs: &[StoredRun]) -> Vec<Metric> {
         }
     }
     out
-}
-
-/// One metric of a stored run, summarised the way `results show` and `results report`
-/// print it: the raw values, their summary, and the median's 95% interval (two or more).
-pub struct MetricStats {
-    /// The raw samples, in repetition order.
-    pub values: Vec<f64>,
-    /// Quantiles, CV and friends.
-    pub summary: dyno_stats::Summary,
-    /// Distribution-free interval of the median, with the level it really reaches.
-    pub ci: Option<dyno_stats::ConfidenceInterval>,
-}
-
-/// The statistics of `metric` in `run`; `None` when it has no (non-NaN) samples.
-pub fn metric_stats(run: &StoredRun, metric: &str) -> Option<MetricStats> {
-    let values: Vec<f64> = run
-        .samples
-        .iter()
-        .filter(|s| s.metric == metric)
-        .map(|s| s.value)
-        .collect();
-    let summary = dyno_stats::summarize(&values)?;
-    let ci = (values.len() > 1)
-        .then(|| dyno_stats::median_ci(&values, 0.95).ok())
-        .flatten();
-    Some(MetricStats {
-        values,
-        summary,
-        ci,
-    })
 }
 
 /// The HTML document for `runs` (at least one).
@@ -104,7 +74,7 @@ pub fn render(runs: &[StoredRun]) -> String {
                 values: v,
                 summary: sum,
                 ci,
-            }) = metric_stats(r, &m.name)
+            }) = r.metric_stats(&m.name)
             else {
                 continue;
             };

@@ -1,29 +1,24 @@
 //! `dyno results trend`: where did a metric's level shift over the stored history, and
 //! does the newest run start a regression?
 //!
-//! The history is the store's ([`dyno_store::Store::metric_history`]: one median per
-//! complete run); the change points are dyno-stats' ([`dyno_stats::change_points`],
-//! E-Divisive means with a t-test); the plot is dyno-report's. This module parses the
-//! flags, puts the three together and renders them. Method and exit code: docs/trend.md.
+//! The history and its analysis are dyno-store's ([`dyno_store::TrendReport`]: one median
+//! per complete run, E-Divisive change points, the verdict); the plot is dyno-report's.
+//! This module parses the flags, asks for the report and renders it. Method and exit
+//! code: docs/trend.md.
 
 use crate::results::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use dyno_model::{format_timestamp, format_value, Direction, Metric};
+use dyno_model::{format_timestamp, format_value};
 use dyno_report::plot::{ChangeKind, TrendPlot};
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat, Verdict};
-use dyno_stats::{change_points, latest_regression, Better, ChangePoint, ChangePointSettings};
-use dyno_store::{HistoryPoint, HistoryQuery, RunFilter, Store, StoreError};
-use serde_json::json;
+use dyno_stats::ChangePointSettings;
+use dyno_store::{
+    better, metric_suggestion, mixed_series, percent, HistoryPoint, HistoryQuery, RunFilter, Store,
+    StoreError, TrendFilters, TrendReport, MIN_POINTS,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// The JSON document's `schema` (docs/output.md).
-const SCHEMA: &str = "dyno.results.trend/1";
-
-/// The fewest runs a history needs: with fewer, no split leaves enough values on both
-/// sides to test.
-pub const MIN_POINTS: usize = 8;
 
 /// Which command's runs (`--kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -122,39 +117,6 @@ fn parse_p(s: &str) -> Result<f64, String> {
     }
 }
 
-/// The history with its change points and the verdict on its newest run.
-struct Trend {
-    metric: Metric,
-    points: Vec<HistoryPoint>,
-    changes: Vec<ChangePoint>,
-    settings: ChangePointSettings,
-    recent: usize,
-    /// Index into `changes` of the change point that makes the newest run a regression.
-    regression: Option<usize>,
-}
-
-impl Trend {
-    fn better(&self) -> Better {
-        match self.metric.direction {
-            Direction::HigherIsBetter => Better::Higher,
-            Direction::LowerIsBetter => Better::Lower,
-        }
-    }
-
-    fn value(&self, v: f64) -> String {
-        format_value(v, self.metric.unit)
-    }
-
-    /// "regression" or "improvement": what the change did, in the metric's direction.
-    fn effect(&self, c: &ChangePoint) -> &'static str {
-        if c.is_regression(self.better()) {
-            "regression"
-        } else {
-            "improvement"
-        }
-    }
-}
-
 /// Runs `dyno results trend`.
 pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     if a.format == TrendFormat::Html && a.output.is_none() {
@@ -169,31 +131,27 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     }
     let store = crate::results::open_read(&a.db)?;
     let points = history(&store, &a)?;
-    for note in mixed(&points) {
+    for note in mixed_series(&points) {
         eprintln!("note: {note}");
     }
-    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
     let settings = ChangePointSettings {
         p_strong: a.p,
         p_weak: a.p_weak,
         window: a.window as usize,
         ..ChangePointSettings::default()
     };
-    let changes = change_points(&values, &settings)
-        .with_context(|| format!("--metric {}: the history holds an infinite value", a.metric))?;
-    let mut trend = Trend {
-        metric: points[0].metric.clone(),
-        points,
-        changes,
-        settings,
-        recent: a.recent as usize,
-        regression: None,
+    let filters = TrendFilters {
+        command: a.kind.map(|k| k.command().to_string()),
+        host: a.host.clone(),
+        last: a.last,
+        since: a.since.map(format_timestamp),
+        subject: a.subject.clone(),
+        workload: a.workload.clone(),
     };
-    trend.regression =
-        latest_regression(&trend.changes, values.len(), trend.better(), trend.recent)
-            .and_then(|r| trend.changes.iter().position(|c| c.index == r.index));
+    let trend = TrendReport::analyse(points, settings, a.recent as usize, filters)
+        .with_context(|| format!("--metric {}: the history holds an infinite value", a.metric))?;
     let text = match a.format {
-        TrendFormat::Json => serde_json::to_string_pretty(&json_doc(&trend, &a))? + "\n",
+        TrendFormat::Json => serde_json::to_string_pretty(&trend)? + "\n",
         TrendFormat::Html => html(&trend, &a),
         TrendFormat::Table | TrendFormat::Markdown => {
             let format = match a.format {
@@ -207,7 +165,7 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
             } else {
                 format.render(&table(&trend)) + "\n"
             };
-            format!("{shown}{}\n", verdict(&trend).1)
+            format!("{shown}{}\n", trend.verdict.message)
         }
     };
     match &a.output {
@@ -218,48 +176,11 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
         }
         None => print!("{text}"),
     }
-    Ok(if trend.regression.is_some() {
+    Ok(if trend.verdict.regression {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// What a history mixes that should be one series: several subjects, hosts or workloads
-/// (a change point may then be a switch between them, not a change of either), each with
-/// the flag that follows one.
-fn mixed(points: &[HistoryPoint]) -> Vec<String> {
-    let distinct = |get: &dyn Fn(&HistoryPoint) -> String| {
-        let mut v: Vec<String> = points.iter().map(get).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let mut out = Vec::new();
-    for (what, flag, names) in [
-        (
-            "subjects",
-            "--subject",
-            distinct(&|p| p.subject.name.clone()),
-        ),
-        ("hosts", "--host", distinct(&|p| p.hostname.clone())),
-        (
-            "workloads",
-            "--workload",
-            distinct(&|p| p.workload.clone().unwrap_or_default()),
-        ),
-    ] {
-        if names.len() > 1 {
-            let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
-            out.push(format!(
-                "this history mixes {} {what} ({}{}): a change point may be a switch between them; {flag} follows one",
-                names.len(),
-                shown.join(", "),
-                if names.len() > 5 { ", ..." } else { "" }
-            ));
-        }
-    }
-    out
 }
 
 /// The history the flags select, or an error that names what is wrong with them.
@@ -283,7 +204,7 @@ fn history(store: &Store, a: &TrendArgs) -> anyhow::Result<Vec<HistoryPoint>> {
                 "--metric {}: no run in {} measured a metric of that name{}",
                 a.metric,
                 store.path().display(),
-                suggestion(&a.metric, &names)
+                metric_suggestion(&a.metric, &names)
             );
         }
         other => other.map_err(crate::db::classify)?,
@@ -326,110 +247,12 @@ fn filters(a: &TrendArgs) -> String {
     }
 }
 
-/// `; did you mean X?` for the stored names closest to `name` (case-insensitive edit
-/// distance at most a third of its length, or one containing the other), else the list
-/// of names when it is short.
-fn suggestion(name: &str, names: &[String]) -> String {
-    let lower = name.to_lowercase();
-    let mut close: Vec<(usize, &String)> = names
-        .iter()
-        .filter_map(|n| {
-            let other = n.to_lowercase();
-            let d = edit_distance(&lower, &other);
-            let near = d <= (lower.chars().count() / 3).max(1)
-                || other.contains(&lower)
-                || lower.contains(&other);
-            near.then_some((d, n))
-        })
-        .collect();
-    close.sort();
-    match close.as_slice() {
-        [] if names.is_empty() => "; the store has no samples yet".into(),
-        [] if names.len() <= 12 => format!("; it has {}", names.join(", ")),
-        [] => String::new(),
-        found => {
-            let names: Vec<&str> = found.iter().take(3).map(|(_, n)| n.as_str()).collect();
-            format!("; did you mean {}?", names.join(" or "))
-        }
-    }
-}
-
-/// Levenshtein distance between two strings, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diagonal + usize::from(ca != *cb))
-                .min(above + 1)
-                .min(row[j] + 1);
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
-/// The verdict on the newest run: (badge, one line).
-fn verdict(t: &Trend) -> (Verdict, String) {
-    let n = t.points.len();
-    let newest = &t.points[n - 1];
-    if let Some(c) = t.regression.map(|i| &t.changes[i]) {
-        let run = &t.points[c.index];
-        return (
-            Verdict::Regression,
-            format!(
-                "regression: {} moved from {} to {} ({}, p {:.1e}) at run {} ({}); the newest run, {}, is {} run(s) after it",
-                t.metric.name,
-                t.value(c.mean_before),
-                t.value(c.mean_after),
-                percent(c.relative_change),
-                c.p_value,
-                run.run,
-                format_timestamp(run.started_at),
-                newest.run,
-                n - 1 - c.index,
-            ),
-        );
-    }
-    let strong = t
-        .changes
-        .iter()
-        .filter(|c| c.strength == dyno_stats::Strength::Strong)
-        .max_by_key(|c| c.index);
-    let line = match strong {
-        None => format!("no regression: no strong change point in {n} runs of {}", t.metric.name),
-        Some(c) if c.is_regression(t.better()) => format!(
-            "no new regression: the latest strong change point (run {}, {}) is a regression {} runs before the newest, beyond --recent {}",
-            t.points[c.index].run,
-            percent(c.relative_change),
-            n - c.index,
-            t.recent
-        ),
-        Some(c) => format!(
-            "no regression: the latest strong change point (run {}, {}) is an improvement",
-            t.points[c.index].run,
-            percent(c.relative_change)
-        ),
-    };
-    (Verdict::NoChange, line)
-}
-
-fn percent(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:+.1}%", x * 100.0)
-    } else {
-        "-".into()
-    }
-}
-
-fn table(t: &Trend) -> Table {
+fn table(t: &TrendReport) -> Table {
+    let value = |v: f64| format_value(v, t.measured.unit);
     let mut table = Table::new(format!(
         "change points of {} over {} runs",
-        t.metric.name,
-        t.points.len()
+        t.measured.name,
+        t.history.len()
     ))
     .column("Run", Align::Right)
     .column("Started (UTC)", Align::Left)
@@ -441,9 +264,9 @@ fn table(t: &Trend) -> Table {
     .column("Strength", Align::Left)
     .column("Effect", Align::Left);
     for c in &t.changes {
-        let run = &t.points[c.index];
+        let run = &t.history[c.index];
         let effect = Cell::new(t.effect(c));
-        let effect = match (c.strength, c.is_regression(t.better())) {
+        let effect = match (c.strength, t.is_regression(c)) {
             (dyno_stats::Strength::Weak, _) => effect,
             (_, true) => effect.bad(),
             (_, false) => effect.good(),
@@ -452,8 +275,8 @@ fn table(t: &Trend) -> Table {
             Cell::new(run.run.to_string()),
             Cell::new(format_timestamp(run.started_at)),
             Cell::new(run.subject.name.clone()),
-            Cell::new(t.value(c.mean_before)),
-            Cell::new(t.value(c.mean_after)),
+            Cell::new(value(c.mean_before)),
+            Cell::new(value(c.mean_after)),
             Cell::new(percent(c.relative_change)),
             Cell::new(format!("{:.1e}", c.p_value)),
             Cell::new(c.strength.as_str()),
@@ -463,94 +286,45 @@ fn table(t: &Trend) -> Table {
     table
 }
 
-fn json_doc(t: &Trend, a: &TrendArgs) -> serde_json::Value {
-    let finite = |x: f64| x.is_finite().then_some(x);
-    let points: Vec<_> = t
-        .points
-        .iter()
-        .map(|p| {
-            json!({
-                "run": p.run, "run_uuid": p.run_uuid, "started_at": format_timestamp(p.started_at),
-                "command": p.command, "subject": p.subject.name, "hostname": p.hostname,
-                "workload": p.workload, "value": p.value, "samples": p.samples,
-            })
-        })
-        .collect();
-    let changes: Vec<_> = t
-        .changes
-        .iter()
-        .map(|c| {
-            let p = &t.points[c.index];
-            json!({
-                "index": c.index, "run": p.run, "run_uuid": p.run_uuid,
-                "started_at": format_timestamp(p.started_at),
-                "mean_before": c.mean_before, "mean_after": c.mean_after,
-                "relative_change": finite(c.relative_change), "p_value": c.p_value,
-                "strength": c.strength.as_str(), "effect": t.effect(c),
-            })
-        })
-        .collect();
-    let (badge, message) = verdict(t);
-    json!({
-        "schema": SCHEMA,
-        "metric": { "name": t.metric.name, "unit": t.metric.unit.symbol(), "direction": t.metric.direction.as_str() },
-        "filters": {
-            "subject": a.subject, "host": a.host, "workload": a.workload,
-            "command": a.kind.map(|k| k.command()), "since": a.since.map(format_timestamp), "last": a.last,
-        },
-        "settings": {
-            "method": "e-divisive-means+t-test", "p_strong": t.settings.p_strong, "p_weak": t.settings.p_weak,
-            "window": t.settings.window, "min_segment": t.settings.min_segment, "recent": t.recent,
-        },
-        "points": points,
-        "change_points": changes,
-        "verdict": {
-            "regression": badge == Verdict::Regression,
-            "change_point": t.regression.map(|i| t.changes[i].index),
-            "message": message,
-        },
-    })
-}
-
-fn html(t: &Trend, a: &TrendArgs) -> String {
-    let values: Vec<f64> = t.points.iter().map(|p| p.value).collect();
+fn html(t: &TrendReport, a: &TrendArgs) -> String {
+    let metric = &t.measured;
+    let values: Vec<f64> = t.history.iter().map(|p| p.value).collect();
     let mut plot = TrendPlot::new(
-        format!("{} over {} runs", t.metric.name, t.points.len()),
-        t.metric.clone(),
+        format!("{} over {} runs", metric.name, t.history.len()),
+        metric.clone(),
         values,
     );
     for c in &t.changes {
-        let kind = match (c.strength, c.is_regression(t.better())) {
-            (dyno_stats::Strength::Weak, _) => ChangeKind::Weak,
-            (_, true) => ChangeKind::Regression,
-            (_, false) => ChangeKind::Improvement,
-        };
         let label = format!(
             "run {} {}",
-            t.points[c.index].run,
+            t.history[c.index].run,
             percent(c.relative_change)
         );
-        plot = plot.mark(c.index, kind, label);
+        plot = plot.mark(c.index, ChangeKind::of(c, better(metric.direction)), label);
     }
-    let (badge, message) = verdict(t);
-    let section = Section::new(t.metric.name.clone())
-        .verdict(badge, message)
+    let badge = if t.verdict.regression {
+        Verdict::Regression
+    } else {
+        Verdict::NoChange
+    };
+    let section = Section::new(metric.name.clone())
+        .verdict(badge, t.verdict.message.clone())
         .plot_result(
             "per-run medians with change points (strong: coloured, weak: grey)",
             plot.render_svg(),
         )
         .table(table(t));
-    let mut report = HtmlReport::new(format!("dyno results trend: {}", t.metric.name))
+    let mut report = HtmlReport::new(format!("dyno results trend: {}", metric.name))
         .parameter(
             "metric",
             format!(
                 "{} ({}, {})",
-                t.metric.name,
-                t.metric.unit.symbol(),
-                t.metric.direction.as_str()
+                metric.name,
+                metric.unit.symbol(),
+                metric.direction.as_str()
             ),
         )
-        .parameter("runs", t.points.len().to_string())
+        .parameter("runs", t.history.len().to_string())
         .parameter(
             "p strong / weak",
             format!("{} / {}", t.settings.p_strong, t.settings.p_weak),
@@ -566,26 +340,6 @@ fn html(t: &Trend, a: &TrendArgs) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn close_names_are_suggested() {
-        let names: Vec<String> = ["Blake2256", "Sr25519Verify", "MemoryCopy", "tps"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(
-            suggestion("sr25519verfy", &names),
-            "; did you mean Sr25519Verify?"
-        );
-        assert_eq!(suggestion("Blake2", &names), "; did you mean Blake2256?");
-        assert_eq!(
-            suggestion("latency", &names),
-            "; it has Blake2256, Sr25519Verify, MemoryCopy, tps"
-        );
-        assert_eq!(suggestion("x", &[]), "; the store has no samples yet");
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-    }
 
     #[test]
     fn p_values_must_be_probabilities() {

@@ -8,7 +8,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::Store;
 use dyno_tune::build::{build_all, source_fingerprint, BuildEvent, BuildOutcome};
-use dyno_tune::session::{build_requests, lineup, report_from_store};
+use dyno_tune::race::JobEvent;
+use dyno_tune::session::{build_requests, lineup, report_from_store, Lineup, RaceSettings};
 use dyno_tune::{
     check_environment, run_race, Mode, ProcessExecutor, RaceConfig, StopReason, StoreRecorder,
     Study,
@@ -16,7 +17,8 @@ use dyno_tune::{
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Subcommands of `dyno tune`.
 #[derive(Debug, Subcommand)]
@@ -229,7 +231,8 @@ fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
     Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
 }
 
-fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
+/// The study file with the flags that override its `[run]` table.
+fn study_with_overrides(args: &RunArgs) -> anyhow::Result<Study> {
     let mut study = load(&args.study.study)?;
     if let Some(n) = args.max_rounds {
         study.run.max_rounds = n;
@@ -241,14 +244,33 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(j) = args.jobs {
         study.run.jobs = j as usize;
     }
-    let root = check_environment(&study)?;
-    // Builds and rounds are always reported (a log of a nohup'd study shows where it is);
-    // off a terminal a line per benchmark job only with DYNO_TUNE_VERBOSE.
-    let log_each_job = std::env::var_os("DYNO_TUNE_VERBOSE").is_some();
+    Ok(study)
+}
+
+/// One line per finished build: how long it took, or why it was not built.
+fn build_line(outcome: &BuildOutcome) -> String {
+    match outcome {
+        BuildOutcome::Built(b) => match &b.pgo {
+            Some(p) => format!(
+                "built in {:.1} s ({})",
+                b.build_time_s,
+                dyno_tune::report::pgo_steps(p)
+            ),
+            None => format!("built in {:.1} s", b.build_time_s),
+        },
+        BuildOutcome::Reused(b) if b.ok => "unchanged, not rebuilt".into(),
+        BuildOutcome::Reused(_) => "failed before, inputs unchanged".into(),
+        BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
+        BuildOutcome::Interrupted => "interrupted".into(),
+    }
+}
+
+/// Builds every variant (reusing unchanged ones) and lines up those that built.
+fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineup> {
     let stop = interrupt::stop_flag();
-    let requests = build_requests(&study);
+    let requests = build_requests(study);
     let work = study.work_dir();
-    let sources = source_fingerprint(&root, &work);
+    let sources = source_fingerprint(root, &work);
     eprintln!(
         "building {} variants ({} at a time) into {}",
         requests.len(),
@@ -256,32 +278,91 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         work.display()
     );
     let total = requests.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
     let outcomes = build_all(&requests, study.run.jobs, &sources, stop, &|e| match e {
         BuildEvent::Started { label } => eprintln!("  build {label} ..."),
         BuildEvent::Finished { label, outcome } => {
-            let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            let what = match &outcome {
-                BuildOutcome::Built(b) => match &b.pgo {
-                    Some(p) => format!(
-                        "built in {:.1} s ({})",
-                        b.build_time_s,
-                        dyno_tune::report::pgo_steps(p)
-                    ),
-                    None => format!("built in {:.1} s", b.build_time_s),
-                },
-                BuildOutcome::Reused(b) if b.ok => "unchanged, not rebuilt".into(),
-                BuildOutcome::Reused(_) => "failed before, inputs unchanged".into(),
-                BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
-                BuildOutcome::Interrupted => "interrupted".into(),
-            };
-            eprintln!("  [{n}/{total}] {label}: {what}");
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            eprintln!("  [{n}/{total}] {label}: {}", build_line(&outcome));
         }
     });
-    if stop.load(std::sync::atomic::Ordering::SeqCst) {
+    if stop.load(Ordering::SeqCst) {
         return Err(CliError::Interrupted("builds stopped; `dyno tune run` resumes".into()).into());
     }
-    let lineup = lineup(&study, &requests, &outcomes)?;
+    Ok(lineup(study, &requests, &outcomes)?)
+}
+
+/// What the race shows while it runs: on a terminal one progress line (at most
+/// max_rounds rounds of every subject and benchmark; racing usually ends sooner);
+/// otherwise a line per finished round, and with DYNO_TUNE_VERBOSE a line per job.
+struct RaceProgress {
+    bar: Option<Progress>,
+    log_each_job: bool,
+    per_round: usize,
+    max_rounds: u32,
+    started: Instant,
+    done: u32,
+}
+
+impl RaceProgress {
+    fn new(per_round: usize, max_rounds: u32) -> RaceProgress {
+        RaceProgress {
+            bar: std::io::stderr()
+                .is_terminal()
+                .then(|| Progress::new((per_round as u64) * u64::from(max_rounds))),
+            log_each_job: std::env::var_os("DYNO_TUNE_VERBOSE").is_some(),
+            per_round,
+            max_rounds,
+            started: Instant::now(),
+            done: 0,
+        }
+    }
+
+    fn job(&mut self, e: &JobEvent) {
+        let mark = if e.failed { "  FAILED" } else { "" };
+        match &self.bar {
+            Some(bar) => {
+                self.done += 1;
+                let per_job = self.started.elapsed() / self.done;
+                // An upper bound: racing usually stops before max_rounds.
+                let rounds_left = self.max_rounds.saturating_sub(e.round) as usize;
+                let jobs_left = rounds_left * self.per_round + e.left_in_round;
+                bar.step(
+                    &format!("round {} {} {}{mark}", e.round, e.label, e.benchmark),
+                    per_job * u32::try_from(jobs_left).unwrap_or(u32::MAX),
+                );
+                bar.done_one();
+            }
+            None if self.log_each_job => eprintln!(
+                "  round {} {} {} ({} left in round){mark}",
+                e.round, e.label, e.benchmark, e.left_in_round
+            ),
+            None => {
+                if e.left_in_round == 0 {
+                    eprintln!(
+                        "  round {} done ({:.0} s since the start)",
+                        e.round,
+                        self.started.elapsed().as_secs_f64()
+                    );
+                }
+                if e.failed {
+                    eprintln!("  round {} {} {}{mark}", e.round, e.label, e.benchmark);
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let study = study_with_overrides(args)?;
+    let root = check_environment(&study)?;
+    let lineup = build_variants(&study, &root)?;
     for (v, _) in &lineup.failed {
         eprintln!(
             "warning: variant {} did not build; the study goes on without it",
@@ -314,26 +395,11 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let config = RaceConfig::from_settings(&study.run, mode);
     let mut store = open_store(&args.study.db)?;
-    let host = dyno_proc::host::probe(
-        &work
-            .parent()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| ".".into()),
-    );
+    let work = study.work_dir();
+    let host = dyno_proc::host::probe(work.parent().unwrap_or(std::path::Path::new(".")));
     let hostname = host.hostname.clone();
-    let settings = serde_json::json!({
-        "study": args.study.study.display().to_string(),
-        "mode": if args.exhaustive { "exhaustive" } else { "racing" },
-        "max_rounds": study.run.max_rounds,
-        "min_rounds": study.run.min_rounds,
-        "alpha": study.run.alpha,
-        "min_effect": study.run.min_effect,
-        "futility": study.run.futility,
-        "test": "paired",
-        "time_budget_s": study.run.time_budget_s,
-        "seed": study.run.seed,
-        "dyno": build_info::json(),
-    });
+    let path = args.study.study.display().to_string();
+    let settings = RaceSettings::new(&path, &study, mode, build_info::json());
     let outcome = {
         let mut recorder = StoreRecorder::new(
             &mut store,
@@ -341,63 +407,20 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
             host,
             std::env::args().collect(),
             env!("CARGO_PKG_VERSION"),
-            settings,
+            settings.to_value(),
         );
-        let mut executor = ProcessExecutor;
-        // On a terminal: one progress line (at most max_rounds rounds of every subject and
-        // benchmark; racing usually ends sooner). Otherwise a line per finished round, and
-        // with DYNO_TUNE_VERBOSE a line per job.
         let per_round = lineup.contestants.len() * study.benchmarks.len();
-        let max_rounds = study.run.max_rounds;
-        let bar = std::io::stderr()
-            .is_terminal()
-            .then(|| Progress::new((per_round as u64) * u64::from(max_rounds)));
-        let started = std::time::Instant::now();
-        let mut done = 0u32;
+        let mut progress = RaceProgress::new(per_round, study.run.max_rounds);
         let result = run_race(
             &lineup.contestants,
             &study.benchmarks,
             config,
-            &mut executor,
+            &mut ProcessExecutor,
             &mut recorder,
-            stop,
-            &mut |e| {
-                let mark = if e.failed { "  FAILED" } else { "" };
-                match &bar {
-                    Some(bar) => {
-                        done += 1;
-                        let per_job = started.elapsed() / done;
-                        // An upper bound: racing usually stops before max_rounds.
-                        let rounds_left = max_rounds.saturating_sub(e.round) as usize;
-                        let jobs_left = rounds_left * per_round + e.left_in_round;
-                        bar.step(
-                            &format!("round {} {} {}{mark}", e.round, e.label, e.benchmark),
-                            per_job * u32::try_from(jobs_left).unwrap_or(u32::MAX),
-                        );
-                        bar.done_one();
-                    }
-                    None if log_each_job => eprintln!(
-                        "  round {} {} {} ({} left in round){mark}",
-                        e.round, e.label, e.benchmark, e.left_in_round
-                    ),
-                    None => {
-                        if e.left_in_round == 0 {
-                            eprintln!(
-                                "  round {} done ({:.0} s since the start)",
-                                e.round,
-                                started.elapsed().as_secs_f64()
-                            );
-                        }
-                        if e.failed {
-                            eprintln!("  round {} {} {}{mark}", e.round, e.label, e.benchmark);
-                        }
-                    }
-                }
-            },
+            interrupt::stop_flag(),
+            &mut |e| progress.job(e),
         );
-        if let Some(bar) = &bar {
-            bar.finish();
-        }
+        progress.finish();
         result?
     };
     eprintln!(

@@ -95,7 +95,7 @@ fn draw_box(
     y: f64,
     point_color: RGBColor,
     scale: &AxisScale,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let a = |v: f64| scale.to_axis(v);
     let line = BLACK.stroke_width(1);
     let corners = [(a(b.q1), y - BOX_HALF), (a(b.q3), y + BOX_HALF)];

@@ -4,6 +4,7 @@
 //! look (fonts, grid colours, legend box, line width) is set here once.
 
 use super::{msg, AxisScale, Chart};
+use crate::ReportError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -80,7 +81,7 @@ pub(crate) fn chart<'a, 'b>(
     y_label_width: u32,
     x: Axis<'_>,
     y: Axis<'_>,
-) -> Result<Chart<'a, 'b>, String> {
+) -> Result<Chart<'a, 'b>, ReportError> {
     let mut chart = ChartBuilder::on(root)
         .caption(title, TITLE_FONT)
         .margin(15)
@@ -121,7 +122,7 @@ pub(crate) fn draw_line(
     points: impl IntoIterator<Item = (f64, f64)>,
     color: RGBColor,
     label: impl Into<String>,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let style = color.stroke_width(2);
     chart
         .draw_series(LineSeries::new(points, style))
@@ -135,7 +136,7 @@ pub(crate) fn draw_line(
 pub(crate) fn draw_legend<'a, 'b: 'a>(
     chart: &mut Chart<'a, 'b>,
     position: SeriesLabelPosition,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))

@@ -202,19 +202,22 @@ pub(crate) fn extent(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
 /// Draws into an SVG string: `draw` gets the root area, already filled white.
 pub(crate) fn render<F>(title: &str, size: PlotSize, draw: F) -> Result<String, ReportError>
 where
-    F: FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), String>,
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Result<(), ReportError>,
 {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (size.width, size.height)).into_drawing_area();
         let result = root
             .fill(&WHITE)
-            .map_err(|e| e.to_string())
+            .map_err(msg)
             .and_then(|_| draw(&root))
-            .and_then(|_| root.present().map_err(|e| e.to_string()));
-        result.map_err(|message| ReportError::Draw {
-            plot: title.to_string(),
-            message,
+            .and_then(|_| root.present().map_err(msg));
+        result.map_err(|e| match e {
+            ReportError::Draw { message, .. } => ReportError::Draw {
+                plot: title.to_string(),
+                message,
+            },
+            other => other,
         })?;
     }
     Ok(svg)
@@ -227,9 +230,12 @@ pub(crate) type Chart<'a, 'b> = ChartContext<
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
-/// Converts any plotters error into the message [`render`] expects.
-pub(crate) fn msg<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+/// Converts any plotters error into a [`ReportError::Draw`]; [`render`] names the plot.
+pub(crate) fn msg<E: std::fmt::Display>(e: E) -> ReportError {
+    ReportError::Draw {
+        plot: String::new(),
+        message: e.to_string(),
+    }
 }
 
 #[cfg(test)]

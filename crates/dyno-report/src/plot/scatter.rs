@@ -73,7 +73,7 @@ fn draw_error_box(
     p: &ScatterPoint,
     x_scale: &AxisScale,
     y_scale: &AxisScale,
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     let ax = |v: f64| x_scale.to_axis(v);
     let ay = |v: f64| y_scale.to_axis(v);
     let color = if p.pareto { PARETO } else { SUBJECT };

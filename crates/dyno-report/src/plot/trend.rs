@@ -23,6 +23,16 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
+    /// How change point `c` is marked: weak ones grey whatever they did, strong ones by
+    /// whether they made the metric worse in direction `better`.
+    pub fn of(c: &dyno_stats::ChangePoint, better: dyno_stats::Better) -> ChangeKind {
+        match (c.strength, c.is_regression(better)) {
+            (dyno_stats::Strength::Weak, _) => ChangeKind::Weak,
+            (_, true) => ChangeKind::Regression,
+            (_, false) => ChangeKind::Improvement,
+        }
+    }
+
     fn color(self) -> RGBColor {
         match self {
             ChangeKind::Regression => RGBColor(213, 94, 0),
@@ -211,7 +221,7 @@ impl TrendPlot {
         &self,
         chart: &mut super::Chart<'a, 'b>,
         top: f64,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReportError> {
         let mut in_legend = Vec::new();
         for m in &self.marks {
             // Between the last value of the old level and the first of the new.

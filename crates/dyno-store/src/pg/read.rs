@@ -4,12 +4,12 @@
 use super::{Fail, Pg};
 use crate::error::StoreError;
 use crate::export::{encoder, Row, FLUSH_BYTES};
-use crate::filter::{Dialect, Param, Sql};
+use crate::filter::Dialect;
 use crate::fleet::{common_metric, newest_per_machine_sql, FleetQuery, FleetRuns, MachineRun};
 use crate::history::{history_sql, known, points, HistoryPoint, HistoryQuery, HistoryRow};
 use crate::history::{METRIC_EXISTS, METRIC_NAMES};
 use crate::query::{decode_json, decode_metric, decode_subject, effective_status};
-use crate::query::{RunFilter, RunSummary, StoredRun, LIST_RUNS};
+use crate::query::{list_runs_sql, RunFilter, RunSummary, StoredRun};
 use crate::transfer::RunRecord;
 use crate::writer::Writer;
 use crate::{ExportFormat, RunId};
@@ -20,13 +20,7 @@ use std::io::Write;
 
 impl Pg {
     pub(crate) fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        let mut sql = Sql::new(Dialect::Postgres, LIST_RUNS);
-        sql.and_runs_match(filter);
-        sql.text.push_str(" ORDER BY r.started_at DESC, r.id DESC");
-        if let Some(n) = filter.limit {
-            let p = sql.bind(Param::Int(i64::try_from(n).unwrap_or(i64::MAX)));
-            sql.text.push_str(&format!(" LIMIT {p}"));
-        }
+        let sql = list_runs_sql(Dialect::Postgres, filter);
         let args = sql.postgres_params();
         let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
         let rows = self.transact(|tx| Ok(tx.query(&sql.text, &refs)?))?;
@@ -264,16 +258,11 @@ impl Pg {
     }
 
     pub(crate) fn fleet_runs(&self, query: &FleetQuery) -> Result<FleetRuns, StoreError> {
-        let sql = newest_per_machine_sql(query, |i| format!("${i}"));
-        let mut args: Vec<&(dyn ToSql + Sync)> = vec![&query.metric];
-        if let Some(c) = &query.cpu {
-            args.push(c);
-        }
-        if let Some(c) = &query.command {
-            args.push(c);
-        }
+        let sql = newest_per_machine_sql(Dialect::Postgres, query);
+        let args = sql.postgres_params();
+        let refs: Vec<&(dyn ToSql + Sync)> = args.iter().map(|a| a.as_ref()).collect();
         let (runs, values) = self.transact(|tx| {
-            let runs = tx.query(&sql, &args)?;
+            let runs = tx.query(&sql.text, &refs)?;
             let ids: Vec<RunId> = runs.iter().map(|r| r.get(0)).collect();
             let values = tx.query(
                 "SELECT run_id, value FROM samples WHERE run_id = ANY($1) AND metric = $2

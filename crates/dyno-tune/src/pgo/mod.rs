@@ -19,10 +19,8 @@
 //! study goes on with the others. Builds go through `--target <host>` so `RUSTFLAGS`
 //! (and with it the instrumentation) reach neither build scripts nor proc macros.
 
-use crate::build::{
-    build_fingerprint, load_record, run_cargo, save_record, sha256_file, BuildOutcome, BuildRecord,
-    BuildRequest,
-};
+use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest};
+use crate::cargo::{build_fingerprint, load_record, run_cargo, save_record, sha256_file};
 use crate::error::TuneError;
 use crate::profile::Pgo;
 use crate::variant::BuildPlan;
@@ -34,53 +32,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 mod recipe;
-mod tools;
-pub use recipe::recipe;
-pub use tools::{
+pub use crate::artifact::{PgoJob, PgoRecord};
+pub use crate::toolchain::{
     choose_profdata, find_bolt, find_profdata, host_triple, llvm_version, tool_llvm_version,
 };
-
-/// How one PGO variant is trained.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PgoJob {
-    /// `On` or `OnBolt`.
-    pub mode: Pgo,
-    /// Training command lines, `{bin}` where the instrumented binary goes.
-    pub training: Vec<Vec<String>>,
-    /// `true` when the training commands are the measured benchmarks' own.
-    pub same_input: bool,
-    /// Kill a training command after this many seconds.
-    pub timeout_s: f64,
-}
-
-/// What a finished profile-guided build consisted of (stored in its build record).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PgoRecord {
-    /// `on` or `on+bolt`.
-    pub mode: String,
-    /// SHA-256 of the merged profile the binary was built with.
-    pub profile_sha256: String,
-    /// The merged profile.
-    pub profile: PathBuf,
-    /// Key of the profile's inputs (instrumented build, sources, training, tool).
-    pub profile_key: String,
-    /// Seconds of the instrumented build.
-    pub instrumented_build_s: f64,
-    /// Seconds of the training runs and the merge.
-    pub training_s: f64,
-    /// Seconds of the optimised build.
-    pub final_build_s: f64,
-    /// Seconds of BOLT's instrumentation, training and optimisation (0 without BOLT).
-    pub bolt_s: f64,
-    /// The training command lines (with `{bin}`).
-    pub training: Vec<Vec<String>>,
-    /// Whether training ran the measured benchmarks' own commands.
-    pub same_input: bool,
-    /// The `llvm-profdata` used.
-    pub profdata: PathBuf,
-    /// The `llvm-bolt` used, for `on+bolt`.
-    pub bolt: Option<PathBuf>,
-}
+pub use recipe::recipe;
 
 /// The stored profile of a variant: `<target dir>/pgo/profile.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -314,16 +270,7 @@ fn profile(
     if record.exists() {
         std::fs::remove_file(&record).map_err(io_err(&record))?;
     }
-    let cargo = run_cargo(instrumented)?;
-    if stop.load(Ordering::SeqCst) {
-        return Err(StepError::Interrupted);
-    }
-    if !cargo.ok {
-        return Err(StepError::Failed(format!(
-            "instrumented build failed:\n{}",
-            cargo.tail
-        )));
-    }
+    let cargo = cargo_step(instrumented, "instrumented build", stop)?;
     fresh_dir(&dirs.raw)?;
     let raw = dirs.raw.join("%m_%p.profraw").display().to_string();
     let log = dirs.root.join("training.log");
@@ -430,6 +377,75 @@ fn bolt(
     Ok((out, started.elapsed().as_secs_f64()))
 }
 
+/// One cargo build of a PGO step; a failure names the step (`what`) with cargo's tail.
+fn cargo_step(
+    plan: &BuildPlan,
+    what: &str,
+    stop: &AtomicBool,
+) -> Result<crate::cargo::CargoRun, StepError> {
+    let cargo = run_cargo(plan)?;
+    if stop.load(Ordering::SeqCst) {
+        return Err(StepError::Interrupted);
+    }
+    if !cargo.ok {
+        return Err(StepError::Failed(format!("{what} failed:\n{}", cargo.tail)));
+    }
+    Ok(cargo)
+}
+
+/// Everything the steps of one PGO build need, fixed before the first one runs.
+struct PgoBuild<'a> {
+    job: &'a PgoJob,
+    dirs: PgoDirs,
+    /// The instrumented build.
+    instrumented: BuildPlan,
+    /// The build with the merged profile.
+    final_plan: BuildPlan,
+    /// Key of the profile's inputs.
+    key: String,
+    profdata: PathBuf,
+    /// `llvm-bolt` and its `merge-fdata`, for `on+bolt`.
+    bolt_tools: Option<(PathBuf, PathBuf)>,
+}
+
+impl PgoBuild<'_> {
+    /// Trains (or reuses the profile), builds with the profile and, for `on+bolt`,
+    /// optimises the binary with BOLT: the binary and what the steps took.
+    fn run(&self, stop: &AtomicBool) -> Result<(PathBuf, PgoRecord), StepError> {
+        let (job, dirs) = (self.job, &self.dirs);
+        let (stored, _reused) = profile(
+            &self.instrumented,
+            job,
+            &self.key,
+            dirs,
+            &self.profdata,
+            stop,
+        )?;
+        let cargo = cargo_step(&self.final_plan, "build with the profile", stop)?;
+        let (binary, bolt_s) = match &self.bolt_tools {
+            Some(t) => bolt(&self.final_plan.binary, job, dirs, t, stop)?,
+            None => (self.final_plan.binary.clone(), 0.0),
+        };
+        Ok((
+            binary,
+            PgoRecord {
+                mode: job.mode.value().to_string(),
+                profile_sha256: stored.sha256,
+                profile: dirs.profile.clone(),
+                profile_key: self.key.clone(),
+                instrumented_build_s: stored.instrumented_build_s,
+                training_s: stored.training_s,
+                final_build_s: cargo.seconds,
+                bolt_s,
+                training: job.training.clone(),
+                same_input: job.same_input,
+                profdata: self.profdata.clone(),
+                bolt: self.bolt_tools.as_ref().map(|t| t.0.clone()),
+            },
+        ))
+    }
+}
+
 /// Builds (or reuses) one PGO variant: see the module documentation.
 pub fn build_pgo(
     request: &BuildRequest,
@@ -508,44 +524,20 @@ pub fn build_pgo(
     }
     // The record of an earlier build goes first: from here until the new record is saved
     // the variant has no usable binary on disk, whatever happens.
-    let record_file = crate::build::record_path(base);
+    let record_file = crate::cargo::record_path(base);
     if record_file.exists() {
         std::fs::remove_file(&record_file).map_err(io_err(&record_file))?;
     }
-    let steps = (|| -> Result<(PathBuf, PgoRecord), StepError> {
-        let (stored, _reused) = profile(&instrumented, job, &key, &dirs, &profdata, stop)?;
-        let cargo = run_cargo(&final_plan)?;
-        if stop.load(Ordering::SeqCst) {
-            return Err(StepError::Interrupted);
-        }
-        if !cargo.ok {
-            return Err(StepError::Failed(format!(
-                "build with the profile failed:\n{}",
-                cargo.tail
-            )));
-        }
-        let (binary, bolt_s) = match &bolt_tools {
-            Some(t) => bolt(&final_plan.binary, job, &dirs, t, stop)?,
-            None => (final_plan.binary.clone(), 0.0),
-        };
-        Ok((
-            binary,
-            PgoRecord {
-                mode: job.mode.value().to_string(),
-                profile_sha256: stored.sha256,
-                profile: dirs.profile.clone(),
-                profile_key: key.clone(),
-                instrumented_build_s: stored.instrumented_build_s,
-                training_s: stored.training_s,
-                final_build_s: cargo.seconds,
-                bolt_s,
-                training: job.training.clone(),
-                same_input: job.same_input,
-                profdata: profdata.clone(),
-                bolt: bolt_tools.as_ref().map(|t| t.0.clone()),
-            },
-        ))
-    })();
+    let steps = PgoBuild {
+        job,
+        dirs,
+        instrumented,
+        final_plan,
+        key,
+        profdata,
+        bolt_tools,
+    }
+    .run(stop);
     match steps {
         Ok((binary, pgo)) => {
             record.sha256 = sha256_file(&binary)?;

@@ -72,7 +72,9 @@ async fn scrape_forever(state: Arc<AppState>) {
         let mut views = Vec::with_capacity(bodies.len());
         for (i, body) in bodies.into_iter().enumerate() {
             let (url, name) = (&hub.targets[i].url, &hub.targets[i].name);
-            let parsed = body.and_then(|b| prom::parse_exposition(&b));
+            let parsed = body
+                .map_err(|e| e.to_string())
+                .and_then(|b| prom::parse_exposition(&b));
             let v = match parsed {
                 Ok(samples) => {
                     let now = Reading {

@@ -35,11 +35,12 @@ impl Target {
     }
 
     /// Fetches the exposition text; `deadline` bounds the connect and each read.
-    pub(crate) async fn fetch(&self, deadline: Duration) -> Result<String, String> {
+    pub(crate) async fn fetch(&self, deadline: Duration) -> Result<String, WebError> {
         let endpoint = self.endpoint.clone();
         tokio::task::spawn_blocking(move || endpoint.scrape(deadline).map_err(|e| e.to_string()))
             .await
-            .map_err(|e| format!("the scrape stopped: {e}"))?
+            .map_err(WebError::ScrapeStopped)?
+            .map_err(WebError::Scrape)
     }
 }
 

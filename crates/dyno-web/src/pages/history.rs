@@ -5,9 +5,8 @@ use super::{given, when};
 use crate::history::{histories, History, SeriesFilter};
 use crate::markup::{esc, figure, link, page, query, HtmlTable};
 use crate::state::PageError;
-use dyno_model::{format_value, Direction};
+use dyno_model::format_value;
 use dyno_report::plot::{ChangeKind, PlotSize, TrendPlot};
-use dyno_stats::{Better, Strength};
 use dyno_store::Store;
 use serde::Deserialize;
 
@@ -125,10 +124,7 @@ fn series_section(h: &History) -> String {
     }
     let mut out = format!("<section class=\"series\">\n<h2>{}</h2>\n", esc(&heading));
     let f = |x: f64| format_value(x, h.metric.unit);
-    let better = match h.metric.direction {
-        Direction::HigherIsBetter => Better::Higher,
-        Direction::LowerIsBetter => Better::Lower,
-    };
+    let better = dyno_store::better(h.metric.direction);
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     let mut plot = TrendPlot::new(
         format!("{} on {}", k.metric, k.host),
@@ -141,15 +137,10 @@ fn series_section(h: &History) -> String {
     });
     // Marked as `dyno results trend --format html` marks them.
     for c in &h.changes {
-        let kind = match (c.strength, c.is_regression(better)) {
-            (Strength::Weak, _) => ChangeKind::Weak,
-            (_, true) => ChangeKind::Regression,
-            (_, false) => ChangeKind::Improvement,
-        };
         let run = h.points[c.index].run;
         plot = plot.mark(
             c.index,
-            kind,
+            ChangeKind::of(c, better),
             format!("run {run} {:+.1}%", c.relative_change * 100.0),
         );
     }

@@ -8,8 +8,11 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt, progress::Progress};
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use dyno_hw::{preflight, Context, Durations, Measurement, MetricId, RequirementSet};
-use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
+use dyno_hw::{
+    preflight, Context, Durations, HwError, MachineSettings, MeasurePlan, MetricId, RequirementSet,
+    StoredSettings,
+};
+use dyno_model::{Host, RunStatus};
 use dyno_store::{RunId, Store};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -152,7 +155,7 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     }
     let measures_disk = metrics.iter().any(|m| m.is_disk());
     if measures_disk {
-        preflight::check_base_path(&args.base_path).map_err(anyhow::Error::msg)?;
+        preflight::check_base_path(&args.base_path)?;
     }
     let parallel_cores = args
         .parallel_cores
@@ -197,16 +200,28 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
-    let ctx = Context {
-        base_path: args.base_path.clone(),
-        parallel_cores,
-        cores_online: host.cores_online.max(1),
+    let plan = MeasurePlan {
+        metrics,
+        repeat: args.repeat,
+        durations: durations(&args),
+        context: Context {
+            base_path: args.base_path.clone(),
+            parallel_cores,
+            cores_online: host.cores_online.max(1),
+        },
     };
-    let measured = measure_all(&args, &ctx, &metrics, store.as_mut().zip(run_id));
+    let progress = Progress::new(u64::from(args.repeat) * plan.metrics.len() as u64);
+    let measured = dyno_hw::measure_all(
+        &plan,
+        interrupt::stop_flag(),
+        store.as_mut().zip(run_id),
+        &mut &progress,
+    );
+    progress.finish();
     let measured = match measured {
         Ok(m) => m,
         Err(e) => {
-            let status = if e.downcast_ref::<CliError>().is_some() {
+            let status = if is_interrupted(&e) {
                 RunStatus::Incomplete
             } else {
                 RunStatus::Failed
@@ -217,12 +232,11 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
             let kept = run_id
                 .map(|id| format!(" (samples measured so far are kept in run {id})"))
                 .unwrap_or_default();
-            return Err(e.context(format!("dyno machine stopped{kept}")));
+            return Err(stopped(e).context(format!("dyno machine stopped{kept}")));
         }
     };
     if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
-        s.finish_run(id, RunStatus::Complete)
-            .context("recording the end of the run")?;
+        dyno_hw::finish_run(s, id, RunStatus::Complete)?;
     }
     let verdict = dyno_hw::evaluate(measured, &requirements, args.tolerance);
     let ok = verdict.meets_requirements();
@@ -291,6 +305,24 @@ fn durations(args: &MachineArgs) -> Durations {
     }
 }
 
+/// The settings the run measures and judges with, as the report and the store show them.
+fn settings(args: &MachineArgs, parallel_cores: usize, requirements: &str) -> MachineSettings {
+    let d = durations(args);
+    MachineSettings {
+        base_path: args.base_path.display().to_string(),
+        chain: chain(args).map(str::to_string),
+        disk_duration_s: d.disk.as_secs_f64(),
+        extra_duration_s: d.extra.as_secs_f64(),
+        hash_duration_s: d.hash.as_secs_f64(),
+        memory_duration_s: d.memory.as_secs_f64(),
+        parallel_cores,
+        repeat: args.repeat,
+        requirements: requirements.to_string(),
+        tolerance_percent: args.tolerance,
+        verify_duration_s: d.verify.as_secs_f64(),
+    }
+}
+
 fn begin(
     store: &mut Store,
     args: &MachineArgs,
@@ -300,110 +332,46 @@ fn begin(
     requirements: &RequirementSet,
     warnings: &[String],
 ) -> anyhow::Result<RunId> {
-    let d = durations(args);
-    let subject = Subject::new(SubjectKind::Machine, host.hostname.clone())
-        .with("cpu_model", host.cpu_model.clone())
-        .with("cores_online", host.cores_online.to_string());
-    let info = RunInfo {
-        command: "machine".into(),
-        subject,
-        host: host.clone(),
-        started_at: dyno_model::now_unix(),
-        command_line: std::env::args().collect(),
-        tool_version: build_info::describe(),
-        settings: serde_json::json!({
-            "hash_duration_s": d.hash.as_secs_f64(),
-            "verify_duration_s": d.verify.as_secs_f64(),
-            "memory_duration_s": d.memory.as_secs_f64(),
-            "disk_duration_s": d.disk.as_secs_f64(),
-            "extra_duration_s": d.extra.as_secs_f64(),
-            "tolerance_percent": args.tolerance,
-            "repeat": args.repeat,
-            "parallel_cores": parallel_cores,
-            "base_path": args.base_path.display().to_string(),
-            "requirements": requirements.name,
-            stored::MINIMUMS_KEY: stored::minimums_json(requirements),
-            "chain": chain(args),
-            "metrics": metrics.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "warnings": warnings,
-            "build": build_info::json(),
-        }),
+    let settings = StoredSettings {
+        settings: settings(args, parallel_cores, &requirements.name),
+        build: build_info::json(),
+        metrics: metrics.iter().map(|m| m.name()).collect(),
+        requirement_minimums: dyno_hw::stored_minimums(requirements),
+        warnings: warnings.to_vec(),
     };
-    let defs: Vec<_> = metrics.iter().map(|m| m.metric()).collect();
-    store
-        .begin_run(&info, &defs)
-        .context("recording the run in the results store")
+    let command_line = std::env::args().collect();
+    Ok(dyno_hw::begin_run(
+        store,
+        host,
+        metrics,
+        &settings,
+        command_line,
+        build_info::describe(),
+    )?)
 }
 
-/// Measures every metric `repeat` times, repetition by repetition (so slow drift of the
-/// machine spreads over all metrics instead of landing on one), storing each sample as
-/// soon as it is measured.
-fn measure_all(
-    args: &MachineArgs,
-    ctx: &Context,
-    metrics: &[MetricId],
-    mut store: Option<(&mut Store, RunId)>,
-) -> anyhow::Result<Vec<(MetricId, Vec<Measurement>)>> {
-    let d = durations(args);
-    let stop = interrupt::stop_flag();
-    let steps: Vec<(u32, MetricId)> = (0..args.repeat)
-        .flat_map(|rep| metrics.iter().map(move |m| (rep, *m)))
-        .collect();
-    // Preparation (signing, filling 64 MiB files) adds roughly this much per step.
-    let overhead = |m: MetricId| if m.is_disk() { 1.5 } else { 0.3 };
-    let mut remaining: f64 = steps
-        .iter()
-        .map(|(_, m)| d.for_metric(*m).as_secs_f64() + overhead(*m))
-        .sum();
-    let progress = Progress::new(steps.len() as u64);
-    let mut results: Vec<(MetricId, Vec<Measurement>)> =
-        metrics.iter().map(|m| (*m, Vec::new())).collect();
-    for (rep, id) in steps {
-        let label = if args.repeat > 1 {
-            format!(
-                "{} (repetition {}/{})",
-                id.display(ctx.parallel_cores),
-                rep + 1,
-                args.repeat
-            )
-        } else {
-            id.display(ctx.parallel_cores)
-        };
-        progress.step(&label, Duration::from_secs_f64(remaining));
-        let m = match dyno_hw::measure(id, ctx, &d, stop) {
-            Ok(m) => m,
-            Err(dyno_hw::HwError::Interrupted) => {
-                progress.finish();
-                return Err(CliError::Interrupted(format!("while measuring {label}")).into());
-            }
-            Err(e) => {
-                progress.finish();
-                return Err(anyhow::Error::new(e).context(format!("measuring {label}")));
-            }
-        };
-        if let Some((s, run)) = store.as_mut() {
-            let sample = Sample {
-                metric: id.name().to_string(),
-                repetition: rep,
-                value: m.score,
-            };
-            let labels = serde_json::json!({
-                "iterations": m.iterations,
-                "elapsed_s": m.elapsed.as_secs_f64(),
-                "threads": m.threads,
-            });
-            s.add_labeled_samples(*run, &[(sample, labels)])
-                .context("storing a sample")?;
+/// Whether a session error is the stop flag (Ctrl-C) rather than a failure.
+fn is_interrupted(e: &HwError) -> bool {
+    matches!(e, HwError::Step { source, .. } if matches!(**source, HwError::Interrupted))
+}
+
+/// A session error as the binary reports it: an interruption exits with the signal's
+/// code and keeps what was measured.
+fn stopped(e: HwError) -> anyhow::Error {
+    match e {
+        HwError::Step { label, source } if matches!(*source, HwError::Interrupted) => {
+            CliError::Interrupted(format!("while measuring {label}")).into()
         }
-        results
-            .iter_mut()
-            .find(|(m, _)| *m == id)
-            .expect("every step's metric is in the result list")
-            .1
-            .push(m);
-        remaining -= d.for_metric(id).as_secs_f64() + overhead(id);
-        progress.done_one();
+        other => other.into(),
     }
-    progress.finish();
-    Ok(results)
+}
+
+impl dyno_hw::StepProgress for &Progress {
+    fn step(&mut self, label: &str, remaining: Duration) {
+        Progress::step(self, label, remaining);
+    }
+
+    fn done(&mut self) {
+        self.done_one();
+    }
 }

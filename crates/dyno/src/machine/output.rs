@@ -3,14 +3,11 @@
 
 use super::{Format, Report};
 use crate::build_info;
-use dyno_hw::{MetricId, MetricResult};
+use dyno_hw::{MachineReport, MetricId, MetricResult};
 use dyno_model::{format_value, Host};
 use dyno_report::{Align, Cell, Table, TableFormat};
 use std::fmt::Write as _;
 use std::path::Path;
-
-/// Version of the JSON document's layout; bumped when a field changes meaning.
-pub const JSON_SCHEMA: &str = "dyno.machine/1";
 
 /// The host block printed before measuring starts.
 pub fn host_block(host: &Host, base_path: &Path) -> String {
@@ -266,62 +263,13 @@ fn csv(r: &Report) -> String {
     TableFormat::Csv.render(&t)
 }
 
-fn json(r: &Report) -> serde_json::Value {
-    let v = &r.verdict;
-    let results: Vec<_> = v
-        .results
-        .iter()
-        .map(|m| {
-            serde_json::json!({
-                "metric": m.id.name(),
-                "category": m.id.category(),
-                "function": m.id.display(r.parallel_cores),
-                "substrate": m.id.is_substrate(),
-                "unit": m.id.unit().symbol(),
-                "direction": m.id.direction().as_str(),
-                "score": m.median,
-                "samples": m.scores(),
-                "iterations": m.repetitions.iter().map(|x| x.iterations).collect::<Vec<_>>(),
-                "elapsed_s": m.repetitions.iter().map(|x| x.elapsed.as_secs_f64()).collect::<Vec<_>>(),
-                "threads": m.repetitions.first().map(|x| x.threads),
-                "ci": m.interval.map(|(lo, hi, level)| serde_json::json!({"low": lo, "high": hi, "level": level})),
-                "cv": m.cv,
-                "minimum": m.requirement.as_ref().map(|q| q.minimum),
-                "validator_only": m.requirement.as_ref().map(|q| q.validator_only),
-                "relative": m.judgement.map(|j| j.relative),
-                "passed": m.judgement.map(|j| j.passed),
-                "bad_result": m.judgement.map(|j| j.bad_result),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "schema": JSON_SCHEMA,
-        "dyno": build_info::json(),
-        "debug_build": r.debug_build,
-        "run_id": r.run_id,
-        "host": r.host,
-        "settings": {
-            "hash_duration_s": r.args.hash_duration.as_secs_f64(),
-            "verify_duration_s": r.args.verify_duration.as_secs_f64(),
-            "memory_duration_s": r.args.memory_duration.as_secs_f64(),
-            "disk_duration_s": r.args.disk_duration.as_secs_f64(),
-            "extra_duration_s": r.args.extra_duration.as_secs_f64(),
-            "tolerance_percent": r.args.tolerance,
-            "repeat": r.args.repeat,
-            "parallel_cores": r.parallel_cores,
-            "base_path": r.args.base_path.display().to_string(),
-            "requirements": r.requirements.name,
-            "chain": super::chain(r.args),
-        },
-        "warnings": r.warnings,
-        "results": results,
-        "summary": {
-            "total": v.judged,
-            "passed": v.passed,
-            "failed": v.failed,
-            "bad_results": v.bad_results.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "tolerance_percent": v.tolerance,
-        },
-        "verdict": if v.meets_requirements() { "pass" } else { "fail" },
-    })
+fn json(r: &Report) -> MachineReport {
+    MachineReport::new(
+        super::settings(r.args, r.parallel_cores, &r.requirements.name),
+        r.host.clone(),
+        &r.verdict,
+        r.warnings.clone(),
+        r.run_id,
+        (build_info::json(), r.debug_build),
+    )
 }

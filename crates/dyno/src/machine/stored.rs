@@ -1,65 +1,13 @@
 //! The requirement verdict of a machine run read back from the store, for
 //! `dyno results report`: the same rule and the same medians as the terminal showed.
 //!
-//! A run records the minimums it was judged against (`requirement_minimums` in its
-//! settings), so a report made later, on another machine or after the requirements file
-//! changed, judges against what the run saw. Runs from before that field existed fall
-//! back to the built-in set named in `requirements`, when it is one.
+//! The judging is dyno-hw's ([`dyno_hw::judge_stored`]: the minimums the run recorded, so
+//! a report made later judges against what the run saw); this module renders it.
 
-use dyno_hw::{evaluate, Measurement, MetricId, Requirement, RequirementSet};
+use dyno_hw::judge_stored;
 use dyno_model::format_value;
 use dyno_report::{Align, Cell, Section, Table, Verdict as Badge};
 use dyno_store::StoredRun;
-use serde_json::Value;
-use std::time::Duration;
-
-/// The settings entry that lists a run's minimums.
-pub const MINIMUMS_KEY: &str = "requirement_minimums";
-
-/// The requirement set as recorded in a run's settings.
-pub fn minimums_json(set: &RequirementSet) -> Value {
-    set.requirements
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "metric": r.metric.name(),
-                "minimum": r.minimum,
-                "num_cores": r.num_cores,
-                "validator_only": r.validator_only,
-            })
-        })
-        .collect()
-}
-
-/// The set a stored run was judged against, if it can be known.
-fn stored_requirements(settings: &Value) -> Option<RequirementSet> {
-    let name = settings
-        .get("requirements")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown")
-        .to_string();
-    let Some(list) = settings.get(MINIMUMS_KEY).and_then(Value::as_array) else {
-        return RequirementSet::builtin(&name).ok();
-    };
-    let requirements = list
-        .iter()
-        .map(|e| {
-            Some(Requirement {
-                metric: MetricId::parse(e.get("metric")?.as_str()?)?,
-                minimum: e.get("minimum")?.as_f64()?,
-                num_cores: e
-                    .get("num_cores")
-                    .and_then(Value::as_u64)
-                    .map(|n| n as usize),
-                validator_only: e
-                    .get("validator_only")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(RequirementSet { name, requirements })
-}
 
 /// The "Requirements" section of a machine run's report; `None` for other commands.
 pub fn verdict_section(run: &StoredRun) -> Option<Section> {
@@ -67,41 +15,18 @@ pub fn verdict_section(run: &StoredRun) -> Option<Section> {
         return None;
     }
     let heading = format!("Requirements: run {}", run.id);
-    let settings = &run.info.settings;
-    let Some(set) = stored_requirements(settings) else {
+    let metrics: Vec<&str> = run.metrics.iter().map(|m| m.name.as_str()).collect();
+    let samples: Vec<(&str, f64)> = run
+        .samples
+        .iter()
+        .map(|s| (s.metric.as_str(), s.value))
+        .collect();
+    let Some(judged) = judge_stored(&run.info.settings, &metrics, &samples) else {
         return Some(Section::new(heading).note(
             "This run was judged against a requirements file whose minimums it did not record; no verdict can be rebuilt.",
         ));
     };
-    let tolerance = settings
-        .get("tolerance_percent")
-        .and_then(Value::as_f64)
-        .unwrap_or(10.0);
-    let parallel_cores = settings
-        .get("parallel_cores")
-        .and_then(Value::as_u64)
-        .unwrap_or(8) as usize;
-    let measured: Vec<(MetricId, Vec<Measurement>)> = run
-        .metrics
-        .iter()
-        .filter_map(|m| MetricId::parse(&m.name))
-        .map(|id| {
-            let scores = run
-                .samples
-                .iter()
-                .filter(|s| s.metric == id.name())
-                .map(|s| Measurement {
-                    score: s.value,
-                    // Only the scores are judged; the loop counts stay in the samples' labels.
-                    iterations: 0,
-                    elapsed: Duration::ZERO,
-                    threads: 1,
-                })
-                .collect();
-            (id, scores)
-        })
-        .collect();
-    let v = evaluate(measured, &set, tolerance);
+    let (set, v, parallel_cores) = (&judged.requirements, &judged.verdict, judged.parallel_cores);
     let mut table = Table::new("Verdict")
         .column("Category", Align::Left)
         .column("Function", Align::Left)

@@ -1,0 +1,159 @@
+//! A `dyno machine` session: begin the run in the results store, measure every metric
+//! `repeat` times, interleaved, storing each sample as soon as it is measured, and finish
+//! the run. The caller chooses the metrics, shows progress and renders the report.
+//!
+//! Interleaving (every metric once per repetition) spreads slow drift of the machine over
+//! all metrics instead of landing on one; storing each sample at once keeps what was
+//! measured when a later step fails or is interrupted.
+
+use crate::{measure, Context, Durations, HwError, Measurement, MetricId, StoredSettings};
+use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
+use dyno_store::{RunId, Store};
+use serde::Serialize;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// What the caller shows while the session measures.
+pub trait StepProgress {
+    /// Step `label` starts; the remaining steps take about `remaining`.
+    fn step(&mut self, label: &str, remaining: Duration);
+    /// The step finished.
+    fn done(&mut self);
+}
+
+/// What one session measures.
+#[derive(Debug, Clone)]
+pub struct MeasurePlan {
+    /// The metrics, in the order each repetition runs them.
+    pub metrics: Vec<MetricId>,
+    /// Repetitions of every metric.
+    pub repeat: u32,
+    /// Time limits.
+    pub durations: Durations,
+    /// Where and with how many threads.
+    pub context: Context,
+}
+
+/// Every metric with its measurements, in the plan's order.
+pub type Measured = Vec<(MetricId, Vec<Measurement>)>;
+
+/// The labels stored with each sample: what a score was computed from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct SampleLabels {
+    elapsed_s: f64,
+    iterations: u64,
+    threads: usize,
+}
+
+/// Records the start of a machine run of `host` measuring `metrics`.
+pub fn begin_run(
+    store: &mut Store,
+    host: &Host,
+    metrics: &[MetricId],
+    settings: &StoredSettings,
+    command_line: Vec<String>,
+    tool_version: String,
+) -> Result<RunId, HwError> {
+    let subject = Subject::new(SubjectKind::Machine, host.hostname.clone())
+        .with("cpu_model", host.cpu_model.clone())
+        .with("cores_online", host.cores_online.to_string());
+    let info = RunInfo {
+        command: "machine".into(),
+        subject,
+        host: host.clone(),
+        started_at: dyno_model::now_unix(),
+        command_line,
+        tool_version,
+        settings: serde_json::to_value(settings)
+            .map_err(|e| HwError::Failed(format!("encoding the run's settings: {e}")))?,
+    };
+    let defs: Vec<_> = metrics.iter().map(|m| m.metric()).collect();
+    store.begin_run(&info, &defs).map_err(|e| HwError::Store {
+        what: "recording the run in the results store",
+        source: e,
+    })
+}
+
+/// The label of one step: the metric's name, with the repetition when repeated.
+fn step_label(plan: &MeasurePlan, rep: u32, id: MetricId) -> String {
+    let name = id.display(plan.context.parallel_cores);
+    if plan.repeat > 1 {
+        format!("{name} (repetition {}/{})", rep + 1, plan.repeat)
+    } else {
+        name
+    }
+}
+
+/// Measures every metric of `plan`, repetition by repetition, storing each sample in
+/// `store`'s run as soon as it is measured. A failed or interrupted step ends the
+/// session with [`HwError::Step`], naming it.
+pub fn measure_all(
+    plan: &MeasurePlan,
+    stop: &AtomicBool,
+    mut store: Option<(&mut Store, RunId)>,
+    progress: &mut dyn StepProgress,
+) -> Result<Measured, HwError> {
+    let d = &plan.durations;
+    let steps: Vec<(u32, MetricId)> = (0..plan.repeat)
+        .flat_map(|rep| plan.metrics.iter().map(move |m| (rep, *m)))
+        .collect();
+    // Preparation (signing, filling 64 MiB files) adds roughly this much per step.
+    let cost = |m: MetricId| d.for_metric(m).as_secs_f64() + if m.is_disk() { 1.5 } else { 0.3 };
+    let mut remaining: f64 = steps.iter().map(|(_, m)| cost(*m)).sum();
+    let mut results: Measured = plan.metrics.iter().map(|m| (*m, Vec::new())).collect();
+    for (rep, id) in steps {
+        let label = step_label(plan, rep, id);
+        progress.step(&label, Duration::from_secs_f64(remaining));
+        let m = measure(id, &plan.context, d, stop).map_err(|e| HwError::Step {
+            label: label.clone(),
+            source: Box::new(e),
+        })?;
+        if let Some((s, run)) = store.as_mut() {
+            store_sample(s, *run, id, rep, &m)?;
+        }
+        results
+            .iter_mut()
+            .find(|(m, _)| *m == id)
+            .expect("every step's metric is in the result list")
+            .1
+            .push(m);
+        remaining -= cost(id);
+        progress.done();
+    }
+    Ok(results)
+}
+
+fn store_sample(
+    store: &mut Store,
+    run: RunId,
+    id: MetricId,
+    rep: u32,
+    m: &Measurement,
+) -> Result<(), HwError> {
+    let sample = Sample {
+        metric: id.name().to_string(),
+        repetition: rep,
+        value: m.score,
+    };
+    let labels = SampleLabels {
+        elapsed_s: m.elapsed.as_secs_f64(),
+        iterations: m.iterations,
+        threads: m.threads,
+    };
+    let labels = serde_json::to_value(labels).expect("sample labels serialise");
+    store
+        .add_labeled_samples(run, &[(sample, labels)])
+        .map_err(|e| HwError::Store {
+            what: "storing a sample",
+            source: e,
+        })
+}
+
+/// Records how the run ended: `complete`, or after a failed step `incomplete` (stopped)
+/// or `failed`.
+pub fn finish_run(store: &mut Store, run: RunId, status: RunStatus) -> Result<(), HwError> {
+    store.finish_run(run, status).map_err(|e| HwError::Store {
+        what: "recording the end of the run",
+        source: e,
+    })
+}
