@@ -9,8 +9,8 @@
 //! `<target dir>/dyno-build.json`; a build is skipped when its inputs and the binary's
 //! hash match that record.
 //!
-//! The data a build shares with the profile-guided one is in [`crate::artifact`], the
-//! cargo run and the record on disk in [`crate::cargo`]; this module only chooses
+//! The data a build shares with the profile-guided one is in `artifact.rs`, the
+//! cargo run and the record on disk in `cargo.rs`; this module only chooses
 //! between reusing, building and [`crate::pgo`], and runs the builds in parallel.
 
 pub use crate::artifact::{BuildEvent, BuildOutcome, BuildRecord, BuildRequest};

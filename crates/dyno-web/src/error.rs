@@ -29,6 +29,10 @@ pub enum WebError {
         /// What is wrong with it.
         why: String,
     },
+    /// A command's full report of a run cannot be made (what it needs beyond the store,
+    /// such as a cluster run's node logs, may be gone); the message says why.
+    #[error("{0}")]
+    Report(String),
     /// A watched endpoint did not answer with its metrics (dyno-proc's message).
     #[error("{0}")]
     Scrape(String),

@@ -62,8 +62,8 @@ use std::sync::Arc;
 /// crates (machine requirements, compare verdicts), which this crate does not import.
 pub trait FullReport: Send + Sync {
     /// The full HTML document for `run`, `Ok(None)` when this command has no report
-    /// beyond the run page, or an error message.
-    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, String>;
+    /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
+    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError>;
 }
 
 /// Where the log lines of the server go (one line per call, no newline).

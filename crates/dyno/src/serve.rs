@@ -4,6 +4,7 @@
 use anyhow::Context as _;
 use clap::Args;
 use dyno_store::{Store, StoreError, StoredRun};
+use dyno_web::WebError;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,14 +48,14 @@ pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
 struct CommandReports;
 
 impl dyno_web::FullReport for CommandReports {
-    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, String> {
+    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
             "compare" => crate::compare::stored_html(store, run.id)
                 .map(Some)
-                .map_err(|e| format!("{e:#}")),
+                .map_err(|e| WebError::Report(format!("{e:#}"))),
             "cluster run" => crate::cluster::stored_html(run)
                 .map(Some)
-                .map_err(|e| format!("{e:#}")),
+                .map_err(|e| WebError::Report(format!("{e:#}"))),
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
         }
     }

@@ -266,10 +266,10 @@ fn table(t: &TrendReport) -> Table {
     for c in &t.changes {
         let run = &t.history[c.index];
         let effect = Cell::new(t.effect(c));
-        let effect = match (c.strength, t.is_regression(c)) {
-            (dyno_stats::Strength::Weak, _) => effect,
-            (_, true) => effect.bad(),
-            (_, false) => effect.good(),
+        let effect = match ChangeKind::of(c, better(t.measured.direction)) {
+            ChangeKind::Weak => effect,
+            ChangeKind::Regression => effect.bad(),
+            ChangeKind::Improvement => effect.good(),
         };
         table.push_row([
             Cell::new(run.run.to_string()),
