@@ -32,8 +32,6 @@ pub mod error;
 pub mod genesis;
 pub mod keys;
 pub mod load;
-pub mod local_log;
-pub mod local_metrics;
 pub mod log;
 pub mod mempool;
 pub mod node;

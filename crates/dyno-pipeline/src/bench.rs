@@ -27,12 +27,12 @@ use crate::bank::{fund_initial_accounts, Genesis};
 use crate::config::BenchConfig;
 use crate::diagnosis::diagnose;
 use crate::error::{Error, Result};
-use crate::hist::Histogram;
-use crate::ledger::verify_ledger;
 use crate::report::throughput;
 pub use crate::report::{Audit, BenchReport, Fates, Latency, LedgerSummaryView, Throughput};
-use crate::telemetry::BlockRecord;
-use crate::tiles::{
+use dyno_tiles::hist::Histogram;
+use dyno_tiles::ledger::verify_ledger;
+pub use dyno_tiles::progress::Progress;
+use dyno_tiles::tiles::{
     Bank, BankStats, Benchg, Dedup, Pack, Poh, PohStats, Shared, Store, Verify, MAX_ENV,
 };
 
@@ -48,45 +48,6 @@ pub struct BenchOptions {
     pub audit: bool,
     /// Re-hash the ledger after the run to check its chain.
     pub verify_ledger: bool,
-}
-
-/// Progress reported while running (the caller decides what to show).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Progress {
-    /// Signing the pool before the window.
-    Presigning {
-        /// Transactions being signed.
-        count: usize,
-    },
-    /// Something the user should know before the window starts (the pre-signed pool
-    /// will not last it, say); also kept in the report's warnings.
-    Warning(String),
-    /// The tiles are running.
-    Started {
-        /// Tile names in affinity order.
-        tiles: Vec<String>,
-        /// Workspace name (for `dyno pipeline monitor --name`).
-        workspace: String,
-    },
-    /// One second of the window.
-    Second {
-        /// Seconds since the start.
-        t: f64,
-        /// Transactions landed (executed or failed) per second over the last second.
-        tps: f64,
-        /// Generation-to-PoH latency of the transactions recorded in that second.
-        latency: Latency,
-    },
-    /// A block (slot) was produced and written; its stage timings.
-    Block {
-        /// Seconds from the start of the window to the block's end (negative for blocks
-        /// made before the window).
-        t: f64,
-        /// The block.
-        block: BlockRecord,
-    },
-    /// Benchg stopped; waiting for the pipeline to drain.
-    Draining,
 }
 
 struct LinkParts {

@@ -13,7 +13,7 @@ use dyno_tango::metrics::Bucket;
 use dyno_tango::snapshot::Snapshot;
 use serde::Serialize;
 
-use crate::tiles::BenchgStats;
+use dyno_tiles::tiles::BenchgStats;
 
 /// Busy share of one tile kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]

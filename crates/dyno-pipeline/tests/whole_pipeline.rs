@@ -207,7 +207,7 @@ fn check(reliable: bool) {
     bad[last] ^= 1;
     let p = dir.path().join("tampered.bin");
     std::fs::write(&p, &bad).unwrap();
-    assert!(dyno_pipeline::ledger::verify_ledger(&p, a.genesis_hash).is_err());
+    assert!(dyno_tiles::ledger::verify_ledger(&p, a.genesis_hash).is_err());
 }
 
 #[test]

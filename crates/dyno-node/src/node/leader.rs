@@ -7,7 +7,7 @@
 //! one arriving mid-slot lands in this slot's block) and replays the entries poh has
 //! recorded into the block's [`Sealer`] as they come. Feeding stops a margin before
 //! the slot's end; then the tiles finish what they were fed (at most
-//! [`dyno_pipeline::forge::IN_FLIGHT`] transactions), the last entries are replayed,
+//! [`dyno_tiles::forge::IN_FLIGHT`] transactions), the last entries are replayed,
 //! and the block is signed, adopted and announced. The margin is measured, not set:
 //! twice the longest tail (feeding stopped -> announced) of the last [`TAILS_KEPT`]
 //! slots cut with transactions still queued (the tiles full, the longest tails),
@@ -352,7 +352,7 @@ impl Node {
     }
 }
 
-fn push(sealer: &mut Sealer, e: dyno_pipeline::forge::ForgedEntry) -> Result<(), String> {
+fn push(sealer: &mut Sealer, e: dyno_tiles::forge::ForgedEntry) -> Result<(), String> {
     sealer
         .push(Entry {
             num_hashes: e.num_hashes,

@@ -8,6 +8,8 @@ use clap::Args;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_pipeline::bench::{BenchReport, Latency};
 use dyno_pipeline::{run_bench, BenchConfig, BenchOptions, Progress};
+use dyno_tiles::node_log::NodeLog;
+use dyno_tiles::node_metrics::NodeMetrics;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,8 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{parse_seconds_or_zero, SummaryFormat};
-use dyno_node::local_log::NodeLog;
-use dyno_node::local_metrics::NodeMetrics;
 
 /// Arguments of `dyno pipeline bench`.
 #[derive(Debug, Args)]

@@ -1,10 +1,10 @@
 //! The Prometheus endpoint: `GET /metrics` renders the workspace's counters in the text
 //! exposition format. It attaches read-only, like the monitor, so it can never disturb
 //! the tiles, and it binds to loopback unless an address says otherwise. Under `dyno
-//! pipeline bench` the node's own figures follow (see `dyno_node::local_metrics`).
+//! pipeline bench` the node's own figures follow (see `dyno_tiles::node_metrics`).
 
-use dyno_node::local_metrics::NodeMetrics;
 use dyno_tango::{prometheus_text, Snapshot, Workspace};
+use dyno_tiles::node_metrics::NodeMetrics;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;

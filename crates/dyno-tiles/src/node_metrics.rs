@@ -20,7 +20,7 @@
 //! `adopted`); a stage a block did not report (`leader_check` when pack never saw the slot,
 //! `adopted` without a store) adds nothing to its counter and leaves its last value alone.
 
-use dyno_pipeline::Progress;
+use crate::progress::Progress;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
@@ -159,8 +159,8 @@ impl NodeMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dyno_pipeline::bench::Latency;
-    use dyno_pipeline::telemetry::BlockRecord;
+    use crate::progress::Latency;
+    use crate::telemetry::BlockRecord;
 
     fn block(slot: u64, leader_check: Option<u64>, adopted: Option<u64>) -> Progress {
         Progress::Block {
