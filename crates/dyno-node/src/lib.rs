@@ -34,6 +34,7 @@ pub mod keys;
 pub mod load;
 pub mod log;
 pub mod mempool;
+pub mod metrics;
 pub mod node;
 pub mod seal;
 pub mod service;
