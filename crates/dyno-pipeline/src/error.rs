@@ -28,6 +28,9 @@ pub enum Error {
     /// The ledger could not be read back, or is not a valid chain.
     #[error(transparent)]
     Tiles(#[from] dyno_tiles::Error),
+    /// The results store refused the run or its samples.
+    #[error(transparent)]
+    Store(#[from] dyno_store::StoreError),
     /// The tile runtime failed (workspace, links, affinity, a tile thread).
     #[error(transparent)]
     Tango(#[from] dyno_tango::Error),

@@ -7,7 +7,8 @@
 //! ([`bank`]), `poh` mixes each microblock into a SHA-256 hash chain, and `store` appends
 //! the entries to a ledger file. [`config`] reads a layout file, [`bench::run_bench`]
 //! builds genesis, runs the layout and accounts for every transaction; [`diagnosis`]
-//! names the bottleneck.
+//! names the bottleneck; [`session`] runs layouts, stores each as a run and returns
+//! the typed report.
 //!
 //! The transaction format and the bank kernel live in `dyno-txn` (re-exported here as
 //! [`tx`] and [`bank`]) so that `dyno machine` times the same execution code.
@@ -22,7 +23,9 @@ pub mod config;
 pub mod diagnosis;
 pub mod error;
 pub mod report;
+pub mod session;
 
 pub use bench::{run_bench, BenchOptions, BenchReport, Fates, Progress};
 pub use config::BenchConfig;
 pub use error::{Error, Result};
+pub use session::{BenchRun, BenchSession, Invocation};

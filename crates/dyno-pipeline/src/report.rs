@@ -113,6 +113,17 @@ pub struct BenchReport {
     pub audit: Option<Audit>,
 }
 
+impl BenchReport {
+    /// A correctness check failed: balances not conserved, a transaction without a
+    /// fate, or a ledger whose chain does not verify.
+    pub fn check_failed(&self) -> bool {
+        let f = &self.fates;
+        !self.conserved
+            || f.settled() + f.in_flight != f.generated
+            || matches!(self.ledger_check, Some(Err(_)))
+    }
+}
+
 /// A serializable view of a ledger check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LedgerSummaryView {
