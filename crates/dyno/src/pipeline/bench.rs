@@ -130,8 +130,9 @@ impl BenchArgs {
     }
 }
 
-/// Runs `dyno pipeline bench`.
-pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
+/// The config the arguments name (file or built-in workload) with their overrides,
+/// and its origin for messages.
+fn config(a: &BenchArgs) -> anyhow::Result<(BenchConfig, String)> {
     let (mut cfg, origin) = match (&a.config, &a.workload) {
         (Some(path), _) => (BenchConfig::from_file(path)?, path.display().to_string()),
         (None, Some(name)) => (
@@ -157,23 +158,36 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.serve.is_some() && cfg.metrics.listen.is_none() {
         cfg.metrics.listen = Some("127.0.0.1:0".into());
     }
+    Ok((cfg, origin))
+}
+
+/// One config per layout of the sweep (or the one layout), every one validated (config
+/// and affinity) before the first runs.
+fn layouts(a: &BenchArgs, cfg: &BenchConfig, origin: &str) -> anyhow::Result<Vec<BenchConfig>> {
+    let base = (cfg.layout.verify_tile_count, cfg.layout.bank_tile_count);
     let layouts = match &a.sweep {
-        Some(s) => s.layouts((cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)),
-        None => vec![(cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)],
+        Some(s) => s.layouts(base),
+        None => vec![base],
     };
-    // Every layout is validated (config and affinity) before the first one runs.
     let online = dyno_tango::sys::online_cpus()?;
     let mut cfgs = Vec::new();
     for &(v, b) in &layouts {
         let mut c = cfg.clone();
         c.layout.verify_tile_count = v;
         c.layout.bank_tile_count = b;
-        c.validate(&origin)?;
+        c.validate(origin)?;
         c.tango_layout()
             .plan(&online)
             .with_context(|| format!("{origin}: layout verify={v}, bank={b}"))?;
         cfgs.push(c);
     }
+    Ok(cfgs)
+}
+
+/// Runs `dyno pipeline bench`.
+pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let (cfg, origin) = config(&a)?;
+    let cfgs = layouts(&a, &cfg, &origin)?;
     if cfg!(debug_assertions) && std::env::var_os("DYNO_ALLOW_DEBUG_BUILD").is_none() {
         anyhow::bail!(
             "this is a debug build of dyno: its pipeline figures would be meaningless; \
