@@ -379,36 +379,25 @@ pub fn run_bench(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<BenchReport> {
-    let Prepared {
-        online,
-        plan,
-        names,
-        genesis,
-        shared,
-        ledger_path,
-        ws,
-        tile_metrics,
-        stems,
-        pool_warning,
-    } = prepare(cfg, opts, progress)?;
+    let p = prepare(cfg, opts, progress)?;
     let flags = Flags::default();
     let ctl = Ctl {
         failed: &flags.failed,
     };
-    let mut warnings = plan.warnings.clone();
-    warnings.extend(pool_warning);
+    let mut warnings = p.plan.warnings.clone();
+    warnings.extend(p.pool_warning);
     let (window, drain_s, finished) = std::thread::scope(|s| {
         // If anything below panics (a progress callback writing to a closed pipe, say),
         // the tiles must still stop, or the scope would wait for them forever.
         let _stop_on_unwind = StopOnUnwind(&[&flags.gen_stop, &flags.inner]);
-        let running = start_tiles(s, &ctl, stems, &plan.slots, &tile_metrics, &flags);
+        let running = start_tiles(s, &ctl, p.stems, &p.plan.slots, &p.tile_metrics, &flags);
         progress(Progress::Started {
-            tiles: names.clone(),
+            tiles: p.names.clone(),
             workspace: cfg.workspace.name.clone(),
         });
-        let window = measure(&ws, &shared, cfg, opts, stop, &flags.failed, progress);
+        let window = measure(&p.ws, &p.shared, cfg, opts, stop, &flags.failed, progress);
         progress(Progress::Draining);
-        let (drain_s, warning) = drain(&ws, &shared, &flags);
+        let (drain_s, warning) = drain(&p.ws, &p.shared, &flags);
         warnings.extend(warning);
         (window, drain_s, running.join())
     });
@@ -416,14 +405,14 @@ pub fn run_bench(
     let (fates, warning) = fates(&stats);
     warnings.extend(warning);
     let fees: u128 = stats.banks.iter().map(|b| b.fees).sum();
-    let final_total = shared.store.total() + fees;
+    let final_total = p.shared.store.total() + fees;
     let mut le = Histogram::default();
     for b in &stats.banks {
         le.merge(&b.exec_latency);
     }
-    let ledger_check = match (&ledger_path, opts.verify_ledger) {
-        (Some(p), true) => Some(
-            verify_ledger(p, genesis.hash)
+    let ledger_check = match (&p.ledger_path, opts.verify_ledger) {
+        (Some(path), true) => Some(
+            verify_ledger(path, p.genesis.hash)
                 .map(Into::into)
                 .map_err(|e| e.to_string()),
         ),
@@ -433,16 +422,16 @@ pub fn run_bench(
     let diagnosis = diagnose(
         &delta,
         &stats.benchg,
-        online.len(),
+        p.online.len(),
         cfg.bench.rate,
         window.pack_backlog,
     );
     let poh = &stats.poh;
     Ok(BenchReport {
-        tiles: names,
+        tiles: p.names,
         verify_tiles: cfg.layout.verify_tile_count,
         bank_tiles: cfg.layout.bank_tile_count,
-        cpus_online: online.len(),
+        cpus_online: p.online.len(),
         window_s: window.seconds,
         drain_s,
         tps: throughput(&window.tps, window.landed, window.seconds),
@@ -451,8 +440,8 @@ pub fn run_bench(
         fates,
         presigned: stats.benchg.presigned,
         pool_exhausted_after_s: stats.benchg.pool_exhausted_ns.map(|ns| ns as f64 / 1e9),
-        conserved: final_total == genesis.total(),
-        genesis_total: genesis.total(),
+        conserved: final_total == p.genesis.total(),
+        genesis_total: p.genesis.total(),
         final_total,
         poh_hash_rate: if poh.hash_ns == 0 {
             0.0
@@ -461,7 +450,7 @@ pub fn run_bench(
         },
         poh_ticks: poh.ticks,
         poh_slots: poh.slots,
-        ledger: ledger_path,
+        ledger: p.ledger_path,
         ledger_check,
         warnings,
         window: delta,
@@ -472,7 +461,7 @@ pub fn run_bench(
             dedup: stats.dedup,
             pack: stats.pack,
             banks: stats.banks,
-            genesis_hash: genesis.hash,
+            genesis_hash: p.genesis.hash,
         }),
     })
 }

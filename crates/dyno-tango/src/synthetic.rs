@@ -25,7 +25,7 @@ use crate::metrics::{ConsumerMetrics, LinkMetrics, TileMetrics};
 use crate::region::Region;
 use crate::snapshot::{Snapshot, TimeSplit};
 use crate::sys;
-use crate::tile::{mark_failed, FragOutcome, InLink, OutLink, Outputs, Stem, StemOptions, Tile};
+use crate::tile::{mark_failed, FragOutcome, InLink, OutLink, Outputs, Stem, Tile};
 use crate::workspace::{ObjectKind, Workspace, WorkspaceOptions};
 
 /// What one sink saw.
@@ -145,22 +145,6 @@ struct Built {
     tile_metrics: Vec<Region>,
 }
 
-/// How the synthetic tiles idle and how often they do housekeeping.
-fn stem_options(cfg: &LayoutConfig, link: &LinkConfig) -> Result<StemOptions> {
-    let idle = cfg.idle_strategy().map_err(|reason| Error::Config {
-        origin: "layout".into(),
-        reason,
-    })?;
-    Ok(StemOptions {
-        idle,
-        lazy_ns: cfg
-            .layout
-            .lazy_ns
-            .unwrap_or_else(|| StemOptions::lazy_for_depth(link.depth)),
-        accounting: true,
-    })
-}
-
 /// The source as `[synthetic]` says: frags of `frag_size` (at most the link's MTU), paced
 /// to `rate` per second (0: flat out).
 fn source_tile(cfg: &LayoutConfig, link: &LinkConfig) -> Result<SourceTile> {
@@ -240,7 +224,7 @@ fn build(cfg: &LayoutConfig, link: &LinkConfig) -> Result<Built> {
         });
     }
     ws.mark_ready();
-    let opts = stem_options(cfg, link)?;
+    let opts = cfg.stem_options(link.depth)?;
     let source = Stem::new(
         source_tile(cfg, link)?,
         Vec::new(),

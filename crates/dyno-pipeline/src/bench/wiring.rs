@@ -12,7 +12,7 @@ use dyno_tango::link::{Consumer, Producer};
 use dyno_tango::mcache::Mcache;
 use dyno_tango::metrics::{ConsumerMetrics, LinkMetrics, TileMetrics};
 use dyno_tango::region::Region;
-use dyno_tango::tile::{mark_failed, InLink, OutLink, Stem, StemOptions, Tile};
+use dyno_tango::tile::{mark_failed, InLink, OutLink, Stem, Tile};
 use dyno_tango::workspace::{ObjectKind, Workspace};
 use dyno_tiles::tiles::{Bank, Benchg, Dedup, Pack, Poh, Shared, Store, Verify, MAX_ENV};
 
@@ -244,25 +244,6 @@ fn wire_links(cfg: &BenchConfig, ws: &mut Workspace) -> Result<Links> {
     })
 }
 
-/// How every tile of the layout idles and how often it does housekeeping.
-fn stem_options(cfg: &BenchConfig) -> Result<StemOptions> {
-    let idle = cfg
-        .tango_layout()
-        .idle_strategy()
-        .map_err(|reason| Error::Config {
-            origin: "layout".into(),
-            reason,
-        })?;
-    Ok(StemOptions {
-        idle,
-        lazy_ns: cfg
-            .layout
-            .lazy_ns
-            .unwrap_or_else(|| StemOptions::lazy_for_depth(cfg.layout.link_depth)),
-        accounting: true,
-    })
-}
-
 /// Creates every link in `ws` and wraps each tile in its stem; `tile_metrics` are in
 /// affinity order.
 #[allow(clippy::too_many_arguments)]
@@ -277,21 +258,8 @@ pub(super) fn build_stems(
     audit: bool,
 ) -> Result<Stems> {
     let (nv, nb) = (cfg.layout.verify_tile_count, cfg.layout.bank_tile_count);
-    let Links {
-        benchg_out,
-        verify_in,
-        verify_out,
-        dedup_in,
-        dedup_out,
-        pack_in,
-        pack_out,
-        bank_in,
-        bank_out,
-        poh_in,
-        poh_out,
-        store_in,
-    } = wire_links(cfg, ws)?;
-    let sopts = stem_options(cfg)?;
+    let links = wire_links(cfg, ws)?;
+    let sopts = cfg.tango_layout().stem_options(cfg.layout.link_depth)?;
     let m = |i: usize| Some(tile_metrics[i].clone());
     let mut k = 0;
     let mut next = || {
@@ -301,13 +269,14 @@ pub(super) fn build_stems(
     let benchg_stem = Stem::new(
         benchg,
         Vec::new(),
-        vec![benchg_out],
+        vec![links.benchg_out],
         m(next()),
         sopts.clone(),
     );
-    let verify_stems: Vec<_> = verify_in
+    let verify_stems: Vec<_> = links
+        .verify_in
         .into_iter()
-        .zip(verify_out)
+        .zip(links.verify_out)
         .enumerate()
         .map(|(i, (inp, out))| {
             let v = Verify::new(i, nv, cfg.verify.batch, audit);
@@ -316,21 +285,22 @@ pub(super) fn build_stems(
         .collect();
     let dedup_stem = Stem::new(
         Dedup::new(cfg.dedup.depth, audit),
-        dedup_in,
-        vec![dedup_out],
+        links.dedup_in,
+        vec![links.dedup_out],
         m(next()),
         sopts.clone(),
     );
     let pack_stem = Stem::new(
         Pack::new(&cfg.pack, nb, shared.clone(), audit),
-        vec![pack_in],
-        vec![pack_out],
+        vec![links.pack_in],
+        vec![links.pack_out],
         m(next()),
         sopts.clone(),
     );
-    let bank_stems: Vec<_> = bank_in
+    let bank_stems: Vec<_> = links
+        .bank_in
         .into_iter()
-        .zip(bank_out)
+        .zip(links.bank_out)
         .enumerate()
         .map(|(i, (inp, out))| {
             Stem::new(
@@ -344,12 +314,12 @@ pub(super) fn build_stems(
         .collect();
     let poh_stem = Stem::new(
         Poh::new(&cfg.poh, start_hash, shared.clone(), cfg.store.enabled),
-        poh_in,
-        poh_out,
+        links.poh_in,
+        links.poh_out,
         m(next()),
         sopts.clone(),
     );
-    let store_stem = store_in.zip(ledger_file).map(|(inp, f)| {
+    let store_stem = links.store_in.zip(ledger_file).map(|(inp, f)| {
         Stem::new(
             Store::new(f, shared.clone()),
             vec![inp],
