@@ -11,7 +11,8 @@
 //! - summaries: `x{quantile=..}`, `x_sum`, `x_count`.
 //!
 //! Labels are kept as written. Exemplars (`# {..} v ts` after an OpenMetrics sample) and
-//! timestamps are skipped; label values may hold spaces, braces and escaped quotes.
+//! timestamps are skipped; label values may hold spaces, braces and escaped quotes. The
+//! lines are read by dyno-obs' reader, the one `dyno serve`'s live view reads with.
 //!
 //! Over the measured window ([`Scrapes`]), counters become per-second rates; gauges and
 //! summary quantiles keep their values; a histogram's quantiles (p50, p90, p99) and mean
@@ -21,6 +22,8 @@
 
 use crate::execution::{guess_direction, Series, SeriesKind};
 use dyno_model::{Metric, Unit};
+use dyno_obs::read::{self, parse_value};
+use dyno_obs::write::render_labels;
 use std::collections::{BTreeMap, HashMap};
 
 pub use dyno_proc::http::Endpoint;
@@ -79,46 +82,49 @@ pub fn parse_text(text: &str, keep: &[String]) -> Vec<PromSample> {
     let mut lines = Vec::new();
     for line in text.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("# TYPE ") {
-            let mut it = rest.split_whitespace();
-            if let (Some(name), Some(kind)) = (it.next(), it.next()) {
-                let kind = match kind {
-                    "counter" => FamilyKind::Counter,
-                    "histogram" | "gaugehistogram" => FamilyKind::Histogram,
-                    "summary" => FamilyKind::Summary,
-                    _ => FamilyKind::Gauge,
-                };
-                kinds.insert(name.to_string(), kind);
-            }
+        if let Some((name, kind)) = read::type_line(line) {
+            let kind = match kind {
+                "counter" => FamilyKind::Counter,
+                "histogram" | "gaugehistogram" => FamilyKind::Histogram,
+                "summary" => FamilyKind::Summary,
+                _ => FamilyKind::Gauge,
+            };
+            kinds.insert(name.to_string(), kind);
             continue;
         }
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if let Some(parsed) = parse_line(line) {
+        if let Some(parsed) = read::sample_line(line) {
             lines.push(parsed);
         }
     }
     let mut out = Vec::new();
-    for (name, labels, value) in lines {
+    for read::Sample {
+        name,
+        labels,
+        value,
+    } in lines
+    {
         let Some((family, kind, role)) = classify(&name, &labels, &kinds) else {
             continue;
         };
         if !keep.is_empty() && !keep.iter().any(|k| *k == family || *k == name) {
             continue;
         }
-        let group: Vec<&(String, String)> = labels
+        let group: Vec<(&str, &str)> = labels
             .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
             .filter(|(k, _)| {
                 !matches!(
-                    (kind, role, k.as_str()),
+                    (kind, role, *k),
                     (_, Role::Bucket(_), "le") | (_, Role::Quantile(_), "quantile")
                 )
             })
             .collect();
         out.push(PromSample {
-            series: format!("{name}{}", render(labels.iter())),
-            group: render(group.into_iter()),
+            series: format!("{name}{}", render_labels(&labels)),
+            group: render_labels(&group),
             family,
             kind,
             role,
@@ -126,23 +132,6 @@ pub fn parse_text(text: &str, keep: &[String]) -> Vec<PromSample> {
         });
     }
     out
-}
-
-fn render<'a>(labels: impl Iterator<Item = &'a (String, String)>) -> String {
-    let inner: Vec<String> = labels
-        .map(|(k, v)| {
-            let escaped = v
-                .replace('\\', "\\\\")
-                .replace('"', "\\\"")
-                .replace('\n', "\\n");
-            format!("{k}=\"{escaped}\"")
-        })
-        .collect();
-    if inner.is_empty() {
-        String::new()
-    } else {
-        format!("{{{}}}", inner.join(","))
-    }
 }
 
 /// The family, kind and role of sample `name`; `None` for lines to ignore (`_created`).
@@ -195,72 +184,6 @@ fn classify(
         return Some((base.to_string(), kind, role));
     }
     Some((name.to_string(), FamilyKind::Gauge, Role::Value))
-}
-
-/// Parses a number as the text formats write it (`+Inf`, `-Inf`, `NaN`, Go's `1e+06`).
-fn parse_value(text: &str) -> Option<f64> {
-    match text {
-        "+Inf" | "Inf" => Some(f64::INFINITY),
-        "-Inf" => Some(f64::NEG_INFINITY),
-        "NaN" => Some(f64::NAN),
-        t => t.parse::<f64>().ok(),
-    }
-}
-
-type Labels = Vec<(String, String)>;
-
-/// Splits a sample line into name, labels and value. Label values are quoted with `\"`,
-/// `\\` and `\n` escapes and may hold anything, so the label set is scanned, not split.
-fn parse_line(line: &str) -> Option<(String, Labels, f64)> {
-    let name_end = line
-        .find(|c: char| c == '{' || c.is_whitespace())
-        .unwrap_or(line.len());
-    let name = &line[..name_end];
-    if name.is_empty() {
-        return None;
-    }
-    let mut rest = &line[name_end..];
-    let mut labels = Vec::new();
-    if let Some(inner) = rest.strip_prefix('{') {
-        let mut chars = inner.char_indices().peekable();
-        loop {
-            // Skip separators and find the next label name or the closing brace.
-            while matches!(chars.peek(), Some((_, c)) if *c == ',' || c.is_whitespace()) {
-                chars.next();
-            }
-            let (start, c) = chars.next()?;
-            if c == '}' {
-                rest = &inner[start + 1..];
-                break;
-            }
-            let eq = inner[start..].find('=')? + start;
-            let key = inner[start..eq].trim().to_string();
-            while chars.peek().is_some_and(|(i, _)| *i <= eq) {
-                chars.next();
-            }
-            while matches!(chars.peek(), Some((_, c)) if c.is_whitespace()) {
-                chars.next();
-            }
-            if chars.next()?.1 != '"' {
-                return None;
-            }
-            let mut value = String::new();
-            loop {
-                match chars.next()?.1 {
-                    '"' => break,
-                    '\\' => match chars.next()?.1 {
-                        'n' => value.push('\n'),
-                        other => value.push(other),
-                    },
-                    other => value.push(other),
-                }
-            }
-            labels.push((key, value));
-        }
-    }
-    // After the value may come a timestamp and an OpenMetrics exemplar (`# {...} v ts`).
-    let value = rest.split_whitespace().next()?;
-    Some((name.to_string(), labels, parse_value(value)?))
 }
 
 /// The unit of a family from its name's suffix (the naming convention of both formats).

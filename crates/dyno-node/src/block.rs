@@ -27,7 +27,7 @@
 
 use sha2::{Digest, Sha256};
 
-use dyno_pipeline::ledger::{hash_once, mix};
+use dyno_tiles::ledger::{hash_once, mix};
 
 /// Longest leader id.
 pub const MAX_LEADER_LEN: usize = 64;

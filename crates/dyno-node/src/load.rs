@@ -210,6 +210,43 @@ fn send_share(
     }
 }
 
+/// Until every sender finished, calls `second` once a second with what was sent,
+/// failed, accepted and refused in it.
+fn report_seconds(
+    clients: &[IngressClient],
+    shared: &Shared,
+    t0: Instant,
+    second: &mut dyn FnMut(LoadSecond),
+) {
+    let (mut next_report, mut last) = (1u64, [0u64; 4]);
+    while shared.finished.load(Ordering::Relaxed) < clients.len() {
+        std::thread::sleep(Duration::from_millis(5));
+        if t0.elapsed() < Duration::from_secs(next_report) {
+            continue;
+        }
+        let (accepted, refused) = clients
+            .iter()
+            .map(IngressClient::progress)
+            .fold((0, 0), |(a, r), (ca, cr)| (a + ca, r + cr));
+        let now = [
+            shared.sent.load(Ordering::Relaxed),
+            shared.errors.load(Ordering::Relaxed),
+            accepted,
+            refused,
+        ];
+        let d = |i: usize| now[i].saturating_sub(last[i]);
+        second(LoadSecond {
+            t: next_report as f64,
+            sent: d(0),
+            errors: d(1),
+            accepted: d(2),
+            refused: d(3),
+        });
+        last = now;
+        next_report += 1;
+    }
+}
+
 /// Sends `txs` per `plan` through `clients` (one sender thread each, see the module docs)
 /// until the duration ends, the pool runs out or `stop` is raised; calls `second` once a
 /// second; closes the clients.
@@ -238,32 +275,7 @@ pub fn run_load(
                 s.spawn(move || send_share(c, share, rate, t0, plan.duration, stop, shared))
             })
             .collect();
-        let (mut next_report, mut last) = (1u64, [0u64; 4]);
-        while shared.finished.load(Ordering::Relaxed) < clients.len() {
-            std::thread::sleep(Duration::from_millis(5));
-            if t0.elapsed() >= Duration::from_secs(next_report) {
-                let (accepted, refused) = clients
-                    .iter()
-                    .map(IngressClient::progress)
-                    .fold((0, 0), |(a, r), (ca, cr)| (a + ca, r + cr));
-                let now = [
-                    shared.sent.load(Ordering::Relaxed),
-                    shared.errors.load(Ordering::Relaxed),
-                    accepted,
-                    refused,
-                ];
-                let d = |i: usize| now[i].saturating_sub(last[i]);
-                second(LoadSecond {
-                    t: next_report as f64,
-                    sent: d(0),
-                    errors: d(1),
-                    accepted: d(2),
-                    refused: d(3),
-                });
-                last = now;
-                next_report += 1;
-            }
-        }
+        report_seconds(&clients, &shared, t0, second);
         handles
             .into_iter()
             .map(|h| h.join().expect("a sender thread panicked"))

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use dyno_pipeline::forge::{ForgeConfig, TileForge};
+use dyno_tiles::forge::{ForgeConfig, TileForge};
 
 use crate::block::{hex, Block, Header};
 use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};

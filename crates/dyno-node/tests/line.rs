@@ -547,7 +547,7 @@ fn bytes_that_are_not_a_block_are_counted_as_malformed_not_rejected() {
     assert_eq!(c.malformed_blocks, 1);
     assert_eq!(c.refused.get("malformed_block"), Some(&1));
     assert!(c.rejected.is_empty(), "{:?}", c.rejected);
-    let text = dyno_node::service::metrics_text(Some(&st["a"]), None, None);
+    let text = dyno_node::metrics::metrics_text(Some(&st["a"]), None, None);
     assert!(
         text.contains("dyno_node_malformed_blocks_total 1\n"),
         "{text}"

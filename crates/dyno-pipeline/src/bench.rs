@@ -7,34 +7,32 @@
 //! most [`DRAIN_LIMIT`]), then they stop. Time shares and link counters cover the
 //! measured window only (snapshots at its start and end).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
-use dyno_tango::affinity::CpuSlot;
-use dyno_tango::dcache::Dcache;
-use dyno_tango::fseq::{Fseq, FSEQ_FOOTPRINT};
-use dyno_tango::link::{Consumer, Producer};
-use dyno_tango::mcache::Mcache;
-use dyno_tango::metrics::{ConsumerMetrics, LinkMetrics, TileMetrics};
+use dyno_tango::affinity::AffinityPlan;
+use dyno_tango::metrics::TileMetrics;
 use dyno_tango::region::Region;
 use dyno_tango::snapshot::Snapshot;
-use dyno_tango::tile::{mark_failed, InLink, OutLink, Stem, StemOptions, Tile};
 use dyno_tango::workspace::{ObjectKind, Workspace, WorkspaceOptions};
 
 use crate::bank::{fund_initial_accounts, Genesis};
 use crate::config::BenchConfig;
 use crate::diagnosis::diagnose;
 use crate::error::{Error, Result};
-use crate::hist::Histogram;
-use crate::ledger::verify_ledger;
 use crate::report::throughput;
 pub use crate::report::{Audit, BenchReport, Fates, Latency, LedgerSummaryView, Throughput};
-use crate::telemetry::BlockRecord;
-use crate::tiles::{
-    Bank, BankStats, Benchg, Dedup, Pack, Poh, PohStats, Shared, Store, Verify, MAX_ENV,
+use dyno_tiles::hist::Histogram;
+use dyno_tiles::ledger::verify_ledger;
+pub use dyno_tiles::progress::Progress;
+use dyno_tiles::tiles::{
+    BankStats, Benchg, BenchgStats, DedupStats, PackStats, PohStats, Shared, VerifyStats,
 };
+
+mod wiring;
+use wiring::{build_stems, start_tiles, Ctl, Finished, Flags, Stems, StopOnUnwind};
 
 /// Longest wait for the pipeline to drain after benchg stops.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
@@ -50,180 +48,6 @@ pub struct BenchOptions {
     pub verify_ledger: bool,
 }
 
-/// Progress reported while running (the caller decides what to show).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Progress {
-    /// Signing the pool before the window.
-    Presigning {
-        /// Transactions being signed.
-        count: usize,
-    },
-    /// Something the user should know before the window starts (the pre-signed pool
-    /// will not last it, say); also kept in the report's warnings.
-    Warning(String),
-    /// The tiles are running.
-    Started {
-        /// Tile names in affinity order.
-        tiles: Vec<String>,
-        /// Workspace name (for `dyno pipeline monitor --name`).
-        workspace: String,
-    },
-    /// One second of the window.
-    Second {
-        /// Seconds since the start.
-        t: f64,
-        /// Transactions landed (executed or failed) per second over the last second.
-        tps: f64,
-        /// Generation-to-PoH latency of the transactions recorded in that second.
-        latency: Latency,
-    },
-    /// A block (slot) was produced and written; its stage timings.
-    Block {
-        /// Seconds from the start of the window to the block's end (negative for blocks
-        /// made before the window).
-        t: f64,
-        /// The block.
-        block: BlockRecord,
-    },
-    /// Benchg stopped; waiting for the pipeline to drain.
-    Draining,
-}
-
-struct LinkParts {
-    name: String,
-    mcache: Mcache,
-    dcache: Dcache,
-    metrics: Region,
-    fseqs: Vec<Fseq>,
-    slow: Vec<Option<Region>>,
-}
-
-fn new_link(ws: &mut Workspace, name: &str, depth: u64, mtu: usize) -> Result<LinkParts> {
-    let m = ws.alloc(ObjectKind::Mcache, name, Mcache::footprint(depth))?;
-    Mcache::new(&m, depth, 0)?;
-    let d = ws.alloc(ObjectKind::Dcache, name, Dcache::footprint(mtu, depth))?;
-    Dcache::new(&d, mtu, depth)?;
-    let lm = ws.alloc(ObjectKind::LinkMetrics, name, LinkMetrics::FOOTPRINT)?;
-    LinkMetrics::new(&lm)?;
-    Ok(LinkParts {
-        name: name.to_string(),
-        mcache: Mcache::join(&m)?,
-        dcache: Dcache::join(&d)?,
-        metrics: lm,
-        fseqs: Vec::new(),
-        slow: Vec::new(),
-    })
-}
-
-fn consumer(ws: &mut Workspace, l: &mut LinkParts, tile: &str, reliable: bool) -> Result<InLink> {
-    let edge = format!("{}@{tile}", l.name);
-    let cm = ws.alloc(
-        ObjectKind::ConsumerMetrics,
-        &edge,
-        ConsumerMetrics::FOOTPRINT,
-    )?;
-    ConsumerMetrics::new(&cm)?;
-    let fseq = if reliable {
-        let f = ws.alloc(ObjectKind::Fseq, &edge, FSEQ_FOOTPRINT)?;
-        Fseq::new(&f, 0)?;
-        let f = Fseq::join(&f)?;
-        l.fseqs.push(f.clone());
-        l.slow.push(Some(cm.clone()));
-        Some(f)
-    } else {
-        None
-    };
-    Ok(InLink {
-        consumer: Consumer::new(l.mcache.clone(), l.dcache.clone(), fseq),
-        metrics: Some(cm),
-    })
-}
-
-fn producer(l: LinkParts) -> OutLink {
-    OutLink {
-        producer: Producer::new(l.mcache, l.dcache, l.fseqs),
-        metrics: Some(l.metrics),
-        slow: l.slow,
-    }
-}
-
-/// Raises every flag when dropped during a panic.
-struct StopOnUnwind<'a>(&'a [&'a AtomicBool]);
-
-impl Drop for StopOnUnwind<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            for f in self.0 {
-                f.store(true, Ordering::SeqCst);
-            }
-        }
-    }
-}
-
-/// Marks the tile failed and raises `failed` if its thread unwinds.
-struct FailGuard<'a> {
-    failed: &'a AtomicBool,
-    metrics: Region,
-}
-
-impl Drop for FailGuard<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let _ = mark_failed(&self.metrics);
-            self.failed.store(true, Ordering::SeqCst);
-        }
-    }
-}
-
-struct Ctl<'a> {
-    failed: &'a AtomicBool,
-}
-
-fn spawn<'s, 'e: 's, T: Tile + 's>(
-    s: &'s Scope<'s, 'e>,
-    ctl: &'s Ctl<'e>,
-    mut stem: Stem<T>,
-    slot: CpuSlot,
-    metrics: Region,
-    stop: &'s AtomicBool,
-    done: Option<&'s AtomicBool>,
-) -> ScopedJoinHandle<'s, Result<Stem<T>>> {
-    s.spawn(move || {
-        let _guard = FailGuard {
-            failed: ctl.failed,
-            metrics: metrics.clone(),
-        };
-        let cpu = match slot {
-            CpuSlot::Pinned(cpu) => {
-                if let Err(e) = dyno_tango::sys::pin_current_thread(cpu) {
-                    let _ = mark_failed(&metrics);
-                    ctl.failed.store(true, Ordering::SeqCst);
-                    return Err(e.into());
-                }
-                cpu as u64
-            }
-            CpuSlot::Floating => u64::MAX,
-        };
-        TileMetrics::join(&metrics)?
-            .cpu
-            .store(cpu, Ordering::Relaxed);
-        stem.run(stop);
-        if let Some(d) = done {
-            d.store(true, Ordering::SeqCst);
-        }
-        Ok(stem)
-    })
-}
-
-fn joined<T>(name: &str, h: ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
-    h.join().map_err(|_| {
-        Error::Tango(dyno_tango::Error::Tile {
-            tile: name.to_string(),
-            reason: "panicked".into(),
-        })
-    })?
-}
-
 /// The links are caught up and pack holds nothing.
 fn drained(ws: &Workspace, shared: &Shared) -> Option<Vec<u64>> {
     let snap = Snapshot::read(ws);
@@ -235,169 +59,6 @@ fn drained(ws: &Workspace, shared: &Shared) -> Option<Vec<u64>> {
     });
     (caught_up && shared.pack_held.load(Ordering::Relaxed) == 0)
         .then(|| snap.links.iter().map(|l| l.tx_seq).collect())
-}
-
-/// The tiles of one run, wired, ready to start (in affinity order).
-struct Stems {
-    benchg: Stem<Benchg>,
-    verify: Vec<Stem<Verify>>,
-    dedup: Stem<Dedup>,
-    pack: Stem<Pack>,
-    banks: Vec<Stem<Bank>>,
-    poh: Stem<Poh>,
-    store: Option<Stem<Store>>,
-}
-
-/// Creates every link in `ws` and wraps each tile in its stem; `tile_metrics` are in
-/// affinity order.
-#[allow(clippy::too_many_arguments)]
-fn build_stems(
-    cfg: &BenchConfig,
-    ws: &mut Workspace,
-    tile_metrics: &[Region],
-    benchg: Benchg,
-    shared: &Arc<Shared>,
-    start_hash: [u8; 32],
-    ledger_file: Option<std::fs::File>,
-    audit: bool,
-) -> Result<Stems> {
-    let (nv, nb) = (cfg.layout.verify_tile_count, cfg.layout.bank_tile_count);
-    let depth = cfg.layout.link_depth;
-    let small = depth.min(256);
-    let max_txs = cfg.pack.max_txs_per_microblock;
-    let mut ingress = new_link(ws, "benchg->verify", depth, MAX_ENV)?;
-    let mut verify_in = Vec::new();
-    for i in 0..nv {
-        verify_in.push(consumer(
-            ws,
-            &mut ingress,
-            &format!("verify:{i}"),
-            cfg.layout.ingress_reliable,
-        )?);
-    }
-    let mut dedup_in = Vec::new();
-    let mut verify_out = Vec::new();
-    for i in 0..nv {
-        let mut l = new_link(ws, &format!("verify:{i}->dedup"), depth, MAX_ENV)?;
-        dedup_in.push(consumer(ws, &mut l, "dedup:0", true)?);
-        verify_out.push(producer(l));
-    }
-    let mut l = new_link(ws, "dedup->pack", depth, MAX_ENV)?;
-    let pack_in = consumer(ws, &mut l, "pack:0", true)?;
-    let dedup_out = producer(l);
-    let mut l = new_link(ws, "pack->bank", small, Pack::mtu(max_txs))?;
-    let mut bank_in = Vec::new();
-    for i in 0..nb {
-        bank_in.push(consumer(ws, &mut l, &format!("bank:{i}"), true)?);
-    }
-    let pack_out = producer(l);
-    let mut poh_in = Vec::new();
-    let mut bank_out = Vec::new();
-    for i in 0..nb {
-        let mut l = new_link(ws, &format!("bank:{i}->poh"), small, Bank::mtu(max_txs))?;
-        poh_in.push(consumer(ws, &mut l, "poh:0", true)?);
-        bank_out.push(producer(l));
-    }
-    let (poh_out, store_in) = if cfg.store.enabled {
-        let mut l = new_link(ws, "poh->store", depth.min(1024), Poh::mtu(max_txs))?;
-        let c = consumer(ws, &mut l, "store:0", true)?;
-        (vec![producer(l)], Some(c))
-    } else {
-        (Vec::new(), None)
-    };
-
-    let idle = cfg
-        .tango_layout()
-        .idle_strategy()
-        .map_err(|reason| Error::Config {
-            origin: "layout".into(),
-            reason,
-        })?;
-    let sopts = StemOptions {
-        idle,
-        lazy_ns: cfg
-            .layout
-            .lazy_ns
-            .unwrap_or_else(|| StemOptions::lazy_for_depth(depth)),
-        accounting: true,
-    };
-    let m = |i: usize| Some(tile_metrics[i].clone());
-    let mut k = 0;
-    let mut next = || {
-        k += 1;
-        k - 1
-    };
-    let benchg_stem = Stem::new(
-        benchg,
-        Vec::new(),
-        vec![producer(ingress)],
-        m(next()),
-        sopts.clone(),
-    );
-    let verify_stems: Vec<_> = verify_in
-        .into_iter()
-        .zip(verify_out)
-        .enumerate()
-        .map(|(i, (inp, out))| {
-            let v = Verify::new(i, nv, cfg.verify.batch, audit);
-            Stem::new(v, vec![inp], vec![out], m(next()), sopts.clone())
-        })
-        .collect();
-    let dedup_stem = Stem::new(
-        Dedup::new(cfg.dedup.depth, audit),
-        dedup_in,
-        vec![dedup_out],
-        m(next()),
-        sopts.clone(),
-    );
-    let pack_stem = Stem::new(
-        Pack::new(&cfg.pack, nb, shared.clone(), audit),
-        vec![pack_in],
-        vec![pack_out],
-        m(next()),
-        sopts.clone(),
-    );
-    let bank_stems: Vec<_> = bank_in
-        .into_iter()
-        .zip(bank_out)
-        .enumerate()
-        .map(|(i, (inp, out))| {
-            Stem::new(
-                Bank::new(i, shared.clone(), audit).with_extra_work(cfg.bank.extra_work_per_tx),
-                vec![inp],
-                vec![out],
-                m(next()),
-                sopts.clone(),
-            )
-        })
-        .collect();
-    let poh_stem = Stem::new(
-        Poh::new(&cfg.poh, start_hash, shared.clone(), cfg.store.enabled),
-        poh_in,
-        poh_out,
-        m(next()),
-        sopts.clone(),
-    );
-    let store_stem = store_in.zip(ledger_file).map(|(inp, f)| {
-        Stem::new(
-            Store::new(f, shared.clone()),
-            vec![inp],
-            Vec::new(),
-            m(next()),
-            sopts.clone(),
-        )
-    });
-
-    ws.mark_ready();
-    Ok(Stems {
-        benchg: benchg_stem,
-        verify: verify_stems,
-        dedup: dedup_stem,
-        pack: pack_stem,
-        banks: bank_stems,
-        poh: poh_stem,
-        store: store_stem,
-    })
 }
 
 /// Transactions per second one verify tile is planned to take when benchg runs flat out:
@@ -442,27 +103,35 @@ pub fn pool_shortfall(
     })
 }
 
-/// Runs the bench of `cfg`: validates everything first (affinity against the online
-/// CPUs, the ledger directory), signs the pool, runs for `opts.duration` (or until
-/// `stop`), drains, and reports.
-pub fn run_bench(
+/// Everything a run needs before its tiles start.
+struct Prepared {
+    online: Vec<usize>,
+    plan: AffinityPlan,
+    names: Vec<String>,
+    genesis: Arc<Genesis>,
+    shared: Arc<Shared>,
+    ledger_path: Option<PathBuf>,
+    ws: Workspace,
+    tile_metrics: Vec<Region>,
+    stems: Stems,
+    pool_warning: Option<String>,
+}
+
+/// Checks the layout against the online CPUs, opens the ledger, funds genesis, signs
+/// the pool (a warning when it will not last the window) and wires every tile into a
+/// fresh workspace.
+fn prepare(
     cfg: &BenchConfig,
     opts: &BenchOptions,
-    stop: &AtomicBool,
     progress: &mut dyn FnMut(Progress),
-) -> Result<BenchReport> {
+) -> Result<Prepared> {
     let tango = cfg.tango_layout();
     let online = dyno_tango::sys::online_cpus()?;
     let plan = tango.plan(&online)?;
-    let names = tango.tile_names();
-    let (nv, nb) = (cfg.layout.verify_tile_count, cfg.layout.bank_tile_count);
-    let ledger_path = if cfg.store.enabled {
+    let ledger_path = cfg.store.enabled.then(|| {
         let dir = cfg.store.dir.clone().unwrap_or_else(std::env::temp_dir);
-        let p = dir.join(format!("dyno-ledger-{}.bin", cfg.workspace.name));
-        Some(p)
-    } else {
-        None
-    };
+        dir.join(format!("dyno-ledger-{}.bin", cfg.workspace.name))
+    });
     let ledger_file = match &ledger_path {
         Some(p) => Some(std::fs::File::create(p).map_err(|e| Error::Io {
             path: p.clone(),
@@ -470,20 +139,19 @@ pub fn run_bench(
         })?),
         None => None,
     };
-
     let genesis: Arc<Genesis> = Arc::new(fund_initial_accounts(
         cfg.genesis.fund_initial_accounts,
         cfg.genesis.balance,
         cfg.genesis.seed,
     ));
-    let shared = Arc::new(Shared::new(&genesis, nb));
+    let shared = Arc::new(Shared::new(&genesis, cfg.layout.bank_tile_count));
     progress(Progress::Presigning {
         count: cfg.bench.presign,
     });
     let pool_warning = pool_shortfall(
         cfg.bench.presign,
         cfg.bench.rate,
-        nv,
+        cfg.layout.verify_tile_count,
         opts.duration.as_secs_f64(),
     );
     if let Some(w) = &pool_warning {
@@ -496,27 +164,19 @@ pub fn run_bench(
         cfg.genesis.seed,
         opts.audit,
     );
-
     let mut ws = Workspace::create(&WorkspaceOptions {
         name: cfg.workspace.name.clone(),
         dir: cfg.workspace.dir.clone(),
         size: cfg.workspace.size_mb << 20,
     })?;
+    let names = tango.tile_names();
     let mut tile_metrics = Vec::new();
     for t in &names {
         let r = ws.alloc(ObjectKind::TileMetrics, t, TileMetrics::FOOTPRINT)?;
         TileMetrics::new(&r)?;
         tile_metrics.push(r);
     }
-    let Stems {
-        benchg: benchg_stem,
-        verify: verify_stems,
-        dedup: dedup_stem,
-        pack: pack_stem,
-        banks: bank_stems,
-        poh: poh_stem,
-        store: store_stem,
-    } = build_stems(
+    let stems = build_stems(
         cfg,
         &mut ws,
         &tile_metrics,
@@ -526,227 +186,262 @@ pub fn run_bench(
         ledger_file,
         opts.audit,
     )?;
+    Ok(Prepared {
+        online,
+        plan,
+        names,
+        genesis,
+        shared,
+        ledger_path,
+        ws,
+        tile_metrics,
+        stems,
+        pool_warning,
+    })
+}
 
-    let failed = AtomicBool::new(false);
-    let gen_stop = AtomicBool::new(false);
-    let gen_done = AtomicBool::new(false);
-    let inner = AtomicBool::new(false);
-    let ctl = Ctl { failed: &failed };
-    let mut warnings = plan.warnings.clone();
-    warnings.extend(pool_warning);
+/// What the measured window saw.
+struct Window {
+    /// Counters at its start and end.
+    start: Snapshot,
+    end: Snapshot,
+    /// Transactions landed per second, second by second.
+    tps: Vec<f64>,
+    seconds: f64,
+    /// Transactions landed by its end (since the start of the run).
+    landed: u64,
+    /// Transactions pack held at its end.
+    pack_backlog: u64,
+}
+
+/// Runs the measured window (for `opts.duration`, or until `stop` or a tile fails),
+/// reporting each block and each second.
+fn measure(
+    ws: &Workspace,
+    shared: &Shared,
+    cfg: &BenchConfig,
+    opts: &BenchOptions,
+    stop: &AtomicBool,
+    failed: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> Window {
+    let t0 = Instant::now();
+    let start = Snapshot::read(ws);
     let mut tps = Vec::new();
-    let (mut snap0, mut snap1) = (None, None);
-    let (mut window_s, mut drain_s, mut landed_window, mut pack_backlog) = (0.0, 0.0, 0, 0);
-    let slots = &plan.slots;
-
-    let outcome = std::thread::scope(|s| {
-        // If anything below panics (a progress callback writing to a closed pipe, say),
-        // the tiles must still stop, or the scope would wait for them forever.
-        let _stop_on_unwind = StopOnUnwind(&[&gen_stop, &inner]);
-        let ctl = &ctl;
-        let tm = |i: usize| tile_metrics[i].clone();
-        let mut k = 0;
-        let mut next = || {
-            k += 1;
-            k - 1
-        };
-        let i = next();
-        let hb = spawn(
-            s,
-            ctl,
-            benchg_stem,
-            slots[i],
-            tm(i),
-            &gen_stop,
-            Some(&gen_done),
-        );
-        let hv: Vec<_> = verify_stems
-            .into_iter()
-            .map(|st| {
-                let i = next();
-                spawn(s, ctl, st, slots[i], tm(i), &inner, None)
-            })
-            .collect();
-        let i = next();
-        let hd = spawn(s, ctl, dedup_stem, slots[i], tm(i), &inner, None);
-        let i = next();
-        let hp = spawn(s, ctl, pack_stem, slots[i], tm(i), &inner, None);
-        let hk: Vec<_> = bank_stems
-            .into_iter()
-            .map(|st| {
-                let i = next();
-                spawn(s, ctl, st, slots[i], tm(i), &inner, None)
-            })
-            .collect();
-        let i = next();
-        let hpoh = spawn(s, ctl, poh_stem, slots[i], tm(i), &inner, None);
-        let hs = store_stem.map(|st| {
-            let i = next();
-            spawn(s, ctl, st, slots[i], tm(i), &inner, None)
-        });
-        progress(Progress::Started {
-            tiles: names.clone(),
-            workspace: cfg.workspace.name.clone(),
-        });
-
-        // The measured window.
-        let t0 = Instant::now();
-        snap0 = Some(Snapshot::read(&ws));
-        let (mut last_t, mut last_n) = (t0, shared.landed.load(Ordering::Relaxed));
-        let telemetry = &shared.telemetry;
-        let window_origin_s = t0.duration_since(shared.epoch).as_secs_f64();
-        let mut last_latency = telemetry.latency.snapshot();
-        let store = cfg.store.enabled;
-        while (opts.duration.is_zero() || t0.elapsed() < opts.duration)
-            && !stop.load(Ordering::Relaxed)
-            && !failed.load(Ordering::Relaxed)
-        {
-            std::thread::sleep(Duration::from_millis(5));
-            for block in telemetry.take_blocks(shared.now_ns(), store) {
-                progress(Progress::Block {
-                    t: block.end_ns as f64 / 1e9 - window_origin_s,
-                    block,
-                });
-            }
-            if last_t.elapsed() >= Duration::from_secs(1) {
-                let (now, n) = (Instant::now(), shared.landed.load(Ordering::Relaxed));
-                let rate = (n - last_n) as f64 / (now - last_t).as_secs_f64();
-                tps.push(rate);
-                let lat = telemetry.latency.snapshot();
-                progress(Progress::Second {
-                    t: (now - t0).as_secs_f64(),
-                    tps: rate,
-                    latency: Latency::of(&lat.since(&last_latency)),
-                });
-                (last_t, last_n, last_latency) = (now, n, lat);
-            }
+    let (mut last_t, mut last_n) = (t0, shared.landed.load(Ordering::Relaxed));
+    let telemetry = &shared.telemetry;
+    let window_origin_s = t0.duration_since(shared.epoch).as_secs_f64();
+    let mut last_latency = telemetry.latency.snapshot();
+    let store = cfg.store.enabled;
+    while (opts.duration.is_zero() || t0.elapsed() < opts.duration)
+        && !stop.load(Ordering::Relaxed)
+        && !failed.load(Ordering::Relaxed)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+        for block in telemetry.take_blocks(shared.now_ns(), store) {
+            progress(Progress::Block {
+                t: block.end_ns as f64 / 1e9 - window_origin_s,
+                block,
+            });
         }
-        snap1 = Some(Snapshot::read(&ws));
-        window_s = t0.elapsed().as_secs_f64();
-        landed_window = shared.landed.load(Ordering::Relaxed);
-        pack_backlog = shared.pack_held.load(Ordering::Relaxed);
+        if last_t.elapsed() >= Duration::from_secs(1) {
+            let (now, n) = (Instant::now(), shared.landed.load(Ordering::Relaxed));
+            let rate = (n - last_n) as f64 / (now - last_t).as_secs_f64();
+            tps.push(rate);
+            let lat = telemetry.latency.snapshot();
+            progress(Progress::Second {
+                t: (now - t0).as_secs_f64(),
+                tps: rate,
+                latency: Latency::of(&lat.since(&last_latency)),
+            });
+            (last_t, last_n, last_latency) = (now, n, lat);
+        }
+    }
+    Window {
+        end: Snapshot::read(ws),
+        start,
+        tps,
+        seconds: t0.elapsed().as_secs_f64(),
+        landed: shared.landed.load(Ordering::Relaxed),
+        pack_backlog: shared.pack_held.load(Ordering::Relaxed),
+    }
+}
 
-        // Drain: benchg first, then everything once caught up twice in a row.
-        progress(Progress::Draining);
-        gen_stop.store(true, Ordering::SeqCst);
-        let d0 = Instant::now();
-        let mut prev: Option<Vec<u64>> = None;
-        while d0.elapsed() < DRAIN_LIMIT && !failed.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(3));
-            if !gen_done.load(Ordering::SeqCst) {
-                continue;
-            }
-            let now = drained(&ws, &shared);
-            if now.is_some() && now == prev {
-                break;
-            }
-            prev = now;
+/// Stops benchg and waits (at most [`DRAIN_LIMIT`]) until everything is caught up twice
+/// in a row, then stops the other tiles; the drain's seconds, and a warning when the
+/// pipeline did not drain.
+fn drain(ws: &Workspace, shared: &Shared, flags: &Flags) -> (f64, Option<String>) {
+    flags.gen_stop.store(true, Ordering::SeqCst);
+    let d0 = Instant::now();
+    let mut prev: Option<Vec<u64>> = None;
+    while d0.elapsed() < DRAIN_LIMIT && !flags.failed.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(3));
+        if !flags.gen_done.load(Ordering::SeqCst) {
+            continue;
         }
-        drain_s = d0.elapsed().as_secs_f64();
-        if d0.elapsed() >= DRAIN_LIMIT {
-            warnings.push(format!(
-                "the pipeline did not drain within {} s; what it held is counted as in flight",
-                DRAIN_LIMIT.as_secs()
-            ));
+        let now = drained(ws, shared);
+        if now.is_some() && now == prev {
+            break;
         }
-        inner.store(true, Ordering::SeqCst);
-        gen_stop.store(true, Ordering::SeqCst);
-        let b = joined("benchg:0", hb);
-        let v: Vec<_> = hv
-            .into_iter()
-            .enumerate()
-            .map(|(i, h)| joined(&format!("verify:{i}"), h))
-            .collect();
-        let d = joined("dedup:0", hd);
-        let p = joined("pack:0", hp);
-        let k: Vec<_> = hk
-            .into_iter()
-            .enumerate()
-            .map(|(i, h)| joined(&format!("bank:{i}"), h))
-            .collect();
-        let poh = joined("poh:0", hpoh);
-        let st = hs.map(|h| joined("store:0", h));
-        (b, v, d, p, k, poh, st)
+        prev = now;
+    }
+    let drain_s = d0.elapsed().as_secs_f64();
+    let warning = (d0.elapsed() >= DRAIN_LIMIT).then(|| {
+        format!(
+            "the pipeline did not drain within {} s; what it held is counted as in flight",
+            DRAIN_LIMIT.as_secs()
+        )
     });
-    let (b, v, d, p, k, poh, st) = outcome;
-    let benchg = b?.into_tile().stats;
-    let mut verify = Vec::new();
-    for r in v {
-        let stem = r?;
-        let seq = stem.inputs()[0].consumer.seq();
-        let mut t = stem.into_tile();
-        t.settle(seq);
-        verify.push(t.stats);
-    }
-    let dedup = d?.into_tile().stats;
-    let pack = p?.into_tile().stats;
-    let banks: Vec<BankStats> = k
-        .into_iter()
-        .map(|r| r.map(|s| s.into_tile().stats))
-        .collect::<Result<_>>()?;
-    let poh: PohStats = poh?.into_tile().stats;
-    if let Some(st) = st {
-        let mut store = st?.into_tile();
-        store.flush();
-        if let Some(e) = store.error {
-            warnings.push(format!("store: {e}"));
-        }
-    }
+    flags.inner.store(true, Ordering::SeqCst);
+    flags.gen_stop.store(true, Ordering::SeqCst);
+    (drain_s, warning)
+}
 
+/// The tiles' own accounts, once they stopped.
+struct TileStats {
+    benchg: BenchgStats,
+    verify: Vec<VerifyStats>,
+    dedup: DedupStats,
+    pack: PackStats,
+    banks: Vec<BankStats>,
+    poh: PohStats,
+}
+
+impl Finished {
+    /// The first tile that failed, or every tile's stats; the store's write error, if
+    /// any, joins `warnings`.
+    fn stats(self, warnings: &mut Vec<String>) -> Result<TileStats> {
+        let benchg = self.benchg?.into_tile().stats;
+        let mut verify = Vec::new();
+        for r in self.verify {
+            let stem = r?;
+            let seq = stem.inputs()[0].consumer.seq();
+            let mut t = stem.into_tile();
+            t.settle(seq);
+            verify.push(t.stats);
+        }
+        let dedup = self.dedup?.into_tile().stats;
+        let pack = self.pack?.into_tile().stats;
+        let banks: Vec<BankStats> = self
+            .banks
+            .into_iter()
+            .map(|r| r.map(|s| s.into_tile().stats))
+            .collect::<Result<_>>()?;
+        let poh = self.poh?.into_tile().stats;
+        if let Some(st) = self.store {
+            let mut store = st?.into_tile();
+            store.flush();
+            if let Some(e) = store.error {
+                warnings.push(format!("store: {e}"));
+            }
+        }
+        Ok(TileStats {
+            benchg,
+            verify,
+            dedup,
+            pack,
+            banks,
+            poh,
+        })
+    }
+}
+
+/// Every generated transaction by fate; a warning when more fates than transactions
+/// were counted.
+fn fates(t: &TileStats) -> (Fates, Option<String>) {
     let mut fates = Fates {
-        generated: benchg.generated,
-        executed: banks.iter().map(|b| b.executed).sum(),
-        failed: banks.iter().map(|b| b.failed).sum(),
-        invalid_signature: verify.iter().map(|v| v.invalid).sum(),
-        duplicate: dedup.duplicates,
-        overrun_ingress: verify.iter().map(|v| v.overrun).sum(),
-        pack_dropped: pack.dropped,
+        generated: t.benchg.generated,
+        executed: t.banks.iter().map(|b| b.executed).sum(),
+        failed: t.banks.iter().map(|b| b.failed).sum(),
+        invalid_signature: t.verify.iter().map(|v| v.invalid).sum(),
+        duplicate: t.dedup.duplicates,
+        overrun_ingress: t.verify.iter().map(|v| v.overrun).sum(),
+        pack_dropped: t.pack.dropped,
         in_flight: 0,
     };
     fates.in_flight = fates.generated.saturating_sub(fates.settled());
-    if fates.settled() > fates.generated {
-        warnings.push(format!(
+    let warning = (fates.settled() > fates.generated).then(|| {
+        format!(
             "accounting error: {} fates for {} generated transactions",
             fates.settled(),
             fates.generated
-        ));
-    }
-    let fees: u128 = banks.iter().map(|b| b.fees).sum();
-    let final_total = shared.store.total() + fees;
-    let (mut le, mut lp) = (Histogram::default(), Histogram::default());
-    for b in &banks {
+        )
+    });
+    (fates, warning)
+}
+
+/// Runs the bench of `cfg`: validates everything first (affinity against the online
+/// CPUs, the ledger directory), signs the pool, runs for `opts.duration` (or until
+/// `stop`), drains, and reports.
+pub fn run_bench(
+    cfg: &BenchConfig,
+    opts: &BenchOptions,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<BenchReport> {
+    let p = prepare(cfg, opts, progress)?;
+    let flags = Flags::default();
+    let ctl = Ctl {
+        failed: &flags.failed,
+    };
+    let mut warnings = p.plan.warnings.clone();
+    warnings.extend(p.pool_warning);
+    let (window, drain_s, finished) = std::thread::scope(|s| {
+        // If anything below panics (a progress callback writing to a closed pipe, say),
+        // the tiles must still stop, or the scope would wait for them forever.
+        let _stop_on_unwind = StopOnUnwind(&[&flags.gen_stop, &flags.inner]);
+        let running = start_tiles(s, &ctl, p.stems, &p.plan.slots, &p.tile_metrics, &flags);
+        progress(Progress::Started {
+            tiles: p.names.clone(),
+            workspace: cfg.workspace.name.clone(),
+        });
+        let window = measure(&p.ws, &p.shared, cfg, opts, stop, &flags.failed, progress);
+        progress(Progress::Draining);
+        let (drain_s, warning) = drain(&p.ws, &p.shared, &flags);
+        warnings.extend(warning);
+        (window, drain_s, running.join())
+    });
+    let stats = finished.stats(&mut warnings)?;
+    let (fates, warning) = fates(&stats);
+    warnings.extend(warning);
+    let fees: u128 = stats.banks.iter().map(|b| b.fees).sum();
+    let final_total = p.shared.store.total() + fees;
+    let mut le = Histogram::default();
+    for b in &stats.banks {
         le.merge(&b.exec_latency);
     }
-    lp.merge(&poh.poh_latency);
-    let ledger_check = match (&ledger_path, opts.verify_ledger) {
-        (Some(p), true) => Some(
-            verify_ledger(p, genesis.hash)
+    let ledger_check = match (&p.ledger_path, opts.verify_ledger) {
+        (Some(path), true) => Some(
+            verify_ledger(path, p.genesis.hash)
                 .map(Into::into)
                 .map_err(|e| e.to_string()),
         ),
         _ => None,
     };
-    let window = match (&snap1, &snap0) {
-        (Some(a), Some(b)) => a.delta(b),
-        _ => Snapshot::read(&ws),
-    };
-    let throughput = throughput(&tps, landed_window, window_s);
-    let diagnosis = diagnose(&window, &benchg, online.len(), cfg.bench.rate, pack_backlog);
-    let report = BenchReport {
-        tiles: names,
-        verify_tiles: nv,
-        bank_tiles: nb,
-        cpus_online: online.len(),
-        window_s,
+    let delta = window.end.delta(&window.start);
+    let diagnosis = diagnose(
+        &delta,
+        &stats.benchg,
+        p.online.len(),
+        cfg.bench.rate,
+        window.pack_backlog,
+    );
+    let poh = &stats.poh;
+    Ok(BenchReport {
+        tiles: p.names,
+        verify_tiles: cfg.layout.verify_tile_count,
+        bank_tiles: cfg.layout.bank_tile_count,
+        cpus_online: p.online.len(),
+        window_s: window.seconds,
         drain_s,
-        tps: throughput,
+        tps: throughput(&window.tps, window.landed, window.seconds),
         latency_exec: Latency::of(&le),
-        latency_poh: Latency::of(&lp),
+        latency_poh: Latency::of(&poh.poh_latency),
         fates,
-        presigned: benchg.presigned,
-        pool_exhausted_after_s: benchg.pool_exhausted_ns.map(|ns| ns as f64 / 1e9),
-        conserved: final_total == genesis.total(),
-        genesis_total: genesis.total(),
+        presigned: stats.benchg.presigned,
+        pool_exhausted_after_s: stats.benchg.pool_exhausted_ns.map(|ns| ns as f64 / 1e9),
+        conserved: final_total == p.genesis.total(),
+        genesis_total: p.genesis.total(),
         final_total,
         poh_hash_rate: if poh.hash_ns == 0 {
             0.0
@@ -755,19 +450,18 @@ pub fn run_bench(
         },
         poh_ticks: poh.ticks,
         poh_slots: poh.slots,
-        ledger: ledger_path,
+        ledger: p.ledger_path,
         ledger_check,
         warnings,
-        window,
+        window: delta,
         diagnosis,
         audit: opts.audit.then(|| Audit {
-            benchg: benchg.clone(),
-            verify,
-            dedup,
-            pack,
-            banks,
-            genesis_hash: genesis.hash,
+            benchg: stats.benchg.clone(),
+            verify: stats.verify,
+            dedup: stats.dedup,
+            pack: stats.pack,
+            banks: stats.banks,
+            genesis_hash: p.genesis.hash,
         }),
-    };
-    Ok(report)
+    })
 }

@@ -13,7 +13,7 @@ use dyno_tango::metrics::Bucket;
 use dyno_tango::snapshot::Snapshot;
 use serde::Serialize;
 
-use crate::tiles::BenchgStats;
+use dyno_tiles::tiles::BenchgStats;
 
 /// Busy share of one tile kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -102,16 +102,9 @@ fn held_back(shares: &[KindShare], pack_backlog: u64) -> Option<(KindShare, Stri
     None
 }
 
-/// Diagnoses the window `w` (a snapshot delta); `pack_backlog` is what pack held at its
-/// end.
-pub fn diagnose(
-    w: &Snapshot,
-    benchg: &BenchgStats,
-    cpus: usize,
-    rate: u64,
-    pack_backlog: u64,
-) -> Diagnosis {
-    let shares: Vec<KindShare> = KINDS
+/// Time shares of each kind of tile in the window, averaged over its tiles.
+fn kind_shares(w: &Snapshot) -> Vec<KindShare> {
+    KINDS
         .iter()
         .filter_map(|&kind| {
             let tiles: Vec<_> = w
@@ -136,25 +129,12 @@ pub fn diagnose(
                 backpressured: mean(Bucket::Backpressure),
             })
         })
-        .collect();
-    let get = |k: &str| shares.iter().find(|s| s.kind == k);
-    let gen = get("benchg").cloned().unwrap_or(KindShare {
-        kind: "benchg".into(),
-        tiles: 1,
-        busy: 0.0,
-        backpressured: 0.0,
-    });
-    let ingress_lost: u64 = w
-        .consumers
-        .iter()
-        .filter(|c| c.link == "benchg->verify")
-        .map(|c| c.ovrnp + c.ovrnr)
-        .sum();
-    let slowest = w
-        .consumers
-        .iter()
-        .filter(|c| c.slow > 0)
-        .max_by_key(|c| c.slow);
+        .collect()
+}
+
+/// What a reader of the figures should know besides the bottleneck: shared CPUs, a pool
+/// that ran out, the slowest consumer.
+fn notes(w: &Snapshot, benchg: &BenchgStats, cpus: usize) -> Vec<String> {
     let mut notes = Vec::new();
     let ntiles = w.tiles.len();
     if ntiles > cpus {
@@ -169,28 +149,60 @@ pub fn diagnose(
             benchg.signed_live
         ));
     }
+    let slowest = w
+        .consumers
+        .iter()
+        .filter(|c| c.slow > 0)
+        .max_by_key(|c| c.slow);
     if let Some(c) = slowest {
         notes.push(format!(
             "{} on {} was the slowest consumer of a backpressured producer {} times",
             c.tile, c.link, c.slow
         ));
     }
-    let describe = |s: &KindShare| {
-        format!(
-            "{}: {} tile{} at {} busy",
-            s.kind,
-            s.tiles,
-            if s.tiles == 1 { "" } else { "s" },
-            pct(s.busy)
-        )
-    };
+    notes
+}
+
+fn describe(s: &KindShare) -> String {
+    format!(
+        "{}: {} tile{} at {} busy",
+        s.kind,
+        s.tiles,
+        if s.tiles == 1 { "" } else { "s" },
+        pct(s.busy)
+    )
+}
+
+/// The limiting kind and the sentence that says why, checked in order: benchg signing
+/// live, overruns at ingress, the most downstream kind held back, the offered load,
+/// and else the generator itself.
+fn bottleneck(
+    w: &Snapshot,
+    shares: &[KindShare],
+    benchg: &BenchgStats,
+    rate: u64,
+    pack_backlog: u64,
+) -> (String, String) {
+    let get = |k: &str| shares.iter().find(|s| s.kind == k);
+    let gen = get("benchg").cloned().unwrap_or(KindShare {
+        kind: "benchg".into(),
+        tiles: 1,
+        busy: 0.0,
+        backpressured: 0.0,
+    });
+    let ingress_lost: u64 = w
+        .consumers
+        .iter()
+        .filter(|c| c.link == "benchg->verify")
+        .map(|c| c.ovrnp + c.ovrnr)
+        .sum();
     // A pool that ran out while benchg ran flat out (or could not keep the pace): benchg
     // signing live competes with the tiles for CPU, and then the overruns and backlogs
     // it causes downstream say "verify" while the generator is the limit.
     let signing_live = benchg.pool_exhausted_ns.is_some()
         && benchg.signed_live > 0
         && (rate == 0 || gen.busy >= 0.5);
-    let (bottleneck, summary) = if signing_live {
+    if signing_live {
         (
             "benchg".to_string(),
             format!(
@@ -208,7 +220,7 @@ pub fn diagnose(
                 advice("verify")
             ),
         )
-    } else if let Some((b, why)) = held_back(&shares, pack_backlog) {
+    } else if let Some((b, why)) = held_back(shares, pack_backlog) {
         (
             b.kind.clone(),
             format!("{}, {why}: {}", describe(&b), advice(&b.kind)),
@@ -230,11 +242,24 @@ pub fn diagnose(
                 pct(gen.backpressured)
             ),
         )
-    };
+    }
+}
+
+/// Diagnoses the window `w` (a snapshot delta); `pack_backlog` is what pack held at its
+/// end.
+pub fn diagnose(
+    w: &Snapshot,
+    benchg: &BenchgStats,
+    cpus: usize,
+    rate: u64,
+    pack_backlog: u64,
+) -> Diagnosis {
+    let shares = kind_shares(w);
+    let (bottleneck, summary) = bottleneck(w, &shares, benchg, rate, pack_backlog);
     Diagnosis {
         bottleneck,
         summary,
-        notes,
+        notes: notes(w, benchg, cpus),
         shares,
     }
 }

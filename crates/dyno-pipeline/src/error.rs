@@ -25,14 +25,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The ledger file is not a valid chain.
-    #[error("ledger {path}: {reason}")]
-    Ledger {
-        /// The ledger file.
-        path: PathBuf,
-        /// What is wrong (entry number and field).
-        reason: String,
-    },
+    /// The ledger could not be read back, or is not a valid chain.
+    #[error(transparent)]
+    Tiles(#[from] dyno_tiles::Error),
+    /// The results store refused the run or its samples.
+    #[error(transparent)]
+    Store(#[from] dyno_store::StoreError),
     /// The tile runtime failed (workspace, links, affinity, a tile thread).
     #[error(transparent)]
     Tango(#[from] dyno_tango::Error),

@@ -1,12 +1,14 @@
 //! # dyno-pipeline: a reference leader pipeline on the tile runtime
 //!
-//! The tiles of a validator's leader pipeline doing real work on `dyno-tango`:
-//! `benchg` generates and signs transactions ([`tx`]), `verify` checks Ed25519
+//! The bench of the leader-pipeline tiles (which live in `dyno-tiles`, shared with the
+//! node): `benchg` generates and signs transactions ([`tx`]), `verify` checks Ed25519
 //! signatures, `dedup` drops repeated signatures, `pack` schedules non-conflicting
 //! microblocks by fee per cost, `bank` executes them against an account store
 //! ([`bank`]), `poh` mixes each microblock into a SHA-256 hash chain, and `store` appends
-//! the entries to a ledger file ([`ledger`]). [`bench::run_bench`] builds genesis, runs a
-//! layout and accounts for every transaction; [`diagnosis`] names the bottleneck.
+//! the entries to a ledger file. [`config`] reads a layout file, [`bench::run_bench`]
+//! builds genesis, runs the layout and accounts for every transaction; [`diagnosis`]
+//! names the bottleneck; [`session`] runs layouts, stores each as a run and returns
+//! the typed report.
 //!
 //! The transaction format and the bank kernel live in `dyno-txn` (re-exported here as
 //! [`tx`] and [`bank`]) so that `dyno machine` times the same execution code.
@@ -20,13 +22,10 @@ pub mod bench;
 pub mod config;
 pub mod diagnosis;
 pub mod error;
-pub mod forge;
-pub mod hist;
-pub mod ledger;
 pub mod report;
-pub mod telemetry;
-pub mod tiles;
+pub mod session;
 
 pub use bench::{run_bench, BenchOptions, BenchReport, Fates, Progress};
 pub use config::BenchConfig;
 pub use error::{Error, Result};
+pub use session::{BenchRun, BenchSession, Invocation};

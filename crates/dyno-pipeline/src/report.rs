@@ -7,9 +7,9 @@ use dyno_tango::snapshot::Snapshot;
 use serde::Serialize;
 
 use crate::diagnosis::Diagnosis;
-use crate::hist::Histogram;
-use crate::ledger::LedgerSummary;
-use crate::tiles::{BankStats, BenchgStats, DedupStats, PackStats, VerifyStats};
+use dyno_tiles::ledger::LedgerSummary;
+pub use dyno_tiles::progress::Latency;
+use dyno_tiles::tiles::{BankStats, BenchgStats, DedupStats, PackStats, VerifyStats};
 
 /// Every generated transaction by fate; the fates are exclusive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -41,34 +41,6 @@ impl Fates {
             + self.duplicate
             + self.overrun_ingress
             + self.pack_dropped
-    }
-}
-
-/// Latency centiles in ns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Latency {
-    /// Samples.
-    pub count: u64,
-    /// Median.
-    pub p50: u64,
-    /// 90th centile.
-    pub p90: u64,
-    /// 99th centile.
-    pub p99: u64,
-    /// Largest.
-    pub max: u64,
-}
-
-impl Latency {
-    pub(crate) fn of(h: &Histogram) -> Latency {
-        let q = |p| h.quantile(p).unwrap_or(0);
-        Latency {
-            count: h.count(),
-            p50: q(0.5),
-            p90: q(0.9),
-            p99: q(0.99),
-            max: q(1.0),
-        }
     }
 }
 
@@ -139,6 +111,17 @@ pub struct BenchReport {
     /// Per-transaction records (audit runs only).
     #[serde(skip)]
     pub audit: Option<Audit>,
+}
+
+impl BenchReport {
+    /// A correctness check failed: balances not conserved, a transaction without a
+    /// fate, or a ledger whose chain does not verify.
+    pub fn check_failed(&self) -> bool {
+        let f = &self.fates;
+        !self.conserved
+            || f.settled() + f.in_flight != f.generated
+            || matches!(self.ledger_check, Some(Err(_)))
+    }
 }
 
 /// A serializable view of a ledger check.

@@ -74,6 +74,17 @@ fn check(reliable: bool) {
     let a = r.audit.as_ref().unwrap();
     let f = r.fates;
     eprintln!("reliable ingress {reliable}: {f:?}");
+    assert!(!r.check_failed());
+
+    // The JSON document is the report's fields and its schema, nothing else.
+    let run = dyno_pipeline::BenchRun {
+        report: r.clone(),
+        started_at: 0.0,
+        run_id: None,
+    };
+    let mut fields = serde_json::to_value(&r).unwrap();
+    fields["schema"] = dyno_pipeline::session::BENCH_SCHEMA.into();
+    assert_eq!(serde_json::to_value(run.document()).unwrap(), fields);
 
     // Conservation: balances plus fees collected never change.
     assert!(
@@ -207,7 +218,7 @@ fn check(reliable: bool) {
     bad[last] ^= 1;
     let p = dir.path().join("tampered.bin");
     std::fs::write(&p, &bad).unwrap();
-    assert!(dyno_pipeline::ledger::verify_ledger(&p, a.genesis_hash).is_err());
+    assert!(dyno_tiles::ledger::verify_ledger(&p, a.genesis_hash).is_err());
 }
 
 #[test]

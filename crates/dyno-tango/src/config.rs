@@ -43,7 +43,7 @@ use serde::Deserialize;
 use crate::affinity::{Affinity, AffinityPlan};
 use crate::dcache::MAX_MTU;
 use crate::error::{Error, Result};
-use crate::tile::IdleStrategy;
+use crate::tile::{IdleStrategy, StemOptions};
 use dyno_model::ConfigDiagnostic;
 
 /// The whole file.
@@ -308,6 +308,23 @@ impl LayoutConfig {
                 "{other:?} is not one of spin, spin-then-yield, park, backoff"
             )),
         }
+    }
+
+    /// How every tile of the layout idles and how often it does housekeeping, on links
+    /// `link_depth` deep (the layout's `lazy_ns`, else what suits that depth).
+    pub fn stem_options(&self, link_depth: u64) -> Result<StemOptions> {
+        let idle = self.idle_strategy().map_err(|reason| Error::Config {
+            origin: "layout".into(),
+            reason,
+        })?;
+        Ok(StemOptions {
+            idle,
+            lazy_ns: self
+                .layout
+                .lazy_ns
+                .unwrap_or_else(|| StemOptions::lazy_for_depth(link_depth)),
+            accounting: true,
+        })
     }
 
     /// Tile names in affinity order: `kind:index`.

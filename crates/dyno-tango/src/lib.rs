@@ -50,7 +50,7 @@ mod tile_tests;
 
 pub use config::LayoutConfig;
 pub use error::{Error, Result};
-pub use prometheus::{build_info_text, prometheus_text};
+pub use prometheus::prometheus_text;
 pub use snapshot::Snapshot;
 pub use synthetic::{run_synthetic, RunSummary};
 pub use workspace::Workspace;

@@ -1,51 +1,12 @@
 //! Prometheus text exposition (format 0.0.4) of a [`Snapshot`]: `# HELP` and `# TYPE`
 //! once per family, counters named `*_total`, labels `tile="verify:0"`,
-//! `link="quic->verify"`. Returns the text; serving it is the binary's job.
+//! `link="quic->verify"`. The families are descriptors written by dyno-obs' one writer
+//! (which escapes label values); serving the text is dyno-obs' endpoint's job.
 
-use std::fmt::Write;
+use dyno_obs::{Desc, TextWriter};
 
 use crate::metrics::Bucket;
-use crate::snapshot::Snapshot;
-
-/// Escapes a label value (backslash, double quote, newline).
-fn escape(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    for c in v.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-struct Family<'a> {
-    out: &'a mut String,
-}
-
-impl Family<'_> {
-    fn head(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.out, "# HELP {name} {help}");
-        let _ = writeln!(self.out, "# TYPE {name} {kind}");
-    }
-
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
-        self.out.push_str(name);
-        if !labels.is_empty() {
-            self.out.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(',');
-                }
-                let _ = write!(self.out, "{k}=\"{}\"", escape(v));
-            }
-            self.out.push('}');
-        }
-        let _ = writeln!(self.out, " {value}");
-    }
-}
+use crate::snapshot::{ConsumerSnapshot, LinkSnapshot, Snapshot, TileSnapshot};
 
 /// Nanoseconds as seconds: Prometheus wants base units. An f64 keeps every nanosecond
 /// up to about 104 days of run-loop time and 0.2 us of an epoch timestamp today.
@@ -53,207 +14,198 @@ fn seconds(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
-/// The `dyno_build_info` gauge (always 1) whose labels say which build serves the
-/// metrics, e.g. `[("version", "0.1.0"), ("profile", "release")]`, as Prometheus
-/// exporters conventionally do, so a scrape can be joined with the build that made it.
-pub fn build_info_text(labels: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    let mut f = Family { out: &mut out };
-    f.head(
-        "dyno_build_info",
-        "gauge",
-        "Always 1; the labels name the dyno build serving these metrics.",
-    );
-    f.sample("dyno_build_info", labels, 1);
-    out
-}
+type TileFamily = (Desc, fn(&TileSnapshot) -> dyno_obs::Value);
+
+/// The tile families with one sample per tile, in the order they are written.
+const TILE_FAMILIES: [TileFamily; 5] = [
+    (
+        Desc::gauge("dyno_tile_up", "1 while the tile is in its run loop.").labels(&["tile"]),
+        |t| (t.state == "run").into(),
+    ),
+    (
+        Desc::gauge(
+            "dyno_tile_heartbeat_timestamp_seconds",
+            "Wall-clock time of the tile's last housekeeping, seconds since the Unix epoch.",
+        )
+        .labels(&["tile"]),
+        |t| seconds(t.heartbeat_ns).into(),
+    ),
+    (
+        Desc::gauge(
+            "dyno_tile_in_backpressure",
+            "1 while the tile waits for credits.",
+        )
+        .labels(&["tile"]),
+        |t| t.in_backpressure.into(),
+    ),
+    (
+        Desc::counter(
+            "dyno_tile_backpressure_total",
+            "Times the tile entered backpressure.",
+        )
+        .labels(&["tile"]),
+        |t| t.backpressure_count.into(),
+    ),
+    (
+        Desc::counter("dyno_tile_loop_iterations_total", "Run-loop iterations.").labels(&["tile"]),
+        |t| t.loops.into(),
+    ),
+];
+
+const TILE_CONTEXT_SWITCHES: Desc = Desc::counter(
+    "dyno_tile_context_switches_total",
+    "Context switches of the tile thread.",
+)
+.labels(&["tile", "kind"]);
+
+const TILE_TIME: Desc = Desc::counter(
+    "dyno_tile_time_seconds_total",
+    "Run-loop time in seconds by exclusive category (the categories sum to the loop time).",
+)
+.labels(&["tile", "bucket"]);
+
+type LinkFamily = (Desc, fn(&LinkSnapshot) -> u64);
+
+/// The link families, one sample per link.
+const LINK_FAMILIES: [LinkFamily; 4] = [
+    (
+        Desc::counter("dyno_link_frags_total", "Frags published on the link.").labels(&["link"]),
+        |l| l.frags,
+    ),
+    (
+        Desc::counter(
+            "dyno_link_bytes_total",
+            "Payload bytes published on the link.",
+        )
+        .labels(&["link"]),
+        |l| l.bytes,
+    ),
+    (
+        Desc::gauge("dyno_link_tx_seq", "Producer's next sequence number.").labels(&["link"]),
+        |l| l.tx_seq,
+    ),
+    (
+        Desc::gauge("dyno_link_depth", "Frag records in the link's ring.").labels(&["link"]),
+        |l| l.depth,
+    ),
+];
+
+type ConsumerFamily = (Desc, fn(&ConsumerSnapshot) -> u64);
+
+const CONSUMER: &[&str] = &["link", "tile"];
+
+/// The consumer families before `dyno_consumer_filtered_total`, one sample per consumer.
+const CONSUMER_FAMILIES_READ: [ConsumerFamily; 2] = [
+    (
+        Desc::counter("dyno_consumer_frags_total", "Frags read by the consumer.").labels(CONSUMER),
+        |c| c.frags,
+    ),
+    (
+        Desc::counter(
+            "dyno_consumer_bytes_total",
+            "Payload bytes read by the consumer.",
+        )
+        .labels(CONSUMER),
+        |c| c.bytes,
+    ),
+];
+
+const CONSUMER_FILTERED: Desc = Desc::counter(
+    "dyno_consumer_filtered_total",
+    "Frags the consumer filtered out.",
+)
+.labels(&["link", "tile", "stage"]);
+
+/// The consumer families after `dyno_consumer_filtered_total`.
+const CONSUMER_FAMILIES_REST: [ConsumerFamily; 5] = [
+    (
+        Desc::counter(
+            "dyno_consumer_overrun_polling_frags_total",
+            "Frags lost because the consumer was overrun while polling.",
+        )
+        .labels(CONSUMER),
+        |c| c.ovrnp,
+    ),
+    (
+        Desc::counter(
+            "dyno_consumer_overrun_reading_frags_total",
+            "Frags lost because they were overwritten while being read.",
+        )
+        .labels(CONSUMER),
+        |c| c.ovrnr,
+    ),
+    (
+        Desc::counter(
+            "dyno_consumer_slow_total",
+            "Times the consumer was the slowest while its producer was backpressured.",
+        )
+        .labels(CONSUMER),
+        |c| c.slow,
+    ),
+    (
+        Desc::gauge(
+            "dyno_consumer_reliable",
+            "1 when the consumer backpressures its producer.",
+        )
+        .labels(CONSUMER),
+        |c| c.reliable.into(),
+    ),
+    (
+        Desc::gauge("dyno_consumer_rx_seq", "Consumer's next sequence number.").labels(CONSUMER),
+        |c| c.rx_seq,
+    ),
+];
 
 /// Renders `s` in the Prometheus text format.
 pub fn prometheus_text(s: &Snapshot) -> String {
-    let mut out = String::new();
-    let mut f = Family { out: &mut out };
-
-    macro_rules! family {
-        ($name:expr, $kind:expr, $help:expr, $items:expr, |$it:ident| $labels:expr, $value:expr) => {
-            f.head($name, $kind, $help);
-            for $it in $items {
-                f.sample($name, &$labels, $value);
-            }
-        };
-    }
-
-    family!(
-        "dyno_tile_up",
-        "gauge",
-        "1 while the tile is in its run loop.",
-        &s.tiles,
-        |t| [("tile", t.name.as_str())],
-        u8::from(t.state == "run")
-    );
-    family!(
-        "dyno_tile_heartbeat_timestamp_seconds",
-        "gauge",
-        "Wall-clock time of the tile's last housekeeping, seconds since the Unix epoch.",
-        &s.tiles,
-        |t| [("tile", t.name.as_str())],
-        seconds(t.heartbeat_ns)
-    );
-    family!(
-        "dyno_tile_in_backpressure",
-        "gauge",
-        "1 while the tile waits for credits.",
-        &s.tiles,
-        |t| [("tile", t.name.as_str())],
-        u8::from(t.in_backpressure)
-    );
-    family!(
-        "dyno_tile_backpressure_total",
-        "counter",
-        "Times the tile entered backpressure.",
-        &s.tiles,
-        |t| [("tile", t.name.as_str())],
-        t.backpressure_count
-    );
-    family!(
-        "dyno_tile_loop_iterations_total",
-        "counter",
-        "Run-loop iterations.",
-        &s.tiles,
-        |t| [("tile", t.name.as_str())],
-        t.loops
-    );
-    f.head(
-        "dyno_tile_context_switches_total",
-        "counter",
-        "Context switches of the tile thread.",
-    );
-    for t in &s.tiles {
-        let name = "dyno_tile_context_switches_total";
-        f.sample(
-            name,
-            &[("tile", &t.name), ("kind", "voluntary")],
-            t.ctx_voluntary,
-        );
-        f.sample(
-            name,
-            &[("tile", &t.name), ("kind", "involuntary")],
-            t.ctx_involuntary,
-        );
-    }
-    f.head(
-        "dyno_tile_time_seconds_total",
-        "counter",
-        "Run-loop time in seconds by exclusive category (the categories sum to the loop time).",
-    );
-    for t in &s.tiles {
-        for b in Bucket::ALL {
-            f.sample(
-                "dyno_tile_time_seconds_total",
-                &[("tile", &t.name), ("bucket", b.name())],
-                seconds(t.time_ns.get(b)),
-            );
+    let mut w = TextWriter::new();
+    tile_families(&mut w, &s.tiles);
+    for (desc, value) in &LINK_FAMILIES {
+        let mut f = w.family(desc);
+        for l in &s.links {
+            f.sample(&[&l.name], value(l));
         }
     }
+    consumer_families(&mut w, &s.consumers);
+    w.finish()
+}
 
-    family!(
-        "dyno_link_frags_total",
-        "counter",
-        "Frags published on the link.",
-        &s.links,
-        |l| [("link", l.name.as_str())],
-        l.frags
-    );
-    family!(
-        "dyno_link_bytes_total",
-        "counter",
-        "Payload bytes published on the link.",
-        &s.links,
-        |l| [("link", l.name.as_str())],
-        l.bytes
-    );
-    family!(
-        "dyno_link_tx_seq",
-        "gauge",
-        "Producer's next sequence number.",
-        &s.links,
-        |l| [("link", l.name.as_str())],
-        l.tx_seq
-    );
-    family!(
-        "dyno_link_depth",
-        "gauge",
-        "Frag records in the link's ring.",
-        &s.links,
-        |l| [("link", l.name.as_str())],
-        l.depth
-    );
+fn tile_families(w: &mut TextWriter, tiles: &[TileSnapshot]) {
+    for (desc, value) in &TILE_FAMILIES {
+        let mut f = w.family(desc);
+        for t in tiles {
+            f.sample(&[&t.name], value(t));
+        }
+    }
+    let mut f = w.family(&TILE_CONTEXT_SWITCHES);
+    for t in tiles {
+        f.sample(&[&t.name, "voluntary"], t.ctx_voluntary);
+        f.sample(&[&t.name, "involuntary"], t.ctx_involuntary);
+    }
+    let mut f = w.family(&TILE_TIME);
+    for t in tiles {
+        for b in Bucket::ALL {
+            f.sample(&[&t.name, b.name()], seconds(t.time_ns.get(b)));
+        }
+    }
+}
 
-    macro_rules! consumer_family {
-        ($name:expr, $kind:expr, $help:expr, |$c:ident| $value:expr) => {
-            f.head($name, $kind, $help);
-            for $c in &s.consumers {
-                f.sample(
-                    $name,
-                    &[("link", $c.link.as_str()), ("tile", $c.tile.as_str())],
-                    $value,
-                );
+fn consumer_families(w: &mut TextWriter, consumers: &[ConsumerSnapshot]) {
+    let per_consumer = |w: &mut TextWriter, families: &[ConsumerFamily]| {
+        for (desc, value) in families {
+            let mut f = w.family(desc);
+            for c in consumers {
+                f.sample(&[&c.link, &c.tile], value(c));
             }
-        };
+        }
+    };
+    per_consumer(w, &CONSUMER_FAMILIES_READ);
+    let mut f = w.family(&CONSUMER_FILTERED);
+    for c in consumers {
+        f.sample(&[&c.link, &c.tile, "before_read"], c.filt1);
+        f.sample(&[&c.link, &c.tile, "after_read"], c.filt2);
     }
-    consumer_family!(
-        "dyno_consumer_frags_total",
-        "counter",
-        "Frags read by the consumer.",
-        |c| c.frags
-    );
-    consumer_family!(
-        "dyno_consumer_bytes_total",
-        "counter",
-        "Payload bytes read by the consumer.",
-        |c| c.bytes
-    );
-    f.head(
-        "dyno_consumer_filtered_total",
-        "counter",
-        "Frags the consumer filtered out.",
-    );
-    for c in &s.consumers {
-        let name = "dyno_consumer_filtered_total";
-        let base = [("link", c.link.as_str()), ("tile", c.tile.as_str())];
-        f.sample(name, &[base[0], base[1], ("stage", "before_read")], c.filt1);
-        f.sample(name, &[base[0], base[1], ("stage", "after_read")], c.filt2);
-    }
-    consumer_family!(
-        "dyno_consumer_overrun_polling_frags_total",
-        "counter",
-        "Frags lost because the consumer was overrun while polling.",
-        |c| c.ovrnp
-    );
-    consumer_family!(
-        "dyno_consumer_overrun_reading_frags_total",
-        "counter",
-        "Frags lost because they were overwritten while being read.",
-        |c| c.ovrnr
-    );
-    consumer_family!(
-        "dyno_consumer_slow_total",
-        "counter",
-        "Times the consumer was the slowest while its producer was backpressured.",
-        |c| c.slow
-    );
-    consumer_family!(
-        "dyno_consumer_reliable",
-        "gauge",
-        "1 when the consumer backpressures its producer.",
-        |c| u8::from(c.reliable)
-    );
-    consumer_family!(
-        "dyno_consumer_rx_seq",
-        "gauge",
-        "Consumer's next sequence number.",
-        |c| c.rx_seq
-    );
-    out
+    per_consumer(w, &CONSUMER_FAMILIES_REST);
 }
 
 #[cfg(test)]
@@ -343,17 +295,6 @@ mod tests {
             rest = rest.strip_prefix(',').unwrap_or(rest);
         }
         Some(out)
-    }
-
-    #[test]
-    fn build_info_is_a_gauge_of_one_with_the_build_in_its_labels() {
-        let text = build_info_text(&[("version", "0.1.0"), ("profile", "release")]);
-        assert_eq!(
-            text,
-            "# HELP dyno_build_info Always 1; the labels name the dyno build serving these metrics.\n\
-             # TYPE dyno_build_info gauge\n\
-             dyno_build_info{version=\"0.1.0\",profile=\"release\"} 1\n"
-        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::metrics::{ConsumerMetrics, LinkMetrics, TileMetrics};
 use crate::region::Region;
 use crate::snapshot::{Snapshot, TimeSplit};
 use crate::sys;
-use crate::tile::{mark_failed, FragOutcome, InLink, OutLink, Outputs, Stem, StemOptions, Tile};
+use crate::tile::{mark_failed, FragOutcome, InLink, OutLink, Outputs, Stem, Tile};
 use crate::workspace::{ObjectKind, Workspace, WorkspaceOptions};
 
 /// What one sink saw.
@@ -145,6 +145,33 @@ struct Built {
     tile_metrics: Vec<Region>,
 }
 
+/// The source as `[synthetic]` says: frags of `frag_size` (at most the link's MTU), paced
+/// to `rate` per second (0: flat out).
+fn source_tile(cfg: &LayoutConfig, link: &LinkConfig) -> Result<SourceTile> {
+    let syn = &cfg.synthetic;
+    if syn.frag_size == 0 || syn.frag_size > link.mtu {
+        return Err(Error::Config {
+            origin: "layout".into(),
+            reason: format!(
+                "key synthetic.frag_size: {} must be in [1, link mtu {}]",
+                syn.frag_size, link.mtu
+            ),
+        });
+    }
+    let interval = if syn.rate == 0 {
+        0
+    } else {
+        ((1e9 / syn.rate as f64) / ns_per_tick()).max(1.0) as u64
+    };
+    Ok(SourceTile {
+        frag: vec![0; syn.frag_size],
+        count: syn.count,
+        sent: 0,
+        interval,
+        next_due: ticks(),
+    })
+}
+
 fn build(cfg: &LayoutConfig, link: &LinkConfig) -> Result<Built> {
     let mut ws = Workspace::create(&WorkspaceOptions {
         name: cfg.workspace.name.clone(),
@@ -197,41 +224,9 @@ fn build(cfg: &LayoutConfig, link: &LinkConfig) -> Result<Built> {
         });
     }
     ws.mark_ready();
-    let idle = cfg.idle_strategy().map_err(|reason| Error::Config {
-        origin: "layout".into(),
-        reason,
-    })?;
-    let opts = StemOptions {
-        idle,
-        lazy_ns: cfg
-            .layout
-            .lazy_ns
-            .unwrap_or_else(|| StemOptions::lazy_for_depth(link.depth)),
-        accounting: true,
-    };
-    let syn = &cfg.synthetic;
-    if syn.frag_size == 0 || syn.frag_size > link.mtu {
-        return Err(Error::Config {
-            origin: "layout".into(),
-            reason: format!(
-                "key synthetic.frag_size: {} must be in [1, link mtu {}]",
-                syn.frag_size, link.mtu
-            ),
-        });
-    }
-    let interval = if syn.rate == 0 {
-        0
-    } else {
-        ((1e9 / syn.rate as f64) / ns_per_tick()).max(1.0) as u64
-    };
+    let opts = cfg.stem_options(link.depth)?;
     let source = Stem::new(
-        SourceTile {
-            frag: vec![0; syn.frag_size],
-            count: syn.count,
-            sent: 0,
-            interval,
-            next_due: ticks(),
-        },
+        source_tile(cfg, link)?,
         Vec::new(),
         vec![OutLink {
             producer: Producer::new(mcache, dcache, fseqs),

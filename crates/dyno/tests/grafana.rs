@@ -15,10 +15,11 @@ fn workspace() -> PathBuf {
 }
 
 /// The files that write Prometheus families, relative to the workspace.
-const EXPORTERS: [&str; 3] = [
+const EXPORTERS: [&str; 4] = [
+    "crates/dyno-obs/src/build_info.rs",
     "crates/dyno-tango/src/prometheus.rs",
-    "crates/dyno-node/src/service.rs",
-    "crates/dyno-node/src/local_metrics.rs",
+    "crates/dyno-node/src/metrics.rs",
+    "crates/dyno-tiles/src/node_metrics.rs",
 ];
 
 /// Every `"dyno_..."` string literal in the non-test part of the exporters.
@@ -106,9 +107,9 @@ fn the_scan_finds_what_the_exporters_render() {
         consumers: Vec::new(),
     };
     let mut rendered = families(&dyno_tango::prometheus_text(&empty));
-    rendered.extend(families(&dyno_tango::build_info_text(&[])));
+    rendered.extend(families(&dyno_obs::build_info_text(&[])));
     rendered.extend(families(
-        &dyno_node::local_metrics::NodeMetrics::default().render(),
+        &dyno_tiles::node_metrics::NodeMetrics::default().render(),
     ));
     assert!(rendered.len() >= 20, "{rendered:?}");
     let missed: Vec<_> = rendered.difference(&names).collect();

@@ -7,7 +7,7 @@
 //! one arriving mid-slot lands in this slot's block) and replays the entries poh has
 //! recorded into the block's [`Sealer`] as they come. Feeding stops a margin before
 //! the slot's end; then the tiles finish what they were fed (at most
-//! [`dyno_pipeline::forge::IN_FLIGHT`] transactions), the last entries are replayed,
+//! [`dyno_tiles::forge::IN_FLIGHT`] transactions), the last entries are replayed,
 //! and the block is signed, adopted and announced. The margin is measured, not set:
 //! twice the longest tail (feeding stopped -> announced) of the last [`TAILS_KEPT`]
 //! slots cut with transactions still queued (the tiles full, the longest tails),
@@ -25,6 +25,7 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use dyno_tiles::forge::{ForgeError, ForgedEntry};
 use serde_json::json;
 
 use super::Node;
@@ -170,7 +171,7 @@ impl Node {
             }
         }
         if let Err(why) = self.feed_lead(&mut l) {
-            self.fall_back(why);
+            self.fall_back(why.to_string());
             self.forge_sequentially(l);
             return;
         }
@@ -191,7 +192,7 @@ impl Node {
                 self.announce(l.slot, c, l.stages, t_feed_end, measured);
             }
             Err(why) => {
-                self.fall_back(why);
+                self.fall_back(why.to_string());
                 self.forge_sequentially(l);
             }
         }
@@ -213,7 +214,7 @@ impl Node {
     }
 
     /// Feeds what fits and replays every entry recorded so far.
-    fn feed_lead(&mut self, l: &mut Lead) -> Result<(), String> {
+    fn feed_lead(&mut self, l: &mut Lead) -> Result<(), TilesFailed> {
         let tiles = self.tiles.as_mut().expect("leading with the tiles");
         let sealer = l.sealer.as_mut().expect("an open slot");
         let max = self.opts.max_block_txs;
@@ -231,16 +232,16 @@ impl Node {
             }
             l.fed.insert(tag);
         }
-        for e in tiles.entries(Duration::ZERO).map_err(|e| e.to_string())? {
+        for e in tiles.entries(Duration::ZERO)? {
             push(sealer, e)?;
         }
         Ok(())
     }
 
     /// Lets the tiles record what they were fed, replays the last entries and signs.
-    fn finish_lead(&mut self, l: &mut Lead) -> Result<Checked, String> {
+    fn finish_lead(&mut self, l: &mut Lead) -> Result<Checked, TilesFailed> {
         let tiles = self.tiles.as_mut().expect("leading with the tiles");
-        let done = tiles.finish(l.slot_end).map_err(|e| e.to_string())?;
+        let done = tiles.finish(l.slot_end)?;
         let mut sealer = l.sealer.take().expect("an open slot");
         for e in done.entries {
             push(&mut sealer, e)?;
@@ -250,9 +251,9 @@ impl Node {
         // block must not carry.
         let c = sealer
             .finish(l.slot, &self.opts.id)
-            .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))?;
+            .map_err(|r| TilesFailed::Seal(r.name()))?;
         if c.balances != done.balances {
-            return Err("the tiles' balances differ from the sealing replay".into());
+            return Err(TilesFailed::Diverged);
         }
         Ok(c)
     }
@@ -352,12 +353,27 @@ impl Node {
     }
 }
 
-fn push(sealer: &mut Sealer, e: dyno_pipeline::forge::ForgedEntry) -> Result<(), String> {
+/// Why the tiles could not forge a slot (the sequential bank forges it instead); the
+/// message is the status's `last_forge_fallback`.
+#[derive(Debug, thiserror::Error)]
+enum TilesFailed {
+    /// The forge refused or its tiles stopped.
+    #[error(transparent)]
+    Forge(#[from] ForgeError),
+    /// An entry the tiles recorded does not replay (the rejection's name).
+    #[error("sealing the tiles' entries: {0}")]
+    Seal(&'static str),
+    /// The tiles' banks and the sealing replay ended on different balances.
+    #[error("the tiles' balances differ from the sealing replay")]
+    Diverged,
+}
+
+fn push(sealer: &mut Sealer, e: ForgedEntry) -> Result<(), TilesFailed> {
     sealer
         .push(Entry {
             num_hashes: e.num_hashes,
             hash: e.hash,
             txs: e.txs,
         })
-        .map_err(|r| format!("sealing the tiles' entries: {}", r.name()))
+        .map_err(|r| TilesFailed::Seal(r.name()))
 }

@@ -5,9 +5,10 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::Args;
-use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_pipeline::bench::{BenchReport, Latency};
-use dyno_pipeline::{run_bench, BenchConfig, BenchOptions, Progress};
+use dyno_pipeline::{BenchConfig, BenchOptions, BenchSession, Invocation, Progress};
+use dyno_tiles::node_log::NodeLog;
+use dyno_tiles::node_metrics::NodeMetrics;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,8 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{parse_seconds_or_zero, SummaryFormat};
-use dyno_node::local_log::NodeLog;
-use dyno_node::local_metrics::NodeMetrics;
 
 /// Arguments of `dyno pipeline bench`.
 #[derive(Debug, Args)]
@@ -130,8 +129,9 @@ impl BenchArgs {
     }
 }
 
-/// Runs `dyno pipeline bench`.
-pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
+/// The config the arguments name (file or built-in workload) with their overrides,
+/// and its origin for messages.
+fn config(a: &BenchArgs) -> anyhow::Result<(BenchConfig, String)> {
     let (mut cfg, origin) = match (&a.config, &a.workload) {
         (Some(path), _) => (BenchConfig::from_file(path)?, path.display().to_string()),
         (None, Some(name)) => (
@@ -157,23 +157,36 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.serve.is_some() && cfg.metrics.listen.is_none() {
         cfg.metrics.listen = Some("127.0.0.1:0".into());
     }
+    Ok((cfg, origin))
+}
+
+/// One config per layout of the sweep (or the one layout), every one validated (config
+/// and affinity) before the first runs.
+fn layouts(a: &BenchArgs, cfg: &BenchConfig, origin: &str) -> anyhow::Result<Vec<BenchConfig>> {
+    let base = (cfg.layout.verify_tile_count, cfg.layout.bank_tile_count);
     let layouts = match &a.sweep {
-        Some(s) => s.layouts((cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)),
-        None => vec![(cfg.layout.verify_tile_count, cfg.layout.bank_tile_count)],
+        Some(s) => s.layouts(base),
+        None => vec![base],
     };
-    // Every layout is validated (config and affinity) before the first one runs.
     let online = dyno_tango::sys::online_cpus()?;
     let mut cfgs = Vec::new();
     for &(v, b) in &layouts {
         let mut c = cfg.clone();
         c.layout.verify_tile_count = v;
         c.layout.bank_tile_count = b;
-        c.validate(&origin)?;
+        c.validate(origin)?;
         c.tango_layout()
             .plan(&online)
             .with_context(|| format!("{origin}: layout verify={v}, bank={b}"))?;
         cfgs.push(c);
     }
+    Ok(cfgs)
+}
+
+/// Runs `dyno pipeline bench`.
+pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let (cfg, origin) = config(&a)?;
+    let cfgs = layouts(&a, &cfg, &origin)?;
     if cfg!(debug_assertions) && std::env::var_os("DYNO_ALLOW_DEBUG_BUILD").is_none() {
         anyhow::bail!(
             "this is a debug build of dyno: its pipeline figures would be meaningless; \
@@ -209,12 +222,12 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
         audit: false,
         verify_ledger: !a.no_ledger_check,
     };
+    let session = BenchSession::new(invocation(&a));
     let mut rows = Vec::new();
     let mut failed_check = false;
     for c in &cfgs {
-        // A busy machine moves the figures; say so in the summary and the stored run.
+        // A busy machine moves the figures; the session says so in the summary.
         let busy = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300));
-        let started_at = dyno_model::now_unix();
         let mut on_progress = |p: Progress| {
             node_metrics.observe(&p);
             // Seconds go to the log and the terminal, blocks to the log only.
@@ -223,32 +236,29 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
                 show_progress(p);
             }
         };
-        let mut report = run_bench(c, &opts, stop, &mut on_progress)
+        let mut run = session
+            .run(c, &opts, stop, busy, &mut on_progress)
             .with_context(|| format!("bench of {origin}"))?;
         if let Some(e) = log.as_mut().and_then(NodeLog::take_error) {
-            report.warnings.push(e);
+            run.report.warnings.insert(0, e);
         }
-        if let Some(b) = busy.filter(|b| *b > 0.25) {
-            report.warnings.push(format!(
-                "the CPUs were {:.0}% busy before the start: other work competed with the tiles",
-                100.0 * b
-            ));
+        if let Some(mut store) = db::open_for_writing(&a.store)? {
+            session.store(&mut store, c, &mut run)?;
         }
-        let run_id = save(&a, c, &report, started_at)?;
-        failed_check |= !report.conserved
-            || report.fates.settled() + report.fates.in_flight != report.fates.generated
-            || matches!(report.ledger_check, Some(Err(_)));
+        failed_check |= run.report.check_failed();
         match a.format {
+            // Through a Value, as every JSON document dyno prints: keys in order.
             SummaryFormat::Json => println!(
                 "{}",
-                serde_json::to_string_pretty(&crate::json_doc::with_schema(
-                    "dyno.pipeline.bench/1",
-                    &report
-                )?)?
+                serde_json::to_string_pretty(&serde_json::to_value(run.document())?)?
             ),
-            SummaryFormat::Table => print!("{}", summary(&report, run_id)),
+            SummaryFormat::Table => print!("{}", summary(&run.report, run.run_id)),
         }
-        rows.push((c.layout.verify_tile_count, c.layout.bank_tile_count, report));
+        rows.push((
+            c.layout.verify_tile_count,
+            c.layout.bank_tile_count,
+            run.report,
+        ));
         if stop.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
@@ -432,109 +442,16 @@ fn sweep_table(rows: &[(usize, usize, BenchReport)]) -> String {
     o
 }
 
-/// Records the run: per-second TPS as repetitions, latencies, fates.
-fn save(
-    a: &BenchArgs,
-    c: &BenchConfig,
-    r: &BenchReport,
-    started_at: f64,
-) -> anyhow::Result<Option<i64>> {
-    let Some(mut store) = db::open_for_writing(&a.store)? else {
-        return Ok(None);
-    };
-    let subject = Subject::new(SubjectKind::Layout, format!("leader:{}", c.workspace.name))
-        .with("affinity", c.layout.affinity.clone())
-        .with("idle", c.layout.idle.clone())
-        .with("verify_tile_count", c.layout.verify_tile_count.to_string())
-        .with("bank_tile_count", c.layout.bank_tile_count.to_string())
-        .with("store", c.store.enabled.to_string());
-    let info = RunInfo {
-        command: "pipeline bench".into(),
-        subject,
-        host: dyno_proc::host::probe(std::path::Path::new(".")),
-        started_at,
+/// How this bench was asked for, stored with each run.
+fn invocation(a: &BenchArgs) -> Invocation {
+    Invocation {
+        config: a.config.clone(),
+        workload: a.workload.clone(),
+        window: a.window(),
         command_line: std::env::args().collect(),
         tool_version: build_info::describe(),
-        settings: serde_json::json!({
-            "config": a.config.as_ref().map(|p| p.display().to_string()),
-            "workload": a.workload,
-            "rate": c.bench.rate,
-            "config_toml": a.config.as_ref().map(|p| std::fs::read_to_string(p).unwrap_or_default()),
-            "duration_s": a.window().as_secs_f64(),
-            "verify_tile_count": c.layout.verify_tile_count,
-            "bank_tile_count": c.layout.bank_tile_count,
-        }),
-    };
-    let tps = Metric::new("tps", Unit::PerSecond, Direction::HigherIsBetter);
-    let lat = |n: &str| Metric::new(n, Unit::Nanoseconds, Direction::LowerIsBetter);
-    let count = |n: &str, d| Metric::new(n, Unit::Count, d);
-    let f = &r.fates;
-    let mut scalars: Vec<(Metric, f64)> = vec![
-        (lat("latency_exec_p50"), r.latency_exec.p50 as f64),
-        (lat("latency_exec_p99"), r.latency_exec.p99 as f64),
-        (lat("latency_poh_p50"), r.latency_poh.p50 as f64),
-        (lat("latency_poh_p99"), r.latency_poh.p99 as f64),
-        (
-            count("txs_executed", Direction::HigherIsBetter),
-            f.executed as f64,
-        ),
-        (
-            count("txs_failed", Direction::LowerIsBetter),
-            f.failed as f64,
-        ),
-        (
-            count("txs_invalid_signature", Direction::LowerIsBetter),
-            f.invalid_signature as f64,
-        ),
-        (
-            count("txs_duplicate", Direction::LowerIsBetter),
-            f.duplicate as f64,
-        ),
-        (
-            count("txs_overrun_ingress", Direction::LowerIsBetter),
-            f.overrun_ingress as f64,
-        ),
-        (
-            count("txs_pack_dropped", Direction::LowerIsBetter),
-            f.pack_dropped as f64,
-        ),
-        (
-            count("txs_in_flight", Direction::LowerIsBetter),
-            f.in_flight as f64,
-        ),
-    ];
-    if r.poh_hash_rate > 0.0 {
-        scalars.push((
-            Metric::new(
-                "poh_hashes_per_second",
-                Unit::PerSecond,
-                Direction::HigherIsBetter,
-            ),
-            r.poh_hash_rate,
-        ));
+        host: dyno_proc::host::probe(std::path::Path::new(".")),
     }
-    let mut metrics = vec![tps.clone()];
-    metrics.extend(scalars.iter().map(|(m, _)| m.clone()));
-    let id = store.begin_run(&info, &metrics)?;
-    let mut samples: Vec<Sample> = r
-        .tps
-        .per_second
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Sample {
-            metric: tps.name.clone(),
-            repetition: i as u32,
-            value: *v,
-        })
-        .collect();
-    samples.extend(scalars.into_iter().map(|(m, v)| Sample {
-        metric: m.name,
-        repetition: 0,
-        value: v,
-    }));
-    store.add_samples(id, &samples)?;
-    store.finish_run(id, RunStatus::Complete)?;
-    Ok(Some(id))
 }
 
 #[cfg(test)]

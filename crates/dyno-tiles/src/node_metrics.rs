@@ -20,12 +20,43 @@
 //! `adopted`); a stage a block did not report (`leader_check` when pack never saw the slot,
 //! `adopted` without a store) adds nothing to its counter and leaves its last value alone.
 
-use dyno_pipeline::Progress;
-use std::fmt::Write as _;
 use std::sync::Mutex;
 
-/// The stages in the order a block goes through them.
-const STAGES: [&str; 5] = ["leader_check", "ticking", "snapshot", "forged", "adopted"];
+use dyno_obs::{Desc, TextWriter};
+
+use crate::progress::Progress;
+
+/// The stages in the order a block goes through them (the `stage` label of the node's
+/// stage families, here and in dyno-node's).
+pub const STAGES: [&str; 5] = ["leader_check", "ticking", "snapshot", "forged", "adopted"];
+
+const TPS: Desc = Desc::gauge(
+    "dyno_node_tps",
+    "Transactions landed (executed or failed) over the last second.",
+);
+const LATENCY: Desc = Desc::gauge(
+    "dyno_node_latency_seconds",
+    "Generation-to-PoH latency of the transactions recorded in the last second.",
+)
+.labels(&["quantile"]);
+const TRANSACTIONS: Desc = Desc::counter(
+    "dyno_node_transactions_total",
+    "Transactions recorded into produced blocks.",
+);
+const BLOCKS: Desc = Desc::counter(
+    "dyno_node_blocks_total",
+    "Blocks (PoH slots) produced and reported.",
+);
+const STAGE_TOTAL: Desc = Desc::counter(
+    "dyno_node_block_stage_seconds_total",
+    "Time spent in each stage of block production, summed over blocks.",
+)
+.labels(&["stage"]);
+const STAGE_LAST: Desc = Desc::gauge(
+    "dyno_node_block_stage_seconds_last",
+    "Time the last block spent in each stage.",
+)
+.labels(&["stage"]);
 
 #[derive(Debug, Default)]
 struct State {
@@ -83,84 +114,44 @@ impl NodeMetrics {
         }
     }
 
-    /// The families in the Prometheus text format (0.0.4), each with HELP and TYPE.
+    /// The families in the Prometheus text format (0.0.4), each with HELP and TYPE; a
+    /// family without a sample yet (no second, no stage reported) is left out.
     pub fn render(&self) -> String {
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let secs = |ns: u64| ns as f64 / 1e9;
-        let mut out = String::new();
-        let mut family = |name: &str, kind: &str, help: &str, samples: &[(String, f64)]| {
-            if samples.is_empty() {
-                return;
+        let mut w = TextWriter::new();
+        if let Some(second) = s.second {
+            w.single(&TPS, second.tps);
+            if let Some(q) = second.latency {
+                let mut f = w.family(&LATENCY);
+                for (quantile, ns) in ["0.5", "0.9", "0.99"].into_iter().zip(q) {
+                    f.sample(&[quantile], secs(ns));
+                }
             }
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-            for (labels, v) in samples {
-                let _ = writeln!(out, "{name}{labels} {v}");
+        }
+        w.single(&TRANSACTIONS, s.transactions);
+        w.single(&BLOCKS, s.blocks);
+        let mut f = w.family(&STAGE_TOTAL);
+        for (stage, ns) in STAGES.into_iter().zip(s.stage_total_ns) {
+            f.sample(&[stage], secs(ns));
+        }
+        if s.stage_last_ns.iter().any(Option::is_some) {
+            let mut f = w.family(&STAGE_LAST);
+            for (stage, ns) in STAGES.into_iter().zip(s.stage_last_ns) {
+                if let Some(ns) = ns {
+                    f.sample(&[stage], secs(ns));
+                }
             }
-        };
-        let second = s.second;
-        family(
-            "dyno_node_tps",
-            "gauge",
-            "Transactions landed (executed or failed) over the last second.",
-            &second
-                .map(|f| vec![(String::new(), f.tps)])
-                .unwrap_or_default(),
-        );
-        let latency: Vec<(String, f64)> = second
-            .and_then(|f| f.latency)
-            .map(|q| {
-                ["0.5", "0.9", "0.99"]
-                    .iter()
-                    .zip(q)
-                    .map(|(name, ns)| (format!("{{quantile=\"{name}\"}}"), secs(ns)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        family(
-            "dyno_node_latency_seconds",
-            "gauge",
-            "Generation-to-PoH latency of the transactions recorded in the last second.",
-            &latency,
-        );
-        family(
-            "dyno_node_transactions_total",
-            "counter",
-            "Transactions recorded into produced blocks.",
-            &[(String::new(), s.transactions as f64)],
-        );
-        family(
-            "dyno_node_blocks_total",
-            "counter",
-            "Blocks (PoH slots) produced and reported.",
-            &[(String::new(), s.blocks as f64)],
-        );
-        let stage_label = |i: usize| format!("{{stage=\"{}\"}}", STAGES[i]);
-        family(
-            "dyno_node_block_stage_seconds_total",
-            "counter",
-            "Time spent in each stage of block production, summed over blocks.",
-            &(0..STAGES.len())
-                .map(|i| (stage_label(i), secs(s.stage_total_ns[i])))
-                .collect::<Vec<_>>(),
-        );
-        family(
-            "dyno_node_block_stage_seconds_last",
-            "gauge",
-            "Time the last block spent in each stage.",
-            &(0..STAGES.len())
-                .filter_map(|i| s.stage_last_ns[i].map(|ns| (stage_label(i), secs(ns))))
-                .collect::<Vec<_>>(),
-        );
-        out
+        }
+        w.finish()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dyno_pipeline::bench::Latency;
-    use dyno_pipeline::telemetry::BlockRecord;
+    use crate::progress::Latency;
+    use crate::telemetry::BlockRecord;
 
     fn block(slot: u64, leader_check: Option<u64>, adopted: Option<u64>) -> Progress {
         Progress::Block {

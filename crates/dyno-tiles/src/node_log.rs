@@ -1,14 +1,13 @@
 //! The single-process node's log (`dyno node --workload`, `dyno pipeline bench
 //! --node-log`): JSON lines, one per second (TPS, latency centiles) and one per block
 //! (stage timings), that `dyno compare` reads as observations. The networked node writes
-//! the same two kinds of line next to its events ([`crate::log`]).
+//! the same two kinds of line next to its events (dyno-node's event log).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use dyno_pipeline::Progress;
-
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 
 /// The node log: JSON lines, one per second and one per block, flushed as written so
 /// that a reader sees every line of a node that was killed.

@@ -227,142 +227,216 @@ fn shared_at(g: &Genesis, balances: &[u64], banks: usize) -> Option<Arc<Shared>>
     }))
 }
 
+/// The heap links between the forge's tiles.
+struct ForgeLinks {
+    feed: HeapLink,
+    verify_out: Vec<HeapLink>,
+    dedup_out: HeapLink,
+    pack_out: HeapLink,
+    bank_out: Vec<HeapLink>,
+    poh_out: HeapLink,
+}
+
+impl ForgeLinks {
+    /// Links for `nv` verify and `nb` bank tiles: transactions at the configured depth,
+    /// microblocks on links at most 256 deep.
+    fn new(cfg: &ForgeConfig, nv: usize, nb: usize) -> Result<ForgeLinks, ForgeError> {
+        let depth = cfg.link_depth;
+        let small = depth.min(256);
+        let max_txs = cfg.pack.max_txs_per_microblock;
+        Ok(ForgeLinks {
+            feed: heap(depth, MAX_ENV, nv.max(1))?,
+            verify_out: (0..nv)
+                .map(|_| heap(depth, MAX_ENV, 1))
+                .collect::<Result<_, _>>()?,
+            dedup_out: heap(depth, MAX_ENV, 1)?,
+            pack_out: heap(small, Pack::mtu(max_txs), nb)?,
+            bank_out: (0..nb)
+                .map(|_| heap(small, Bank::mtu(max_txs), 1))
+                .collect::<Result<_, _>>()?,
+            poh_out: heap(depth, Poh::mtu(max_txs), 1)?,
+        })
+    }
+}
+
+/// The forge's control block at `genesis`, no slot announced yet.
+fn control_at(genesis: &Genesis, banks: usize) -> Arc<Control> {
+    Arc::new(Control {
+        generation: AtomicU64::new(0),
+        setup: Mutex::new(Arc::new(Setup {
+            shared: Arc::new(Shared::new(genesis, banks)),
+            poh_start: [0; 32],
+        })),
+        renewed: AtomicUsize::new(0),
+        forging: AtomicBool::new(false),
+        stopping: AtomicBool::new(false),
+        bell: Mutex::new(()),
+        ring: Condvar::new(),
+    })
+}
+
 impl TileForge {
     /// Wires the tiles on heap links and starts one thread per tile, at `genesis`'s
     /// state; they idle until [`TileForge::forge`] feeds them.
     pub fn start(cfg: &ForgeConfig, genesis: Arc<Genesis>) -> Result<TileForge, ForgeError> {
-        let (nv, nb) = (cfg.verify_tiles, cfg.bank_tiles.max(1));
-        let depth = cfg.link_depth;
-        let small = depth.min(256);
-        let max_txs = cfg.pack.max_txs_per_microblock;
-        let control = Arc::new(Control {
-            generation: AtomicU64::new(0),
-            setup: Mutex::new(Arc::new(Setup {
-                shared: Arc::new(Shared::new(&genesis, nb)),
-                poh_start: [0; 32],
-            })),
-            renewed: AtomicUsize::new(0),
-            forging: AtomicBool::new(false),
-            stopping: AtomicBool::new(false),
-            bell: Mutex::new(()),
-            ring: Condvar::new(),
-        });
-        let feed = heap(depth, MAX_ENV, nv.max(1))?;
-        let verify_out: Vec<HeapLink> = (0..nv)
-            .map(|_| heap(depth, MAX_ENV, 1))
-            .collect::<Result<_, _>>()?;
-        let dedup_out = heap(depth, MAX_ENV, 1)?;
-        let pack_out = heap(small, Pack::mtu(max_txs), nb)?;
-        let bank_out: Vec<HeapLink> = (0..nb)
-            .map(|_| heap(small, Bank::mtu(max_txs), 1))
-            .collect::<Result<_, _>>()?;
-        let poh_out = heap(depth, Poh::mtu(max_txs), 1)?;
+        let nb = cfg.bank_tiles.max(1);
+        let control = control_at(&genesis, nb);
+        let links = ForgeLinks::new(cfg, cfg.verify_tiles, nb)?;
         let sopts = StemOptions {
             idle: cfg.idle,
-            lazy_ns: StemOptions::lazy_for_depth(depth),
+            lazy_ns: StemOptions::lazy_for_depth(cfg.link_depth),
             // On: the stem reads the clock every iteration and so sees a stop at once;
             // off, it looks only every 64 iterations (a dozing tile is rung at a stop).
             accounting: true,
         };
-        let stop = Arc::new(AtomicBool::new(false));
         let mut forge = TileForge {
-            genesis: genesis.clone(),
+            genesis,
             control: control.clone(),
             renewable: 3 + nb,
-            feed: feed.producer(),
+            feed: links.feed.producer(),
             entries: channel().1,
-            stop: stop.clone(),
+            stop: Arc::new(AtomicBool::new(false)),
             threads: Vec::new(),
             buf: Vec::with_capacity(MAX_ENV),
             open: None,
         };
-        for (i, out) in verify_out.iter().enumerate() {
-            let v = SlotTile::steady(Verify::new(i, nv, cfg.verify_batch, false), &control);
+        forge.start_ingress(cfg, &links, &control, &sopts)?;
+        forge.start_execution(cfg, &links, &control, &sopts)?;
+        forge.start_recording(cfg, &links, &control, sopts)?;
+        Ok(forge)
+    }
+
+    /// Verify (none when the caller checked the signatures) and dedup.
+    fn start_ingress(
+        &mut self,
+        cfg: &ForgeConfig,
+        links: &ForgeLinks,
+        control: &Arc<Control>,
+        sopts: &StemOptions,
+    ) -> Result<(), ForgeError> {
+        let nv = cfg.verify_tiles;
+        for (i, out) in links.verify_out.iter().enumerate() {
+            let v = SlotTile::steady(Verify::new(i, nv, cfg.verify_batch, false), control);
             let stem = Stem::new(
                 v,
-                vec![in_link(&feed, i)?],
+                vec![in_link(&links.feed, i)?],
                 vec![out_link(out)],
                 None,
                 sopts.clone(),
             );
-            forge.spawn(&format!("forge-verify{i}"), stem)?;
+            self.spawn(&format!("forge-verify{i}"), stem)?;
         }
         let dd = cfg.dedup_depth;
         let dedup = SlotTile::renewed(
             Box::new(move |_: &Setup| Dedup::new(dd, false)),
-            &control,
+            control,
             false,
         );
         let ins = if nv == 0 {
             // Verify's output is its input envelope unchanged: dedup takes the feed's.
-            vec![in_link(&feed, 0)?]
+            vec![in_link(&links.feed, 0)?]
         } else {
             (0..nv)
-                .map(|i| in_link(&verify_out[i], 0))
+                .map(|i| in_link(&links.verify_out[i], 0))
                 .collect::<Result<_, _>>()?
         };
-        forge.spawn(
+        self.spawn(
             "forge-dedup",
-            Stem::new(dedup, ins, vec![out_link(&dedup_out)], None, sopts.clone()),
-        )?;
+            Stem::new(
+                dedup,
+                ins,
+                vec![out_link(&links.dedup_out)],
+                None,
+                sopts.clone(),
+            ),
+        )
+    }
+
+    /// Pack and the banks, renewed at each slot on the balances it builds on.
+    fn start_execution(
+        &mut self,
+        cfg: &ForgeConfig,
+        links: &ForgeLinks,
+        control: &Arc<Control>,
+        sopts: &StemOptions,
+    ) -> Result<(), ForgeError> {
+        let nb = links.bank_out.len();
         let pcfg = cfg.pack.clone();
         let pack = SlotTile::renewed(
             Box::new(move |s: &Setup| Pack::new(&pcfg, nb, s.shared.clone(), false)),
-            &control,
+            control,
             false,
         );
-        forge.spawn(
+        self.spawn(
             "forge-pack",
             Stem::new(
                 pack,
-                vec![in_link(&dedup_out, 0)?],
-                vec![out_link(&pack_out)],
+                vec![in_link(&links.dedup_out, 0)?],
+                vec![out_link(&links.pack_out)],
                 None,
                 sopts.clone(),
             ),
         )?;
-        for (i, out) in bank_out.iter().enumerate() {
+        for (i, out) in links.bank_out.iter().enumerate() {
             let bank = SlotTile::renewed(
                 Box::new(move |s: &Setup| Bank::new(i, s.shared.clone(), false)),
-                &control,
+                control,
                 false,
             );
             let stem = Stem::new(
                 bank,
-                vec![in_link(&pack_out, i)?],
+                vec![in_link(&links.pack_out, i)?],
                 vec![out_link(out)],
                 None,
                 sopts.clone(),
             );
-            forge.spawn(&format!("forge-bank{i}"), stem)?;
+            self.spawn(&format!("forge-bank{i}"), stem)?;
         }
+        Ok(())
+    }
+
+    /// PoH, renewed at each slot on its parent's last hash, and the collector that hands
+    /// its entries to [`TileForge::entries`].
+    fn start_recording(
+        &mut self,
+        cfg: &ForgeConfig,
+        links: &ForgeLinks,
+        control: &Arc<Control>,
+        sopts: StemOptions,
+    ) -> Result<(), ForgeError> {
         let pohcfg = cfg.poh.clone();
         let poh = SlotTile::renewed(
             Box::new(move |s: &Setup| Poh::new(&pohcfg, s.poh_start, s.shared.clone(), true)),
-            &control,
+            control,
             true,
         );
-        let ins = bank_out
+        let ins = links
+            .bank_out
             .iter()
             .map(|l| in_link(l, 0))
             .collect::<Result<_, _>>()?;
-        forge.spawn(
+        self.spawn(
             "forge-poh",
-            Stem::new(poh, ins, vec![out_link(&poh_out)], None, sopts.clone()),
+            Stem::new(
+                poh,
+                ins,
+                vec![out_link(&links.poh_out)],
+                None,
+                sopts.clone(),
+            ),
         )?;
         let (tx, rx) = channel();
-        forge.entries = rx;
-        forge.spawn(
+        self.entries = rx;
+        self.spawn(
             "forge-collect",
             Stem::new(
-                SlotTile::collector(Collect { entries: tx }, &control),
-                vec![in_link(&poh_out, 0)?],
+                SlotTile::collector(Collect { entries: tx }, control),
+                vec![in_link(&links.poh_out, 0)?],
                 Vec::new(),
                 None,
                 sopts,
             ),
-        )?;
-        Ok(forge)
+        )
     }
 
     fn spawn<T: Tile + 'static>(
