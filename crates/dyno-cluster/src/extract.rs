@@ -69,6 +69,33 @@ enum Part {
     Epoch,
 }
 
+/// Why a line a rule matched gives no event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// The `height` group is no whole number.
+    #[error("{rule}: height {text:?} is not a whole number")]
+    Height {
+        /// The rule's key.
+        rule: &'static str,
+        /// The text captured.
+        text: String,
+    },
+    /// The `ts` group does not fit `time_format`.
+    #[error("{rule}: time {text:?} does not fit time_format")]
+    Time {
+        /// The rule's key.
+        rule: &'static str,
+        /// The text captured.
+        text: String,
+    },
+    /// No `ts` group, and the line was not read as it was written.
+    #[error("{rule}: the rule has no (?P<ts>...) group, so its time is when the line is read, which only `dyno cluster run` knows")]
+    NoTime {
+        /// The rule's key.
+        rule: &'static str,
+    },
+}
+
 /// The directives [`TimeFormat`] knows, for error messages.
 pub const TIME_DIRECTIVES: &str = "%Y %m %d %H %M %S %.f %s %%";
 
@@ -293,18 +320,15 @@ impl Extractors {
         node: &str,
         line: &str,
         read_ns: Option<u64>,
-    ) -> Result<Option<Event>, String> {
+    ) -> Result<Option<Event>, LineError> {
         for rule in &self.rules {
             let Some(caps) = rule.regex.captures(line) else {
                 continue;
             };
             let height = match caps.name("height") {
-                Some(h) => Some(h.as_str().parse::<u64>().map_err(|_| {
-                    format!(
-                        "{}: height {:?} is not a whole number",
-                        rule.event.key(),
-                        h.as_str()
-                    )
+                Some(h) => Some(h.as_str().parse::<u64>().map_err(|_| LineError::Height {
+                    rule: rule.event.key(),
+                    text: h.as_str().to_string(),
                 })?),
                 None => None,
             };
@@ -313,14 +337,14 @@ impl Extractors {
                 None => height.map(|h| h.to_string()).unwrap_or_default(),
             };
             let ts_ns = match (caps.name("ts"), &self.time_format) {
-                (Some(ts), Some(format)) => format.unix_ns(ts.as_str()).ok_or_else(|| {
-                    format!("{}: time {:?} does not fit time_format", rule.event.key(), ts.as_str())
-                })?,
-                _ => read_ns.ok_or_else(|| {
-                    format!(
-                        "{}: the rule has no (?P<ts>...) group, so its time is when the line is read, which only `dyno cluster run` knows",
-                        rule.event.key()
-                    )
+                (Some(ts), Some(format)) => {
+                    format.unix_ns(ts.as_str()).ok_or_else(|| LineError::Time {
+                        rule: rule.event.key(),
+                        text: ts.as_str().to_string(),
+                    })?
+                }
+                _ => read_ns.ok_or(LineError::NoTime {
+                    rule: rule.event.key(),
                 })?,
             };
             let slot = height.unwrap_or(0);
@@ -349,13 +373,13 @@ impl Extractors {
     ) -> Result<Vec<Event>, crate::ClusterError> {
         let mut out = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            let event =
-                self.line(node, line, None)
-                    .map_err(|message| crate::ClusterError::Log {
-                        path: path.to_path_buf(),
-                        line: i + 1,
-                        message,
-                    })?;
+            let event = self
+                .line(node, line, None)
+                .map_err(|e| crate::ClusterError::Log {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })?;
             out.extend(event);
         }
         Ok(out)

@@ -261,6 +261,6 @@ fn a_rule_without_ts_stamps_the_time_the_line_was_read() {
         }
     );
     // Read back from a file, the moment is gone: the error says why.
-    let err = rules.line("n2", line, None).unwrap_err();
+    let err = rules.line("n2", line, None).unwrap_err().to_string();
     assert!(err.contains("only `dyno cluster run` knows"), "{err}");
 }

@@ -651,10 +651,10 @@ impl OutputTail {
         let text = String::from_utf8_lossy(line);
         rules
             .line(&self.node, &text, Some(now))
-            .map_err(|message| ClusterError::Log {
+            .map_err(|e| ClusterError::Log {
                 path: self.path.clone(),
                 line: self.line,
-                message,
+                message: e.to_string(),
             })
     }
 }

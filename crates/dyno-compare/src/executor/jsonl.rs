@@ -15,13 +15,11 @@ pub fn offset(path: &Path) -> u64 {
 /// series per numeric field. A field named `t` (seconds) gives the time of the line's
 /// observations; otherwise the line index. A line cut by either offset does not parse
 /// and is skipped.
-pub fn read_range(path: &Path, start: u64, end: u64) -> Result<Vec<Series>, String> {
-    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
+pub fn read_range(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<Series>> {
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
-    f.take(end.saturating_sub(start))
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
+    f.take(end.saturating_sub(start)).read_to_end(&mut bytes)?;
     Ok(parse(&String::from_utf8_lossy(&bytes)))
 }
 
