@@ -3,10 +3,10 @@
 //! Every process dyno runs (a tile workspace, the reference node, the pipeline bench)
 //! exposes its figures the same way, and every reader (`dyno compare` scraping a node,
 //! `dyno serve`'s live view) reads them the same way:
-//! - [`write`]: the Prometheus text exposition (format 0.0.4) built from metric
+//! - [`write`](mod@write): the Prometheus text exposition (format 0.0.4) built from metric
 //!   descriptors ([`Desc`]: name, help, type, label names), with label values and help
 //!   text escaped;
-//! - [`read`]: the reader of that format (and of OpenMetrics sample lines);
+//! - [`read`](mod@read): the reader of that format (and of OpenMetrics sample lines);
 //! - `endpoint` (feature `http`): the one HTTP listener that answers `/metrics`,
 //!   `/ready` and whatever else its route says, on a thread of its own.
 //!

@@ -75,7 +75,7 @@ impl Bank {
         }
     }
 
-    /// The same bank doing [`extra_work`] of `rounds` hashes for every transaction it
+    /// The same bank doing `extra_work` of `rounds` hashes for every transaction it
     /// executes or fails, inside the timed execution (it shows in `stage_forged_s`).
     pub fn with_extra_work(mut self, rounds: u64) -> Bank {
         self.extra_work_per_tx = rounds;
