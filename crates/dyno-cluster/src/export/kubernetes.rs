@@ -77,6 +77,61 @@ pub fn kubernetes(
     let name = dns_name(&spec.name);
     let labels = json!({"app.kubernetes.io/name": "dyno-node", "dyno/cluster": name});
     let (peer, ingress, metrics) = spec.ports(0);
+    let data = config_data(spec, genesis, &name, peer);
+    let mut docs = vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": format!("{name}-topology"), "labels": labels},
+            "data": data,
+        }),
+        json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {
+                "clusterIP": "None",
+                "publishNotReadyAddresses": true,
+                "selector": labels,
+                "ports": [
+                    {"name": "peer", "port": peer, "protocol": "TCP"},
+                    {"name": "ingress", "port": ingress, "protocol": "UDP"},
+                    {"name": "metrics", "port": metrics, "protocol": "TCP"},
+                ],
+            },
+        }),
+    ];
+    for (r, region) in spec.regions.iter().enumerate() {
+        let mut pod_labels = labels.clone();
+        pod_labels["dyno/region"] = json!(dns_name(&region.name));
+        docs.push(stateful_set(spec, r, &pod_labels, image, &script));
+    }
+    let mut header = format!(
+        "# dyno cluster {}: {} nodes over {} regions ({} topology), rendered by `dyno cluster export --kubernetes`.\n\
+         # Latency between regions is the real network's: nothing here shapes links.\n",
+        spec.name,
+        spec.nodes.len(),
+        spec.regions.len(),
+        spec.topology_kind.name()
+    );
+    if !spec.faults.is_empty() {
+        header.push_str(
+            "# The cluster file schedules faults: `dyno cluster export --chaos-mesh` renders them as a\n\
+             # Chaos Mesh Workflow, to apply when slot 0 starts.\n",
+        );
+    }
+    let body: Vec<String> = docs.iter().map(yaml::document).collect();
+    Ok(format!("{header}---\n{}", body.join("---\n")))
+}
+
+/// The ConfigMap's files: the topology, and per pod its node config (the reference node,
+/// with the genesis) or its environment file (any other node command).
+fn config_data(
+    spec: &ClusterSpec,
+    genesis: Option<ReferenceGenesis<'_>>,
+    name: &str,
+    peer: u16,
+) -> serde_json::Map<String, Value> {
     let mut data = serde_json::Map::new();
     data.insert("topology.json".into(), Value::String(topology_json(spec)));
     let reference = match (&spec.command, genesis) {
@@ -110,85 +165,56 @@ pub fn kubernetes(
             );
         }
     }
-    let mut docs = vec![
-        json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": format!("{name}-topology"), "labels": labels},
-            "data": data,
-        }),
-        json!({
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": name, "labels": labels},
-            "spec": {
-                "clusterIP": "None",
-                "publishNotReadyAddresses": true,
-                "selector": labels,
-                "ports": [
-                    {"name": "peer", "port": peer, "protocol": "TCP"},
-                    {"name": "ingress", "port": ingress, "protocol": "UDP"},
-                    {"name": "metrics", "port": metrics, "protocol": "TCP"},
-                ],
-            },
-        }),
-    ];
+    data
+}
+
+/// The StatefulSet of region `r`: its members' pods, pinned to the region's nodes.
+fn stateful_set(
+    spec: &ClusterSpec,
+    r: usize,
+    pod_labels: &Value,
+    image: &str,
+    script: &str,
+) -> Value {
+    let name = dns_name(&spec.name);
+    let (peer, ingress, metrics) = spec.ports(0);
     let members = region_members(spec.nodes.len(), spec.regions.len());
-    for (r, region) in spec.regions.iter().enumerate() {
-        let mut pod_labels = labels.clone();
-        pod_labels["dyno/region"] = json!(dns_name(&region.name));
-        docs.push(json!({
-            "apiVersion": "apps/v1",
-            "kind": "StatefulSet",
-            "metadata": {"name": set_name(spec, r), "labels": pod_labels},
-            "spec": {
-                "serviceName": name,
-                "replicas": members[r].len(),
-                // Peers must all start for blocks to flow; no pod waits for another.
-                "podManagementPolicy": "Parallel",
-                "selector": {"matchLabels": pod_labels},
-                "template": {
-                    "metadata": {"labels": pod_labels},
-                    "spec": {
-                        "nodeSelector": {"topology.kubernetes.io/region": region.name},
-                        "containers": [{
-                            "name": "node",
-                            "image": image,
-                            "command": ["/bin/sh", "-c", script],
-                            "ports": [
-                                {"name": "peer", "containerPort": peer, "protocol": "TCP"},
-                                {"name": "ingress", "containerPort": ingress, "protocol": "UDP"},
-                                {"name": "metrics", "containerPort": metrics, "protocol": "TCP"},
-                            ],
-                            "readinessProbe": {"httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 1},
-                            "volumeMounts": [
-                                {"name": "topology", "mountPath": "/etc/dyno", "readOnly": true},
-                                {"name": "logs", "mountPath": "/var/log/dyno"},
-                            ],
-                        }],
-                        "volumes": [
-                            {"name": "topology", "configMap": {"name": format!("{name}-topology")}},
-                            {"name": "logs", "emptyDir": {}},
+    let region = &spec.regions[r];
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": set_name(spec, r), "labels": pod_labels},
+        "spec": {
+            "serviceName": name,
+            "replicas": members[r].len(),
+            // Peers must all start for blocks to flow; no pod waits for another.
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": pod_labels},
+            "template": {
+                "metadata": {"labels": pod_labels},
+                "spec": {
+                    "nodeSelector": {"topology.kubernetes.io/region": region.name},
+                    "containers": [{
+                        "name": "node",
+                        "image": image,
+                        "command": ["/bin/sh", "-c", script],
+                        "ports": [
+                            {"name": "peer", "containerPort": peer, "protocol": "TCP"},
+                            {"name": "ingress", "containerPort": ingress, "protocol": "UDP"},
+                            {"name": "metrics", "containerPort": metrics, "protocol": "TCP"},
                         ],
-                    },
+                        "readinessProbe": {"httpGet": {"path": "/ready", "port": "metrics"}, "periodSeconds": 1},
+                        "volumeMounts": [
+                            {"name": "topology", "mountPath": "/etc/dyno", "readOnly": true},
+                            {"name": "logs", "mountPath": "/var/log/dyno"},
+                        ],
+                    }],
+                    "volumes": [
+                        {"name": "topology", "configMap": {"name": format!("{name}-topology")}},
+                        {"name": "logs", "emptyDir": {}},
+                    ],
                 },
             },
-        }));
-    }
-    let mut header = format!(
-        "# dyno cluster {}: {} nodes over {} regions ({} topology), rendered by `dyno cluster export --kubernetes`.\n\
-         # Latency between regions is the real network's: nothing here shapes links.\n",
-        spec.name,
-        spec.nodes.len(),
-        spec.regions.len(),
-        spec.topology_kind.name()
-    );
-    if !spec.faults.is_empty() {
-        header.push_str(
-            "# The cluster file schedules faults: `dyno cluster export --chaos-mesh` renders them as a\n\
-             # Chaos Mesh Workflow, to apply when slot 0 starts.\n",
-        );
-    }
-    let body: Vec<String> = docs.iter().map(yaml::document).collect();
-    Ok(format!("{header}---\n{}", body.join("---\n")))
+        },
+    })
 }
