@@ -557,8 +557,11 @@ impl Node {
         match m {
             Message::Tx(b) => self.peer_tx(peer, b),
             Message::Txs(txs) => {
-                for b in txs {
-                    self.peer_tx(peer, b);
+                for (b, admit) in self.mempool.offer_relayed(txs) {
+                    if admit == Admit::Added {
+                        self.offer_to_lead(&b);
+                        self.relay(b, Some(peer));
+                    }
                 }
             }
             Message::GetBlock(h) => {
