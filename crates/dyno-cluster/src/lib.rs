@@ -47,6 +47,7 @@ pub mod render;
 pub mod resources;
 pub mod session;
 pub mod shape;
+pub mod stored;
 mod topology;
 
 pub use error::ClusterError;

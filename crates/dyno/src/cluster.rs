@@ -7,6 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use dyno_cluster::compared::ComparedRun;
 use dyno_cluster::launch::{Launch, Progress};
 use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
+use dyno_cluster::stored::{extracted_events, log_files, StoredClusterRun};
 use dyno_cluster::{events, propagation, session, ClusterSpec, EXAMPLE};
 use dyno_report::{write_atomic, Align, Table, TableFormat};
 use std::io::IsTerminal;
@@ -329,43 +330,10 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The log files named on the command line, directories expanded (sorted, so output
-/// does not depend on directory order).
-fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .with_context(|| format!("reading directory {}", p.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "log" || x == "jsonl"))
-                .collect();
-            if found.is_empty() {
-                bail!(
-                    "{}: no *.log or *.jsonl node logs in this directory",
-                    p.display()
-                );
-            }
-            found.sort();
-            files.extend(found);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    Ok(files)
-}
-
 /// A stored `cluster run`: its run directory and cluster file, from the run's settings.
 /// What a stored run's report needs: its run directory, cluster file, slots, and (for
 /// extracted logs) its window in Unix ns.
-struct StoredRun {
-    dir: PathBuf,
-    file: PathBuf,
-    slots: std::ops::Range<u64>,
-    window_ns: Option<std::ops::Range<u64>>,
-}
-
-fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredRun> {
+fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredClusterRun> {
     let path = crate::db::path(&a.db);
     let store = dyno_store::Store::open_read_only(&path)
         .map_err(crate::db::classify)
@@ -374,86 +342,13 @@ fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredRun> {
         .run(id)
         .map_err(crate::db::classify)
         .with_context(|| format!("run {id} in {}", path.display()))?;
-    stored_run_of(&run)
-}
-
-/// Where a stored `cluster run` left its node logs, and which slots and window it analysed.
-fn stored_run_of(run: &dyno_store::StoredRun) -> Result<StoredRun> {
-    let id = run.id;
-    if run.info.command != "cluster run" {
-        bail!(
-            "run {id} is a `{}` run, not a `cluster run`",
-            run.info.command
-        );
-    }
-    let text = |key: &str| {
-        run.info.settings[key]
-            .as_str()
-            .map(PathBuf::from)
-            .with_context(|| format!("run {id}: no `{key}` in its settings"))
-    };
-    let dir = text("run_dir")?;
-    if !dir.is_dir() {
-        bail!(
-            "run {id}: its node logs were in {}, which is gone; its samples remain: `dyno results show {id}`",
-            dir.display()
-        );
-    }
-    let slot = |i: usize| run.info.settings["slots"][i].as_u64();
-    let (Some(first), Some(end)) = (slot(0), slot(1)) else {
-        bail!("run {id}: no `slots` in its settings");
-    };
-    let window = |i: usize| run.info.settings["window_ns"][i].as_u64();
-    let window_ns = window(0).zip(window(1)).map(|(a, b)| a..b);
-    Ok(StoredRun {
-        dir,
-        file: text("cluster_file")?,
-        slots: first..end,
-        window_ns,
-    })
-}
-
-/// Events read from the nodes' own output by the cluster file's `[extract]` rules: for
-/// a directory, each node's `<name>.out`; a file is the node its stem names.
-fn extracted_events(
-    spec: &ClusterSpec,
-    rules: &dyno_cluster::extract::Extractors,
-    paths: &[PathBuf],
-) -> Result<Vec<dyno_cluster::events::Event>> {
-    if !rules.timed_in_line() {
-        bail!(
-            "{}: an [extract] rule has no (?P<ts>...) group, so its times were taken as the \
-             lines were read; only `dyno cluster run` reports on such a cluster",
-            spec.path.display()
-        );
-    }
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            for n in &spec.nodes {
-                files.push((p.join(format!("{}.out", n.name)), n.name.clone()));
-            }
-        } else {
-            let node = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            files.push((p.clone(), node));
-        }
-    }
-    let mut all = Vec::new();
-    for (file, node) in files {
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("reading node output {}", file.display()))?;
-        all.extend(rules.parse_log(&file, &node, &text)?);
-    }
-    Ok(all)
+    Ok(StoredClusterRun::of(&run)?)
 }
 
 /// The HTML report `dyno cluster report RUN --html` writes for a stored `cluster run`, for
 /// `dyno serve`: rebuilt from the node logs its run directory still holds.
 pub fn stored_html(run: &dyno_store::StoredRun) -> Result<String> {
-    let stored = stored_run_of(run)?;
+    let stored = StoredClusterRun::of(run)?;
     let spec = ClusterSpec::load(&stored.file)
         .with_context(|| format!("run {}'s cluster file", run.id))?;
     let expected = spec.nodes.len();
