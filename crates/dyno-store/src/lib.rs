@@ -95,7 +95,7 @@ pub use run_docs::{
 };
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
-pub use transfer::Copied;
+pub use transfer::{Copied, CopyTally};
 pub use trend::{
     metric_suggestion, mixed_series, percent, TrendChange, TrendFilters, TrendPoint, TrendReport,
     TrendSettings, TrendVerdict, MIN_POINTS, TREND_SCHEMA,

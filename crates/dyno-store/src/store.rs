@@ -8,7 +8,7 @@ use crate::history::{HistoryPoint, HistoryQuery};
 use crate::pg::Pg;
 use crate::query::{RunFilter, RunSummary, StoredRun};
 use crate::sqlite::Sqlite;
-use crate::transfer::{Copied, RunRecord};
+use crate::transfer::{Copied, CopyTally, RunRecord};
 use crate::url::path_is_postgres;
 use crate::RunId;
 use dyno_model::{Metric, RunInfo, RunStatus, Sample};
@@ -232,6 +232,51 @@ impl Store {
             Backend::Sqlite(s) => s.import(&record),
             Backend::Postgres(p) => p.import(&record),
         }
+    }
+
+    /// The summaries of `ids` (each must be here: an unknown one is
+    /// [`StoreError::UnknownRun`], found before anything is copied), or of every run
+    /// matching `filter` when `ids` is empty; oldest first.
+    pub fn select_runs(
+        &self,
+        ids: &[RunId],
+        filter: &RunFilter,
+    ) -> Result<Vec<RunSummary>, StoreError> {
+        let mut all = self.list_runs(filter)?;
+        all.reverse();
+        if ids.is_empty() {
+            return Ok(all);
+        }
+        ids.iter()
+            .map(|id| {
+                all.iter()
+                    .find(|r| r.id == *id)
+                    .cloned()
+                    .ok_or(StoreError::UnknownRun(*id))
+            })
+            .collect()
+    }
+
+    /// Copies `runs` into `to` in order ([`Store::copy_run`] each), leaving out runs still
+    /// running. On a failure, the index of the run that failed and the error: the runs
+    /// before it are copied, and copying again skips them.
+    pub fn copy_runs(
+        &self,
+        to: &mut Store,
+        runs: &[RunSummary],
+    ) -> Result<CopyTally, (usize, StoreError)> {
+        let mut tally = CopyTally::default();
+        for (i, r) in runs.iter().enumerate() {
+            if r.status == dyno_model::RunStatus::Running {
+                tally.running += 1;
+                continue;
+            }
+            match self.copy_run(r.id, to).map_err(|e| (i, e))? {
+                Copied::New(_) => tally.new += 1,
+                Copied::AlreadyThere(_) => tally.already_there += 1,
+            }
+        }
+        Ok(tally)
     }
 
     /// For the fleet question: the newest complete run of every machine (host name and

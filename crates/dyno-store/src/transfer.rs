@@ -25,6 +25,17 @@ pub(crate) struct RunRecord {
     pub samples: Vec<(Sample, Option<String>)>,
 }
 
+/// What copying several runs did ([`crate::Store::copy_runs`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CopyTally {
+    /// Runs written.
+    pub new: usize,
+    /// Runs the receiving store already held.
+    pub already_there: usize,
+    /// Runs left out because they are still running.
+    pub running: usize,
+}
+
 /// What copying one run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Copied {

@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use dyno_model::{format_timestamp, format_value, RunStatus};
 use dyno_report::{Align, Cell, Table, TableFormat};
 use dyno_store::{
-    Copied, ExportFormat, MetricStats, RunFilter, RunId, RunList, RunShow, RunSummary, Store,
+    ExportFormat, MetricStats, RunFilter, RunId, RunList, RunShow, RunSummary, Store,
 };
 use std::io::Write;
 use std::path::PathBuf;
@@ -227,36 +227,22 @@ fn open_write(path: &std::path::Path, flag: &str) -> anyhow::Result<Store> {
         .with_context(|| format!("{flag} {}", path.display()))
 }
 
-/// Copies `runs` of `from` into `to`, one transaction per run, and says what it did.
-/// Runs still being written are left for later: a copy is final, and such a run
-/// would arrive half-measured.
+/// Copies `runs` and says how it went; a failure names the run and how to resume.
 fn copy_runs(from: &Store, to: &mut Store, runs: &[RunSummary], verb: &str) -> anyhow::Result<()> {
-    let (mut new, mut there, mut running) = (0, 0, 0);
-    for (i, r) in runs.iter().enumerate() {
-        if r.status == RunStatus::Running {
-            running += 1;
-            continue;
-        }
-        let copied = from
-            .copy_run(r.id, to)
-            .map_err(crate::db::classify)
-            .with_context(|| {
-                format!(
-                    "{verb} run {} ({} of {}; rerun to resume: runs already copied are skipped)",
-                    r.id,
-                    i + 1,
-                    runs.len()
-                )
-            })?;
-        match copied {
-            Copied::New(_) => new += 1,
-            Copied::AlreadyThere(_) => there += 1,
-        }
-    }
+    let tally = from.copy_runs(to, runs).map_err(|(i, e)| {
+        crate::db::classify(e).context(format!(
+            "{verb} run {} ({} of {}; rerun to resume: runs already copied are skipped)",
+            runs[i].id,
+            i + 1,
+            runs.len()
+        ))
+    })?;
     eprintln!(
-        "{verb}: {new} run(s) copied to {}, {there} already there{}",
+        "{verb}: {} run(s) copied to {}, {} already there{}",
+        tally.new,
         to.path().display(),
-        match running {
+        tally.already_there,
+        match tally.running {
             0 => String::new(),
             n => format!(", {n} still running (not copied)"),
         }
@@ -264,22 +250,9 @@ fn copy_runs(from: &Store, to: &mut Store, runs: &[RunSummary], verb: &str) -> a
     Ok(())
 }
 
-/// The summaries of `ids` in `store` (checked before anything is copied), or of every
-/// run matching `filter`, oldest first.
+/// The runs `ids` names, or every run matching `filter`, oldest first.
 fn select(store: &Store, ids: &[RunId], filter: &RunFilter) -> anyhow::Result<Vec<RunSummary>> {
-    let mut all = store.list_runs(filter).map_err(crate::db::classify)?;
-    all.reverse();
-    if ids.is_empty() {
-        return Ok(all);
-    }
-    ids.iter()
-        .map(|id| {
-            all.iter()
-                .find(|r| r.id == *id)
-                .cloned()
-                .ok_or_else(|| crate::db::classify(dyno_store::StoreError::UnknownRun(*id)))
-        })
-        .collect()
+    store.select_runs(ids, filter).map_err(crate::db::classify)
 }
 
 fn push(a: PushArgs) -> anyhow::Result<ExitCode> {
