@@ -100,13 +100,11 @@ impl Tile for Bank {
         payload: &[u8],
         out: &mut Outputs,
     ) -> FragOutcome {
-        let count = payload
-            .get(..4)
-            .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4")));
+        let count = microblock_count(payload);
         let t0 = Instant::now();
         let mut at = 4;
         self.buf.clear();
-        self.buf.extend_from_slice(&count.to_le_bytes());
+        self.buf.extend_from_slice(&(count as u32).to_le_bytes());
         let mut accounts = Vec::new();
         let mut landed = 0;
         for _ in 0..count {

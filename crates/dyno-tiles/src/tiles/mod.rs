@@ -85,6 +85,14 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
         .map_or(0, |s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
 }
 
+/// The transaction count a microblock (pack->bank, bank->poh) opens with; 0 when the
+/// payload is too short to hold one.
+fn microblock_count(payload: &[u8]) -> usize {
+    payload.get(..4).map_or(0, |b| {
+        u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize
+    })
+}
+
 /// Splits an envelope into id, gen_ns and transaction bytes.
 pub fn open_envelope(b: &[u8]) -> Option<(u64, u64, &[u8])> {
     (b.len() >= ENV_HEADER).then(|| (u64_at(b, 0), u64_at(b, 8), &b[ENV_HEADER..]))

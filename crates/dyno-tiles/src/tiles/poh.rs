@@ -201,10 +201,7 @@ impl Tile for Poh {
         payload: &[u8],
         out: &mut Outputs,
     ) -> FragOutcome {
-        let count = payload
-            .get(..4)
-            .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4")))
-            as usize;
+        let count = microblock_count(payload);
         let now = self.shared.now_ns();
         let mut records = Vec::with_capacity(count * RECORD_LEN);
         for i in 0..count {
