@@ -6,6 +6,7 @@
 # skips with a printed note.
 # Usage: scripts/ci/chromium.sh
 set -uo pipefail
+. "$(dirname "$0")/apt.sh"
 
 find_browser() {
   command -v chromium || command -v chromium-browser || command -v google-chrome
@@ -16,16 +17,8 @@ if browser=$(find_browser); then
   exit 0
 fi
 
-if command -v apt-get >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo -n"
-  if [ ! -f /tmp/.dyno-apt-updated ]; then
-    $sudo apt-get update -qq >/dev/null 2>&1 && touch /tmp/.dyno-apt-updated
-  fi
-  # Debian's chromium runs headless without a display; a font for the pictures' text.
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    chromium fonts-dejavu-core >/dev/null 2>&1
-fi
+# Debian's chromium runs headless without a display; a font for the pictures' text.
+apt_install chromium fonts-dejavu-core
 
 if browser=$(find_browser); then
   echo "Chromium installed: $("$browser" --version 2>/dev/null || echo "$browser")"

@@ -8,19 +8,10 @@
 # Never fails the caller: each missing piece is reported as a note.
 # Usage: scripts/ci/pgo-tools.sh [TOOLCHAIN ...]   (default: stable)
 set -uo pipefail
+. "$(dirname "$0")/apt.sh"
 
 toolchains=("$@")
 [ ${#toolchains[@]} -eq 0 ] && toolchains=(stable)
-
-apt_install() {
-  command -v apt-get >/dev/null 2>&1 || return 1
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo -n"
-  if [ ! -f /tmp/.dyno-apt-updated ]; then
-    $sudo apt-get update -qq >/dev/null 2>&1 && touch /tmp/.dyno-apt-updated
-  fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null 2>&1
-}
 
 for tc in "${toolchains[@]}"; do
   llvm=$(rustc +"$tc" -vV 2>/dev/null | sed -n 's/^LLVM version: //p')
@@ -34,12 +25,12 @@ for tc in "${toolchains[@]}"; do
   if [ -x "$sysroot/lib/rustlib/$host/bin/llvm-profdata" ] \
     || rustup component add llvm-tools --toolchain "$tc" >/dev/null 2>&1; then
     echo "pgo: $tc uses rustup's llvm-tools (LLVM $llvm)"
-  elif command -v "llvm-profdata-$major" >/dev/null 2>&1 || apt_install "llvm-$major"; then
+  elif command -v "llvm-profdata-$major" >/dev/null 2>&1 || apt_install --with-recommends "llvm-$major"; then
     echo "pgo: $tc uses llvm-profdata-$major (LLVM $llvm)"
   else
     echo "note: no llvm-profdata of LLVM $major for $tc: pgo variants will be refused, PGO tests skipped"
   fi
-  if command -v "llvm-bolt-$major" >/dev/null 2>&1 || apt_install "bolt-$major"; then
+  if command -v "llvm-bolt-$major" >/dev/null 2>&1 || apt_install --with-recommends "bolt-$major"; then
     echo "bolt: llvm-bolt-$major"
   else
     echo "note: bolt-$major is not installable here: \"on+bolt\" variants will be refused, the BOLT test skipped"

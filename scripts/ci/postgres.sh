@@ -7,6 +7,7 @@
 # skip with a printed note.
 # Usage: scripts/ci/postgres.sh
 set -uo pipefail
+. "$(dirname "$0")/apt.sh"
 
 have_server() {
   local bindir
@@ -22,17 +23,9 @@ if have_server && id postgres >/dev/null 2>&1; then
   exit 0
 fi
 
-if command -v apt-get >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo -n"
-  if [ ! -f /tmp/.dyno-apt-updated ]; then
-    $sudo apt-get update -qq >/dev/null 2>&1 && touch /tmp/.dyno-apt-updated
-  fi
-  # postgresql pulls the server of Debian's current major; libpq-dev brings pg_config.
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    postgresql libpq-dev >/dev/null 2>&1
-  # The package starts a cluster of its own; the tests do not use it.
-fi
+# postgresql pulls the server of Debian's current major; libpq-dev brings pg_config.
+# The package starts a cluster of its own; the tests do not use it.
+apt_install postgresql libpq-dev
 
 if have_server && id postgres >/dev/null 2>&1; then
   echo "PostgreSQL installed: $(pg_config --version 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | tail -1)"

@@ -6,21 +6,14 @@
 # skips with a printed note (the metric-name check runs either way).
 # Usage: scripts/ci/promtool.sh
 set -uo pipefail
+. "$(dirname "$0")/apt.sh"
 
 if command -v promtool >/dev/null 2>&1; then
   echo "promtool: $(promtool --version 2>&1 | head -1)"
   exit 0
 fi
 
-if command -v apt-get >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo -n"
-  if [ ! -f /tmp/.dyno-apt-updated ]; then
-    $sudo apt-get update -qq >/dev/null 2>&1 && touch /tmp/.dyno-apt-updated
-  fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    prometheus >/dev/null 2>&1
-fi
+apt_install prometheus
 
 if command -v promtool >/dev/null 2>&1; then
   echo "promtool installed: $(promtool --version 2>&1 | head -1)"
