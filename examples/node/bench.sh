@@ -34,6 +34,9 @@ DYNO=${DYNO:-target/release/dyno}
 SLOT_MS=${SLOT_MS:-400}
 OVERLOAD=${OVERLOAD:-1.2}
 VERIFY_BATCH=${VERIFY_BATCH:-64}
+case "$VERIFY_BATCH" in
+''|*[!0-9]*|0) echo "$0: VERIFY_BATCH=$VERIFY_BATCH: must be a whole number of signatures, 1 to 1024" >&2; exit 2 ;;
+esac
 OUT=${OUT:-$(mktemp -d -t dyno-node-bench.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"

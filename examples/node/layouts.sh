@@ -17,6 +17,9 @@ ROOT=$(mktemp -d -t dyno-layouts.XXXXXX)
 # One thread's verifications per second (the median of 3 repetitions), one by one or in
 # batches as the layouts verify (bench.sh's VERIFY_BATCH, default 64).
 export VERIFY_BATCH=${VERIFY_BATCH:-64}
+case "$VERIFY_BATCH" in
+''|*[!0-9]*|0) echo "$0: VERIFY_BATCH=$VERIFY_BATCH: must be a whole number of signatures, 1 to 1024" >&2; exit 2 ;;
+esac
 if [ "$VERIFY_BATCH" -gt 1 ]; then
     METRIC=Ed25519BatchVerify; ONLY=Ed25519-BatchVerify
 else
