@@ -12,7 +12,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DYNO=${DYNO:-target/release/dyno}
 MAX=${1:-$(( $(nproc) > 5 ? $(nproc) - 3 : 2 ))}
 SECS=${2:-10}
-ROOT=$(mktemp -d -t dyno-layouts.XXXXXX)
 
 # One thread's verifications per second (the median of 3 repetitions), one by one or in
 # batches as the layouts verify (bench.sh's VERIFY_BATCH, default 64).
@@ -20,6 +19,7 @@ export VERIFY_BATCH=${VERIFY_BATCH:-64}
 case "$VERIFY_BATCH" in
 ''|*[!0-9]*|0) echo "$0: VERIFY_BATCH=$VERIFY_BATCH: must be a whole number of signatures, 1 to 1024" >&2; exit 2 ;;
 esac
+ROOT=$(mktemp -d -t dyno-layouts.XXXXXX)
 if [ "$VERIFY_BATCH" -gt 1 ]; then
     METRIC=Ed25519BatchVerify; ONLY=Ed25519-BatchVerify
 else
