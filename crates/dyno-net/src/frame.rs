@@ -143,6 +143,10 @@ pub fn preamble() -> [u8; PREAMBLE_LEN] {
 pub fn read_preamble(r: &mut impl Read) -> Result<(), ReadError> {
     let mut p = [0u8; PREAMBLE_LEN];
     r.read_exact(&mut p)?;
+    check_preamble(&p)
+}
+
+fn check_preamble(p: &[u8; PREAMBLE_LEN]) -> Result<(), ReadError> {
     if p[..8] != MAGIC {
         return Err(ReadError::Refused(RefuseReason::Garbage));
     }
@@ -170,7 +174,11 @@ pub fn encode_hello(h: &Hello) -> Vec<u8> {
 /// Reads one hello frame.
 pub fn read_hello(r: &mut impl Read) -> Result<Hello, ReadError> {
     let body = read_body(r, MAX_HELLO)?;
-    decode_hello(&body).ok_or(ReadError::Refused(RefuseReason::Garbage))
+    hello_of(&body)
+}
+
+fn hello_of(body: &[u8]) -> Result<Hello, ReadError> {
+    decode_hello(body).ok_or(ReadError::Refused(RefuseReason::Garbage))
 }
 
 fn decode_hello(b: &[u8]) -> Option<Hello> {
@@ -202,7 +210,11 @@ pub fn encode_data(deliver_at_ns: u64, payload: &[u8]) -> Vec<u8> {
 /// Reads one data frame whose payload may be up to `max_payload` bytes; returns the
 /// delivery time and the payload.
 pub fn read_data(r: &mut impl Read, max_payload: usize) -> Result<(u64, Vec<u8>), ReadError> {
-    let mut body = read_body(r, max_payload.saturating_add(9))?;
+    let body = read_body(r, max_payload.saturating_add(9))?;
+    data_of(body)
+}
+
+fn data_of(mut body: Vec<u8>) -> Result<(u64, Vec<u8>), ReadError> {
     if body.len() < 9 || body[0] != KIND_DATA {
         return Err(ReadError::Refused(RefuseReason::Garbage));
     }
@@ -215,13 +227,71 @@ pub fn read_data(r: &mut impl Read, max_payload: usize) -> Result<(u64, Vec<u8>)
 fn read_body(r: &mut impl Read, max_len: usize) -> Result<Vec<u8>, ReadError> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
-    let len = u32::from_be_bytes(len) as usize;
+    let mut body = vec![0u8; body_len(len, max_len)?];
+    r.read_exact(&mut body)?;
+    Ok(body)
+}
+
+/// The body length a frame header announces, refused past `max_len` before any of the
+/// body is read or allocated.
+fn body_len(header: [u8; 4], max_len: usize) -> Result<usize, ReadError> {
+    let len = u32::from_be_bytes(header) as usize;
     if len > max_len {
         return Err(ReadError::Refused(RefuseReason::Oversized));
     }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
-    Ok(body)
+    Ok(len)
+}
+
+/// The same readers over tokio's streams, for the peer network's I/O thread: the wire
+/// format and every check are the ones above.
+pub(crate) mod nonblocking {
+    use super::{
+        body_len, check_preamble, data_of, encode_hello, hello_of, preamble, Hello, ReadError,
+        MAX_HELLO, PREAMBLE_LEN,
+    };
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    /// [`super::read_preamble`].
+    pub(crate) async fn read_preamble(r: &mut (impl AsyncRead + Unpin)) -> Result<(), ReadError> {
+        let mut p = [0u8; PREAMBLE_LEN];
+        r.read_exact(&mut p).await?;
+        check_preamble(&p)
+    }
+
+    /// [`super::read_hello`].
+    pub(crate) async fn read_hello(r: &mut (impl AsyncRead + Unpin)) -> Result<Hello, ReadError> {
+        hello_of(&read_body(r, MAX_HELLO).await?)
+    }
+
+    /// [`super::read_data`].
+    pub(crate) async fn read_data(
+        r: &mut (impl AsyncRead + Unpin),
+        max_payload: usize,
+    ) -> Result<(u64, Vec<u8>), ReadError> {
+        data_of(read_body(r, max_payload.saturating_add(9)).await?)
+    }
+
+    async fn read_body(
+        r: &mut (impl AsyncRead + Unpin),
+        max_len: usize,
+    ) -> Result<Vec<u8>, ReadError> {
+        let mut len = [0u8; 4];
+        r.read_exact(&mut len).await?;
+        let mut body = vec![0u8; body_len(len, max_len)?];
+        r.read_exact(&mut body).await?;
+        Ok(body)
+    }
+
+    /// [`super::write_opening`].
+    pub(crate) async fn write_opening(
+        w: &mut (impl AsyncWrite + Unpin),
+        h: &Hello,
+    ) -> std::io::Result<()> {
+        let mut b = preamble().to_vec();
+        b.extend_from_slice(&encode_hello(h));
+        w.write_all(&b).await?;
+        w.flush().await
+    }
 }
 
 /// Writes the preamble and a hello in one write (one segment on loopback).

@@ -6,11 +6,15 @@
 //!   of another network, an unknown id, garbage or an oversized frame is refused, counted
 //!   by reason and reported as an event, and the node keeps running. Payloads are opaque.
 //! - [`shape`]: one-way latency and bandwidth per link direction, carried out in user
-//!   space on one timer thread (this machine's kernel has no `netem`).
+//!   space by one timer per network (this machine's kernel has no `netem`).
 //! - [`ingress`]: transactions into a node over QUIC (`quinn`), and the client that
 //!   `dyno load` uses.
 //!
-//! The API is synchronous (std threads); tokio runs only inside the QUIC part.
+//! - [`io`]: the one I/O thread (a tokio current-thread runtime) that all of a node's
+//!   sockets run on, so its thread count grows neither with its peers nor with the
+//!   machine's cores.
+//!
+//! The API is synchronous: tokio runs inside, on the I/O thread.
 //!
 //! ```
 //! use dyno_net::{LinkShape, PeerConfig, PeerEvent, PeerNet, PeerSpec};
@@ -48,6 +52,7 @@ pub mod error;
 pub mod fault;
 pub mod frame;
 pub mod ingress;
+pub mod io;
 pub mod peer;
 pub mod shape;
 mod sys;
@@ -59,5 +64,6 @@ pub use frame::RefuseReason;
 pub use ingress::{
     Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,
 };
+pub use io::IoThread;
 pub use peer::{DialWait, PeerConfig, PeerCounters, PeerEvent, PeerNet, PeerOptions, PeerSpec};
 pub use shape::{unix_ns, LinkShape};

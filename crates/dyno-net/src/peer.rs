@@ -1,9 +1,13 @@
 //! The peer network: one framed TCP link per peer pair, handshake, shaping, events.
 //!
-//! Threads of one [`PeerNet`]: an acceptor; one dialer per peer this node dials (it runs
-//! the handshake and then reads the link it made, and redials when the link drops); one
-//! handler per inbound connection (handshake, then reads); one writer per link; and the
-//! shaping timer. Every one of them is joined by [`PeerNet::shutdown`].
+//! All of one [`PeerNet`] runs as tasks on ONE I/O thread (a tokio current-thread
+//! runtime, [`crate::io::IoThread`]): the acceptor, one dialer per peer this node dials
+//! (it runs the handshake, then reads the link it made, and redials when the link
+//! drops), one handler per inbound connection (handshake, then reads), one writer per
+//! link, and the shaping timer. The thread is the network's own ([`PeerNet::start`]) or
+//! shared with the rest of a node's sockets ([`PeerNet::start_on`]); either way a node's
+//! thread count does not grow with its peers. [`PeerNet::shutdown`] ends every task.
+//! The API stays synchronous: `send` and the queries may be called from any thread.
 //!
 //! Who dials: of two nodes that list each other, the one with the smaller id (byte
 //! order). So a pair never makes two links by dialing at the same moment, and a restarted
@@ -18,27 +22,34 @@
 //!
 //! Shaping is decided by the SENDER (its [`PeerSpec::shape`] for that peer, its own wire
 //! queue) and carried out by the RECEIVER: each data frame carries the unix-ns time it may
-//! be delivered, and the receiver's timer thread holds it until then. The frame travels
-//! at once, so loopback transit and the writer's scheduling do not add to the delay; this
-//! needs both ends on one clock, which holds for the local clusters it is made for (nodes
-//! on different machines use real links or `tc netem`, and an unshaped [`LinkShape`]).
+//! be delivered, and the receiver's timer task holds it until then (on a kernel timer of
+//! nanosecond resolution, not the runtime's millisecond ticks). The frame travels at once,
+//! so loopback transit and the writer's scheduling do not add to the delay; this needs
+//! both ends on one clock, which holds for the local clusters it is made for (nodes on
+//! different machines use real links or `tc netem`, and an unshaped [`LinkShape`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufReader, BufWriter, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::future::Future;
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::error::NetError;
 use crate::fault::{Draws, LinkFault};
-use crate::frame::{self, Hello, ReadError, RefuseReason};
-use crate::shape::{lock, unix_ns, DeliveryTimer, LinkSchedule, LinkShape};
+use crate::frame::{self, nonblocking as wire, Hello, ReadError, RefuseReason};
+use crate::io::{join_task, IoThread};
+use crate::shape::{lock, unix_ns, LinkSchedule, LinkShape};
 
 mod accept;
 mod options;
+mod timer;
 
 use accept::{accept_loop, dial_handshake};
 pub use options::{DialWait, PeerOptions};
@@ -162,10 +173,16 @@ enum Delivery {
     Event(PeerEvent),
 }
 
+/// Bytes of a link's read and write buffers. Small: a node has a link per peer, and a
+/// frame longer than the buffer is read straight into its own allocation anyway.
+const LINK_BUFFER: usize = 16 * 1024;
+
 struct Link {
     conn: u64,
+    /// A second descriptor of the link's socket: shutting it down cuts the link's reader
+    /// and writer from any thread (a slow peer cut by `send`, a shutdown).
     stream: TcpStream,
-    frames: Sender<Vec<u8>>,
+    frames: UnboundedSender<Vec<u8>>,
     /// Bytes in `frames` not yet written to the socket (the writer subtracts them).
     queued: Arc<AtomicUsize>,
     schedule: LinkSchedule,
@@ -187,15 +204,18 @@ struct Traffic {
     fault_dropped: AtomicU64,
 }
 
+/// Where events go: a channel the caller reads ([`PeerNet::start`]) or the caller's own
+/// function ([`PeerNet::start_on`]), called on the I/O thread.
+type Emit = Box<dyn Fn(PeerEvent) + Send + Sync>;
+
 struct Shared {
     cfg: PeerConfig,
     opts: PeerOptions,
     peers: HashMap<String, PeerSpec>,
-    /// Not behind a mutex: the real-time timer thread sends here too, and must never wait
-    /// for a preempted thread holding a lock.
-    events: Sender<PeerEvent>,
+    events: Emit,
     links: Mutex<HashMap<String, Link>>,
-    /// Every open stream, handshaking or linked, so shutdown can cut blocked reads.
+    /// Every open stream, handshaking or linked (a second descriptor of each), so
+    /// shutdown can cut them.
     streams: Mutex<HashMap<u64, TcpStream>>,
     next_conn: AtomicU64,
     traffic: Traffic,
@@ -206,10 +226,12 @@ struct Shared {
     /// When each listed peer last lost its link (absent: never linked; then `started`).
     unlinked_since: Mutex<HashMap<String, Instant>>,
     started: Instant,
-    /// Wakes dialers out of their backoff at shutdown.
-    nap: (Mutex<()>, Condvar),
-    threads: Mutex<Vec<JoinHandle<()>>>,
-    timer: Mutex<Option<DeliveryTimer<Delivery>>>,
+    /// The runtime every task of this network runs on.
+    rt: Handle,
+    /// Every task of this network not known to have ended.
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Frames and events waiting for their delivery time, to the timer task.
+    timer: UnboundedSender<timer::Timed<Delivery>>,
     /// Faults set on the links to peers ([`PeerNet::set_fault`]), with the draws for
     /// their loss and jitter.
     faults: Mutex<(HashMap<String, LinkFault>, Draws)>,
@@ -219,14 +241,16 @@ struct Shared {
 pub struct PeerNet {
     shared: Arc<Shared>,
     local_addr: SocketAddr,
-    acceptor: Option<JoinHandle<()>>,
+    /// The I/O thread this network started for itself (none: it runs on the caller's).
+    own_io: Option<IoThread>,
 }
 
 impl PeerNet {
     /// Binds the peer listener (an error names the address), dials every listed peer
     /// whose id is greater than this node's (retrying with backoff until connected or
-    /// shut down) and accepts the others. Events arrive on the returned receiver.
-    /// Limits are [`PeerOptions::default`].
+    /// shut down) and accepts the others, all on an I/O thread of its own named
+    /// `net-io-<id>`. Events arrive on the returned receiver. Limits are
+    /// [`PeerOptions::default`].
     pub fn start(
         cfg: PeerConfig,
         peers: Vec<PeerSpec>,
@@ -240,6 +264,28 @@ impl PeerNet {
         peers: Vec<PeerSpec>,
         opts: PeerOptions,
     ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+        let io = IoThread::start(&thread_name("io", &cfg.node_id), opts.timer)?;
+        let (tx, rx) = mpsc::channel();
+        // A receiver that was dropped no longer wants events; that is not an error.
+        let emit = move |e: PeerEvent| {
+            let _ = tx.send(e);
+        };
+        let mut net = PeerNet::start_on(io.handle(), cfg, peers, opts, emit)?;
+        net.own_io = Some(io);
+        Ok((net, rx))
+    }
+
+    /// Like [`PeerNet::start_with`] on the caller's runtime (a node's one I/O thread,
+    /// [`IoThread::handle`]), handing each event to `emit` as it happens, on that thread
+    /// (it should be quick: a channel send). The runtime's thread sets the timer's
+    /// precision ([`IoThread::start`]); `opts.timer` is not used here.
+    pub fn start_on(
+        rt: &Handle,
+        cfg: PeerConfig,
+        peers: Vec<PeerSpec>,
+        opts: PeerOptions,
+        emit: impl Fn(PeerEvent) + Send + Sync + 'static,
+    ) -> Result<PeerNet, NetError> {
         let mut by_id = HashMap::new();
         for p in peers {
             if p.id == cfg.node_id {
@@ -252,40 +298,33 @@ impl PeerNet {
                 return Err(NetError::PeerList(format!("peer {} listed twice", old.id)));
             }
         }
-        let listener = TcpListener::bind(cfg.listen).map_err(|source| NetError::Bind {
+        let bind = |source| NetError::Bind {
             what: "peer",
             addr: cfg.listen,
             source,
-        })?;
-        let local_addr = listener.local_addr().map_err(|source| NetError::Bind {
-            what: "peer",
-            addr: cfg.listen,
-            source,
-        })?;
-        let (events_tx, events_rx) = mpsc::channel();
-        let shared = Arc::new(Shared::new(cfg, opts, by_id, events_tx));
-        let deliver_to = Arc::clone(&shared);
-        let timer = DeliveryTimer::start(
-            &thread_name("shape", &shared.cfg.node_id),
-            opts.timer,
-            move |d, now| deliver_to.deliver(d, now),
-        )?;
-        *lock(&shared.timer) = Some(timer);
-        let mut net = PeerNet {
-            shared: Arc::clone(&shared),
-            local_addr,
-            acceptor: None,
         };
+        let listener = std::net::TcpListener::bind(cfg.listen).map_err(bind)?;
+        let local_addr = listener.local_addr().map_err(bind)?;
+        listener.set_nonblocking(true).map_err(bind)?;
+        let listener = {
+            let _in_runtime = rt.enter();
+            tokio::net::TcpListener::from_std(listener).map_err(bind)?
+        };
+        let (timer_tx, timer_rx) = unbounded_channel();
+        let shared = Arc::new(Shared::new(
+            cfg,
+            opts,
+            by_id,
+            Box::new(emit),
+            rt.clone(),
+            timer_tx,
+        ));
+        let deliver_to = Arc::clone(&shared);
+        shared.spawn(timer::run(timer_rx, move |d, now| {
+            deliver_to.deliver(d, now)
+        }));
         let acc = Arc::clone(&shared);
-        match spawn(thread_name("accept", &shared.cfg.node_id), move || {
-            accept_loop(&acc, &listener)
-        }) {
-            Ok(h) => net.acceptor = Some(h),
-            Err(e) => {
-                net.shutdown();
-                return Err(e);
-            }
-        }
+        shared.spawn(async move { accept_loop(&acc, &listener).await });
         let mut dialed: Vec<PeerSpec> = shared
             .peers
             .values()
@@ -295,16 +334,13 @@ impl PeerNet {
         dialed.sort_by(|a, b| a.id.cmp(&b.id));
         for spec in dialed {
             let s = Arc::clone(&shared);
-            let name = thread_name("dial", &spec.id);
-            match spawn(name, move || dial_loop(&s, &spec)) {
-                Ok(h) => lock(&shared.threads).push(h),
-                Err(e) => {
-                    net.shutdown();
-                    return Err(e);
-                }
-            }
+            shared.spawn(async move { dial_loop(&s, &spec).await });
         }
-        Ok((net, events_rx))
+        Ok(PeerNet {
+            shared,
+            local_addr,
+            own_io: None,
+        })
     }
 
     /// The bound peer listener address (the real port when `listen` had port 0).
@@ -429,8 +465,9 @@ impl PeerNet {
         }
     }
 
-    /// Closes every connection and the listener and joins every thread. Messages still
-    /// held by the shaping timer are dropped; no event follows.
+    /// Closes every connection and the listener and ends every task (and the network's
+    /// own I/O thread). Messages still held by the shaping timer are dropped; no event
+    /// follows.
     pub fn shutdown(self) {
         drop(self);
     }
@@ -438,33 +475,28 @@ impl PeerNet {
     fn stop(&mut self) {
         let s = &self.shared;
         s.stopping.store(true, Relaxed);
-        {
-            let _g = lock(&s.nap.0);
-            s.nap.1.notify_all();
-        }
         for (_, link) in lock(&s.links).drain() {
             let _ = link.stream.shutdown(Shutdown::Both);
         }
         for stream in lock(&s.streams).values() {
             let _ = stream.shutdown(Shutdown::Both);
         }
-        if let Some(acceptor) = self.acceptor.take() {
-            // The acceptor blocks in accept(): one connection wakes it to see the flag.
-            let _ = TcpStream::connect_timeout(&wake_addr(self.local_addr), HANDSHAKE_TIMEOUT);
-            let _ = acceptor.join();
-        }
-        // Handlers started before the flag may add threads while we join: loop until none.
+        // Tasks spawned while we wait (a handler of a connection accepted just now)
+        // are aborted in the next round: loop until none is left.
         loop {
-            let batch: Vec<JoinHandle<()>> = lock(&s.threads).drain(..).collect();
+            let batch: Vec<_> = lock(&s.tasks).drain(..).collect();
             if batch.is_empty() {
                 break;
             }
-            for h in batch {
-                let _ = h.join();
+            for t in &batch {
+                t.abort();
+            }
+            for t in batch {
+                join_task(&s.rt, t);
             }
         }
-        if let Some(timer) = lock(&s.timer).take() {
-            timer.stop();
+        if let Some(io) = self.own_io.take() {
+            io.stop();
         }
     }
 }
@@ -476,12 +508,14 @@ impl Drop for PeerNet {
 }
 
 impl Shared {
-    /// The state of a network with no thread, link or timer yet.
+    /// The state of a network with no task or link yet.
     fn new(
         cfg: PeerConfig,
         opts: PeerOptions,
         peers: HashMap<String, PeerSpec>,
-        events: Sender<PeerEvent>,
+        events: Emit,
+        rt: Handle,
+        timer: UnboundedSender<timer::Timed<Delivery>>,
     ) -> Shared {
         Shared {
             cfg,
@@ -497,10 +531,24 @@ impl Shared {
             handshakes: AtomicUsize::new(0),
             unlinked_since: Mutex::new(HashMap::new()),
             started: Instant::now(),
-            nap: (Mutex::new(()), Condvar::new()),
-            threads: Mutex::new(Vec::new()),
-            timer: Mutex::new(None),
+            rt,
+            tasks: Mutex::new(Vec::new()),
+            timer,
             faults: Mutex::new((HashMap::new(), Draws::new(unix_ns()))),
+        }
+    }
+
+    /// Runs `task` on the network's runtime, kept so shutdown can end it.
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        let h = self.rt.spawn(task);
+        let mut tasks = lock(&self.tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(h);
+        if self.stopping.load(Relaxed) {
+            // Spawned after stop() took the list: it will look again, but end it now.
+            if let Some(t) = tasks.last() {
+                t.abort();
+            }
         }
     }
 
@@ -522,8 +570,7 @@ impl Shared {
     }
 
     fn emit(&self, e: PeerEvent) {
-        // A node that dropped its receiver no longer wants events; that is not an error.
-        let _ = self.events.send(e);
+        (self.events)(e);
     }
 
     fn count_refusal(&self, remote: SocketAddr, reason: RefuseReason) {
@@ -546,21 +593,30 @@ impl Shared {
     fn deliver_at(&self, due: u64, d: Delivery) {
         if due == 0 {
             self.deliver(d, unix_ns());
-        } else if let Some(timer) = lock(&self.timer).as_ref() {
-            timer.push(due, d);
+        } else {
+            // Fails only once the timer task has ended, at shutdown.
+            let _ = self.timer.send(timer::Timed {
+                due_ns: due,
+                item: d,
+            });
         }
     }
 
-    fn open_stream(&self, stream: &TcpStream) -> Option<u64> {
+    /// Registers a fresh connection: a number for it, and a second descriptor of its
+    /// socket that shutdown (or a cut) shuts down. None once stopping, or when the
+    /// descriptor cannot be duplicated (out of descriptors).
+    fn open_stream(&self, stream: tokio::net::TcpStream) -> Option<(u64, tokio::net::TcpStream)> {
+        let std = stream.into_std().ok()?;
+        let clone = std.try_clone().ok()?;
+        let stream = tokio::net::TcpStream::from_std(std).ok()?;
         let conn = self.next_conn.fetch_add(1, Relaxed);
-        let clone = stream.try_clone().ok()?;
         lock(&self.streams).insert(conn, clone);
         if self.stopping.load(Relaxed) {
             // Registered after stop() swept the streams: nobody else will cut it.
-            lock(&self.streams).remove(&conn);
+            self.close_stream(conn);
             return None;
         }
-        Some(conn)
+        Some((conn, stream))
     }
 
     fn close_stream(&self, conn: u64) {
@@ -569,12 +625,16 @@ impl Shared {
         }
     }
 
-    /// Makes `stream` the link to `peer` (replacing an older one) and starts its writer.
-    fn establish(self: &Arc<Self>, peer: &str, conn: u64, stream: &TcpStream) -> bool {
-        let (Ok(reader_side), Ok(writer_side)) = (stream.try_clone(), stream.try_clone()) else {
+    /// Makes the connection `conn` the link to `peer` (replacing an older one) and starts
+    /// its writer.
+    fn establish(self: &Arc<Self>, peer: &str, conn: u64, writer: OwnedWriteHalf) -> bool {
+        let Some(cut_side) = lock(&self.streams)
+            .get(&conn)
+            .and_then(|s| s.try_clone().ok())
+        else {
             return false;
         };
-        let (frames_tx, frames_rx) = mpsc::channel::<Vec<u8>>();
+        let (frames_tx, frames_rx) = unbounded_channel::<Vec<u8>>();
         let shape = self
             .peers
             .get(peer)
@@ -592,23 +652,16 @@ impl Shared {
             });
         }
         let queued = Arc::new(AtomicUsize::new(0));
+        let Ok(on_error) = cut_side.try_clone() else {
+            return false;
+        };
         let (me, unwritten) = (Arc::clone(self), Arc::clone(&queued));
-        let writer = spawn(thread_name("write", peer), move || {
-            me.write_loop(writer_side, frames_rx, &unwritten)
-        });
-        match writer {
-            Ok(h) => {
-                let mut threads = lock(&self.threads);
-                threads.retain(|t| !t.is_finished());
-                threads.push(h);
-            }
-            Err(_) => return false,
-        }
+        self.spawn(async move { me.write_loop(writer, on_error, frames_rx, &unwritten).await });
         links.insert(
             peer.to_string(),
             Link {
                 conn,
-                stream: reader_side,
+                stream: cut_side,
                 frames: frames_tx,
                 queued,
                 schedule: LinkSchedule::new(shape),
@@ -621,20 +674,28 @@ impl Shared {
         true
     }
 
-    fn write_loop(&self, stream: TcpStream, frames: Receiver<Vec<u8>>, queued: &AtomicUsize) {
-        let mut out = BufWriter::with_capacity(64 * 1024, &stream);
+    async fn write_loop(
+        &self,
+        writer: OwnedWriteHalf,
+        cut: TcpStream,
+        mut frames: UnboundedReceiver<Vec<u8>>,
+        queued: &AtomicUsize,
+    ) {
+        let mut out = BufWriter::with_capacity(LINK_BUFFER, writer);
         // Ends when the link is dropped from the map (sender gone) or a write fails.
-        while let Ok(first) = frames.recv() {
+        while let Some(first) = frames.recv().await {
             let mut batch = vec![first];
-            batch.extend(frames.try_iter());
+            while let Ok(f) = frames.try_recv() {
+                batch.push(f);
+            }
             for f in &batch {
-                if out.write_all(f).is_err() {
-                    let _ = stream.shutdown(Shutdown::Both);
+                if out.write_all(f).await.is_err() {
+                    let _ = cut.shutdown(Shutdown::Both);
                     return;
                 }
             }
-            if out.flush().is_err() {
-                let _ = stream.shutdown(Shutdown::Both);
+            if out.flush().await.is_err() {
+                let _ = cut.shutdown(Shutdown::Both);
                 return;
             }
             let written: usize = batch.iter().map(Vec::len).sum();
@@ -648,16 +709,20 @@ impl Shared {
     }
 
     /// Reads data frames of an established link until it ends, then retires the link.
-    fn read_link(&self, peer: &str, conn: u64, stream: &TcpStream, remote: SocketAddr) {
-        let _ = stream.set_read_timeout(None);
-        let mut input = BufReader::with_capacity(64 * 1024, stream);
+    async fn read_link(
+        &self,
+        peer: &str,
+        conn: u64,
+        mut input: BufReader<OwnedReadHalf>,
+        remote: SocketAddr,
+    ) {
         let mut last_due = 0u64;
         let shape = self
             .peers
             .get(peer)
             .map_or(LinkShape::UNSHAPED, |p| p.shape);
         let reason = loop {
-            match frame::read_data(&mut input, self.cfg.max_frame) {
+            match wire::read_data(&mut input, self.cfg.max_frame).await {
                 Ok((due, payload)) => {
                     if let Some(why) = self.too_far_ahead(due, &shape, payload.len()) {
                         self.count_refusal(remote, RefuseReason::Protocol);
@@ -732,16 +797,6 @@ impl Shared {
         lock(&self.links).contains_key(peer)
     }
 
-    /// Sleeps `d` unless shutdown starts; true when stopping.
-    fn nap(&self, d: Duration) -> bool {
-        let g = lock(&self.nap.0);
-        if self.stopping.load(Relaxed) {
-            return true;
-        }
-        let _ = self.nap.1.wait_timeout(g, d);
-        self.stopping.load(Relaxed)
-    }
-
     fn my_hello(&self) -> Hello {
         Hello {
             status: 0,
@@ -751,45 +806,53 @@ impl Shared {
     }
 }
 
-fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
+async fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
     let mut backoff = BACKOFF_FIRST;
     while !s.stopping.load(Relaxed) {
         if s.is_linked(&spec.id) {
             // The peer dialed us (it replaced a link we had, or runs another rule).
-            if s.nap(LINKED_POLL) {
-                return;
-            }
+            tokio::time::sleep(LINKED_POLL).await;
             continue;
         }
         // Resolved again on each try: a name may not resolve yet (its pod is not
         // scheduled) or may point elsewhere after a restart.
-        let linked = match connect_by_name(&spec.addr) {
-            Some((stream, remote)) => dial_once(s, spec, stream, remote),
+        let linked = match connect_by_name(&spec.addr).await {
+            Some((stream, remote)) => dial_once(s, spec, stream, remote).await,
             None => false,
         };
         if linked {
             backoff = BACKOFF_FIRST;
         } else {
-            if s.nap(backoff) {
-                return;
-            }
+            tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(BACKOFF_CAP);
         }
     }
 }
 
 /// Handshakes on a fresh connection and reads the link until it ends; true if it linked.
-fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream, remote: SocketAddr) -> bool {
-    let Some(conn) = s.open_stream(&stream) else {
+async fn dial_once(
+    s: &Arc<Shared>,
+    spec: &PeerSpec,
+    stream: tokio::net::TcpStream,
+    remote: SocketAddr,
+) -> bool {
+    let Some((conn, stream)) = s.open_stream(stream) else {
         return false;
     };
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-    let linked = match dial_handshake(s, &stream, spec) {
+    let (reader, mut writer) = stream.into_split();
+    let mut reader = BufReader::with_capacity(LINK_BUFFER, reader);
+    let handshake = tokio::time::timeout(
+        HANDSHAKE_TIMEOUT,
+        dial_handshake(s, &mut reader, &mut writer, spec),
+    )
+    .await
+    .unwrap_or(Err(Some(RefuseReason::HandshakeTimeout)));
+    let linked = match handshake {
         Ok(()) => {
-            let ok = s.establish(&spec.id, conn, &stream);
+            let ok = s.establish(&spec.id, conn, writer);
             if ok {
-                s.read_link(&spec.id, conn, &stream, remote);
+                s.read_link(&spec.id, conn, reader, remote).await;
             }
             ok
         }
@@ -804,35 +867,25 @@ fn dial_once(s: &Arc<Shared>, spec: &PeerSpec, stream: TcpStream, remote: Socket
 }
 
 /// Resolves `addr` (`host:port`) and connects to the first address that answers; none
-/// when the name does not resolve or nothing answers.
-fn connect_by_name(addr: &str) -> Option<(TcpStream, SocketAddr)> {
-    use std::net::ToSocketAddrs as _;
-    addr.to_socket_addrs().ok()?.find_map(|a| {
-        TcpStream::connect_timeout(&a, HANDSHAKE_TIMEOUT)
-            .ok()
-            .map(|s| (s, a))
-    })
-}
-
-fn wake_addr(local: SocketAddr) -> SocketAddr {
-    let mut a = local;
-    if a.ip().is_unspecified() {
-        a.set_ip(match a {
-            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
-            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
-        });
+/// when the name does not resolve or nothing answers. An IP address needs no lookup; a
+/// host name is looked up on tokio's blocking pool, so a slow resolver cannot stall the
+/// node's other links.
+async fn connect_by_name(addr: &str) -> Option<(tokio::net::TcpStream, SocketAddr)> {
+    let candidates: Vec<SocketAddr> = match addr.parse::<SocketAddr>() {
+        Ok(a) => vec![a],
+        Err(_) => tokio::net::lookup_host(addr).await.ok()?.collect(),
+    };
+    for a in candidates {
+        if let Ok(Ok(s)) =
+            tokio::time::timeout(HANDSHAKE_TIMEOUT, tokio::net::TcpStream::connect(a)).await
+        {
+            return Some((s, a));
+        }
     }
-    a
+    None
 }
 
 fn thread_name(role: &str, who: &str) -> String {
     // Linux shows 15 bytes of a thread name: the role comes first so it survives.
     format!("net-{role}-{who}")
-}
-
-fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, NetError> {
-    std::thread::Builder::new()
-        .name(name.clone())
-        .spawn(f)
-        .map_err(|source| NetError::Thread { name, source })
 }

@@ -139,7 +139,7 @@ impl Default for TimerPrecision {
 
 /// SCHED_FIFO priority of a real-time timer thread: low in the range, above every normal
 /// thread and below the kernel's own real-time threads.
-const REALTIME_PRIORITY: i32 = 10;
+pub(crate) const REALTIME_PRIORITY: i32 = 10;
 
 struct Pending<T> {
     due_ns: u64,

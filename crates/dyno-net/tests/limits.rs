@@ -250,12 +250,12 @@ fn policy_of_thread(comm: &str) -> Option<u32> {
 #[test]
 #[cfg(target_os = "linux")]
 fn the_shaping_timer_runs_in_the_normal_class_by_default() {
-    // A unique id: the timer thread is "net-shape-rtq".
+    // A unique id: the network's I/O thread (the timer is a task on it) is "net-io-rtq".
     let (m, _rx) = PeerNet::start(cfg("rtq"), vec![absent("a")]).unwrap();
-    // The timer thread sets its class as it starts: give it the time to (wrongly) do so.
-    let policy = poll(|| policy_of_thread("net-shape-rtq"), |p| p.is_some());
+    // The thread sets its class as it starts: give it the time to (wrongly) do so.
+    let policy = poll(|| policy_of_thread("net-io-rtq"), |p| p.is_some());
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(policy, Some(0));
-    assert_eq!(policy_of_thread("net-shape-rtq"), Some(0));
+    assert_eq!(policy_of_thread("net-io-rtq"), Some(0));
     m.shutdown();
 }

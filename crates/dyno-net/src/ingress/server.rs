@@ -1,4 +1,5 @@
-//! The ingress server: one tokio current-thread runtime on one thread.
+//! The ingress server: a task on a tokio current-thread runtime, on a thread of its own or
+//! on the caller's (a node's one I/O thread).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -93,14 +94,22 @@ pub struct Ingress {
     endpoint: quinn::Endpoint,
     local_addr: SocketAddr,
     state: Arc<ServerState>,
-    thread: Option<JoinHandle<()>>,
+    runs_on: RunsOn,
+}
+
+/// Where the server's task runs.
+enum RunsOn {
+    /// A thread of its own ([`Ingress::start`]).
+    Thread(Option<JoinHandle<()>>),
+    /// The caller's runtime ([`Ingress::start_on`]).
+    Task(tokio::runtime::Handle, Option<tokio::task::JoinHandle<()>>),
 }
 
 impl Ingress {
-    /// Binds the UDP address (an error names it) and serves until shutdown. `sink` gets
-    /// each received transaction's bytes and returns false when the node cannot take it.
-    /// It runs on the ingress thread, so it should be short (a queue push): while it
-    /// runs, no other transaction is read.
+    /// Binds the UDP address (an error names it) and serves until shutdown, on a thread
+    /// of its own named `net-quic-<port>`. `sink` gets each received transaction's bytes
+    /// and returns false when the node cannot take it. It runs on the server's thread,
+    /// so it should be short (a queue push): while it runs, no other transaction is read.
     pub fn start(
         cfg: IngressConfig,
         sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
@@ -109,6 +118,38 @@ impl Ingress {
             .enable_all()
             .build()
             .map_err(|e| NetError::QuicSetup(format!("tokio runtime: {e}")))?;
+        let mut ingress = Ingress::bind(rt.handle(), &cfg, Box::new(sink))?;
+        let (ep, st) = (ingress.endpoint.clone(), Arc::clone(&ingress.state));
+        // The port in the name tells several ingress servers of one process apart.
+        let name = format!("net-quic-{}", ingress.local_addr.port());
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || rt.block_on(serve(ep, st)))
+            .map_err(|source| NetError::Thread { name, source })?;
+        ingress.runs_on = RunsOn::Thread(Some(thread));
+        Ok(ingress)
+    }
+
+    /// Like [`Ingress::start`], served by a task on the caller's runtime (a node's one
+    /// I/O thread, [`crate::IoThread::handle`]) instead of a thread of its own.
+    pub fn start_on(
+        rt: &tokio::runtime::Handle,
+        cfg: IngressConfig,
+        sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+    ) -> Result<Ingress, NetError> {
+        let mut ingress = Ingress::bind(rt, &cfg, Box::new(sink))?;
+        let (ep, st) = (ingress.endpoint.clone(), Arc::clone(&ingress.state));
+        let task = rt.spawn(serve(ep, st));
+        ingress.runs_on = RunsOn::Task(rt.clone(), Some(task));
+        Ok(ingress)
+    }
+
+    /// The endpoint bound on `rt`, not served yet.
+    fn bind(
+        rt: &tokio::runtime::Handle,
+        cfg: &IngressConfig,
+        sink: Box<Sink>,
+    ) -> Result<Ingress, NetError> {
         let mut server = quinn::ServerConfig::with_crypto(Arc::new(crate::tls::server_config()?));
         server.transport_config(transport());
         let endpoint = {
@@ -127,21 +168,14 @@ impl Ingress {
         let state = Arc::new(ServerState {
             genesis: cfg.genesis_hash,
             max_frame: cfg.max_frame,
-            sink: Box::new(sink),
+            sink,
             tally: Tally::default(),
         });
-        let (ep, st) = (endpoint.clone(), Arc::clone(&state));
-        // The port in the name tells several ingress servers of one process apart.
-        let name = format!("net-quic-{}", local_addr.port());
-        let thread = std::thread::Builder::new()
-            .name(name.clone())
-            .spawn(move || rt.block_on(serve(ep, st)))
-            .map_err(|source| NetError::Thread { name, source })?;
         Ok(Ingress {
             endpoint,
             local_addr,
             state,
-            thread: Some(thread),
+            runs_on: RunsOn::Thread(None),
         })
     }
 
@@ -155,7 +189,7 @@ impl Ingress {
         self.state.tally.snapshot()
     }
 
-    /// Closes every connection and joins the server thread.
+    /// Closes every connection and ends the server (joining its thread, if it has one).
     pub fn shutdown(self) {
         drop(self);
     }
@@ -164,8 +198,18 @@ impl Ingress {
 impl Drop for Ingress {
     fn drop(&mut self) {
         self.endpoint.close(0u32.into(), b"node shutting down");
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        match &mut self.runs_on {
+            RunsOn::Thread(t) => {
+                if let Some(t) = t.take() {
+                    let _ = t.join();
+                }
+            }
+            // The closed endpoint ends the task (within the second it gives clients).
+            RunsOn::Task(rt, task) => {
+                if let Some(task) = task.take() {
+                    crate::io::join_task(rt, task);
+                }
+            }
         }
     }
 }

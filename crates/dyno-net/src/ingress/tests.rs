@@ -180,3 +180,18 @@ fn the_server_reports_progress_once_a_second_while_a_client_sends() {
     assert_eq!((report.taken, report.refused), (100, 10));
     ingress.shutdown();
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_server_on_a_shared_io_thread_starts_no_thread_of_its_own() {
+    let io = crate::io::IoThread::start("net-io-ingress", Default::default()).unwrap();
+    let ingress = Ingress::start_on(io.handle(), config(1232), |_: &[u8]| true).unwrap();
+    let name = format!("net-quic-{}", ingress.local_addr().port());
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    client.send_batch(&txs(10)).unwrap();
+    assert_eq!(client.close().unwrap().taken, 10);
+    assert_eq!(threads_named(&name), 0);
+    assert_eq!(ingress.counters().accepted, 10);
+    ingress.shutdown();
+    io.stop();
+}

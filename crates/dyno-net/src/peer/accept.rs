@@ -1,35 +1,42 @@
 //! The acceptor and both halves of the handshake.
 
+use std::future::Future;
 use std::io;
-use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{lock, spawn, thread_name, PeerSpec, Shared, HANDSHAKE_TIMEOUT};
-use crate::frame::{self, Hello, ReadError, RefuseReason};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::{PeerSpec, Shared, HANDSHAKE_TIMEOUT, LINK_BUFFER};
+use crate::frame::{nonblocking as wire, Hello, ReadError, RefuseReason};
 
 /// Pause after a failed accept. Out of descriptors (EMFILE/ENFILE) the pending connection
 /// stays in the backlog and accept fails again at once: without a pause the acceptor
 /// would spin a core until a descriptor frees up.
 pub(super) const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(20);
 
-pub(super) fn accept_loop(s: &Arc<Shared>, listener: &TcpListener) {
+pub(super) async fn accept_loop(s: &Arc<Shared>, listener: &TcpListener) {
     serve_accepts(
         s,
-        || listener.accept().map(|(stream, _)| stream),
-        std::thread::sleep,
-    );
+        || async { listener.accept().await.map(|(stream, _)| stream) },
+        tokio::time::sleep,
+    )
+    .await;
 }
 
 /// Accepts until shutdown; `accept` and `pause` are the OS calls (replaced in tests).
-fn serve_accepts(
+async fn serve_accepts<A, P>(
     s: &Arc<Shared>,
-    mut accept: impl FnMut() -> io::Result<TcpStream>,
-    mut pause: impl FnMut(Duration),
-) {
+    mut accept: impl FnMut() -> A,
+    mut pause: impl FnMut(Duration) -> P,
+) where
+    A: Future<Output = io::Result<TcpStream>>,
+    P: Future<Output = ()>,
+{
     loop {
-        let incoming = accept();
+        let incoming = accept().await;
         if s.stopping.load(Relaxed) {
             return;
         }
@@ -38,24 +45,17 @@ fn serve_accepts(
             Err(_) => {
                 // Out of descriptors or a connection reset before accept: keep serving.
                 s.traffic.accept_errors.fetch_add(1, Relaxed);
-                pause(ACCEPT_ERROR_PAUSE);
+                pause(ACCEPT_ERROR_PAUSE).await;
                 continue;
             }
         };
         let Some(slot) = HandshakeSlot::take(s) else {
             s.traffic.handshakes_shed.fetch_add(1, Relaxed);
-            let _ = stream.shutdown(Shutdown::Both);
+            drop(stream);
             continue;
         };
         let me = Arc::clone(s);
-        // A failed spawn drops the closure, and with it the slot.
-        if let Ok(h) = spawn(thread_name("inbound", &s.cfg.node_id), move || {
-            serve_inbound(&me, stream, slot)
-        }) {
-            let mut threads = lock(&s.threads);
-            threads.retain(|t| !t.is_finished());
-            threads.push(h);
-        }
+        s.spawn(async move { serve_inbound(&me, stream, slot).await });
     }
 }
 
@@ -80,21 +80,27 @@ impl Drop for HandshakeSlot {
     }
 }
 
-fn serve_inbound(s: &Arc<Shared>, stream: TcpStream, slot: HandshakeSlot) {
+async fn serve_inbound(s: &Arc<Shared>, stream: TcpStream, slot: HandshakeSlot) {
     let Ok(remote) = stream.peer_addr() else {
         return;
     };
-    let Some(conn) = s.open_stream(&stream) else {
+    let Some((conn, stream)) = s.open_stream(stream) else {
         return;
     };
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT));
-    let handshake = accept_handshake(s, &stream);
+    let (reader, mut writer) = stream.into_split();
+    let mut reader = BufReader::with_capacity(LINK_BUFFER, reader);
+    let handshake = tokio::time::timeout(
+        HANDSHAKE_TIMEOUT,
+        accept_handshake(s, &mut reader, &mut writer),
+    )
+    .await
+    .unwrap_or(Err(Some(RefuseReason::HandshakeTimeout)));
     drop(slot);
     match handshake {
         Ok(peer) => {
-            if s.establish(&peer, conn, &stream) {
-                s.read_link(&peer, conn, &stream, remote);
+            if s.establish(&peer, conn, writer) {
+                s.read_link(&peer, conn, reader, remote).await;
             }
         }
         Err(Some(reason)) if !s.stopping.load(Relaxed) => s.count_refusal(remote, reason),
@@ -106,39 +112,46 @@ fn serve_inbound(s: &Arc<Shared>, stream: TcpStream, slot: HandshakeSlot) {
 }
 
 /// The peer's id, or why the handshake failed (None: the remote closed or reset it).
-fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, Option<RefuseReason>> {
-    let mut r = stream;
-    let refuse = |reason: RefuseReason| {
-        let h = Hello::refusing(reason, s.cfg.genesis_hash, &s.cfg.node_id);
-        let _ = frame::write_opening(&mut &*stream, &h);
-        reason
-    };
-    match frame::read_preamble(&mut r) {
+async fn accept_handshake(
+    s: &Shared,
+    r: &mut (impl AsyncRead + Unpin),
+    w: &mut (impl AsyncWrite + Unpin),
+) -> Result<String, Option<RefuseReason>> {
+    match wire::read_preamble(r).await {
         Ok(()) => {}
         // Not our protocol: nothing to answer.
         Err(e) => return Err(handshake_failure(e)),
     }
-    let hello = frame::read_hello(&mut r).map_err(|e| handshake_failure(e).map(refuse))?;
-    if hello.genesis != s.cfg.genesis_hash {
-        return Err(Some(refuse(RefuseReason::WrongGenesis)));
+    let refusal = match wire::read_hello(r).await {
+        Err(e) => handshake_failure(e),
+        Ok(hello) if hello.genesis != s.cfg.genesis_hash => Some(RefuseReason::WrongGenesis),
+        Ok(hello) if !s.peers.contains_key(&hello.node_id) => Some(RefuseReason::UnknownPeer),
+        Ok(hello) => {
+            wire::write_opening(w, &s.my_hello())
+                .await
+                .map_err(|_| None)?;
+            return Ok(hello.node_id);
+        }
+    };
+    if let Some(reason) = refusal {
+        let h = Hello::refusing(reason, s.cfg.genesis_hash, &s.cfg.node_id);
+        let _ = wire::write_opening(w, &h).await;
     }
-    if !s.peers.contains_key(&hello.node_id) {
-        return Err(Some(refuse(RefuseReason::UnknownPeer)));
-    }
-    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
-    Ok(hello.node_id)
+    Err(refusal)
 }
 
 /// Why the dialer's handshake failed (None: the remote closed or reset it).
-pub(super) fn dial_handshake(
+pub(super) async fn dial_handshake(
     s: &Shared,
-    stream: &TcpStream,
+    r: &mut (impl AsyncRead + Unpin),
+    w: &mut (impl AsyncWrite + Unpin),
     spec: &PeerSpec,
 ) -> Result<(), Option<RefuseReason>> {
-    let mut r = stream;
-    frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
-    frame::read_preamble(&mut r).map_err(handshake_failure)?;
-    let hello = frame::read_hello(&mut r).map_err(handshake_failure)?;
+    wire::write_opening(w, &s.my_hello())
+        .await
+        .map_err(|_| None)?;
+    wire::read_preamble(r).await.map_err(handshake_failure)?;
+    let hello = wire::read_hello(r).await.map_err(handshake_failure)?;
     if hello.genesis != s.cfg.genesis_hash {
         return Err(Some(RefuseReason::WrongGenesis));
     }
@@ -171,7 +184,7 @@ fn handshake_failure(e: ReadError) -> Option<RefuseReason> {
 mod tests {
     use std::collections::HashMap;
     use std::sync::atomic::Ordering::Relaxed;
-    use std::sync::{mpsc, Arc};
+    use std::sync::Arc;
 
     use super::*;
     use crate::peer::{PeerConfig, PeerOptions};
@@ -184,16 +197,22 @@ mod tests {
             listen: "127.0.0.1:0".parse().unwrap(),
             max_frame: 1024,
         };
-        let (events, _rx) = mpsc::channel();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (timer, _timer_rx) = tokio::sync::mpsc::unbounded_channel();
         let s = Arc::new(Shared::new(
             cfg,
             PeerOptions::default(),
             HashMap::new(),
-            events,
+            Box::new(|_| {}),
+            rt.handle().clone(),
+            timer,
         ));
         let mut calls = 0;
-        let mut pauses = Vec::new();
-        serve_accepts(
+        let pauses = std::cell::RefCell::new(Vec::new());
+        rt.block_on(serve_accepts(
             &s,
             || {
                 calls += 1;
@@ -201,11 +220,14 @@ mod tests {
                     s.stopping.store(true, Relaxed);
                 }
                 // What accept(2) says when the process is out of descriptors.
-                Err(io::Error::from_raw_os_error(24))
+                std::future::ready(Err(io::Error::from_raw_os_error(24)))
             },
-            |d| pauses.push(d),
-        );
-        assert_eq!(pauses, vec![ACCEPT_ERROR_PAUSE; 5]);
+            |d| {
+                pauses.borrow_mut().push(d);
+                std::future::ready(())
+            },
+        ));
+        assert_eq!(pauses.into_inner(), vec![ACCEPT_ERROR_PAUSE; 5]);
         assert_eq!(s.traffic.accept_errors.load(Relaxed), 5);
     }
 }
