@@ -43,11 +43,19 @@ impl Reply {
     }
 }
 
-/// A running endpoint; stops (and joins its thread) when dropped.
+/// A running endpoint; stops (and joins its thread, or ends its task) when dropped.
 pub struct MetricsEndpoint {
-    server: Arc<tiny_http::Server>,
+    serving: Serving,
     addr: SocketAddr,
-    thread: Option<JoinHandle<()>>,
+}
+
+/// What serves the requests.
+enum Serving {
+    /// tiny_http's server and the thread that answers its requests.
+    Thread(Arc<tiny_http::Server>, Option<JoinHandle<()>>),
+    /// A task on the caller's runtime ([`MetricsEndpoint::start_on`]).
+    #[cfg(feature = "tokio")]
+    Task(tokio_serve::Task),
 }
 
 impl MetricsEndpoint {
@@ -77,9 +85,25 @@ impl MetricsEndpoint {
             })
             .map_err(Error::Thread)?;
         Ok(MetricsEndpoint {
-            server,
+            serving: Serving::Thread(server, Some(thread)),
             addr: bound,
-            thread: Some(thread),
+        })
+    }
+
+    /// Binds `addr` like [`MetricsEndpoint::start`] and answers every request with
+    /// `route(path)` from a task on the runtime `rt` (a node's one I/O thread): no thread
+    /// of its own. HTTP/1.0 or 1.1, one request per connection (`Connection: close`), as
+    /// scrapers and readiness probes use it.
+    #[cfg(feature = "tokio")]
+    pub fn start_on(
+        rt: &tokio::runtime::Handle,
+        addr: SocketAddr,
+        route: impl FnMut(&str) -> Reply + Send + 'static,
+    ) -> Result<MetricsEndpoint> {
+        let (task, bound) = tokio_serve::start(rt, addr, route)?;
+        Ok(MetricsEndpoint {
+            serving: Serving::Task(task),
+            addr: bound,
         })
     }
 
@@ -101,12 +125,22 @@ fn response(reply: Reply) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
 
 impl Drop for MetricsEndpoint {
     fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        match &mut self.serving {
+            Serving::Thread(server, thread) => {
+                server.unblock();
+                if let Some(t) = thread.take() {
+                    let _ = t.join();
+                }
+            }
+            #[cfg(feature = "tokio")]
+            Serving::Task(task) => task.stop(),
         }
     }
 }
+
+#[cfg(feature = "tokio")]
+#[path = "endpoint_tokio.rs"]
+mod tokio_serve;
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,8 @@
 //!   text escaped;
 //! - [`read`](mod@read): the reader of that format (and of OpenMetrics sample lines);
 //! - `endpoint` (feature `http`): the one HTTP listener that answers `/metrics`,
-//!   `/ready` and whatever else its route says, on a thread of its own.
+//!   `/ready` and whatever else its route says, on a thread of its own, or (feature
+//!   `tokio`) as a task on the caller's runtime.
 //!
 //! ```
 //! use dyno_obs::{read, Desc, TextWriter};
