@@ -12,8 +12,8 @@
 //! lead_until_slot = 120              # optional: forge in no slot after this one
 //! forge = "tiles"                    # optional: "tiles" (default) or "sequential"
 //! control = "n1.control.toml"        # optional: the fault control file it watches
-//! verify_tiles = 4                   # optional: signature-checking threads (default:
-//!                                    # every core but three, at least one)
+//! verify_tiles = 4                   # optional: signature-checking threads (default 1:
+//!                                    # a node's threads do not grow with the cores)
 //! verify_batch = 64                  # optional: signatures checked as one batch (1: one
 //!                                    # by one; the verdicts are the same, ZIP 215)
 //! forge_at = "slot_start"            # optional: "whole_slot" (default) or "slot_start"
@@ -87,7 +87,7 @@ pub struct NodeConfig {
     #[serde(default)]
     pub control: Option<PathBuf>,
     /// Threads that check signatures: of transactions from the QUIC ingress, and of the
-    /// blocks this node validates (none: [`crate::verify::default_verify_tiles`]).
+    /// blocks this node validates (none: [`crate::verify::DEFAULT_VERIFY_TILES`]).
     #[serde(default)]
     pub verify_tiles: Option<usize>,
     /// Most signatures a verify thread checks as one batch (none:
@@ -172,6 +172,34 @@ impl NodeConfig {
         })
     }
 }
+
+impl NodeConfig {
+    /// The threads of a `dyno node run` process with this config at its peak, its main
+    /// thread included: what a cluster of such nodes costs the kernel's thread and pid
+    /// limits. Main thread, node loop, the one I/O thread (every socket), the verify
+    /// threads (with an ingress; a block validated on more than one verify thread adds
+    /// as many scoped threads while it is checked), and the tile forge's threads.
+    pub fn threads(&self) -> usize {
+        let verify = self
+            .verify_tiles
+            .unwrap_or(crate::verify::DEFAULT_VERIFY_TILES);
+        let pool = if self.ingress_listen.is_some() {
+            verify
+        } else {
+            0
+        };
+        let validating = if verify > 1 { verify } else { 0 };
+        let forge = match self.forge {
+            crate::node::ForgeMode::Tiles => crate::node::tile_forge_config().threads(),
+            crate::node::ForgeMode::Sequential => 0,
+        };
+        NODE_BASE_THREADS + pool + validating + forge
+    }
+}
+
+/// Threads every `dyno node run` process has: its main thread (signals, status), the
+/// node loop, and the I/O thread.
+pub const NODE_BASE_THREADS: usize = 3;
 
 impl LoadedConfig {
     /// A config built from flags alone (errors name the flag as the key, line 0).

@@ -177,38 +177,40 @@ impl ControlWatch {
     }
 }
 
-/// The watcher thread of a running node: applies each change of the control file to the
-/// peer links and the slot clock, and logs it (`control_applied`, or `control_refused`
-/// with the reason for a file that does not parse: the faults then stay as they were).
-pub(crate) fn watch(
-    mut w: ControlWatch,
-    peers: Vec<String>,
-    net: std::sync::Arc<dyno_net::PeerNet>,
-    skew: std::sync::Arc<std::sync::atomic::AtomicI64>,
-    log: std::sync::Arc<crate::log::EventLog>,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) {
-    use std::sync::atomic::Ordering;
-    while !stop.load(Ordering::Relaxed) {
-        match w.changed(&peers) {
+/// What applies a running node's control file: each change to the peer links and the slot
+/// clock, logged (`control_applied`, or `control_refused` with the reason for a file that
+/// does not parse: the faults then stay as they were). [`ControlApplier::step`] runs
+/// every [`CONTROL_POLL`], as a task on the node's I/O thread.
+pub(crate) struct ControlApplier {
+    pub(crate) watch: ControlWatch,
+    pub(crate) peers: Vec<String>,
+    pub(crate) net: std::sync::Arc<dyno_net::PeerNet>,
+    pub(crate) skew: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    pub(crate) log: std::sync::Arc<crate::log::EventLog>,
+}
+
+impl ControlApplier {
+    /// Looks at the file once and applies it if it changed.
+    pub(crate) fn step(&mut self) {
+        use std::sync::atomic::Ordering;
+        match self.watch.changed(&self.peers) {
             Ok(None) => {}
             Ok(Some(c)) => {
-                for (peer, fault) in c.faults(&peers) {
-                    net.set_fault(peer, fault);
+                for (peer, fault) in c.faults(&self.peers) {
+                    self.net.set_fault(peer, fault);
                 }
-                skew.store(c.clock_skew_ns(), Ordering::Relaxed);
+                self.skew.store(c.clock_skew_ns(), Ordering::Relaxed);
                 let faulty: Vec<&str> = c.links.iter().map(|l| l.peer.as_str()).collect();
-                log.event(
+                self.log.event(
                     "control_applied",
                     serde_json::json!({"links": faulty, "clock_skew_ms": c.clock_skew_ms}),
                 );
             }
-            Err(e) => log.event(
+            Err(e) => self.log.event(
                 "control_refused",
                 serde_json::json!({"reason": e.to_string()}),
             ),
         }
-        std::thread::sleep(CONTROL_POLL);
     }
 }
 

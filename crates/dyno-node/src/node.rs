@@ -34,6 +34,17 @@ pub use sync::{SYNC_MAX_BLOCKS, SYNC_MAX_BYTES};
 /// Longest the loop sleeps without looking at the stop flag.
 const WAKE: Duration = Duration::from_millis(250);
 
+/// The tile forge's layout in a node: no verify tile, since every transaction in the
+/// mempool had its signature checked at admission (the ingress's verify threads, or
+/// `Mempool::offer` for relays), so the leader checks each once. Received blocks are
+/// still checked in full.
+pub(crate) fn tile_forge_config() -> ForgeConfig {
+    ForgeConfig {
+        verify_tiles: 0,
+        ..ForgeConfig::default()
+    }
+}
+
 /// A peer's relay batch is sent once it holds this many bytes of transactions (about
 /// a hundred transfers: one frame well under a TCP window)...
 pub const RELAY_BATCH_BYTES: usize = 16 * 1024;
@@ -308,14 +319,7 @@ impl Node {
             }),
         );
         if self.opts.forge == ForgeMode::Tiles {
-            // No verify tile: every transaction in the mempool had its signature checked
-            // at admission (the ingress thread, or `Mempool::offer` for relays), so the
-            // leader checks each once. Received blocks are still checked in full.
-            let cfg = ForgeConfig {
-                verify_tiles: 0,
-                ..ForgeConfig::default()
-            };
-            match TileForge::start(&cfg, self.genesis.accounts.clone()) {
+            match TileForge::start(&tile_forge_config(), self.genesis.accounts.clone()) {
                 Ok(t) => self.tiles = Some(t),
                 Err(e) => self.fall_back(e.to_string()),
             }

@@ -3,20 +3,21 @@
 //! listener before anything runs (an address that cannot be bound is an error naming
 //! it); [`RunningNode::stop`] stops and joins everything, the log flushed.
 //!
-//! Threads: the node loop (blocks on its inbox), one forwarder from the peer network's
-//! events to the inbox (blocks on them), the metrics server (blocks on accept), and the
-//! peer network's own (see `dyno-net`). None polls.
-
+//! Threads, and only these (see [`NodeConfig::threads`]): the node loop (blocks on its
+//! inbox), ONE I/O thread whose tasks are every socket of the node (the peer links and
+//! their shaping timer, the QUIC ingress, the metrics endpoint) and the control file's
+//! watcher, and the `verify_tiles` threads that check the ingress's signatures. None
+//! polls; the count does not grow with the node's peers or the machine's cores.
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use dyno_net::{
-    Ingress, IngressConfig, IngressCounters, LinkShape, NetError, PeerConfig, PeerEvent, PeerNet,
-    PeerSpec,
+    Ingress, IngressConfig, IngressCounters, IoThread, LinkShape, NetError, PeerConfig, PeerEvent,
+    PeerNet, PeerOptions, PeerSpec,
 };
 use dyno_obs::endpoint::{MetricsEndpoint, Reply};
 
@@ -46,12 +47,13 @@ impl Transport for NetTransport {
 pub struct RunningNode {
     inbox: Sender<Input>,
     node: Option<JoinHandle<Status>>,
-    forwarder: Option<JoinHandle<()>>,
+    /// The thread every socket of the node runs on.
+    io: Option<IoThread>,
     net: Option<Arc<PeerNet>>,
     ingress: Option<Arc<Ingress>>,
     http: Option<MetricsEndpoint>,
-    /// The control file's watcher and its stop flag.
-    control: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    /// The control file's watcher (a task on the I/O thread).
+    control: Option<tokio::task::JoinHandle<()>>,
     status: Arc<Mutex<Option<Status>>>,
     /// The peer listener's address (port 0 resolved).
     pub peer_addr: SocketAddr,
@@ -118,12 +120,16 @@ fn net_error(e: NetError) -> Error {
     }
 }
 
-fn start_endpoint(addr: Option<SocketAddr>, shown: &Shown) -> Result<Option<MetricsEndpoint>> {
+fn start_endpoint(
+    io: &IoThread,
+    addr: Option<SocketAddr>,
+    shown: &Shown,
+) -> Result<Option<MetricsEndpoint>> {
     let Some(addr) = addr else {
         return Ok(None);
     };
     let shown = shown.clone();
-    MetricsEndpoint::start(addr, "node-metrics", move |path| shown.route(path))
+    MetricsEndpoint::start_on(io.handle(), addr, move |path| shown.route(path))
         .map(Some)
         .map_err(|e| match e {
             dyno_obs::Error::Bind { reason, .. } => Error::Bind {
@@ -137,6 +143,7 @@ fn start_endpoint(addr: Option<SocketAddr>, shown: &Shown) -> Result<Option<Metr
 
 /// The QUIC ingress, whose transactions go through the verify tiles into `inbox`.
 fn start_ingress(
+    io: &IoThread,
     cfg: &NodeConfig,
     genesis: &Genesis,
     inbox: &Sender<Input>,
@@ -170,11 +177,17 @@ fn start_ingress(
         genesis_hash: genesis.hash,
         max_frame: dyno_txn::tx::MAX_TX_LEN,
     };
-    let ingress = Ingress::start(cfg, sink).map_err(net_error)?;
+    let ingress = Ingress::start_on(io.handle(), cfg, sink).map_err(net_error)?;
     Ok(Some(Arc::new(ingress)))
 }
 
-fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver<PeerEvent>)> {
+/// The peer network on the I/O thread; its events go straight into the node loop's inbox.
+fn start_peers(
+    io: &IoThread,
+    cfg: &NodeConfig,
+    genesis: &Genesis,
+    inbox: Sender<Input>,
+) -> Result<PeerNet> {
     let peers: Vec<PeerSpec> = cfg
         .peers
         .iter()
@@ -190,67 +203,59 @@ fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver
         listen: cfg.peer_listen,
         max_frame: max_frame(genesis.file.max_block_txs as usize),
     };
-    PeerNet::start(config, peers).map_err(net_error)
-}
-
-/// The thread that hands the peer network's events to the node loop.
-fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<JoinHandle<()>> {
-    let forward = move || {
-        for ev in events {
-            let input = match ev {
-                PeerEvent::Connected { peer } => Input::Connected(peer),
-                PeerEvent::Message {
-                    peer,
-                    payload,
-                    received_ns,
-                } => Input::Peer {
-                    peer,
-                    payload,
-                    received_ns,
-                },
-                PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
-                PeerEvent::Refused { remote, reason } => Input::Refused {
-                    remote: remote.to_string(),
-                    reason: reason.as_str().to_string(),
-                },
-            };
-            if inbox.send(input).is_err() {
-                break;
-            }
-        }
+    // A node loop that has ended no longer wants events; that is not an error.
+    let emit = move |ev: PeerEvent| {
+        let _ = inbox.send(input_of(ev));
     };
-    std::thread::Builder::new()
-        .name("node-peer-events".into())
-        .spawn(forward)
-        .map_err(|e| Error::Net(format!("forwarder thread: {e}")))
+    PeerNet::start_on(io.handle(), config, peers, PeerOptions::default(), emit).map_err(net_error)
 }
 
-type ControlThread = (Arc<AtomicBool>, JoinHandle<()>);
+/// A peer network event as the node loop takes it.
+fn input_of(ev: PeerEvent) -> Input {
+    match ev {
+        PeerEvent::Connected { peer } => Input::Connected(peer),
+        PeerEvent::Message {
+            peer,
+            payload,
+            received_ns,
+        } => Input::Peer {
+            peer,
+            payload,
+            received_ns,
+        },
+        PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
+        PeerEvent::Refused { remote, reason } => Input::Refused {
+            remote: remote.to_string(),
+            reason: reason.as_str().to_string(),
+        },
+    }
+}
 
-/// The control file's watcher (link faults, clock skew), if the config names one.
+/// The control file's watcher (link faults, clock skew) as a task on the I/O thread, if
+/// the config names a control file.
 fn start_control(
+    io: &IoThread,
     cfg: &NodeConfig,
     opts: &NodeOptions,
     net: &Arc<PeerNet>,
     log: &Arc<EventLog>,
-) -> Result<Option<ControlThread>> {
-    let Some(path) = &cfg.control else {
-        return Ok(None);
+) -> Option<tokio::task::JoinHandle<()>> {
+    let path = cfg.control.as_ref()?;
+    let mut applier = crate::control::ControlApplier {
+        watch: crate::control::ControlWatch::new(path.clone()),
+        peers: opts.peers.clone(),
+        net: net.clone(),
+        skew: opts.clock_skew_ns.clone(),
+        log: log.clone(),
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let watch = crate::control::ControlWatch::new(path.clone());
-    let (peers, net, skew, log, s) = (
-        opts.peers.clone(),
-        net.clone(),
-        opts.clock_skew_ns.clone(),
-        log.clone(),
-        stop.clone(),
-    );
-    let h = std::thread::Builder::new()
-        .name("node-control".into())
-        .spawn(move || crate::control::watch(watch, peers, net, skew, log, s))
-        .map_err(|e| Error::Net(format!("control thread: {e}")))?;
-    Ok(Some((stop, h)))
+    Some(io.handle().spawn(async move {
+        let mut every = tokio::time::interval(crate::control::CONTROL_POLL);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            every.tick().await;
+            applier.step();
+        }
+    }))
 }
 
 /// The node loop's options from its config: `block_limit` is the network's limit,
@@ -283,7 +288,9 @@ impl RunningNode {
                 m.min(genesis.file.max_block_txs as usize)
             });
         let shown = Shown::default();
-        let http = start_endpoint(cfg.metrics_listen, &shown)?;
+        let io = IoThread::start("node-io", dyno_net::shape::TimerPrecision::default())
+            .map_err(net_error)?;
+        let http = start_endpoint(&io, cfg.metrics_listen, &shown)?;
         let metrics_addr = http.as_ref().map(MetricsEndpoint::addr);
         let log = Arc::new(EventLog::open(&cfg.id, cfg.node_log.as_deref())?);
         // Every listener is bound before any peer is dialed: a peer that links at once
@@ -293,23 +300,21 @@ impl RunningNode {
         let queued = Arc::new(AtomicUsize::new(0));
         let verify_tiles = cfg
             .verify_tiles
-            .unwrap_or_else(crate::verify::default_verify_tiles);
+            .unwrap_or(crate::verify::DEFAULT_VERIFY_TILES);
         // Threads that check signatures, and the batch each checks at once.
         let verify = (
             verify_tiles,
             cfg.verify_batch
                 .unwrap_or(crate::verify::DEFAULT_VERIFY_BATCH),
         );
-        let ingress = start_ingress(cfg, &genesis, &inbox, &queued, verify)?;
-        let (net, events) = start_peers(cfg, &genesis)?;
-        let net = Arc::new(net);
+        let ingress = start_ingress(&io, cfg, &genesis, &inbox, &queued, verify)?;
+        let net = Arc::new(start_peers(&io, cfg, &genesis, inbox.clone())?);
         *shown.net.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
         let peer_addr = net.local_addr();
-        let forwarder = spawn_forwarder(events, inbox.clone())?;
         let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
         *shown.ingress.lock().unwrap_or_else(|p| p.into_inner()) = ingress.clone();
         let opts = node_options(cfg, block_limit, verify);
-        let control = start_control(cfg, &opts, &net, &log)?;
+        let control = start_control(&io, cfg, &opts, &net, &log);
         let node = Node::new(
             opts,
             genesis,
@@ -328,7 +333,7 @@ impl RunningNode {
         Ok(RunningNode {
             inbox,
             node: Some(handle),
-            forwarder: Some(forwarder),
+            io: Some(io),
             net: Some(net),
             ingress,
             http,
@@ -364,7 +369,7 @@ impl RunningNode {
     }
 
     fn shutdown(&mut self) -> Option<Status> {
-        // Dropping the endpoint stops and joins its thread.
+        // Dropping the endpoint ends its task.
         drop(self.http.take());
         // Ingress before the loop: nothing new arrives while the loop takes in what is
         // queued. The metrics thread held the only other reference.
@@ -375,19 +380,19 @@ impl RunningNode {
         // handed over, so each of them gets its fate before the loop ends.
         let _ = self.inbox.send(Input::Stop);
         let status = self.node.take().and_then(|h| h.join().ok());
-        if let Some((stop, h)) = self.control.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = h.join();
+        if let (Some(control), Some(io)) = (self.control.take(), &self.io) {
+            control.abort();
+            dyno_net::io::join_task(io.handle(), control);
         }
         if let Some(net) = self.net.take() {
-            // The node loop (and its transport) is gone and the metrics thread joined:
-            // this is the last reference.
+            // The node loop (and its transport), the metrics task and the control task
+            // are gone: this is the last reference.
             if let Ok(net) = Arc::try_unwrap(net) {
                 net.shutdown();
             }
         }
-        if let Some(f) = self.forwarder.take() {
-            let _ = f.join();
+        if let Some(io) = self.io.take() {
+            io.stop();
         }
         status
     }

@@ -41,12 +41,12 @@ pub const DEFAULT_VERIFY_BATCH: usize = 64;
 /// Largest batch a node config may ask for.
 pub const MAX_VERIFY_BATCH: usize = 1024;
 
-/// The verify threads a node uses when its config does not say: every core but three
-/// (the ingress thread, the node loop and one for the forge's tiles), at least one.
-pub fn default_verify_tiles() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.saturating_sub(3).max(1)
-}
+/// The verify threads a node uses when its config does not say: one. A node's threads
+/// do not grow with the machine's cores unless its config asks (`verify_tiles`): a
+/// cluster runs thousands of nodes on one machine, and a node sized to the machine
+/// (every core but three, as it once was) took 31 threads on 16 cores, so 1,040 of them
+/// ran into the kernel's pid limit.
+pub const DEFAULT_VERIFY_TILES: usize = 1;
 
 /// Per-thread counts of a [`VerifyPool`].
 #[derive(Debug, Default)]

@@ -63,6 +63,14 @@ pub struct ForgeConfig {
     pub idle: IdleStrategy,
 }
 
+impl ForgeConfig {
+    /// The threads [`TileForge::start`] runs with this layout: one per tile (verify,
+    /// dedup, pack, each bank, PoH, and the entry collector).
+    pub fn threads(&self) -> usize {
+        self.verify_tiles + self.bank_tiles.max(1) + 4
+    }
+}
+
 impl Default for ForgeConfig {
     /// One verify and one bank tile (a node shares its machine with its peers and its
     /// load), 64 hashes per 1 ms tick, tiles sleeping 200 us when idle, doubling up to

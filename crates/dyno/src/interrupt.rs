@@ -81,6 +81,38 @@ fn on_signal(sig: i32) {
     }
 }
 
+/// Signals caught for a process that reads them on its own loop ([`stop_flag_polled`]).
+static POLLED: std::sync::Mutex<Option<Signals>> = std::sync::Mutex::new(None);
+
+/// Like [`stop_flag`], without a handler thread: the caller's own loop calls
+/// [`poll_signals`] (a look that does not block) often enough. For `dyno node run`, a
+/// process that a cluster runs thousands of times on one machine, where every thread
+/// counts against the kernel's limits. Falls back to [`stop_flag`] if the signals
+/// cannot be registered that way.
+pub fn stop_flag_polled() -> &'static AtomicBool {
+    MODE.store(Mode::ExitOnSecond as u8, Ordering::SeqCst);
+    let mut polled = POLLED.lock().unwrap_or_else(|p| p.into_inner());
+    if polled.is_none() && INSTALLED.get().is_none() {
+        match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+            Ok(s) => *polled = Some(s),
+            Err(_) => return stop_flag(),
+        }
+    }
+    &STOP
+}
+
+/// Acts on the signals that arrived since the last look ([`stop_flag_polled`]).
+pub fn poll_signals() {
+    let mut polled = POLLED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(signals) = polled.as_mut() {
+        let arrived: Vec<i32> = signals.pending().collect();
+        drop(polled);
+        for sig in arrived {
+            on_signal(sig);
+        }
+    }
+}
+
 /// Installs the handlers once and returns the flag measurements poll; a second signal
 /// exits at once.
 pub fn stop_flag() -> &'static AtomicBool {

@@ -231,7 +231,8 @@ fn load_config(a: &RunArgs) -> anyhow::Result<(LoadedConfig, Arc<dyno_node::gene
 
 fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (lc, genesis) = load_config(&a)?;
-    let stop = interrupt::stop_flag();
+    // No signal thread: this loop looks for them (a cluster runs thousands of nodes).
+    let stop = interrupt::stop_flag_polled();
     let cfg = &lc.config;
     let node = RunningNode::start(cfg, genesis.clone())?;
     eprintln!(
@@ -250,6 +251,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut next = Duration::from_secs(1);
     while !stop.load(Ordering::Relaxed) && (a.duration.is_zero() || t0.elapsed() < a.duration) {
         std::thread::sleep(Duration::from_millis(100));
+        interrupt::poll_signals();
         if t0.elapsed() >= next {
             next += Duration::from_secs(1);
             if let (false, Some(s)) = (a.quiet, node.status()) {

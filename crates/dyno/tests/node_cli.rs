@@ -441,3 +441,85 @@ fn the_single_process_node_honours_an_explicit_duration() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Threads of process `pid` now (its /proc/PID/task entries).
+#[cfg(target_os = "linux")]
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count())
+}
+
+/// GET `path` on 127.0.0.1:`port`; the status line, or "" when nothing answers.
+fn http_status(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return String::new();
+    };
+    let _ = write!(s, "GET {path} HTTP/1.0\r\n\r\n");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.lines().next().unwrap_or("").to_string()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_nodes_threads_grow_with_its_config_not_its_peers_or_the_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    genesis(dir.path(), "n0=1,n1=1,n2=1,n3=1,n4=1", "1");
+    // n2 has four peers: n0 and n1 must dial it (they never do), n3 and n4 it dials (no
+    // one listens: its dialers back off and retry). The old network ran a thread per
+    // link and per dialer; the cores once sized its verify threads.
+    let peers: String = ["n0", "n1", "n3", "n4"]
+        .iter()
+        .map(|id| {
+            format!(
+                "\n[[peers]]\nid = \"{id}\"\naddr = \"127.0.0.1:{}\"\nlatency_ms = 5\n",
+                free_tcp()
+            )
+        })
+        .collect();
+    // (extra config, threads once started, NodeConfig::threads: the peak, which counts
+    // the scoped threads a block validated on several verify threads adds)
+    for (i, (extra, steady, peak)) in [
+        ("forge = \"sequential\"\n", 4, 4),
+        ("forge = \"sequential\"\nverify_tiles = 3\n", 6, 9),
+        ("forge = \"tiles\"\n", 9, 9),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let metrics = free_tcp();
+        let cfg = write(
+            &dir.path().join(format!("n2-{i}.toml")),
+            &format!(
+                "id = \"n2\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:{}\"\n\
+                 ingress_listen = \"127.0.0.1:{}\"\nmetrics_listen = \"127.0.0.1:{metrics}\"\n\
+                 node_log = \"n2-{i}.jsonl\"\ncontrol = \"n2.control.toml\"\n{extra}{peers}",
+                free_tcp(),
+                free_udp()
+            ),
+        );
+        let config = dyno_node::config::NodeConfig::from_file(&cfg)
+            .unwrap()
+            .config;
+        assert_eq!(config.threads(), peak, "{extra}");
+        let node = Reaped(Some(
+            dyno()
+                .args(["node", "run", "--quiet", "--config"])
+                .arg(&cfg)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        ));
+        let pid = node.0.as_ref().unwrap().id();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !http_status(metrics, "/ready").contains(" 200 ") {
+            assert!(std::time::Instant::now() < deadline, "{extra}: never ready");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Past slot 0, with the dialers retrying: the count holds.
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(threads_of(pid), steady, "{extra}");
+        drop(node);
+    }
+}
