@@ -22,6 +22,11 @@
 //! The child's stdout and stderr are read line by line by two threads: the last lines are
 //! kept for the record of a failure, a readiness pattern is watched for, lines can be
 //! copied to a log file and handed to a callback (a load generator's reports).
+//!
+//! A launcher of thousands of children (a cluster's nodes) can spare dyno both costs per
+//! child: [`SpawnOptions::output_to_log_only`] lets the child write its output straight
+//! into its log file (no reader threads; the last lines are read back from the file),
+//! and one [`GroupGuard`] can guard every child's group (one `sh` in all).
 
 use crate::signal::{signal_group, Signal};
 use regex::Regex;
@@ -63,6 +68,13 @@ pub struct SpawnOptions {
     pub log_file: Option<PathBuf>,
     /// Called with every output line.
     pub on_line: Option<LineSink>,
+    /// The child writes its stdout and stderr straight into [`SpawnOptions::log_file`]
+    /// (appending; nowhere without one): no reader threads in dyno, and
+    /// [`GuardedChild::last_lines`] reads the end of the file. `ready_line` and
+    /// `on_line` then see nothing.
+    pub output_to_log_only: bool,
+    /// A guard shared with other children instead of a `sh` of this child's own.
+    pub guard: Option<Arc<GroupGuard>>,
 }
 
 impl Default for SpawnOptions {
@@ -73,6 +85,8 @@ impl Default for SpawnOptions {
             ready_line: None,
             log_file: None,
             on_line: None,
+            output_to_log_only: false,
+            guard: None,
         }
     }
 }
@@ -85,6 +99,8 @@ impl std::fmt::Debug for SpawnOptions {
             .field("ready_line", &self.ready_line)
             .field("log_file", &self.log_file)
             .field("on_line", &self.on_line.is_some())
+            .field("output_to_log_only", &self.output_to_log_only)
+            .field("shared_guard", &self.guard.is_some())
             .finish()
     }
 }
@@ -170,8 +186,10 @@ pub struct GuardedChild {
     child: Child,
     output: Arc<Output>,
     readers: Vec<std::thread::JoinHandle<()>>,
+    /// The file the child writes its output into itself ([`SpawnOptions::output_to_log_only`]).
+    written_log: Option<PathBuf>,
     /// The group guard; `None` if it could not start.
-    guard: Option<Child>,
+    guard: Option<Guard>,
     stop_signal: Signal,
     /// Set once the group was killed and the child reaped; until then dropping kills the
     /// group.
@@ -221,7 +239,7 @@ impl GuardedChild {
     pub fn spawn(mut cmd: Command, opts: &SpawnOptions) -> Result<GuardedChild, SpawnError> {
         let program = cmd.get_program().to_string_lossy().into_owned();
         let log = match &opts.log_file {
-            Some(path) => Some(Mutex::new(
+            Some(path) => Some(
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
@@ -230,18 +248,38 @@ impl GuardedChild {
                         path: path.clone(),
                         source,
                     })?,
-            )),
+            ),
             None => None,
         };
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        cmd.stdin(Stdio::null()).process_group(0);
+        let (log, written_log) = match (opts.output_to_log_only, log) {
+            (true, Some(file)) => {
+                let err = file.try_clone().map_err(|source| SpawnError::LogFile {
+                    path: opts.log_file.clone().unwrap_or_default(),
+                    source,
+                })?;
+                cmd.stdout(Stdio::from(file)).stderr(Stdio::from(err));
+                (None, opts.log_file.clone())
+            }
+            (true, None) => {
+                cmd.stdout(Stdio::null()).stderr(Stdio::null());
+                (None, None)
+            }
+            (false, log) => {
+                cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+                (log.map(Mutex::new), None)
+            }
+        };
         crate::sys::kill_when_parent_dies(&mut cmd);
         let mut child = cmd
             .spawn()
             .map_err(|source| SpawnError::Start { program, source })?;
-        let guard = group_guard(child.id());
+        let guard = match &opts.guard {
+            Some(shared) => shared
+                .watch(child.id())
+                .then(|| Guard::Shared(Arc::clone(shared), child.id())),
+            None => group_guard(child.id()).map(Guard::Own),
+        };
         let output = Arc::new(Output {
             tail: Mutex::new(VecDeque::new()),
             tail_lines: opts.tail_lines,
@@ -261,6 +299,7 @@ impl GuardedChild {
             child,
             output,
             readers,
+            written_log,
             guard,
             stop_signal: opts.stop_signal,
             reaped: false,
@@ -280,6 +319,9 @@ impl GuardedChild {
 
     /// The last output lines, oldest first.
     pub fn last_lines(&self) -> Vec<String> {
+        if let Some(path) = &self.written_log {
+            return last_lines_of(path, self.output.tail_lines);
+        }
         self.output
             .tail
             .lock()
@@ -371,9 +413,13 @@ impl GuardedChild {
     /// else. (A child that exited by itself was reaped already; its group id could then
     /// be reused only after the pid space wrapped around within that moment.)
     fn dismiss_guard(&mut self) {
-        if let Some(mut guard) = self.guard.take() {
-            let _ = guard.kill();
-            let _ = guard.wait();
+        match self.guard.take() {
+            Some(Guard::Own(mut guard)) => {
+                let _ = guard.kill();
+                let _ = guard.wait();
+            }
+            Some(Guard::Shared(shared, pgid)) => shared.forget(pgid),
+            None => {}
         }
     }
 }
@@ -385,6 +431,116 @@ impl Drop for GuardedChild {
             let _ = self.signal(Signal::Kill);
             let _ = self.child.wait();
         }
+    }
+}
+
+/// What guards a child's group.
+enum Guard {
+    /// A `sh` of its own.
+    Own(Child),
+    /// A guard shared with other children, watching this group id.
+    Shared(Arc<GroupGuard>, u32),
+}
+
+/// The last `n` lines of the file at `path` (its last 64 KiB are read).
+fn last_lines_of(path: &std::path::Path, n: usize) -> Vec<String> {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    let from = len.saturating_sub(64 * 1024);
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return Vec::new();
+    }
+    let mut bytes = Vec::new();
+    if f.read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if from > 0 && !lines.is_empty() {
+        // The first line read is most likely cut.
+        lines.remove(0);
+    }
+    let skip = lines.len().saturating_sub(n);
+    lines[skip..].iter().map(|l| l.to_string()).collect()
+}
+
+/// One group guard for many children (a cluster's thousands of nodes): a tiny `sh` that
+/// reads group ids from a pipe only dyno holds, `+ PGID` to watch a group and `- PGID` to
+/// forget it (sent before dyno reaps that child, so a reused id is never hit), and at
+/// end-of-file (dyno died, or dropped the guard) SIGKILLs every group it still watches.
+/// One process and one descriptor in all, instead of a `sh` per child.
+pub struct GroupGuard {
+    guard: Mutex<(Child, Option<std::process::ChildStdin>)>,
+}
+
+impl std::fmt::Debug for GroupGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupGuard").finish_non_exhaustive()
+    }
+}
+
+impl GroupGuard {
+    /// Starts the guard; `None` when `sh` cannot run (the parent-death signal still covers
+    /// each child itself).
+    pub fn start() -> Option<Arc<GroupGuard>> {
+        // `groups` is " id id ... " with a space on each side of every id, so an id is
+        // removed by cutting around " id ".
+        let script = r#"groups=" "
+while read -r op g; do
+  case $op in
+    +) groups="$groups$g " ;;
+    -) case $groups in *" $g "*) groups="${groups%% $g *} ${groups#* $g }" ;; esac ;;
+  esac
+done
+for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
+        let mut child = Command::new("sh")
+            .args(["-c", script, "dyno-group-guard"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take();
+        Some(Arc::new(GroupGuard {
+            guard: Mutex::new((child, stdin)),
+        }))
+    }
+
+    fn send(&self, line: &str) -> bool {
+        let mut g = self.guard.lock().unwrap_or_else(|e| e.into_inner());
+        match g.1.as_mut() {
+            Some(stdin) => stdin.write_all(line.as_bytes()).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Starts watching group `pgid`; false when the guard is gone.
+    fn watch(&self, pgid: u32) -> bool {
+        self.send(&format!("+ {pgid}\n"))
+    }
+
+    /// Stops watching group `pgid` (before its leader is reaped).
+    fn forget(&self, pgid: u32) {
+        self.send(&format!("- {pgid}\n"));
+    }
+
+    /// The guard's pid (its own process group).
+    pub fn pid(&self) -> u32 {
+        self.guard.lock().unwrap_or_else(|e| e.into_inner()).0.id()
+    }
+}
+
+impl Drop for GroupGuard {
+    /// Closes the pipe once the last child holding the guard is gone (each forgot its
+    /// group first): the guard finds nothing to kill, exits, and is reaped here.
+    fn drop(&mut self) {
+        let g = self.guard.get_mut().unwrap_or_else(|e| e.into_inner());
+        drop(g.1.take());
+        let _ = g.0.wait();
     }
 }
 

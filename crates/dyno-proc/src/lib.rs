@@ -58,7 +58,7 @@ pub mod signal;
 #[allow(unsafe_code)]
 mod sys;
 
-pub use child::{GuardedChild, LineSink, SpawnError, SpawnOptions, Stopped, Stream};
+pub use child::{GroupGuard, GuardedChild, LineSink, SpawnError, SpawnOptions, Stopped, Stream};
 pub use http::{Endpoint, HttpError};
 pub use procfs::{clock_ticks_per_second, liveness, start_ticks, Liveness};
 pub use ready::{NotReady, Probe, ProbeError, Readiness};

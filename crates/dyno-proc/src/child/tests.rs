@@ -32,22 +32,45 @@ fn stand_in_for_dyno() {
         let _ = child.wait();
         return;
     }
-    let mut cmd = Command::new("sh");
-    cmd.args([
-        "-c",
-        "sleep 600 & echo $! > g.tmp && mv g.tmp grandchild.pid; wait",
-    ])
-    .current_dir(&dir);
-    let node = GuardedChild::spawn(cmd, &SpawnOptions::default()).unwrap();
-    let grandchild = loop {
-        match std::fs::read_to_string(dir.join("grandchild.pid")) {
-            Ok(g) => break g,
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-        }
+    // "shared": two such nodes under one group guard, writing their output to files, as
+    // the cluster launcher runs them; the first is stopped before dyno dies (the guard
+    // must forget it), the second is left running.
+    let shared = (mode == "shared").then(|| GroupGuard::start().unwrap());
+    let node = |i: usize| {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            &format!("sleep 600 & echo $! > g{i}.tmp && mv g{i}.tmp grandchild{i}.pid; wait"),
+        ])
+        .current_dir(&dir);
+        let opts = SpawnOptions {
+            guard: shared.clone(),
+            output_to_log_only: shared.is_some(),
+            log_file: shared.as_ref().map(|_| dir.join(format!("n{i}.out"))),
+            ..SpawnOptions::default()
+        };
+        let node = GuardedChild::spawn(cmd, &opts).unwrap();
+        let grandchild = loop {
+            match std::fs::read_to_string(dir.join(format!("grandchild{i}.pid"))) {
+                Ok(g) => break g,
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        };
+        (node, grandchild.trim().to_string())
     };
-    publish(format!("{} {}", node.pid(), grandchild.trim()));
+    let (first, g1) = node(1);
+    if shared.is_some() {
+        let (second, g2) = node(2);
+        // Stopped and reaped: its group is forgotten, so the guard never signals it.
+        first.stop(Duration::from_secs(5));
+        publish(format!("{} {g2}", second.pid()));
+        std::thread::sleep(Duration::from_secs(600));
+        drop(second);
+        return;
+    }
+    publish(format!("{} {g1}", first.pid()));
     std::thread::sleep(Duration::from_secs(600));
-    drop(node);
+    drop(first);
 }
 
 /// Starts the stand-in in `mode`, waits for its pids, SIGKILLs it and returns the pids
@@ -112,6 +135,64 @@ fn a_child_and_its_children_do_not_outlive_a_killed_dyno() {
     assert!(
         survivors.is_empty(),
         "still running 60 s after dyno was killed: {survivors:?}"
+    );
+}
+
+#[test]
+fn children_sharing_one_group_guard_do_not_outlive_a_killed_dyno() {
+    let survivors = survivors_of_a_killed_dyno("shared");
+    assert!(
+        survivors.is_empty(),
+        "still running 60 s after dyno was killed: {survivors:?}"
+    );
+}
+
+#[test]
+fn output_written_straight_to_the_log_is_read_back_for_the_last_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("n.out");
+    let opts = SpawnOptions {
+        log_file: Some(log.clone()),
+        output_to_log_only: true,
+        tail_lines: 3,
+        guard: GroupGuard::start(),
+        ..SpawnOptions::default()
+    };
+    let mut child = GuardedChild::spawn(
+        sh("for i in 1 2 3 4 5; do echo out $i; done; echo err >&2"),
+        &opts,
+    )
+    .unwrap();
+    // No reader threads: the child holds the file itself.
+    assert!(child.readers.is_empty());
+    assert!(eventually(|| child.exited().is_some()));
+    assert_eq!(child.last_lines(), ["out 4", "out 5", "err"]);
+    let stopped = child.stop(Duration::from_secs(5));
+    assert_eq!(stopped.last_lines, ["out 4", "out 5", "err"]);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap().lines().count(),
+        6,
+        "every line in the file"
+    );
+}
+
+#[test]
+fn a_group_guard_is_reaped_once_its_last_child_is_stopped() {
+    let guard = GroupGuard::start().unwrap();
+    let guard_pid = guard.pid();
+    let opts = SpawnOptions {
+        guard: Some(guard),
+        output_to_log_only: true,
+        ..SpawnOptions::default()
+    };
+    let child = GuardedChild::spawn(sh("sleep 600"), &opts).unwrap();
+    drop(opts);
+    assert!(start_ticks(guard_pid).is_some());
+    child.stop(Duration::from_secs(5));
+    assert_eq!(
+        start_ticks(guard_pid),
+        None,
+        "the guard exited and was reaped"
     );
 }
 
