@@ -61,6 +61,10 @@ pub enum ClusterError {
         /// What failed, with the node and its last output where there is one.
         what: String,
     },
+    /// The cluster does not fit this machine's limits ([`crate::capacity`]): the
+    /// arithmetic of every limit it exceeds.
+    #[error("{0}")]
+    DoesNotFit(String),
     /// A plot or report could not be built.
     #[error(transparent)]
     Report(#[from] dyno_report::ReportError),

@@ -115,8 +115,13 @@ pub struct ClusterSpec {
     /// between slots, so their number says nothing about load: the run measures it.
     pub threads_per_node: Option<u32>,
     /// How the reference node forges (`"tiles"` or `"sequential"`, written into each
-    /// node's config); `None` leaves the node's own default (the tiles).
+    /// node's config): `"sequential"` unless the file says `"tiles"`, so a cluster's
+    /// node is lean (its leader forges on the node's own thread); `None` for a node
+    /// command.
     pub forge: Option<String>,
+    /// The reference node's verify threads (`node.verify_tiles`, written into each
+    /// node's config); `None`: the node's default, one.
+    pub verify_tiles: Option<usize>,
     /// When the reference node's leaders cut their blocks (`"whole_slot"` or
     /// `"slot_start"`, written into each node's config); `None`: the node's default (the
     /// whole slot).
@@ -197,6 +202,7 @@ struct RawNode {
     threads: Option<Spanned<u32>>,
     forge: Option<Spanned<String>>,
     forge_at: Option<Spanned<String>>,
+    verify_tiles: Option<Spanned<usize>>,
     ready_timeout_s: Option<Spanned<u64>>,
     ready_url: Option<Spanned<String>>,
 }
@@ -364,6 +370,9 @@ impl ClusterSpec {
             "node.forge",
             &["tiles", "sequential"],
         )?;
+        // A cluster's reference node is lean unless the file asks: the sequential forge.
+        let forge = forge.or_else(|| reference.then(|| "sequential".to_string()));
+        let verify_tiles = node_verify_tiles(&cx, reference, node)?;
         let forge_at = cx.reference_choice(
             reference,
             node.and_then(|n| n.forge_at.as_ref()),
@@ -422,6 +431,7 @@ impl ClusterSpec {
             command,
             threads_per_node,
             forge,
+            verify_tiles,
             forge_at,
             ready_timeout_s,
             nodes,
@@ -503,6 +513,35 @@ impl ClusterSpec {
         }
         warnings
     }
+}
+
+/// Most verify threads `node.verify_tiles` may ask for (the reference node's own limit).
+pub const MAX_VERIFY_TILES: usize = 256;
+
+fn node_verify_tiles(
+    cx: &Cx,
+    reference: bool,
+    node: Option<&RawNode>,
+) -> Result<Option<usize>, ClusterError> {
+    let Some(v) = node.and_then(|n| n.verify_tiles.as_ref()) else {
+        return Ok(None);
+    };
+    let at = v.span().start;
+    if !reference {
+        return Err(cx.err(
+            at,
+            "node.verify_tiles",
+            "is a setting of the reference node: leave it out with node.command",
+        ));
+    }
+    if !(1..=MAX_VERIFY_TILES).contains(v.get_ref()) {
+        return Err(cx.err(
+            at,
+            "node.verify_tiles",
+            format!("must be 1 to {MAX_VERIFY_TILES}"),
+        ));
+    }
+    Ok(Some(*v.get_ref()))
 }
 
 fn regions(cx: &Cx, raw: &[Spanned<RawRegion>]) -> Result<Vec<Region>, ClusterError> {

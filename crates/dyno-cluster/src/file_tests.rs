@@ -235,16 +235,33 @@ fn extract_rules_are_refused_for_the_reference_node() {
 
 #[test]
 fn forge_chooses_how_the_reference_node_forges_and_nothing_else() {
+    // A cluster's reference node is lean unless the file asks for the tiles.
+    let spec = parse(EXAMPLE).unwrap();
     assert_eq!(
-        parse(EXAMPLE).unwrap().forge,
-        None,
-        "the node's own default"
+        spec.forge.as_deref(),
+        Some("sequential"),
+        "the cluster's default"
     );
-    let seq = EXAMPLE.replacen("# forge = \"sequential\"", "forge = \"sequential\"", 1);
-    let spec = parse(&seq).unwrap();
-    assert_eq!(spec.forge.as_deref(), Some("sequential"));
     let config: toml::Table = toml::from_str(&crate::launch::node_config(&spec, 0)).unwrap();
     assert_eq!(config["forge"].as_str(), Some("sequential"));
+    assert!(
+        config.get("verify_tiles").is_none(),
+        "the node's own default"
+    );
+    let tiles = EXAMPLE.replacen(
+        "# forge = \"sequential\"",
+        "forge = \"tiles\"\nverify_tiles = 4",
+        1,
+    );
+    let spec = parse(&tiles).unwrap();
+    let config: toml::Table = toml::from_str(&crate::launch::node_config(&spec, 0)).unwrap();
+    assert_eq!(config["forge"].as_str(), Some("tiles"));
+    assert_eq!(config["verify_tiles"].as_integer(), Some(4));
+    let (line, key, message) = error_of("# forge = \"sequential\"", "verify_tiles = 0");
+    assert_eq!(line, line_of("# forge = \"sequential\"", EXAMPLE));
+    assert_eq!(key, "node.verify_tiles");
+    assert!(message.contains("must be 1 to 256"), "{message}");
+    let seq = EXAMPLE.replacen("# forge = \"sequential\"", "forge = \"sequential\"", 1);
 
     let (line, key, message) = error_of("# forge = \"sequential\"", "forge = \"threads\"");
     assert_eq!(line, line_of("# forge = \"sequential\"", EXAMPLE));

@@ -17,10 +17,11 @@ use crate::extract::Extractors;
 use crate::file::{ClusterSpec, NodeCommand, Role};
 use crate::propagation::{analyse, analyse_extracted, Analysis};
 use crate::resources::{AdoptionWatch, CostSampler, NodeResources};
-use dyno_proc::{GuardedChild, Probe, Readiness, SpawnOptions};
+use dyno_proc::{GroupGuard, GuardedChild, SpawnOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the launcher reports while it works (the binary turns these into progress).
@@ -86,6 +87,8 @@ pub struct RunOutcome {
     /// What the faults did (recovery, forks, adoption during and outside them); `None`
     /// without a fault schedule.
     pub fault_report: Option<crate::fault_analysis::FaultReport>,
+    /// How the nodes started.
+    pub startup: Startup,
 }
 
 /// Where the launcher finds `dyno` and puts the run.
@@ -102,6 +105,19 @@ struct Node {
     child: GuardedChild,
 }
 
+/// How every node is spawned: its output straight into `<dir>/<name>.out` (no threads
+/// in dyno per node) and its process group under the run's one guard.
+impl Launch {
+    fn node_options(&self, name: &str, guard: &Option<Arc<GroupGuard>>) -> SpawnOptions {
+        SpawnOptions {
+            log_file: Some(self.dir.join(format!("{name}.out"))),
+            output_to_log_only: true,
+            guard: guard.clone(),
+            ..SpawnOptions::default()
+        }
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ClusterError + '_ {
     move |source| ClusterError::Io {
         path: path.to_path_buf(),
@@ -114,10 +130,10 @@ fn launch_error(what: impl Into<String>) -> ClusterError {
 }
 
 /// Seconds from now until slot 0: long enough for every node to start and answer
-/// `/ready` on a busy machine (about 0.3 s per node seen on two cores), so slot 0 is not
-/// missed.
-fn start_in_s(spec: &ClusterSpec) -> u64 {
-    5 + (spec.nodes.len() as u64 * 3).div_ceil(10)
+/// `/ready` on this machine ([`start_in_s`]), so slot 0 is not missed.
+fn start_in_for(spec: &ClusterSpec) -> u64 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    start_in_s(spec.nodes.len(), cores)
 }
 
 impl Launch {
@@ -141,7 +157,7 @@ impl Launch {
             .arg(validators.join(","))
             .args(["--network", &spec.name])
             .args(["--slot-ms", &spec.slot_ms.to_string()])
-            .args(["--start-in", &start_in_s(spec).to_string()])
+            .args(["--start-in", &start_in_for(spec).to_string()])
             .output()
             .map_err(io(&self.dyno))?;
         if !out.status.success() {
@@ -261,7 +277,12 @@ impl Launch {
             dir: self.dir.clone(),
         });
         let genesis_time_ns = genesis_time_ns(&genesis)?;
-        let (mut nodes, mut problems) = self.start_nodes(spec, stop, progress)?;
+        // One guard for every node's group (and the restarts'), not a `sh` per node.
+        let guard = GroupGuard::start();
+        let started = self.start_nodes(spec, &guard, stop, progress)?;
+        let (mut nodes, mut problems, mut startup) =
+            (started.nodes, started.problems, started.startup);
+        startup.slot0_after_ready_s = (genesis_time_ns as f64 - dyno_now_ns() as f64) / 1e9;
         let window = Duration::from_secs(spec.warmup_s + spec.duration_s);
         let mut load = None;
         if problems.is_empty() && spec.workload.rate_tps > 0.0 {
@@ -276,7 +297,7 @@ impl Launch {
         let end_ns = start_ns + (window + tail).as_nanos() as u64;
         let window_ns =
             (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
-        let mut watching = self.watching(spec, &nodes, genesis_time_ns, &window_ns);
+        let mut watching = self.watching(spec, &nodes, genesis_time_ns, &window_ns, &guard);
         let mut last_tick = Instant::now();
         while problems.is_empty() && dyno_now_ns() < end_ns {
             if stop.load(Ordering::SeqCst) {
@@ -335,6 +356,7 @@ impl Launch {
             resources: watching.cost.resources,
             faults: fault_records,
             fault_report,
+            startup,
         })
     }
 
@@ -361,6 +383,7 @@ impl Launch {
         nodes: &[Node],
         genesis_time_ns: u64,
         window_ns: &std::ops::Range<u64>,
+        guard: &Option<Arc<GroupGuard>>,
     ) -> Watching<'s> {
         let names: Vec<String> = spec.nodes.iter().map(|n| n.name.clone()).collect();
         Watching {
@@ -369,7 +392,7 @@ impl Launch {
                 &names,
                 window_ns.clone(),
             ),
-            faults: FaultDriver::new(spec, genesis_time_ns),
+            faults: FaultDriver::new(spec, genesis_time_ns, guard.clone()),
             watch: AdoptionWatch::new(
                 names
                     .iter()
@@ -383,54 +406,6 @@ impl Launch {
                 .collect(),
             extracted: Vec::new(),
         }
-    }
-
-    /// Starts every node and waits for each one's readiness; a node not ready is a
-    /// problem (and the others are not waited for).
-    fn start_nodes(
-        &self,
-        spec: &ClusterSpec,
-        stop: &AtomicBool,
-        progress: &mut dyn FnMut(Progress),
-    ) -> Result<(Vec<Node>, Vec<String>), ClusterError> {
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut problems = Vec::new();
-        let readiness_timeout = Duration::from_secs(spec.ready_timeout_s);
-        for n in &spec.nodes {
-            let opts = SpawnOptions {
-                log_file: Some(self.dir.join(format!("{}.out", n.name))),
-                ..SpawnOptions::default()
-            };
-            let child = GuardedChild::spawn(self.command(spec, n.id), &opts)
-                .map_err(|e| launch_error(format!("{}: {e}", n.name)))?;
-            nodes.push(Node { id: n.id, child });
-        }
-        let mut ready = 0;
-        for node in &mut nodes {
-            let url = match &spec.ready_url {
-                Some(url) => self.fill(spec, node.id, url),
-                None => format!("http://127.0.0.1:{}/ready", spec.ports(node.id).2),
-            };
-            let probe = Probe::http(&url).map_err(|e| launch_error(e.to_string()))?;
-            match Readiness::new(probe, readiness_timeout).wait(&mut node.child, stop) {
-                Ok(_) => {
-                    ready += 1;
-                    progress(Progress::NodeReady {
-                        ready,
-                        of: spec.nodes.len(),
-                    });
-                }
-                Err(why) => {
-                    problems.push(format!(
-                        "{} not ready: {why}; last output: {}",
-                        spec.nodes[node.id].name,
-                        node.child.last_lines().join(" | ")
-                    ));
-                    break;
-                }
-            }
-        }
-        Ok((nodes, problems))
     }
 
     /// The propagation analysis of the window: from the extract rules over the nodes'
@@ -691,6 +666,9 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     if let Some(forge) = &spec.forge {
         s.push_str(&format!("forge = \"{forge}\"\n"));
     }
+    if let Some(n) = spec.verify_tiles {
+        s.push_str(&format!("verify_tiles = {n}\n"));
+    }
     if spec.faults.iter().any(|f| f.kind.needs_control()) {
         s.push_str(&format!("control = \"{}.control.toml\"\n", n.name));
     }
@@ -712,6 +690,10 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
 #[path = "launch_faults.rs"]
 mod faults_driver;
 use faults_driver::FaultDriver;
+
+#[path = "launch_start.rs"]
+mod start;
+pub use start::{at_once, start_in_s, Startup, NODE_START_CPU_S};
 
 #[cfg(test)]
 mod tests {

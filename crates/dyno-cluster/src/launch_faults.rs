@@ -11,7 +11,7 @@ use super::{io, launch_error, Launch, Node};
 use crate::error::ClusterError;
 use crate::faults::{control_file, Fault, FaultKind, FaultRecord};
 use crate::file::ClusterSpec;
-use dyno_proc::{GuardedChild, Signal, SpawnOptions};
+use dyno_proc::{GuardedChild, Signal};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,10 +64,16 @@ pub(super) struct FaultDriver<'a> {
     frozen: HashSet<usize>,
     /// One per fault, in file order.
     pub(super) records: Vec<FaultRecord>,
+    /// The run's group guard, for restarted nodes.
+    guard: Option<std::sync::Arc<dyno_proc::GroupGuard>>,
 }
 
 impl<'a> FaultDriver<'a> {
-    pub(super) fn new(spec: &'a ClusterSpec, genesis_time_ns: u64) -> FaultDriver<'a> {
+    pub(super) fn new(
+        spec: &'a ClusterSpec,
+        genesis_time_ns: u64,
+        guard: Option<std::sync::Arc<dyno_proc::GroupGuard>>,
+    ) -> FaultDriver<'a> {
         let slot_ns = spec.slot_ms * 1_000_000;
         let at = |slot: u64| genesis_time_ns + slot * slot_ns;
         let mut steps = Vec::new();
@@ -115,6 +121,7 @@ impl<'a> FaultDriver<'a> {
             down: HashSet::new(),
             frozen: HashSet::new(),
             records,
+            guard,
         }
     }
 
@@ -199,11 +206,7 @@ impl<'a> FaultDriver<'a> {
                         Some(argv) => launch.argv_command(self.spec, id, argv),
                     };
                     let name = &self.spec.nodes[id].name;
-                    let opts = SpawnOptions {
-                        log_file: Some(launch.dir.join(format!("{name}.out"))),
-                        ..SpawnOptions::default()
-                    };
-                    let child = GuardedChild::spawn(cmd, &opts)
+                    let child = GuardedChild::spawn(cmd, &launch.node_options(name, &self.guard))
                         .map_err(|e| launch_error(format!("{name} (restart): {e}")))?;
                     let old = std::mem::replace(&mut nodes[id].child, child);
                     // Reaped (it was SIGKILLed at the fault's start).
@@ -260,7 +263,7 @@ mod tests {
             crate::EXAMPLE
         );
         let spec = ClusterSpec::parse(Path::new("c.toml"), &text).unwrap();
-        let d = FaultDriver::new(&spec, 0);
+        let d = FaultDriver::new(&spec, 0, None);
         let order: Vec<(usize, bool)> = d.steps.iter().map(|s| (s.fault, s.starts)).collect();
         // Slot 30: the pause. Slot 40: the pause's end, the starts of the restart and the
         // partition, then the restart's own end. Slot 45: the partition's end.

@@ -14,7 +14,9 @@
 //! - [`extract`]: regex rules that read those events from any node's own log lines.
 //! - [`render`]: terminal tables, JSON (`dyno.cluster.report/1`) and the HTML report.
 //! - [`export`]: the same cluster as a Nomad job or Kubernetes manifests.
-//! - [`launch`]: the local launcher, one guarded process per node (dyno-proc).
+//! - [`launch`]: the local launcher, one guarded process per node (dyno-proc), started
+//!   in parallel a bounded number at a time.
+//! - [`capacity`]: whether a cluster fits this machine (threads, memory) before it starts.
 //! - [`compared`]: a run as `dyno compare` judges it (its compared metrics).
 //! - [`session`]: `check` as a typed report; `run` measured and stored in the results
 //!   store.
@@ -33,6 +35,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod capacity;
 pub mod compared;
 mod error;
 pub mod events;

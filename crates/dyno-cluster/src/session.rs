@@ -45,6 +45,10 @@ pub struct CheckReport {
     pub predicted: Vec<PredictedFrom>,
     /// The fault schedule.
     pub faults: Vec<Fault>,
+    /// Whether the cluster fits this machine (the caller fills it in: what a node costs
+    /// is the node's own to say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<crate::capacity::Fit>,
 }
 
 /// The propagation predicted from one producer.
@@ -111,6 +115,7 @@ pub fn check(spec: &ClusterSpec, inject_cross_ms: f64, cores: usize) -> CheckRep
         inject_cross_ms,
         predicted,
         faults: spec.faults.clone(),
+        fit: None,
     }
 }
 
@@ -145,6 +150,10 @@ pub fn run(
         wall_s: wall.elapsed().as_secs_f64(),
     })
 }
+
+/// The stored metric of a run's start-up: seconds from the first node's start to the
+/// last node's readiness (one sample).
+pub const STARTUP_METRIC: &str = "startup_s";
 
 /// What the store records about who ran a cluster, besides the run itself.
 #[derive(Debug, Clone)]
@@ -204,10 +213,15 @@ pub fn store(
         Unit::Bytes,
         Direction::LowerIsBetter,
     ));
+    metrics.push(Metric::new(
+        STARTUP_METRIC,
+        Unit::Seconds,
+        Direction::LowerIsBetter,
+    ));
     let id = store
         .begin_run(&info, &metrics)
         .map_err(step("recording the run in the results store"))?;
-    let samples: Vec<Sample> = report
+    let mut samples: Vec<Sample> = report
         .metrics
         .iter()
         .flat_map(|m| {
@@ -218,6 +232,11 @@ pub fn store(
             })
         })
         .collect();
+    samples.push(Sample {
+        metric: STARTUP_METRIC.to_string(),
+        repetition: 0,
+        value: outcome.startup.ready_s,
+    });
     store
         .add_samples(id, &samples)
         .map_err(step("storing the samples"))?;
@@ -279,6 +298,7 @@ fn run_info(
             "build": who.build,
             "dyno_cpu_s": run.own_cpu_s,
             "dyno_wall_s": run.wall_s,
+            "startup": outcome.startup,
         }),
     }
 }

@@ -201,6 +201,26 @@ impl NodeConfig {
 /// node loop, and the I/O thread.
 pub const NODE_BASE_THREADS: usize = 3;
 
+/// Resident memory of a `dyno node run` process with the sequential forge, as measured
+/// (release build, 1 s slots, a light load: docs/cluster.md, "Scale"): what a cluster
+/// check counts per node.
+pub const NODE_RSS_ESTIMATE: u64 = 8 << 20;
+
+/// What the tile forge adds to a node's memory (its tiles' rings and stacks), as
+/// measured beside [`NODE_RSS_ESTIMATE`].
+pub const TILE_FORGE_RSS_ESTIMATE: u64 = 16 << 20;
+
+impl NodeConfig {
+    /// The memory a node with this config is expected to hold: the measured figures
+    /// above, the tile forge's when it forges with the tiles.
+    pub fn rss_estimate_bytes(&self) -> u64 {
+        match self.forge {
+            crate::node::ForgeMode::Tiles => NODE_RSS_ESTIMATE + TILE_FORGE_RSS_ESTIMATE,
+            crate::node::ForgeMode::Sequential => NODE_RSS_ESTIMATE,
+        }
+    }
+}
+
 impl LoadedConfig {
     /// A config built from flags alone (errors name the flag as the key, line 0).
     pub fn from_flags(config: NodeConfig) -> LoadedConfig {

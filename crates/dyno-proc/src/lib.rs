@@ -17,6 +17,9 @@
 //! - [`http`]: the tiny loopback HTTP client used by metrics scrapes and probes.
 //! - [`host`]: the host fingerprint ([`dyno_model::Host`]) read from /proc and /sys, the
 //!   filesystem of a directory, the online CPU list, how busy the CPUs are.
+//! - [`limits`]: what the machine and the user allow (pid_max, threads-max,
+//!   RLIMIT_NPROC, the cgroup's pids and memory limits, available memory) with what is
+//!   in use, for a launcher that checks its plan before it starts anything.
 //!
 //! ```
 //! use dyno_proc::{GuardedChild, Probe, ProcSampler, Readiness, SpawnOptions};
@@ -51,6 +54,7 @@
 pub mod child;
 pub mod host;
 pub mod http;
+pub mod limits;
 pub mod procfs;
 pub mod ready;
 pub mod sampler;

@@ -247,8 +247,13 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+#[path = "cluster_fit.rs"]
+mod fit;
+
 fn check(a: &CheckArgs) -> Result<ExitCode> {
     let spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
+    // Before the topology's figures, which take long for thousands of nodes.
+    let fit = fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
     if a.ports {
         spec.check_ports()
             .with_context(|| format!("{}: ports", a.file.display()))?;
@@ -264,7 +269,8 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         degrees.iter().min().copied().unwrap_or(0),
         degrees.iter().max().copied().unwrap_or(0),
     );
-    let checked = session::check(&spec, extra, cores());
+    let mut checked = session::check(&spec, extra, cores());
+    checked.fit = Some(fit);
     if a.format == Format::Json {
         // Through a JSON value, whose maps are sorted: the key order dyno always wrote.
         let json = serde_json::to_value(&checked)?;
@@ -284,6 +290,9 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         spec.topology.diameter().unwrap_or(0),
         spec.slot_ms,
     );
+    if let Some(fit) = &checked.fit {
+        println!("fits this machine: {}", fit.checked.join("; "));
+    }
     for w in &checked.warnings {
         eprintln!("warning: {w}");
     }
@@ -416,6 +425,7 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
             Some(spec),
             &[],
             None,
+            None,
             a.format,
             a.html.as_deref(),
         );
@@ -443,6 +453,7 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
         spec.as_ref(),
         &[],
         faults,
+        None,
         a.format,
         a.html.as_deref(),
     )
@@ -453,12 +464,14 @@ fn print_report(
     spec: Option<&ClusterSpec>,
     resources: &[dyno_cluster::resources::NodeResources],
     faults: Option<dyno_cluster::fault_analysis::FaultReport>,
+    startup: Option<&dyno_cluster::launch::Startup>,
     format: Format,
     html: Option<&Path>,
 ) -> Result<ExitCode> {
     let report = ClusterReport::new(analysis, spec)
         .with_resources(resources)
-        .with_faults(faults);
+        .with_faults(faults)
+        .with_startup(startup);
     if let Some(path) = html {
         write_atomic(path, html_report(&report, spec).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
@@ -493,6 +506,8 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     spec.workload.rate_tps = c.rate_tps.unwrap_or(spec.workload.rate_tps);
     spec.warmup_s = c.warmup_s.unwrap_or(spec.warmup_s);
     spec.duration_s = c.duration_s.unwrap_or(spec.duration_s);
+    // Refused before anything starts (no run directory, no node) with the arithmetic.
+    fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
     for w in spec.warnings(cores()) {
         eprintln!("warning: {w}");
     }
@@ -574,6 +589,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         Some(&spec),
         &outcome.resources,
         outcome.fault_report.clone(),
+        Some(&outcome.startup),
         a.format,
         a.html.as_deref(),
     )?;

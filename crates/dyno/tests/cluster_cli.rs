@@ -174,6 +174,7 @@ fn report_reads_a_log_directory_and_writes_json_and_html() {
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["schema"], "dyno.cluster.report/1");
     assert_eq!(v["node_count"], 3);
+    assert!(v["startup"].is_null(), "logs alone have no start-up");
     let full = v["metrics"]
         .as_array()
         .unwrap()
@@ -407,6 +408,17 @@ fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
     let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["schema"], "dyno.cluster.report/1");
     assert_eq!(v["node_count"], 3);
+    // The start-up: every node started and ready, in parallel, before slot 0.
+    let s = &v["startup"];
+    assert_eq!(
+        (s["nodes"].as_u64(), s["ready"].as_u64()),
+        (Some(3), Some(3)),
+        "{s}"
+    );
+    assert_eq!(s["at_once"].as_u64(), Some(3), "{s}");
+    let ready_s = s["ready_s"].as_f64().unwrap();
+    assert!(ready_s >= s["node_ready_max_s"].as_f64().unwrap(), "{s}");
+    assert!(s["spawned_s"].as_f64().unwrap() <= ready_s, "{s}");
     assert!(v["blocks"].as_u64().unwrap() >= 1, "{v}");
     let full = v["metrics"]
         .as_array()
@@ -462,7 +474,49 @@ fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
         .assert()
         .success()
         .stdout(predicate::str::contains("adoption_1.00"))
-        .stdout(predicate::str::contains("node.cpu_percent"));
+        .stdout(predicate::str::contains("node.cpu_percent"))
+        .stdout(predicate::str::contains("startup_s"));
+}
+
+#[test]
+fn a_cluster_that_cannot_fit_is_refused_before_any_node_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10,000 nodes of 515 threads each (256 verify threads, as many again while a block is
+    // checked): more tasks than any Linux allows (pid_max is at most 4,194,304).
+    let file = dir.path().join("huge.toml");
+    let text = std::fs::read_to_string(small_cluster(dir.path(), 20000, "verify_tiles = 256"))
+        .unwrap()
+        .replace("count = 3\nproducers = 3", "count = 10000\nproducers = 1");
+    std::fs::write(&file, text).unwrap();
+    let run = dir.path().join("run");
+    let run_dir = run.display().to_string();
+    for args in [
+        vec!["cluster", "check"],
+        vec!["cluster", "run", "--no-save", "--dir", &run_dir],
+    ] {
+        let out = dyno()
+            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+            .args(&args)
+            .arg(&file)
+            .timeout(std::time::Duration::from_secs(120))
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(
+            err.contains("10,000 nodes do not fit this machine"),
+            "{err}"
+        );
+        assert!(
+            err.contains("threads: 10,000 nodes x 515 threads + ")
+                && err.contains("against kernel.pid_max of "),
+            "{err}"
+        );
+        assert!(!run.exists(), "nothing was written");
+        assert_eq!(
+            processes_mentioning(&dir.path().display().to_string()),
+            Vec::<String>::new()
+        );
+    }
 }
 
 #[test]

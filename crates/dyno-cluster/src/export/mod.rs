@@ -69,12 +69,15 @@ peer_listen = \"0.0.0.0:{l}\"
 ingress_listen = \"0.0.0.0:{i}\"
 metrics_listen = \"0.0.0.0:{m}\"
 node_log = \"{log_dir}/{name}.jsonl\"
-{forge}{forge_at}",
+{forge}{verify}{forge_at}",
         spec.name,
         forge = spec
             .forge
             .as_ref()
             .map_or(String::new(), |f| format!("forge = \"{f}\"\n")),
+        verify = spec
+            .verify_tiles
+            .map_or(String::new(), |n| format!("verify_tiles = {n}\n")),
         forge_at = spec
             .forge_at
             .as_ref()

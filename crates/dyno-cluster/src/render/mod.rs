@@ -102,6 +102,9 @@ pub struct ClusterReport {
     /// What the run's faults did; absent without a fault schedule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultReport>,
+    /// How the run's nodes started; absent for logs alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup: Option<crate::launch::Startup>,
 }
 
 impl ClusterReport {
@@ -158,7 +161,14 @@ impl ClusterReport {
             predicted,
             resources: Vec::new(),
             faults: None,
+            startup: None,
         }
+    }
+
+    /// Adds how the run's nodes started.
+    pub fn with_startup(mut self, startup: Option<&crate::launch::Startup>) -> Self {
+        self.startup = startup.cloned();
+        self
     }
 
     /// Adds what the run's faults did.

@@ -9,11 +9,47 @@ use dyno_report::{Align, Cell, Table};
 /// blocks)", one per fraction that any block reached; then, for a run with faults, a
 /// sentence per fault and the forks.
 pub fn headline(report: &ClusterReport) -> Vec<String> {
-    let mut lines = adoption_lines(report);
+    let mut lines = Vec::new();
+    if let Some(s) = &report.startup {
+        lines.push(s.line());
+    }
+    lines.extend(adoption_lines(report));
+    if let Some(line) = cost_line(&report.resources) {
+        lines.push(line);
+    }
     if let Some(f) = &report.faults {
         lines.extend(super::fault_lines(f));
     }
     lines
+}
+
+/// Tables longer than this (a node or producer per row) are summarised over the nodes;
+/// the JSON keeps every row.
+pub const MAX_ROWS: usize = 24;
+
+/// What a node cost on average: the mean of the nodes' mean CPU, and of their peak RSS.
+fn cost_line(resources: &[crate::resources::ResourceSummary]) -> Option<String> {
+    if resources.is_empty() {
+        return None;
+    }
+    let n = resources.len() as f64;
+    let cpu = resources.iter().map(|r| r.cpu_mean_percent).sum::<f64>() / n;
+    let rss = resources.iter().map(|r| r.rss_max_bytes).sum::<f64>() / n;
+    let total = resources.iter().map(|r| r.rss_max_bytes).sum::<f64>();
+    Some(format!(
+        "per node: {cpu:.3}% of a core (mean over the window and the {} nodes), {} RSS (mean of each node's peak; {} in all)",
+        resources.len(),
+        format_value(rss, Unit::Bytes),
+        format_value(total, Unit::Bytes)
+    ))
+}
+
+/// The value at quantile `q` of `values` (nearest rank; `values` need not be sorted).
+fn quantile(values: &[f64], q: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len().max(1));
+    v.get(rank - 1).copied().unwrap_or(0.0)
 }
 
 fn adoption_lines(report: &ClusterReport) -> Vec<String> {
@@ -99,7 +135,9 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
         }
         out.push(t);
     }
-    if !report.resources.is_empty() {
+    if report.resources.len() > MAX_ROWS {
+        out.push(cost_summary(&report.resources));
+    } else if !report.resources.is_empty() {
         let mut t = Table::new("Node cost (per slot of the window; CPU in % of one core)")
             .column("node", Align::Left)
             .column("slots", Align::Right)
@@ -112,8 +150,8 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
             t.push_row([
                 r.node.clone(),
                 r.slots.to_string(),
-                format!("{:.1}%", r.cpu_mean_percent),
-                format!("{:.1}%", r.cpu_max_percent),
+                format!("{:.2}%", r.cpu_mean_percent),
+                format!("{:.2}%", r.cpu_max_percent),
                 format_value(r.rss_max_bytes, Unit::Bytes),
                 r.cpu_85_spans.len().to_string(),
                 r.cpu_85_spans
@@ -127,7 +165,9 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
     if let Some(f) = &report.faults {
         out.push(super::fault_table(f));
     }
-    if !report.predicted.is_empty() {
+    if report.predicted.len() > MAX_ROWS {
+        out.push(predicted_summary(&report.predicted));
+    } else if !report.predicted.is_empty() {
         let mut t = Table::new("Predicted full adoption (topology shortest paths, from forging)")
             .column("producer", Align::Left)
             .column("all nodes after", Align::Right)
@@ -146,4 +186,63 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
         out.push(t);
     }
     out
+}
+
+/// The node cost table of a large cluster: each column's distribution over the nodes.
+fn cost_summary(resources: &[crate::resources::ResourceSummary]) -> Table {
+    let mut t = Table::new(format!(
+        "Node cost over the {} nodes (each node's figure over the window's slots; CPU in % of one core; every node in the JSON)",
+        resources.len()
+    ))
+    .column("over the nodes", Align::Left)
+    .column("CPU mean", Align::Right)
+    .column("CPU max", Align::Right)
+    .column("RSS max", Align::Right)
+    .column("CPU 85% spans", Align::Right);
+    let col = |f: fn(&crate::resources::ResourceSummary) -> f64| -> Vec<f64> {
+        resources.iter().map(f).collect()
+    };
+    let (mean, max, rss, spans) = (
+        col(|r| r.cpu_mean_percent),
+        col(|r| r.cpu_max_percent),
+        col(|r| r.rss_max_bytes),
+        col(|r| r.cpu_85_spans.len() as f64),
+    );
+    for (label, q) in [("p50", 0.5), ("p90", 0.9), ("max", 1.0)] {
+        t.push_row([
+            label.to_string(),
+            format!("{:.3}%", quantile(&mean, q)),
+            format!("{:.2}%", quantile(&max, q)),
+            format_value(quantile(&rss, q), Unit::Bytes),
+            format!("{:.0}", quantile(&spans, q)),
+        ]);
+    }
+    t
+}
+
+/// The prediction of a cluster with many producers: its distribution over them.
+fn predicted_summary(predicted: &[super::PredictedReport]) -> Table {
+    let mut t = Table::new(format!(
+        "Predicted full adoption over the {} producers (topology shortest paths, from forging; every producer in the JSON)",
+        predicted.len()
+    ))
+    .column("over the producers", Align::Left)
+    .column("all nodes after", Align::Right)
+    .column("hops", Align::Right)
+    .column("cross-region", Align::Right);
+    let full: Vec<f64> = predicted.iter().map(|p| p.full_adoption_s).collect();
+    let hops: Vec<f64> = predicted.iter().map(|p| p.hops as f64).collect();
+    let cross: Vec<f64> = predicted
+        .iter()
+        .map(|p| p.cross_region_hops as f64)
+        .collect();
+    for (label, q) in [("min", 0.0), ("p50", 0.5), ("p90", 0.9), ("max", 1.0)] {
+        t.push_row([
+            label.to_string(),
+            ms(quantile(&full, q)),
+            format!("{:.0}", quantile(&hops, q)),
+            format!("{:.0}", quantile(&cross, q)),
+        ]);
+    }
+    t
 }

@@ -120,7 +120,7 @@ fn headline_reads_as_the_issue_asks() {
         .map(|t| dyno_report::MarkdownTable.render(t))
         .collect();
     assert!(
-        cost.contains("| n0 | 3 | 65.0% | 95.0% | 2.00 MiB | 1 | 2 slots |"),
+        cost.contains("| n0 | 3 | 65.00% | 95.00% | 2.00 MiB | 1 | 2 slots |"),
         "{cost}"
     );
     let text: String = t
