@@ -352,3 +352,200 @@ fn export_renders_the_schedule_for_chaos_mesh_and_refuses_a_file_without_one() {
             "no fault of the schedule can be rendered",
         ));
 }
+
+/// A tool scripts/ci/schemas.sh installs: under DYNO_TOOLS_DIR or
+/// ~/.cache/dyno/tools (`rel`), else `name` on PATH; `None` when absent.
+fn ci_tool(rel: &str, name: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("DYNO_TOOLS_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .map(|c| c.join("dyno/tools"))
+        });
+    if let Some(p) = dir.map(|d| d.join(rel)).filter(|p| p.is_file()) {
+        return Some(p);
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// kubeconform -strict on `files` against the schemas kept in the repository, offline.
+fn kubeconform(kc: &Path, files: &[&Path]) -> std::process::Output {
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas");
+    let mut c = std::process::Command::new(kc);
+    c.args(["-strict", "-summary"]);
+    for set in ["kubernetes-v1.32.4", "chaos-mesh-v2.7.3"] {
+        c.arg("-schema-location").arg(format!(
+            "{}/{set}/{{{{ .ResourceKind }}}}{{{{ .KindSuffix }}}}.json",
+            schemas.display()
+        ));
+    }
+    c.args(files).output().unwrap()
+}
+
+fn export(args: &[&str], file: &Path, out: &Path) {
+    dyno()
+        .args(["cluster", "export"])
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(file)
+        .assert()
+        .success();
+}
+
+#[test]
+fn every_rendering_passes_kubeconform_strict_and_an_unknown_field_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every fault kind Chaos Mesh renders: kill, restart with and without downtime,
+    // partition, link (delay, jitter, loss, bandwidth), clock skew.
+    let faults = r#"
+[[fault]]
+kind = "restart"
+node = "n3"
+at_slot = 4
+
+[[fault]]
+kind = "restart"
+node = "n4"
+at_slot = 5
+slots = 2
+
+[[fault]]
+kind = "partition"
+region = "ap"
+at_slot = 8
+slots = 2
+
+[[fault]]
+kind = "link"
+nodes = ["n0"]
+to_region = "us"
+at_slot = 10
+slots = 2
+extra_latency_ms = 20
+jitter_ms = 5
+loss = 0.1
+bandwidth_mbit = 10
+
+[[fault]]
+kind = "clock_skew"
+node = "n5"
+at_slot = 12
+slots = 2
+skew_ms = -300
+
+[[fault]]
+kind = "kill"
+node = "n8"
+at_slot = 14
+"#;
+    let file = cluster(
+        dir.path(),
+        "kc",
+        24800,
+        "count = 9\nproducers = 3",
+        10,
+        faults,
+    );
+    // The same cluster run by a node command of its own (no reference-node configs, and
+    // no network faults: they need the reference node).
+    let command = cluster(dir.path(), "kcc", 24800, "count = 9\nproducers = 3", 10, "");
+    std::fs::write(
+        &command,
+        std::fs::read_to_string(&command).unwrap().replace(
+            "forge = \"sequential\"",
+            "command = [\"sh\", \"-c\", \"exec mynode --listen {listen} --peers {peers}\"]",
+        ),
+    )
+    .unwrap();
+    let p = |name: &str| dir.path().join(name);
+    export(
+        &["--kubernetes", "--image", "dyno:1"],
+        &file,
+        &p("reference.yaml"),
+    );
+    export(
+        &["--kubernetes", "--image", "node:1"],
+        &command,
+        &p("command.yaml"),
+    );
+    export(&["--chaos-mesh"], &file, &p("workflow.yaml"));
+    export(
+        &["--nomad", "--image", "dyno:1"],
+        &file,
+        &p("reference.nomad.hcl"),
+    );
+    export(
+        &["--nomad", "--image", "node:1"],
+        &command,
+        &p("command.nomad.hcl"),
+    );
+
+    match ci_tool("kubeconform-v0.6.7/kubeconform", "kubeconform") {
+        None => eprintln!(
+            "note: kubeconform not found (scripts/ci/schemas.sh installs it); skipping the Kubernetes and Chaos Mesh schema checks"
+        ),
+        Some(kc) => {
+            let out = kubeconform(&kc, &[&p("reference.yaml"), &p("command.yaml"), &p("workflow.yaml")]);
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(out.status.success(), "{said}");
+            // ConfigMap, Service and a StatefulSet per region, twice; one Workflow.
+            assert!(
+                said.contains("11 resources found in 3 files - Valid: 11, Invalid: 0, Errors: 0, Skipped: 0"),
+                "{said}"
+            );
+            // A field the API does not know fails: in the Workflow (Chaos Mesh's CRD) and
+            // in a StatefulSet (Kubernetes').
+            let planted = [
+                (
+                    "workflow.yaml",
+                    "\n\"kind\": \"Workflow\"\n",
+                    "\n\"kind\": \"Workflow\"\n\"flakiness\": 3\n",
+                    "flakiness",
+                ),
+                (
+                    "reference.yaml",
+                    "\"podManagementPolicy\": \"Parallel\"",
+                    "\"podManagementPolicy\": \"Parallel\"\n  \"replicaz\": 3",
+                    "replicaz",
+                ),
+            ];
+            for (name, from, to, field) in planted {
+                let text = std::fs::read_to_string(p(name)).unwrap();
+                assert!(text.contains(from), "{name}: {from}");
+                let bad = p(&format!("planted-{name}"));
+                std::fs::write(&bad, text.replacen(from, to, 1)).unwrap();
+                let out = kubeconform(&kc, &[&bad]);
+                let said = String::from_utf8_lossy(&out.stdout).to_string();
+                assert!(!out.status.success(), "{name}: {said}");
+                assert!(said.contains(field) && said.contains("not allowed"), "{said}");
+            }
+        }
+    }
+    match ci_tool("hclcheck", "hclcheck") {
+        None => eprintln!(
+            "note: hclcheck not found (scripts/ci/schemas.sh builds it); skipping the Nomad files' HCL parse"
+        ),
+        Some(hc) => {
+            let out = std::process::Command::new(&hc)
+                .arg(p("reference.nomad.hcl"))
+                .arg(p("command.nomad.hcl"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = std::fs::read_to_string(p("reference.nomad.hcl")).unwrap();
+            let cut = p("planted.nomad.hcl");
+            std::fs::write(&cut, text.replacen("group \"", "group = \"", 1)).unwrap();
+            let out = std::process::Command::new(&hc).arg(&cut).output().unwrap();
+            assert!(!out.status.success());
+        }
+    }
+}
