@@ -315,7 +315,7 @@ pub fn of_run_dir(
         line: e.line(),
         message: e.to_string(),
     })?;
-    let genesis = crate::launch::genesis_time_ns(&dir.join("genesis.toml"))?;
+    let genesis = crate::run_dir::genesis_time_ns(&dir.join("genesis.toml"))?;
     let logs: Vec<PathBuf> = spec
         .nodes
         .iter()

@@ -10,7 +10,6 @@
 //! Slots count from slot 0 of the run (the genesis), as the node logs do; the run's
 //! slots are its warm-up plus its measured window.
 
-use crate::file::ClusterSpec;
 use serde::Serialize;
 
 /// One scheduled fault.
@@ -119,28 +118,6 @@ impl Fault {
             _ => self.slots.map(|s| self.at_slot + s),
         }
     }
-
-    /// A line naming it: `restart n3 at slot 10 for 4 slots`.
-    pub fn describe(&self, spec: &ClusterSpec) -> String {
-        let names: Vec<&str> = self
-            .nodes
-            .iter()
-            .map(|&n| spec.nodes[n].name.as_str())
-            .collect();
-        let names = if names.len() > 4 {
-            format!("{} nodes", names.len())
-        } else {
-            names.join(",")
-        };
-        match self.slots {
-            Some(s) => format!(
-                "{} {names} at slot {} for {s} slots",
-                self.kind.name(),
-                self.at_slot
-            ),
-            None => format!("{} {names} at slot {}", self.kind.name(), self.at_slot),
-        }
-    }
 }
 
 /// What a run did of one scheduled fault: when it really started and ended (the
@@ -163,86 +140,4 @@ pub struct FaultRecord {
     pub start_ns: Option<u64>,
     /// When it ended, Unix ns (none: it lasted to the end, or the run ended first).
     pub end_ns: Option<u64>,
-}
-
-impl FaultRecord {
-    /// The record of `f` before the run applies it.
-    pub fn scheduled(spec: &ClusterSpec, f: &Fault) -> FaultRecord {
-        FaultRecord {
-            index: f.index,
-            kind: f.kind.name().to_string(),
-            what: f.describe(spec),
-            nodes: f
-                .nodes
-                .iter()
-                .map(|&n| spec.nodes[n].name.clone())
-                .collect(),
-            at_slot: f.at_slot,
-            end_slot: f.end_slot(),
-            start_ns: None,
-            end_ns: None,
-        }
-    }
-}
-
-/// The run's slots: warm-up plus measured window (a fault must end within them).
-pub fn run_slots(spec: &ClusterSpec) -> u64 {
-    (spec.warmup_s + spec.duration_s) * 1000 / spec.slot_ms
-}
-
-/// The control file of node `id` while `active` network faults hold: each link of the
-/// node that a fault touches, with the faults on it combined (latencies add, the worst
-/// loss and the lowest bandwidth count, a cut wins), and the node's clock skew.
-pub fn control_file(spec: &ClusterSpec, id: usize, active: &[&Fault]) -> String {
-    let mut skew = 0.0;
-    let mut out = String::new();
-    for f in active {
-        if let (FaultKind::ClockSkew { skew_ms }, true) = (&f.kind, f.nodes.contains(&id)) {
-            skew += skew_ms;
-        }
-    }
-    out.push_str(&format!("clock_skew_ms = {skew:?}\n"));
-    for p in spec.topology.peers(id) {
-        let mut blocked = false;
-        let (mut latency, mut jitter, mut loss) = (0.0f64, 0.0f64, 0.0f64);
-        let mut bandwidth: Option<f64> = None;
-        let mut touched = false;
-        for f in active {
-            let across = (f.nodes.contains(&id) && f.to.contains(&p))
-                || (f.nodes.contains(&p) && f.to.contains(&id));
-            if !across {
-                continue;
-            }
-            match &f.kind {
-                FaultKind::Partition => blocked = true,
-                FaultKind::Link {
-                    extra_latency_ms,
-                    jitter_ms,
-                    loss: l,
-                    bandwidth_mbit,
-                } => {
-                    latency += extra_latency_ms;
-                    jitter = jitter.max(*jitter_ms);
-                    loss = loss.max(*l);
-                    bandwidth = match (bandwidth, bandwidth_mbit) {
-                        (Some(a), Some(b)) => Some(a.min(*b)),
-                        (a, b) => a.or(*b),
-                    };
-                }
-                _ => continue,
-            }
-            touched = true;
-        }
-        if !touched {
-            continue;
-        }
-        out.push_str(&format!(
-            "\n[[links]]\npeer = \"{}\"\nextra_latency_ms = {latency:?}\njitter_ms = {jitter:?}\nloss = {loss:?}\nblocked = {blocked}\n",
-            spec.nodes[p].name
-        ));
-        if let Some(b) = bandwidth {
-            out.push_str(&format!("bandwidth_mbit = {b:?}\n"));
-        }
-    }
-    out
 }

@@ -454,6 +454,11 @@ impl ClusterSpec {
         (p, p + 1, p + 2)
     }
 
+    /// The run's slots: warm-up plus measured window (a fault must end within them).
+    pub fn run_slots(&self) -> u64 {
+        (self.warmup_s + self.duration_s) * 1000 / self.slot_ms
+    }
+
     /// Ids of the producers.
     pub fn producers(&self) -> impl Iterator<Item = usize> + '_ {
         self.nodes

@@ -2,9 +2,11 @@
 //! the run, an unknown node or region, a key the kind does not take, a network fault on
 //! a node command that cannot take it, two process faults on one node at once.
 
-use super::{placeholders, resolve_executable, Cx, NodeCommand, NodeSpec, Region, PLACEHOLDERS};
+use super::{
+    placeholders, resolve_executable, ClusterSpec, Cx, NodeCommand, NodeSpec, Region, PLACEHOLDERS,
+};
 use crate::error::ClusterError;
-use crate::faults::{Fault, FaultKind, KINDS};
+use crate::faults::{Fault, FaultKind, FaultRecord, KINDS};
 use serde::Deserialize;
 use std::path::Path;
 use toml::Spanned;
@@ -468,4 +470,50 @@ fn overlap(
         }
     }
     Ok(())
+}
+
+/// How a fault of a cluster file reads with the file's node names (here, beside the
+/// schedule's checks, so the fault types below the file know nothing of it).
+impl Fault {
+    /// A line naming it: `restart n3 at slot 10 for 4 slots`.
+    pub fn describe(&self, spec: &ClusterSpec) -> String {
+        let names: Vec<&str> = self
+            .nodes
+            .iter()
+            .map(|&n| spec.nodes[n].name.as_str())
+            .collect();
+        let names = if names.len() > 4 {
+            format!("{} nodes", names.len())
+        } else {
+            names.join(",")
+        };
+        match self.slots {
+            Some(s) => format!(
+                "{} {names} at slot {} for {s} slots",
+                self.kind.name(),
+                self.at_slot
+            ),
+            None => format!("{} {names} at slot {}", self.kind.name(), self.at_slot),
+        }
+    }
+}
+
+impl FaultRecord {
+    /// The record of `f` before the run applies it.
+    pub fn scheduled(spec: &ClusterSpec, f: &Fault) -> FaultRecord {
+        FaultRecord {
+            index: f.index,
+            kind: f.kind.name().to_string(),
+            what: f.describe(spec),
+            nodes: f
+                .nodes
+                .iter()
+                .map(|&n| spec.nodes[n].name.clone())
+                .collect(),
+            at_slot: f.at_slot,
+            end_slot: f.end_slot(),
+            start_ns: None,
+            end_ns: None,
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! The `[[fault]]` checks: each bad schedule names its line and key.
 
 use super::*;
-use crate::faults::{control_file, FaultKind};
+use crate::faults::FaultKind;
+use crate::launch::control_file;
 
 const EXAMPLE: &str = include_str!("example.toml");
 

@@ -17,6 +17,7 @@ use crate::extract::Extractors;
 use crate::file::{ClusterSpec, NodeCommand, Role};
 use crate::propagation::{analyse, analyse_extracted, Analysis};
 use crate::resources::{AdoptionWatch, CostSampler, NodeResources};
+use crate::run_dir::genesis_time_ns;
 use dyno_proc::{GroupGuard, GuardedChild, SpawnOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -640,18 +641,6 @@ fn dyno_now_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// Slot 0's start from the genesis file `dyno node genesis` wrote.
-pub(crate) fn genesis_time_ns(genesis: &Path) -> Result<u64, ClusterError> {
-    let text = std::fs::read_to_string(genesis).map_err(io(genesis))?;
-    let value: toml::Table = toml::from_str(&text)
-        .map_err(|e| launch_error(format!("{}: {}", genesis.display(), e.message())))?;
-    value
-        .get("genesis_time_ms")
-        .and_then(toml::Value::as_integer)
-        .map(|ms| ms as u64 * 1_000_000)
-        .ok_or_else(|| launch_error(format!("{}: no genesis_time_ms", genesis.display())))
-}
-
 /// The reference node's config for node `id` (the format of dyno-node's config module):
 /// its addresses, its log, and each peer with the latency and bandwidth of the link.
 pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
@@ -689,6 +678,8 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
 
 #[path = "launch_faults.rs"]
 mod faults_driver;
+#[cfg(test)]
+pub(crate) use faults_driver::control_file;
 use faults_driver::FaultDriver;
 
 #[path = "launch_start.rs"]

@@ -9,7 +9,7 @@
 
 use super::{io, launch_error, Launch, Node};
 use crate::error::ClusterError;
-use crate::faults::{control_file, Fault, FaultKind, FaultRecord};
+use crate::faults::{Fault, FaultKind, FaultRecord};
 use crate::file::ClusterSpec;
 use dyno_proc::{GuardedChild, Signal};
 use std::collections::HashSet;
@@ -281,4 +281,61 @@ mod tests {
         assert_eq!(d.steps[2].action, Action::Kill);
         assert_eq!(d.steps[4].action, Action::Start(None));
     }
+}
+
+/// The control file of node `id` while `active` network faults hold: each link of the
+/// node that a fault touches, with the faults on it combined (latencies add, the worst
+/// loss and the lowest bandwidth count, a cut wins), and the node's clock skew.
+pub(crate) fn control_file(spec: &ClusterSpec, id: usize, active: &[&Fault]) -> String {
+    let mut skew = 0.0;
+    let mut out = String::new();
+    for f in active {
+        if let (FaultKind::ClockSkew { skew_ms }, true) = (&f.kind, f.nodes.contains(&id)) {
+            skew += skew_ms;
+        }
+    }
+    out.push_str(&format!("clock_skew_ms = {skew:?}\n"));
+    for p in spec.topology.peers(id) {
+        let mut blocked = false;
+        let (mut latency, mut jitter, mut loss) = (0.0f64, 0.0f64, 0.0f64);
+        let mut bandwidth: Option<f64> = None;
+        let mut touched = false;
+        for f in active {
+            let across = (f.nodes.contains(&id) && f.to.contains(&p))
+                || (f.nodes.contains(&p) && f.to.contains(&id));
+            if !across {
+                continue;
+            }
+            match &f.kind {
+                FaultKind::Partition => blocked = true,
+                FaultKind::Link {
+                    extra_latency_ms,
+                    jitter_ms,
+                    loss: l,
+                    bandwidth_mbit,
+                } => {
+                    latency += extra_latency_ms;
+                    jitter = jitter.max(*jitter_ms);
+                    loss = loss.max(*l);
+                    bandwidth = match (bandwidth, bandwidth_mbit) {
+                        (Some(a), Some(b)) => Some(a.min(*b)),
+                        (a, b) => a.or(*b),
+                    };
+                }
+                _ => continue,
+            }
+            touched = true;
+        }
+        if !touched {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n[[links]]\npeer = \"{}\"\nextra_latency_ms = {latency:?}\njitter_ms = {jitter:?}\nloss = {loss:?}\nblocked = {blocked}\n",
+            spec.nodes[p].name
+        ));
+        if let Some(b) = bandwidth {
+            out.push_str(&format!("bandwidth_mbit = {b:?}\n"));
+        }
+    }
+    out
 }

@@ -48,6 +48,7 @@ pub mod launch;
 pub mod propagation;
 pub mod render;
 pub mod resources;
+mod run_dir;
 pub mod session;
 pub mod shape;
 pub mod stored;

@@ -17,7 +17,7 @@
 
 use super::dns_name;
 use super::kubernetes::pod;
-use crate::faults::{run_slots, Fault, FaultKind};
+use crate::faults::{Fault, FaultKind};
 use crate::file::ClusterSpec;
 use serde_json::{json, Value};
 
@@ -43,7 +43,7 @@ pub(super) fn workflow(spec: &ClusterSpec) -> (Option<Value>, Vec<String>) {
     let mut templates = Vec::new();
     let mut branches = Vec::new();
     let mut left_out = Vec::new();
-    let end = run_slots(spec);
+    let end = spec.run_slots();
     for f in &spec.faults {
         let chaos = chaos_of(spec, f, end);
         if chaos.is_empty() {
