@@ -21,7 +21,7 @@
 # env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
 #        keep every file; default a temporary one), OVERLOAD (phase b's rate over a's
 #        TPS; default 1.2), VERIFY_TILES (the nodes' verify_tiles and the in-process
-#        layout's verify tiles; default: the node's own, every core but three, and 1),
+#        layout's verify tiles; default: 1 on both sides, the node's own default),
 #        VERIFY_BATCH (signatures checked as one batch on both sides: the nodes'
 #        verify_batch and the in-process [verify] batch; default 64, 1: one by one)
 #

@@ -191,6 +191,8 @@ pub struct GuardedChild {
     /// The group guard; `None` if it could not start.
     guard: Option<Guard>,
     stop_signal: Signal,
+    /// Set once [`GuardedChild::begin_stop`] sent the stop signal.
+    stop_sent: bool,
     /// Set once the group was killed and the child reaped; until then dropping kills the
     /// group.
     reaped: bool,
@@ -302,6 +304,7 @@ impl GuardedChild {
             written_log,
             guard,
             stop_signal: opts.stop_signal,
+            stop_sent: false,
             reaped: false,
         })
     }
@@ -375,13 +378,26 @@ impl GuardedChild {
         signal_group(self.pid(), sig)
     }
 
-    /// The stop signal to the group, SIGKILL after `grace`; always reaps. Whatever is left
-    /// of the group (the child's own children) is SIGKILLed too.
+    /// Sends the stop signal to the group without waiting: a launcher of thousands of
+    /// children signals them all first, so they stop together, then [`GuardedChild::stop`]s
+    /// each (which does not signal again).
+    pub fn begin_stop(&mut self) {
+        if !self.stop_sent && self.exited().is_none() {
+            let _ = self.signal(self.stop_signal);
+            self.stop_sent = true;
+        }
+    }
+
+    /// The stop signal to the group (unless [`GuardedChild::begin_stop`] sent it), SIGKILL
+    /// after `grace`; always reaps. Whatever is left of the group (the child's own
+    /// children) is SIGKILLed too.
     pub fn stop(mut self, grace: Duration) -> Stopped {
-        let exited_before = self.exited().is_some();
+        let exited_before = !self.stop_sent && self.exited().is_some();
         let mut killed_after = None;
         if !exited_before {
-            let _ = self.signal(self.stop_signal);
+            if !self.stop_sent {
+                let _ = self.signal(self.stop_signal);
+            }
             if self.wait_timeout(grace).is_none() {
                 killed_after = Some(grace);
             }
