@@ -129,4 +129,8 @@ EOF
     echo "$verdict"
     case "$verdict" in *" pass") largest=$n ;; *) break ;; esac
 done
-echo "largest cluster this machine takes: ${largest:-none of the steps} nodes ($(nproc) CPUs; files in $OUT)"
+if [ -n "$largest" ]; then
+    echo "largest cluster this machine takes: $largest nodes (of the steps tried; $(nproc) CPUs; files in $OUT)"
+else
+    echo "no step passed ($(nproc) CPUs; files in $OUT)"
+fi

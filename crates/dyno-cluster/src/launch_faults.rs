@@ -249,40 +249,6 @@ fn control_path(launch: &Launch, name: &str) -> PathBuf {
     launch.dir.join(format!("{name}.control.toml"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    #[test]
-    fn a_fault_without_downtime_kills_before_it_starts_again_and_ends_come_first() {
-        let text = format!(
-            "{}\n[[fault]]\nkind = \"restart\"\nnode = \"n1\"\nat_slot = 40\n\n\
-             [[fault]]\nkind = \"pause\"\nnode = \"n2\"\nat_slot = 30\nslots = 10\n\n\
-             [[fault]]\nkind = \"partition\"\nnode = \"n2\"\nat_slot = 40\nslots = 5\n",
-            crate::EXAMPLE
-        );
-        let spec = ClusterSpec::parse(Path::new("c.toml"), &text).unwrap();
-        let d = FaultDriver::new(&spec, 0, None);
-        let order: Vec<(usize, bool)> = d.steps.iter().map(|s| (s.fault, s.starts)).collect();
-        // Slot 30: the pause. Slot 40: the pause's end, the starts of the restart and the
-        // partition, then the restart's own end. Slot 45: the partition's end.
-        assert_eq!(
-            order,
-            [
-                (1, true),
-                (1, false),
-                (0, true),
-                (2, true),
-                (0, false),
-                (2, false)
-            ]
-        );
-        assert_eq!(d.steps[2].action, Action::Kill);
-        assert_eq!(d.steps[4].action, Action::Start(None));
-    }
-}
-
 /// The control file of node `id` while `active` network faults hold: each link of the
 /// node that a fault touches, with the faults on it combined (latencies add, the worst
 /// loss and the lowest bandwidth count, a cut wins), and the node's clock skew.
@@ -338,4 +304,38 @@ pub(crate) fn control_file(spec: &ClusterSpec, id: usize, active: &[&Fault]) -> 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_fault_without_downtime_kills_before_it_starts_again_and_ends_come_first() {
+        let text = format!(
+            "{}\n[[fault]]\nkind = \"restart\"\nnode = \"n1\"\nat_slot = 40\n\n\
+             [[fault]]\nkind = \"pause\"\nnode = \"n2\"\nat_slot = 30\nslots = 10\n\n\
+             [[fault]]\nkind = \"partition\"\nnode = \"n2\"\nat_slot = 40\nslots = 5\n",
+            crate::EXAMPLE
+        );
+        let spec = ClusterSpec::parse(Path::new("c.toml"), &text).unwrap();
+        let d = FaultDriver::new(&spec, 0, None);
+        let order: Vec<(usize, bool)> = d.steps.iter().map(|s| (s.fault, s.starts)).collect();
+        // Slot 30: the pause. Slot 40: the pause's end, the starts of the restart and the
+        // partition, then the restart's own end. Slot 45: the partition's end.
+        assert_eq!(
+            order,
+            [
+                (1, true),
+                (1, false),
+                (0, true),
+                (2, true),
+                (0, false),
+                (2, false)
+            ]
+        );
+        assert_eq!(d.steps[2].action, Action::Kill);
+        assert_eq!(d.steps[4].action, Action::Start(None));
+    }
 }

@@ -353,7 +353,8 @@ fn wait_timeout_sees_the_exit_and_times_out_on_a_running_child() {
 fn children_signalled_first_stop_together_without_a_second_signal() {
     // Each child counts the SIGINTs it gets and exits on the first one after a pause: a
     // second signal would show in its output.
-    let script = "trap 'n=$((n+1)); echo int $n; sleep 0.3; exit 0' INT; n=0; while :; do sleep 0.05; done";
+    let script =
+        "trap 'n=$((n+1)); echo int $n; sleep 0.3; exit 0' INT; n=0; while :; do sleep 0.05; done";
     let mut children: Vec<GuardedChild> = (0..3)
         .map(|_| GuardedChild::spawn(sh(script), &SpawnOptions::default()).unwrap())
         .collect();
