@@ -82,8 +82,8 @@ fi
 # --scale: one step after another.
 STEPS=${STEPS:-$(sed -n 's/^count *= *\([0-9]*\).*/\1/p' "$FILE" | head -1)}
 [ -n "$STEPS" ] || usage "$USAGE (no nodes.count in $FILE and no STEPS)"
-printf '%-6s %-6s %-9s %-16s %-7s %-8s %-10s %-8s %-10s %-9s %-7s %s\n' nodes fits startup \
-    "100% p50/p99" blocks missing recovered "forks" "CPU/node" "RSS/node" wall verdict
+printf '%-6s %-6s %-9s %-16s %-7s %-8s %-10s %-8s %-10s %-15s %-7s %s\n' nodes fits startup \
+    "100% p50/p99" blocks missing recovered "forks" "CPU/node" "RSS/own" wall verdict
 largest=
 for n in $STEPS; do
     copy "$FILE" "$OUT/scale-$n.toml" "nodes.count=$n" "nodes.producers=min:$n" \
@@ -119,11 +119,12 @@ resolved = (faults.get("forks") or {}).get("resolved", True)
 res = r.get("resources") or []
 cpu = sum(x["cpu_mean_percent"] for x in res) / max(len(res), 1)
 rss = sum(x["rss_max_bytes"] for x in res) / max(len(res), 1) / 2**20
+own = sum(x.get("rss_anon_max_bytes", 0) for x in res) / max(len(res), 1) / 2**20
 missing = full["missing"] + faults.get("blocks_not_everywhere", 0)
 ok = code == 0 and r["blocks"] > 0 and missing == 0 and back == len(struck) and resolved
 print(f"{n:<6} {'yes':<6} {st.get('ready_s', 0):<9.1f} {ms(s.get('p50_s')) + '/' + ms(s.get('p99_s')) + ' ms':<16} "
       f"{r['blocks']:<7} {missing:<8} {f'{back}/{len(struck)}':<10} {'resolved' if resolved else 'open':<8} "
-      f"{cpu:<9.3f}% {rss:<8.1f}MiB {wall + ' s':<7} {'pass' if ok else 'FAIL'}")
+      f"{cpu:<9.3f}% {f'{rss:.1f}/{own:.1f} MiB':<15} {wall + ' s':<7} {'pass' if ok else 'FAIL'}")
 EOF
 )
     echo "$verdict"

@@ -62,6 +62,7 @@ impl CostSampler {
                     node: n.clone(),
                     cpu_percent: Vec::new(),
                     rss_bytes: Vec::new(),
+                    rss_anon_bytes: Vec::new(),
                 })
                 .collect(),
         }
@@ -80,6 +81,7 @@ impl CostSampler {
                 let s = dyno_proc::sample_between(prev, &reading, self.sampler.clk_tck());
                 self.resources[i].cpu_percent.push(s.cpu_percent);
                 self.resources[i].rss_bytes.push(s.rss_bytes);
+                self.resources[i].rss_anon_bytes.push(s.anon_rss_bytes);
             }
             self.previous[i] = Some(reading);
         }
@@ -145,6 +147,10 @@ pub struct NodeResources {
     pub cpu_percent: Vec<f64>,
     /// Resident set size in bytes at the end of each slot.
     pub rss_bytes: Vec<f64>,
+    /// Of which anonymous (RssAnon), bytes, at the end of each slot: the node's own
+    /// memory. The rest is file pages of the binary and its libraries, which every node
+    /// of the cluster shares (one copy in memory however many nodes run).
+    pub rss_anon_bytes: Vec<f64>,
 }
 
 impl NodeResources {
@@ -172,6 +178,8 @@ pub struct ResourceSummary {
     pub cpu_max_percent: f64,
     /// Largest RSS, bytes.
     pub rss_max_bytes: f64,
+    /// Largest anonymous RSS (the node's own memory), bytes.
+    pub rss_anon_max_bytes: f64,
     /// CPU 85% spans, in slots.
     pub cpu_85_spans: Vec<usize>,
 }
@@ -189,6 +197,7 @@ impl From<&NodeResources> for ResourceSummary {
             },
             cpu_max_percent: r.cpu_percent.iter().copied().fold(0.0, f64::max),
             rss_max_bytes: r.rss_bytes.iter().copied().fold(0.0, f64::max),
+            rss_anon_max_bytes: r.rss_anon_bytes.iter().copied().fold(0.0, f64::max),
             cpu_85_spans: r.cpu_85_spans(),
         }
     }
@@ -204,6 +213,7 @@ mod tests {
             node: "n".into(),
             cpu_percent: cpu.to_vec(),
             rss_bytes: vec![0.0; cpu.len()],
+            rss_anon_bytes: vec![0.0; cpu.len()],
         };
         // 52 idle nodes at 2% of a core each: 1.04 of 2 cores, no warning.
         let idle: Vec<NodeResources> = (0..52).map(|_| node(&[2.0; 10])).collect();
@@ -237,6 +247,7 @@ mod tests {
             node: "n1".into(),
             cpu_percent: vec![50.0, 90.0, 100.0, 20.0],
             rss_bytes: vec![1e6, 3e6, 2e6, 2e6],
+            rss_anon_bytes: vec![4e5, 5e5, 9e5, 6e5],
         };
         let s = ResourceSummary::from(&r);
         assert_eq!(
@@ -244,9 +255,10 @@ mod tests {
                 s.slots,
                 s.cpu_mean_percent,
                 s.cpu_max_percent,
-                s.rss_max_bytes
+                s.rss_max_bytes,
+                s.rss_anon_max_bytes
             ),
-            (4, 65.0, 100.0, 3e6)
+            (4, 65.0, 100.0, 3e6, 9e5)
         );
         assert_eq!(s.cpu_85_spans, vec![2]);
     }

@@ -214,6 +214,11 @@ pub fn store(
         Direction::LowerIsBetter,
     ));
     metrics.push(Metric::new(
+        "node.rss_anon_bytes",
+        Unit::Bytes,
+        Direction::LowerIsBetter,
+    ));
+    metrics.push(Metric::new(
         STARTUP_METRIC,
         Unit::Seconds,
         Direction::LowerIsBetter,
@@ -308,8 +313,17 @@ fn node_costs(outcome: &RunOutcome) -> Vec<(Sample, serde_json::Value)> {
     let mut cost = Vec::new();
     for r in &outcome.resources {
         let label = serde_json::json!({ "node": r.node });
-        for (i, (cpu, rss)) in r.cpu_percent.iter().zip(&r.rss_bytes).enumerate() {
-            for (metric, value) in [("node.cpu_percent", *cpu), ("node.rss_bytes", *rss)] {
+        let slots = r
+            .cpu_percent
+            .iter()
+            .zip(&r.rss_bytes)
+            .zip(&r.rss_anon_bytes);
+        for (i, ((cpu, rss), anon)) in slots.enumerate() {
+            for (metric, value) in [
+                ("node.cpu_percent", *cpu),
+                ("node.rss_bytes", *rss),
+                ("node.rss_anon_bytes", *anon),
+            ] {
                 let sample = Sample {
                     metric: metric.to_string(),
                     repetition: i as u32,

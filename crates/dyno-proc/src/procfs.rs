@@ -70,6 +70,9 @@ pub struct StatusFields {
     pub rss_bytes: Option<u64>,
     /// VmHWM in bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// RssAnon in bytes: the resident memory that is the process's own (heap, stacks,
+    /// written pages), not file pages shared with every process of the same binary.
+    pub anon_rss_bytes: Option<u64>,
     /// voluntary_ctxt_switches.
     pub voluntary_switches: u64,
     /// nonvoluntary_ctxt_switches.
@@ -90,6 +93,7 @@ pub fn parse_status(text: &str) -> StatusFields {
         match (key, first) {
             ("VmRSS", Some(kb)) => out.rss_bytes = kb.checked_mul(1024),
             ("VmHWM", Some(kb)) => out.peak_rss_bytes = kb.checked_mul(1024),
+            ("RssAnon", Some(kb)) => out.anon_rss_bytes = kb.checked_mul(1024),
             ("voluntary_ctxt_switches", Some(n)) => out.voluntary_switches = n,
             ("nonvoluntary_ctxt_switches", Some(n)) => out.involuntary_switches = n,
             _ => {}
@@ -239,7 +243,7 @@ mod tests {
     // Recorded from a two-threaded `dyno pipeline run` (command name edited to hold a
     // space and a parenthesis, which the parser must survive).
     const STAT: &str = "4242 (dyno (x) y) S 4200 4242 2124 0 -1 4194560 1834 0 7 0 950 75 0 0 20 0 3 0 278332 3133440 380 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
-    const STATUS: &str = "Name:\tdyno\nState:\tS (sleeping)\nVmPeak:\t  300000 kB\nVmHWM:\t    5120 kB\nVmRSS:\t    4096 kB\nThreads:\t3\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+    const STATUS: &str = "Name:\tdyno\nState:\tS (sleeping)\nVmPeak:\t  300000 kB\nVmHWM:\t    5120 kB\nVmRSS:\t    4096 kB\nRssAnon:\t    1024 kB\nThreads:\t3\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
     const IO: &str = "rchar: 6976\nwchar: 10\nsyscr: 10\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
 
     #[test]
@@ -271,6 +275,7 @@ mod tests {
     fn status_sizes_are_kib() {
         let s = parse_status(STATUS);
         assert_eq!(s.rss_bytes, Some(4096 * 1024));
+        assert_eq!(s.anon_rss_bytes, Some(1024 * 1024));
         assert_eq!(s.peak_rss_bytes, Some(5120 * 1024));
         assert_eq!((s.voluntary_switches, s.involuntary_switches), (12, 3));
         assert_eq!(parse_status("Name:\tkthreadd\n").rss_bytes, None);

@@ -18,7 +18,7 @@
 //! - `/proc/PID/stat`: utime + stime (clock ticks, every thread, dead ones included),
 //!   minor and major faults, thread count, and the same counters of the children the
 //!   process has waited for (cutime, cstime, cminflt, cmajflt);
-//! - `/proc/PID/status`: VmRSS and VmHWM (peak RSS);
+//! - `/proc/PID/status`: VmRSS, VmHWM (peak RSS) and RssAnon (the process's own part);
 //! - `/proc/PID/task/*/status`: voluntary and involuntary context switches, summed over the
 //!   live threads (the process-level line counts only the main thread);
 //! - `/proc/PID/io`: read_bytes and write_bytes (storage I/O, waited-for children
@@ -73,6 +73,9 @@ pub struct ProcessCounters {
     pub rss_bytes: u64,
     /// Peak resident set size (VmHWM), bytes.
     pub peak_rss_bytes: u64,
+    /// Anonymous resident memory (RssAnon), bytes: the process's own, not the file pages
+    /// it shares with others of the same binary.
+    pub anon_rss_bytes: u64,
     /// Voluntary context switches summed over live threads.
     pub voluntary_switches: u64,
     /// Involuntary context switches summed over live threads.
@@ -112,6 +115,9 @@ pub struct ProcSample {
     /// Sum of the peak resident set sizes of the tree's live processes, bytes (an upper
     /// bound of the tree's peak: its processes may have peaked at different times).
     pub peak_rss_bytes: f64,
+    /// Anonymous resident memory at the end of the interval, bytes, summed over the
+    /// tree: what the tree holds of its own (RSS less the shared file pages).
+    pub anon_rss_bytes: f64,
     /// Minor faults per second.
     pub minor_faults_per_s: f64,
     /// Major faults per second.
@@ -150,6 +156,7 @@ pub fn sample_between(prev: &ProcReading, next: &ProcReading, clk_tck: f64) -> P
         cpu_percent: 100.0 * rate(|p| (p.cpu_ticks, p.children_cpu_ticks)) / clk_tck,
         rss_bytes: rss as f64,
         peak_rss_bytes: sum(|p| p.peak_rss_bytes.max(p.rss_bytes)).max(rss) as f64,
+        anon_rss_bytes: sum(|p| p.anon_rss_bytes) as f64,
         minor_faults_per_s: rate(|p| (p.minor_faults, p.children_minor_faults)),
         major_faults_per_s: rate(|p| (p.major_faults, p.children_major_faults)),
         voluntary_switches_per_s: rate(|p| (p.voluntary_switches, 0)),
@@ -392,6 +399,7 @@ impl ProcSampler {
             threads: stat.threads,
             rss_bytes: status.rss_bytes.unwrap_or(0),
             peak_rss_bytes: status.peak_rss_bytes.unwrap_or(0),
+            anon_rss_bytes: status.anon_rss_bytes.unwrap_or(0),
             voluntary_switches: switches.0,
             involuntary_switches: switches.1,
             read_bytes: io.map(|i| i.0),
@@ -545,10 +553,12 @@ mod tests {
             vec![
                 ProcessCounters {
                     rss_bytes: 1 << 20,
+                    anon_rss_bytes: 1 << 19,
                     ..process(10, 1, 5)
                 },
                 ProcessCounters {
                     rss_bytes: 100 << 20,
+                    anon_rss_bytes: 3 << 19,
                     ..process(11, 10, 180)
                 },
                 ProcessCounters {
@@ -560,6 +570,7 @@ mod tests {
         let s = sample_between(&a, &b, 100.0);
         assert_eq!(s.cpu_percent, 90.0);
         assert_eq!(s.rss_bytes, (105 << 20) as f64);
+        assert_eq!(s.anon_rss_bytes, (2 << 20) as f64);
         assert_eq!(s.threads, 3.0);
     }
 

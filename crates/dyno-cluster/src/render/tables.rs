@@ -35,12 +35,13 @@ fn cost_line(resources: &[crate::resources::ResourceSummary]) -> Option<String> 
     let n = resources.len() as f64;
     let cpu = resources.iter().map(|r| r.cpu_mean_percent).sum::<f64>() / n;
     let rss = resources.iter().map(|r| r.rss_max_bytes).sum::<f64>() / n;
-    let total = resources.iter().map(|r| r.rss_max_bytes).sum::<f64>();
+    let own = resources.iter().map(|r| r.rss_anon_max_bytes).sum::<f64>();
     Some(format!(
-        "per node: {cpu:.3}% of a core (mean over the window and the {} nodes), {} RSS (mean of each node's peak; {} in all)",
+        "per node: {cpu:.3}% of a core (mean over the window and the {} nodes), {} RSS of which {} its own (anonymous; the rest is the binary's pages, shared by every node); means of each node's peak, {} of own memory in all",
         resources.len(),
         format_value(rss, Unit::Bytes),
-        format_value(total, Unit::Bytes)
+        format_value(own / n, Unit::Bytes),
+        format_value(own, Unit::Bytes)
     ))
 }
 
@@ -144,6 +145,7 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
             .column("CPU mean", Align::Right)
             .column("CPU max", Align::Right)
             .column("RSS max", Align::Right)
+            .column("own (anon) max", Align::Right)
             .column("CPU 85% spans", Align::Right)
             .column("longest span", Align::Right);
         for r in &report.resources {
@@ -153,6 +155,7 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
                 format!("{:.2}%", r.cpu_mean_percent),
                 format!("{:.2}%", r.cpu_max_percent),
                 format_value(r.rss_max_bytes, Unit::Bytes),
+                format_value(r.rss_anon_max_bytes, Unit::Bytes),
                 r.cpu_85_spans.len().to_string(),
                 r.cpu_85_spans
                     .iter()
@@ -198,14 +201,16 @@ fn cost_summary(resources: &[crate::resources::ResourceSummary]) -> Table {
     .column("CPU mean", Align::Right)
     .column("CPU max", Align::Right)
     .column("RSS max", Align::Right)
+    .column("own (anon) max", Align::Right)
     .column("CPU 85% spans", Align::Right);
     let col = |f: fn(&crate::resources::ResourceSummary) -> f64| -> Vec<f64> {
         resources.iter().map(f).collect()
     };
-    let (mean, max, rss, spans) = (
+    let (mean, max, rss, own, spans) = (
         col(|r| r.cpu_mean_percent),
         col(|r| r.cpu_max_percent),
         col(|r| r.rss_max_bytes),
+        col(|r| r.rss_anon_max_bytes),
         col(|r| r.cpu_85_spans.len() as f64),
     );
     for (label, q) in [("p50", 0.5), ("p90", 0.9), ("max", 1.0)] {
@@ -214,6 +219,7 @@ fn cost_summary(resources: &[crate::resources::ResourceSummary]) -> Table {
             format!("{:.3}%", quantile(&mean, q)),
             format!("{:.2}%", quantile(&max, q)),
             format_value(quantile(&rss, q), Unit::Bytes),
+            format_value(quantile(&own, q), Unit::Bytes),
             format!("{:.0}", quantile(&spans, q)),
         ]);
     }

@@ -114,13 +114,14 @@ fn headline_reads_as_the_issue_asks() {
         node: "n0".into(),
         cpu_percent: vec![90.0, 95.0, 10.0],
         rss_bytes: vec![2.0 * 1024.0 * 1024.0; 3],
+        rss_anon_bytes: vec![1024.0 * 1024.0; 3],
     }]);
     let cost: String = tables(&with_cost)
         .iter()
         .map(|t| dyno_report::MarkdownTable.render(t))
         .collect();
     assert!(
-        cost.contains("| n0 | 3 | 65.00% | 95.00% | 2.00 MiB | 1 | 2 slots |"),
+        cost.contains("| n0 | 3 | 65.00% | 95.00% | 2.00 MiB | 1.00 MiB | 1 | 2 slots |"),
         "{cost}"
     );
     let text: String = t
