@@ -231,8 +231,8 @@ fn load_config(a: &RunArgs) -> anyhow::Result<(LoadedConfig, Arc<dyno_node::gene
 
 fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (lc, genesis) = load_config(&a)?;
-    // No signal thread: this loop looks for them (a cluster runs thousands of nodes).
-    let stop = interrupt::stop_flag_polled();
+    // No signal thread: this loop waits for them (a cluster runs thousands of nodes).
+    let stop = interrupt::stop_flag_waited();
     let cfg = &lc.config;
     let node = RunningNode::start(cfg, genesis.clone())?;
     eprintln!(
@@ -250,8 +250,14 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let t0 = Instant::now();
     let mut next = Duration::from_secs(1);
     while !stop.load(Ordering::Relaxed) && (a.duration.is_zero() || t0.elapsed() < a.duration) {
-        std::thread::sleep(Duration::from_millis(100));
-        interrupt::poll_signals();
+        // Woken by a signal, the next status line, or the end of --duration; a quiet node
+        // without a duration sleeps until a signal comes.
+        let until_status = (!a.quiet).then(|| next.saturating_sub(t0.elapsed()));
+        let until_end = (!a.duration.is_zero()).then(|| a.duration.saturating_sub(t0.elapsed()));
+        interrupt::wait_for_signals(match (until_status, until_end) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        });
         if t0.elapsed() >= next {
             next += Duration::from_secs(1);
             if let (false, Some(s)) = (a.quiet, node.status()) {
