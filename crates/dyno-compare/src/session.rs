@@ -38,7 +38,7 @@ use crate::execution::{Execution, Outcome};
 use crate::record::{self, ComparisonMeta, LoadError, Resume};
 use crate::runner::{run_remaining_rounds, schedule, Ending, Slot};
 use crate::verdict::{unknown_primary, unknown_work};
-use crate::{ComparisonFile, Executor, WorkloadSpec};
+use crate::{ComparisonFile, Executor, SubjectSpec, WorkloadSpec};
 use dyno_model::Host;
 use dyno_store::{RunId, Store, StoreError};
 use std::collections::HashSet;
@@ -263,7 +263,7 @@ impl CompareSession {
     pub fn run(
         &mut self,
         mut store: Option<&mut Store>,
-        executor: &mut dyn Executor,
+        executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
         stop: &AtomicBool,
         primary: &[String],
         events: &mut dyn FnMut(Event<'_>),

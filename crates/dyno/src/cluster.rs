@@ -4,7 +4,6 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_cluster::compared::ComparedRun;
 use dyno_cluster::launch::{Launch, Progress};
 use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
 use dyno_cluster::stored::{extracted_events, log_files, StoredClusterRun};
@@ -561,8 +560,8 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     }
     let outcome = &measured.outcome;
     if let Some(path) = &a.compare.compared {
-        let compared = ComparedRun::of(&spec, outcome, &launch.dyno);
-        write_atomic(path, serde_json::to_string(&compared)?.as_bytes())
+        let compared = dyno_cluster::compared::of(&spec, outcome, &launch.dyno);
+        write_atomic(path, compared.to_json().as_bytes())
             .with_context(|| format!("--compared {}", path.display()))?;
     }
     let saturation = dyno_cluster::resources::saturation_warning(&outcome.resources, cores());

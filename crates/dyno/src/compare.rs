@@ -184,7 +184,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut process = ProcessExecutor::new(grace_s);
     let mut cluster;
     // A comparison is all clusters or all processes (the file's validation says so).
-    let executor: &mut dyn dyno_compare::Executor = if clusters {
+    let executor: &mut dyn dyno_compare::Executor<
+        Subject = dyno_compare::SubjectSpec,
+        Workload = dyno_compare::WorkloadSpec,
+    > = if clusters {
         cluster =
             ClusterExecutor::new(dyno, grace_s).context("creating the clusters' run directory")?;
         &mut cluster
