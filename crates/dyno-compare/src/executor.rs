@@ -7,6 +7,7 @@
 //! so the node and anything it started end even when dyno is SIGKILLed.
 
 use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
+use crate::jsonl;
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
 use crate::spec::{SubjectSpec, WorkloadSpec};
@@ -474,9 +475,6 @@ fn load_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
         })
         .collect()
 }
-
-mod jsonl;
-pub(crate) use jsonl::parse as jsonl_parse;
 
 #[cfg(test)]
 mod tests {

@@ -58,6 +58,7 @@ pub mod execution;
 pub mod executor;
 pub mod family;
 pub mod gitbuild;
+mod jsonl;
 pub mod load;
 pub mod mock;
 pub mod power;

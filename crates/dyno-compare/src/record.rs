@@ -36,7 +36,7 @@ pub struct ComparisonMeta {
     pub file: String,
     /// The file's `test`, so a report judges as the run did (`None`: the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub test: Option<crate::verdict::TestKind>,
+    pub test: Option<crate::spec::TestKind>,
     /// The file's `primary` metrics, so a report judges as the run did (empty: the
     /// default family).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
