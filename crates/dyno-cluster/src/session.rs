@@ -9,7 +9,7 @@ use crate::faults::Fault;
 use crate::launch::{Launch, Progress, RunOutcome};
 use crate::render::ClusterReport;
 use crate::shape::predict;
-use crate::{ClusterError, ClusterSpec, NodeCommand, NodeSpec, Region, Role};
+use crate::{ClusterError, ClusterSpec, NodeCommand, NodeCommandError, NodeSpec, Region, Role};
 use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{RunId, Store, StoreError};
 use serde::Serialize;
@@ -45,6 +45,9 @@ pub struct CheckReport {
     pub predicted: Vec<PredictedFrom>,
     /// The fault schedule.
     pub faults: Vec<Fault>,
+    /// The fewest and the most peers a node has (the table's; not in the JSON body).
+    #[serde(skip)]
+    pub peers_per_node: (usize, usize),
 }
 
 /// The propagation predicted from one producer.
@@ -100,6 +103,9 @@ pub fn check(spec: &ClusterSpec, inject_cross_ms: f64, cores: usize) -> CheckRep
             }
         })
         .collect();
+    let degrees: Vec<usize> = (0..spec.nodes.len())
+        .map(|i| spec.topology.degree(i))
+        .collect();
     CheckReport {
         schema: CHECK_SCHEMA,
         cluster: spec.name.clone(),
@@ -111,7 +117,85 @@ pub fn check(spec: &ClusterSpec, inject_cross_ms: f64, cores: usize) -> CheckRep
         inject_cross_ms,
         predicted,
         faults: spec.faults.clone(),
+        peers_per_node: (
+            degrees.iter().min().copied().unwrap_or(0),
+            degrees.iter().max().copied().unwrap_or(0),
+        ),
     }
+}
+
+/// What `dyno compare` changes of a cluster file per release and workload when it runs a
+/// cluster subject as a child `dyno cluster check|run` (its hidden flags): every subject
+/// runs the same load for the same time, each with its own node.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// The node command replacing the file's `node.command`.
+    pub node_command: Option<Vec<String>>,
+    /// Refuse a cluster file with its own `node.command` (compare's `node_binary`
+    /// replaces the reference node, so there must be one).
+    pub reference_only: bool,
+    /// Transactions per second, replacing the file's `workload.rate_tps`.
+    pub rate_tps: Option<f64>,
+    /// Warm-up seconds, replacing the file's `cluster.warmup_s`.
+    pub warmup_s: Option<u64>,
+    /// Measured seconds, replacing the file's `cluster.duration_s`.
+    pub duration_s: Option<u64>,
+}
+
+/// Why a release's overrides do not fit a cluster file.
+#[derive(Debug, thiserror::Error)]
+pub enum OverrideError {
+    /// The node command cannot replace the file's.
+    #[error(transparent)]
+    NodeCommand(#[from] NodeCommandError),
+    /// The file runs its own node, which a `node_binary` cannot replace.
+    #[error("{} runs its own node.command; `node_binary` replaces the reference node (use `node_command`)", file.display())]
+    NotReference {
+        /// The cluster file.
+        file: PathBuf,
+    },
+}
+
+impl Overrides {
+    /// `spec` with the release's node command and the workload's rate and times.
+    pub fn apply(&self, spec: ClusterSpec) -> Result<ClusterSpec, OverrideError> {
+        let mut spec = match &self.node_command {
+            Some(argv) => spec.with_node_command(argv.clone())?,
+            None => spec,
+        };
+        if self.reference_only && spec.command != NodeCommand::Reference {
+            return Err(OverrideError::NotReference { file: spec.path });
+        }
+        spec.workload.rate_tps = self.rate_tps.unwrap_or(spec.workload.rate_tps);
+        spec.warmup_s = self.warmup_s.unwrap_or(spec.warmup_s);
+        spec.duration_s = self.duration_s.unwrap_or(spec.duration_s);
+        Ok(spec)
+    }
+}
+
+/// Where a run of `spec` keeps its configs, node logs and outputs: `dir` when given,
+/// else `cluster-runs/<name>-<unix seconds>`.
+pub fn run_dir(spec: &ClusterSpec, dir: Option<&Path>) -> PathBuf {
+    match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            PathBuf::from("cluster-runs").join(format!("{}-{now}", spec.name))
+        }
+    }
+}
+
+/// Each node's metrics endpoint as `NAME=URL`, as a live view (`dyno serve --watch`)
+/// takes it.
+pub fn watch_urls(spec: &ClusterSpec) -> Vec<String> {
+    (0..spec.nodes.len())
+        .map(|id| {
+            let port = spec.ports(id).2;
+            format!("{}=http://127.0.0.1:{port}/metrics", spec.nodes[id].name)
+        })
+        .collect()
 }
 
 /// A cluster run with what dyno itself spent measuring it.
@@ -144,6 +228,21 @@ pub fn run(
         own_cpu_s,
         wall_s: wall.elapsed().as_secs_f64(),
     })
+}
+
+impl MeasuredRun {
+    /// What may make the run's figures meaningless: the launcher's warnings, then nodes
+    /// that saturated the `cores` of this machine.
+    pub fn warnings(&self, cores: usize) -> Vec<String> {
+        let outcome = &self.outcome;
+        let saturation = crate::resources::saturation_warning(&outcome.resources, cores);
+        outcome
+            .warnings
+            .iter()
+            .chain(&saturation)
+            .cloned()
+            .collect()
+    }
 }
 
 /// What the store records about who ran a cluster, besides the run itself.

@@ -53,9 +53,9 @@ impl dyno_web::FullReport for CommandReports {
             "compare" => dyno_compare::judged::stored_html(store, run.id)
                 .map(Some)
                 .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
-            "cluster run" => crate::cluster::stored_html(run)
+            "cluster run" => dyno_cluster::stored::stored_html(run)
                 .map(Some)
-                .map_err(|e| WebError::Report(format!("{e:#}"))),
+                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
         }
     }
