@@ -400,3 +400,112 @@ fn node_costs(outcome: &RunOutcome) -> Vec<(Sample, serde_json::Value)> {
     }
     cost
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EXAMPLE;
+
+    fn example() -> ClusterSpec {
+        ClusterSpec::parse(Path::new("cluster.toml"), EXAMPLE).unwrap()
+    }
+
+    #[test]
+    fn overrides_replace_the_load_the_times_and_the_node() {
+        let spec = Overrides {
+            node_command: Some(vec!["/bin/node".into(), "--id".into(), "{id}".into()]),
+            rate_tps: Some(5.0),
+            warmup_s: Some(2),
+            duration_s: Some(7),
+            ..Overrides::default()
+        }
+        .apply(example())
+        .unwrap();
+        assert_eq!(spec.workload.rate_tps, 5.0);
+        assert_eq!((spec.warmup_s, spec.duration_s), (2, 7));
+        assert_eq!(
+            spec.command,
+            NodeCommand::Argv(vec!["/bin/node".into(), "--id".into(), "{id}".into()])
+        );
+        // None given: the file's own.
+        let same = Overrides::default().apply(example()).unwrap();
+        assert_eq!((same.warmup_s, same.duration_s), (30, 300));
+        assert_eq!(same.workload.rate_tps, 20.0);
+    }
+
+    #[test]
+    fn a_node_binary_is_refused_for_a_file_that_runs_its_own_node() {
+        let reference_only = Overrides {
+            reference_only: true,
+            ..Overrides::default()
+        };
+        assert!(reference_only.apply(example()).is_ok());
+        let own = Overrides {
+            node_command: Some(vec!["/bin/node".into()]),
+            ..Overrides::default()
+        }
+        .apply(example())
+        .unwrap();
+        let err = reference_only.apply(own).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cluster.toml runs its own node.command; `node_binary` replaces the reference node (use `node_command`)"
+        );
+        let empty = Overrides {
+            node_command: Some(Vec::new()),
+            ..Overrides::default()
+        };
+        assert!(matches!(
+            empty.apply(example()),
+            Err(OverrideError::NodeCommand(NodeCommandError::Empty))
+        ));
+    }
+
+    #[test]
+    fn runs_go_to_the_given_directory_or_one_named_after_the_cluster() {
+        let spec = example();
+        assert_eq!(
+            run_dir(&spec, Some(Path::new("here"))),
+            PathBuf::from("here")
+        );
+        let default = run_dir(&spec, None);
+        let name = default.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(default.parent(), Some(Path::new("cluster-runs")));
+        let seconds = name.strip_prefix(&format!("{}-", spec.name)).unwrap();
+        assert!(seconds.parse::<u64>().unwrap() > 1_600_000_000, "{name}");
+    }
+
+    #[test]
+    fn every_node_is_watched_on_its_own_metrics_port() {
+        let spec = example();
+        let urls = watch_urls(&spec);
+        assert_eq!(urls.len(), spec.nodes.len());
+        // base_port 31000, three ports per node, metrics the third.
+        assert_eq!(
+            urls[0],
+            format!("{}=http://127.0.0.1:31002/metrics", spec.nodes[0].name)
+        );
+        assert_eq!(
+            urls[2],
+            format!("{}=http://127.0.0.1:31008/metrics", spec.nodes[2].name)
+        );
+    }
+
+    #[test]
+    fn the_check_gives_the_range_of_peers_per_node() {
+        let spec = example();
+        let report = check(&spec, 0.0, 64);
+        let degrees: Vec<usize> = (0..spec.nodes.len())
+            .map(|i| spec.topology.degree(i))
+            .collect();
+        let (min, max) = report.peers_per_node;
+        assert!(min <= max && min > 0);
+        assert!(degrees.contains(&min) && degrees.contains(&max));
+        assert!(degrees.iter().all(|d| (min..=max).contains(d)));
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(
+            json.get("peers_per_node").is_none(),
+            "the JSON body is unchanged"
+        );
+    }
+}

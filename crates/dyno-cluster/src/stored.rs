@@ -280,4 +280,23 @@ mod tests {
         assert_eq!(found, vec![dir.join("a.log"), dir.join("b.jsonl")]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn logs_without_an_event_are_refused_rather_than_reported_empty() {
+        let dir = std::env::temp_dir().join(format!("dyno-stored-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("n0.log"), "").unwrap();
+        let logs = ReportLogs {
+            spec: None,
+            paths: vec![dir.clone()],
+            slots: None,
+            window_ns: None,
+        };
+        let err = logs.analyse(Some(3)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no propagation events (\"kind\":\"event\" lines) in the logs given"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -257,3 +257,126 @@ pub fn stored_html(store: &Store, run: RunId) -> Result<String, StoredReportErro
         .judge(&JudgeRequest::default(), vec![loaded.stored_runs()])?;
     Ok(judged.html())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{CompareSession, Event};
+    use crate::{ComparisonFile, SyntheticExecutor};
+    use std::error::Error as _;
+    use std::sync::atomic::AtomicBool;
+
+    fn outcome(primary: &str) -> CompareOutcome {
+        let text = format!(
+            "rounds = 3\n{primary}\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"c\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 10\n"
+        );
+        let cfg = ComparisonFile::parse(&text, "cmp.toml".as_ref()).unwrap();
+        let mut events = |_: Event<'_>| {};
+        let mut session = CompareSession::begin(
+            cfg,
+            "cmp.toml".as_ref(),
+            None,
+            false,
+            "t".into(),
+            &mut events,
+        )
+        .unwrap();
+        let stop = AtomicBool::new(false);
+        let mut node = SyntheticExecutor::new(3);
+        session
+            .run(None, &mut node, &stop, &[], &mut events)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_report_lists_the_callers_parameters_then_how_it_judged() {
+        let o = outcome("");
+        let request = JudgeRequest {
+            test: Some(TestKind::Unpaired),
+            primary: vec!["cpu_percent".into()],
+            rounds: Some(0..2),
+        };
+        let given = vec![("dyno".to_string(), "test build".to_string())];
+        let judged = o.measured().judge(&request, given).unwrap();
+        let names: Vec<(&str, &str)> = judged
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("dyno", "test build"),
+                ("test", "unpaired"),
+                ("rounds judged", "0..2"),
+                ("primary metrics", "cpu_percent"),
+            ]
+        );
+        let primary: Vec<_> = judged
+            .judgement
+            .verdicts
+            .iter()
+            .filter(|v| !v.secondary)
+            .map(|v| v.metric.name.as_str())
+            .collect();
+        assert!(!primary.is_empty() && primary.iter().all(|m| *m == "cpu_percent"));
+        // Without a request, the comparison file's test (here none: paired) and family.
+        let plain = o
+            .measured()
+            .judge(&JudgeRequest::default(), Vec::new())
+            .unwrap();
+        assert_eq!(
+            plain.parameters,
+            [("test".to_string(), "paired".to_string())]
+        );
+    }
+
+    #[test]
+    fn an_unknown_primary_metric_is_refused_naming_where_it_was_given() {
+        let o = outcome("primary = [\"cpu_percnt\"]");
+        let err = o
+            .measured()
+            .judge(&JudgeRequest::default(), Vec::new())
+            .unwrap_err();
+        let file = &o.meta.file;
+        assert_eq!(err.to_string(), format!("`primary` of {file}"));
+        let why = err.source().unwrap().to_string();
+        assert!(why.contains("`cpu_percnt` is no metric"), "{why}");
+        let asked = JudgeRequest {
+            primary: vec!["rss".into(), "cpu_percent".into()],
+            ..JudgeRequest::default()
+        };
+        let err = o.measured().judge(&asked, Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), "--primary");
+        assert!(err.source().unwrap().to_string().contains("`rss`"));
+    }
+
+    #[test]
+    fn narrowing_keeps_the_baseline_and_the_named_candidates_only() {
+        let o = outcome("");
+        let mut loaded = Loaded {
+            meta: o.meta.clone(),
+            executions: o.executions.clone(),
+            workloads: o.workloads.clone(),
+            host: o.host.clone(),
+            runs: vec![3, 4, 9],
+        };
+        assert_eq!(loaded.narrow_to(&[]).unwrap(), None);
+        assert_eq!(loaded.executions.len(), 9);
+        assert!(matches!(
+            loaded.narrow_to(&["a".into()]),
+            Err(Refused::Baseline { .. })
+        ));
+        let named = loaded.narrow_to(&["c".into()]).unwrap();
+        assert_eq!(named, Some(("candidates judged".into(), "c".into())));
+        assert_eq!(loaded.meta.subjects, ["a", "c"]);
+        assert_eq!(loaded.executions.len(), 6);
+        assert!(loaded.executions.iter().all(|e| e.subject != "b"));
+        assert_eq!(loaded.stored_runs(), ("stored runs".into(), "3..9".into()));
+        let judged = loaded
+            .measured()
+            .judge(&JudgeRequest::default(), Vec::new())
+            .unwrap();
+        assert!(judged.judgement.verdicts.iter().all(|v| v.candidate == "c"));
+    }
+}
