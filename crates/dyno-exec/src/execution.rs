@@ -68,3 +68,45 @@ impl Execution {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SeriesKind;
+
+    #[test]
+    fn outcomes_and_kinds_read_as_stored_comparisons_hold_them() {
+        // dyno compare stores each execution's outcome and series kinds in its run's
+        // settings: these spellings are in results stores already and must keep reading.
+        let failed: Outcome = serde_json::from_str(
+            r#"{"status":"failed","reason":"exited (1)","last_lines":["boom"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            failed,
+            Outcome::Failed {
+                reason: "exited (1)".into(),
+                last_lines: vec!["boom".into()]
+            }
+        );
+        for (text, outcome) in [
+            (r#"{"status":"complete"}"#, Outcome::Complete),
+            (r#"{"status":"interrupted"}"#, Outcome::Interrupted),
+        ] {
+            assert_eq!(serde_json::to_string(&outcome).unwrap(), text);
+            assert_eq!(serde_json::from_str::<Outcome>(text).unwrap(), outcome);
+        }
+        let kinds: Vec<SeriesKind> =
+            serde_json::from_str(r#"["gauge","rate","peak","counter","observations"]"#).unwrap();
+        assert_eq!(
+            kinds,
+            [
+                SeriesKind::Gauge,
+                SeriesKind::Rate,
+                SeriesKind::Peak,
+                SeriesKind::Counter,
+                SeriesKind::Observations
+            ]
+        );
+    }
+}
