@@ -50,6 +50,9 @@ pub enum RefuseReason {
     /// A well-formed frame that breaks a rule of the protocol: a delivery time further
     /// ahead than the link could hold a frame.
     Protocol,
+    /// A peer this node cut for misbehaving, back before its ban ran out
+    /// ([`PeerNet::disconnect`](crate::PeerNet::disconnect)).
+    Banned,
 }
 
 impl RefuseReason {
@@ -65,6 +68,7 @@ impl RefuseReason {
             RefuseReason::HandshakeTimeout => "handshake_timeout",
             RefuseReason::RemoteRefused => "remote_refused",
             RefuseReason::Protocol => "protocol",
+            RefuseReason::Banned => "banned",
         }
     }
 
@@ -79,6 +83,7 @@ impl RefuseReason {
             RefuseReason::HandshakeTimeout => 7,
             RefuseReason::RemoteRefused => 8,
             RefuseReason::Protocol => 9,
+            RefuseReason::Banned => 10,
         }
     }
 }

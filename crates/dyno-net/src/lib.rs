@@ -59,5 +59,7 @@ pub use frame::RefuseReason;
 pub use ingress::{
     Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,
 };
-pub use peer::{DialWait, PeerConfig, PeerCounters, PeerEvent, PeerNet, PeerOptions, PeerSpec};
+pub use peer::{
+    DialWait, PeerConfig, PeerCounters, PeerEvent, PeerEvents, PeerNet, PeerOptions, PeerSpec,
+};
 pub use shape::{unix_ns, LinkShape};

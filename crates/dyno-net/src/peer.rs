@@ -13,8 +13,9 @@
 //! [`PeerNet::awaiting_dial`] names it once [`PeerOptions::dial_grace`] has passed.
 //!
 //! What a peer can make this node hold is bounded ([`PeerOptions`]): bytes queued to a
-//! peer that does not read, how far ahead a frame may ask to be delivered, handshakes in
-//! progress.
+//! peer that does not read, bytes read from a peer and not yet taken by the node, how
+//! far ahead a frame may ask to be delivered, handshakes in progress. A peer the node
+//! finds misbehaving is cut and refused for a while ([`PeerNet::disconnect`]).
 //!
 //! Shaping is decided by the SENDER (its [`PeerSpec::shape`] for that peer, its own wire
 //! queue) and carried out by the RECEIVER: each data frame carries the unix-ns time it may
@@ -38,9 +39,12 @@ use crate::frame::{self, Hello, ReadError, RefuseReason};
 use crate::shape::{lock, unix_ns, DeliveryTimer, LinkSchedule, LinkShape};
 
 mod accept;
+mod events;
 mod options;
 
 use accept::{accept_loop, dial_handshake};
+use events::InboundBudget;
+pub use events::PeerEvents;
 pub use options::{DialWait, PeerOptions};
 
 /// How long a remote may take to complete its side of the handshake.
@@ -138,6 +142,12 @@ pub struct PeerCounters {
     pub accept_errors: u64,
     /// Frames a link fault lost or a cut link swallowed ([`PeerNet::set_fault`]).
     pub fault_dropped: u64,
+    /// Links this node cut because the node found the peer misbehaving
+    /// ([`PeerNet::disconnect`]).
+    pub misbehaving_cut: u64,
+    /// Times a link's reader paused because its peer had
+    /// [`PeerOptions::max_inbound_bytes`] read and not yet taken by the node.
+    pub inbound_paused: u64,
     /// Listed peers this node waits on to dial it, right now ([`PeerNet::awaiting_dial`]).
     pub awaiting_dial: u64,
     /// Connections refused or cut, by reason.
@@ -185,6 +195,8 @@ struct Traffic {
     handshakes_shed: AtomicU64,
     accept_errors: AtomicU64,
     fault_dropped: AtomicU64,
+    misbehaving_cut: AtomicU64,
+    inbound_paused: AtomicU64,
 }
 
 struct Shared {
@@ -213,6 +225,10 @@ struct Shared {
     /// Faults set on the links to peers ([`PeerNet::set_fault`]), with the draws for
     /// their loss and jitter.
     faults: Mutex<(HashMap<String, LinkFault>, Draws)>,
+    /// Bytes of each peer's messages read and not yet taken by the node.
+    inbound: Arc<InboundBudget>,
+    /// Peers cut for misbehaving, and until when they are refused.
+    bans: Mutex<HashMap<String, Instant>>,
 }
 
 /// A running peer network. Dropping it shuts it down like [`PeerNet::shutdown`].
@@ -227,10 +243,7 @@ impl PeerNet {
     /// whose id is greater than this node's (retrying with backoff until connected or
     /// shut down) and accepts the others. Events arrive on the returned receiver.
     /// Limits are [`PeerOptions::default`].
-    pub fn start(
-        cfg: PeerConfig,
-        peers: Vec<PeerSpec>,
-    ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+    pub fn start(cfg: PeerConfig, peers: Vec<PeerSpec>) -> Result<(PeerNet, PeerEvents), NetError> {
         PeerNet::start_with(cfg, peers, PeerOptions::default())
     }
 
@@ -239,7 +252,7 @@ impl PeerNet {
         cfg: PeerConfig,
         peers: Vec<PeerSpec>,
         opts: PeerOptions,
-    ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+    ) -> Result<(PeerNet, PeerEvents), NetError> {
         let mut by_id = HashMap::new();
         for p in peers {
             if p.id == cfg.node_id {
@@ -264,6 +277,7 @@ impl PeerNet {
         })?;
         let (events_tx, events_rx) = mpsc::channel();
         let shared = Arc::new(Shared::new(cfg, opts, by_id, events_tx));
+        let events_rx = PeerEvents::new(events_rx, Arc::clone(&shared.inbound));
         let deliver_to = Arc::clone(&shared);
         let timer = DeliveryTimer::start(
             &thread_name("shape", &shared.cfg.node_id),
@@ -395,6 +409,49 @@ impl PeerNet {
         }
     }
 
+    /// Cuts the link to `peer` for misbehaving (what the node decides, e.g. a flood of
+    /// messages that do not decode): `Disconnected` follows with `reason`, and for `ban`
+    /// the peer is refused at the handshake (`banned`) and not dialed. Counted
+    /// `misbehaving_cut`; false when the peer was not linked (the ban holds anyway).
+    pub fn disconnect(&self, peer: &str, reason: &str, ban: Duration) -> bool {
+        lock(&self.shared.bans).insert(peer.to_string(), Instant::now() + ban);
+        let mut links = lock(&self.shared.links);
+        let Some(link) = links.get_mut(peer).filter(|l| l.cut.is_none()) else {
+            return false;
+        };
+        link.cut = Some(format!(
+            "misbehaving: {reason}; refused for {:.1} s",
+            ban.as_secs_f64()
+        ));
+        self.shared.traffic.misbehaving_cut.fetch_add(1, Relaxed);
+        let _ = link.stream.shutdown(Shutdown::Both);
+        true
+    }
+
+    /// Writes `bytes` to `peer` as they are, unframed: the misbehaviour switch of a
+    /// byzantine node under test (a cluster's `garbage` fault) uses it to send what no
+    /// honest node sends, such as a frame longer than any limit. False when not linked.
+    pub fn send_raw(&self, peer: &str, bytes: Vec<u8>) -> bool {
+        let links = lock(&self.shared.links);
+        let Some(link) = links.get(peer).filter(|l| l.cut.is_none()) else {
+            return false;
+        };
+        let n = bytes.len();
+        link.queued.fetch_add(n, Relaxed);
+        if link.frames.send(bytes).is_err() {
+            link.queued.fetch_sub(n, Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Bytes queued to `peer` and not yet written to its socket; none when not linked.
+    pub fn queued_bytes(&self, peer: &str) -> Option<usize> {
+        lock(&self.shared.links)
+            .get(peer)
+            .map(|l| l.queued.load(Relaxed))
+    }
+
     /// Listed peers with a smaller id (they dial, this node only accepts) that have been
     /// unlinked for longer than [`PeerOptions::dial_grace`], sorted by id. Each displays
     /// as `waiting for ID to dial us ... (it must list this node ...)`: the usual cause
@@ -424,6 +481,8 @@ impl PeerNet {
             handshakes_shed: t.handshakes_shed.load(Relaxed),
             accept_errors: t.accept_errors.load(Relaxed),
             fault_dropped: t.fault_dropped.load(Relaxed),
+            misbehaving_cut: t.misbehaving_cut.load(Relaxed),
+            inbound_paused: t.inbound_paused.load(Relaxed),
             awaiting_dial: self.shared.awaiting_dial().len() as u64,
             refused: lock(&self.shared.refused).clone(),
         }
@@ -484,6 +543,8 @@ impl Shared {
         events: Sender<PeerEvent>,
     ) -> Shared {
         Shared {
+            inbound: Arc::new(InboundBudget::new(opts.max_inbound_bytes)),
+            bans: Mutex::new(HashMap::new()),
             cfg,
             opts,
             peers,
@@ -519,6 +580,37 @@ impl Shared {
             .collect();
         waits.sort_by(|a, b| a.peer.cmp(&b.peer));
         waits
+    }
+
+    /// How long `peer` is still refused for misbehaving (none: it is not).
+    fn banned_for(&self, peer: &str) -> Option<Duration> {
+        let mut bans = lock(&self.bans);
+        let left = bans
+            .get(peer)
+            .map(|until| until.saturating_duration_since(Instant::now()));
+        match left {
+            Some(d) if d.is_zero() => {
+                bans.remove(peer);
+                None
+            }
+            other => other,
+        }
+    }
+
+    /// Waits for `n` bytes of `peer`'s inbound budget; false when the link `conn` was
+    /// cut or replaced, or the network stops, meanwhile.
+    fn take_inbound(&self, peer: &str, conn: u64, n: usize) -> bool {
+        if self.inbound.pending(peer) > 0
+            && self.inbound.pending(peer).saturating_add(n) > self.opts.max_inbound_bytes
+        {
+            self.traffic.inbound_paused.fetch_add(1, Relaxed);
+        }
+        self.inbound.take(peer, n, || {
+            self.stopping.load(Relaxed)
+                || !lock(&self.links)
+                    .get(peer)
+                    .is_some_and(|l| l.conn == conn && l.cut.is_none())
+        })
     }
 
     fn emit(&self, e: PeerEvent) {
@@ -667,6 +759,9 @@ impl Shared {
                     self.traffic
                         .bytes_in
                         .fetch_add(payload.len() as u64, Relaxed);
+                    if !self.take_inbound(peer, conn, payload.len()) {
+                        break "cut while the node had not taken its messages".to_string();
+                    }
                     last_due = last_due.max(due);
                     let d = Delivery::Message {
                         peer: peer.to_string(),
@@ -754,6 +849,12 @@ impl Shared {
 fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
     let mut backoff = BACKOFF_FIRST;
     while !s.stopping.load(Relaxed) {
+        if let Some(left) = s.banned_for(&spec.id) {
+            if s.nap(left) {
+                return;
+            }
+            continue;
+        }
         if s.is_linked(&spec.id) {
             // The peer dialed us (it replaced a link we had, or runs another rule).
             if s.nap(LINKED_POLL) {

@@ -3,12 +3,12 @@
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use dyno_net::frame::{self, Hello};
 use dyno_net::{
-    unix_ns, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerOptions, PeerSpec, RefuseReason,
+    unix_ns, LinkShape, PeerConfig, PeerEvent, PeerEvents, PeerNet, PeerOptions, PeerSpec,
+    RefuseReason,
 };
 
 const GENESIS: [u8; 32] = [0x22; 32];
@@ -32,7 +32,7 @@ fn absent(id: &str) -> PeerSpec {
     }
 }
 
-fn wait_for(rx: &Receiver<PeerEvent>, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
+fn wait_for(rx: &PeerEvents, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
     loop {
         let e = rx.recv_timeout(WAIT).expect("no peer event in time");
         if want(&e) {
@@ -69,7 +69,7 @@ fn closed_by_remote(s: &mut TcpStream) -> bool {
     }
 }
 
-fn disconnect_reason(rx: &Receiver<PeerEvent>, peer: &str) -> String {
+fn disconnect_reason(rx: &PeerEvents, peer: &str) -> String {
     match wait_for(rx, |e| matches!(e, PeerEvent::Disconnected { .. })) {
         PeerEvent::Disconnected { peer: p, reason } => {
             assert_eq!(p, peer);

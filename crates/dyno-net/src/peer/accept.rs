@@ -125,6 +125,9 @@ fn accept_handshake(s: &Shared, stream: &TcpStream) -> Result<String, Option<Ref
     if !s.peers.contains_key(&hello.node_id) {
         return Err(Some(refuse(RefuseReason::UnknownPeer)));
     }
+    if s.banned_for(&hello.node_id).is_some() {
+        return Err(Some(refuse(RefuseReason::Banned)));
+    }
     frame::write_opening(&mut &*stream, &s.my_hello()).map_err(|_| None)?;
     Ok(hello.node_id)
 }
