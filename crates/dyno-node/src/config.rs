@@ -155,6 +155,13 @@ impl NodeConfig {
             path: path.to_path_buf(),
             source,
         })?;
+        NodeConfig::parse(path, text)
+    }
+
+    /// Parses a config's `text` (read from `path`, which errors name and relative paths
+    /// resolve against): the file's syntax, keys and peer addresses; what needs the
+    /// genesis is [`LoadedConfig::check`]'s.
+    pub fn parse(path: &Path, text: String) -> Result<LoadedConfig> {
         let mut config: NodeConfig = parse_toml(path, &text)?;
         for (i, p) in config.peers.iter().enumerate() {
             if let Err(why) = check_host_port(&p.addr) {

@@ -29,6 +29,7 @@ pub mod chain;
 pub mod config;
 pub mod control;
 pub mod error;
+mod flood;
 pub mod genesis;
 pub mod load;
 pub mod log;

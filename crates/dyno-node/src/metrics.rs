@@ -44,7 +44,7 @@ const REJECTED: Desc = Desc::counter(
 .labels(&["reason"]);
 
 /// The families between the rejections and the client transactions, one sample each.
-const BLOCK_FLOW: [StatusFamily; 12] = [
+const BLOCK_FLOW: [StatusFamily; 16] = [
     (
         Desc::counter(
             "dyno_node_headers_received_total",
@@ -129,6 +129,34 @@ const BLOCK_FLOW: [StatusFamily; 12] = [
         ),
         |s| s.counters.relayed,
     ),
+    (
+        Desc::counter(
+            "dyno_node_block_fetches_shed_total",
+            "Announced blocks not fetched: the most fetches allowed (in all or per announcer) were in flight.",
+        ),
+        |s| s.counters.fetches_shed,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_equivocations_total",
+            "Equivocations recorded: a second valid block of a slot, logged with both signed headers.",
+        ),
+        |s| s.counters.equivocations,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_peers_cut_total",
+            "Peer links cut for sending messages that are not the protocol.",
+        ),
+        |s| s.counters.peers_cut.values().sum(),
+    ),
+    (
+        Desc::counter(
+            "dyno_node_bad_messages_total",
+            "Peer messages that are not the protocol (do not decode).",
+        ),
+        |s| s.counters.bad_messages,
+    ),
 ];
 
 const CLIENT_TRANSACTIONS: Desc = Desc::counter(
@@ -184,7 +212,7 @@ const INGRESS: [IngressFamily; 3] = [
 
 type PeerFamily = (Desc, fn(&dyno_net::PeerCounters) -> u64);
 
-const PEER_TRAFFIC: [PeerFamily; 5] = [
+const PEER_TRAFFIC: [PeerFamily; 7] = [
     (
         Desc::counter("dyno_node_peer_frames_out_total", "Frames sent to peers."),
         |c| c.frames_out,
@@ -216,6 +244,20 @@ const PEER_TRAFFIC: [PeerFamily; 5] = [
             "Frames to peers a link fault lost or a cut link swallowed (the control file).",
         ),
         |c| c.fault_dropped,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_peer_slow_cut_total",
+            "Peer links cut because the peer did not read what was queued to it.",
+        ),
+        |c| c.slow_peers,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_peer_inbound_paused_total",
+            "Times a link's reader paused: its peer had the most bytes allowed read and not yet handled.",
+        ),
+        |c| c.inbound_paused,
     ),
 ];
 

@@ -25,10 +25,14 @@ use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
 
+mod byzantine;
+mod defence;
 mod leader;
 mod relay;
 mod sync;
 
+pub use byzantine::SLOTS_REMEMBERED;
+pub use defence::{MAX_FETCHES, MAX_FETCHES_PER_PEER, MAX_REJECTED, MISBEHAVING_BAN, STRIKES};
 pub use sync::{SYNC_MAX_BLOCKS, SYNC_MAX_BYTES};
 
 /// Longest the loop sleeps without looking at the stop flag.
@@ -70,6 +74,9 @@ pub struct NodeOptions {
     pub verify_batch: usize,
     /// When a leader cuts its block from the mempool.
     pub forge_at: ForgeAt,
+    /// How this node misbehaves, if its control file says so (a node under test in a
+    /// cluster's byzantine fault); none for an honest node, changed while it runs.
+    pub misbehave: Arc<Mutex<Option<crate::control::Misbehave>>>,
 }
 
 /// When a leader's block is cut (`forge_at` in a node config).
@@ -115,6 +122,7 @@ impl NodeOptions {
             verify_tiles: 1,
             verify_batch: crate::verify::DEFAULT_VERIFY_BATCH,
             forge_at: ForgeAt::default(),
+            misbehave: Arc::new(Mutex::new(None)),
         }
     }
 }
@@ -141,8 +149,18 @@ pub struct Counters {
     /// Headers not fetched: a slot not yet begun (beyond the next), a leader not
     /// scheduled for the slot, or a height too far below the tip to build on.
     pub headers_ignored: u64,
-    /// Blocks dropped because [`MAX_ORPHANS`] already waited for parents.
+    /// Blocks dropped because [`MAX_ORPHANS`] (or [`MAX_ORPHAN_BYTES`]) already waited
+    /// for parents.
     pub orphans_dropped: u64,
+    /// Announced blocks not fetched because [`MAX_FETCHES`] were in flight, or
+    /// [`MAX_FETCHES_PER_PEER`] of the announcer's.
+    pub fetches_shed: u64,
+    /// Equivocations recorded: a second valid block for a slot already seen, logged
+    /// (`equivocation`) with both signed headers.
+    pub equivocations: u64,
+    /// Links cut for misbehaving ([`STRIKES`] messages that are not the protocol), by
+    /// peer.
+    pub peers_cut: HashMap<String, u64>,
     /// Peer messages that were not a protocol message.
     pub bad_messages: u64,
     /// Block bodies from peers whose bytes were not a block at all (refused as the
@@ -209,6 +227,8 @@ const FETCH_TRIES: u32 = 5;
 /// the bodies its peers still serve ([`crate::chain::KEEP_BODIES`] heights), and a peer
 /// sending parentless blocks must not grow the node without bound.
 pub const MAX_ORPHANS: usize = 1024;
+/// Most bytes of blocks waiting for their parents at once (a block can be megabytes).
+pub const MAX_ORPHAN_BYTES: usize = 64 << 20;
 
 /// A block waiting for its parent: its bytes and the peer that sent it.
 type Orphan = (Vec<u8>, String);
@@ -228,6 +248,19 @@ pub struct Node {
     /// Orphan hash -> its parent.
     orphan_parent: HashMap<[u8; 32], [u8; 32]>,
     rejected: HashSet<[u8; 32]>,
+    /// `rejected` in the order it was filled ([`MAX_REJECTED`] kept).
+    rejected_order: std::collections::VecDeque<[u8; 32]>,
+    /// Bytes of the blocks in `orphans`.
+    orphan_bytes: usize,
+    /// Messages of each peer's link that were not the protocol ([`STRIKES`]).
+    strikes: HashMap<String, u32>,
+    /// What this node serves instead of the truth while it misbehaves.
+    lies: byzantine::Lies,
+    /// The first valid block of each recent slot (equivocation evidence).
+    slot_blocks: byzantine::SlotBlocks,
+    /// Bytes of peer messages handed to the loop and not yet handled (the forwarder
+    /// waits on it): given back as each is handled.
+    peer_budget: Option<Arc<crate::transport::InboxBudget>>,
     counters: Counters,
     status: Arc<Mutex<Option<Status>>>,
     landed_since: u64,
@@ -272,6 +305,12 @@ impl Node {
             orphans: HashMap::new(),
             orphan_parent: HashMap::new(),
             rejected: HashSet::new(),
+            rejected_order: std::collections::VecDeque::new(),
+            orphan_bytes: 0,
+            strikes: HashMap::new(),
+            lies: byzantine::Lies::default(),
+            slot_blocks: byzantine::SlotBlocks::default(),
+            peer_budget: None,
             counters: Counters::default(),
             status,
             landed_since: 0,
@@ -292,6 +331,13 @@ impl Node {
     /// ingress counts it up and refuses past its bound).
     pub fn with_ingress_queue(mut self, queued: Arc<AtomicUsize>) -> Node {
         self.ingress_queued = Some(queued);
+        self
+    }
+
+    /// Gives each peer message's bytes back to `budget` once handled (the forwarder
+    /// that filled it waits while it is spent).
+    pub fn with_peer_budget(mut self, budget: Arc<crate::transport::InboxBudget>) -> Node {
+        self.peer_budget = Some(budget);
         self
     }
 
@@ -341,6 +387,7 @@ impl Node {
                 }
             }
             self.step_lead();
+            self.forget_lies_when_honest();
             let boundary = match done_slot {
                 Some(s) => self.genesis.slot_start_ns(s + 1),
                 None => self.genesis.genesis_time_ns(),
@@ -385,6 +432,9 @@ impl Node {
             self.publish();
         }
         self.flush_relay();
+        if let Some(b) = &self.peer_budget {
+            b.close();
+        }
         self.leading = None;
         if let Some(t) = self.tiles.take() {
             t.shutdown();
@@ -526,11 +576,23 @@ impl Node {
                 peer,
                 payload,
                 received_ns,
-            } => match Message::decode(&payload) {
-                None => self.counters.bad_messages += 1,
-                Some(m) => self.message(&peer, m, received_ns),
-            },
-            Input::Connected(p) => self.log.event("connected", json!({"peer": p})),
+            } => {
+                let n = payload.len();
+                match Message::decode(&payload) {
+                    None => {
+                        self.counters.bad_messages += 1;
+                        self.strike(&peer, "a message that does not decode");
+                    }
+                    Some(m) => self.message(&peer, m, received_ns),
+                }
+                if let Some(b) = &self.peer_budget {
+                    b.give(n);
+                }
+            }
+            Input::Connected(p) => {
+                self.forgive(&p);
+                self.log.event("connected", json!({"peer": p}));
+            }
             Input::Disconnected { peer, reason } => self
                 .log
                 .event("disconnected", json!({"peer": peer, "reason": reason})),
@@ -565,6 +627,13 @@ impl Node {
                 }
             }
             Message::GetBlock(h) => {
+                if let Some(lie) = self.lies.answer(&h) {
+                    if let Some(b) = lie {
+                        self.transport
+                            .send(peer, Message::Block(b.as_ref().clone()).encode());
+                    }
+                    return;
+                }
                 if let Some(b) = self.chain.bytes(&h) {
                     self.transport
                         .send(peer, Message::Block(b.as_ref().clone()).encode());
@@ -574,6 +643,7 @@ impl Node {
                 self.counters.headers_received += 1;
                 let Ok(h) = Header::decode(&b) else {
                     self.counters.bad_messages += 1;
+                    self.strike(peer, "a header that does not decode");
                     return;
                 };
                 let hash = h.hash();
@@ -624,6 +694,9 @@ impl Node {
             }
             return;
         }
+        if !self.fetch_fits(peer) {
+            return;
+        }
         self.ask(hash, slot, peer);
         self.fetching.insert(
             hash,
@@ -660,8 +733,13 @@ impl Node {
                 continue;
             };
             if f.tries >= FETCH_TRIES {
+                let mut e = json!({"block": hex(&h), "tries": f.tries, "peers": f.announcers});
+                if let Some(s) = f.slot {
+                    e["slot"] = json!(s);
+                }
                 self.fetching.remove(&h);
                 self.counters.fetches_abandoned += 1;
+                self.log.event("fetch_abandoned", e);
                 self.drop_orphans_of(h);
                 continue;
             }
@@ -714,8 +792,9 @@ impl Node {
     fn drop_orphans_of(&mut self, parent: [u8; 32]) {
         let mut gone = vec![parent];
         while let Some(p) = gone.pop() {
-            for h in self.orphans.remove(&p).unwrap_or_default().into_keys() {
+            for (h, (b, _)) in self.orphans.remove(&p).unwrap_or_default() {
                 self.orphan_parent.remove(&h);
+                self.orphan_bytes -= b.len();
                 gone.push(h);
             }
         }
@@ -731,7 +810,7 @@ impl Node {
             json!({"slot": slot, "block": hex(&hash), "peer": peer, "reason": r.name()}),
         );
         if r.is_header_level() {
-            self.rejected.insert(hash);
+            self.refuse_for_good(hash);
             self.fetching.remove(&hash);
             self.drop_orphans_of(hash);
         } else if r != Reject::FutureSlot {
@@ -752,6 +831,7 @@ impl Node {
                     .entry("malformed_block".into())
                     .or_default() += 1;
                 let mut e = json!({"peer": peer, "reason": "malformed_block"});
+                self.strike(peer, "a block body that does not decode");
                 if let Some(h) = Header::decode_prefix(&bytes) {
                     e["block"] = json!(hex(&h.hash()));
                     e["slot"] = json!(h.slot);
@@ -807,12 +887,16 @@ impl Node {
                     // A child of a refused block can never be valid.
                     self.reject(hash, slot, peer, Reject::UnknownParent);
                 }
-                Err(Reject::UnknownParent) if self.orphan_parent.len() >= MAX_ORPHANS => {
+                Err(Reject::UnknownParent)
+                    if self.orphan_parent.len() >= MAX_ORPHANS
+                        || self.orphan_bytes + bytes.len() > MAX_ORPHAN_BYTES =>
+                {
                     self.fetching.remove(&hash);
                     self.counters.orphans_dropped += 1;
                 }
                 Err(Reject::UnknownParent) => {
                     self.fetching.remove(&hash);
+                    self.orphan_bytes += bytes.len();
                     self.orphan_parent.insert(hash, parent);
                     self.orphans
                         .entry(parent)
@@ -825,6 +909,7 @@ impl Node {
                 Ok(c) => {
                     self.fetching.remove(&hash);
                     self.counters.last_validate_s = t.elapsed().as_secs_f64();
+                    self.note_slot_block(&c, peer);
                     self.log
                         .event("validated", json!({"slot": slot, "block": hex(&hash)}));
                     let header = c.block.header.encode();
@@ -834,6 +919,7 @@ impl Node {
                         .event("announced", json!({"slot": slot, "block": hex(&hash)}));
                     for (h, (b, p)) in self.orphans.remove(&hash).unwrap_or_default() {
                         self.orphan_parent.remove(&h);
+                        self.orphan_bytes -= b.len();
                         if let Ok(child) = Block::decode(&b) {
                             work.push((child, h, b, p));
                         }

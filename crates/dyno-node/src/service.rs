@@ -9,14 +9,14 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use dyno_net::{
-    Ingress, IngressConfig, IngressCounters, LinkShape, NetError, PeerConfig, PeerEvent, PeerNet,
-    PeerSpec,
+    Ingress, IngressConfig, IngressCounters, LinkShape, NetError, PeerConfig, PeerEvent,
+    PeerEvents, PeerNet, PeerSpec,
 };
 use dyno_obs::endpoint::{MetricsEndpoint, Reply};
 
@@ -26,7 +26,7 @@ use crate::genesis::Genesis;
 use crate::log::EventLog;
 use crate::metrics::metrics_text;
 use crate::node::{Node, NodeOptions, Status};
-use crate::transport::{Input, Transport};
+use crate::transport::{InboxBudget, Input, Transport};
 use crate::verify::VerifyPool;
 
 /// Largest peer frame: a block of `max_block_txs` transfers fits with room to spare.
@@ -39,6 +39,10 @@ struct NetTransport(Arc<PeerNet>);
 impl Transport for NetTransport {
     fn send(&self, peer: &str, payload: Vec<u8>) -> bool {
         self.0.send(peer, payload)
+    }
+
+    fn disconnect(&self, peer: &str, reason: &str, ban: Duration) -> bool {
+        self.0.disconnect(peer, reason, ban)
     }
 }
 
@@ -174,7 +178,7 @@ fn start_ingress(
     Ok(Some(Arc::new(ingress)))
 }
 
-fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver<PeerEvent>)> {
+fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, PeerEvents)> {
     let peers: Vec<PeerSpec> = cfg
         .peers
         .iter()
@@ -193,8 +197,18 @@ fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver
     PeerNet::start(config, peers).map_err(net_error)
 }
 
-/// The thread that hands the peer network's events to the node loop.
-fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<JoinHandle<()>> {
+/// Bytes of peer messages the node loop may have waiting (besides what each link holds,
+/// [`dyno_net::PeerOptions::max_inbound_bytes`]): past it the forwarder waits, the links'
+/// readers stop and the peers' TCP windows fill.
+pub const INBOX_PEER_BYTES: usize = 64 << 20;
+
+/// The thread that hands the peer network's events to the node loop, waiting while the
+/// loop has [`INBOX_PEER_BYTES`] of peer messages to handle.
+fn spawn_forwarder(
+    events: PeerEvents,
+    inbox: Sender<Input>,
+    budget: Arc<InboxBudget>,
+) -> Result<JoinHandle<()>> {
     let forward = move || {
         for ev in events {
             let input = match ev {
@@ -203,11 +217,14 @@ fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<
                     peer,
                     payload,
                     received_ns,
-                } => Input::Peer {
-                    peer,
-                    payload,
-                    received_ns,
-                },
+                } => {
+                    budget.take(payload.len());
+                    Input::Peer {
+                        peer,
+                        payload,
+                        received_ns,
+                    }
+                }
                 PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
                 PeerEvent::Refused { remote, reason } => Input::Refused {
                     remote: remote.to_string(),
@@ -227,7 +244,8 @@ fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<
 
 type ControlThread = (Arc<AtomicBool>, JoinHandle<()>);
 
-/// The control file's watcher (link faults, clock skew), if the config names one.
+/// The control file's watcher (link faults, clock skew, the misbehaviour switch), if the
+/// config names one.
 fn start_control(
     cfg: &NodeConfig,
     opts: &NodeOptions,
@@ -239,16 +257,15 @@ fn start_control(
     };
     let stop = Arc::new(AtomicBool::new(false));
     let watch = crate::control::ControlWatch::new(path.clone());
-    let (peers, net, skew, log, s) = (
-        opts.peers.clone(),
-        net.clone(),
-        opts.clock_skew_ns.clone(),
-        log.clone(),
-        stop.clone(),
-    );
+    let to = crate::control::Controlled {
+        skew: opts.clock_skew_ns.clone(),
+        misbehave: opts.misbehave.clone(),
+        log: log.clone(),
+    };
+    let (peers, net, s) = (opts.peers.clone(), net.clone(), stop.clone());
     let h = std::thread::Builder::new()
         .name("node-control".into())
-        .spawn(move || crate::control::watch(watch, peers, net, skew, log, s))
+        .spawn(move || crate::control::watch(watch, peers, net, to, s))
         .map_err(|e| Error::Net(format!("control thread: {e}")))?;
     Ok(Some((stop, h)))
 }
@@ -305,7 +322,8 @@ impl RunningNode {
         let net = Arc::new(net);
         *shown.net.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
         let peer_addr = net.local_addr();
-        let forwarder = spawn_forwarder(events, inbox.clone())?;
+        let budget = Arc::new(InboxBudget::new(INBOX_PEER_BYTES));
+        let forwarder = spawn_forwarder(events, inbox.clone(), budget.clone())?;
         let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
         *shown.ingress.lock().unwrap_or_else(|p| p.into_inner()) = ingress.clone();
         let opts = node_options(cfg, block_limit, verify);
@@ -317,7 +335,8 @@ impl RunningNode {
             Box::new(NetTransport(net.clone())),
             shown.status.clone(),
         )
-        .with_ingress_queue(queued);
+        .with_ingress_queue(queued)
+        .with_peer_budget(budget);
         // Stopped by an Input::Stop (see `shutdown`), never by the flag.
         let s = AtomicBool::new(false);
         let handle = std::thread::Builder::new()

@@ -15,6 +15,62 @@ use std::sync::{Arc, Mutex};
 pub trait Transport: Send {
     /// Queues `payload` to `peer`; false when that peer is not connected.
     fn send(&self, peer: &str, payload: Vec<u8>) -> bool;
+
+    /// Cuts the link to `peer` for misbehaving and refuses it for `ban`; false when the
+    /// transport cannot (in-process channels have no link to cut).
+    fn disconnect(&self, _peer: &str, _reason: &str, _ban: std::time::Duration) -> bool {
+        false
+    }
+}
+
+/// Bytes of peer messages handed to the node loop and not yet handled, bounded: what
+/// hands them over waits while the budget is spent (a message into an empty budget
+/// always fits), so a peer sending faster than the loop works is slowed at its link
+/// instead of growing the node's memory.
+#[derive(Debug)]
+pub struct InboxBudget {
+    limit: usize,
+    /// Bytes taken, and whether the loop has stopped (then nothing waits).
+    used: Mutex<(usize, bool)>,
+    freed: std::sync::Condvar,
+}
+
+impl InboxBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> InboxBudget {
+        InboxBudget {
+            limit,
+            used: Mutex::new((0, false)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Takes `n` bytes, waiting while the budget is spent (not once it is closed).
+    pub fn take(&self, n: usize) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        while !used.1 && used.0 > 0 && used.0.saturating_add(n) > self.limit {
+            used = self.freed.wait(used).unwrap_or_else(|p| p.into_inner());
+        }
+        used.0 += n;
+    }
+
+    /// Gives `n` bytes back.
+    pub fn give(&self, n: usize) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        used.0 = used.0.saturating_sub(n);
+        self.freed.notify_all();
+    }
+
+    /// The loop stopped: nothing waits on the budget any more.
+    pub fn close(&self) {
+        self.used.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        self.freed.notify_all();
+    }
+
+    /// Bytes taken and not given back.
+    pub fn used(&self) -> usize {
+        self.used.lock().unwrap_or_else(|p| p.into_inner()).0
+    }
 }
 
 /// Something for the node loop.
