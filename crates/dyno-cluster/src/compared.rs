@@ -8,6 +8,7 @@
 //! compare and cluster stay two command crates that do not import each other, and the
 //! mapping from a cluster's analysis to compared metrics lives with the analysis.
 
+use crate::byzantine_analysis::ByzantineOutcome;
 use crate::fault_analysis::FaultReport;
 use crate::launch::RunOutcome;
 use crate::propagation::FRACTIONS;
@@ -224,7 +225,55 @@ fn fault_series(report: Option<&FaultReport>) -> Vec<Series> {
     ]
     .into_iter()
     .flatten()
+    .chain(byzantine_series(r))
     .collect()
+}
+
+/// What the honest nodes did about byzantine faults, when the schedule has any, so "does
+/// release B refuse a lying leader as well as A, and at what cost" gets a verdict: honest
+/// nodes that adopted a lie (`cluster:byzantine_lies_adopted`, summed over the faults:
+/// none is right), honest nodes that refused it as its kind calls for
+/// (`cluster:byzantine_nodes_refusing`, summed, higher is better), and adoption on 80%
+/// of nodes of the blocks forged while each held (`cluster:byzantine_adoption_0.80_s`,
+/// an observation per fault: the price of the lie in propagation).
+fn byzantine_series(r: &FaultReport) -> Vec<Series> {
+    let outcomes: Vec<(&crate::fault_analysis::FaultOutcome, &ByzantineOutcome)> = r
+        .faults
+        .iter()
+        .filter_map(|f| f.byzantine.as_ref().map(|b| (f, b)))
+        .collect();
+    if outcomes.is_empty() {
+        return Vec::new();
+    }
+    let count = |name: &str, direction, value: usize| Series {
+        metric: Metric::new(name, Unit::Count, direction),
+        kind: SeriesKind::Gauge,
+        points: vec![(0.0, value as f64)],
+    };
+    let mut out = vec![
+        count(
+            "cluster:byzantine_lies_adopted",
+            Direction::LowerIsBetter,
+            outcomes.iter().map(|(_, b)| b.nodes_adopting_lies).sum(),
+        ),
+        count(
+            "cluster:byzantine_nodes_refusing",
+            Direction::HigherIsBetter,
+            outcomes.iter().map(|(_, b)| b.nodes_refusing).sum(),
+        ),
+    ];
+    let during: Vec<(f64, f64)> = outcomes
+        .iter()
+        .filter_map(|(f, b)| Some((0.0, f.pre_fault_p50_s? + b.delay_s?)))
+        .collect();
+    if !during.is_empty() {
+        out.push(Series {
+            metric: seconds("cluster:byzantine_adoption_0.80_s"),
+            kind: SeriesKind::Observations,
+            points: during,
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -244,6 +293,7 @@ mod tests {
                 end_slot: Some(14),
                 start_ns: Some(1),
                 end_ns: Some(2),
+                flavour: None,
             },
             nodes_recovered: back
                 .iter()
@@ -259,6 +309,7 @@ mod tests {
             adoption_recovered_s: converged.map(|c| c * 2.0),
             blocks_during: 4,
             blocks_not_everywhere: 1,
+            byzantine: None,
         }
     }
 

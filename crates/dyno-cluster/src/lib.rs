@@ -36,6 +36,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod byzantine_analysis;
 pub mod compared;
 mod error;
 pub mod events;
