@@ -597,6 +597,12 @@ impl Shared {
         }
     }
 
+    /// Refuses `peer` for [`PeerOptions::ban_after_violation`]: its link broke the framing.
+    fn ban_for_violation(&self, peer: &str) {
+        let until = Instant::now() + self.opts.ban_after_violation;
+        lock(&self.bans).insert(peer.to_string(), until);
+    }
+
     /// Waits for `n` bytes of `peer`'s inbound budget; false when the link `conn` was
     /// cut or replaced, or the network stops, meanwhile.
     fn take_inbound(&self, peer: &str, conn: u64, n: usize) -> bool {
@@ -753,6 +759,7 @@ impl Shared {
                 Ok((due, payload)) => {
                     if let Some(why) = self.too_far_ahead(due, &shape, payload.len()) {
                         self.count_refusal(remote, RefuseReason::Protocol);
+                        self.ban_for_violation(peer);
                         break format!("protocol: {why}, from {remote}");
                     }
                     self.traffic.frames_in.fetch_add(1, Relaxed);
@@ -771,6 +778,7 @@ impl Shared {
                 }
                 Err(ReadError::Refused(r)) => {
                     self.count_refusal(remote, r);
+                    self.ban_for_violation(peer);
                     break format!("{r}: protocol violation from {remote}");
                 }
                 Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
