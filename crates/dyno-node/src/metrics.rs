@@ -186,7 +186,7 @@ const INGRESS_TRANSACTIONS: Desc = Desc::counter(
 
 type IngressFamily = (Desc, fn(&IngressCounters) -> u64);
 
-const INGRESS: [IngressFamily; 3] = [
+const INGRESS: [IngressFamily; 4] = [
     (
         Desc::counter(
             "dyno_node_ingress_bytes_total",
@@ -207,6 +207,13 @@ const INGRESS: [IngressFamily; 3] = [
             "QUIC clients refused (wrong ALPN or genesis).",
         ),
         |c| c.unknown_clients,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_ingress_connections_refused_total",
+            "QUIC client connections refused because the most allowed were being served.",
+        ),
+        |c| c.connections_refused,
     ),
 ];
 

@@ -289,7 +289,7 @@ impl Node {
     ) {
         let misbehave = self.misbehaving();
         if let Some(Misbehave::InvalidBlock { flavour }) = misbehave {
-            self.counters.forged += 1;
+            // Not counted as forged: what leaves is no block a follower accepts.
             self.announce_invalid(c, flavour);
             return;
         }
