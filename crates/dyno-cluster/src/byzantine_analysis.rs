@@ -245,3 +245,108 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[(v.len() - 1) / 2]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn record(kind: &str, flavour: Option<&str>) -> FaultRecord {
+        FaultRecord {
+            index: 0,
+            kind: kind.into(),
+            what: format!("{kind} n0"),
+            nodes: vec!["n0".into()],
+            at_slot: 1,
+            end_slot: Some(3),
+            start_ns: Some(S),
+            end_ns: Some(3 * S),
+            flavour: flavour.map(String::from),
+        }
+    }
+
+    fn ev(node: &str, ts_ns: u64, what: ChainEvent) -> Timed {
+        Timed {
+            node: node.into(),
+            ts_ns,
+            what,
+        }
+    }
+
+    fn rejected(reason: &str, block: &str) -> ChainEvent {
+        ChainEvent::Byzantine(Reaction::Rejected {
+            reason: reason.into(),
+            peer: Some("n0".into()),
+            block: Some(block.into()),
+        })
+    }
+
+    #[test]
+    fn honest_refusals_count_by_the_reason_the_lie_calls_for_and_adopted_lies_are_caught() {
+        let nodes: Vec<String> = ["n0", "n1", "n2", "n3"].map(String::from).to_vec();
+        let run = RunFacts {
+            nodes,
+            genesis_time_ns: 0,
+            slot_ns: S,
+            end_slot: 10,
+            gone: &[],
+        };
+        let lie = ChainEvent::Byzantine(Reaction::Lied {
+            lie: "invalid_block".into(),
+            block: Some("bad".into()),
+        });
+        let events = vec![
+            ev("n0", S + 1, lie),
+            ev("n1", S + 2, rejected("state_mismatch", "bad")),
+            ev("n2", S + 3, rejected("state_mismatch", "bad")),
+            // Another reason is counted, but is not the refusal this lie calls for.
+            ev("n3", S + 4, rejected("bad_poh", "bad")),
+            // Past the aftermath: not this fault's.
+            ev("n3", 10 * S, rejected("state_mismatch", "bad")),
+        ];
+        let r = record("invalid_block", Some("state_hash"));
+        let o = outcome(&r, &events, &run, (Some(3 * S), None), &[], (None, 1)).unwrap();
+        assert_eq!(o.lies, 1);
+        assert_eq!(o.honest_nodes, 3);
+        assert_eq!(o.expected, "rejected:state_mismatch");
+        assert_eq!(o.nodes_refusing, 2);
+        assert_eq!(o.reactions["rejected:state_mismatch"], 2);
+        assert_eq!(o.reactions["rejected:bad_poh"], 1);
+        assert_eq!(o.nodes_adopting_lies, 0);
+        // An honest node that adopted the spoiled block is named as such.
+        let mut taken = events.clone();
+        taken.push(ev(
+            "n3",
+            S + 5,
+            ChainEvent::Adopted {
+                block: "bad".into(),
+                slot: 1,
+                height: 1,
+            },
+        ));
+        let o = outcome(&r, &taken, &run, (Some(3 * S), None), &[], (None, 1)).unwrap();
+        assert_eq!(o.nodes_adopting_lies, 1);
+        // The next byzantine fault's start ends this one's window.
+        let o = outcome(
+            &r,
+            &events,
+            &run,
+            (Some(3 * S), Some(S + 3)),
+            &[],
+            (None, 1),
+        )
+        .unwrap();
+        assert_eq!(o.nodes_refusing, 1);
+        // Not a byzantine kind: no outcome.
+        assert!(outcome(
+            &record("restart", None),
+            &events,
+            &run,
+            (None, None),
+            &[],
+            (None, 1)
+        )
+        .is_none());
+    }
+}
