@@ -1,0 +1,70 @@
+//! Replay of one block as a follower validates it (decode and execute every transaction;
+//! signatures are checked elsewhere): a 20,000-transfer block over 1,024 accounts,
+//! sequentially and with [`dyno_txn::replay`] on 1, 2, 4, ... threads (powers of two up
+//! to the cores, and the core count itself).
+//!
+//! Run: `cargo bench -p dyno-txn --bench replay` (`scripts/bench/crates.sh replay`). On
+//! another machine, copy the bench executable alone (`cargo bench -p dyno-txn --bench
+//! replay --no-run` prints its path, `target/release/deps/replay-HASH`) and run
+//! `./replay-HASH --bench` there. The speed-up at N threads is `sequential` over
+//! `parallel/N` (both medians of criterion's samples).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use dyno_txn::bank::{
+    execute, fund_initial_accounts, transfer_block, AccountStore, DEFAULT_BALANCE,
+};
+use dyno_txn::replay::{decode_all, replay, seed_of};
+use dyno_txn::tx;
+
+const BLOCK: usize = 20_000;
+const ACCOUNTS: usize = 1_024;
+
+fn thread_counts() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut out: Vec<usize> = (0..)
+        .map(|k| 1usize << k)
+        .take_while(|&n| n <= cores)
+        .collect();
+    if !out.contains(&cores) {
+        out.push(cores);
+    }
+    out
+}
+
+fn bench_replay(c: &mut Criterion) {
+    let g = fund_initial_accounts(ACCOUNTS, DEFAULT_BALANCE, 1);
+    let block = transfer_block(&g, BLOCK, 42);
+    let balances = AccountStore::new(&g).balances();
+    let mut group = c.benchmark_group(format!("replay_{BLOCK}_txs_{ACCOUNTS}_accounts"));
+    group.sample_size(50);
+    group.bench_function("sequential", |b| {
+        b.iter(|| {
+            let store = AccountStore::restore(&g, &balances).expect("genesis balances");
+            let mut fees = 0u64;
+            for raw in &block {
+                let t = tx::decode(black_box(raw)).expect("well formed");
+                fees = fees.wrapping_add(execute(&store, &t.message, seed_of(&t)).1);
+            }
+            black_box((fees, store.balance(0)))
+        })
+    });
+    for threads in thread_counts() {
+        group.bench_with_input(
+            BenchmarkId::new("parallel", threads),
+            &threads,
+            |b, &threads| {
+                b.iter(|| {
+                    let store = AccountStore::restore(&g, &balances).expect("genesis balances");
+                    let txs = decode_all(black_box(&block), threads).expect("well formed");
+                    black_box((replay(&store, &txs, threads).len(), store.balance(0)))
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_replay);
+criterion_main!(benches);

@@ -1,0 +1,217 @@
+use super::*;
+use crate::bank::{fund_initial_accounts, transfer_block, FailReason, Genesis};
+use crate::tx::{AccountRef, Message, TxKind};
+use proptest::prelude::*;
+
+/// One generated transaction: which kind, its accounts (indices may fall outside the
+/// account space), payer signing or not, fee and amount or budget.
+#[derive(Debug, Clone)]
+struct Spec {
+    transfer: bool,
+    accounts: Vec<(u32, bool)>,
+    signer_is_payer: bool,
+    fee: u64,
+    value: u64,
+    sig: [u8; 8],
+}
+
+fn spec(accounts: u32, hot: u32) -> impl Strategy<Value = Spec> {
+    // Most indices hit a few hot accounts (conflicts), some any account, a few none.
+    let index = prop_oneof![
+        6 => 0..hot.max(1),
+        3 => 0..accounts,
+        1 => accounts..accounts + 4,
+    ];
+    (
+        any::<bool>(),
+        proptest::collection::vec((index, any::<bool>()), 1..=4),
+        prop::bool::weighted(0.95),
+        0u64..60,
+        0u64..700,
+        any::<[u8; 8]>(),
+    )
+        .prop_map(
+            |(transfer, accounts, signer_is_payer, fee, value, sig)| Spec {
+                transfer,
+                accounts,
+                signer_is_payer,
+                fee,
+                value,
+                sig,
+            },
+        )
+}
+
+/// The transaction `s` describes, shaped as decoding would accept it (payer writable; a
+/// transfer's two first accounts distinct and writable). Never signed: replay does not
+/// check signatures.
+fn build(g: &Genesis, s: &Spec) -> Tx {
+    let mut accounts: Vec<AccountRef> = s
+        .accounts
+        .iter()
+        .map(|&(index, writable)| AccountRef { index, writable })
+        .collect();
+    accounts[0].writable = true;
+    let kind = if s.transfer {
+        if accounts.len() < 2 {
+            accounts.push(AccountRef {
+                index: accounts[0].index + 1,
+                writable: true,
+            });
+        }
+        accounts[1].writable = true;
+        if accounts[1].index == accounts[0].index {
+            accounts[1].index = accounts[0].index + 1;
+        }
+        TxKind::Transfer { amount: s.value }
+    } else {
+        TxKind::Script {
+            budget: s.value % 64,
+        }
+    };
+    let n = g.pubkeys.len();
+    let payer = accounts[0].index as usize;
+    let signer = if s.signer_is_payer && payer < n {
+        g.pubkeys[payer]
+    } else {
+        g.pubkeys[(payer + 1) % n]
+    };
+    let mut signature = [0u8; 64];
+    signature[..8].copy_from_slice(&s.sig);
+    Tx {
+        signature,
+        message: Message {
+            signer,
+            recent_hash: [0; 32],
+            fee: s.fee,
+            kind,
+            accounts,
+        },
+    }
+}
+
+fn block() -> impl Strategy<Value = (usize, Vec<Spec>, usize)> {
+    (2usize..40).prop_flat_map(|accounts| {
+        let hot = (accounts as u32 / 8).max(1);
+        (
+            Just(accounts),
+            proptest::collection::vec(spec(accounts as u32, hot), 0..400),
+            2usize..7,
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 }))]
+
+    /// Any block, any number of threads: the outcome and fee of every transaction and
+    /// every balance after it are sequential replay's.
+    #[test]
+    fn parallel_replay_is_sequential_replay((accounts, specs, threads) in block()) {
+        // A small balance, so fees and transfers fail often.
+        let g = fund_initial_accounts(accounts, 400, 5);
+        let txs: Vec<Tx> = specs.iter().map(|s| build(&g, s)).collect();
+        let seq_store = AccountStore::new(&g);
+        let seq = replay_sequential(&seq_store, &txs);
+        let par_store = AccountStore::new(&g);
+        let par = replay_on(&par_store, &txs, threads);
+        prop_assert_eq!(&par, &seq);
+        prop_assert_eq!(par_store.balances(), seq_store.balances());
+        prop_assert_eq!(par_store.state_hash(), seq_store.state_hash());
+        let fees: u128 = seq.iter().map(|e| e.1 as u128).sum();
+        prop_assert_eq!(seq_store.total() + fees, g.total());
+    }
+
+    /// Bytes with bad transactions among good ones: the first bad one is named, on any
+    /// number of threads.
+    #[test]
+    fn the_first_undecodable_transaction_is_named_on_any_threads(
+        bad in proptest::collection::vec(0usize..300, 0..4),
+        threads in 1usize..6,
+    ) {
+        let g = fund_initial_accounts(8, 1_000, 2);
+        let mut raw = transfer_block(&g, 300, 4);
+        for &b in &bad {
+            raw[b].truncate(100);
+        }
+        let expected = bad.iter().copied().min();
+        match decode_on(&raw, threads) {
+            Ok(txs) => {
+                prop_assert_eq!(expected, None);
+                prop_assert_eq!(txs.len(), raw.len());
+                for (t, r) in txs.iter().zip(&raw) {
+                    prop_assert_eq!(t, &tx::decode(r).unwrap());
+                }
+            }
+            Err(i) => prop_assert_eq!(Some(i), expected),
+        }
+    }
+}
+
+#[test]
+fn every_failure_kind_is_reached_by_the_generated_blocks() {
+    // The property above is only as strong as its blocks: check that a fixed sample of
+    // them holds conflicts and every way a transaction fails.
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let mut reasons = Vec::new();
+    let mut executed = 0;
+    for _ in 0..20 {
+        let (accounts, specs, _) = block().new_tree(&mut runner).unwrap().current();
+        let g = fund_initial_accounts(accounts, 400, 5);
+        let txs: Vec<Tx> = specs.iter().map(|s| build(&g, s)).collect();
+        for (o, _) in replay_sequential(&AccountStore::new(&g), &txs) {
+            match o {
+                Outcome::Executed => executed += 1,
+                Outcome::Failed { reason, .. } => {
+                    reasons.push(reason);
+                }
+            }
+        }
+    }
+    assert!(executed > 100, "{executed} executed");
+    for r in [
+        FailReason::BadAccount,
+        FailReason::FeeUnpaid,
+        FailReason::InsufficientFunds,
+        FailReason::ScriptAborted,
+    ] {
+        assert!(reasons.contains(&r), "{r:?} never happened");
+    }
+}
+
+#[test]
+fn a_chain_of_conflicts_runs_in_block_order() {
+    // Every transfer moves a balance on one account ring; all conflict with the last,
+    // so each waits for a transaction another thread runs.
+    let g = fund_initial_accounts(4, 100, 9);
+    let txs: Vec<Tx> = (0..2_000u32)
+        .map(|i| {
+            build(
+                &g,
+                &Spec {
+                    transfer: true,
+                    accounts: vec![(i % 4, true), ((i + 1) % 4, true)],
+                    signer_is_payer: true,
+                    fee: 1,
+                    value: 50 + (i % 7) as u64 * 10,
+                    sig: [i as u8; 8],
+                },
+            )
+        })
+        .collect();
+    let a = AccountStore::new(&g);
+    let b = AccountStore::new(&g);
+    assert_eq!(replay_on(&a, &txs, 3), replay_sequential(&b, &txs));
+    assert_eq!(a.balances(), b.balances());
+}
+
+#[test]
+fn small_blocks_use_fewer_threads() {
+    assert_eq!(threads_for(0, 8), 1);
+    assert_eq!(threads_for(MIN_TXS_PER_THREAD * 2, 8), 2);
+    assert_eq!(threads_for(1_000_000, 8), 8);
+    assert_eq!(threads_for(1_000_000, 0), 1);
+    assert!(default_replay_threads() >= 1);
+}
