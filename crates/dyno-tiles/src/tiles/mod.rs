@@ -51,7 +51,8 @@ pub struct Shared {
     pub landed: AtomicU64,
     /// Current PoH slot (pack resets its block cost at each new slot).
     pub slot: AtomicU64,
-    /// Microblocks each bank finished (pack releases their locks; Release/Acquire).
+    /// Microblocks of each bank that poh recorded (pack then releases their locks;
+    /// Release/Acquire).
     pub bank_done: Vec<AtomicU64>,
     /// Transactions held by pack (waiting or in microblocks not yet done).
     pub pack_held: AtomicU64,

@@ -24,7 +24,8 @@ pub struct PohStats {
 }
 
 /// The hash chain: hashes continuously (paced to `tick_ns` per tick), mixes in each
-/// executed microblock, cuts ticks and slots, and sends entries to the store.
+/// executed microblock (then marks it done, which releases its account locks in pack),
+/// cuts ticks and slots, and sends entries to the store.
 pub struct Poh {
     cfg: PohConfig,
     shared: Arc<Shared>,
@@ -197,7 +198,7 @@ impl Tile for Poh {
     fn after_frag(
         &mut self,
         _: usize,
-        _: &FragMeta,
+        meta: &FragMeta,
         payload: &[u8],
         out: &mut Outputs,
     ) -> FragOutcome {
@@ -216,6 +217,16 @@ impl Tile for Poh {
         self.stats.mixins += 1;
         self.stats.records += count as u64;
         self.entry(Some(mixin), &records, false, out);
+        // Only now may pack schedule a transaction conflicting with this microblock: a
+        // conflicting one then executes after it and is recorded after it, so with
+        // several banks the chain's order is still an order they executed in (a
+        // follower replaying the entries in order reaches the banks' state). Release:
+        // the balances the bank wrote before publishing (which this tile acquired by
+        // reading the frag) are visible to whoever pack sends to next. `sig` is the
+        // bank's index.
+        if let Some(done) = self.shared.bank_done.get(meta.sig as usize) {
+            done.fetch_add(1, Ordering::Release);
+        }
         FragOutcome::Done
     }
 }
