@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod block;
 pub mod chain;
 pub mod config;
@@ -38,6 +39,7 @@ pub mod node;
 pub mod seal;
 pub mod service;
 pub mod transport;
+pub mod verdict;
 pub mod verify;
 
 pub use error::{Error, Result};

@@ -156,6 +156,13 @@ const INGRESS_TRANSACTIONS: Desc = Desc::counter(
 )
 .labels(&["fate"]);
 
+const INGRESS_REFUSED: Desc = Desc::counter(
+    "dyno_node_ingress_refused_total",
+    "Client transactions refused before any signature check (graceful overload), by \
+     reason: the mempool and what is on its way to it were full, or too many were queued.",
+)
+.labels(&["reason"]);
+
 type IngressFamily = (Desc, fn(&IngressCounters) -> u64);
 
 const INGRESS: [IngressFamily; 3] = [
@@ -276,6 +283,18 @@ fn status_families(w: &mut TextWriter, s: &Status) {
         f.sample(&[stage], secs);
     }
     w.single(&VALIDATE_LAST, c.last_validate_s);
+    if !c.ingress_refused.is_empty() {
+        let mut f = w.family(&INGRESS_REFUSED);
+        for r in [
+            crate::admission::Refusal::MempoolFull,
+            crate::admission::Refusal::QueueFull,
+        ] {
+            f.sample(
+                &[r.name()],
+                c.ingress_refused.get(r.name()).copied().unwrap_or(0),
+            );
+        }
+    }
 }
 
 fn ingress_families(w: &mut TextWriter, c: &IngressCounters) {
