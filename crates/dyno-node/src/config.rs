@@ -430,4 +430,36 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn replay_threads_and_bank_tiles_out_of_range_are_named_with_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        let head = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n";
+        let cores = std::thread::available_parallelism().unwrap().get();
+        for (line, key) in [
+            ("replay_threads = 0".to_string(), "replay_threads"),
+            (format!("bank_tiles = {}", cores + 1), "bank_tiles"),
+            ("bank_tiles = 0".to_string(), "bank_tiles"),
+        ] {
+            std::fs::write(&p, format!("{head}{line}\n")).unwrap();
+            let e = NodeConfig::from_file(&p)
+                .unwrap()
+                .check(&genesis())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("a.toml:4:1: key `{key}`")), "{e}");
+        }
+        std::fs::write(
+            &p,
+            format!("{head}replay_threads = 3\nbank_tiles = {cores}\n"),
+        )
+        .unwrap();
+        let c = NodeConfig::from_file(&p).unwrap();
+        c.check(&genesis()).unwrap();
+        assert_eq!(
+            (c.config.replay_threads, c.config.bank_tiles),
+            (Some(3), Some(cores))
+        );
+    }
 }

@@ -26,6 +26,11 @@ use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
 
+// One type, `Node`, whose methods are split by concern into these files: each is an
+// `impl Node` block (so it names `super::Node`), and this file keeps their per-slot and
+// per-sync state in `Node`'s fields (so it names `leader::Lead`, `sync::Sync`). The
+// circle between this file and its children is the price of one loop state in several
+// files; nothing outside `node` sees it.
 mod leader;
 mod relay;
 mod sync;

@@ -1,6 +1,7 @@
 //! What validation says about a block and what a leader builds on: the types the
-//! block tree ([`crate::chain`]) and the entry-by-entry sealer ([`crate::seal`]) both
-//! use. They live below both, so neither module imports the other's file for them.
+//! block tree (`chain`) and the entry-by-entry sealer (`seal`) both use. They live below
+//! both, so `seal` does not import `chain`'s file for them while `chain` imports `seal`'s
+//! (no file circle: this module imports neither).
 
 use std::sync::Arc;
 
@@ -97,7 +98,7 @@ pub struct Checked {
     pub outcomes: Vec<(u128, bool)>,
 }
 
-/// What a leader builds its block on (see [`crate::chain::Chain::forge_base`]).
+/// What a leader builds its block on (`Chain::forge_base` in `chain`).
 #[derive(Debug, Clone)]
 pub struct ForgeBase {
     /// The tip's hash.
