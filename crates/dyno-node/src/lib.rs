@@ -36,6 +36,7 @@ pub mod log;
 pub mod mempool;
 pub mod metrics;
 pub mod node;
+pub mod relay_check;
 pub mod seal;
 pub mod service;
 pub mod transport;

@@ -558,6 +558,14 @@ impl Node {
                 None => self.counters.bad_messages += 1,
                 Some(m) => self.message(&peer, m, received_ns),
             },
+            Input::CheckedRelay { peer, txs } => {
+                for (b, verdict) in txs {
+                    if self.mempool.offer_verified(&b, false, verdict) == Admit::Added {
+                        self.offer_to_lead(&b);
+                        self.relay(b, Some(&peer));
+                    }
+                }
+            }
             Input::Connected(p) => self.log.event("connected", json!({"peer": p})),
             Input::Disconnected { peer, reason } => self
                 .log

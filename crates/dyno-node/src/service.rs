@@ -27,7 +27,8 @@ use crate::genesis::Genesis;
 use crate::log::EventLog;
 use crate::metrics::metrics_text;
 use crate::node::{Node, NodeOptions, Status};
-use crate::transport::{Input, Transport};
+use crate::relay_check::RelayCheck;
+use crate::transport::{Input, Message, Transport};
 use crate::verify::{VerifyPool, VerifyTally};
 
 /// Largest peer frame: a block of `max_block_txs` transfers fits with room to spare.
@@ -194,8 +195,13 @@ fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver
     PeerNet::start(config, peers).map_err(net_error)
 }
 
-/// The thread that hands the peer network's events to the node loop.
-fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<JoinHandle<()>> {
+/// The thread that hands the peer network's events to the node loop, relay frames
+/// through `check` (their signatures checked off the loop, see [`crate::relay_check`]).
+fn spawn_forwarder(
+    events: Receiver<PeerEvent>,
+    inbox: Sender<Input>,
+    mut check: RelayCheck,
+) -> Result<JoinHandle<()>> {
     let forward = move || {
         for ev in events {
             let input = match ev {
@@ -204,10 +210,18 @@ fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<
                     peer,
                     payload,
                     received_ns,
-                } => Input::Peer {
-                    peer,
-                    payload,
-                    received_ns,
+                } => match Message::decode_txs(&payload) {
+                    Some(txs) => {
+                        if !check.submit(peer, txs) {
+                            break;
+                        }
+                        continue;
+                    }
+                    None => Input::Peer {
+                        peer,
+                        payload,
+                        received_ns,
+                    },
                 },
                 PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
                 PeerEvent::Refused { remote, reason } => Input::Refused {
@@ -219,6 +233,7 @@ fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<
                 break;
             }
         }
+        check.finish();
     };
     std::thread::Builder::new()
         .name("node-peer-events".into())
@@ -310,7 +325,9 @@ impl RunningNode {
         let net = Arc::new(net);
         *shown.net.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
         let peer_addr = net.local_addr();
-        let forwarder = spawn_forwarder(events, inbox.clone())?;
+        let check = RelayCheck::start(verify.0, inbox.clone())
+            .map_err(|e| Error::Net(format!("relay check threads: {e}")))?;
+        let forwarder = spawn_forwarder(events, inbox.clone(), check)?;
         let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
         *shown.ingress.lock().unwrap_or_else(|p| p.into_inner()) = ingress.clone();
         let opts = node_options(cfg, block_limit, verify);
