@@ -39,7 +39,7 @@ struct Node {
     bytes: Option<Arc<Vec<u8>>>,
     balances: Option<Arc<Vec<u64>>>,
     /// Its transactions' tags, with whether each executed.
-    tags: HashMap<u128, bool>,
+    tags: tx::TagMap<bool>,
     /// It has been on the best chain (its `adopted` is logged once).
     adopted: bool,
 }
@@ -325,7 +325,7 @@ impl Chain {
         {
             return Err(Reject::BadSignature);
         }
-        let mut tags = HashSet::new();
+        let mut tags = tx::TagSet::default();
         for t in block.txs() {
             let tag = tx::sig_tag(t);
             if !tags.insert(tag) || self.seen_in_ancestry(&h.parent, tag) {
@@ -434,7 +434,7 @@ impl Chain {
             .flatten()
         {
             if let Some(n) = self.blocks.get_mut(&h) {
-                (n.bytes, n.balances, n.tags) = (None, None, HashMap::new());
+                (n.bytes, n.balances, n.tags) = (None, None, tx::TagMap::default());
             }
         }
     }
@@ -459,7 +459,7 @@ impl Chain {
     /// The candidates a block on the tip may hold, in order: each decodes, appears once,
     /// and is not in the tip's recent ancestry.
     pub fn admissible(&self, candidates: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-        let mut tags = HashSet::new();
+        let mut tags = tx::TagSet::default();
         candidates
             .into_iter()
             .filter(|t| {

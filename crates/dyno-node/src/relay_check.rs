@@ -13,7 +13,7 @@
 //! goes on with no verdict, for the loop's mempool to refuse as a duplicate (or, should
 //! the first copy still be on its way, to check itself).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
@@ -34,7 +34,7 @@ struct Frame {
 pub struct RelayCheck {
     inputs: Vec<Sender<Frame>>,
     next: AtomicUsize,
-    sent: HashSet<u128>,
+    sent: tx::TagSet,
     sent_order: VecDeque<u128>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -67,7 +67,7 @@ impl RelayCheck {
         Ok(RelayCheck {
             inputs,
             next: AtomicUsize::new(0),
-            sent: HashSet::new(),
+            sent: tx::TagSet::default(),
             sent_order: VecDeque::new(),
             threads,
         })

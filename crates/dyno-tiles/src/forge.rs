@@ -97,8 +97,8 @@ impl Default for ForgeConfig {
 
 impl ForgeConfig {
     /// The default layout with `banks` bank tiles (at least one): what a node's
-    /// `bank_tiles` sets. Pack releases a microblock's account locks only once poh has
-    /// recorded it, so with several banks the entries' order is an order the banks
+    /// `bank_tiles` sets. With several banks, pack releases a microblock's account locks
+    /// only once poh has recorded it, so the entries' order is an order the banks
     /// executed in, and the block replays sequentially to the banks' state.
     pub fn with_banks(banks: usize) -> ForgeConfig {
         ForgeConfig {

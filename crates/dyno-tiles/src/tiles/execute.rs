@@ -154,11 +154,16 @@ impl Tile for Bank {
             .telemetry
             .exec_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        // The link's publish is a release: poh, which reads this microblock and then
-        // marks it done for pack (`bank_done`), sees every balance written above, and
-        // so does the bank pack sends a conflicting transaction to next.
         let _ = out.publish(0, self.index, &self.buf, 0);
         self.shared.landed.fetch_add(landed, Ordering::Relaxed);
+        // With one bank, poh records microblocks in the order this bank executed them
+        // (one link, in order), so pack may release their locks now; with several, poh
+        // does it once it recorded each (see `Poh`). Release: every balance written
+        // above is visible to the bank pack sends a conflicting transaction to next
+        // (with several banks, through the link's release and poh's).
+        if self.shared.bank_done.len() == 1 {
+            self.shared.bank_done[0].fetch_add(1, Ordering::Release);
+        }
         FragOutcome::Done
     }
 }

@@ -51,7 +51,8 @@ pub struct Shared {
     pub landed: AtomicU64,
     /// Current PoH slot (pack resets its block cost at each new slot).
     pub slot: AtomicU64,
-    /// Microblocks of each bank that poh recorded (pack then releases their locks;
+    /// Microblocks of each bank that are done: executed by the bank when it is the only
+    /// one, recorded by poh when there are several (pack then releases their locks;
     /// Release/Acquire).
     pub bank_done: Vec<AtomicU64>,
     /// Transactions held by pack (waiting or in microblocks not yet done).
