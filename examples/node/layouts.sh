@@ -49,7 +49,7 @@ done
 echo
 printf '%s\n' "${ROWS[@]}" | python3 -c '
 import sys
-print("| verify tiles | bank tiles | (a) in-process TPS | (b) node capacity, TPS per slot | (b) / (a) | landed at 2x offered / capacity | follower validate+adopt p90, slots | loaded blocks never adopted |")
+print("| verify tiles | bank tiles | (a) in-process TPS | (b) node capacity, TPS per slot | (b) / (a) | landed / capacity @ offered / capacity (about 2x) | follower validate+adopt p90, slots | loaded blocks never adopted |")
 print("|---|---|---|---|---|---|---|---|")
 for line in sys.stdin:
     v, b, a, cap, ratio, over, p90, loaded, missing = line.split()
