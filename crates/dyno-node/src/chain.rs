@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use dyno_txn::bank::{AccountStore, Outcome};
 use dyno_txn::replay;
-use dyno_txn::tx::{self, Tx};
+use dyno_txn::tx;
 
 use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
 use crate::genesis::Genesis;
@@ -318,10 +318,9 @@ impl Chain {
             return Err(Reject::BadPoh);
         }
         let txs: Vec<&[u8]> = block.txs().map(Vec::as_slice).collect();
-        let decoded =
-            replay::decode_all(&txs, self.replay_threads).map_err(|_| Reject::BadSignature)?;
-        if crate::verify::verify_all(&txs, self.verify_threads, self.verify_batch, verified)
-            .is_err()
+        if replay::first_undecodable(&txs, self.replay_threads).is_some()
+            || crate::verify::verify_all(&txs, self.verify_threads, self.verify_batch, verified)
+                .is_err()
         {
             return Err(Reject::BadSignature);
         }
@@ -332,7 +331,7 @@ impl Chain {
                 return Err(Reject::DuplicateTx);
             }
         }
-        let (after, outcomes) = self.replay(&balances, &decoded);
+        let (after, outcomes) = self.replay(&balances, &txs);
         // The chain mixes in each entry's records (signature and status), so it is
         // checked with the statuses this replay found.
         let mut prev = h.poh_start;
@@ -362,16 +361,22 @@ impl Chain {
         })
     }
 
-    /// Executes `txs` on `balances` ([`replay::replay`] on the chain's replay threads):
-    /// the balances after them and each one's (signature tag, executed).
-    fn replay(&self, balances: &[u64], txs: &[Tx]) -> (Vec<u64>, Vec<(u128, bool)>) {
+    /// Executes `txs` (every one decodes: the caller checked) on `balances`
+    /// ([`replay::replay`] on the chain's replay threads): the balances after them and
+    /// each one's (signature tag, executed).
+    fn replay<B: AsRef<[u8]> + Sync>(
+        &self,
+        balances: &[u64],
+        txs: &[B],
+    ) -> (Vec<u64>, Vec<(u128, bool)>) {
         let store = AccountStore::restore(&self.genesis.accounts, balances)
             .expect("snapshots have the genesis account count");
-        let done = replay::replay(&store, txs, self.replay_threads);
+        let done = replay::replay(&store, txs, self.replay_threads)
+            .expect("the caller checked that every transaction decodes");
         let outcomes = txs
             .iter()
             .zip(done)
-            .map(|(t, (o, _))| (tx::sig_tag(&t.signature), o == Outcome::Executed))
+            .map(|(t, (o, _))| (tx::sig_tag(t.as_ref()), o == Outcome::Executed))
             .collect();
         (store.balances(), outcomes)
     }
@@ -477,8 +482,7 @@ impl Chain {
     pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Option<Checked> {
         let base = self.forge_base(slot)?;
         let txs = self.admissible(candidates);
-        let decoded = replay::decode_all(&txs, self.replay_threads).ok()?;
-        let (_, outcomes) = self.replay(&base.balances, &decoded);
+        let (_, outcomes) = self.replay(&base.balances, &txs);
         let executed: Vec<bool> = outcomes.iter().map(|o| o.1).collect();
         let (entries, _) = Block::entries_with(base.poh_start, txs, &executed);
         self.seal(slot, leader, &base, entries).ok()

@@ -15,7 +15,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use dyno_txn::bank::{
     execute, fund_initial_accounts, transfer_block, AccountStore, DEFAULT_BALANCE,
 };
-use dyno_txn::replay::{decode_all, replay, seed_of};
+use dyno_txn::replay::{replay, seed_of};
 use dyno_txn::tx;
 
 const BLOCK: usize = 20_000;
@@ -57,8 +57,8 @@ fn bench_replay(c: &mut Criterion) {
             |b, &threads| {
                 b.iter(|| {
                     let store = AccountStore::restore(&g, &balances).expect("genesis balances");
-                    let txs = decode_all(black_box(&block), threads).expect("well formed");
-                    black_box((replay(&store, &txs, threads).len(), store.balance(0)))
+                    let done = replay(&store, black_box(&block), threads).expect("well formed");
+                    black_box((done.len(), store.balance(0)))
                 })
             },
         );

@@ -8,20 +8,26 @@
 //! derives it again from the transactions themselves instead of trusting the leader's
 //! microblocks.
 //!
-//! [`replay`] works in three steps:
+//! [`replay`] takes the encoded transactions and works in two steps:
 //!
-//! 1. **Decode** on every thread (contiguous chunks): most of a transfer's replay cost.
-//! 2. **Order** (one pass, on the calling thread): for each transaction, the earlier
-//!    transactions it must wait for: for an account it writes, the last earlier writer
+//! 1. **Order** (one pass on the calling thread, reading each transaction's account
+//!    list in place, allocating nothing per transaction): for each transaction, the
+//!    earlier ones it must wait for: for an account it writes, the last earlier writer
 //!    and every reader since; for an account it reads, the last earlier writer. A
 //!    transaction naming an account outside the account space touches no balance (it
 //!    fails before reading any) and waits for nothing.
-//! 3. **Execute**: transaction `i` runs on thread `i % threads`, each thread in
-//!    increasing order; before running one, a thread waits until the threads owning its
-//!    predecessors have passed them (each thread publishes how many of its transactions
-//!    it finished, one counter per thread on its own cache line, so a thread that never
-//!    waits touches no other thread's line). Interleaving the block over the threads
-//!    keeps them at nearby positions, where a random predecessor is almost always done.
+//! 2. **Decode and execute**: transaction `i` is decoded and run on thread
+//!    `i % threads`, each thread in increasing order; before running one, a thread
+//!    waits until the threads owning its predecessors have passed them (each thread
+//!    publishes how many of its transactions it finished, one counter per thread on its
+//!    own cache line, so a thread that never waits touches no other thread's line).
+//!    Decoding, most of a transfer's replay, is spread over the threads this way, and
+//!    nothing decoded outlives its execution (a block's decoded transactions kept
+//!    around cost more in memory traffic than the decoding). Interleaving the block
+//!    over the threads keeps them at nearby positions, where a random predecessor is
+//!    almost always done; a thread that waits long sleeps instead of spinning, so on a
+//!    machine with more runnable threads than cores it gives its core to the thread it
+//!    waits for.
 //!
 //! The result equals sequential execution's exactly, transaction by transaction (every
 //! conflicting pair executes in block order and the kernel is deterministic), whatever
@@ -37,7 +43,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::bank::{execute, AccountStore, Outcome};
-use crate::tx::{self, Tx};
+use crate::tx::{self, AccountRef, Tx};
 
 /// Most threads a replay uses.
 pub const MAX_REPLAY_THREADS: usize = 256;
@@ -72,66 +78,80 @@ pub fn seed_of(t: &Tx) -> u64 {
     u64::from_le_bytes(t.signature[..8].try_into().expect("8 bytes"))
 }
 
-/// Decodes every transaction, on up to `threads` threads; the index of the first one
-/// that does not decode otherwise (the same index for any number of threads).
-pub fn decode_all<B: AsRef<[u8]> + Sync>(raw: &[B], threads: usize) -> Result<Vec<Tx>, usize> {
-    decode_on(raw, threads_for(raw.len(), threads))
+/// The index of the first transaction that does not decode, checked on up to `threads`
+/// threads (the same index for any number of threads); nothing decoded is kept.
+pub fn first_undecodable<B: AsRef<[u8]> + Sync>(raw: &[B], threads: usize) -> Option<usize> {
+    first_undecodable_on(raw, threads_for(raw.len(), threads))
 }
 
-/// [`decode_all`] on exactly `threads` threads (at least one).
-fn decode_on<B: AsRef<[u8]> + Sync>(raw: &[B], threads: usize) -> Result<Vec<Tx>, usize> {
-    let decode_chunk = |chunk: &[B], offset: usize| -> Result<Vec<Tx>, usize> {
+/// [`first_undecodable`] on exactly `threads` threads (at least one).
+fn first_undecodable_on<B: AsRef<[u8]> + Sync>(raw: &[B], threads: usize) -> Option<usize> {
+    let check = |chunk: &[B], offset: usize| {
         chunk
             .iter()
-            .enumerate()
-            .map(|(i, b)| tx::decode(b.as_ref()).map_err(|_| offset + i))
-            .collect()
+            .position(|b| tx::decode(b.as_ref()).is_err())
+            .map(|i| offset + i)
     };
     if threads <= 1 || raw.is_empty() {
-        return decode_chunk(raw, 0);
+        return check(raw, 0);
     }
     let size = raw.len().div_ceil(threads);
-    let parts: Vec<Result<Vec<Tx>, usize>> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let handles: Vec<_> = raw
             .chunks(size)
             .enumerate()
-            .map(|(c, chunk)| s.spawn(move || decode_chunk(chunk, c * size)))
+            .map(|(c, chunk)| s.spawn(move || check(chunk, c * size)))
             .collect();
+        // Chunks are in block order: the first one that failed has the lowest index.
         handles
             .into_iter()
-            .map(|h| h.join().expect("a decoding thread panicked"))
-            .collect()
-    });
-    let mut out = Vec::with_capacity(raw.len());
-    for p in parts {
-        // Chunks are in block order: the first error met is the lowest index.
-        out.extend(p?);
-    }
-    Ok(out)
+            .filter_map(|h| h.join().expect("a decoding thread panicked"))
+            .min()
+    })
 }
 
-/// Executes `txs` in order on one thread (the reference [`replay`] must equal).
-pub fn replay_sequential(store: &AccountStore, txs: &[Tx]) -> Vec<Executed> {
+/// Decodes and executes `txs` (encoded) in order on one thread: the reference
+/// [`replay`] must equal. The index of the first transaction that does not decode
+/// otherwise (the transactions before it were executed: the store is then of no use).
+pub fn replay_sequential<B: AsRef<[u8]>>(
+    store: &AccountStore,
+    txs: &[B],
+) -> Result<Vec<Executed>, usize> {
     txs.iter()
-        .map(|t| execute(store, &t.message, seed_of(t)))
+        .enumerate()
+        .map(|(i, b)| {
+            let t = tx::decode(b.as_ref()).map_err(|_| i)?;
+            Ok(execute(store, &t.message, seed_of(&t)))
+        })
         .collect()
 }
 
-/// Executes `txs` against `store` with the result of [`replay_sequential`], on up to
-/// `threads` threads (see the module docs; small blocks use fewer, see [`threads_for`]).
-pub fn replay(store: &AccountStore, txs: &[Tx], threads: usize) -> Vec<Executed> {
+/// Decodes and executes `txs` (encoded) against `store` with the result of
+/// [`replay_sequential`], on up to `threads` threads (see the module docs; small blocks
+/// use fewer, see [`threads_for`]). A transaction that does not decode: the lowest such
+/// index, as [`replay_sequential`] names it (callers check first with
+/// [`first_undecodable`]; the store is then of no use).
+pub fn replay<B: AsRef<[u8]> + Sync>(
+    store: &AccountStore,
+    txs: &[B],
+    threads: usize,
+) -> Result<Vec<Executed>, usize> {
     replay_on(store, txs, threads_for(txs.len(), threads))
 }
 
 /// [`replay`] on exactly `threads` threads (one: [`replay_sequential`]).
-fn replay_on(store: &AccountStore, txs: &[Tx], threads: usize) -> Vec<Executed> {
+fn replay_on<B: AsRef<[u8]> + Sync>(
+    store: &AccountStore,
+    txs: &[B],
+    threads: usize,
+) -> Result<Vec<Executed>, usize> {
     let threads = threads.clamp(1, MAX_REPLAY_THREADS);
     if threads == 1 {
         return replay_sequential(store, txs);
     }
     let order = Order::of(txs, store.len());
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
-    let per_thread: Vec<Vec<Executed>> = std::thread::scope(|s| {
+    let per_thread: Vec<Result<Vec<Executed>, usize>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (order, progress) = (&order, &progress);
@@ -143,17 +163,38 @@ fn replay_on(store: &AccountStore, txs: &[Tx], threads: usize) -> Vec<Executed> 
             .map(|h| h.join().expect("a replay thread panicked"))
             .collect()
     });
+    if let Some(bad) = per_thread.iter().filter_map(|r| r.as_ref().err()).min() {
+        return Err(*bad);
+    }
     // Thread t ran transactions t, t + threads, ...: interleave them back.
-    let mut out = Vec::with_capacity(txs.len());
-    let mut iters: Vec<_> = per_thread.into_iter().map(Vec::into_iter).collect();
-    for i in 0..txs.len() {
-        out.push(
+    let mut iters: Vec<_> = per_thread
+        .into_iter()
+        .map(|r| r.expect("checked above").into_iter())
+        .collect();
+    Ok((0..txs.len())
+        .map(|i| {
             iters[i % threads]
                 .next()
-                .expect("one result per transaction"),
-        );
+                .expect("one result per transaction")
+        })
+        .collect())
+}
+
+/// The accounts an encoded transaction names, read in place: none when its length does
+/// not fit its account count (then it does not decode either; every transaction that
+/// decodes has its accounts here).
+fn accounts_in(b: &[u8]) -> Option<impl Iterator<Item = AccountRef> + '_> {
+    let n = *b.get(tx::HEADER_LEN - 1)? as usize;
+    if n == 0 || n > tx::MAX_ACCOUNTS || b.len() != tx::HEADER_LEN + 4 * n {
+        return None;
     }
-    out
+    Some(b[tx::HEADER_LEN..].chunks_exact(4).map(|w| {
+        let w = u32::from_le_bytes(w.try_into().expect("4 bytes"));
+        AccountRef {
+            index: w & !tx::WRITABLE,
+            writable: w & tx::WRITABLE != 0,
+        }
+    }))
 }
 
 /// The transactions each must wait for, in one flat list (`deps[starts[i]..starts[i+1]]`
@@ -166,7 +207,7 @@ struct Order {
 const NONE: u32 = u32::MAX;
 
 impl Order {
-    fn of(txs: &[Tx], accounts: usize) -> Order {
+    fn of<B: AsRef<[u8]>>(txs: &[B], accounts: usize) -> Order {
         let mut last_writer = vec![NONE; accounts];
         // Readers of each account since its last write; the next writer waits for all.
         let mut readers: Vec<Vec<u32>> = vec![Vec::new(); accounts];
@@ -175,20 +216,25 @@ impl Order {
         // One account set per transaction: an account listed twice counts once, as
         // written if any listing writes it.
         let mut set: Vec<(usize, bool)> = Vec::with_capacity(tx::MAX_ACCOUNTS);
-        for (i, t) in txs.iter().enumerate() {
+        for (i, b) in txs.iter().enumerate() {
             starts.push(deps.len() as u32);
-            let accts = &t.message.accounts;
-            // Fails before touching any balance: nothing to order.
-            if accts.iter().any(|a| a.index as usize >= accounts) {
+            // A transaction that does not decode is not executed: nothing to order.
+            let Some(accts) = accounts_in(b.as_ref()) else {
                 continue;
-            }
+            };
             set.clear();
+            let mut outside = false;
             for a in accts {
-                let a_idx = a.index as usize;
-                match set.iter_mut().find(|(x, _)| *x == a_idx) {
+                let at = a.index as usize;
+                outside |= at >= accounts;
+                match set.iter_mut().find(|(x, _)| *x == at) {
                     Some(e) => e.1 |= a.writable,
-                    None => set.push((a_idx, a.writable)),
+                    None => set.push((at, a.writable)),
                 }
+            }
+            // Fails before touching any balance: nothing to order.
+            if outside {
+                continue;
             }
             let i = i as u32;
             for &(a, writes) in &set {
@@ -217,19 +263,23 @@ impl Order {
 #[repr(align(128))]
 struct Progress(AtomicUsize);
 
-/// Spins before a waiting thread starts yielding its core (a predecessor being executed
-/// is done within a few hundred ns; a preempted one may take a scheduler quantum).
-const SPINS: u32 = 256;
+/// Spins before a waiting thread starts sleeping (a predecessor being executed is done
+/// within a few hundred ns; a preempted one may take a scheduler quantum, during which
+/// a spinning waiter would only take CPU from the thread it waits for).
+const SPINS: u32 = 512;
+
+/// How long a waiting thread sleeps between looks once it stopped spinning.
+const NAP: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// Thread `t`'s share: transactions `t`, `t + n`, ... in order, each after its
-/// predecessors.
-fn run_share(
+/// predecessors; the index of one that does not decode stops it.
+fn run_share<B: AsRef<[u8]>>(
     store: &AccountStore,
-    txs: &[Tx],
+    txs: &[B],
     order: &Order,
     progress: &[Progress],
     t: usize,
-) -> Vec<Executed> {
+) -> Result<Vec<Executed>, usize> {
     let n = progress.len();
     // The last value read of each thread's counter (they only grow).
     let mut seen = vec![0usize; n];
@@ -250,15 +300,20 @@ fn run_share(
                 if spins < SPINS {
                     std::hint::spin_loop();
                 } else {
-                    std::thread::yield_now();
+                    std::thread::sleep(NAP);
                 }
             }
         }
-        let tx = &txs[i];
-        out.push(execute(store, &tx.message, seed_of(tx)));
+        let Ok(d) = tx::decode(txs[i].as_ref()) else {
+            // The threads waiting for it wait for nothing it would have written: let
+            // them finish, the caller refuses the block.
+            progress[t].0.store(usize::MAX, Ordering::Release);
+            return Err(i);
+        };
+        out.push(execute(store, &d.message, seed_of(&d)));
         progress[t].0.store(k + 1, Ordering::Release);
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
