@@ -25,9 +25,11 @@
 //!    nothing decoded outlives its execution (a block's decoded transactions kept
 //!    around cost more in memory traffic than the decoding). Interleaving the block
 //!    over the threads keeps them at nearby positions, where a random predecessor is
-//!    almost always done; a thread that waits long sleeps instead of spinning, so on a
-//!    machine with more runnable threads than cores it gives its core to the thread it
-//!    waits for.
+//!    almost always done. A wait of more than half a millisecond means a thread was
+//!    preempted (a machine with more runnable threads than cores, where every other
+//!    thread would soon wait for it): the threads then stop, and the calling thread runs
+//!    what they left in block order, so a busy machine replays about as fast as one
+//!    thread instead of stalling.
 //!
 //! The result equals sequential execution's exactly, transaction by transaction (every
 //! conflicting pair executes in block order and the kernel is deterministic), whatever
@@ -40,7 +42,7 @@
 //! accounts (or only read common ones), so the store's relaxed atomics never race on a
 //! value.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::bank::{execute, AccountStore, Outcome};
 use crate::tx::{self, AccountRef, Tx};
@@ -145,17 +147,29 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     txs: &[B],
     threads: usize,
 ) -> Result<Vec<Executed>, usize> {
+    replay_with(store, txs, threads, STALL)
+}
+
+/// [`replay_on`], a wait longer than `stall` stopping the threads (tests set it to zero
+/// to run the fallback).
+fn replay_with<B: AsRef<[u8]> + Sync>(
+    store: &AccountStore,
+    txs: &[B],
+    threads: usize,
+    stall: std::time::Duration,
+) -> Result<Vec<Executed>, usize> {
     let threads = threads.clamp(1, MAX_REPLAY_THREADS);
     if threads == 1 {
         return replay_sequential(store, txs);
     }
     let order = Order::of(txs, store.len());
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
+    let stalled = AtomicBool::new(false);
     let per_thread: Vec<Result<Vec<Executed>, usize>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (order, progress) = (&order, &progress);
-                s.spawn(move || run_share(store, txs, order, progress, t))
+                let (order, progress, stalled) = (&order, &progress, &stalled);
+                s.spawn(move || run_share(store, txs, order, (progress, stalled, stall), t))
             })
             .collect();
         handles
@@ -166,18 +180,23 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     if let Some(bad) = per_thread.iter().filter_map(|r| r.as_ref().err()).min() {
         return Err(*bad);
     }
-    // Thread t ran transactions t, t + threads, ...: interleave them back.
+    // Thread t ran transactions t, t + threads, ... (a prefix of them, if the replay
+    // stalled): interleave them back, and run what no thread reached here, in block
+    // order. That is still sequential replay's result: a transaction a thread ran had
+    // every predecessor run before it, so none of them comes after one left here.
     let mut iters: Vec<_> = per_thread
         .into_iter()
         .map(|r| r.expect("checked above").into_iter())
         .collect();
-    Ok((0..txs.len())
-        .map(|i| {
-            iters[i % threads]
-                .next()
-                .expect("one result per transaction")
+    (0..txs.len())
+        .map(|i| match iters[i % threads].next() {
+            Some(done) => Ok(done),
+            None => {
+                let t = tx::decode(txs[i].as_ref()).map_err(|_| i)?;
+                Ok(execute(store, &t.message, seed_of(&t)))
+            }
         })
-        .collect())
+        .collect()
 }
 
 /// The accounts an encoded transaction names, read in place: none when its length does
@@ -263,13 +282,16 @@ impl Order {
 #[repr(align(128))]
 struct Progress(AtomicUsize);
 
-/// Spins before a waiting thread starts sleeping (a predecessor being executed is done
-/// within a few hundred ns; a preempted one may take a scheduler quantum, during which
-/// a spinning waiter would only take CPU from the thread it waits for).
+/// Spins before a waiting thread starts yielding its core (a predecessor being executed
+/// is done within a few hundred ns).
 const SPINS: u32 = 512;
 
-/// How long a waiting thread sleeps between looks once it stopped spinning.
-const NAP: std::time::Duration = std::time::Duration::from_micros(20);
+/// A wait longer than this stops the parallel replay: the threads finish the
+/// transaction they hold and the calling thread runs the rest in order. Waits on a
+/// machine with a core per thread last microseconds; this long means a thread was
+/// preempted (more runnable threads than cores), and every other thread would soon be
+/// waiting for it, slower than one thread alone.
+const STALL: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Thread `t`'s share: transactions `t`, `t + n`, ... in order, each after its
 /// predecessors; the index of one that does not decode stops it.
@@ -277,32 +299,43 @@ fn run_share<B: AsRef<[u8]>>(
     store: &AccountStore,
     txs: &[B],
     order: &Order,
-    progress: &[Progress],
+    (progress, stalled, stall): (&[Progress], &AtomicBool, std::time::Duration),
     t: usize,
 ) -> Result<Vec<Executed>, usize> {
     let n = progress.len();
     // The last value read of each thread's counter (they only grow).
     let mut seen = vec![0usize; n];
     let mut out = Vec::with_capacity(txs.len() / n + 1);
-    for (k, i) in (t..txs.len()).step_by(n).enumerate() {
+    'txs: for (k, i) in (t..txs.len()).step_by(n).enumerate() {
         for &d in order.of_tx(i) {
             let (owner, pos) = (d as usize % n, d as usize / n);
             if owner == t {
                 continue; // earlier on this thread: done
             }
-            let mut spins = 0u32;
+            let (mut spins, mut since) = (0u32, None);
             while seen[owner] <= pos {
                 seen[owner] = progress[owner].0.load(Ordering::Acquire);
                 if seen[owner] > pos {
                     break;
                 }
+                if stalled.load(Ordering::Relaxed) {
+                    break 'txs;
+                }
                 spins += 1;
                 if spins < SPINS {
                     std::hint::spin_loop();
-                } else {
-                    std::thread::sleep(NAP);
+                    continue;
                 }
+                let start = *since.get_or_insert_with(std::time::Instant::now);
+                if start.elapsed() > stall {
+                    stalled.store(true, Ordering::Relaxed);
+                    break 'txs;
+                }
+                std::thread::yield_now();
             }
+        }
+        if stalled.load(Ordering::Relaxed) {
+            break;
         }
         let Ok(d) = tx::decode(txs[i].as_ref()) else {
             // The threads waiting for it wait for nothing it would have written: let
