@@ -8,12 +8,16 @@
 //! derives it again from the transactions themselves instead of trusting the leader's
 //! microblocks.
 //!
-//! [`replay`] takes the encoded transactions and works in two steps:
+//! [`replay`] takes the encoded transactions and works in two steps, both on the
+//! threads:
 //!
-//! 1. **Order** (one pass on the calling thread, reading each transaction's account
-//!    list in place, allocating nothing per transaction): for each transaction, the
-//!    earlier ones it must wait for: for an account it writes, the last earlier writer
-//!    and every reader since; for an account it reads, the last earlier writer. A
+//! 1. **Order**: each thread reads the account lists of one contiguous chunk of the
+//!    block in place (allocating nothing per transaction) and notes, per account a
+//!    transaction names, the previous transaction of the chunk that named it; the
+//!    calling thread then gives each chunk's first access to an account the last access
+//!    of the chunks before (a pass over the accounts, not the transactions). Reads of
+//!    one account are ordered too, which keeps each access to one predecessor: a writer
+//!    waiting for the last reader waits, through it, for every earlier reader. A
 //!    transaction naming an account outside the account space touches no balance (it
 //!    fails before reading any) and waits for nothing.
 //! 2. **Decode and execute**: transaction `i` is decoded and run on thread
@@ -119,13 +123,14 @@ pub fn replay_sequential<B: AsRef<[u8]>>(
     store: &AccountStore,
     txs: &[B],
 ) -> Result<Vec<Executed>, usize> {
-    txs.iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let t = tx::decode(b.as_ref()).map_err(|_| i)?;
-            Ok(execute(store, &t.message, seed_of(&t)))
-        })
-        .collect()
+    // Filled in place: a collected `Result` has no size hint, and growing a block's
+    // results by doubling cost more than replaying it.
+    let mut out = Vec::with_capacity(txs.len());
+    for (i, b) in txs.iter().enumerate() {
+        let t = tx::decode(b.as_ref()).map_err(|_| i)?;
+        out.push(execute(store, &t.message, seed_of(&t)));
+    }
+    Ok(out)
 }
 
 /// Decodes and executes `txs` (encoded) against `store` with the result of
@@ -162,7 +167,7 @@ fn replay_with<B: AsRef<[u8]> + Sync>(
     if threads == 1 {
         return replay_sequential(store, txs);
     }
-    let order = Order::of(txs, store.len());
+    let order = Order::of(txs, store.len(), threads);
     let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
     let stalled = AtomicBool::new(false);
     let per_thread: Vec<Result<Vec<Executed>, usize>> = std::thread::scope(|s| {
@@ -188,15 +193,17 @@ fn replay_with<B: AsRef<[u8]> + Sync>(
         .into_iter()
         .map(|r| r.expect("checked above").into_iter())
         .collect();
-    (0..txs.len())
-        .map(|i| match iters[i % threads].next() {
-            Some(done) => Ok(done),
+    let mut out = Vec::with_capacity(txs.len());
+    for i in 0..txs.len() {
+        out.push(match iters[i % threads].next() {
+            Some(done) => done,
             None => {
                 let t = tx::decode(txs[i].as_ref()).map_err(|_| i)?;
-                Ok(execute(store, &t.message, seed_of(&t)))
+                execute(store, &t.message, seed_of(&t))
             }
-        })
-        .collect()
+        });
+    }
+    Ok(out)
 }
 
 /// The accounts an encoded transaction names, read in place: none when its length does
@@ -216,64 +223,115 @@ fn accounts_in(b: &[u8]) -> Option<impl Iterator<Item = AccountRef> + '_> {
     }))
 }
 
-/// The transactions each must wait for, in one flat list (`deps[starts[i]..starts[i+1]]`
-/// are transaction `i`'s, all earlier than `i`).
+/// Each access's predecessor: the previous transaction that named the same account
+/// (read or written: reads of one account run in turn too, which keeps each access to
+/// one predecessor; a writer waiting for the last reader waits, through it, for every
+/// earlier one). Computed on the threads, one contiguous chunk each; an access whose
+/// predecessor is in an earlier chunk takes that chunk's last access to the account.
 struct Order {
+    /// Transactions per chunk (the last may have fewer).
+    size: usize,
+    chunks: Vec<OrderChunk>,
+    /// Per chunk, per account: the last access in the chunks before it (or [`NONE`]).
+    before: Vec<Vec<u32>>,
+}
+
+/// One chunk's accesses: per transaction (`items[starts[j]..starts[j+1]]`) its accounts,
+/// each with the previous access within the chunk ([`NONE`]: none in this chunk); and
+/// per account the chunk's last access.
+struct OrderChunk {
     starts: Vec<u32>,
-    deps: Vec<u32>,
+    items: Vec<(u32, u32)>,
+    last: Vec<u32>,
 }
 
 const NONE: u32 = u32::MAX;
 
 impl Order {
-    fn of<B: AsRef<[u8]>>(txs: &[B], accounts: usize) -> Order {
-        let mut last_writer = vec![NONE; accounts];
-        // Readers of each account since its last write; the next writer waits for all.
-        let mut readers: Vec<Vec<u32>> = vec![Vec::new(); accounts];
+    fn of<B: AsRef<[u8]> + Sync>(txs: &[B], accounts: usize, threads: usize) -> Order {
+        let size = txs.len().div_ceil(threads).max(1);
+        let chunks: Vec<OrderChunk> = std::thread::scope(|s| {
+            let handles: Vec<_> = txs
+                .chunks(size)
+                .enumerate()
+                .map(|(c, chunk)| s.spawn(move || OrderChunk::of(chunk, c * size, accounts)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a replay thread panicked"))
+                .collect()
+        });
+        let mut last = vec![NONE; accounts];
+        let before = chunks
+            .iter()
+            .map(|c| {
+                let row = last.clone();
+                for (l, &x) in last.iter_mut().zip(&c.last) {
+                    if x != NONE {
+                        *l = x;
+                    }
+                }
+                row
+            })
+            .collect();
+        Order {
+            size,
+            chunks,
+            before,
+        }
+    }
+
+    /// The transactions `i` waits for (one per account it names, none for a first
+    /// access).
+    fn deps(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let (c, j) = (i / self.size, i % self.size);
+        let chunk = &self.chunks[c];
+        let before = &self.before[c];
+        chunk.items[chunk.starts[j] as usize..chunk.starts[j + 1] as usize]
+            .iter()
+            .map(move |&(a, p)| if p == NONE { before[a as usize] } else { p })
+            .filter(|&d| d != NONE)
+    }
+}
+
+impl OrderChunk {
+    fn of<B: AsRef<[u8]>>(txs: &[B], first: usize, accounts: usize) -> OrderChunk {
+        let mut last = vec![NONE; accounts];
         let mut starts = Vec::with_capacity(txs.len() + 1);
-        let mut deps = Vec::with_capacity(txs.len() * 2);
-        // One account set per transaction: an account listed twice counts once, as
-        // written if any listing writes it.
-        let mut set: Vec<(usize, bool)> = Vec::with_capacity(tx::MAX_ACCOUNTS);
-        for (i, b) in txs.iter().enumerate() {
-            starts.push(deps.len() as u32);
-            // A transaction that does not decode is not executed: nothing to order.
+        let mut items = Vec::with_capacity(txs.len() * 2);
+        let mut set = [0u32; tx::MAX_ACCOUNTS];
+        for (j, b) in txs.iter().enumerate() {
+            starts.push(items.len() as u32);
+            // A transaction that does not decode, or names an account outside the
+            // account space, touches no balance: nothing to order.
             let Some(accts) = accounts_in(b.as_ref()) else {
                 continue;
             };
-            set.clear();
-            let mut outside = false;
+            let (mut n, mut outside) = (0, false);
             for a in accts {
-                let at = a.index as usize;
-                outside |= at >= accounts;
-                match set.iter_mut().find(|(x, _)| *x == at) {
-                    Some(e) => e.1 |= a.writable,
-                    None => set.push((at, a.writable)),
+                outside |= a.index as usize >= accounts;
+                // An account listed twice is one access.
+                if !set[..n].contains(&a.index) {
+                    set[n] = a.index;
+                    n += 1;
                 }
             }
-            // Fails before touching any balance: nothing to order.
             if outside {
                 continue;
             }
-            let i = i as u32;
-            for &(a, writes) in &set {
-                if last_writer[a] != NONE {
-                    deps.push(last_writer[a]);
-                }
-                if writes {
-                    deps.append(&mut readers[a]);
-                    last_writer[a] = i;
-                } else {
-                    readers[a].push(i);
-                }
+            let i = (first + j) as u32;
+            for &a in &set[..n] {
+                let l = &mut last[a as usize];
+                items.push((a, *l));
+                *l = i;
             }
         }
-        starts.push(deps.len() as u32);
-        Order { starts, deps }
-    }
-
-    fn of_tx(&self, i: usize) -> &[u32] {
-        &self.deps[self.starts[i] as usize..self.starts[i + 1] as usize]
+        starts.push(items.len() as u32);
+        OrderChunk {
+            starts,
+            items,
+            last,
+        }
     }
 }
 
@@ -307,7 +365,7 @@ fn run_share<B: AsRef<[u8]>>(
     let mut seen = vec![0usize; n];
     let mut out = Vec::with_capacity(txs.len() / n + 1);
     'txs: for (k, i) in (t..txs.len()).step_by(n).enumerate() {
-        for &d in order.of_tx(i) {
+        for d in order.deps(i) {
             let (owner, pos) = (d as usize % n, d as usize / n);
             if owner == t {
                 continue; // earlier on this thread: done
