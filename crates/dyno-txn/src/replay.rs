@@ -29,11 +29,11 @@
 //!    nothing decoded outlives its execution (a block's decoded transactions kept
 //!    around cost more in memory traffic than the decoding). Interleaving the block
 //!    over the threads keeps them at nearby positions, where a random predecessor is
-//!    almost always done. A wait of more than half a millisecond means a thread was
-//!    preempted (a machine with more runnable threads than cores, where every other
-//!    thread would soon wait for it): the threads then stop, and the calling thread runs
-//!    what they left in block order, so a busy machine replays about as fast as one
-//!    thread instead of stalling.
+//!    almost always done. A thread that has waited half a millisecond in all means
+//!    threads are being preempted (a machine with more runnable threads than cores,
+//!    where they keep waiting for each other): the threads then stop, and the calling
+//!    thread runs what they left in block order, so a busy machine replays about as
+//!    fast as one thread instead of stalling.
 //!
 //! The result equals sequential execution's exactly, transaction by transaction (every
 //! conflicting pair executes in block order and the kernel is deterministic), whatever
@@ -344,11 +344,11 @@ struct Progress(AtomicUsize);
 /// is done within a few hundred ns).
 const SPINS: u32 = 512;
 
-/// A wait longer than this stops the parallel replay: the threads finish the
-/// transaction they hold and the calling thread runs the rest in order. Waits on a
-/// machine with a core per thread last microseconds; this long means a thread was
-/// preempted (more runnable threads than cores), and every other thread would soon be
-/// waiting for it, slower than one thread alone.
+/// A thread that has waited this long in all (past its spins) stops the parallel
+/// replay: the threads finish the transaction they hold and the calling thread runs the
+/// rest in order. Waits on a machine with a core per thread last microseconds; this
+/// much means threads are being preempted (more runnable threads than cores), and the
+/// others keep waiting for them, slower than one thread alone.
 const STALL: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Thread `t`'s share: transactions `t`, `t + n`, ... in order, each after its
@@ -364,6 +364,9 @@ fn run_share<B: AsRef<[u8]>>(
     // The last value read of each thread's counter (they only grow).
     let mut seen = vec![0usize; n];
     let mut out = Vec::with_capacity(txs.len() / n + 1);
+    // Time spent waiting past the spins, over the whole share: many short waits stall
+    // a replay as surely as one long one.
+    let mut waited = std::time::Duration::ZERO;
     'txs: for (k, i) in (t..txs.len()).step_by(n).enumerate() {
         for d in order.deps(i) {
             let (owner, pos) = (d as usize % n, d as usize / n);
@@ -385,11 +388,14 @@ fn run_share<B: AsRef<[u8]>>(
                     continue;
                 }
                 let start = *since.get_or_insert_with(std::time::Instant::now);
-                if start.elapsed() > stall {
+                if waited + start.elapsed() > stall {
                     stalled.store(true, Ordering::Relaxed);
                     break 'txs;
                 }
                 std::thread::yield_now();
+            }
+            if let Some(start) = since {
+                waited += start.elapsed();
             }
         }
         if stalled.load(Ordering::Relaxed) {
