@@ -160,7 +160,8 @@ mod tests {
             assert!(check.submit(format!("p{k}"), frame));
         }
         check.finish();
-        let mut got: Vec<(String, Vec<(Vec<u8>, Option<bool>)>)> = rx
+        type Checked = (String, Vec<(Vec<u8>, Option<bool>)>);
+        let mut got: Vec<Checked> = rx
             .try_iter()
             .map(|i| match i {
                 Input::CheckedRelay { peer, txs } => (peer, txs),

@@ -182,8 +182,11 @@ fn replay_with<B: AsRef<[u8]> + Sync>(
             .map(|h| h.join().expect("a replay thread panicked"))
             .collect()
     });
-    if let Some(bad) = per_thread.iter().filter_map(|r| r.as_ref().err()).min() {
-        return Err(*bad);
+    if per_thread.iter().any(Result::is_err) {
+        // A thread stopped at a transaction that does not decode; a thread that
+        // stalled may not have reached an earlier one: name the first, as sequential
+        // replay does.
+        return Err(first_undecodable_on(txs, 1).expect("a transaction did not decode"));
     }
     // Thread t ran transactions t, t + threads, ... (a prefix of them, if the replay
     // stalled): interleave them back, and run what no thread reached here, in block
