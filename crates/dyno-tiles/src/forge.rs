@@ -235,6 +235,7 @@ fn shared_at(g: &Genesis, balances: &[u64], banks: usize) -> Option<Arc<Shared>>
         landed: AtomicU64::new(0),
         slot: AtomicU64::new(0),
         bank_done: (0..banks).map(|_| AtomicU64::new(0)).collect(),
+        record_order: banks > 1,
         pack_held: AtomicU64::new(0),
         telemetry: Telemetry::default(),
     }))

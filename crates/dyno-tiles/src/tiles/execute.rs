@@ -156,13 +156,12 @@ impl Tile for Bank {
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let _ = out.publish(0, self.index, &self.buf, 0);
         self.shared.landed.fetch_add(landed, Ordering::Relaxed);
-        // With one bank, poh records microblocks in the order this bank executed them
-        // (one link, in order), so pack may release their locks now; with several, poh
-        // does it once it recorded each (see `Poh`). Release: every balance written
-        // above is visible to the bank pack sends a conflicting transaction to next
-        // (with several banks, through the link's release and poh's).
-        if self.shared.bank_done.len() == 1 {
-            self.shared.bank_done[0].fetch_add(1, Ordering::Release);
+        // Pack may release the microblock's locks now, unless poh is to do it once it
+        // recorded it (`record_order`, see `Poh`). Release: every balance written above
+        // is visible to the bank pack sends a conflicting transaction to next (with
+        // `record_order`, through the link's release and poh's).
+        if !self.shared.record_order {
+            self.shared.bank_done[self.index as usize].fetch_add(1, Ordering::Release);
         }
         FragOutcome::Done
     }
