@@ -84,6 +84,18 @@ pub(crate) fn page(title: &str, section: &str, body: &str) -> String {
     page_with_head(title, section, "", body)
 }
 
+/// A status code with a whole page, for answers that do not come from the store (the
+/// live view, a refused host).
+pub(crate) fn plain_page(
+    code: axum::http::StatusCode,
+    title: &str,
+    section: &str,
+    body: &str,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (code, axum::response::Html(page(title, section, body))).into_response()
+}
+
 /// A plain HTML table: header cells are escaped, row cells are markup (escape text with
 /// [`esc`] before adding it). Cells whose column is numeric are right-aligned.
 pub(crate) struct HtmlTable {

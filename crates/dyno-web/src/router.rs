@@ -1,6 +1,7 @@
 //! Routes: each handler reads the store on the blocking pool through a page module and
 //! answers with the page or an error page.
 
+use crate::live;
 use crate::markup::{self, LIVE_SCRIPT, STYLESHEET};
 use crate::pages::{compare, fleet, history, run, runs};
 use crate::state::{AppState, PageError};
@@ -25,8 +26,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/history", get(history_page))
         .route("/compare", get(compare_page))
         .route("/fleet", get(fleet_page))
-        .route("/live", get(crate::live::page))
-        .route("/live/events", get(crate::live::events))
+        .route("/live", get(live::page))
+        .route("/live/events", get(live::events))
         .route("/assets/dyno.css", get(|| asset("text/css", STYLESHEET)))
         .route(
             "/assets/live.js",
@@ -58,7 +59,7 @@ async fn known_host(
                 "<p class=\"error\">This server answers only to {}.</p>\n",
                 markup::esc(&hosts.join(", "))
             );
-            return plain_page(StatusCode::MISDIRECTED_REQUEST, "Unknown host", "", &body);
+            return markup::plain_page(StatusCode::MISDIRECTED_REQUEST, "Unknown host", "", &body);
         }
     }
     next.run(request).await
@@ -181,9 +182,4 @@ async fn fleet_page(
 ) -> Response {
     let page = state.read(move |_, store| fleet::render(store, &q)).await;
     respond(&state, &uri, page)
-}
-
-/// A status code with a plain page, for handlers outside the store (the live view).
-pub(crate) fn plain_page(code: StatusCode, title: &str, section: &str, body: &str) -> Response {
-    (code, Html(markup::page(title, section, body))).into_response()
 }

@@ -1,9 +1,10 @@
 //! What every handler shares: the store connection, the log sink, the plugged-in
 //! reports and the live views; and how a page fails.
 
-use crate::live::{LiveHub, Target};
+use crate::config::{Config, FullReport, LogSink};
+use crate::live::{Live, LiveHub, Target};
 use crate::markup;
-use crate::{Config, FullReport, LogSink};
+use axum::extract::FromRef;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use dyno_store::{Store, StoreError};
@@ -24,7 +25,7 @@ pub(crate) struct AppState {
     /// Log lines.
     pub log: LogSink,
     /// The live views; `None` without `--watch`.
-    pub live: Option<LiveHub>,
+    pub live: Live,
     /// The `Host` headers a loopback server answers (`127.0.0.1:PORT`, `localhost:PORT`);
     /// `None` when remote clients are allowed. A web page elsewhere that rebinds its own
     /// host name to 127.0.0.1 sends its own name, so it cannot read the store through the
@@ -48,8 +49,11 @@ impl AppState {
             path: config.store,
             store: Mutex::new(None),
             reports: config.reports,
+            live: Live(
+                (!targets.is_empty())
+                    .then(|| Arc::new(LiveHub::new(targets, Arc::clone(&config.log)))),
+            ),
             log: config.log,
-            live: (!targets.is_empty()).then(|| LiveHub::new(targets)),
         }
     }
 
@@ -75,6 +79,12 @@ impl AppState {
         })
         .await;
         joined.unwrap_or_else(|e| Err(PageError::Internal(format!("page failed: {e}"))))
+    }
+}
+
+impl FromRef<Arc<AppState>> for Live {
+    fn from_ref(state: &Arc<AppState>) -> Live {
+        state.live.clone()
     }
 }
 

@@ -1,0 +1,81 @@
+//! What the binary hands the server: the store, the address, who may read, what to
+//! watch, the commands' reports and where log lines go.
+
+use crate::error::WebError;
+use dyno_store::{Store, StoredRun};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A command's own report of a stored run (the HTML document its `report` subcommand
+/// writes), served at `/runs/{id}/report`. The binary implements it with the command
+/// crates (machine requirements, compare verdicts), which this crate does not import.
+pub trait FullReport: Send + Sync {
+    /// The full HTML document for `run`, `Ok(None)` when this command has no report
+    /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
+    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError>;
+}
+
+/// Where the log lines of the server go (one line per call, no newline).
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What to serve, and where.
+#[derive(Clone)]
+pub struct Config {
+    /// The results store: a SQLite file or a PostgreSQL URL without its password.
+    pub store: PathBuf,
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// Allow an address other than loopback (anyone who reaches it reads the store).
+    pub allow_remote: bool,
+    /// Prometheus endpoints (`http://HOST:PORT/metrics`) to show live at `/live`.
+    pub watch: Vec<String>,
+    /// The commands' full reports; `None` serves the run pages only.
+    pub reports: Option<Arc<dyn FullReport>>,
+    /// The log sink; by default lines are dropped.
+    pub log: LogSink,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("store", &self.store)
+            .field("addr", &self.addr)
+            .field("allow_remote", &self.allow_remote)
+            .field("watch", &self.watch)
+            .field("reports", &self.reports.is_some())
+            .finish()
+    }
+}
+
+impl Config {
+    /// Serves `store` on `addr`, loopback only, without live views or full reports.
+    pub fn new(store: PathBuf, addr: SocketAddr) -> Config {
+        Config {
+            store,
+            addr,
+            allow_remote: false,
+            watch: Vec::new(),
+            reports: None,
+            log: Arc::new(|_| {}),
+        }
+    }
+
+    /// Sets the log sink.
+    pub fn log(mut self, sink: LogSink) -> Config {
+        self.log = sink;
+        self
+    }
+
+    /// Plugs in the commands' full reports.
+    pub fn reports(mut self, reports: Arc<dyn FullReport>) -> Config {
+        self.reports = Some(reports);
+        self
+    }
+
+    /// Adds Prometheus endpoints to watch live.
+    pub fn watch(mut self, urls: Vec<String>) -> Config {
+        self.watch = urls;
+        self
+    }
+}
