@@ -19,6 +19,15 @@ pub trait FullReport: Send + Sync {
 /// Where the log lines of the server go (one line per call, no newline).
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// A certificate chain and its private key, PEM files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsPair {
+    /// The server's certificate, then its chain.
+    pub cert: PathBuf,
+    /// The certificate's private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
 /// What to serve, and where.
 #[derive(Clone)]
 pub struct Config {
@@ -26,8 +35,18 @@ pub struct Config {
     pub store: PathBuf,
     /// Where to listen.
     pub addr: SocketAddr,
-    /// Allow an address other than loopback (anyone who reaches it reads the store).
+    /// Public mode: listen on any address, answer to any IP address and the
+    /// [`server_names`](Config::server_names), and only to requests with the access key
+    /// (so [`key_file`](Config::key_file) is required).
     pub allow_remote: bool,
+    /// The file holding the access key (one line, at least 16 characters, not readable by
+    /// other users). Required in public mode; on loopback it guards the pages too.
+    pub key_file: Option<PathBuf>,
+    /// Serve HTTPS with this certificate chain and private key (PEM files).
+    pub tls: Option<TlsPair>,
+    /// The host names a public server answers to besides IP addresses, `localhost` and
+    /// this machine's host name (a DNS name, a reverse proxy's name).
+    pub server_names: Vec<String>,
     /// Prometheus endpoints (`http://HOST:PORT/metrics`) to show live at `/live`.
     pub watch: Vec<String>,
     /// The commands' full reports; `None` serves the run pages only.
@@ -42,6 +61,9 @@ impl std::fmt::Debug for Config {
             .field("store", &self.store)
             .field("addr", &self.addr)
             .field("allow_remote", &self.allow_remote)
+            .field("key_file", &self.key_file)
+            .field("tls", &self.tls)
+            .field("server_names", &self.server_names)
             .field("watch", &self.watch)
             .field("reports", &self.reports.is_some())
             .finish()
@@ -55,6 +77,9 @@ impl Config {
             store,
             addr,
             allow_remote: false,
+            key_file: None,
+            tls: None,
+            server_names: Vec::new(),
             watch: Vec::new(),
             reports: None,
             log: Arc::new(|_| {}),
@@ -76,6 +101,19 @@ impl Config {
     /// Adds Prometheus endpoints to watch live.
     pub fn watch(mut self, urls: Vec<String>) -> Config {
         self.watch = urls;
+        self
+    }
+
+    /// Public mode with the access key in `key_file` (see [`Config::allow_remote`]).
+    pub fn public(mut self, key_file: PathBuf) -> Config {
+        self.allow_remote = true;
+        self.key_file = Some(key_file);
+        self
+    }
+
+    /// Serves HTTPS with `tls`.
+    pub fn tls(mut self, tls: TlsPair) -> Config {
+        self.tls = Some(tls);
         self
     }
 }

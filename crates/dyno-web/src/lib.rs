@@ -24,7 +24,9 @@
 //! elsewhere, and every page but the live one reads the same without JavaScript (the
 //! live page reloads itself every few seconds when scripts are off). All text that comes
 //! from the store is HTML-escaped. The server binds to loopback unless told otherwise
-//! ([`Config::allow_remote`]).
+//! ([`Config::allow_remote`]); a public server needs an access key
+//! ([`Config::key_file`]: a bearer token, or a cookie set by a key form) and can serve
+//! HTTPS ([`Config::tls`]).
 //!
 //! The crate never prints: log lines (a page that failed, a store that could not be
 //! read) go to the [`Config::log`] sink, which the binary writes to stderr.
@@ -41,6 +43,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod access;
 mod config;
 mod error;
 mod history;
@@ -49,8 +52,9 @@ mod markup;
 mod pages;
 mod router;
 mod state;
+mod tls;
 
-pub use config::{Config, FullReport, LogSink};
+pub use config::{Config, FullReport, LogSink, TlsPair};
 pub use error::WebError;
 
 use state::AppState;
@@ -63,15 +67,30 @@ pub struct Server {
     listener: std::net::TcpListener,
     addr: SocketAddr,
     state: Arc<AppState>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl Server {
-    /// Checks the configuration and binds the socket (so a taken port fails here, before
-    /// anything is announced). The store is opened on the first page that needs it.
+    /// Checks the configuration (the access key file, the TLS pair, the watch URLs) and
+    /// binds the socket, so bad input or a taken port fails here, before anything is
+    /// announced. The store is opened on the first page that needs it.
     pub fn bind(config: Config) -> Result<Server, WebError> {
         if !config.allow_remote && !config.addr.ip().is_loopback() {
             return Err(WebError::NotLoopback(config.addr));
         }
+        if config.allow_remote && config.key_file.is_none() {
+            return Err(WebError::PublicWithoutKey);
+        }
+        let key = config
+            .key_file
+            .as_deref()
+            .map(access::AccessKey::from_file)
+            .transpose()?;
+        let tls = config
+            .tls
+            .as_ref()
+            .map(|t| tls::acceptor(&t.cert, &t.key))
+            .transpose()?;
         let targets = config
             .watch
             .iter()
@@ -89,12 +108,18 @@ impl Server {
             .thread_name("dyno-web")
             .enable_all()
             .build()?;
-        let state = Arc::new(AppState::new(config, targets, addr));
+        let gate = access::Gate {
+            hosts: access::Hosts::new(addr, config.allow_remote, &config.server_names),
+            key,
+            tls: tls.is_some(),
+        };
+        let state = Arc::new(AppState::new(config, targets, gate));
         Ok(Server {
             runtime,
             listener,
             addr,
             state,
+            tls,
         })
     }
 
@@ -103,9 +128,10 @@ impl Server {
         self.addr
     }
 
-    /// The URL of the front page.
+    /// The URL of the front page (`https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/", self.addr)
     }
 
     /// Serves until the process ends (dyno serve has nothing to clean up: it only reads).
@@ -114,12 +140,16 @@ impl Server {
             runtime,
             listener,
             state,
+            tls,
             ..
         } = self;
         runtime.block_on(async move {
             live::start(&state.live);
             let listener = tokio::net::TcpListener::from_std(listener)?;
-            axum::serve(listener, router::router(state)).await
+            match tls {
+                Some(acceptor) => tls::serve(listener, acceptor, router::router(state)).await,
+                None => axum::serve(listener, router::router(state)).await,
+            }
         })?;
         Ok(())
     }

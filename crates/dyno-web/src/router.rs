@@ -1,14 +1,15 @@
 //! Routes: each handler reads the store on the blocking pool through a page module and
 //! answers with the page or an error page.
 
+use crate::access;
 use crate::live;
-use crate::markup::{self, LIVE_SCRIPT, STYLESHEET};
+use crate::markup::{LIVE_SCRIPT, STYLESHEET};
 use crate::pages::{compare, fleet, history, run, runs};
 use crate::state::{AppState, PageError};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::http::{header, HeaderValue, Uri};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use std::sync::Arc;
 
@@ -33,36 +34,17 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/assets/live.js",
             get(|| asset("text/javascript", LIVE_SCRIPT)),
         )
+        .route(
+            "/login",
+            post(access::login).with_state(Arc::clone(&state.gate)),
+        )
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            known_host,
+            Arc::clone(&state.gate),
+            access::gate,
         ))
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
-}
-
-/// Refuses requests to a loopback server that name another host (see [`AppState::hosts`]).
-async fn known_host(
-    State(state): State<Arc<AppState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    if let Some(hosts) = &state.hosts {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or_default();
-        if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-            let body = format!(
-                "<p class=\"error\">This server answers only to {}.</p>\n",
-                markup::esc(&hosts.join(", "))
-            );
-            return markup::plain_page(StatusCode::MISDIRECTED_REQUEST, "Unknown host", "", &body);
-        }
-    }
-    next.run(request).await
 }
 
 async fn security_headers(mut response: Response) -> Response {

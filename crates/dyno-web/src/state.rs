@@ -1,6 +1,7 @@
 //! What every handler shares: the store connection, the log sink, the plugged-in
 //! reports and the live views; and how a page fails.
 
+use crate::access::Gate;
 use crate::config::{Config, FullReport, LogSink};
 use crate::live::{Live, LiveHub, Target};
 use crate::markup;
@@ -8,7 +9,6 @@ use axum::extract::FromRef;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use dyno_store::{Store, StoreError};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -26,26 +26,14 @@ pub(crate) struct AppState {
     pub log: LogSink,
     /// The live views; `None` without `--watch`.
     pub live: Live,
-    /// The `Host` headers a loopback server answers (`127.0.0.1:PORT`, `localhost:PORT`);
-    /// `None` when remote clients are allowed. A web page elsewhere that rebinds its own
-    /// host name to 127.0.0.1 sends its own name, so it cannot read the store through the
-    /// visitor's browser.
-    pub hosts: Option<Vec<String>>,
+    /// Who may read: the `Host` names answered to, and the access key.
+    pub gate: Arc<Gate>,
 }
 
 impl AppState {
-    pub(crate) fn new(config: Config, targets: Vec<Target>, bound: SocketAddr) -> AppState {
-        let port = bound.port();
-        let hosts = (!config.allow_remote).then(|| {
-            vec![
-                bound.to_string(),
-                format!("localhost:{port}"),
-                format!("127.0.0.1:{port}"),
-                format!("[::1]:{port}"),
-            ]
-        });
+    pub(crate) fn new(config: Config, targets: Vec<Target>, gate: Gate) -> AppState {
         AppState {
-            hosts,
+            gate: Arc::new(gate),
             path: config.store,
             store: Mutex::new(None),
             reports: config.reports,
