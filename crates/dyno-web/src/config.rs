@@ -2,7 +2,8 @@
 //! watch, the commands' reports and where log lines go.
 
 use crate::error::WebError;
-use dyno_store::{Store, StoredRun};
+use crate::views::ComparisonView;
+use dyno_store::{RunId, Store, StoredRun};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +15,14 @@ pub trait FullReport: Send + Sync {
     /// The full HTML document for `run`, `Ok(None)` when this command has no report
     /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError>;
+
+    /// The comparison stored run `run` belongs to, judged as `dyno compare` judges it,
+    /// for the comparison page (`/compare/{id}`) and the outcome column of the list;
+    /// `Ok(None)` when the caller cannot judge comparisons.
+    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
+        let _ = (store, run);
+        Ok(None)
+    }
 }
 
 /// Where the log lines of the server go (one line per call, no newline).

@@ -53,9 +53,11 @@ mod pages;
 mod router;
 mod state;
 mod tls;
+mod views;
 
 pub use config::{Config, FullReport, LogSink, TlsPair};
 pub use error::WebError;
+pub use views::{ComparisonView, Finding, UnjudgedView, VerdictView};
 
 use state::AppState;
 use std::net::SocketAddr;

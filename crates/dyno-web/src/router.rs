@@ -4,7 +4,7 @@
 use crate::access;
 use crate::live;
 use crate::markup::{LIVE_SCRIPT, STYLESHEET};
-use crate::pages::{compare, fleet, history, run, runs};
+use crate::pages::{compare, comparison, fleet, history, run, runs};
 use crate::state::{AppState, PageError};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, Uri};
@@ -152,9 +152,26 @@ async fn history_page(
     respond(&state, &uri, page)
 }
 
-async fn compare_page(State(state): State<Arc<AppState>>, uri: Uri) -> Response {
-    let page = state.read(|_, store| compare::render(store)).await;
+/// The comparison list, or one comparison (`?id=`).
+async fn compare_page(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    Query(q): Query<CompareParams>,
+) -> Response {
+    let page = match q.id.filter(|id| !id.trim().is_empty()) {
+        Some(id) => {
+            state
+                .read(move |s, store| comparison::render(s, store, id.trim()))
+                .await
+        }
+        None => state.read(|s, store| compare::render(s, store)).await,
+    };
     respond(&state, &uri, page)
+}
+
+#[derive(serde::Deserialize)]
+struct CompareParams {
+    id: Option<String>,
 }
 
 async fn fleet_page(

@@ -89,6 +89,17 @@ pub(crate) enum PageError {
     Internal(String),
 }
 
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageError::NotFound(t) | PageError::BadRequest(t) | PageError::Internal(t) => {
+                f.write_str(t)
+            }
+            PageError::Store(e) => write!(f, "results store: {e}"),
+        }
+    }
+}
+
 impl From<StoreError> for PageError {
     fn from(e: StoreError) -> Self {
         match e {

@@ -3,8 +3,8 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use dyno_store::{Store, StoreError, StoredRun};
-use dyno_web::WebError;
+use dyno_store::{RunId, Store, StoreError, StoredRun};
+use dyno_web::{ComparisonView, WebError};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -73,6 +73,10 @@ impl dyno_web::FullReport for CommandReports {
                 .map_err(|e| WebError::Report(format!("{e:#}"))),
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
         }
+    }
+
+    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
+        crate::serve_compare::view(store, run).map(Some)
     }
 }
 

@@ -1,6 +1,7 @@
 //! One module per page: each reads what it needs from the store and returns the HTML.
 
 pub(crate) mod compare;
+pub(crate) mod comparison;
 pub(crate) mod fleet;
 pub(crate) mod history;
 pub(crate) mod run;
