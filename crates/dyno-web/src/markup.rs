@@ -100,16 +100,16 @@ pub(crate) fn plain_page(
 /// [`esc`] before adding it). Cells whose column is numeric are right-aligned.
 pub(crate) struct HtmlTable {
     class: &'static str,
-    head: Vec<(&'static str, bool)>,
+    head: Vec<(String, bool)>,
     rows: Vec<Vec<String>>,
 }
 
 impl HtmlTable {
     /// A table with columns `(header, right-aligned)`.
-    pub(crate) fn new(class: &'static str, head: &[(&'static str, bool)]) -> HtmlTable {
+    pub(crate) fn new(class: &'static str, head: &[(&str, bool)]) -> HtmlTable {
         HtmlTable {
             class,
-            head: head.to_vec(),
+            head: head.iter().map(|(h, r)| (h.to_string(), *r)).collect(),
             rows: Vec::new(),
         }
     }

@@ -7,6 +7,7 @@
 //! number of open pages.
 
 pub(crate) mod prom;
+mod recent;
 mod scrape;
 mod view;
 
@@ -28,6 +29,8 @@ use view::{Reading, TargetView};
 const PERIOD: Duration = Duration::from_secs(1);
 /// How long one scrape may take.
 const DEADLINE: Duration = Duration::from_millis(800);
+/// How far back the live page plots, kept in memory only (Prometheus keeps the rest).
+const KEEP: Duration = Duration::from_secs(600);
 
 /// The endpoints and the newest rendered panel.
 pub(crate) struct LiveHub {
@@ -66,6 +69,8 @@ async fn scrape_forever(hub: Arc<LiveHub>) {
     // Endpoints count as down until first read, so one that is not up yet when the
     // command starts its nodes makes no noise; each change after that is logged once.
     let mut down: Vec<bool> = vec![true; hub.targets.len()];
+    let mut recent = recent::Recent::new(KEEP);
+    let started = Instant::now();
     let mut tick = tokio::time::interval(PERIOD);
     loop {
         tick.tick().await;
@@ -107,8 +112,10 @@ async fn scrape_forever(hub: Arc<LiveHub>) {
             }
             views.push(v);
         }
-        hub.panel
-            .send_replace(render_panel(&views, dyno_model::now_unix()));
+        recent.push(started.elapsed().as_secs_f64(), &views);
+        let mut panel = render_panel(&views, dyno_model::now_unix());
+        panel.push_str(&recent.render());
+        hub.panel.send_replace(panel.replace('\r', ""));
     }
 }
 
