@@ -70,7 +70,8 @@ pub(crate) fn page_with_head(title: &str, section: &str, head_extra: &str, body:
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{t} · dyno</title>\n<link rel=\"stylesheet\" href=\"/assets/dyno.css\">\n{head_extra}\
+         <title>{t} · dyno</title>\n<link rel=\"stylesheet\" href=\"/assets/dyno.css\">\n\
+         <link rel=\"icon\" href=\"data:,\">\n{head_extra}\
          </head>\n<body>\n<header><span class=\"brand\">dyno</span><nav>{nav}</nav></header>\n\
          <main>\n<h1>{t}</h1>\n{body}</main>\n<footer>dyno {v} · read-only view of the results store</footer>\n\
          </body>\n</html>\n",
