@@ -164,7 +164,7 @@ async fn compare_page(
                 .read(move |s, store| comparison::render(s, store, id.trim()))
                 .await
         }
-        None => state.read(|s, store| compare::render(s, store)).await,
+        None => state.read(compare::render).await,
     };
     respond(&state, &uri, page)
 }

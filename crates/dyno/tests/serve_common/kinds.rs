@@ -139,7 +139,7 @@ pub fn tune_study(store: &mut Store, t: f64) -> Vec<RunId> {
         let id = store
             .begin_run(
                 &info("tune", subject, t + i as f64, settings),
-                &[ops.clone()],
+                std::slice::from_ref(&ops),
             )
             .unwrap();
         let samples: Vec<Sample> = (0..rounds)
