@@ -237,11 +237,14 @@ fn comparisons_are_grouped_by_their_id_and_link_to_their_verdicts() {
     let served = Served::start(&["--db", db.to_str().unwrap()]);
     let (code, page) = served.get("/compare");
     assert_eq!(code, 200);
+    // Each links to its page inside the app; these planted runs hold only the list's
+    // part of a comparison's settings, so judging them fails, and their row says so.
     assert!(
-        page.contains("<a href=\"/runs/1/report\">cmp-1</a>"),
+        page.contains("<a href=\"/compare?id=cmp-1\">cmp-1</a>"),
         "{page}"
     );
-    assert!(page.contains("<a href=\"/runs/3/report\">cmp-2</a>"));
+    assert!(page.contains("<a href=\"/compare?id=cmp-2\">cmp-2</a>"));
+    assert!(page.contains("judging comparison cmp-1"), "{page}");
     assert!(page.contains("<td class=\"num\">2 of 6</td>") && page.contains("1 of 6"));
     assert!(page.contains("&lt;cmp&gt;.toml"));
 }
