@@ -4,30 +4,23 @@
 
 use dyno_compare::execution::Outcome;
 use dyno_compare::family::UnjudgedReason;
+use dyno_compare::judged::JudgeRequest;
 use dyno_compare::record;
-use dyno_compare::verdict::{judge_with, JudgeOptions};
-use dyno_stats::{ComparisonSettings, Verdict};
+use dyno_stats::Verdict;
 use dyno_store::{RunId, Store};
 use dyno_web::{ComparisonView, Finding, UnjudgedView, VerdictView, WebError};
 
-/// The comparison run `run` belongs to, judged.
+/// The comparison run `run` belongs to, judged as `dyno compare report` judges it
+/// (dyno-compare's judged module: the same judging as the served HTML report).
 pub fn view(store: &Store, run: RunId) -> Result<ComparisonView, WebError> {
     let loaded = record::load(store, &[run]).map_err(|e| WebError::Report(e.to_string()))?;
+    let judgement = loaded
+        .measured()
+        .judge(&JudgeRequest::default(), Vec::new())
+        .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e))))?
+        .judgement;
     let meta = &loaded.meta;
     let test = meta.test.unwrap_or_default();
-    let settings = ComparisonSettings {
-        noise_band: meta.noise_band,
-        alpha: meta.alpha,
-        seed: meta.seed,
-        ..ComparisonSettings::default()
-    };
-    let options = JudgeOptions {
-        test,
-        rounds: None,
-        primary: meta.primary.clone(),
-        work: meta.work.clone(),
-    };
-    let judgement = judge_with(&loaded.executions, &meta.subjects, &settings, &options);
     let done = loaded
         .executions
         .iter()
