@@ -138,6 +138,9 @@ pub struct Counters {
     pub forged: u64,
     /// Blocks adopted (forged here or fetched).
     pub adopted: u64,
+    /// Times the tip moved to another branch (a fork switch: a block whose parent was not
+    /// the tip became the tip).
+    pub fork_switches: u64,
     /// Blocks rejected, by reason.
     pub rejected: HashMap<&'static str, u64>,
     /// Headers received.
@@ -506,6 +509,7 @@ impl Node {
         let selected = if parent == old_tip {
             vec![hash]
         } else {
+            self.counters.fork_switches += 1;
             self.return_abandoned(&old_tip);
             self.chain.selected_by_switch(&old_tip)
         };
