@@ -11,9 +11,8 @@ use clap::Args;
 use dyno_model::format_value;
 use dyno_report::plot::BoxPlot;
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat};
-use dyno_store::{
-    FleetFilter, FleetQuery, FleetReference, FleetReport, FleetStanding, Passes, RunId, Store,
-};
+use dyno_results::{FleetFilter, FleetReference, FleetReport, FleetStanding, Passes};
+use dyno_store::{FleetQuery, RunId, Store};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -138,7 +137,7 @@ fn standing(
             .run(id)
             .map_err(crate::db::classify)
             .context("--run")?;
-        let Some(value) = run.median_of(&a.metric) else {
+        let Some(value) = dyno_results::median_of(&run, &a.metric) else {
             bail!("--run {id}: the run has no samples of {}", a.metric);
         };
         let host = run.info.host;

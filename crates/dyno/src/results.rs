@@ -9,9 +9,8 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_model::{format_timestamp, format_value, RunStatus};
 use dyno_report::{Align, Cell, Table, TableFormat};
-use dyno_store::{
-    ExportFormat, MetricStats, RunFilter, RunId, RunList, RunShow, RunSummary, Store,
-};
+use dyno_results::{metric_stats, MetricStats, RunList, RunShow};
+use dyno_store::{ExportFormat, RunFilter, RunId, RunSummary, Store};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -387,7 +386,7 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     for m in &run.metrics {
         let Some(MetricStats {
             summary: sum, ci, ..
-        }) = run.metric_stats(&m.name)
+        }) = metric_stats(&run, &m.name)
         else {
             continue;
         };

@@ -6,7 +6,8 @@ use anyhow::Context as _;
 use dyno_model::{format_timestamp, format_value, Metric};
 use dyno_report::plot::BoxPlot;
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table};
-use dyno_store::{MetricStats, RunId, Store, StoredRun};
+use dyno_results::{metric_stats, MetricStats};
+use dyno_store::{RunId, Store, StoredRun};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -74,7 +75,7 @@ pub fn render(runs: &[StoredRun]) -> String {
                 values: v,
                 summary: sum,
                 ci,
-            }) = r.metric_stats(&m.name)
+            }) = metric_stats(r, &m.name)
             else {
                 continue;
             };

@@ -1,7 +1,7 @@
 //! `dyno results trend`: where did a metric's level shift over the stored history, and
 //! does the newest run start a regression?
 //!
-//! The history and its analysis are dyno-store's ([`dyno_store::TrendReport`]: one median
+//! The history is dyno-store's and its analysis dyno-results' ([`dyno_results::TrendReport`]: one median
 //! per complete run, E-Divisive change points, the verdict); the plot is dyno-report's.
 //! This module parses the flags, asks for the report and renders it. Method and exit
 //! code: docs/trend.md.
@@ -12,11 +12,11 @@ use clap::{Args, ValueEnum};
 use dyno_model::{format_timestamp, format_value};
 use dyno_report::plot::{ChangeKind, TrendPlot};
 use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat, Verdict};
-use dyno_stats::ChangePointSettings;
-use dyno_store::{
-    better, metric_suggestion, mixed_series, percent, HistoryPoint, HistoryQuery, RunFilter, Store,
-    StoreError, TrendFilters, TrendReport, MIN_POINTS,
+use dyno_results::{
+    better, metric_suggestion, mixed_series, percent, TrendFilters, TrendReport, MIN_POINTS,
 };
+use dyno_stats::ChangePointSettings;
+use dyno_store::{HistoryPoint, HistoryQuery, RunFilter, Store, StoreError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

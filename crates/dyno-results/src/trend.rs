@@ -1,15 +1,16 @@
 //! The answer to `dyno results trend`, as a typed, schema-versioned report: a metric's
-//! stored history ([`crate::Store::metric_history`], one median per complete run), its
+//! stored history ([`dyno_store::Store::metric_history`], one median per complete run), its
 //! change points ([`dyno_stats::change_points`], E-Divisive means with a t-test) and the
 //! verdict on the newest run. Method and exit code: docs/trend.md.
 //!
 //! As in [`crate::FleetReport`], fields are declared in the JSON document's (alphabetical)
 //! order, so the bytes of `dyno.results.trend/1` do not change.
 
-use crate::fleet_report::{better, MetricRef};
-use crate::{HistoryPoint, RunId, StoreError};
+use crate::fleet::{better, MetricRef};
+use crate::ResultsError;
 use dyno_model::{format_timestamp, format_value, Metric};
 use dyno_stats::{change_points, latest_regression, ChangePoint, ChangePointSettings, Strength};
+use dyno_store::{HistoryPoint, RunId};
 use serde::Serialize;
 
 /// The JSON document's `schema` (docs/output.md).
@@ -149,7 +150,7 @@ impl TrendReport {
         settings: ChangePointSettings,
         recent: usize,
         filters: TrendFilters,
-    ) -> Result<TrendReport, StoreError> {
+    ) -> Result<TrendReport, ResultsError> {
         let measured = history[0].metric.clone();
         let values: Vec<f64> = history.iter().map(|p| p.value).collect();
         let changes = change_points(&values, &settings)?;
