@@ -80,9 +80,10 @@ mod writer;
 
 pub use error::StoreError;
 pub use export::ExportFormat;
+pub use filter::RunFilter;
 pub use fleet::{FleetQuery, FleetRuns, MachineRun};
 pub use history::{HistoryPoint, HistoryQuery};
-pub use query::{RunFilter, RunSummary, StoredRun};
+pub use query::{RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
 pub use transfer::{Copied, CopyTally};

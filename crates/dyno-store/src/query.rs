@@ -1,30 +1,13 @@
 //! Reading runs back: the filtered list and one run in full.
 
 use crate::error::StoreError;
-use crate::filter::{Dialect, Sql};
+use crate::filter::{Dialect, RunFilter, Sql};
 use crate::sqlite::Sqlite;
 use crate::writer::Writer;
 use crate::RunId;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use rusqlite::{OptionalExtension, Row};
 use std::path::Path;
-
-/// Which runs [`Store::list_runs`](crate::Store::list_runs) returns. Every field left `None` matches all runs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunFilter {
-    /// Exact command name (`machine`, `tune`, `pipeline`, `compare`).
-    pub command: Option<String>,
-    /// Substring of the host name (case-sensitive).
-    pub host: Option<String>,
-    /// Substring of the subject name (case-sensitive).
-    pub subject: Option<String>,
-    /// Runs started at or after this time (seconds since the Unix epoch).
-    pub since: Option<f64>,
-    /// Runs started at or before this time (seconds since the Unix epoch).
-    pub until: Option<f64>,
-    /// At most this many runs (the newest).
-    pub limit: Option<usize>,
-}
 
 /// One line of the run list.
 #[derive(Debug, Clone, PartialEq)]
