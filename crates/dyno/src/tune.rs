@@ -458,7 +458,7 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
     for t in report.metric_tables() {
         println!("{}", f.render(&t));
     }
-    for t in report.per_cpu_tables() {
+    for t in dyno_tune::report_cpu::per_cpu_tables(&report.per_cpu) {
         println!("{}", f.render(&t));
     }
     println!("{}", f.render(&report.build_table()));
