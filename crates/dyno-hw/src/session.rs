@@ -86,8 +86,35 @@ fn step_label(plan: &MeasurePlan, rep: u32, id: MetricId) -> String {
 
 /// Measures every metric of `plan`, repetition by repetition, storing each sample in
 /// `store`'s run as soon as it is measured. A failed or interrupted step ends the
-/// session with [`HwError::Step`], naming it.
+/// session with [`HwError::Step`], naming it, after marking the run `incomplete` (the stop
+/// flag ended it: what was measured is kept) or `failed`; a finished session leaves the
+/// run for the caller to finish `complete` ([`finish_run`]) once it has judged it.
 pub fn measure_all(
+    plan: &MeasurePlan,
+    stop: &AtomicBool,
+    mut store: Option<(&mut Store, RunId)>,
+    progress: &mut dyn StepProgress,
+) -> Result<Measured, HwError> {
+    let result = measure_steps(
+        plan,
+        stop,
+        store.as_mut().map(|(s, run)| (&mut **s, *run)),
+        progress,
+    );
+    if let (Err(e), Some((s, run))) = (&result, store) {
+        let status = if e.is_interrupted() {
+            RunStatus::Incomplete
+        } else {
+            RunStatus::Failed
+        };
+        // The step's error is the one to report; a store that refuses this too is
+        // reported by the run staying `running` until reaped.
+        let _ = s.finish_run(run, status);
+    }
+    result
+}
+
+fn measure_steps(
     plan: &MeasurePlan,
     stop: &AtomicBool,
     mut store: Option<(&mut Store, RunId)>,

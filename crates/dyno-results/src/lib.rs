@@ -7,12 +7,16 @@
 //! reports. It sits above the store and below the binary and `dyno serve`, so the terminal
 //! and the web pages show the same numbers.
 //!
-//! - [`RunList`], [`RunShow`] (`dyno.results.list/1`, `dyno.results.show/1`) and
-//!   [`metric_stats`], the statistics of one stored metric.
-//! - [`TrendReport`] (`dyno.results.trend/1`): change points of a metric's history and the
-//!   verdict on its newest run.
+//! - [`RunList`], [`RunShow`] (`dyno.results.list/1`, `dyno.results.show/1`), their
+//!   tables ([`list_table`], [`show_table`]), [`metric_stats`] (the statistics of one
+//!   stored metric), [`runs_report`] (the HTML report of stored runs) and [`export_file`].
+//! - [`TrendReport`] (`dyno.results.trend/1`): change points of the history a
+//!   [`TrendQuery`] selects and the verdict on its newest run, as a table or HTML.
 //! - [`FleetReport`] (`dyno.results.fleet/1`): each machine's median of its newest run,
-//!   grouped by CPU model, and where one machine or run stands.
+//!   grouped by CPU model, and where one machine or run ([`Place`]) stands.
+//!
+//! Reports are data plus their tables and pages; the binary chooses the format and
+//! prints.
 //!
 //! ```
 //! use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
@@ -49,11 +53,16 @@
 #![deny(missing_docs)]
 
 mod error;
+mod export;
 mod fleet;
 mod run_docs;
+mod runs;
+mod standing;
 mod trend;
+mod trend_query;
 
 pub use error::ResultsError;
+pub use export::export_file;
 pub use fleet::{
     better, FleetFilter, FleetGroup, FleetMachine, FleetReference, FleetReport, FleetStanding,
     MetricRef, Passes, ALL_MACHINES, FLEET_SCHEMA,
@@ -62,7 +71,10 @@ pub use run_docs::{
     median_of, metric_stats, ListedRun, MetricStats, RunList, RunShow, ShownMetric, LIST_SCHEMA,
     SHOW_SCHEMA,
 };
+pub use runs::{list_table, runs_report, show_header, show_table};
+pub use standing::Place;
 pub use trend::{
     metric_suggestion, mixed_series, percent, TrendChange, TrendFilters, TrendPoint, TrendReport,
     TrendSettings, TrendVerdict, MIN_POINTS, TREND_SCHEMA,
 };
+pub use trend_query::TrendQuery;

@@ -7,9 +7,8 @@ mod trend;
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_model::{format_timestamp, format_value, RunStatus};
-use dyno_report::{Align, Cell, Table, TableFormat};
-use dyno_results::{metric_stats, MetricStats, RunList, RunShow};
+use dyno_report::{Table, TableFormat};
+use dyno_results::{ResultsError, RunList, RunShow};
 use dyno_store::{ExportFormat, RunFilter, RunId, RunSummary, Store};
 use std::io::Write;
 use std::path::PathBuf;
@@ -315,16 +314,6 @@ fn render(t: &Table, format: ListFormat) -> String {
     }
 }
 
-fn status_cell(s: RunStatus) -> Cell {
-    let c = Cell::new(s.as_str());
-    match s {
-        RunStatus::Complete => c.good(),
-        RunStatus::Running => c,
-        RunStatus::Incomplete => c.warn(),
-        RunStatus::Failed => c.bad(),
-    }
-}
-
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
     let filter = RunFilter {
@@ -340,86 +329,23 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&RunList::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = Table::new("runs")
-        .column("Run", Align::Right)
-        .column("Started (UTC)", Align::Left)
-        .column("Command", Align::Left)
-        .column("Subject", Align::Left)
-        .column("Host", Align::Left)
-        .column("Status", Align::Left)
-        .column("Samples", Align::Right);
-    for r in &runs {
-        t.push_row([
-            Cell::new(r.id.to_string()),
-            Cell::new(format_timestamp(r.started_at)),
-            Cell::new(r.command.clone()),
-            Cell::new(r.subject.name.clone()),
-            Cell::new(r.hostname.clone()),
-            status_cell(r.status),
-            Cell::new(r.samples.to_string()),
-        ]);
-    }
     if runs.is_empty() && a.format == ListFormat::Table {
         eprintln!("no runs in {}", store.path().display());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render(&t, a.format));
+    print!("{}", render(&dyno_results::list_table(&runs), a.format));
     Ok(ExitCode::SUCCESS)
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
     let run = store.run(a.run)?;
-    let mut t = Table::new(format!("run {}", run.id))
-        .column("Metric", Align::Left)
-        .column("Unit", Align::Left)
-        .column("n", Align::Right)
-        .column("Median", Align::Right)
-        .column("95% CI of median", Align::Right)
-        .column("CV", Align::Right)
-        .column("Min", Align::Right)
-        .column("Max", Align::Right);
     if a.format == ListFormat::Json {
         println!("{}", serde_json::to_string_pretty(&RunShow::new(&run))?);
         return Ok(ExitCode::SUCCESS);
     }
-    for m in &run.metrics {
-        let Some(MetricStats {
-            summary: sum, ci, ..
-        }) = metric_stats(&run, &m.name)
-        else {
-            continue;
-        };
-        let f = |v: f64| format_value(v, m.unit);
-        t.push_row([
-            m.name.clone(),
-            m.unit.symbol().to_string(),
-            sum.n.to_string(),
-            f(sum.median),
-            ci.map(|c| format!("{} .. {}", f(c.low), f(c.high)))
-                .unwrap_or_else(|| "-".into()),
-            // A spread needs two samples: one shows none rather than 0.00 %.
-            if sum.n < 2 {
-                "-".to_string()
-            } else {
-                format!("{:.2} %", sum.cv * 100.0)
-            },
-            f(sum.min),
-            f(sum.max),
-        ]);
-    }
-    let i = &run.info;
-    println!("Run       {} ({})", run.id, run.status.as_str());
-    println!("Command   {}", i.command_line.join(" "));
-    println!("Started   {}", format_timestamp(i.started_at));
-    println!("Subject   {} ({})", i.subject.name, i.subject.kind.as_str());
-    println!(
-        "Host      {} / {} / {} cores",
-        i.host.hostname, i.host.cpu_model, i.host.cores_online
-    );
-    println!("Tool      {}", i.tool_version);
-    println!();
-    print!("{}", render(&t, a.format));
+    print!("{}", dyno_results::show_header(&run));
+    print!("{}", render(&dyno_results::show_table(&run), a.format));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -446,36 +372,27 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
-    // Write beside the target and rename, so a failed export leaves no half file.
-    let tmp = path.with_extension(format!(
-        "{}.part",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
-    let result = (|| -> anyhow::Result<u64> {
-        let file =
-            std::fs::File::create(&tmp).with_context(|| format!("--output {}", path.display()))?;
-        let mut out = std::io::BufWriter::new(file);
-        let rows = store.export(&a.runs, format, &mut out)?;
-        out.flush()
-            .with_context(|| format!("writing {}", path.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("--output {}", path.display()))?;
-        Ok(rows)
-    })();
-    match result {
-        Ok(rows) => {
-            eprintln!("exported {rows} samples to {}", path.display());
-            Ok(ExitCode::SUCCESS)
+    let rows = dyno_results::export_file(&store, &a.runs, format, &path)?;
+    eprintln!("exported {rows} samples to {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A results error as the binary reports it: as [`crate::db::classify`] does for the
+/// store's errors, a failure of the store while working exits with the runtime code.
+pub(crate) fn classify(e: ResultsError) -> anyhow::Error {
+    match e {
+        ResultsError::Store(s) => crate::db::classify(s),
+        ResultsError::Run(s) if !s.is_user_error() => {
+            crate::cli_error::CliError::Runtime(format!("--run: {s}")).into()
         }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+        other => other.into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dyno_model::format_timestamp;
 
     #[test]
     fn dates_parse_to_utc_midnight() {

@@ -1,7 +1,4 @@
-//! `dyno machine`: arguments, the measurement loop, storing, and the exit code.
-
-mod output;
-pub mod stored;
+//! `dyno machine`: arguments, the session in dyno-hw, the output format and the exit code.
 
 use crate::cli_error::CliError;
 use crate::db::{self, StoreArgs};
@@ -9,10 +6,11 @@ use crate::{build_info, interrupt, progress::Progress};
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use dyno_hw::{
-    preflight, Context, Durations, HwError, MachineSettings, MeasurePlan, MetricId, RequirementSet,
-    StoredSettings,
+    preflight, Context, Durations, HwError, MachineOutcome, MachineSettings, MeasurePlan, MetricId,
+    RequirementSet, StoredSettings,
 };
 use dyno_model::{Host, RunStatus};
+use dyno_report::TableFormat;
 use dyno_store::{RunId, Store};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -133,18 +131,6 @@ fn parse_metric(s: &str) -> Result<MetricId, String> {
     })
 }
 
-/// Everything a finished (or interrupted) run produced, for the output formats.
-pub struct Report<'a> {
-    args: &'a MachineArgs,
-    host: &'a Host,
-    requirements: &'a RequirementSet,
-    parallel_cores: usize,
-    warnings: Vec<String>,
-    verdict: dyno_hw::Verdict,
-    run_id: Option<RunId>,
-    debug_build: bool,
-}
-
 /// Runs `dyno machine`.
 pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let debug_build = build_info::guard()?;
@@ -181,7 +167,10 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if args.format == Format::Table {
-        print!("{}", output::host_block(&host, &args.base_path));
+        print!(
+            "{}",
+            dyno_hw::host_block(&host, &args.base_path, &build_info::describe())
+        );
     }
     for w in &warnings {
         eprintln!("warning: {w}");
@@ -221,14 +210,6 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let measured = match measured {
         Ok(m) => m,
         Err(e) => {
-            let status = if is_interrupted(&e) {
-                RunStatus::Incomplete
-            } else {
-                RunStatus::Failed
-            };
-            if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
-                let _ = s.finish_run(id, status);
-            }
             let kept = run_id
                 .map(|id| format!(" (samples measured so far are kept in run {id})"))
                 .unwrap_or_default();
@@ -240,17 +221,15 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     }
     let verdict = dyno_hw::evaluate(measured, &requirements, args.tolerance);
     let ok = verdict.meets_requirements();
-    let report = Report {
-        args: &args,
-        host: &host,
-        requirements: &requirements,
-        parallel_cores,
+    let outcome = MachineOutcome {
+        settings: settings(&args, parallel_cores, &requirements.name),
+        host,
         warnings,
         verdict,
         run_id,
-        debug_build,
+        build: (build_info::json(), debug_build),
     };
-    print!("{}", output::render(&report));
+    print!("{}", render(&outcome, args.format));
     Ok(if ok || args.allow_fail {
         ExitCode::SUCCESS
     } else {
@@ -350,9 +329,19 @@ fn begin(
     )?)
 }
 
-/// Whether a session error is the stop flag (Ctrl-C) rather than a failure.
-fn is_interrupted(e: &HwError) -> bool {
-    matches!(e, HwError::Step { source, .. } if matches!(**source, HwError::Interrupted))
+/// The finished run in the format asked for.
+fn render(outcome: &MachineOutcome, format: Format) -> String {
+    let table = |f: TableFormat| f.render(&outcome.table()) + "\n" + &outcome.footer();
+    match format {
+        Format::Table => table(TableFormat::Terminal {
+            color: crate::term::color_stdout(),
+        }),
+        Format::Markdown => table(TableFormat::Markdown),
+        Format::Csv => TableFormat::Csv.render(&outcome.csv_table()),
+        Format::Json => {
+            serde_json::to_string_pretty(&outcome.report()).expect("JSON values serialise") + "\n"
+        }
+    }
 }
 
 /// A session error as the binary reports it: an interruption exits with the signal's
