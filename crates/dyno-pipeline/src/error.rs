@@ -34,6 +34,24 @@ pub enum Error {
     /// The tile runtime failed (workspace, links, affinity, a tile thread).
     #[error(transparent)]
     Tango(#[from] dyno_tango::Error),
+    /// A layout of a sweep does not fit this machine (its tiles, affinity and CPUs).
+    #[error("{origin}: layout verify={verify}, bank={bank}")]
+    Layout {
+        /// Where the config came from.
+        origin: String,
+        /// Verify tiles of the layout.
+        verify: usize,
+        /// Bank tiles of the layout.
+        bank: usize,
+        /// What the tile runtime refused.
+        source: dyno_tango::Error,
+    },
+    /// `metrics.listen` is not an address.
+    #[error("`{0}` is not an address (use 127.0.0.1:7999 or :7999)")]
+    Listen(String),
+    /// The metrics endpoint could not be started.
+    #[error(transparent)]
+    Endpoint(#[from] dyno_obs::Error),
 }
 
 /// Shorthand for results of this crate.
