@@ -15,9 +15,12 @@
 //! - [`render`]: terminal tables, JSON (`dyno.cluster.report/1`) and the HTML report.
 //! - [`export`]: the same cluster as a Nomad job or Kubernetes manifests.
 //! - [`launch`]: the local launcher, one guarded process per node (dyno-proc).
-//! - [`compared`]: a run as `dyno compare` judges it (its compared metrics).
-//! - [`session`]: `check` as a typed report; `run` measured and stored in the results
-//!   store.
+//! - [`compared`]: a run as `dyno compare` judges it (its compared metrics), as the
+//!   execution contract's `ComparedRun` (dyno-exec, below compare and cluster).
+//! - [`session`]: `check` as a typed report; `run` with a release's overrides, measured
+//!   and stored in the results store.
+//! - [`stored`]: what `report` reads (node logs, a stored run's directory) and analyses,
+//!   and a stored run's HTML report for `dyno serve`.
 //!
 //! Nothing here prints or exits; only [`launch`] starts processes.
 //!

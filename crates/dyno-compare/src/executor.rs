@@ -1,5 +1,5 @@
-//! Running a node: the [`Executor`] trait, and [`ProcessExecutor`], which starts the
-//! subject's command as a child process, samples it from /proc and stops it.
+//! Running a node: [`ProcessExecutor`], the [`Executor`] that starts the subject's
+//! command as a child process, samples it from /proc and stops it.
 //!
 //! The node runs as a [`dyno_proc::GuardedChild`]: its own process group, so a Ctrl-C in
 //! the terminal reaches dyno only and dyno stops the node itself (SIGINT to the whole
@@ -7,6 +7,7 @@
 //! so the node and anything it started end even when dyno is SIGKILLed.
 
 use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
+use crate::jsonl;
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
 use crate::spec::{SubjectSpec, WorkloadSpec};
@@ -24,19 +25,9 @@ pub use dyno_proc::child::TAIL_LINES;
 /// longer answering.
 pub const MISSED_SCRAPES: usize = 5;
 
-/// Runs one subject under one workload and records the measured window.
-pub trait Executor {
-    /// Starts the node fresh, waits the warm-up, samples the measured window, stops the
-    /// node. Must return promptly (within the grace period) once `stop` is set, with
-    /// [`Outcome::Interrupted`], and must leave no process behind.
-    fn execute(
-        &mut self,
-        subject: &SubjectSpec,
-        workload: &WorkloadSpec,
-        round: u32,
-        stop: &AtomicBool,
-    ) -> Execution;
-}
+/// The executor trait, defined below compare and cluster (dyno-exec); compare's executors
+/// run a comparison file's [`SubjectSpec`]s under its [`WorkloadSpec`]s.
+pub use dyno_exec::Executor;
 
 /// Runs nodes as child processes.
 ///
@@ -258,6 +249,9 @@ impl NodeMetrics {
 }
 
 impl Executor for ProcessExecutor {
+    type Subject = SubjectSpec;
+    type Workload = WorkloadSpec;
+
     fn execute(
         &mut self,
         subject: &SubjectSpec,
@@ -481,9 +475,6 @@ fn load_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
         })
         .collect()
 }
-
-mod jsonl;
-pub(crate) use jsonl::parse as jsonl_parse;
 
 #[cfg(test)]
 mod tests {

@@ -273,7 +273,7 @@ pub fn read_output(output: &LoadOutput, lines: &[String]) -> (Vec<Series>, Vec<S
     match output {
         LoadOutput::Jsonl => {
             let text = lines.join("\n");
-            let mut series = crate::executor::jsonl_parse(&text);
+            let mut series = crate::jsonl::parse(&text);
             for s in &mut series {
                 let field = s.metric.name.trim_start_matches("jsonl:").to_string();
                 s.metric.name = format!("load:{field}");

@@ -6,7 +6,7 @@
 use crate::execution::{Execution, Outcome, Series, SeriesKind};
 use crate::spec::{ComparisonFile, WorkloadSpec};
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
-use dyno_store::{RunFilter, RunId, Store, StoreError};
+use dyno_store::{RunFilter, RunId, Store, StoreError, StoredRun};
 use serde::{Deserialize, Serialize};
 
 /// What every run of one comparison shares.
@@ -36,7 +36,7 @@ pub struct ComparisonMeta {
     pub file: String,
     /// The file's `test`, so a report judges as the run did (`None`: the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub test: Option<crate::verdict::TestKind>,
+    pub test: Option<crate::spec::TestKind>,
     /// The file's `primary` metrics, so a report judges as the run did (empty: the
     /// default family).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -140,22 +140,10 @@ pub fn find_resumable(
     file: &str,
 ) -> Result<Resume, LoadError> {
     let wanted = fingerprint(cfg);
-    let filter = RunFilter {
-        command: Some("compare".into()),
-        ..RunFilter::default()
-    };
-    let mut ids: Vec<RunId> = store
-        .list_runs(&filter)?
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    ids.sort_unstable_by(|a, b| b.cmp(a));
     let mut seen = std::collections::HashSet::new();
-    for id in ids {
-        let run = store.run(id)?;
-        let Ok(s) = serde_json::from_value::<Settings>(run.info.settings) else {
-            continue;
-        };
+    for found in stored_runs(store)?.rev() {
+        let (run, s) = found?;
+        let id = run.id;
         if s.comparison.fingerprint.is_empty() || !seen.insert(s.comparison.id.clone()) {
             continue;
         }
@@ -181,6 +169,37 @@ pub fn find_resumable(
         });
     }
     Ok(Resume::Fresh)
+}
+
+/// Every stored run of every comparison, oldest first, with its settings (a
+/// `compare` run whose settings are not a comparison's is left out): what finding a
+/// comparison to continue and loading one both walk through. Runs are read one at a
+/// time, as the caller asks for them.
+fn stored_runs(
+    store: &Store,
+) -> Result<
+    impl DoubleEndedIterator<Item = Result<(StoredRun, Settings), StoreError>> + '_,
+    StoreError,
+> {
+    let filter = RunFilter {
+        command: Some("compare".into()),
+        ..RunFilter::default()
+    };
+    let mut ids: Vec<RunId> = store
+        .list_runs(&filter)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    ids.sort_unstable();
+    Ok(ids.into_iter().filter_map(|id| match store.run(id) {
+        Err(e) => Some(Err(e)),
+        Ok(run) => settings(&run).map(|s| Ok((run, s))),
+    }))
+}
+
+/// The comparison settings stored with a run, when it is a comparison's.
+fn settings(run: &StoredRun) -> Option<Settings> {
+    serde_json::from_value(run.info.settings.clone()).ok()
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -287,11 +306,8 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
     let mut meta: Option<(RunId, ComparisonMeta)> = None;
     for &id in runs {
         let run = store.run(id)?;
-        let s: Settings = match (
-            run.info.command.as_str(),
-            serde_json::from_value(run.info.settings),
-        ) {
-            ("compare", Ok(s)) => s,
+        let s = match (run.info.command.as_str(), settings(&run)) {
+            ("compare", Some(s)) => s,
             _ => return Err(LoadError::NotCompare(id)),
         };
         match &meta {
@@ -305,16 +321,6 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
     let Some((_, meta)) = meta else {
         return Err(LoadError::NotCompare(0));
     };
-    let filter = RunFilter {
-        command: Some("compare".into()),
-        ..RunFilter::default()
-    };
-    let mut ids: Vec<RunId> = store
-        .list_runs(&filter)?
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    ids.sort_unstable();
     let mut out = Loaded {
         meta: meta.clone(),
         executions: Vec::new(),
@@ -322,11 +328,9 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
         host: Host::default(),
         runs: Vec::new(),
     };
-    for id in ids {
-        let run = store.run(id)?;
-        let Ok(s) = serde_json::from_value::<Settings>(run.info.settings.clone()) else {
-            continue;
-        };
+    for found in stored_runs(store)? {
+        let (run, s) = found?;
+        let id = run.id;
         if s.comparison.id != meta.id {
             continue;
         }

@@ -4,7 +4,7 @@
 
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
-use crate::spec::{ComparisonFile, OnFailure};
+use crate::spec::{ComparisonFile, OnFailure, SubjectSpec, WorkloadSpec};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -66,7 +66,7 @@ pub enum Ending {
 /// stores it before the next starts). `record` errors stop the rounds.
 pub fn run_rounds<E>(
     cfg: &ComparisonFile,
-    executor: &mut dyn Executor,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
     stop: &AtomicBool,
     record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,
 ) -> Result<Ending, E> {
@@ -78,7 +78,7 @@ pub fn run_rounds<E>(
 /// so the comparison continues where it stopped.
 pub fn run_remaining_rounds<E>(
     cfg: &ComparisonFile,
-    executor: &mut dyn Executor,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
     stop: &AtomicBool,
     done: &HashSet<Slot>,
     mut record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,

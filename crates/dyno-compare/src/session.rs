@@ -34,11 +34,12 @@
 //! assert_eq!(outcome.executions.len(), 6);
 //! ```
 
+use crate::cluster_run::ClusterExecutor;
 use crate::execution::{Execution, Outcome};
 use crate::record::{self, ComparisonMeta, LoadError, Resume};
 use crate::runner::{run_remaining_rounds, schedule, Ending, Slot};
 use crate::verdict::{unknown_primary, unknown_work};
-use crate::{ComparisonFile, Executor, WorkloadSpec};
+use crate::{ComparisonFile, Executor, ProcessExecutor, SubjectSpec, WorkloadSpec};
 use dyno_model::Host;
 use dyno_store::{RunId, Store, StoreError};
 use std::collections::HashSet;
@@ -256,6 +257,11 @@ impl CompareSession {
         &self.meta
     }
 
+    /// The comparison file it runs.
+    pub fn file(&self) -> &ComparisonFile {
+        &self.cfg
+    }
+
     /// Runs the executions still to do with `executor`, storing each in `store` as it
     /// ends, until the plan is done, `stop` is set or a subject fails too often.
     /// `primary` is `--primary` (empty: the file's), checked once every subject has a
@@ -263,7 +269,7 @@ impl CompareSession {
     pub fn run(
         &mut self,
         mut store: Option<&mut Store>,
-        executor: &mut dyn Executor,
+        executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
         stop: &AtomicBool,
         primary: &[String],
         events: &mut dyn FnMut(Event<'_>),
@@ -331,6 +337,21 @@ impl CompareSession {
             own_cpu,
         })
     }
+}
+
+/// The executor of a comparison's subjects: a child `dyno cluster run` per execution
+/// when they are clusters (a comparison file's subjects are all clusters or none), else
+/// the node as a child process. `dyno` is this dyno, which runs the clusters; each is
+/// stopped with the file's grace period.
+pub fn executor_for(
+    cfg: &ComparisonFile,
+    dyno: PathBuf,
+) -> std::io::Result<Box<dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>>> {
+    Ok(if cfg.subjects.iter().any(|s| s.cluster.is_some()) {
+        Box::new(ClusterExecutor::new(dyno, cfg.grace_s)?)
+    } else {
+        Box::new(ProcessExecutor::new(cfg.grace_s))
+    })
 }
 
 /// The mean time one execution takes: its warm-up and window, and a second to start

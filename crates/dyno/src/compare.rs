@@ -5,18 +5,12 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_compare::cluster_run::{self, ClusterExecutor};
-use dyno_compare::record::{self, ComparisonMeta};
-use dyno_compare::report::{self, ReportInput};
+use dyno_compare::judged::{JudgeRequest, Judged};
 use dyno_compare::runner::Ending;
-use dyno_compare::session::{primary_metrics, CompareSession, Event, Refusal};
-use dyno_compare::verdict::{
-    judge_with, pick_candidates, unknown_primary, unknown_work, JudgeOptions, TestKind,
-};
-use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
-use dyno_model::Host;
+use dyno_compare::session::{self, CompareSession, Event, Refusal};
+use dyno_compare::verdict::TestKind;
+use dyno_compare::{cluster_run, record, report, ComparisonFile, Execution};
 use dyno_report::{write_atomic, TableFormat};
-use dyno_stats::ComparisonSettings;
 use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -151,11 +145,8 @@ fn stop_flag() -> &'static AtomicBool {
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
-    let clusters = cfg.subjects.iter().any(|s| s.cluster.is_some());
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
-    if clusters {
-        cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
-    }
+    cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
     if let Some(r) = a.rounds {
         cfg.rounds = r;
     }
@@ -169,7 +160,6 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             cache.display()
         );
     })?;
-    let grace_s = cfg.grace_s;
     let mut store = db::open_for_writing(&a.store)?;
     let tool = build_info::describe();
     let mut shown = Shown::new(&a.file);
@@ -181,19 +171,11 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         tool.clone(),
         &mut |e| shown.event(e),
     )?;
-    let mut process = ProcessExecutor::new(grace_s);
-    let mut cluster;
-    // A comparison is all clusters or all processes (the file's validation says so).
-    let executor: &mut dyn dyno_compare::Executor = if clusters {
-        cluster =
-            ClusterExecutor::new(dyno, grace_s).context("creating the clusters' run directory")?;
-        &mut cluster
-    } else {
-        &mut process
-    };
+    let mut executor = session::executor_for(session.file(), dyno)
+        .context("creating the clusters' run directory")?;
     let outcome = session.run(
         store.as_mut(),
-        executor,
+        executor.as_mut(),
         stop_flag(),
         &a.out.primary,
         &mut |e| shown.event(e),
@@ -210,13 +192,8 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             s.path().display()
         );
     }
-    let workloads = outcome
-        .workloads
-        .iter()
-        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-        .collect();
-    let (meta, host, executions) = (&outcome.meta, &outcome.host, &outcome.executions);
-    let code = finish(meta, workloads, host, executions, &a.out, params, None)?;
+    let judged = outcome.measured().judge(&a.out.request(None), params)?;
+    let code = show(&judged, &a.out)?;
     match outcome.ending {
         Ending::Finished => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
@@ -316,147 +293,50 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("results store {}", path.display()))?;
     let mut loaded = record::load(&store, &a.runs)
         .with_context(|| format!("results store {}", path.display()))?;
-    let mut params = Vec::new();
-    if !a.candidates.is_empty() {
-        let subjects = pick_candidates(&loaded.meta.subjects, &a.candidates)
-            .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
-        loaded.executions.retain(|e| subjects.contains(&e.subject));
-        params.push(("candidates judged".to_string(), subjects[1..].join(", ")));
-        loaded.meta.subjects = subjects;
-    }
-    let workloads = loaded
-        .workloads
-        .iter()
-        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+    let narrowed = loaded
+        .narrow_to(&a.candidates)
+        .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
+    let params = std::iter::once(loaded.stored_runs())
+        .chain(narrowed)
         .collect();
-    params.insert(
-        0,
-        (
-            "stored runs".to_string(),
-            format!(
-                "{}..{}",
-                loaded.runs.first().unwrap_or(&0),
-                loaded.runs.last().unwrap_or(&0)
-            ),
-        ),
-    );
-    finish(
-        &loaded.meta,
-        workloads,
-        &loaded.host,
-        &loaded.executions,
-        &a.out,
-        params,
-        a.rounds.clone(),
-    )
+    let judged = loaded
+        .measured()
+        .judge(&a.out.request(a.rounds.clone()), params)?;
+    show(&judged, &a.out)
 }
 
-/// The judging settings a comparison was stored with.
-fn comparison_settings(meta: &ComparisonMeta) -> ComparisonSettings {
-    ComparisonSettings {
-        noise_band: meta.noise_band,
-        alpha: meta.alpha,
-        seed: meta.seed,
-        ..ComparisonSettings::default()
+impl OutputArgs {
+    /// What the flags ask of the judging; `rounds` is `compare report --rounds`.
+    fn request(&self, rounds: Option<std::ops::Range<u32>>) -> JudgeRequest {
+        JudgeRequest {
+            test: self.test,
+            primary: self.primary.clone(),
+            rounds,
+        }
     }
 }
 
-/// The HTML report of the comparison that stored run `run` belongs to, judged as the
-/// comparison file said (its test and primary metrics): what `dyno compare report RUN
-/// --html` writes, for `dyno serve`.
-pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
-    let loaded = record::load(store, &[run])?;
-    let meta = &loaded.meta;
-    let test = meta.test.unwrap_or_default();
-    let options = JudgeOptions {
-        test,
-        rounds: None,
-        primary: meta.primary.clone(),
-        work: meta.work.clone(),
-    };
-    let judgement = judge_with(
-        &loaded.executions,
-        &meta.subjects,
-        &comparison_settings(meta),
-        &options,
-    );
-    let first = loaded.runs.first().unwrap_or(&0);
-    let last = loaded.runs.last().unwrap_or(&0);
-    Ok(report::html(&ReportInput {
-        meta,
-        workloads: loaded
-            .workloads
-            .iter()
-            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-            .collect(),
-        host: &loaded.host,
-        executions: &loaded.executions,
-        judgement: &judgement,
-        parameters: vec![
-            ("stored runs".into(), format!("{first}..{last}")),
-            ("test".into(), test.name().into()),
-        ],
-    }))
-}
-
-/// Judges, prints the summary, writes the HTML report; exit 1 on a regression when asked.
-fn finish(
-    meta: &ComparisonMeta,
-    workloads: Vec<(String, f64, f64, f64)>,
-    host: &Host,
-    executions: &[Execution],
-    out: &OutputArgs,
-    mut parameters: Vec<(String, String)>,
-    rounds: Option<std::ops::Range<u32>>,
-) -> anyhow::Result<ExitCode> {
-    let test = out.test.or(meta.test).unwrap_or_default();
-    parameters.push(("test".into(), test.name().into()));
-    if let Some(r) = &rounds {
-        parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
-    }
-    let settings = comparison_settings(meta);
-    let primary = primary_metrics(&out.primary, meta).to_vec();
-    if !primary.is_empty() {
-        unknown_primary(executions, &meta.subjects, &primary, &meta.work).map_err(|e| {
-            let whence = if out.primary.is_empty() {
-                format!("`primary` of {}", meta.file)
-            } else {
-                "--primary".to_string()
-            };
-            anyhow::anyhow!("{whence}: {e}")
-        })?;
-        parameters.push(("primary metrics".into(), primary.join(", ")));
-    }
-    unknown_work(executions, &meta.work)
-        .map_err(|e| anyhow::anyhow!("`work` of {}: {e}", meta.file))?;
-    let options = JudgeOptions {
-        test,
-        rounds,
-        primary,
-        work: meta.work.clone(),
-    };
-    let judgement = judge_with(executions, &meta.subjects, &settings, &options);
-    print_summary(meta, executions, &judgement, out.format);
+/// Prints the summary, writes the HTML report; exit 1 on a regression when asked.
+fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
+    let m = &judged.measured;
+    print_summary(m.meta, m.executions, &judged.judgement, out.format);
     if let Some(path) = &out.html {
-        let html = report::html(&ReportInput {
-            meta,
-            workloads,
-            host,
-            executions,
-            judgement: &judgement,
-            parameters,
-        });
-        write_atomic(path, html.as_bytes())
+        write_atomic(path, judged.html().as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
         eprintln!("HTML report: {}", path.display());
     }
-    if out.fail_on_regression && judgement.has_regression() {
+    if out.fail_on_regression && judged.judgement.has_regression() {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement, format: Format) {
+fn print_summary(
+    meta: &record::ComparisonMeta,
+    executions: &[Execution],
+    j: &dyno_compare::Judgement,
+    format: Format,
+) {
     if format == Format::Json {
         let json = report::verdicts_json(j);
         println!(

@@ -50,12 +50,12 @@ struct CommandReports;
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => crate::compare::stored_html(store, run.id)
+            "compare" => dyno_compare::judged::stored_html(store, run.id)
                 .map(Some)
-                .map_err(|e| WebError::Report(format!("{e:#}"))),
-            "cluster run" => crate::cluster::stored_html(run)
+                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
+            "cluster run" => dyno_cluster::stored::stored_html(run)
                 .map(Some)
-                .map_err(|e| WebError::Report(format!("{e:#}"))),
+                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
         }
     }

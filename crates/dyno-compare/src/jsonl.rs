@@ -1,4 +1,5 @@
-//! JSON lines a node writes: each numeric field of each line is one observation.
+//! JSON lines a node or its load command writes: each numeric field of each line is one
+//! observation. Read by the executor (a node's `jsonl` file) and by a load's `output`.
 
 use crate::execution::{guess_direction, Series, SeriesKind};
 use dyno_model::{Metric, Unit};
