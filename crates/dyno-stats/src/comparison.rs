@@ -150,20 +150,36 @@ pub fn compare(
         settings.seed,
     )?;
     let test = mann_whitney_u(candidate, baseline, Alternative::TwoSided)?;
-    let verdict = classify(
-        ratio.estimate,
-        better,
-        test.p_value,
-        settings.alpha,
-        settings.noise_band,
-    );
-    Ok(Comparison {
+    Ok(judged(
         better,
         ratio,
-        test: SignificanceTest::MannWhitney(test),
-        p_adjusted: test.p_value,
-        verdict,
-    })
+        SignificanceTest::MannWhitney(test),
+        settings,
+    ))
+}
+
+/// A comparison judged on `test`'s raw p-value by [`classify`] (a family's Holm
+/// adjustment comes later, from [`apply_holm`]).
+pub(crate) fn judged(
+    better: Better,
+    ratio: ConfidenceInterval,
+    test: SignificanceTest,
+    settings: &ComparisonSettings,
+) -> Comparison {
+    let p = test.p_value();
+    Comparison {
+        better,
+        ratio,
+        test,
+        p_adjusted: p,
+        verdict: classify(
+            ratio.estimate,
+            better,
+            p,
+            settings.alpha,
+            settings.noise_band,
+        ),
+    }
 }
 
 /// One metric to compare: `(baseline, candidate, direction)`.
@@ -237,19 +253,12 @@ pub fn compare_paired(
         requested: settings.confidence,
         achieved: settings.confidence,
     };
-    Ok(Comparison {
+    Ok(judged(
         better,
         ratio,
-        test: SignificanceTest::PairedT(test),
-        p_adjusted: test.p_value,
-        verdict: classify(
-            ratio.estimate,
-            better,
-            test.p_value,
-            settings.alpha,
-            settings.noise_band,
-        ),
-    })
+        SignificanceTest::PairedT(test),
+        settings,
+    ))
 }
 
 /// As [`compare_paired`], with the exact signed-rank test on the log ratios and the
@@ -279,19 +288,12 @@ pub fn compare_signed_rank(
         },
         Err(e) => return Err(e),
     };
-    Ok(Comparison {
+    Ok(judged(
         better,
         ratio,
-        test: SignificanceTest::SignedRank(test),
-        p_adjusted: test.p_value,
-        verdict: classify(
-            ratio.estimate,
-            better,
-            test.p_value,
-            settings.alpha,
-            settings.noise_band,
-        ),
-    })
+        SignificanceTest::SignedRank(test),
+        settings,
+    ))
 }
 
 fn check_settings(settings: &ComparisonSettings) -> Result<(), StatsError> {

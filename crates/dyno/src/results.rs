@@ -68,6 +68,16 @@ pub struct PullArgs {
     /// The shared store to copy from (postgres://USER@HOST/DB, or another SQLite file).
     #[arg(long, value_name = "URL")]
     from: String,
+    #[command(flatten)]
+    filter: RunFilterArgs,
+    /// Runs to pull (ids in --from); every run matching the filters when none is given.
+    #[arg(value_name = "RUN")]
+    runs: Vec<RunId>,
+}
+
+/// Which runs (`list`, `pull`).
+#[derive(Debug, Args)]
+pub struct RunFilterArgs {
     /// Only runs of this command (machine, tune, pipeline, compare).
     #[arg(long)]
     command: Option<String>,
@@ -83,9 +93,20 @@ pub struct PullArgs {
     /// Only runs started before this date (YYYY-MM-DD, UTC).
     #[arg(long, value_parser = parse_date)]
     until: Option<f64>,
-    /// Runs to pull (ids in --from); every run matching the filters when none is given.
-    #[arg(value_name = "RUN")]
-    runs: Vec<RunId>,
+}
+
+impl RunFilterArgs {
+    /// The store's filter of these flags, at most `limit` runs.
+    fn filter(self, limit: Option<usize>) -> RunFilter {
+        RunFilter {
+            command: self.command,
+            host: self.host,
+            subject: self.subject,
+            since: self.since,
+            until: self.until,
+            limit,
+        }
+    }
 }
 
 /// Table formats for list and show.
@@ -106,21 +127,8 @@ pub enum ListFormat {
 pub struct ListArgs {
     #[command(flatten)]
     db: DbArg,
-    /// Only runs of this command (machine, tune, pipeline, compare).
-    #[arg(long)]
-    command: Option<String>,
-    /// Only runs whose host name contains this text.
-    #[arg(long)]
-    host: Option<String>,
-    /// Only runs whose subject name contains this text.
-    #[arg(long)]
-    subject: Option<String>,
-    /// Only runs started on or after this date (YYYY-MM-DD, UTC).
-    #[arg(long, value_parser = parse_date)]
-    since: Option<f64>,
-    /// Only runs started before this date (YYYY-MM-DD, UTC).
-    #[arg(long, value_parser = parse_date)]
-    until: Option<f64>,
+    #[command(flatten)]
+    filter: RunFilterArgs,
     /// At most this many runs.
     #[arg(long, default_value = "50")]
     limit: usize,
@@ -265,15 +273,7 @@ fn pull(a: PullArgs) -> anyhow::Result<ExitCode> {
     let shared = Store::open_read_only(&crate::db::location(&a.from))
         .map_err(crate::db::classify)
         .with_context(|| format!("--from {}", dyno_store::redact(&a.from)))?;
-    let filter = RunFilter {
-        command: a.command,
-        host: a.host,
-        subject: a.subject,
-        since: a.since,
-        until: a.until,
-        limit: None,
-    };
-    let runs = select(&shared, &a.runs, &filter)?;
+    let runs = select(&shared, &a.runs, &a.filter.filter(None))?;
     let mut local = open_write(&crate::db::path(&a.db.db), "--db")?;
     copy_runs(&shared, &mut local, &runs, "pull")?;
     Ok(ExitCode::SUCCESS)
@@ -316,15 +316,7 @@ fn render(t: &Table, format: ListFormat) -> String {
 
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
-    let filter = RunFilter {
-        command: a.command,
-        host: a.host,
-        subject: a.subject,
-        since: a.since,
-        until: a.until,
-        limit: Some(a.limit),
-    };
-    let runs = store.list_runs(&filter)?;
+    let runs = store.list_runs(&a.filter.filter(Some(a.limit)))?;
     if a.format == ListFormat::Json {
         println!("{}", serde_json::to_string_pretty(&RunList::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
