@@ -236,8 +236,7 @@ pub fn compare_paired(
     better: Better,
     settings: &ComparisonSettings,
 ) -> Result<Comparison, StatsError> {
-    check_open_unit(settings.alpha, "alpha")?;
-    check_non_negative(settings.noise_band, "noise_band")?;
+    check_settings(settings)?;
     check_open_unit(settings.confidence, "confidence")?;
     let logs = log_ratios(baseline, candidate)?;
     let test = paired_t(&logs)?;
@@ -273,8 +272,7 @@ pub fn compare_signed_rank(
     better: Better,
     settings: &ComparisonSettings,
 ) -> Result<Comparison, StatsError> {
-    check_open_unit(settings.alpha, "alpha")?;
-    check_non_negative(settings.noise_band, "noise_band")?;
+    check_settings(settings)?;
     let logs = log_ratios(baseline, candidate)?;
     let ratio = paired_ratio_ci(baseline, candidate, settings.confidence)?;
     let test = match wilcoxon_signed_rank(&logs, Alternative::TwoSided) {
