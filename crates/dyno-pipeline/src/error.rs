@@ -49,6 +49,15 @@ pub enum Error {
     /// `metrics.listen` is not an address.
     #[error("`{0}` is not an address (use 127.0.0.1:7999 or :7999)")]
     Listen(String),
+    /// `dyno pipeline monitor --config` names a file that is neither a layout nor a bench
+    /// config.
+    #[error("{layout}\n(nor is it a `pipeline bench` config: {bench})")]
+    NotAConfig {
+        /// Why it is not a `pipeline run` layout.
+        layout: String,
+        /// Why it is not a `pipeline bench` config.
+        bench: String,
+    },
     /// The metrics endpoint could not be started.
     #[error(transparent)]
     Endpoint(#[from] dyno_obs::Error),

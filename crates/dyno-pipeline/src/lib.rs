@@ -26,6 +26,7 @@ pub mod diagnosis;
 pub mod error;
 pub mod exposition;
 pub mod layout_run;
+pub mod monitor;
 pub mod report;
 pub mod session;
 pub mod summary;
