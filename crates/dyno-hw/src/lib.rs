@@ -40,7 +40,9 @@ pub use report::{
     StoredSettings, MACHINE_SCHEMA, MINIMUMS_KEY,
 };
 pub use requirements::{judge, Judgement, Requirement, RequirementSet, RequirementsError};
-pub use session::{begin_run, finish_run, measure_all, MeasurePlan, Measured, StepProgress};
+pub use session::{
+    begin_run, finish_run, measure_all, MachineRequest, MeasurePlan, Measured, StepProgress,
+};
 pub use verdict::{evaluate, MetricResult, Verdict};
 
 use std::path::{Path, PathBuf};

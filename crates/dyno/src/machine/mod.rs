@@ -6,12 +6,10 @@ use crate::{build_info, interrupt, progress::Progress};
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use dyno_hw::{
-    preflight, Context, Durations, HwError, MachineOutcome, MachineSettings, MeasurePlan, MetricId,
-    RequirementSet, StoredSettings,
+    preflight, Durations, HwError, MachineOutcome, MachineRequest, MetricId, RequirementSet,
 };
-use dyno_model::{Host, RunStatus};
+use dyno_model::RunStatus;
 use dyno_report::TableFormat;
-use dyno_store::{RunId, Store};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -135,7 +133,7 @@ fn parse_metric(s: &str) -> Result<MetricId, String> {
 pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let debug_build = build_info::guard()?;
     let requirements = requirement_set(&args)?;
-    let metrics = select(&args);
+    let metrics = MetricId::select(&args.only, &args.skip, args.substrate_only);
     if metrics.is_empty() {
         bail!("--only/--skip leave no metric to measure");
     }
@@ -176,29 +174,34 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
 
+    let request = MachineRequest {
+        metrics,
+        durations: Durations {
+            hash: args.hash_duration,
+            verify: args.verify_duration,
+            memory: args.memory_duration,
+            disk: args.disk_duration,
+            extra: args.extra_duration,
+        },
+        base_path: args.base_path.clone(),
+        parallel_cores,
+        repeat: args.repeat,
+        tolerance: args.tolerance,
+        chain: chain(&args).map(str::to_string),
+    };
     let mut store = db::open_for_writing(&args.store)?;
     let run_id = match store.as_mut() {
-        Some(s) => Some(begin(
+        Some(s) => Some(dyno_hw::begin_run(
             s,
-            &args,
             &host,
-            &metrics,
-            parallel_cores,
-            &requirements,
-            &warnings,
+            &request.metrics,
+            &request.stored_settings(&requirements, build_info::json(), &warnings),
+            std::env::args().collect(),
+            build_info::describe(),
         )?),
         None => None,
     };
-    let plan = MeasurePlan {
-        metrics,
-        repeat: args.repeat,
-        durations: durations(&args),
-        context: Context {
-            base_path: args.base_path.clone(),
-            parallel_cores,
-            cores_online: host.cores_online.max(1),
-        },
-    };
+    let plan = request.plan(host.cores_online);
     let progress = Progress::new(u64::from(args.repeat) * plan.metrics.len() as u64);
     let measured = dyno_hw::measure_all(
         &plan,
@@ -222,7 +225,7 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let verdict = dyno_hw::evaluate(measured, &requirements, args.tolerance);
     let ok = verdict.meets_requirements();
     let outcome = MachineOutcome {
-        settings: settings(&args, parallel_cores, &requirements.name),
+        settings: request.settings(&requirements.name),
         host,
         warnings,
         verdict,
@@ -262,71 +265,6 @@ fn requirement_set(args: &MachineArgs) -> anyhow::Result<RequirementSet> {
         Some(path) => RequirementSet::load(path)?,
         None => RequirementSet::builtin(&args.reference).context("--reference")?,
     })
-}
-
-/// The metrics to run, in registry order, after `--only`, `--skip` and `--substrate-only`.
-fn select(args: &MachineArgs) -> Vec<MetricId> {
-    MetricId::ALL
-        .into_iter()
-        .filter(|m| args.only.is_empty() || args.only.contains(m))
-        .filter(|m| !args.skip.contains(m))
-        .filter(|m| !args.substrate_only || m.is_substrate())
-        .collect()
-}
-
-fn durations(args: &MachineArgs) -> Durations {
-    Durations {
-        hash: args.hash_duration,
-        verify: args.verify_duration,
-        memory: args.memory_duration,
-        disk: args.disk_duration,
-        extra: args.extra_duration,
-    }
-}
-
-/// The settings the run measures and judges with, as the report and the store show them.
-fn settings(args: &MachineArgs, parallel_cores: usize, requirements: &str) -> MachineSettings {
-    let d = durations(args);
-    MachineSettings {
-        base_path: args.base_path.display().to_string(),
-        chain: chain(args).map(str::to_string),
-        disk_duration_s: d.disk.as_secs_f64(),
-        extra_duration_s: d.extra.as_secs_f64(),
-        hash_duration_s: d.hash.as_secs_f64(),
-        memory_duration_s: d.memory.as_secs_f64(),
-        parallel_cores,
-        repeat: args.repeat,
-        requirements: requirements.to_string(),
-        tolerance_percent: args.tolerance,
-        verify_duration_s: d.verify.as_secs_f64(),
-    }
-}
-
-fn begin(
-    store: &mut Store,
-    args: &MachineArgs,
-    host: &Host,
-    metrics: &[MetricId],
-    parallel_cores: usize,
-    requirements: &RequirementSet,
-    warnings: &[String],
-) -> anyhow::Result<RunId> {
-    let settings = StoredSettings {
-        settings: settings(args, parallel_cores, &requirements.name),
-        build: build_info::json(),
-        metrics: metrics.iter().map(|m| m.name()).collect(),
-        requirement_minimums: dyno_hw::stored_minimums(requirements),
-        warnings: warnings.to_vec(),
-    };
-    let command_line = std::env::args().collect();
-    Ok(dyno_hw::begin_run(
-        store,
-        host,
-        metrics,
-        &settings,
-        command_line,
-        build_info::describe(),
-    )?)
 }
 
 /// The finished run in the format asked for.
