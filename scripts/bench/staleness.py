@@ -10,7 +10,9 @@ read).
     python3 scripts/bench/staleness.py --write   # also rewrite the table's status column
 
 With --write the "status" column says `current` or `**stale**: N commits (newest first)`,
-and its header names the commit it was computed at.
+with "(busy machine: re-measure quietly)" for a figure whose machine was busy, or
+`**to be measured**` for a row whose value says it is not measured yet; its header names
+the commit it was computed at. All three kinds are in the list to (re-)measure.
 
 A commit someone has read and found not to move a row's figure (a refactor, a fix in another
 part of a crate) can be listed in scripts/bench/reviewed.tsv (`ROW<TAB>COMMIT<TAB>WHY`): it
@@ -130,11 +132,12 @@ def main():
     reviewed = read_reviewed()
     lines = open(BENCHMARKS, encoding="utf-8").read().split("\n")
     h, header, rows = headline_table(lines)
-    c_commit, c_command, c_status = (
+    c_value, c_commit, c_machine = (
+        column(header, "value"),
         column(header, "commit"),
-        column(header, "command"),
-        column(header, "status"),
+        column(header, "machine"),
     )
+    c_command, c_status = column(header, "command"), column(header, "status")
     stale = []
     print(f"BENCHMARKS.md headline rows at {head} (paths: scripts/bench/rows.tsv)")
     for j, row in rows:
@@ -146,24 +149,38 @@ def main():
         if not commits:
             print(f"  {key}: no commit in its `commit` cell; not checked")
             continue
+        if "to be measured" in row[c_value]:
+            print(f"  {key}: not measured yet (its value says so)")
+            stale.append((key, row[c_command]))
+            if write:
+                row[c_status] = "**to be measured**"
+                lines[j] = "| " + " | ".join(row) + " |"
+            continue
         log = since(commits, paths[key])
+        busy = "busy" in row[c_machine]
         ok = reviewed.get(key, {})
         passed = [l for l in (log or []) if l.split()[0] in ok]
         if log is not None:
             log = [l for l in log if l.split()[0] not in ok]
         cell = status_cell(log)
+        if busy:
+            # A lower bound with a wide spread: a quiet machine should measure it again.
+            cell += " (busy machine: re-measure quietly)"
         print(f"  {key} (measured at {', '.join(commits)}): {cell.replace('**', '')}")
         for l in (log or [])[:SHOWN]:
             print(f"      {l}")
         for l in passed:
             print(f"      reviewed, not counted: {l.split()[0]} ({ok[l.split()[0]]})")
-        if log:
+        if log or busy:
             stale.append((key, row[c_command]))
         if write:
             row[c_status] = cell
             lines[j] = "| " + " | ".join(row) + " |"
     if stale:
-        print(f"{len(stale)} of {len(rows)} rows to re-measure on a quiet machine:")
+        print(
+            f"{len(stale)} of {len(rows)} rows to (re-)measure on a quiet machine "
+            "(stale, never measured, or measured on a busy one):"
+        )
         for key, command in stale:
             print(f"  {key}: {command.replace('`', '')}")
     else:

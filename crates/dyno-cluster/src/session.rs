@@ -378,6 +378,10 @@ fn run_info(
             "build": who.build,
             "dyno_cpu_s": run.own_cpu_s,
             "dyno_wall_s": run.wall_s,
+            // The faults as the file scheduled them (kind, node ids, slots) and the node
+            // names the ids stand for, for the run's page.
+            "faults": spec.faults,
+            "node_names": spec.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
         }),
     }
 }

@@ -53,6 +53,20 @@ pub enum RefuseReason {
 }
 
 impl RefuseReason {
+    /// Every reason, so a metrics endpoint can export each one from zero: a counter that
+    /// first appears at 1 hides its first refusal from `increase()` and alerts.
+    pub const ALL: [RefuseReason; 9] = [
+        RefuseReason::Garbage,
+        RefuseReason::Oversized,
+        RefuseReason::WrongGenesis,
+        RefuseReason::UnknownPeer,
+        RefuseReason::BadVersion,
+        RefuseReason::WrongPeer,
+        RefuseReason::HandshakeTimeout,
+        RefuseReason::RemoteRefused,
+        RefuseReason::Protocol,
+    ];
+
     /// Stable snake_case name for logs and metrics.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -17,6 +17,10 @@
 //! verify_batch = 64                  # optional: signatures checked as one batch (1: one
 //!                                    # by one; the verdicts are the same, ZIP 215)
 //! forge_at = "slot_start"            # optional: "whole_slot" (default) or "slot_start"
+//! replay_threads = 4                 # optional: threads a block's transactions are
+//!                                    # replayed on (default: one per core)
+//! bank_tiles = 2                     # optional: the leader's bank tiles (default 1, at
+//!                                    # most the cores)
 //!
 //! [[peers]]
 //! id = "n2"
@@ -98,6 +102,13 @@ pub struct NodeConfig {
     /// When a leader cuts its block: `"whole_slot"` (default) or `"slot_start"`.
     #[serde(default)]
     pub forge_at: crate::node::ForgeAt,
+    /// Threads a validated block's transactions are decoded and executed on (none:
+    /// [`dyno_txn::replay::default_replay_threads`]); the verdicts are one thread's.
+    #[serde(default)]
+    pub replay_threads: Option<usize>,
+    /// Bank tiles of the leader's forge (none: 1); at most the cores.
+    #[serde(default)]
+    pub bank_tiles: Option<usize>,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,
@@ -262,6 +273,24 @@ impl LoadedConfig {
         if c.verify_batch.is_some_and(|n| n == 0 || n > most) {
             return Err(self.bad("verify_batch", format!("must be 1 to {most}")));
         }
+        self.check_threads()
+    }
+
+    /// `replay_threads` and `bank_tiles` in range (bank tiles spin while a slot is
+    /// forged: more than the cores would starve each other).
+    fn check_threads(&self) -> Result<()> {
+        let c = &self.config;
+        let most = dyno_txn::replay::MAX_REPLAY_THREADS;
+        if c.replay_threads.is_some_and(|n| n == 0 || n > most) {
+            return Err(self.bad("replay_threads", format!("must be 1 to {most}")));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if c.bank_tiles.is_some_and(|n| n == 0 || n > cores) {
+            return Err(self.bad(
+                "bank_tiles",
+                format!("must be 1 to the cores of this machine ({cores})"),
+            ));
+        }
         Ok(())
     }
 }
@@ -400,5 +429,37 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn replay_threads_and_bank_tiles_out_of_range_are_named_with_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        let head = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n";
+        let cores = std::thread::available_parallelism().unwrap().get();
+        for (line, key) in [
+            ("replay_threads = 0".to_string(), "replay_threads"),
+            (format!("bank_tiles = {}", cores + 1), "bank_tiles"),
+            ("bank_tiles = 0".to_string(), "bank_tiles"),
+        ] {
+            std::fs::write(&p, format!("{head}{line}\n")).unwrap();
+            let e = NodeConfig::from_file(&p)
+                .unwrap()
+                .check(&genesis())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("a.toml:4:1: key `{key}`")), "{e}");
+        }
+        std::fs::write(
+            &p,
+            format!("{head}replay_threads = 3\nbank_tiles = {cores}\n"),
+        )
+        .unwrap();
+        let c = NodeConfig::from_file(&p).unwrap();
+        c.check(&genesis()).unwrap();
+        assert_eq!(
+            (c.config.replay_threads, c.config.bank_tiles),
+            (Some(3), Some(cores))
+        );
     }
 }

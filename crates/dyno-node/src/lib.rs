@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod block;
 pub mod chain;
 pub mod config;
@@ -35,9 +36,11 @@ pub mod log;
 pub mod mempool;
 pub mod metrics;
 pub mod node;
+pub mod relay_check;
 pub mod seal;
 pub mod service;
 pub mod transport;
+pub mod verdict;
 pub mod verify;
 
 pub use error::{Error, Result};

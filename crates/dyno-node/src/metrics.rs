@@ -12,7 +12,7 @@ use crate::node::Status;
 type StatusFamily = (Desc, fn(&Status) -> u64);
 
 /// The families before the rejections, one sample each.
-const CHAIN: [StatusFamily; 4] = [
+const CHAIN: [StatusFamily; 5] = [
     (
         Desc::gauge("dyno_node_height", "Height of the chosen tip."),
         |s| s.height,
@@ -34,6 +34,13 @@ const CHAIN: [StatusFamily; 4] = [
             "Blocks adopted (forged here or fetched).",
         ),
         |s| s.counters.adopted,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_fork_switches_total",
+            "Times the tip moved to another branch (a fork switch).",
+        ),
+        |s| s.counters.fork_switches,
     ),
 ];
 
@@ -156,6 +163,13 @@ const INGRESS_TRANSACTIONS: Desc = Desc::counter(
 )
 .labels(&["fate"]);
 
+const INGRESS_REFUSED: Desc = Desc::counter(
+    "dyno_node_ingress_refused_total",
+    "Client transactions refused before any signature check (graceful overload), by \
+     reason: the mempool and what is on its way to it were full, or too many were queued.",
+)
+.labels(&["reason"]);
+
 type IngressFamily = (Desc, fn(&IngressCounters) -> u64);
 
 const INGRESS: [IngressFamily; 3] = [
@@ -276,6 +290,18 @@ fn status_families(w: &mut TextWriter, s: &Status) {
         f.sample(&[stage], secs);
     }
     w.single(&VALIDATE_LAST, c.last_validate_s);
+    if !c.ingress_refused.is_empty() {
+        let mut f = w.family(&INGRESS_REFUSED);
+        for r in [
+            crate::admission::Refusal::MempoolFull,
+            crate::admission::Refusal::QueueFull,
+        ] {
+            f.sample(
+                &[r.name()],
+                c.ingress_refused.get(r.name()).copied().unwrap_or(0),
+            );
+        }
+    }
 }
 
 fn ingress_families(w: &mut TextWriter, c: &IngressCounters) {
@@ -299,8 +325,9 @@ fn peer_families(w: &mut TextWriter, n: &PeerNet) {
         w.single(desc, value(&c));
     }
     w.single(&PEER_CONNECTED, n.connected().len());
+    // Every reason from zero, so the first refusal shows in `increase()` (and alerts).
     let mut f = w.family(&PEER_REFUSED);
-    for (reason, count) in &c.refused {
-        f.sample(&[reason.as_str()], *count);
+    for reason in dyno_net::RefuseReason::ALL {
+        f.sample(&[reason.as_str()], c.refused(reason));
     }
 }

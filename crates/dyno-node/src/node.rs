@@ -9,7 +9,7 @@
 //! its propagation is measured from the slot's scheduled start.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,6 +18,7 @@ use serde_json::json;
 
 use dyno_tiles::forge::{ForgeConfig, TileForge};
 
+use crate::admission::Admission;
 use crate::block::{hex, Block, Header};
 use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
@@ -25,6 +26,11 @@ use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
 
+// One type, `Node`, whose methods are split by concern into these files: each is an
+// `impl Node` block (so it names `super::Node`), and this file keeps their per-slot and
+// per-sync state in `Node`'s fields (so it names `leader::Lead`, `sync::Sync`). The
+// circle between this file and its children is the price of one loop state in several
+// files; nothing outside `node` sees it.
 mod leader;
 mod relay;
 mod sync;
@@ -70,6 +76,10 @@ pub struct NodeOptions {
     pub verify_batch: usize,
     /// When a leader cuts its block from the mempool.
     pub forge_at: ForgeAt,
+    /// Threads a block this node validates is decoded and replayed on.
+    pub replay_threads: usize,
+    /// Bank tiles of the leader's forge.
+    pub bank_tiles: usize,
 }
 
 /// When a leader's block is cut (`forge_at` in a node config).
@@ -115,6 +125,8 @@ impl NodeOptions {
             verify_tiles: 1,
             verify_batch: crate::verify::DEFAULT_VERIFY_BATCH,
             forge_at: ForgeAt::default(),
+            replay_threads: 1,
+            bank_tiles: 1,
         }
     }
 }
@@ -126,6 +138,9 @@ pub struct Counters {
     pub forged: u64,
     /// Blocks adopted (forged here or fetched).
     pub adopted: u64,
+    /// Times the tip moved to another branch (a fork switch: a block whose parent was not
+    /// the tip became the tip).
+    pub fork_switches: u64,
     /// Blocks rejected, by reason.
     pub rejected: HashMap<&'static str, u64>,
     /// Headers received.
@@ -170,6 +185,10 @@ pub struct Counters {
     pub last_forge_stages_s: [f64; 5],
     /// Last validation + replay time of a fetched block, s.
     pub last_validate_s: f64,
+    /// Client transactions the ingress refused before any signature check, by reason
+    /// (`mempool_full`, `queue_full`; [`crate::admission`]): the refusals `dyno load`
+    /// sees. Empty without an ingress.
+    pub ingress_refused: HashMap<&'static str, u64>,
 }
 
 /// What the node shows while it runs and returns when it stops.
@@ -231,7 +250,8 @@ pub struct Node {
     counters: Counters,
     status: Arc<Mutex<Option<Status>>>,
     landed_since: u64,
-    ingress_queued: Option<Arc<AtomicUsize>>,
+    /// The ingress's gate ([`crate::admission`]), told the mempool's size.
+    admission: Option<Arc<Admission>>,
     published: Instant,
     /// Transactions waiting to be relayed, per peer, with their bytes.
     relay: HashMap<String, (Vec<Vec<u8>>, usize)>,
@@ -263,7 +283,8 @@ impl Node {
             mempool: Mempool::new(opts.mempool_capacity),
             chain: Chain::new(genesis.clone())
                 .with_verify_threads(opts.verify_tiles)
-                .with_verify_batch(opts.verify_batch),
+                .with_verify_batch(opts.verify_batch)
+                .with_replay_threads(opts.replay_threads),
             opts,
             genesis,
             log,
@@ -275,7 +296,7 @@ impl Node {
             counters: Counters::default(),
             status,
             landed_since: 0,
-            ingress_queued: None,
+            admission: None,
             published: Instant::now()
                 .checked_sub(Duration::from_secs(1))
                 .unwrap_or_else(Instant::now),
@@ -288,10 +309,11 @@ impl Node {
         }
     }
 
-    /// Counts down `queued` for each client transaction taken from the inbox (the
-    /// ingress counts it up and refuses past its bound).
-    pub fn with_ingress_queue(mut self, queued: Arc<AtomicUsize>) -> Node {
-        self.ingress_queued = Some(queued);
+    /// Tells `admission` (the ingress's gate) of each client transaction taken from
+    /// the inbox and of the mempool's size, so the ingress refuses, before any signature
+    /// check, what the mempool could not hold.
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Node {
+        self.admission = Some(admission);
         self
     }
 
@@ -313,7 +335,7 @@ impl Node {
             // leader checks each once. Received blocks are still checked in full.
             let cfg = ForgeConfig {
                 verify_tiles: 0,
-                ..ForgeConfig::default()
+                ..ForgeConfig::with_banks(self.opts.bank_tiles)
             };
             match TileForge::start(&cfg, self.genesis.accounts.clone()) {
                 Ok(t) => self.tiles = Some(t),
@@ -378,6 +400,9 @@ impl Node {
             }
             self.flush_relay_if_due();
             self.retry_fetches();
+            if let Some(a) = &self.admission {
+                a.mempool_now(self.mempool.len());
+            }
             if Instant::now() >= next_second {
                 self.second(t0.elapsed().as_secs_f64());
                 next_second += Duration::from_secs(1);
@@ -437,7 +462,13 @@ impl Node {
             state_hash: hex(&tip.state_hash),
             mempool: self.mempool.len(),
             fates: self.mempool.fates(),
-            counters: self.counters.clone(),
+            counters: Counters {
+                ingress_refused: self.admission.as_ref().map_or_else(HashMap::new, |a| {
+                    let (full, queue) = a.refused();
+                    HashMap::from([("mempool_full", full), ("queue_full", queue)])
+                }),
+                ..self.counters.clone()
+            },
             chain,
         }
     }
@@ -478,6 +509,7 @@ impl Node {
         let selected = if parent == old_tip {
             vec![hash]
         } else {
+            self.counters.fork_switches += 1;
             self.return_abandoned(&old_tip);
             self.chain.selected_by_switch(&old_tip)
         };
@@ -530,6 +562,14 @@ impl Node {
                 None => self.counters.bad_messages += 1,
                 Some(m) => self.message(&peer, m, received_ns),
             },
+            Input::CheckedRelay { peer, txs } => {
+                for (b, verdict) in txs {
+                    if self.mempool.offer_verified(&b, false, verdict) == Admit::Added {
+                        self.offer_to_lead(&b);
+                        self.relay(b, Some(&peer));
+                    }
+                }
+            }
             Input::Connected(p) => self.log.event("connected", json!({"peer": p})),
             Input::Disconnected { peer, reason } => self
                 .log
@@ -544,10 +584,13 @@ impl Node {
     }
 
     fn client_tx(&mut self, b: Vec<u8>, signature_ok: Option<bool>) {
-        if let Some(q) = &self.ingress_queued {
-            q.fetch_sub(1, Ordering::Relaxed);
+        let admit = self.mempool.offer_verified(&b, true, signature_ok);
+        // The mempool's size before the transaction is counted off the way to it: the
+        // gate's sum of the two never reads low.
+        if let Some(a) = &self.admission {
+            a.taken(self.mempool.len());
         }
-        if self.mempool.offer_verified(&b, true, signature_ok) == Admit::Added {
+        if admit == Admit::Added {
             self.offer_to_lead(&b);
             self.relay(b, None);
         }

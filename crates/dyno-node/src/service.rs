@@ -8,7 +8,7 @@
 //! peer network's own (see `dyno-net`). None polls.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -20,14 +20,16 @@ use dyno_net::{
 };
 use dyno_obs::endpoint::{MetricsEndpoint, Reply};
 
+use crate::admission::Admission;
 use crate::config::NodeConfig;
 use crate::error::{Error, Result};
 use crate::genesis::Genesis;
 use crate::log::EventLog;
 use crate::metrics::metrics_text;
 use crate::node::{Node, NodeOptions, Status};
-use crate::transport::{Input, Transport};
-use crate::verify::VerifyPool;
+use crate::relay_check::RelayCheck;
+use crate::transport::{Input, Message, Transport};
+use crate::verify::{VerifyPool, VerifyTally};
 
 /// Largest peer frame: a block of `max_block_txs` transfers fits with room to spare.
 pub fn max_frame(max_block_txs: usize) -> usize {
@@ -49,6 +51,8 @@ pub struct RunningNode {
     forwarder: Option<JoinHandle<()>>,
     net: Option<Arc<PeerNet>>,
     ingress: Option<Arc<Ingress>>,
+    /// The ingress's verify threads' counts.
+    verified: Option<VerifyTally>,
     http: Option<MetricsEndpoint>,
     /// The control file's watcher and its stop flag.
     control: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
@@ -63,7 +67,7 @@ pub struct RunningNode {
 
 /// Client transactions the ingress may queue for the node loop before it answers
 /// "full" (counted `dropped_full` by the ingress): bounds memory under a flat-out load.
-pub const INGRESS_QUEUE: usize = 1 << 16;
+pub const INGRESS_QUEUE: usize = crate::admission::MAX_ON_THE_WAY;
 
 fn shape_of(latency_ms: f64, bandwidth_mbit: Option<f64>) -> LinkShape {
     LinkShape {
@@ -135,14 +139,15 @@ fn start_endpoint(addr: Option<SocketAddr>, shown: &Shown) -> Result<Option<Metr
         })
 }
 
-/// The QUIC ingress, whose transactions go through the verify tiles into `inbox`.
+/// The QUIC ingress, whose transactions pass the admission gate, then go through the
+/// verify tiles into `inbox`; with the verify threads' counts.
 fn start_ingress(
     cfg: &NodeConfig,
     genesis: &Genesis,
     inbox: &Sender<Input>,
-    queued: &Arc<AtomicUsize>,
+    admission: &Arc<Admission>,
     (verify_tiles, verify_batch): (usize, usize),
-) -> Result<Option<Arc<Ingress>>> {
+) -> Result<Option<(Arc<Ingress>, VerifyTally)>> {
     let Some(listen) = cfg.ingress_listen else {
         return Ok(None);
     };
@@ -157,21 +162,18 @@ fn start_ingress(
         .is_ok()
     })
     .map_err(|e| Error::Net(format!("verify threads: {e}")))?;
-    let queued = queued.clone();
-    let sink = move |tx: &[u8]| {
-        if queued.load(Ordering::Relaxed) >= INGRESS_QUEUE {
-            return false;
-        }
-        queued.fetch_add(1, Ordering::Relaxed);
-        pool.submit(tx.to_vec())
-    };
+    let tally = pool.tally();
+    let admission = admission.clone();
+    // Refused before the verify threads when the mempool could not keep it (graceful
+    // overload, see `crate::admission`): a refusal costs a counter read.
+    let sink = move |tx: &[u8]| admission.admit().is_ok() && pool.submit(tx.to_vec());
     let cfg = IngressConfig {
         listen,
         genesis_hash: genesis.hash,
         max_frame: dyno_txn::tx::MAX_TX_LEN,
     };
     let ingress = Ingress::start(cfg, sink).map_err(net_error)?;
-    Ok(Some(Arc::new(ingress)))
+    Ok(Some((Arc::new(ingress), tally)))
 }
 
 fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver<PeerEvent>)> {
@@ -193,8 +195,13 @@ fn start_peers(cfg: &NodeConfig, genesis: &Genesis) -> Result<(PeerNet, Receiver
     PeerNet::start(config, peers).map_err(net_error)
 }
 
-/// The thread that hands the peer network's events to the node loop.
-fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<JoinHandle<()>> {
+/// The thread that hands the peer network's events to the node loop, relay frames
+/// through `check` (their signatures checked off the loop, see [`crate::relay_check`]).
+fn spawn_forwarder(
+    events: Receiver<PeerEvent>,
+    inbox: Sender<Input>,
+    mut check: RelayCheck,
+) -> Result<JoinHandle<()>> {
     let forward = move || {
         for ev in events {
             let input = match ev {
@@ -203,10 +210,18 @@ fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<
                     peer,
                     payload,
                     received_ns,
-                } => Input::Peer {
-                    peer,
-                    payload,
-                    received_ns,
+                } => match Message::decode_txs(&payload) {
+                    Some(txs) => {
+                        if !check.submit(peer, txs) {
+                            break;
+                        }
+                        continue;
+                    }
+                    None => Input::Peer {
+                        peer,
+                        payload,
+                        received_ns,
+                    },
                 },
                 PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
                 PeerEvent::Refused { remote, reason } => Input::Refused {
@@ -218,6 +233,7 @@ fn spawn_forwarder(events: Receiver<PeerEvent>, inbox: Sender<Input>) -> Result<
                 break;
             }
         }
+        check.finish();
     };
     std::thread::Builder::new()
         .name("node-peer-events".into())
@@ -268,6 +284,10 @@ fn node_options(
     opts.verify_tiles = verify_tiles;
     opts.verify_batch = verify_batch;
     opts.forge_at = cfg.forge_at;
+    opts.replay_threads = cfg
+        .replay_threads
+        .unwrap_or_else(dyno_txn::replay::default_replay_threads);
+    opts.bank_tiles = cfg.bank_tiles.unwrap_or(1);
     opts
 }
 
@@ -290,7 +310,7 @@ impl RunningNode {
         // (and relays or asks for blocks) finds this node whole, and /ready's "listeners
         // bound" is true of the QUIC socket too.
         let (inbox, rx) = channel();
-        let queued = Arc::new(AtomicUsize::new(0));
+        let admission = Arc::new(Admission::new(cfg.mempool_capacity));
         let verify_tiles = cfg
             .verify_tiles
             .unwrap_or_else(crate::verify::default_verify_tiles);
@@ -300,12 +320,14 @@ impl RunningNode {
             cfg.verify_batch
                 .unwrap_or(crate::verify::DEFAULT_VERIFY_BATCH),
         );
-        let ingress = start_ingress(cfg, &genesis, &inbox, &queued, verify)?;
+        let (ingress, verified) = start_ingress(cfg, &genesis, &inbox, &admission, verify)?.unzip();
         let (net, events) = start_peers(cfg, &genesis)?;
         let net = Arc::new(net);
         *shown.net.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
         let peer_addr = net.local_addr();
-        let forwarder = spawn_forwarder(events, inbox.clone())?;
+        let check = RelayCheck::start(verify.0, inbox.clone())
+            .map_err(|e| Error::Net(format!("relay check threads: {e}")))?;
+        let forwarder = spawn_forwarder(events, inbox.clone(), check)?;
         let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
         *shown.ingress.lock().unwrap_or_else(|p| p.into_inner()) = ingress.clone();
         let opts = node_options(cfg, block_limit, verify);
@@ -317,7 +339,7 @@ impl RunningNode {
             Box::new(NetTransport(net.clone())),
             shown.status.clone(),
         )
-        .with_ingress_queue(queued);
+        .with_admission(admission);
         // Stopped by an Input::Stop (see `shutdown`), never by the flag.
         let s = AtomicBool::new(false);
         let handle = std::thread::Builder::new()
@@ -331,6 +353,7 @@ impl RunningNode {
             forwarder: Some(forwarder),
             net: Some(net),
             ingress,
+            verified,
             http,
             control,
             status: shown.status,
@@ -356,6 +379,17 @@ impl RunningNode {
     /// The QUIC ingress's counters (none without ingress).
     pub fn ingress_counters(&self) -> Option<IngressCounters> {
         self.ingress.as_ref().map(|i| i.counters())
+    }
+
+    /// Client transactions the ingress's verify threads checked so far: (passed,
+    /// refused) summed over the threads (none without ingress). What the admission gate
+    /// refused never gets here.
+    pub fn verified(&self) -> Option<(u64, u64)> {
+        self.verified.as_ref().map(|t| {
+            t.counts()
+                .into_iter()
+                .fold((0, 0), |(p, r), (tp, tr)| (p + tp, r + tr))
+        })
     }
 
     /// Stops the node, joins every thread; returns its final status.

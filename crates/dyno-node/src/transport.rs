@@ -38,6 +38,15 @@ pub enum Input {
         /// Its signature verified.
         signature_ok: bool,
     },
+    /// A peer's relay frame whose signatures were checked off the node loop (the
+    /// `relay_check` module): per transaction its verdict, none for one to check here (a
+    /// repeat of one already sent to be checked).
+    CheckedRelay {
+        /// Sender's id.
+        peer: String,
+        /// The transactions, in the frame's order, with their verdicts.
+        txs: Vec<(Vec<u8>, Option<bool>)>,
+    },
     /// A link came up.
     Connected(String),
     /// A link went down.
@@ -134,6 +143,18 @@ impl Message {
         v.push(tag);
         v.extend_from_slice(body);
         v
+    }
+
+    /// The transactions of an encoded [`Message::Txs`]; none for any other message (or
+    /// a malformed one, which [`Message::decode`] refuses alike).
+    pub fn decode_txs(b: &[u8]) -> Option<Vec<Vec<u8>>> {
+        match b.first() {
+            Some(5) => match Message::decode(b)? {
+                Message::Txs(txs) => Some(txs),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Decodes; none for an unknown tag or a wrong length.

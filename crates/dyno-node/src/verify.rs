@@ -57,6 +57,25 @@ pub struct TileCounts {
     pub refused: AtomicU64,
 }
 
+/// The counts of a [`VerifyPool`]'s threads, readable while the pool runs elsewhere.
+#[derive(Debug, Clone)]
+pub struct VerifyTally(Arc<Vec<TileCounts>>);
+
+impl VerifyTally {
+    /// `(passed, refused)` per thread so far.
+    pub fn counts(&self) -> Vec<(u64, u64)> {
+        self.0
+            .iter()
+            .map(|c| {
+                (
+                    c.passed.load(Ordering::Relaxed),
+                    c.refused.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+}
+
 /// `n` verify threads fed round robin; see the module docs.
 pub struct VerifyPool {
     inputs: Vec<Sender<Vec<u8>>>,
@@ -104,6 +123,11 @@ impl VerifyPool {
         self.inputs[i].send(bytes).is_ok()
     }
 
+    /// A handle on the per-thread counts that outlives the pool's owner moving it.
+    pub fn tally(&self) -> VerifyTally {
+        VerifyTally(Arc::clone(&self.counts))
+    }
+
     /// The number of verify threads.
     pub fn tiles(&self) -> usize {
         self.inputs.len()
@@ -111,15 +135,7 @@ impl VerifyPool {
 
     /// `(passed, refused)` per thread so far.
     pub fn counts(&self) -> Vec<(u64, u64)> {
-        self.counts
-            .iter()
-            .map(|c| {
-                (
-                    c.passed.load(Ordering::Relaxed),
-                    c.refused.load(Ordering::Relaxed),
-                )
-            })
-            .collect()
+        self.tally().counts()
     }
 
     /// Stops taking transactions and waits until every thread has passed on what it

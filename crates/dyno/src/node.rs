@@ -276,8 +276,11 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             if let Some(c) = ingress {
                 writeln!(
                     out,
-                    "ingress: accepted {}, dropped full {}, malformed {}, oversized {}, unknown clients {}",
-                    c.accepted, c.dropped_full, c.malformed, c.oversized, c.unknown_clients
+                    "ingress: accepted {}, dropped full {} (refused before verification: mempool full {}, queue full {}), malformed {}, oversized {}, unknown clients {}",
+                    c.accepted, c.dropped_full,
+                    s.counters.ingress_refused.get("mempool_full").copied().unwrap_or(0),
+                    s.counters.ingress_refused.get("queue_full").copied().unwrap_or(0),
+                    c.malformed, c.oversized, c.unknown_clients
                 )?;
             }
         }

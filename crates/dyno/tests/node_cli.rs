@@ -139,6 +139,19 @@ fn node_config_errors_use_the_one_config_error_format() {
         "n1.toml:4:1: key `max_block_txs`: must be 1 to the genesis's max_block_txs (20000)",
         "4 | max_block_txs = 999999",
     );
+    write(&cfg, &format!("{head}replay_threads = 0\n"));
+    refused(
+        &cfg,
+        "n1.toml:4:1: key `replay_threads`: must be 1 to 256",
+        "4 | replay_threads = 0",
+    );
+    let cores = std::thread::available_parallelism().unwrap().get();
+    write(&cfg, &format!("{head}bank_tiles = {}\n", cores + 1));
+    refused(
+        &cfg,
+        &format!("n1.toml:4:1: key `bank_tiles`: must be 1 to the cores of this machine ({cores})"),
+        &format!("4 | bank_tiles = {}", cores + 1),
+    );
     write(
         &cfg,
         &format!("{head}\n[[peers]]\nid = \"n2\"\naddr = \"nowhere\"\n"),
