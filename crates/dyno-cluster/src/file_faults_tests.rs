@@ -1,7 +1,7 @@
 //! The `[[fault]]` checks: each bad schedule names its line and key.
 
 use super::*;
-use crate::faults::{control_file, FaultKind};
+use crate::faults::{control_file, Fault, FaultKind};
 
 const EXAMPLE: &str = include_str!("example.toml");
 

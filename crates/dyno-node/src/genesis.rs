@@ -291,6 +291,45 @@ impl Genesis {
     }
 }
 
+/// The validators of `--validators ID=STAKE,...`, in order; an entry that is not
+/// `ID=STAKE` with a whole stake is refused, naming it.
+pub fn parse_validators(specs: &[String]) -> Result<Vec<Validator>> {
+    specs
+        .iter()
+        .map(|v| {
+            let bad = |reason| Error::Validators {
+                spec: v.clone(),
+                reason,
+            };
+            let (id, stake) = v.split_once('=').ok_or_else(|| bad("expected ID=STAKE"))?;
+            let stake = stake
+                .parse()
+                .map_err(|_| bad("the stake must be a whole number"))?;
+            Ok(Validator {
+                id: id.to_string(),
+                stake,
+            })
+        })
+        .collect()
+}
+
+impl GenesisFile {
+    /// Writes the file to `out` (`dyno node genesis --out`), only once it parses back with
+    /// the checks the nodes make (a failure names `--validators`); an existing file is
+    /// replaced only when `force`.
+    pub fn write_new(&self, out: &Path, force: bool) -> Result<()> {
+        let text = self.to_toml();
+        GenesisFile::parse(Path::new("--validators"), &text)?;
+        if out.exists() && !force {
+            return Err(Error::Exists(out.to_path_buf()));
+        }
+        std::fs::write(out, text).map_err(|source| Error::Out {
+            path: out.to_path_buf(),
+            source,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

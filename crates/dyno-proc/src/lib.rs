@@ -1,6 +1,6 @@
 //! The process layer of dyno: the child processes it runs (nodes, load generators,
 //! benchmarks), how it knows they are up, and what /proc says about them and the host.
-//! `dyno compare`, `dyno cluster`, `dyno tune` and the results store share it, so there
+//! `dyno compare`, `dyno cluster`, `dyno tune` and the tiles share it, so there
 //! is one way to spawn, stop, probe and read a process.
 //!
 //! - [`GuardedChild`] ([`child`]): a child in its own process group that never outlives

@@ -94,8 +94,8 @@ pub use changepoint::{
     change_points, latest_regression, ChangePoint, ChangePointSettings, Strength,
 };
 pub use comparison::{
-    apply_holm, classify, compare, compare_many, Comparison, ComparisonInput, ComparisonSettings,
-    SignificanceTest, Verdict,
+    apply_holm, classify, compare, compare_many, compare_paired, compare_signed_rank, Comparison,
+    ComparisonInput, ComparisonSettings, SignificanceTest, Verdict,
 };
 pub use error::StatsError;
 pub use holm::{holm, holm_adjust, Holm};
@@ -107,8 +107,8 @@ pub use mannwhitney::{
 pub use moving_t::{moving_window_changes, MovingWindowSettings, WindowChange};
 pub use outliers::{modified_z_outliers, OutlierScale, Outliers, MODIFIED_Z_THRESHOLD};
 pub use paired::{
-    compare_paired, compare_signed_rank, exact_w_counts, log_ratios, paired_ratio_ci, paired_t,
-    wilcoxon_signed_rank, PairedT, SignedRank, EXACT_PAIRED_LIMIT,
+    exact_w_counts, log_ratios, paired_ratio_ci, paired_t, wilcoxon_signed_rank, PairedT,
+    SignedRank, EXACT_PAIRED_LIMIT,
 };
 pub use pareto::{dominates, near_pareto, pareto_front, Interval, NearPareto};
 pub use power::{

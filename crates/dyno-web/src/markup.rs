@@ -4,8 +4,15 @@
 //! command lines, settings, labels) goes through [`esc`]; markup is only ever written
 //! here and in the page modules.
 
-/// The stylesheet, served at `/assets/dyno.css`.
-pub(crate) const STYLESHEET: &str = include_str!("assets/dyno.css");
+/// The stylesheet, served at `/assets/dyno.css`: the rules every dyno page shares (the
+/// reports' too), then the pages' own.
+pub(crate) static STYLESHEET: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    [
+        dyno_report::BASE_STYLESHEET,
+        include_str!("assets/dyno.css"),
+    ]
+    .concat()
+});
 /// The live page's script, served at `/assets/live.js`.
 pub(crate) const LIVE_SCRIPT: &str = include_str!("assets/live.js");
 

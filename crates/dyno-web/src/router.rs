@@ -29,7 +29,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/fleet", get(fleet_page))
         .route("/live", get(live::page))
         .route("/live/events", get(live::events))
-        .route("/assets/dyno.css", get(|| asset("text/css", STYLESHEET)))
+        .route("/assets/dyno.css", get(|| asset("text/css", &STYLESHEET)))
         .route(
             "/assets/live.js",
             get(|| asset("text/javascript", LIVE_SCRIPT)),

@@ -1,15 +1,18 @@
 //! The answer to `dyno results trend`, as a typed, schema-versioned report: a metric's
-//! stored history ([`crate::Store::metric_history`], one median per complete run), its
+//! stored history ([`dyno_store::Store::metric_history`], one median per complete run), its
 //! change points ([`dyno_stats::change_points`], E-Divisive means with a t-test) and the
 //! verdict on the newest run. Method and exit code: docs/trend.md.
 //!
 //! As in [`crate::FleetReport`], fields are declared in the JSON document's (alphabetical)
 //! order, so the bytes of `dyno.results.trend/1` do not change.
 
-use crate::fleet_report::{better, MetricRef};
-use crate::{HistoryPoint, RunId, StoreError};
+use crate::fleet::{better, MetricRef};
+use crate::ResultsError;
 use dyno_model::{format_timestamp, format_value, Metric};
+use dyno_report::plot::{ChangeKind, TrendPlot};
+use dyno_report::{Align, Cell, HtmlReport, Section, Table, Verdict};
 use dyno_stats::{change_points, latest_regression, ChangePoint, ChangePointSettings, Strength};
+use dyno_store::{HistoryPoint, RunId};
 use serde::Serialize;
 
 /// The JSON document's `schema` (docs/output.md).
@@ -149,7 +152,7 @@ impl TrendReport {
         settings: ChangePointSettings,
         recent: usize,
         filters: TrendFilters,
-    ) -> Result<TrendReport, StoreError> {
+    ) -> Result<TrendReport, ResultsError> {
         let measured = history[0].metric.clone();
         let values: Vec<f64> = history.iter().map(|p| p.value).collect();
         let changes = change_points(&values, &settings)?;
@@ -194,6 +197,105 @@ impl TrendReport {
     /// "regression" or "improvement": what the change did, in the metric's direction.
     pub fn effect(&self, c: &ChangePoint) -> &'static str {
         effect(c, &self.measured)
+    }
+}
+
+impl TrendReport {
+    /// The change points as a table (run, start, subject, means before and after, change,
+    /// p-value, strength and effect, coloured by what the change did).
+    pub fn table(&self) -> Table {
+        let value = |v: f64| format_value(v, self.measured.unit);
+        let mut table = Table::new(format!(
+            "change points of {} over {} runs",
+            self.measured.name,
+            self.history.len()
+        ))
+        .column("Run", Align::Right)
+        .column("Started (UTC)", Align::Left)
+        .column("Subject", Align::Left)
+        .column("Before", Align::Right)
+        .column("After", Align::Right)
+        .column("Change", Align::Right)
+        .column("p", Align::Right)
+        .column("Strength", Align::Left)
+        .column("Effect", Align::Left);
+        for c in &self.changes {
+            let run = &self.history[c.index];
+            let effect = Cell::new(self.effect(c));
+            let effect = match ChangeKind::of(c, better(self.measured.direction)) {
+                ChangeKind::Weak => effect,
+                ChangeKind::Regression => effect.bad(),
+                ChangeKind::Improvement => effect.good(),
+            };
+            table.push_row([
+                Cell::new(run.run.to_string()),
+                Cell::new(format_timestamp(run.started_at)),
+                Cell::new(run.subject.name.clone()),
+                Cell::new(value(c.mean_before)),
+                Cell::new(value(c.mean_after)),
+                Cell::new(percent(c.relative_change)),
+                Cell::new(format!("{:.1e}", c.p_value)),
+                Cell::new(c.strength.as_str()),
+                effect,
+            ]);
+        }
+        table
+    }
+
+    /// A self-contained HTML report: the verdict, the per-run medians plotted with their
+    /// change points, the table, and the settings; `filters` as
+    /// [`crate::TrendQuery::described_filters`] gives them.
+    pub fn html(&self, filters: &str) -> String {
+        let metric = &self.measured;
+        let values: Vec<f64> = self.history.iter().map(|p| p.value).collect();
+        let mut plot = TrendPlot::new(
+            format!("{} over {} runs", metric.name, self.history.len()),
+            metric.clone(),
+            values,
+        );
+        for c in &self.changes {
+            let label = format!(
+                "run {} {}",
+                self.history[c.index].run,
+                percent(c.relative_change)
+            );
+            plot = plot.mark(c.index, ChangeKind::of(c, better(metric.direction)), label);
+        }
+        let badge = if self.verdict.regression {
+            Verdict::Regression
+        } else {
+            Verdict::NoChange
+        };
+        let section = Section::new(metric.name.clone())
+            .verdict(badge, self.verdict.message.clone())
+            .plot_result(
+                "per-run medians with change points (strong: coloured, weak: grey)",
+                plot.render_svg(),
+            )
+            .table(self.table());
+        let mut report = HtmlReport::new(format!("dyno results trend: {}", metric.name))
+            .parameter(
+                "metric",
+                format!(
+                    "{} ({}, {})",
+                    metric.name,
+                    metric.unit.symbol(),
+                    metric.direction.as_str()
+                ),
+            )
+            .parameter("runs", self.history.len().to_string())
+            .parameter(
+                "p strong / weak",
+                format!("{} / {}", self.settings.p_strong, self.settings.p_weak),
+            )
+            .parameter("window", self.settings.window.to_string());
+        if !filters.is_empty() {
+            report = report.parameter(
+                "filters",
+                filters.trim().trim_matches(['(', ')']).to_string(),
+            );
+        }
+        report.section(section).render()
     }
 }
 

@@ -9,9 +9,9 @@
 //! Serde writes a struct's fields in declaration order; the fields here are declared in
 //! the order the JSON document has always had (alphabetical), so the bytes do not change.
 
-use crate::{FleetRuns, RunId};
 use dyno_model::{format_timestamp, Direction, Metric};
 use dyno_stats::Better;
+use dyno_store::{FleetRuns, RunId};
 use serde::Serialize;
 
 /// The JSON document's `schema`: name and major version, which changes only when a
@@ -280,8 +280,8 @@ impl FleetReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MachineRun;
     use dyno_model::Unit;
+    use dyno_store::MachineRun;
 
     fn machine(host: &str, cpu: &str, run: RunId, samples: &[f64]) -> MachineRun {
         MachineRun {

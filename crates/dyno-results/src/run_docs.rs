@@ -5,9 +5,9 @@
 //! As in [`crate::FleetReport`], fields are declared in the JSON documents' (alphabetical)
 //! order, so their bytes do not change.
 
-use crate::{RunId, RunSummary, StoredRun};
-use dyno_model::{format_timestamp, RunInfo, Subject};
+use dyno_model::{format_timestamp, MedianInterval, RunInfo, Subject};
 use dyno_stats::{ConfidenceInterval, Summary};
+use dyno_store::{RunId, RunSummary, StoredRun};
 use serde::Serialize;
 
 /// The JSON schema of `dyno results list`.
@@ -27,30 +27,28 @@ pub struct MetricStats {
     pub ci: Option<ConfidenceInterval>,
 }
 
-impl StoredRun {
-    /// The statistics of `metric` in this run; `None` when it has no (non-NaN) samples.
-    pub fn metric_stats(&self, metric: &str) -> Option<MetricStats> {
-        let values: Vec<f64> = self
-            .samples
-            .iter()
-            .filter(|s| s.metric == metric)
-            .map(|s| s.value)
-            .collect();
-        let summary = dyno_stats::summarize(&values)?;
-        let ci = (values.len() > 1)
-            .then(|| dyno_stats::median_ci(&values, 0.95).ok())
-            .flatten();
-        Some(MetricStats {
-            values,
-            summary,
-            ci,
-        })
-    }
+/// The statistics of `metric` in `run`; `None` when it has no (non-NaN) samples.
+pub fn metric_stats(run: &StoredRun, metric: &str) -> Option<MetricStats> {
+    let values: Vec<f64> = run
+        .samples
+        .iter()
+        .filter(|s| s.metric == metric)
+        .map(|s| s.value)
+        .collect();
+    let summary = dyno_stats::summarize(&values)?;
+    let ci = (values.len() > 1)
+        .then(|| dyno_stats::median_ci(&values, 0.95).ok())
+        .flatten();
+    Some(MetricStats {
+        values,
+        summary,
+        ci,
+    })
+}
 
-    /// The median of the run's samples of `metric`; `None` when it has none.
-    pub fn median_of(&self, metric: &str) -> Option<f64> {
-        self.metric_stats(metric).map(|s| s.summary.median)
-    }
+/// The median of `run`'s samples of `metric`; `None` when it has none.
+pub fn median_of(run: &StoredRun, metric: &str) -> Option<f64> {
+    metric_stats(run, metric).map(|s| s.summary.median)
 }
 
 /// One run in `dyno results list`.
@@ -108,18 +106,6 @@ impl RunList {
     }
 }
 
-/// A median's distribution-free interval with the level it reaches, as every report
-/// writes it (`results show`, `dyno machine`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct MedianInterval {
-    /// Upper bound.
-    pub high: f64,
-    /// Level reached.
-    pub level: f64,
-    /// Lower bound.
-    pub low: f64,
-}
-
 /// One metric in `dyno results show`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShownMetric {
@@ -170,7 +156,7 @@ impl RunShow {
             .metrics
             .iter()
             .filter_map(|m| {
-                let stats = run.metric_stats(&m.name)?;
+                let stats = metric_stats(run, &m.name)?;
                 let sum = stats.summary;
                 Some(ShownMetric {
                     ci: stats.ci.map(|c| MedianInterval {
