@@ -256,9 +256,7 @@ mod tests {
         assert_eq!(seq(4).rounds_to_reach_alpha(), Some(5));
         let r = seq(2).rounds_for(0.05).unwrap();
         assert!(seq(r).min_detectable_change().unwrap() <= 0.05);
-        assert!(seq(r - 1)
-            .min_detectable_change()
-            .map_or(true, |c| c > 0.05));
+        assert!(seq(r - 1).min_detectable_change().is_none_or(|c| c > 0.05));
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub fn max_log_bayes_factor(n: usize, g: f64) -> f64 {
 /// confidence sequence in standard errors. `None` when no data of `n` rounds can reach
 /// it (module docs: the floor), or for an `alpha` outside (0, 1).
 pub fn sequential_critical_t(n: usize, g: f64, alpha: f64) -> Option<f64> {
-    if !(alpha > 0.0 && alpha < 1.0) || !(g > 0.0 && g.is_finite()) || n < 2 {
+    if !(alpha > 0.0 && alpha < 1.0 && g > 0.0 && g.is_finite()) || n < 2 {
         return None;
     }
     let target = (1.0 / alpha).ln();

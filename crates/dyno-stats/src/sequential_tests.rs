@@ -166,7 +166,7 @@ impl Study {
         let (mut flagged, mut rounds) = (0, 0);
         for _ in 0..trials {
             let mut data: Vec<Vec<f64>> = vec![Vec::new(); m];
-            for n in 1..=self.max_rounds {
+            for (n, factor) in factor.iter().enumerate().skip(1) {
                 for (j, d) in data.iter_mut().enumerate() {
                     d.push(self.shifts[j] + self.sds[j] * normal(&mut rng));
                 }
@@ -179,7 +179,7 @@ impl Study {
                     rounds += n;
                     break;
                 }
-                let precise = factor[n].is_some_and(|f| {
+                let precise = factor.is_some_and(|f| {
                     data.iter().all(|d| {
                         f * crate::sample_stddev(d).unwrap_or(f64::INFINITY) <= self.target
                     })

@@ -9,10 +9,8 @@ use dyno_compare::cluster_run::{self, ClusterExecutor};
 use dyno_compare::record::{self, ComparisonMeta};
 use dyno_compare::report::{self, ReportInput};
 use dyno_compare::runner::Ending;
-use dyno_compare::session::{primary_metrics, CompareSession, Event, Refusal};
-use dyno_compare::verdict::{
-    judge_with, pick_candidates, unknown_primary, unknown_work, JudgeOptions, TestKind,
-};
+use dyno_compare::session::{primary_metrics, CompareSession, Event};
+use dyno_compare::verdict::{judge_with, pick_candidates, unknown_primary, JudgeOptions, TestKind};
 use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
 use dyno_model::Host;
 use dyno_report::{write_atomic, TableFormat};
@@ -35,6 +33,11 @@ enum CompareCommand {
     Run(RunArgs),
     /// Re-report a stored comparison (any run id of it is enough).
     Report(ReportArgs),
+    /// What a stored comparison could see: its rounds split into disjoint trials, each
+    /// candidate judged alone in each (how often each change was flagged), and over all
+    /// rounds the noise of every primary metric (per-round sd, lag-1 autocorrelation,
+    /// within- and between-round variance) with the rounds a 5% change needs.
+    Power(PowerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +57,18 @@ struct RunArgs {
     /// seed and options) is stored; by default it is continued.
     #[arg(long)]
     fresh: bool,
+    /// Add rounds until every primary metric's minimum detectable change is at most
+    /// this (`5%`), a change is flagged or the budget ends; judged by the sequential test
+    /// (overrides `precision` in the file; docs/compare.md).
+    #[arg(long, value_name = "PCT")]
+    precision: Option<String>,
+    /// Rounds at most with a precision target (default 100, or the file's `max_rounds`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    max_rounds: Option<u32>,
+    /// Minutes at most with a precision target, every session of the comparison together
+    /// (default 60, or the file's `max_minutes`).
+    #[arg(long, value_name = "MIN", value_parser = parse_minutes)]
+    max_minutes: Option<f64>,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -108,7 +123,37 @@ struct OutputArgs {
 }
 
 fn parse_test(s: &str) -> Result<TestKind, String> {
-    TestKind::parse(s).ok_or_else(|| format!("`{s}`: expected paired, signed-rank or unpaired"))
+    TestKind::parse(s)
+        .ok_or_else(|| format!("`{s}`: expected paired, signed-rank, unpaired or sequential"))
+}
+
+fn parse_minutes(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 => Ok(m),
+        _ => Err(format!("`{s}` is not a budget: give more than 0 minutes")),
+    }
+}
+
+#[derive(Debug, Args)]
+struct PowerArgs {
+    /// A run id of the comparison.
+    #[arg(value_name = "RUN")]
+    run: RunId,
+    /// Rounds per trial.
+    #[arg(long, value_name = "T", default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..))]
+    trial_rounds: u32,
+    /// The test of every trial (default: the comparison's).
+    #[arg(long, value_name = "TEST", value_parser = parse_test)]
+    test: Option<TestKind>,
+    /// Judge with this primary metric (repeatable; default: the comparison's).
+    #[arg(long = "primary", value_name = "METRIC")]
+    primary: Vec<String>,
+    /// `table` or `json`.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
+    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    db: Option<PathBuf>,
 }
 
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
@@ -138,6 +183,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         CompareCommand::Run(a) => run_file(a),
         CompareCommand::Report(a) => report_runs(a),
+        CompareCommand::Power(a) => power(a),
     }
 }
 
@@ -156,7 +202,12 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     if clusters {
         cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
     }
+    cfg.apply_precision(a.precision.as_deref(), a.max_rounds, a.max_minutes)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(r) = a.rounds {
+        if cfg.sequential.is_some() {
+            anyhow::bail!("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds");
+        }
         cfg.rounds = r;
     }
     let cache = a
@@ -216,9 +267,18 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
         .collect();
     let (meta, host, executions) = (&outcome.meta, &outcome.host, &outcome.executions);
-    let code = finish(meta, workloads, host, executions, &a.out, params, None)?;
+    let code = finish(
+        meta,
+        workloads,
+        host,
+        executions,
+        &a.out,
+        params,
+        None,
+        outcome.elapsed_s,
+    )?;
     match outcome.ending {
-        Ending::Finished => Ok(code),
+        Ending::Finished | Ending::Decided(_) => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
             outcome.done, outcome.planned
@@ -282,12 +342,30 @@ impl Shown {
                     p.done_one();
                 }
             }
-            Event::WillRefuse(Refusal::Primary(e)) => eprintln!(
-                "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
+            Event::AlreadyDecided { id, why } => eprintln!(
+                "comparison {id} of {} already stopped ({why}): starting a new comparison (a tighter precision or a larger budget continues it instead)",
+                self.file.display()
             ),
-            Event::WillRefuse(Refusal::Work { why, file }) => eprintln!(
-                "warning: {why}; the verdict will be refused (stop, fix `work` in {file}, run again: the executions done are kept)"
-            ),
+            Event::BusyBeforeRound { round, busy } => self.say(&format!(
+                "warning: before round {}: the machine is {}: its work lands in this round's numbers",
+                round + 1,
+                busy.sentence()
+            )),
+            Event::Looked(look) => {
+                let left = match look.rounds_left {
+                    _ if look.stop.is_some() => String::new(),
+                    Some(r) => format!("; about {r} more rounds predicted"),
+                    None => "; the rounds still needed are not known yet".into(),
+                };
+                self.say(&format!(
+                    "precision after {} rounds ({:.0} min){left}:",
+                    look.rounds,
+                    look.elapsed_s / 60.0
+                ));
+                for m in &look.metrics {
+                    self.say(&format!("  {}", m.sentence(look.target)));
+                }
+            }
             Event::Next {
                 round,
                 rounds,
@@ -300,6 +378,14 @@ impl Shown {
                     p.step(&what, left);
                 }
             }
+        }
+    }
+
+    /// A line on stderr that does not garble the progress bar.
+    fn say(&self, line: &str) {
+        match &self.progress {
+            Some(p) => p.note(line),
+            None => eprintln!("{line}"),
         }
     }
 
@@ -348,6 +434,7 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
         &a.out,
         params,
         a.rounds.clone(),
+        loaded.elapsed_s,
     )
 }
 
@@ -374,7 +461,7 @@ pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
         primary: meta.primary.clone(),
         work: meta.work.clone(),
     };
-    let judgement = judge_with(
+    let mut judgement = judge_with(
         &loaded.executions,
         &meta.subjects,
         &comparison_settings(meta),
@@ -382,13 +469,23 @@ pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
     );
     let first = loaded.runs.first().unwrap_or(&0);
     let last = loaded.runs.last().unwrap_or(&0);
+    let workloads: Vec<(String, f64, f64, f64)> = loaded
+        .workloads
+        .iter()
+        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+        .collect();
+    dyno_compare::precision::annotate(
+        &mut judgement,
+        meta,
+        &loaded.executions,
+        &workloads,
+        &meta.primary,
+        test,
+        loaded.elapsed_s,
+    );
     Ok(report::html(&ReportInput {
         meta,
-        workloads: loaded
-            .workloads
-            .iter()
-            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-            .collect(),
+        workloads,
         host: &loaded.host,
         executions: &loaded.executions,
         judgement: &judgement,
@@ -400,6 +497,7 @@ pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
 }
 
 /// Judges, prints the summary, writes the HTML report; exit 1 on a regression when asked.
+#[allow(clippy::too_many_arguments)]
 fn finish(
     meta: &ComparisonMeta,
     workloads: Vec<(String, f64, f64, f64)>,
@@ -408,6 +506,7 @@ fn finish(
     out: &OutputArgs,
     mut parameters: Vec<(String, String)>,
     rounds: Option<std::ops::Range<u32>>,
+    elapsed_s: f64,
 ) -> anyhow::Result<ExitCode> {
     let test = out.test.or(meta.test).unwrap_or_default();
     parameters.push(("test".into(), test.name().into()));
@@ -427,15 +526,35 @@ fn finish(
         })?;
         parameters.push(("primary metrics".into(), primary.join(", ")));
     }
-    unknown_work(executions, &meta.work)
-        .map_err(|e| anyhow::anyhow!("`work` of {}: {e}", meta.file))?;
+    if let Some(seq) = &meta.sequential {
+        parameters.push((
+            "precision".into(),
+            format!(
+                "{:.1}%, at most {} rounds or {} min",
+                seq.precision * 100.0,
+                seq.max_rounds,
+                seq.max_minutes
+            ),
+        ));
+    }
+    // A `work` metric no execution recorded is a note of the judgement (its costs are
+    // not judged), not a refusal: the other metrics still are.
     let options = JudgeOptions {
         test,
         rounds,
-        primary,
+        primary: primary.clone(),
         work: meta.work.clone(),
     };
-    let judgement = judge_with(executions, &meta.subjects, &settings, &options);
+    let mut judgement = judge_with(executions, &meta.subjects, &settings, &options);
+    dyno_compare::precision::annotate(
+        &mut judgement,
+        meta,
+        executions,
+        &workloads,
+        &primary,
+        test,
+        elapsed_s,
+    );
     print_summary(meta, executions, &judgement, out.format);
     if let Some(path) = &out.html {
         let html = report::html(&ReportInput {
@@ -507,8 +626,14 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
     for (v, text) in report::observations(j) {
         println!("{}: {text}", report::verdict_label(v));
     }
+    for line in &j.precision {
+        println!("precision: {line}");
+    }
     for line in report::power_lines(j) {
         println!("power: {line}");
+    }
+    for line in j.noise.lines() {
+        println!("noise: {line}");
     }
     for line in dyno_compare::family::summary_lines(&j.unjudged) {
         println!("note: {line}; --format json lists them");
@@ -523,4 +648,60 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
             println!("  {f}");
         }
     }
+}
+
+/// `dyno compare power`: trials of a stored comparison and the noise of its metrics.
+fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
+    let path = db::path(&a.db);
+    let store = Store::open_read_only(&path)
+        .with_context(|| format!("results store {}", path.display()))?;
+    let loaded = record::load(&store, &[a.run])
+        .with_context(|| format!("results store {}", path.display()))?;
+    let meta = &loaded.meta;
+    let primary = primary_metrics(&a.primary, meta).to_vec();
+    if !primary.is_empty() {
+        unknown_primary(&loaded.executions, &meta.subjects, &primary, &meta.work)
+            .map_err(|e| anyhow::anyhow!("--primary: {e}"))?;
+    }
+    let options = dyno_compare::trials::TrialOptions {
+        trial_rounds: a.trial_rounds,
+        test: a.test.or(meta.test).unwrap_or_default(),
+        primary,
+        settings: comparison_settings(meta),
+    };
+    let workloads: Vec<(String, f64, f64, f64)> = loaded
+        .workloads
+        .iter()
+        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+        .collect();
+    let study = dyno_compare::trials::study(meta, &loaded.executions, &workloads, &options)
+        .map_err(|e| anyhow::anyhow!("--trial-rounds: {e}"))?;
+    if a.format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&study).unwrap_or_default()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let format = match a.format {
+        Format::Markdown => TableFormat::Markdown,
+        Format::Csv => TableFormat::Csv,
+        _ => TableFormat::Terminal {
+            color: crate::term::color_stdout(),
+        },
+    };
+    for (i, table) in study.tables().iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        let text = format.render(table);
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
+    }
+    for line in study.lines() {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
