@@ -459,3 +459,7 @@ mod tests {
         assert_eq!(percent(0.0512), "5.1%");
     }
 }
+
+#[cfg(test)]
+#[path = "precision_tests.rs"]
+mod session_tests;

@@ -783,3 +783,7 @@ mod tests {
         assert!(!html.contains("not drawn"), "a plot failed");
     }
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod change_tests;
