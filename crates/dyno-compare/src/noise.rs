@@ -247,59 +247,13 @@ pub fn report(
     target: f64,
 ) -> NoiseReport {
     let mut out = NoiseReport::default();
-    let complete = |subject: &str, workload: &str, round: u32| {
-        executions.iter().find(|e| {
-            e.subject == subject
-                && e.workload == workload
-                && e.round == round
-                && e.outcome == Outcome::Complete
-        })
-    };
-    let Some(baseline) = meta.subjects.first() else {
-        return out;
-    };
-    let family = primary.len();
-    for (workload, candidate, name) in primary {
+    for (workload, candidate, metric) in primary {
         let Some(&(_, _, _, measure_s)) = workloads.iter().find(|w| &w.0 == workload) else {
             continue;
         };
-        let work = meta.work.get(workload);
-        let name = name.as_str();
-        let (mut ratios, mut within) = (Vec::new(), Vec::new());
-        let mut any_within = false;
-        for round in 0..meta.rounds {
-            let (Some(b), Some(c)) = (
-                complete(baseline, workload, round),
-                complete(candidate, workload, round),
-            ) else {
-                continue;
-            };
-            let (Some(bv), Some(cv)) = (value_of(b, name, work), value_of(c, name, work)) else {
-                continue;
-            };
-            if !(bv > 0.0 && cv > 0.0) {
-                continue;
-            }
-            ratios.push((cv / bv).ln());
-            let w = within_of(b, name, work).zip(within_of(c, name, work));
-            any_within |= w.is_some();
-            within.push(w.map_or(0.0, |(x, y)| x + y));
-        }
-        if !any_within {
-            within.iter_mut().for_each(|w| *w = 0.0);
-        }
-        if let Some(split) = NoiseSplit::new(&ratios, &within, measure_s) {
-            out.metrics.push(MetricNoise {
-                workload: workload.clone(),
-                candidate: candidate.clone(),
-                metric: name.to_string(),
-                rounds: split.rounds,
-                window_s: split.window_s,
-                log_ratio_variance: split.total,
-                within: split.within,
-                between: split.between,
-            });
-        }
+        out.metrics.extend(metric_noise(
+            meta, executions, workload, candidate, metric, measure_s,
+        ));
     }
     let overhead = overhead_s(executions, workloads);
     for (name, _, warmup_s, measure_s) in workloads {
@@ -309,9 +263,6 @@ pub fn report(
             .filter(|m| &m.workload == name)
             .map(MetricNoise::split)
             .collect();
-        if splits.is_empty() {
-            continue;
-        }
         // The other workloads' executions keep their length.
         let others: f64 = workloads
             .iter()
@@ -327,7 +278,7 @@ pub fn report(
                 n: 2,
                 sd,
                 alpha: meta.alpha,
-                family: family.max(1),
+                family: primary.len().max(1),
                 power: crate::power::POWER,
             }
             .rounds_for(target)
@@ -337,28 +288,78 @@ pub fn report(
             windows.push(*measure_s);
         }
         let choices = fastest_window(&splits, &windows, round_s, rounds_for);
-        let Some(fastest) = choices
+        let fastest = choices
             .iter()
             .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
-            .copied()
-        else {
-            continue;
-        };
-        out.recommendations.insert(
-            name.clone(),
-            Recommendation {
-                target,
-                overhead_s: overhead,
-                current: choices
-                    .iter()
-                    .find(|c| c.window_s == *measure_s)
-                    .copied()
-                    .map(Choice::from),
-                fastest: fastest.into(),
-            },
-        );
+            .copied();
+        if let (false, Some(fastest)) = (splits.is_empty(), fastest) {
+            let current = choices.iter().find(|c| c.window_s == *measure_s).copied();
+            out.recommendations.insert(
+                name.clone(),
+                Recommendation {
+                    target,
+                    overhead_s: overhead,
+                    current: current.map(Choice::from),
+                    fastest: fastest.into(),
+                },
+            );
+        }
     }
     out
+}
+
+/// One primary verdict's split: the per-round log ratios of the rounds where both
+/// subjects completed, and each round's within-window variance (0 for a metric with one
+/// value per execution).
+fn metric_noise(
+    meta: &ComparisonMeta,
+    executions: &[Execution],
+    workload: &str,
+    candidate: &str,
+    metric: &str,
+    measure_s: f64,
+) -> Option<MetricNoise> {
+    let baseline = meta.subjects.first()?;
+    let complete = |subject: &str, round: u32| {
+        executions.iter().find(|e| {
+            e.subject == subject
+                && e.workload == workload
+                && e.round == round
+                && e.outcome == Outcome::Complete
+        })
+    };
+    let work = meta.work.get(workload);
+    let (mut ratios, mut within) = (Vec::new(), Vec::new());
+    let mut any_within = false;
+    for round in 0..meta.rounds {
+        let (Some(b), Some(c)) = (complete(baseline, round), complete(candidate, round)) else {
+            continue;
+        };
+        let (Some(bv), Some(cv)) = (value_of(b, metric, work), value_of(c, metric, work)) else {
+            continue;
+        };
+        if !(bv > 0.0 && cv > 0.0) {
+            continue;
+        }
+        ratios.push((cv / bv).ln());
+        let w = within_of(b, metric, work).zip(within_of(c, metric, work));
+        any_within |= w.is_some();
+        within.push(w.map_or(0.0, |(x, y)| x + y));
+    }
+    if !any_within {
+        within.iter_mut().for_each(|w| *w = 0.0);
+    }
+    let split = NoiseSplit::new(&ratios, &within, measure_s)?;
+    Some(MetricNoise {
+        workload: workload.to_string(),
+        candidate: candidate.to_string(),
+        metric: metric.to_string(),
+        rounds: split.rounds,
+        window_s: split.window_s,
+        log_ratio_variance: split.total,
+        within: split.within,
+        between: split.between,
+    })
 }
 
 impl NoiseReport {

@@ -62,7 +62,7 @@ fn an_a_a_comparison_stops_at_the_precision_and_a_slowdown_is_flagged() {
     let out = out.unwrap();
     assert_eq!(out.ending, Ending::Decided(Stop::Reached), "{told:?}");
     let rounds = complete_rounds(&out.meta, &out.executions);
-    assert!(rounds >= 5 && rounds < 40, "{rounds}");
+    assert!((5..40).contains(&rounds), "{rounds}");
     // A look after every complete round from the first on.
     assert_eq!(told.first().map(String::as_str), Some("looked 1"));
     let j = judge_sequential(&out.meta, &out.executions, &cfg.primary);

@@ -380,17 +380,13 @@ impl CompareSession {
         let elapsed = || earlier + wall_start.elapsed().as_secs_f64();
         let ending = run_plan(cfg, executor, stop, &self.done, |step| match step {
             Step::Round(round) => {
-                if let Some(seq) = &cfg.sequential {
-                    let rounds = complete_rounds(meta, executions);
-                    if rounds > 0 {
-                        let round_s = elapsed() / f64::from(rounds);
-                        let l = look(meta, seq, executions, &chosen, elapsed(), round_s);
-                        events(Event::Looked(&l));
-                        predicted = l.rounds_left;
-                        if let Some(stop) = l.stop {
-                            return Ok(Some(Ending::Decided(stop)));
-                        }
-                    }
+                let l = looked(cfg, meta, executions, &chosen, elapsed());
+                if let Some(l) = &l {
+                    events(Event::Looked(l));
+                    predicted = l.rounds_left;
+                }
+                if let Some(stop) = l.and_then(|l| l.stop) {
+                    return Ok(Some(Ending::Decided(stop)));
                 }
                 if let Some(window) = quiet {
                     if let Some(busy) = crate::pinning::busy_machine(window, BUSY_WARNING) {
@@ -402,15 +398,8 @@ impl CompareSession {
             Step::Executed(i, slot, exec) => {
                 if let Some(store) = store.as_deref_mut() {
                     let workload = &cfg.workloads[slot.workload];
-                    runs.push(record::save(
-                        store,
-                        meta,
-                        workload,
-                        host,
-                        tool,
-                        exec,
-                        Some(elapsed()),
-                    )?);
+                    let at = Some(elapsed());
+                    runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
                 }
                 events(Event::Executed(exec));
                 executions.push(exec.clone());
@@ -441,15 +430,16 @@ impl CompareSession {
             }
         })?;
         // The rule's last look: after the final round of the budget.
-        let ending = match (&cfg.sequential, ending) {
-            (Some(seq), Ending::Finished) => {
-                let rounds = complete_rounds(meta, executions);
-                let round_s = elapsed() / f64::from(rounds.max(1));
-                let l = look(meta, seq, executions, &chosen, elapsed(), round_s);
-                events(Event::Looked(&l));
-                Ending::Decided(l.stop.unwrap_or(crate::spec::Stop::MaxRounds))
+        let ending = match ending {
+            Ending::Finished if cfg.sequential.is_some() => {
+                let l = looked(cfg, meta, executions, &chosen, elapsed());
+                l.iter().for_each(|l| events(Event::Looked(l)));
+                Ending::Decided(
+                    l.and_then(|l| l.stop)
+                        .unwrap_or(crate::spec::Stop::MaxRounds),
+                )
             }
-            (_, ending) => ending,
+            ending => ending,
         };
         let own_cpu = own_cpu_start
             .zip(dyno_proc::procfs::own_cpu_seconds())
@@ -467,6 +457,23 @@ impl CompareSession {
             elapsed_s: earlier + wall_start.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// The precision rule's look at the rounds done so far, for a comparison with a target
+/// and at least one complete round; the next round is expected to take the mean so far.
+fn looked(
+    cfg: &ComparisonFile,
+    meta: &ComparisonMeta,
+    executions: &[Execution],
+    primary: &[String],
+    elapsed_s: f64,
+) -> Option<Look> {
+    let seq = cfg.sequential.as_ref()?;
+    let rounds = complete_rounds(meta, executions);
+    (rounds > 0).then(|| {
+        let round_s = elapsed_s / f64::from(rounds);
+        look(meta, seq, executions, primary, elapsed_s, round_s)
+    })
 }
 
 /// The mean time one execution takes: its warm-up and window, and a second to start

@@ -174,6 +174,30 @@ impl RunTable {
     }
 }
 
+/// The executions of rounds `r`.
+fn in_rounds(executions: &[Execution], r: &Range<u32>) -> Vec<Execution> {
+    executions
+        .iter()
+        .filter(|e| r.contains(&e.round))
+        .cloned()
+        .collect()
+}
+
+/// The workloads whose unit of work gave a CPU cost: there it is the default primary CPU
+/// figure ([`crate::family::is_primary_for`]).
+fn costed_workloads<'a>(table: &RunTable, work: &'a BTreeMap<String, WorkUnit>) -> Vec<&'a str> {
+    work.iter()
+        .filter(|(w, unit)| {
+            let name = unit.cpu_metric().name;
+            table
+                .rows
+                .iter()
+                .any(|(tw, m, _)| tw == *w && m.name == name)
+        })
+        .map(|(w, _)| w.as_str())
+        .collect()
+}
+
 fn better(d: Direction) -> Better {
     match d {
         Direction::HigherIsBetter => Better::Higher,
@@ -309,11 +333,7 @@ pub fn judge_with(
     let selected: Vec<Execution>;
     let executions = match &options.rounds {
         Some(r) => {
-            selected = executions
-                .iter()
-                .filter(|e| r.contains(&e.round))
-                .cloned()
-                .collect();
+            selected = in_rounds(executions, r);
             &selected[..]
         }
         None => executions,
@@ -322,19 +342,7 @@ pub fn judge_with(
     let mut out = Judgement::default();
     out.notes
         .extend(crate::diagnose::notes(executions, &options.work));
-    // With a unit of work, its CPU cost is the default primary CPU figure.
-    let costed: Vec<&str> = options
-        .work
-        .iter()
-        .filter(|(w, unit)| {
-            let name = unit.cpu_metric().name;
-            table
-                .rows
-                .iter()
-                .any(|(tw, m, _)| tw == *w && m.name == name)
-        })
-        .map(|(w, _)| w.as_str())
-        .collect();
+    let costed = costed_workloads(&table, &options.work);
     // Per verdict: the rounds and log-scale spread its stated power is computed from.
     let mut spreads: Vec<Option<(usize, f64)>> = Vec::new();
     for ((workload, metric, values), rounds) in table.rows.iter().zip(&table.rounds) {
