@@ -2,7 +2,7 @@
 # The reference node on a network (docs/benchmarks/node.md): the figures of
 # examples/node/bench.sh (in-process pipeline against one validator fed over QUIC by
 # `dyno load`, and a follower's adoption), of examples/node/layouts.sh (the same per
-# number of verify tiles) and of scripts/power/wakeups.sh (what an idle strategy costs).
+# number of verify tiles) and of examples/node/wakeups.sh (what an idle strategy costs).
 #
 # usage: scripts/bench/node.sh [SECONDS]                       (bench.sh; default 2 s a phase)
 #        scripts/bench/node.sh layouts [MAX_TILES [SECONDS]]    (default 2 tiles, 2 s a phase)
@@ -23,7 +23,7 @@ layouts) exec examples/node/layouts.sh "${2:-2}" "${3:-2}" ;;
 wakeups)
     CONFIG=crates/dyno-pipeline/workloads/value.toml
     [ $# -lt 2 ] || CONFIG=$(from_caller "$2")
-    exec scripts/power/wakeups.sh "$CONFIG" "${3:-1}"
+    exec examples/node/wakeups.sh "$CONFIG" "${3:-1}"
     ;;
 *)
     out_dir
