@@ -303,11 +303,13 @@ pub fn look(
         });
     }
     let reached = |m: &MetricPrecision| m.detectable.is_some_and(|d| d <= seq.precision);
+    // Nothing judged yet (fewer than two rounds paired): nothing predicted either.
     let rounds_left = metrics
         .iter()
         .filter(|m| !reached(m))
         .map(|m| m.rounds_needed.map(|r| r.saturating_sub(m.rounds)))
-        .try_fold(0usize, |most, r| r.map(|r| most.max(r)));
+        .try_fold(0usize, |most, r| r.map(|r| most.max(r)))
+        .filter(|_| !metrics.is_empty());
     let stop = if !flagged.is_empty() {
         Some(Stop::Flagged(flagged))
     } else if !metrics.is_empty() && metrics.iter().all(reached) {

@@ -3,7 +3,9 @@
 //!
 //! The session decides everything a comparison needs besides arguments and terminal
 //! output: which stored comparison it continues, what the plan has left, what to store,
-//! when a misspelt primary metric can be said, how long the rest will take. What happens
+//! when a misspelt primary metric or unit of work stops the rounds, whether a precision
+//! target is reached ([`crate::precision`]), whether the machine is quiet before a
+//! round, how long the rest will take. What happens
 //! is told through [`Event`]s; the binary turns them into progress and warnings.
 //!
 //! ```

@@ -357,9 +357,15 @@ impl Shown {
                     Some(r) => format!("; about {r} more rounds predicted"),
                     None => "; the rounds still needed are not known yet".into(),
                 };
+                let judged = if look.metrics.is_empty() {
+                    ": no primary metric judged yet (two rounds are the least)"
+                } else {
+                    ":"
+                };
                 self.say(&format!(
-                    "precision after {} rounds ({:.0} min){left}:",
+                    "precision after {} round{} ({:.0} min){left}{judged}",
                     look.rounds,
+                    if look.rounds == 1 { "" } else { "s" },
                     look.elapsed_s / 60.0
                 ));
                 for m in &look.metrics {
