@@ -605,8 +605,13 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
         .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
         .count();
     println!(
-        "{complete} complete executions of {} ({} planned)",
+        "{complete} complete executions of {} ({}{} planned)",
         executions.len(),
+        if meta.sequential.is_some() {
+            "at most "
+        } else {
+            ""
+        },
         meta.rounds as usize * meta.subjects.len() * meta.workloads.len()
     );
     print!("{rendered}");

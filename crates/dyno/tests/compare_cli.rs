@@ -614,7 +614,7 @@ fn a_precision_target_adds_rounds_until_its_budget_and_says_what_it_reached() {
         .arg(&db)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("6 complete executions of 6 (6 planned)"))
+        .stdout(predicate::str::contains("6 complete executions of 6 (at most 6 planned)"))
         .stdout(predicate::str::contains(
             "precision: target 5.0% (every primary metric's detectable change), budget 3 rounds or 60 min; sequential test",
         ))
