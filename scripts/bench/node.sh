@@ -2,7 +2,7 @@
 # The reference node on a network (docs/benchmarks/node.md): the figures of
 # examples/node/bench.sh (one layout: the in-process pipeline, the node's capacity over
 # QUIC from `dyno load` stepped up past it, and a follower's keep-up at that rate), of
-# examples/node/layouts.sh (one row per layout) and of scripts/power/wakeups.sh (what an
+# examples/node/layouts.sh (one row per layout) and of examples/node/wakeups.sh (what an
 # idle strategy costs).
 #
 # usage: scripts/bench/node.sh [SECONDS]                       (bench.sh; default 2 s a phase)
@@ -29,7 +29,7 @@ layouts) exec examples/node/layouts.sh "${2:-2}" "${3:-2}" ;;
 wakeups)
     CONFIG=crates/dyno-pipeline/workloads/value.toml
     [ $# -lt 2 ] || CONFIG=$(from_caller "$2")
-    exec scripts/power/wakeups.sh "$CONFIG" "${3:-1}"
+    exec examples/node/wakeups.sh "$CONFIG" "${3:-1}"
     ;;
 *)
     out_dir

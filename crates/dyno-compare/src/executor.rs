@@ -110,6 +110,7 @@ impl Load {
                     l.push((Instant::now(), line.to_string()));
                 }
             })),
+            cpus: spec.cpus.clone(),
             ..SpawnOptions::default()
         };
         let command = spec.command_for(subject, workload);
@@ -148,7 +149,7 @@ impl Load {
                 .filter(|(t, _)| *t >= start)
                 .map(|(_, l)| l.clone())
                 .collect();
-            let (series, warnings) = crate::load::read_output(&self.spec.output, &window);
+            let (series, warnings) = crate::load::read_output(&self.spec, &window);
             exec.series.extend(series);
             exec.warnings.extend(warnings);
         }
@@ -271,10 +272,20 @@ impl Executor for ProcessExecutor {
                 return exec;
             }
         };
-        let opts = match &readiness {
-            Some(r) => r.spawn_options(SpawnOptions::default()),
-            None => SpawnOptions::default(),
+        let base = SpawnOptions {
+            cpus: subject.cpus.clone(),
+            ..SpawnOptions::default()
         };
+        let opts = match &readiness {
+            Some(r) => r.spawn_options(base),
+            None => base,
+        };
+        // dyno's own thread (sampler, scrapes, the output readers it starts) keeps off the
+        // pinned CPUs while this execution runs, and goes back to every CPU after it.
+        let _own = OwnCpus::keep_off(
+            subject.cpus.as_deref(),
+            workload.load.as_ref().and_then(|l| l.cpus.as_deref()),
+        );
         let env = subject.env_for(workload);
         let mut node = match start(&command_line, env, subject.cwd.as_deref(), &opts) {
             Ok(n) => n,
@@ -370,6 +381,29 @@ impl Executor for ProcessExecutor {
         }
         crate::declared::apply(&subject.metrics, &mut exec.series);
         exec
+    }
+}
+
+/// dyno's own CPUs during one execution: restored when dropped.
+struct OwnCpus(Option<Vec<usize>>);
+
+impl OwnCpus {
+    fn keep_off(node: Option<&[usize]>, load: Option<&[usize]>) -> OwnCpus {
+        let before = dyno_proc::affinity::allowed_cpus();
+        let machine = crate::pinning::machine_cpus();
+        match crate::pinning::own_cpus(&machine, node, load) {
+            Some(keep) if dyno_proc::affinity::pin_current_thread(&keep).is_ok() => OwnCpus(before),
+            _ => OwnCpus(None),
+        }
+    }
+}
+
+impl Drop for OwnCpus {
+    fn drop(&mut self) {
+        if let Some(all) = &self.0 {
+            // Best effort: a failure leaves dyno on fewer CPUs, which costs it nothing.
+            let _ = dyno_proc::affinity::pin_current_thread(all);
+        }
     }
 }
 

@@ -42,7 +42,8 @@ use crate::record::{self, ComparisonMeta, LoadError, Loaded};
 use crate::report::{self, ReportInput};
 use crate::session::{primary_metrics, CompareOutcome};
 use crate::spec::{TestKind, WorkloadSpec};
-use crate::verdict::{judge_with, pick_candidates, unknown_primary, unknown_work};
+use crate::trials::{study, Study, TrialError, TrialOptions};
+use crate::verdict::{judge_with, pick_candidates, unknown_primary};
 use crate::verdict::{JudgeOptions, Judgement, Refused};
 use dyno_model::Host;
 use dyno_stats::ComparisonSettings;
@@ -60,6 +61,9 @@ pub struct Measured<'a> {
     pub host: &'a Host,
     /// Its executions, in the order they ran.
     pub executions: &'a [Execution],
+    /// Seconds the comparison has run so far (over every resumption), for a precision
+    /// target's prediction of the rounds still needed.
+    pub elapsed_s: f64,
 }
 
 /// What a command asks of the judging, beyond what the comparison was stored with.
@@ -85,8 +89,9 @@ pub struct Judged<'a> {
     pub parameters: Vec<(String, String)>,
 }
 
-/// Why a comparison is not judged: a primary metric or a unit of work that names nothing
-/// the executions measured.
+/// Why a comparison is not judged: a primary metric that names nothing the executions
+/// measured. (A unit of work that names nothing is a note of the judgement, not a
+/// refusal: its costs are not judged, the other metrics still are.)
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
     /// A primary metric is unknown; `whence` names where it was given.
@@ -94,15 +99,6 @@ pub enum JudgeError {
     Primary {
         /// `--primary`, or `` `primary` of FILE ``.
         whence: String,
-        /// What is unknown.
-        #[source]
-        why: Refused,
-    },
-    /// A workload's unit of work is unknown.
-    #[error("`work` of {file}")]
-    Work {
-        /// The comparison file.
-        file: String,
         /// What is unknown.
         #[source]
         why: Refused,
@@ -160,22 +156,94 @@ impl<'a> Measured<'a> {
             )?;
             parameters.push(("primary metrics".into(), primary.join(", ")));
         }
-        unknown_work(self.executions, &meta.work).map_err(|why| JudgeError::Work {
-            file: meta.file.clone(),
-            why,
-        })?;
+        if let Some(seq) = &meta.sequential {
+            parameters.push((
+                "precision".into(),
+                format!(
+                    "{:.1}%, at most {} rounds or {} min",
+                    seq.precision * 100.0,
+                    seq.max_rounds,
+                    seq.max_minutes
+                ),
+            ));
+        }
         let options = JudgeOptions {
             test,
             rounds: request.rounds.clone(),
-            primary,
+            primary: primary.clone(),
             work: meta.work.clone(),
         };
-        let judgement = judge_with(self.executions, &meta.subjects, &settings(meta), &options);
+        let mut judgement = judge_with(self.executions, &meta.subjects, &settings(meta), &options);
+        crate::precision::annotate(
+            &mut judgement,
+            meta,
+            self.executions,
+            &self.workload_rows(),
+            &primary,
+            test,
+            self.elapsed_s,
+        );
         Ok(Judged {
             measured: self,
             judgement,
             parameters,
         })
+    }
+}
+
+/// Why a stored comparison's power study cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    /// A primary metric is unknown.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+    /// The comparison has too few rounds for one trial.
+    #[error(transparent)]
+    Trials(#[from] TrialError),
+}
+
+impl<'a> Measured<'a> {
+    /// What the comparison could have seen: trials of `trial_rounds` rounds judged as
+    /// `request` asks (its rounds are ignored: the trials choose theirs), and the noise of
+    /// each primary metric ([`crate::trials::study`]).
+    pub fn power(self, request: &JudgeRequest, trial_rounds: u32) -> Result<Study, PowerError> {
+        let meta = self.meta;
+        let primary = primary_metrics(&request.primary, meta).to_vec();
+        if !primary.is_empty() {
+            unknown_primary(self.executions, &meta.subjects, &primary, &meta.work).map_err(
+                |why| JudgeError::Primary {
+                    whence: if request.primary.is_empty() {
+                        format!("`primary` of {}", meta.file)
+                    } else {
+                        "--primary".to_string()
+                    },
+                    why,
+                },
+            )?;
+        }
+        let options = TrialOptions {
+            trial_rounds,
+            test: request.test.or(meta.test).unwrap_or_default(),
+            primary,
+            settings: settings(meta),
+        };
+        Ok(study(
+            meta,
+            self.executions,
+            &self.workload_rows(),
+            &options,
+        )?)
+    }
+}
+
+impl Measured<'_> {
+    /// Each workload as the report and the precision rule read it: name, rate, warm-up and
+    /// measuring seconds.
+    fn workload_rows(&self) -> Vec<(String, f64, f64, f64)> {
+        self.workloads
+            .iter()
+            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+            .collect()
     }
 }
 
@@ -185,11 +253,7 @@ impl Judged<'_> {
         let m = &self.measured;
         report::html(&ReportInput {
             meta: m.meta,
-            workloads: m
-                .workloads
-                .iter()
-                .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-                .collect(),
+            workloads: m.workload_rows(),
             host: m.host,
             executions: m.executions,
             judgement: &self.judgement,
@@ -206,6 +270,7 @@ impl CompareOutcome {
             workloads: &self.workloads,
             host: &self.host,
             executions: &self.executions,
+            elapsed_s: self.elapsed_s,
         }
     }
 }
@@ -218,6 +283,7 @@ impl Loaded {
             workloads: &self.workloads,
             host: &self.host,
             executions: &self.executions,
+            elapsed_s: self.elapsed_s,
         }
     }
 
@@ -360,6 +426,7 @@ mod tests {
             workloads: o.workloads.clone(),
             host: o.host.clone(),
             runs: vec![3, 4, 9],
+            elapsed_s: 0.0,
         };
         assert_eq!(loaded.narrow_to(&[]).unwrap(), None);
         assert_eq!(loaded.executions.len(), 9);

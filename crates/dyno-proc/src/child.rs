@@ -63,6 +63,8 @@ pub struct SpawnOptions {
     pub log_file: Option<PathBuf>,
     /// Called with every output line.
     pub on_line: Option<LineSink>,
+    /// The CPUs the child (and everything it starts) runs on; all when `None`.
+    pub cpus: Option<Vec<usize>>,
 }
 
 impl Default for SpawnOptions {
@@ -73,6 +75,7 @@ impl Default for SpawnOptions {
             ready_line: None,
             log_file: None,
             on_line: None,
+            cpus: None,
         }
     }
 }
@@ -85,6 +88,7 @@ impl std::fmt::Debug for SpawnOptions {
             .field("ready_line", &self.ready_line)
             .field("log_file", &self.log_file)
             .field("on_line", &self.on_line.is_some())
+            .field("cpus", &self.cpus)
             .finish()
     }
 }
@@ -238,6 +242,12 @@ impl GuardedChild {
             .stderr(Stdio::piped())
             .process_group(0);
         crate::sys::kill_when_parent_dies(&mut cmd);
+        if let Some(cpus) = &opts.cpus {
+            crate::sys::run_on_cpus(&mut cmd, cpus).map_err(|source| SpawnError::Start {
+                program: program.clone(),
+                source,
+            })?;
+        }
         let mut child = cmd
             .spawn()
             .map_err(|source| SpawnError::Start { program, source })?;

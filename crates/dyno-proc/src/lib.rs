@@ -15,6 +15,8 @@
 //!   the clock tick (`sysconf`), boot id, host name, host CPU time.
 //! - [`signal`]: signals sent with kill(2), never by spawning `kill`.
 //! - [`http`]: the tiny loopback HTTP client used by metrics scrapes and probes.
+//! - [`affinity`]: the CPUs a child and dyno's own thread run on (`sched_setaffinity`).
+//! - [`busy`]: how busy the machine is and which processes make it so.
 //! - [`host`]: the host fingerprint ([`dyno_model::Host`]) read from /proc and /sys, the
 //!   filesystem of a directory, the online CPU list, how busy the CPUs are.
 //!
@@ -48,6 +50,8 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![deny(missing_docs)]
 
+pub mod affinity;
+pub mod busy;
 pub mod child;
 pub mod host;
 pub mod http;

@@ -25,6 +25,7 @@ use crate::mannwhitney::{mann_whitney_u, Alternative, MannWhitney};
 use crate::paired::{
     log_ratios, paired_ratio_ci, paired_t, wilcoxon_signed_rank, PairedT, SignedRank,
 };
+use crate::sequential::SequentialT;
 use crate::student::student_t_quantile;
 
 /// The test behind a [`Comparison`].
@@ -36,6 +37,9 @@ pub enum SignificanceTest {
     SignedRank(SignedRank),
     /// Paired by round: Student's t on the per-round log ratios.
     PairedT(PairedT),
+    /// Paired by round: the sequential t-test on the per-round log ratios, valid however
+    /// often it was looked at (`crate::sequential`); its p-value is always valid.
+    Sequential(SequentialT),
 }
 
 impl SignificanceTest {
@@ -45,15 +49,17 @@ impl SignificanceTest {
             SignificanceTest::MannWhitney(t) => t.p_value,
             SignificanceTest::SignedRank(t) => t.p_value,
             SignificanceTest::PairedT(t) => t.p_value,
+            SignificanceTest::Sequential(t) => t.p_value,
         }
     }
 
-    /// `"mann-whitney"`, `"signed-rank"` or `"paired-t"`.
+    /// `"mann-whitney"`, `"signed-rank"`, `"paired-t"` or `"sequential-t"`.
     pub fn name(&self) -> &'static str {
         match self {
             SignificanceTest::MannWhitney(_) => "mann-whitney",
             SignificanceTest::SignedRank(_) => "signed-rank",
             SignificanceTest::PairedT(_) => "paired-t",
+            SignificanceTest::Sequential(_) => "sequential-t",
         }
     }
 }

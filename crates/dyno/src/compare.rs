@@ -5,9 +5,9 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_compare::judged::{JudgeRequest, Judged};
+use dyno_compare::judged::{JudgeRequest, Judged, PowerError};
 use dyno_compare::runner::Ending;
-use dyno_compare::session::{self, CompareSession, Event, Refusal};
+use dyno_compare::session::{self, CompareSession, Event};
 use dyno_compare::verdict::TestKind;
 use dyno_compare::{cluster_run, record, report, ComparisonFile, Execution};
 use dyno_report::{write_atomic, TableFormat};
@@ -29,6 +29,11 @@ enum CompareCommand {
     Run(RunArgs),
     /// Re-report a stored comparison (any run id of it is enough).
     Report(ReportArgs),
+    /// What a stored comparison could see: its rounds split into disjoint trials, each
+    /// candidate judged alone in each (how often each change was flagged), and over all
+    /// rounds the noise of every primary metric (per-round sd, lag-1 autocorrelation,
+    /// within- and between-round variance) with the rounds a 5% change needs.
+    Power(PowerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -48,6 +53,18 @@ struct RunArgs {
     /// seed and options) is stored; by default it is continued.
     #[arg(long)]
     fresh: bool,
+    /// Add rounds until every primary metric's minimum detectable change is at most
+    /// this (`5%`), a change is flagged or the budget ends; judged by the sequential test
+    /// (overrides `precision` in the file; docs/compare.md).
+    #[arg(long, value_name = "PCT")]
+    precision: Option<String>,
+    /// Rounds at most with a precision target (default 100, or the file's `max_rounds`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    max_rounds: Option<u32>,
+    /// Minutes at most with a precision target, every session of the comparison together
+    /// (default 60, or the file's `max_minutes`).
+    #[arg(long, value_name = "MIN", value_parser = parse_minutes)]
+    max_minutes: Option<f64>,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -102,7 +119,37 @@ struct OutputArgs {
 }
 
 fn parse_test(s: &str) -> Result<TestKind, String> {
-    TestKind::parse(s).ok_or_else(|| format!("`{s}`: expected paired, signed-rank or unpaired"))
+    TestKind::parse(s)
+        .ok_or_else(|| format!("`{s}`: expected paired, signed-rank, unpaired or sequential"))
+}
+
+fn parse_minutes(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 => Ok(m),
+        _ => Err(format!("`{s}` is not a budget: give more than 0 minutes")),
+    }
+}
+
+#[derive(Debug, Args)]
+struct PowerArgs {
+    /// A run id of the comparison.
+    #[arg(value_name = "RUN")]
+    run: RunId,
+    /// Rounds per trial.
+    #[arg(long, value_name = "T", default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..))]
+    trial_rounds: u32,
+    /// The test of every trial (default: the comparison's).
+    #[arg(long, value_name = "TEST", value_parser = parse_test)]
+    test: Option<TestKind>,
+    /// Judge with this primary metric (repeatable; default: the comparison's).
+    #[arg(long = "primary", value_name = "METRIC")]
+    primary: Vec<String>,
+    /// `table` or `json`.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
+    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    db: Option<PathBuf>,
 }
 
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
@@ -132,6 +179,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         CompareCommand::Run(a) => run_file(a),
         CompareCommand::Report(a) => report_runs(a),
+        CompareCommand::Power(a) => power(a),
     }
 }
 
@@ -147,7 +195,12 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     cfg.select_workloads(&a.workload, &a.file)?;
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
     cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
+    cfg.apply_precision(a.precision.as_deref(), a.max_rounds, a.max_minutes)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(r) = a.rounds {
+        if cfg.sequential.is_some() {
+            anyhow::bail!("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds");
+        }
         cfg.rounds = r;
     }
     let cache = a
@@ -195,7 +248,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let judged = outcome.measured().judge(&a.out.request(None), params)?;
     let code = show(&judged, &a.out)?;
     match outcome.ending {
-        Ending::Finished => Ok(code),
+        Ending::Finished | Ending::Decided(_) => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
             outcome.done, outcome.planned
@@ -259,12 +312,36 @@ impl Shown {
                     p.done_one();
                 }
             }
-            Event::WillRefuse(Refusal::Primary(e)) => eprintln!(
-                "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
+            Event::AlreadyDecided { id, why } => eprintln!(
+                "comparison {id} of {} already stopped ({why}): starting a new comparison (a tighter precision or a larger budget continues it instead)",
+                self.file.display()
             ),
-            Event::WillRefuse(Refusal::Work { why, file }) => eprintln!(
-                "warning: {why}; the verdict will be refused (stop, fix `work` in {file}, run again: the executions done are kept)"
-            ),
+            Event::BusyBeforeRound { round, busy } => self.say(&format!(
+                "warning: before round {}: the machine is {}: its work lands in this round's numbers",
+                round + 1,
+                busy.sentence()
+            )),
+            Event::Looked(look) => {
+                let left = match look.rounds_left {
+                    _ if look.stop.is_some() => String::new(),
+                    Some(r) => format!("; about {r} more rounds predicted"),
+                    None => "; the rounds still needed are not known yet".into(),
+                };
+                let judged = if look.metrics.is_empty() {
+                    ": no primary metric judged yet (two rounds are the least)"
+                } else {
+                    ":"
+                };
+                self.say(&format!(
+                    "precision after {} round{} ({:.0} min){left}{judged}",
+                    look.rounds,
+                    if look.rounds == 1 { "" } else { "s" },
+                    look.elapsed_s / 60.0
+                ));
+                for m in &look.metrics {
+                    self.say(&format!("  {}", m.sentence(look.target)));
+                }
+            }
             Event::Next {
                 round,
                 rounds,
@@ -277,6 +354,14 @@ impl Shown {
                     p.step(&what, left);
                 }
             }
+        }
+    }
+
+    /// A line on stderr that does not garble the progress bar.
+    fn say(&self, line: &str) {
+        match &self.progress {
+            Some(p) => p.note(line),
+            None => eprintln!("{line}"),
         }
     }
 
@@ -360,8 +445,13 @@ fn print_summary(
         .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
         .count();
     println!(
-        "{complete} complete executions of {} ({} planned)",
+        "{complete} complete executions of {} ({}{} planned)",
         executions.len(),
+        if meta.sequential.is_some() {
+            "at most "
+        } else {
+            ""
+        },
         meta.rounds as usize * meta.subjects.len() * meta.workloads.len()
     );
     print!("{rendered}");
@@ -387,8 +477,14 @@ fn print_summary(
     for (v, text) in report::observations(j) {
         println!("{}: {text}", report::verdict_label(v));
     }
+    for line in &j.precision {
+        println!("precision: {line}");
+    }
     for line in report::power_lines(j) {
         println!("power: {line}");
+    }
+    for line in j.noise.lines() {
+        println!("noise: {line}");
     }
     for line in dyno_compare::family::summary_lines(&j.unjudged) {
         println!("note: {line}; --format json lists them");
@@ -403,4 +499,53 @@ fn print_summary(
             println!("  {f}");
         }
     }
+}
+
+/// `dyno compare power`: trials of a stored comparison and the noise of its metrics.
+fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
+    let path = db::path(&a.db);
+    let store = Store::open_read_only(&path)
+        .with_context(|| format!("results store {}", path.display()))?;
+    let loaded = record::load(&store, &[a.run])
+        .with_context(|| format!("results store {}", path.display()))?;
+    let request = JudgeRequest {
+        test: a.test,
+        primary: a.primary.clone(),
+        rounds: None,
+    };
+    let study = loaded
+        .measured()
+        .power(&request, a.trial_rounds)
+        .map_err(|e| match e {
+            PowerError::Trials(e) => anyhow::anyhow!("--trial-rounds: {e}"),
+            PowerError::Judge(e) => anyhow::Error::new(e),
+        })?;
+    if a.format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&study).unwrap_or_default()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let format = match a.format {
+        Format::Markdown => TableFormat::Markdown,
+        Format::Csv => TableFormat::Csv,
+        _ => TableFormat::Terminal {
+            color: crate::term::color_stdout(),
+        },
+    };
+    for (i, table) in study.tables().iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        let text = format.render(table);
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
+    }
+    for line in study.lines() {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -82,7 +82,9 @@ pub fn view(store: &Store, run: RunId) -> Result<ComparisonView, WebError> {
         alpha: meta.alpha,
         executions: (done, planned),
         runs: loaded.runs.clone(),
-        precision: None,
+        // The precision rule's own sentences (target, what it reached, rounds still
+        // needed); none for a comparison run to a fixed number of rounds.
+        precision: (!judgement.precision.is_empty()).then(|| judgement.precision.join(" ")),
         verdicts,
         unjudged,
         notes: judgement.notes.clone(),

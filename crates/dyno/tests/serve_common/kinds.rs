@@ -59,7 +59,7 @@ pub fn comparison(store: &mut Store, dir: &Path, id: &str, t0: f64, v2_cpu: f64)
             let mut e = exec.execute(subject, workload, round, &stop);
             e.started_at = t0 + k;
             k += 10.0;
-            record::save(store, &meta, workload, &host(), "test", &e).unwrap();
+            record::save(store, &meta, workload, &host(), "test", &e, None).unwrap();
         }
     }
     meta.id

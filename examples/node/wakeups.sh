@@ -3,8 +3,8 @@
 # CPU of `dyno node` (the single-process node, its load inside) with a bench config at a
 # fixed rate, read from /proc over 4 s after 2 s of warm-up; the node is then stopped.
 #
-# usage: scripts/power/wakeups.sh CONFIG RATE     (build first: cargo build --release -p dyno)
-# e.g.   scripts/power/wakeups.sh crates/dyno-pipeline/workloads/value.toml 1
+# usage: examples/node/wakeups.sh CONFIG RATE     (build first: cargo build --release -p dyno)
+# e.g.   examples/node/wakeups.sh crates/dyno-pipeline/workloads/value.toml 1
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 CONFIG RATE" >&2; exit 2; }
 CONFIG=$1
