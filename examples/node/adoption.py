@@ -2,7 +2,7 @@
 """What `dyno cluster report` does not give about a leader and its followers, from their
 node event logs (docs/node.md, "The event log").
 
-usage: adoption.py [--min-txs N] SLOT_MS LEADER.jsonl FOLLOWER.jsonl [...]
+usage: adoption.py [--row] [--min-txs N] SLOT_MS LEADER.jsonl FOLLOWER.jsonl [...]
 
 The propagation figures themselves (a follower's fetched -> adopted time, adoption after
 the slot's start, the blocks each node adopted) are `dyno cluster report --nodes N
@@ -11,7 +11,11 @@ transactions per block (its sustained TPS = txs / slot) and in all, how many blo
 follower rejected, and with `--min-txs N` a follower's validation + adoption time
 (fetch_completed -> adopted) as a fraction of the slot over the blocks of more than N
 transactions only (the loaded ones, without the empty blocks around a load): the report
-has no per-block transaction count to select them by.
+has no per-block transaction count to select them by. With `--row` (one follower,
+`--min-txs` given) it prints one line for scripts instead: that time's p50 and p90 (in
+slots), the loaded blocks, those the follower never adopted, and the blocks it rejected.
+A block the follower took through a range sync (no `fetch_completed`) is timed from its
+`header_received`.
 """
 import json
 import sys
@@ -35,8 +39,28 @@ def centiles(xs):
     return "p50 %.4f  p90 %.4f  max %.4f  (n=%d)" % (pick(0.5), pick(0.9), xs[-1], len(xs))
 
 
+def pick(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))] if xs else float("nan")
+
+
+def follower_times(forged, ev, min_txs, slot_ms):
+    """Per loaded block the follower adopted, its fetched (or announced) -> adopted time
+    in slots; and the loaded blocks it never adopted."""
+    start = {e["block"]: e["ts_ns"] for e in ev if e["event"] == "header_received"}
+    start.update({e["block"]: e["ts_ns"] for e in ev if e["event"] == "fetch_completed"})
+    adopted = {e["block"]: e["ts_ns"] for e in ev if e["event"] == "adopted"}
+    loaded = [b for b, f in forged.items() if f["txs"] > min_txs]
+    times = [(adopted[b] - start[b]) / 1e6 / slot_ms for b in loaded if b in adopted and b in start]
+    return times, loaded, [b for b in loaded if b not in adopted]
+
+
 def main():
     args = sys.argv[1:]
+    row = False
+    if args and args[0] == "--row":
+        row = True
+        args = args[1:]
     min_txs = None
     if len(args) >= 2 and args[0] == "--min-txs":
         try:
@@ -50,6 +74,15 @@ def main():
         sys.exit(2)
     slot_ms = float(args[0])
     forged = {e["block"]: e for e in events(args[1]) if e["event"] == "forged"}
+    if row:
+        if min_txs is None or len(args) != 3:
+            print("--row takes --min-txs N and one follower", file=sys.stderr)
+            sys.exit(2)
+        ev = events(args[2])
+        times, loaded, missing = follower_times(forged, ev, min_txs, slot_ms)
+        rejected = sum(1 for e in ev if e["event"] == "rejected")
+        print("%.4f %.4f %d %d %d" % (pick(times, 0.5), pick(times, 0.9), len(loaded), len(missing), rejected))
+        return
     txs = [e["txs"] for e in forged.values()]
     print("leader blocks %d, txs per block %s, TPS %s; %d txs in all" % (
         len(txs), centiles(txs), centiles([t / (slot_ms / 1e3) for t in txs]), sum(txs)))
@@ -59,11 +92,9 @@ def main():
         print("  rejected %d blocks" % sum(1 for e in ev if e["event"] == "rejected"))
         if min_txs is None:
             continue
-        done = {e["block"]: e["ts_ns"] for e in ev if e["event"] == "fetch_completed"}
-        adopted = {e["block"]: e["ts_ns"] for e in ev if e["event"] == "adopted"}
-        loaded = [(adopted[b] - done[b]) / 1e6 / slot_ms for b, f in forged.items()
-                  if b in done and b in adopted and f["txs"] > min_txs]
-        print("  validate+adopt / slot, blocks of more than %d txs: %s" % (min_txs, centiles(loaded)))
+        times, loaded, missing = follower_times(forged, ev, min_txs, slot_ms)
+        print("  validate+adopt / slot, blocks of more than %d txs: %s; %d of %d never adopted" % (
+            min_txs, centiles(times), len(missing), len(loaded)))
 
 
 if __name__ == "__main__":

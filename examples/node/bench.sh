@@ -1,42 +1,54 @@
 #!/usr/bin/env bash
-# Issue #11's two node performance figures, side by side in one run on one layout:
+# One layout of the reference node, measured against its own in-process pipeline, in
+# one run (issue #33's honest node bench):
 #
 #  (a) in-process: `dyno pipeline bench` on the node's forge layout (forge-layout.toml:
-#      the same tiles a node leader forges with), benchg inside, flat out;
-#  (b) networked: one validator `dyno node run` fed by a separate `dyno load` over QUIC
-#      at OVERLOAD x (a)'s TPS (more than it can take, for the whole phase: flat out, the
-#      load now sends millions a second and empties its pool in a fraction of a second,
-#      the node's ingress refusing nearly all of it); its landed TPS per second from its
-#      node log; the ratio b / a; and the
-#      same throughput per slot (a block's transactions over its slot): transactions
-#      land a block at a time, so at 400 ms slots the seconds alternate two and three
-#      blocks and their median sits on one of two plateaus; the per-slot median has no
-#      such aliasing;
+#      the tiles a node leader forges with, VERIFY_TILES verify and BANK_TILES bank
+#      tiles), benchg inside, flat out, its pre-signed pool sized to the phase
+#      (TILE_TPS x verify tiles x (SECONDS + 1)); a pool that ran out before the end is an
+#      error (exit 1): benchg would have signed live and (a) would read low;
+#  (b) the node's capacity: one validator `dyno node run` fed by a separate `dyno load`
+#      over QUIC in steps of SECONDS each, offered 1x, 2x (and 4x while landed still
+#      grew by 5%) (a)'s TPS, each step's pool sized to it (rate x seconds); landed per
+#      step = the median of its blocks' transactions over the slot (the first and last
+#      block of a step left out). Capacity = the most landed in a step, so a node faster
+#      than (a) shows; the overload figure is landed / capacity at the step offered
+#      closest to twice the capacity (at least 1.5x), written RATIO@OFFEREDx (the node
+#      refuses what it cannot take before checking signatures: docs/node.md, "Overload");
 #  (c) a leader and a follower (stake 0) on a 20 ms link, `dyno load` at the leader's
-#      sustained TPS from (b): the follower's validation + adoption time per block as a
-#      fraction of the slot (`dyno cluster report` on the two node logs; over the loaded
-#      blocks only, examples/node/adoption.py).
+#      capacity from (b): the follower's validation + adoption time per loaded block as a
+#      fraction of the slot (p50, p90) and the loaded blocks it never adopted.
 #
-# usage: examples/node/bench.sh [SECONDS]        (default 10 s per phase)
+# usage: examples/node/bench.sh [SECONDS]        (default 5 s per phase and per step)
 # env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
-#        keep every file; default a temporary one), OVERLOAD (phase b's rate over a's
-#        TPS; default 1.2), VERIFY_TILES (the nodes' verify_tiles and the in-process
-#        layout's verify tiles; default: 1 on both sides, the node's own default),
-#        VERIFY_BATCH (signatures checked as one batch on both sides: the nodes'
-#        verify_batch and the in-process [verify] batch; default 64, 1: one by one)
+#        keep every file; default a temporary one), VERIFY_TILES (the nodes'
+#        verify_tiles and (a)'s verify tiles; default 1), BANK_TILES (the nodes'
+#        bank_tiles and (a)'s bank tiles; default 1), REPLAY_THREADS (the nodes'
+#        replay_threads; default: the node's own, one per core), VERIFY_BATCH (default
+#        64), TILE_TPS ((a)'s pool per verify tile per second; default 40000).
 #
-# Build first: cargo build --release -p dyno. Every process this script starts is
-# stopped when it exits, even on error or Ctrl-C.
+# Prints one line of figures; the last line of stdout, and $OUT/row.txt, is the row
+# examples/node/layouts.sh tabulates. Needs only the dyno binary, these example files and
+# python3's standard library. Every process it starts is stopped when it exits, even on
+# error or Ctrl-C.
 set -euo pipefail
 
-SECONDS_PER_PHASE=${1:-10}
+SECONDS_PER_PHASE=${1:-5}
 DYNO=${DYNO:-target/release/dyno}
 SLOT_MS=${SLOT_MS:-400}
-OVERLOAD=${OVERLOAD:-1.2}
+VERIFY_TILES=${VERIFY_TILES:-1}
+BANK_TILES=${BANK_TILES:-1}
 VERIFY_BATCH=${VERIFY_BATCH:-64}
-case "$VERIFY_BATCH" in
-''|*[!0-9]*|0) echo "$0: VERIFY_BATCH=$VERIFY_BATCH: must be a whole number of signatures, 1 to 1024" >&2; exit 2 ;;
-esac
+TILE_TPS=${TILE_TPS:-40000}
+whole() { # NAME VALUE: a positive whole number, or exit 2 naming it
+    case "$2" in
+    '' | *[!0-9]* | 0) echo "$0: $1=$2: must be a positive whole number" >&2; exit 2 ;;
+    esac
+}
+whole SECONDS "$SECONDS_PER_PHASE"; whole SLOT_MS "$SLOT_MS"; whole VERIFY_TILES "$VERIFY_TILES"
+whole BANK_TILES "$BANK_TILES"; whole VERIFY_BATCH "$VERIFY_BATCH"; whole TILE_TPS "$TILE_TPS"
+[ -z "${REPLAY_THREADS:-}" ] || whole REPLAY_THREADS "$REPLAY_THREADS"
+[ -x "$DYNO" ] || { echo "$0: DYNO=$DYNO: not an executable (build: cargo build --release -p dyno)" >&2; exit 2; }
 OUT=${OUT:-$(mktemp -d -t dyno-node-bench.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
@@ -80,8 +92,10 @@ node_config() {
         echo "metrics_listen = \"127.0.0.1:$5\""
         echo "node_log = \"$2.jsonl\""
         echo "mempool_capacity = 400000"
-        if [ -n "${VERIFY_TILES:-}" ]; then echo "verify_tiles = $VERIFY_TILES"; fi
+        echo "verify_tiles = $VERIFY_TILES"
         echo "verify_batch = $VERIFY_BATCH"
+        echo "bank_tiles = $BANK_TILES"
+        if [ -n "${REPLAY_THREADS:-}" ]; then echo "replay_threads = $REPLAY_THREADS"; fi
         if [ $# -ge 7 ]; then
             printf '\n[[peers]]\nid = "%s"\naddr = "localhost:%s"\nlatency_ms = 20\n' "$6" "$7"
         fi
@@ -99,59 +113,114 @@ stop_node() { # PID
     wait "$1" 2>/dev/null || true
 }
 
-echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); files in $OUT"
+# load GENESIS TARGET RATE JSON: dyno load at RATE for the phase, its pool rate x
+# seconds; fails (exit 1) when the pool ran out or a send failed.
+load() {
+    "$DYNO" load --genesis "$1" --target "$2" --rate "$3" --duration "$SECONDS_PER_PHASE" \
+        --format json >"$4" 2>"$4.err"
+    python3 - "$4" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+if r["pool_exhausted"]:
+    sys.exit("%s: the load's pool of %d ran out before the phase's end" % (sys.argv[1], r["signed"]))
+if r["errors"]:
+    sys.exit("%s: %d send errors (first: %s)" % (sys.argv[1], r["errors"], r["first_error"]))
+EOF
+}
 
-# (a) in-process benchg on the node's forge layout, with as many verify tiles as the
-# node has verify threads when VERIFY_TILES is set, and the node's batch size (like
-# with like).
+now_ns() { python3 -c 'import time; print(time.time_ns())'; }
+
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); layout: $VERIFY_TILES verify, $BANK_TILES bank tiles; files in $OUT" >&2
+
+# (a) in-process benchg on the node's forge layout, as many verify and bank tiles as the
+# node has, the node's batch size (like with like), its pool sized to the phase.
+# The pool covers the window and the start before it (the tiles start, benchg fills the
+# links) with a second to spare.
+PRESIGN=$(( TILE_TPS * VERIFY_TILES * (SECONDS_PER_PHASE + 1) ))
 LAYOUT="$OUT/forge-layout.toml"
-sed -e "s/^verify_tile_count = .*/verify_tile_count = ${VERIFY_TILES:-1}/" \
+sed -e "s/^verify_tile_count = .*/verify_tile_count = $VERIFY_TILES/" \
+    -e "s/^bank_tile_count = .*/bank_tile_count = $BANK_TILES/" \
+    -e "s/^presign = .*/presign = $PRESIGN/" \
     -e "s/^batch = .*/batch = $(( VERIFY_BATCH > 256 ? 256 : VERIFY_BATCH ))/" \
     "$HERE/forge-layout.toml" >"$LAYOUT"
 "$DYNO" pipeline bench --config "$LAYOUT" --duration "$SECONDS_PER_PHASE" \
     --no-save --format json >"$OUT/inprocess.json" 2>"$OUT/inprocess.err"
-IN_TPS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tps"]["median"])' "$OUT/inprocess.json")
+IN_TPS=$(python3 - "$OUT/inprocess.json" "$PRESIGN" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+if r.get("pool_exhausted_after_s") is not None:
+    sys.exit("(a): the pre-signed pool of %s ran out after %.1f s (benchg then signs live and "
+             "(a) reads low); raise TILE_TPS" % (sys.argv[2], r["pool_exhausted_after_s"]))
+print(r["tps"]["median"])
+EOF
+)
+echo "(a) in-process: median $IN_TPS TPS (pool $PRESIGN, not exhausted)" >&2
 
-# (b) a single-validator node, from a separate dyno load over QUIC at OVERLOAD x (a).
-B_RATE=$(python3 -c 'import sys; print(max(1, int(float(sys.argv[1]) * float(sys.argv[2]))))' "$IN_TPS" "$OVERLOAD")
+# (b) the node's capacity, stepping the offered rate up from (a)'s.
 mkdir -p "$OUT/solo"
 "$DYNO" node genesis --out "$OUT/solo/genesis.toml" --validators solo=1 --slot-ms "$SLOT_MS" \
-    --start-in 1 --max-block-txs 100000 --force >/dev/null
+    --start-in 1 --max-block-txs 1000000 --force >/dev/null
 SP=$(free_port SOCK_STREAM); SI=$(free_port SOCK_DGRAM); SM=$(free_port SOCK_STREAM)
 node_config "$OUT/solo/solo.toml" solo "$SP" "$SI" "$SM"
 start_node "$OUT/solo/solo.toml" "$OUT/solo/summary.json"
 SOLO=$LAST_PID
 wait_ready "127.0.0.1:$SM"
-"$DYNO" load --genesis "$OUT/solo/genesis.toml" --target "127.0.0.1:$SI" --rate "$B_RATE" \
-    --duration "$SECONDS_PER_PHASE" --format json >"$OUT/solo/load.json" 2>"$OUT/solo/load.err"
-sleep $(( (SLOT_MS * 3) / 1000 + 1 ))   # let the last blocks land
-stop_node "$SOLO"
-read -r NET_TPS NET_SECONDS SLOT_TPS SLOT_BLOCKS FULL_MEAN <<<"$(python3 - "$OUT/solo/solo.jsonl" "$SLOT_MS" <<'EOF'
+: >"$OUT/solo/steps.txt"
+PREV=0
+for MULT in 1 2 4; do
+    RATE=$(python3 -c 'import sys; print(max(1, int(float(sys.argv[1]) * int(sys.argv[2]))))' "$IN_TPS" "$MULT")
+    # The load signs its pool before it starts sending: the window starts after that.
+    load "$OUT/solo/genesis.toml" "127.0.0.1:$SI" "$RATE" "$OUT/solo/load-$MULT.json" &
+    LOADER=$!
+    PIDS+=($LOADER)
+    T0=$(python3 - "$OUT/solo/load-$MULT.json.err" <<'EOF'
+import os, sys, time
+# dyno load prints its first per-second line once sending began.
+for _ in range(6000):
+    if os.path.exists(sys.argv[1]) and "t=" in open(sys.argv[1]).read():
+        break
+    time.sleep(0.01)
+print(time.time_ns() - 1_000_000_000)
+EOF
+)
+    wait "$LOADER"
+    T1=$(now_ns)
+    LANDED=$(python3 - "$OUT/solo/solo.jsonl" "$SLOT_MS" "$T0" "$T1" <<'EOF'
 import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-seconds = [v["tps"] for v in lines if v.get("kind") == "second" and v["tps"] > 0]
-busy = sorted(seconds)
-# The full seconds: every busy second but the first and last (the load starting and
-# stopping inside them).
-full_seconds = seconds[1:-1]
-# Per slot: every block from the first that carried transactions to the last (empty
-# ones between them included), less those two (the load starting and stopping inside
-# them), each block's transactions over its slot.
-blocks = [v["txs"] for v in lines if v.get("kind") == "block"]
-full = [i for i, t in enumerate(blocks) if t > 0]
-loaded = blocks[full[0] + 1:full[-1]] if full else []
-per_slot = sorted(t * 1000.0 / float(sys.argv[2]) for t in loaded)
-print(busy[len(busy) // 2] if busy else 0, len(busy),
-      per_slot[len(per_slot) // 2] if per_slot else 0, len(per_slot),
-      sum(full_seconds) / len(full_seconds) if full_seconds else 0)
+slot_ms, t0, t1 = float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+blocks = [v for v in map(json.loads, open(sys.argv[1]))
+          if v.get("kind") == "event" and v["event"] == "forged" and t0 <= v["ts_ns"] <= t1]
+blocks.sort(key=lambda v: v["ts_ns"])
+per_slot = sorted(v["txs"] * 1000.0 / slot_ms for v in blocks[1:-1])
+print(per_slot[len(per_slot) // 2] if per_slot else 0)
+EOF
+)
+    echo "$MULT $RATE $LANDED" >>"$OUT/solo/steps.txt"
+    echo "(b) offered $RATE/s (${MULT}x a): landed $LANDED TPS per slot" >&2
+    # Stop stepping once landed stopped growing (by 5%).
+    if python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 1.05 * float(sys.argv[2]) else 1)' "$LANDED" "$PREV"; then
+        break
+    fi
+    PREV=$LANDED
+done
+sleep $(( (SLOT_MS * 3) / 1000 + 1 ))
+stop_node "$SOLO"
+read -r CAPACITY OVERLOAD <<<"$(python3 - "$OUT/solo/steps.txt" <<'EOF'
+import sys
+steps = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+cap = max(s[2] for s in steps)
+# The overload figure: the step offered closest to twice the capacity (at least 1.5x),
+# as landed / capacity "@" offered / capacity.
+over = sorted((abs(s[1] / cap - 2), s) for s in steps if cap > 0 and s[1] >= 1.5 * cap)
+print(cap, "%.3f@%.2fx" % (over[0][1][2] / cap, over[0][1][1] / cap) if over else "n/a")
 EOF
 )"
 
-# (c) leader -> follower at the leader's sustained TPS.
-RATE=$(python3 -c 'import sys; print(max(1, int(float(sys.argv[1]))))' "$NET_TPS")
+# (c) leader -> follower at the leader's capacity from (b).
+RATE=$(python3 -c 'import sys; print(max(1, int(float(sys.argv[1]))))' "$CAPACITY")
 mkdir -p "$OUT/pair"
 "$DYNO" node genesis --out "$OUT/pair/genesis.toml" --validators n1=1,n2=0 --slot-ms "$SLOT_MS" \
-    --start-in 1 --max-block-txs 100000 --force >/dev/null
+    --start-in 1 --max-block-txs 1000000 --force >/dev/null
 P1=$(free_port SOCK_STREAM); I1=$(free_port SOCK_DGRAM); M1=$(free_port SOCK_STREAM)
 P2=$(free_port SOCK_STREAM); I2=$(free_port SOCK_DGRAM); M2=$(free_port SOCK_STREAM)
 node_config "$OUT/pair/n1.toml" n1 "$P1" "$I1" "$M1" n2 "$P2"
@@ -159,42 +228,18 @@ node_config "$OUT/pair/n2.toml" n2 "$P2" "$I2" "$M2" n1 "$P1"
 start_node "$OUT/pair/n1.toml" "$OUT/pair/n1.json"; N1=$LAST_PID
 start_node "$OUT/pair/n2.toml" "$OUT/pair/n2.json"; N2=$LAST_PID
 wait_ready "127.0.0.1:$M1"; wait_ready "127.0.0.1:$M2"
-"$DYNO" load --genesis "$OUT/pair/genesis.toml" --target "127.0.0.1:$I1" --rate "$RATE" \
-    --duration "$SECONDS_PER_PHASE" --format json >"$OUT/pair/load.json" 2>"$OUT/pair/load.err"
-sleep $(( (SLOT_MS * 3) / 1000 + 1 ))
+load "$OUT/pair/genesis.toml" "127.0.0.1:$I1" "$RATE" "$OUT/pair/load.json"
+sleep $(( (SLOT_MS * 5) / 1000 + 2 ))   # let the last blocks reach the follower
 stop_node "$N1"; stop_node "$N2"
+FOLLOWER=$(python3 "$HERE/adoption.py" --row --min-txs $(( RATE * SLOT_MS / 2000 )) "$SLOT_MS" \
+    "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl")
+read -r F_P50 F_P90 F_LOADED F_MISSING F_REJECTED <<<"$FOLLOWER"
 
-# One machine-readable line for examples/node/layouts.sh.
-echo "$IN_TPS $NET_TPS $FULL_MEAN" >"$OUT/tps.txt"
-
-echo
-echo "(a) in-process benchg, node forge layout: median $IN_TPS TPS per second"
-echo "(b) node fed by dyno load over QUIC at $B_RATE/s ($OVERLOAD x a): median $NET_TPS TPS per second (over $NET_SECONDS busy seconds)"
-python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio b / a = %.3f (issue #11 asks >= 0.80)" % (b / a if a else 0))' "$IN_TPS" "$NET_TPS"
-echo "    per slot: median $SLOT_TPS TPS (block txs / slot, $SLOT_BLOCKS loaded blocks less the first and last)"
-python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio per slot / a = %.3f" % (b / a if a else 0))' "$IN_TPS" "$SLOT_TPS"
-echo "    mean of the full seconds (the first and last busy seconds left out): $FULL_MEAN TPS"
-python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("    ratio full-second mean / a = %.3f" % (b / a if a else 0))' "$IN_TPS" "$FULL_MEAN"
-echo "(c) leader n1 -> follower n2 at $RATE TPS (the leader's sustained TPS from b), ${SLOT_MS} ms slots:"
-# The propagation figures are dyno cluster report's; this only picks two of them.
-"$DYNO" cluster report --nodes 2 --format json "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" \
-    >"$OUT/pair/report.json"
-python3 - "$OUT/pair/report.json" "$SLOT_MS" <<'EOF' | sed 's/^/    /'
-import json, sys
-report, slot_s = json.load(open(sys.argv[1])), float(sys.argv[2]) / 1e3
-m = {x["key"]: x for x in report["metrics"]}
-def line(key, scale, unit):
-    s = m[key]["summary"]
-    if s is None:
-        return "none"
-    return "p50 %.4g  p90 %.4g  max %.4g%s  (n=%d, missing %d)" % (
-        s["p50_s"] * scale, s["p90_s"] * scale, s["max_s"] * scale, unit, s["count"], m[key]["missing"])
-print("blocks %d, adopted by both nodes %d" % (
-    report["blocks"], sum(1 for b in report["per_block"] if b["adopted_by"] == 2)))
-print("follower's validate+adopt (fetched to adopted) / slot: " + line("peer.fetched_to_adopted", 1 / slot_s, ""))
-print("adopted on both nodes after slot start: " + line("adoption_1.00", 1e3, " ms"))
-EOF
-# What the report lacks: the leader's transactions per block, rejected blocks, and the
-# follower's figure over the loaded blocks only (more than half a slot's worth at the rate).
-python3 "$HERE/adoption.py" --min-txs $(( RATE * SLOT_MS / 2000 )) "$SLOT_MS" \
-    "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl" | sed 's/^/    /'
+RATIO=$(python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("%.3f" % (b / a if a else 0))' "$IN_TPS" "$CAPACITY")
+echo "(b) capacity $CAPACITY TPS per slot = $RATIO x (a); landed / capacity at about twice the capacity offered: $OVERLOAD" >&2
+echo "(c) follower at $RATE TPS: validate+adopt / slot p50 $F_P50 p90 $F_P90 over $F_LOADED loaded blocks; $F_MISSING never adopted, $F_REJECTED rejected" >&2
+# The row: verify tiles, bank tiles, (a), (b) capacity, ratio, overload, follower p90,
+# loaded blocks, missing.
+ROW="$VERIFY_TILES $BANK_TILES $IN_TPS $CAPACITY $RATIO $OVERLOAD $F_P90 $F_LOADED $F_MISSING"
+echo "$ROW" >"$OUT/row.txt"
+echo "$ROW"

@@ -1,26 +1,124 @@
 #!/usr/bin/env bash
 # Release comparisons (docs/benchmarks/compare.md): `dyno compare run` of a comparison
-# file into a fresh store, its verdict table and HTML report; with `power`, the
-# statistical power study (scripts/power/power_study.py), its arguments passed through.
+# file into a fresh store, its verdict table and HTML report. Two studies:
+#
+#   precision: examples/compare-cometbft/precision.toml (two CometBFT releases until the
+#     CPU per transaction is known to 5%) without and with core isolation (the node on
+#     NODE_CPUS, the load on LOAD_CPUS), then its A/A (precision-aa.toml) with isolation;
+#     prints the rounds and minutes each took and where it stopped. Needs
+#     examples/compare-cometbft/install.sh first.
+#   power: the statistical power of `dyno compare` on the reference node: one comparison
+#     of base, base-again (A/A), +3%, +5% and +10% CPU per transaction (`dyno node
+#     --extra-work-per-tx N`), judged by `dyno compare power` in disjoint trials.
 #
 # usage: scripts/bench/compare.sh FILE [ROUNDS]    (default: the file's rounds)
-#        scripts/bench/compare.sh power [ARGS...]  (default a 2-round smoke study: --rounds 2
-#                                                   --trial-rounds 2 --n 1,2,3 --measure-s 2 --rate 200)
+#        scripts/bench/compare.sh precision         env NODE_CPUS (default: the last CPU),
+#                                                   LOAD_CPUS (default: the others)
+#        scripts/bench/compare.sh power [ROUNDS [TRIAL_ROUNDS]]
+#                                                   env N="A,B,C" (hash rounds per tx for
+#                                                   +3/5/10%; default 43,71,139: the 10,000
+#                                                   TPS calibration), RATE (10000),
+#                                                   WARMUP_S (2), MEASURE_S (12)
 # env:   DYNO, OUT (scripts/bench/lib.sh)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-USAGE="$0 FILE [ROUNDS] | $0 power [ARGS...]"
+USAGE="$0 FILE [ROUNDS] | $0 precision | $0 power [ROUNDS [TRIAL_ROUNDS]]"
 [ $# -ge 1 ] || usage "$USAGE"
-if [ "$1" != power ]; then
+MODE=$1
+case "$MODE" in
+precision) [ $# -eq 1 ] || usage "$USAGE" ;;
+power)
+    [ $# -le 3 ] || usage "$USAGE"
+    ROUNDS=${2:-40}
+    TRIAL=${3:-10}
+    for v in "$ROUNDS" "$TRIAL"; do
+        case "$v" in '' | *[!0-9]*) usage "$USAGE (ROUNDS and TRIAL_ROUNDS: whole numbers)" ;; esac
+    done
+    [ "$ROUNDS" -ge "$TRIAL" ] && [ "$TRIAL" -ge 2 ] || usage "$USAGE (ROUNDS >= TRIAL_ROUNDS >= 2)"
+    IFS=, read -r N3 N5 N10 <<<"${N:-43,71,139}"
+    for v in "$N3" "$N5" "$N10" "${RATE:=10000}"; do
+        case "$v" in '' | *[!0-9]*) usage "$USAGE (N: three whole numbers A,B,C; RATE: a whole number)" ;; esac
+    done
+    ;;
+*)
     [ $# -le 2 ] || usage "$USAGE"
     FILE=$(from_caller "$1")
     [ -r "$FILE" ] || usage "$USAGE (FILE $1: not a readable file)"
-fi
+    ;;
+esac
 need_dyno
 out_dir
-if [ "$1" = power ]; then
-    shift
-    [ $# -gt 0 ] || set -- --rounds 2 --trial-rounds 2 --n 1,2,3 --warmup-s 0 --measure-s 2 --rate 200
-    exec python3 scripts/power/power_study.py --dyno "$DYNO" --out "$OUT" "$@"
-fi
-"$DYNO" compare run "$FILE" ${2:+--rounds "$2"} --db "$OUT/results.db" --html "$OUT/report.html"
+
+# pinned FILE NODE_CPUS LOAD_CPUS: FILE with every subject on NODE_CPUS and the load on
+# LOAD_CPUS.
+pinned() {
+    awk -v node="$2" -v load="$3" '
+        { print }
+        /^\[\[subject\]\]$/ { print "cpus = \"" node "\"" }
+        /^\[workload\.load\]$/ { print "cpus = \"" load "\"" }
+    ' "$1"
+}
+
+# study NAME FILE: one comparison into its own store; prints its rounds, minutes and
+# where it stopped.
+study() {
+    local start end
+    start=$(date +%s)
+    echo "== $1: $(cut -d' ' -f1-3 /proc/loadavg) (load average at the start)" >&2
+    "$DYNO" compare run "$2" --fresh --db "$OUT/$1.db" --html "$OUT/$1.html" >"$OUT/$1.txt" 2>"$OUT/$1.err" || true
+    end=$(date +%s)
+    echo "$1: $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+    grep -E '^(precision|noise|regression|improvement|no significant change):' "$OUT/$1.txt" || tail -3 "$OUT/$1.err"
+}
+
+case "$MODE" in
+precision)
+    CPUS=$(grep Cpus_allowed_list /proc/self/status | cut -f2)
+    LAST=${CPUS##*[,-]}
+    NODE_CPUS=${NODE_CPUS:-$LAST}
+    LOAD_CPUS=${LOAD_CPUS:-$(awk -v last="$NODE_CPUS" 'BEGIN { for (i = 0; i < last; i++) printf "%s%d", (i ? "," : ""), i }')}
+    [ -n "$LOAD_CPUS" ] || usage "$USAGE (one CPU only: set NODE_CPUS and LOAD_CPUS)"
+    echo "core isolation: nodes on CPU $NODE_CPUS, the load on CPU $LOAD_CPUS" >&2
+    # The subjects' and the load's `cwd` are relative to the repository root, where dyno
+    # runs: the pinned copies can live in OUT.
+    pinned examples/compare-cometbft/precision.toml "$NODE_CPUS" "$LOAD_CPUS" >"$OUT/pinned.toml"
+    pinned examples/compare-cometbft/precision-aa.toml "$NODE_CPUS" "$LOAD_CPUS" >"$OUT/pinned-aa.toml"
+    study precision examples/compare-cometbft/precision.toml
+    study precision-pinned "$OUT/pinned.toml"
+    study precision-aa-pinned "$OUT/pinned-aa.toml"
+    ;;
+power)
+    node() {
+        echo "[\"$DYNO\", \"node\", \"--workload\", \"{workload}\", \"--rate\", \"{rate}\", \"--no-save\", \"--no-ledger-check\", \"--extra-work-per-tx\", \"$2\", \"--name\", \"power-$1\", \"--node-log\", \"$OUT/node-$1.jsonl\"]"
+    }
+    {
+        echo "rounds = $ROUNDS"
+        echo "seed = 1"
+        echo "grace_s = 10"
+        echo "primary = [\"cpu_s_per_tx\"]"
+        for s in base:0 base-again:0 plus3:"$N3" plus5:"$N5" plus10:"$N10"; do
+            name=${s%%:*}
+            n=${s#*:}
+            echo
+            echo "[[subject]]"
+            echo "name = \"$name\""
+            echo "command = $(node "$name" "$n")"
+            echo "metrics = { jsonl = \"$OUT/node-$name.jsonl\" }"
+            # The window must not hold the node's start-up (it signs its transactions
+            # on every CPU before its tiles run).
+            echo "ready = { log = '^running [0-9]+ tiles', timeout_s = 120 }"
+        done
+        echo
+        echo "[[workload]]"
+        echo "name = \"value\""
+        echo "rate = $RATE"
+        echo "warmup_s = ${WARMUP_S:-2}"
+        echo "measure_s = ${MEASURE_S:-12}"
+    } >"$OUT/power.toml"
+    study power "$OUT/power.toml"
+    "$DYNO" compare power 1 --trial-rounds "$TRIAL" --db "$OUT/power.db"
+    ;;
+*)
+    "$DYNO" compare run "$FILE" ${2:+--rounds "$2"} --db "$OUT/results.db" --html "$OUT/report.html"
+    ;;
+esac

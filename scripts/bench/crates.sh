@@ -11,11 +11,13 @@
 #   shaping      dyno-net's shaping error on a 50 ms link
 #   ingress      dyno-net's QUIC ingress, stream frames against datagrams
 #   harness      dyno-hw's harness against a bare loop (BLAKE2-256)
+#   replay       dyno-txn's replay of a 20k-transfer block over 1,024 accounts, sequential
+#                and parallel at 1, 2, 4, ... threads (criterion; ARGS: criterion's)
 #   racing-sim   dyno-tune's racing against exhaustive rounds on synthetic variants
 #                (ARGS: seeds max_rounds min_effect [common] [rule min_rounds])
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-USAGE="$0 stats|store|fleet|link|shaping|ingress|harness|racing-sim [ARGS...]"
+USAGE="$0 stats|store|fleet|link|shaping|ingress|harness|replay|racing-sim [ARGS...]"
 [ $# -ge 1 ] || { echo "usage: $USAGE" >&2; exit 2; }
 command -v cargo >/dev/null || { echo "$0: cargo not found (these are cargo bench targets)" >&2; exit 2; }
 NAME=$1
@@ -28,6 +30,7 @@ link) exec cargo bench -p dyno-tango --bench link -- "$@" ;;
 shaping) exec cargo bench -p dyno-net --bench shaping -- "$@" ;;
 ingress) exec cargo bench -p dyno-net --bench ingress -- "$@" ;;
 harness) exec cargo bench -p dyno-hw --bench harness_overhead -- "$@" ;;
+replay) exec cargo bench -p dyno-txn --bench replay -- "$@" ;;
 racing-sim) exec cargo run --release -p dyno-tune --example racing_sim -- "$@" ;;
 *) echo "usage: $USAGE" >&2; exit 2 ;;
 esac

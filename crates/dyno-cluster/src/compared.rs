@@ -3,96 +3,51 @@
 //! series of points, with whether the run completed.
 //!
 //! `dyno compare` runs each execution of a cluster subject as a child `dyno cluster run
-//! ... --compared FILE`, which writes this [`ComparedRun`] (schema
-//! `dyno.cluster.compared/1`) for the comparison to read: compare and cluster stay two
-//! command crates that do not import each other, and the mapping from a cluster's
-//! analysis to compared metrics lives with the analysis.
+//! ... --compared FILE`, which writes the [`ComparedRun`] [`of`] the run (the execution
+//! contract's type, in dyno-exec below compare and cluster) for the comparison to read:
+//! compare and cluster stay two command crates that do not import each other, and the
+//! mapping from a cluster's analysis to compared metrics lives with the analysis.
 
+use crate::byzantine_analysis::ByzantineOutcome;
 use crate::fault_analysis::FaultReport;
 use crate::launch::RunOutcome;
 use crate::propagation::FRACTIONS;
 use crate::{ClusterSpec, NodeCommand};
+use dyno_exec::{ComparedRun, Series, SeriesKind};
 use dyno_model::{Direction, Metric, Unit};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// The JSON schema of a [`ComparedRun`].
-pub const COMPARED_SCHEMA: &str = "dyno.cluster.compared/1";
 
 /// The adoption fractions compared (of the eight the cluster report shows): the median
 /// node, most nodes, and every node.
 const COMPARED_FRACTIONS: [f64; 3] = [0.50, 0.80, 1.00];
 
-/// How a compared series' points are read (as `dyno compare` names its series kinds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ComparedKind {
-    /// A level: the run's value is the median.
-    Gauge,
-    /// A rate over consecutive intervals: the run's value is their time-weighted mean.
-    Rate,
-    /// Individual observations: the run's value is their median.
-    Observations,
-}
-
-/// The points of one compared metric: `(seconds into the measured window, value)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparedSeries {
-    /// The metric.
-    pub metric: Metric,
-    /// How its points are read.
-    pub kind: ComparedKind,
-    /// The points.
-    pub points: Vec<(f64, f64)>,
-}
-
-/// One cluster run as a comparison's execution.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparedRun {
-    /// Always [`COMPARED_SCHEMA`].
-    pub schema: String,
-    /// The node command the cluster ran (`DYNO node run` for the reference node).
-    pub node_command: Vec<String>,
-    /// False when a node or the load exited early or the run was interrupted.
-    pub complete: bool,
-    /// What went wrong, one line each.
-    pub problems: Vec<String>,
-    /// Warnings from the run, and one when no block was adopted in the window.
-    pub warnings: Vec<String>,
-    /// The compared metrics (none for an incomplete run).
-    pub series: Vec<ComparedSeries>,
-}
-
-impl ComparedRun {
-    /// The compared view of `run` of `spec`, whose reference node is `dyno`'s.
-    pub fn of(spec: &ClusterSpec, run: &RunOutcome, dyno: &Path) -> ComparedRun {
-        let slot_s = spec.slot_ms as f64 / 1000.0;
-        let node_command = match &spec.command {
-            NodeCommand::Reference => {
-                vec![dyno.display().to_string(), "node".into(), "run".into()]
-            }
-            NodeCommand::Argv(argv) => argv.clone(),
-        };
-        let mut warnings = run.warnings.clone();
-        let series = if run.complete {
-            series(run, slot_s)
-        } else {
-            Vec::new()
-        };
-        if run.complete && series.iter().all(|s| !s.metric.name.contains("adoption")) {
-            warnings.push(format!(
-                "no block was adopted in the measured window ({} blocks seen): lengthen measure_s or check the nodes' logs",
-                run.analysis.blocks.len()
-            ));
+/// The compared view of `run` of `spec`, whose reference node is `dyno`'s.
+pub fn of(spec: &ClusterSpec, run: &RunOutcome, dyno: &Path) -> ComparedRun {
+    let slot_s = spec.slot_ms as f64 / 1000.0;
+    let node_command = match &spec.command {
+        NodeCommand::Reference => {
+            vec![dyno.display().to_string(), "node".into(), "run".into()]
         }
-        ComparedRun {
-            schema: COMPARED_SCHEMA.to_string(),
-            node_command,
-            complete: run.complete,
-            problems: run.problems.clone(),
-            warnings,
-            series,
-        }
+        NodeCommand::Argv(argv) => argv.clone(),
+    };
+    let mut warnings = run.warnings.clone();
+    let series = if run.complete {
+        series(run, slot_s)
+    } else {
+        Vec::new()
+    };
+    if run.complete && series.iter().all(|s| !s.metric.name.contains("adoption")) {
+        warnings.push(format!(
+            "no block was adopted in the measured window ({} blocks seen): lengthen measure_s or check the nodes' logs",
+            run.analysis.blocks.len()
+        ));
+    }
+    ComparedRun {
+        complete: run.complete,
+        problems: run.problems.clone(),
+        warnings,
+        series,
+        ..ComparedRun::new(node_command)
     }
 }
 
@@ -106,7 +61,7 @@ fn seconds(name: &str) -> Metric {
 /// adoption also gets its p90 over the blocks as a one-point series. CPU and RSS are the
 /// mean over nodes per slot, a per-node figure as Cardano reports it, so the number of
 /// metrics (and Holm's correction) does not grow with the node count.
-fn series(run: &RunOutcome, slot_s: f64) -> Vec<ComparedSeries> {
+fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
     let a = &run.analysis;
     let t0 = run.window_ns.start;
     let at = |ns: u64| (ns as f64 - t0 as f64) / 1e9;
@@ -120,16 +75,16 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<ComparedSeries> {
             if let Some(v) =
                 dyno_stats::quantile(&values, 0.90, dyno_stats::QuantileMethod::NearestRank)
             {
-                out.push(ComparedSeries {
+                out.push(Series {
                     metric: seconds(&format!("{name}_p90")),
-                    kind: ComparedKind::Gauge,
+                    kind: SeriesKind::Gauge,
                     points: vec![(0.0, v)],
                 });
             }
         }
-        out.push(ComparedSeries {
+        out.push(Series {
             metric: seconds(&name),
-            kind: ComparedKind::Observations,
+            kind: SeriesKind::Observations,
             points,
         });
     };
@@ -190,7 +145,7 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<ComparedSeries> {
                 })
                 .collect::<Vec<_>>()
         };
-        out.push(ComparedSeries {
+        out.push(Series {
             metric: Metric::new(
                 "cluster:node_cpu_percent",
                 Unit::Percent,
@@ -198,19 +153,19 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<ComparedSeries> {
             ),
             // Each slot's CPU is a rate over that slot: the window's CPU time over its
             // length is their time-weighted mean (points at the slots' ends).
-            kind: ComparedKind::Rate,
+            kind: SeriesKind::Rate,
             points: mean_per_slot(&|r, s| r.cpu_percent[s])
                 .into_iter()
                 .map(|(t, v)| (t + slot_s, v))
                 .collect(),
         });
-        out.push(ComparedSeries {
+        out.push(Series {
             metric: Metric::new(
                 "cluster:node_rss_bytes",
                 Unit::Bytes,
                 Direction::LowerIsBetter,
             ),
-            kind: ComparedKind::Gauge,
+            kind: SeriesKind::Gauge,
             points: mean_per_slot(&|r, s| r.rss_bytes[s]),
         });
     }
@@ -226,20 +181,20 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<ComparedSeries> {
 /// execution's value is their median. Blocks some node never adopted and the deepest
 /// fork are one value each. A recovery that did not happen within the run leaves no
 /// value (the cluster report of the run says so).
-fn fault_series(report: Option<&FaultReport>) -> Vec<ComparedSeries> {
+fn fault_series(report: Option<&FaultReport>) -> Vec<Series> {
     let Some(r) = report else {
         return Vec::new();
     };
     let observed = |name: &str, values: Vec<f64>| {
-        (!values.is_empty()).then(|| ComparedSeries {
+        (!values.is_empty()).then(|| Series {
             metric: seconds(name),
-            kind: ComparedKind::Observations,
+            kind: SeriesKind::Observations,
             points: values.into_iter().map(|v| (0.0, v)).collect(),
         })
     };
-    let count = |name: &str, value: f64| ComparedSeries {
+    let count = |name: &str, value: f64| Series {
         metric: Metric::new(name, Unit::Count, Direction::LowerIsBetter),
-        kind: ComparedKind::Gauge,
+        kind: SeriesKind::Gauge,
         points: vec![(0.0, value)],
     };
     let faults = &r.faults;
@@ -270,7 +225,55 @@ fn fault_series(report: Option<&FaultReport>) -> Vec<ComparedSeries> {
     ]
     .into_iter()
     .flatten()
+    .chain(byzantine_series(r))
     .collect()
+}
+
+/// What the honest nodes did about byzantine faults, when the schedule has any, so "does
+/// release B refuse a lying leader as well as A, and at what cost" gets a verdict: honest
+/// nodes that adopted a lie (`cluster:byzantine_lies_adopted`, summed over the faults:
+/// none is right), honest nodes that refused it as its kind calls for
+/// (`cluster:byzantine_nodes_refusing`, summed, higher is better), and adoption on 80%
+/// of nodes of the blocks forged while each held (`cluster:byzantine_adoption_0.80_s`,
+/// an observation per fault: the price of the lie in propagation).
+fn byzantine_series(r: &FaultReport) -> Vec<Series> {
+    let outcomes: Vec<(&crate::fault_analysis::FaultOutcome, &ByzantineOutcome)> = r
+        .faults
+        .iter()
+        .filter_map(|f| f.byzantine.as_ref().map(|b| (f, b)))
+        .collect();
+    if outcomes.is_empty() {
+        return Vec::new();
+    }
+    let count = |name: &str, direction, value: usize| Series {
+        metric: Metric::new(name, Unit::Count, direction),
+        kind: SeriesKind::Gauge,
+        points: vec![(0.0, value as f64)],
+    };
+    let mut out = vec![
+        count(
+            "cluster:byzantine_lies_adopted",
+            Direction::LowerIsBetter,
+            outcomes.iter().map(|(_, b)| b.nodes_adopting_lies).sum(),
+        ),
+        count(
+            "cluster:byzantine_nodes_refusing",
+            Direction::HigherIsBetter,
+            outcomes.iter().map(|(_, b)| b.nodes_refusing).sum(),
+        ),
+    ];
+    let during: Vec<(f64, f64)> = outcomes
+        .iter()
+        .filter_map(|(f, b)| Some((0.0, f.pre_fault_p50_s? + b.delay_s?)))
+        .collect();
+    if !during.is_empty() {
+        out.push(Series {
+            metric: seconds("cluster:byzantine_adoption_0.80_s"),
+            kind: SeriesKind::Observations,
+            points: during,
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -290,6 +293,7 @@ mod tests {
                 end_slot: Some(14),
                 start_ns: Some(1),
                 end_ns: Some(2),
+                flavour: None,
             },
             nodes_recovered: back
                 .iter()
@@ -305,6 +309,7 @@ mod tests {
             adoption_recovered_s: converged.map(|c| c * 2.0),
             blocks_during: 4,
             blocks_not_everywhere: 1,
+            byzantine: None,
         }
     }
 
@@ -338,7 +343,7 @@ mod tests {
         assert_eq!(values("cluster:fork_max_depth"), [9.0]);
         assert_eq!(
             get("cluster:fault_back_at_tip_s").kind,
-            ComparedKind::Observations
+            SeriesKind::Observations
         );
         // dyno's own measurements of the network, named so that dyno compare judges them
         // in its default primary family (`cluster:`; its family tests say so).

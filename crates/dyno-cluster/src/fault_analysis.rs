@@ -42,6 +42,8 @@ pub enum ChainEvent {
         /// Range requests it took.
         rounds: u64,
     },
+    /// What a node did about another one's lie, or a lie it told (byzantine faults).
+    Byzantine(crate::byzantine_analysis::Reaction),
 }
 
 /// A chain event with its node and time.
@@ -66,6 +68,10 @@ struct Line {
     height: Option<u64>,
     blocks: Option<u64>,
     rounds: Option<u64>,
+    reason: Option<String>,
+    peer: Option<String>,
+    lie: Option<String>,
+    flavour: Option<String>,
 }
 
 /// Reads the chain events of reference-node logs, in time order.
@@ -106,6 +112,19 @@ pub fn read_chain_events(logs: &[PathBuf]) -> Result<Vec<Timed>, ClusterError> {
                     blocks: l.blocks.unwrap_or(0),
                     rounds: l.rounds.unwrap_or(0),
                 },
+                (Some(e), block, ..) => {
+                    match crate::byzantine_analysis::Reaction::of(
+                        e,
+                        l.reason,
+                        l.peer,
+                        block,
+                        l.lie,
+                        l.flavour,
+                    ) {
+                        Some(r) => ChainEvent::Byzantine(r),
+                        None => continue,
+                    }
+                }
                 _ => continue,
             };
             out.push(Timed { node, ts_ns, what });
@@ -150,6 +169,10 @@ pub struct FaultOutcome {
     pub blocks_during: usize,
     /// Of those, blocks some node never adopted.
     pub blocks_not_everywhere: usize,
+    /// For a byzantine fault: what the lying node did and what the honest ones did
+    /// about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byzantine: Option<crate::byzantine_analysis::ByzantineOutcome>,
 }
 
 /// A node leaving one chain for another: `depth` of its blocks were abandoned.
@@ -250,7 +273,17 @@ pub fn analyse_faults(
     let everywhere = analysis.node_count;
     let faults = records
         .iter()
-        .map(|r| one_fault(r, analysis, events, run, f80))
+        .map(|r| {
+            // A byzantine fault's reactions are counted until the next one starts.
+            let next = records
+                .iter()
+                .filter(|x| {
+                    x.at_slot > r.at_slot && crate::byzantine_analysis::is_byzantine(&x.kind)
+                })
+                .filter_map(|x| x.start_ns)
+                .min();
+            one_fault(r, analysis, events, run, (f80, next))
+        })
         .collect();
     FaultReport {
         faults,
@@ -330,7 +363,7 @@ fn one_fault(
     analysis: &Analysis,
     events: &[Timed],
     run: &RunFacts,
-    f80: usize,
+    (f80, next_byzantine_ns): (usize, Option<u64>),
 ) -> FaultOutcome {
     let slot_start = |s: u64| run.genesis_time_ns + s * run.slot_ns;
     let end_slot = r.end_slot;
@@ -367,7 +400,16 @@ fn one_fault(
         .iter()
         .filter(|b| b.slot >= r.at_slot && end_slot.is_none_or(|e| b.slot < e))
         .collect();
+    let byzantine = crate::byzantine_analysis::outcome(
+        r,
+        events,
+        run,
+        (end_ns, next_byzantine_ns),
+        &within,
+        (pre_fault_p50_s, f80),
+    );
     FaultOutcome {
+        byzantine,
         record: r.clone(),
         nodes_recovered,
         converged_s: end_slot
@@ -397,7 +439,7 @@ fn node_recovery(node: &str, start_ns: u64, end_ns: Option<u64>, events: &[Timed
             ChainEvent::Adopted { height, block, .. } => {
                 tips.insert(&e.node, (*height, block));
             }
-            ChainEvent::CaughtUp { .. } => {}
+            ChainEvent::CaughtUp { .. } | ChainEvent::Byzantine(_) => {}
         }
         let Some(end) = end_ns.filter(|end| e.ts_ns >= *end) else {
             continue;
@@ -487,7 +529,7 @@ fn forks(events: &[Timed], run: &RunFacts, records: &[FaultRecord]) -> Forks {
                 }
                 tip.insert(&e.node, *height);
             }
-            ChainEvent::CaughtUp { .. } => {}
+            ChainEvent::CaughtUp { .. } | ChainEvent::Byzantine(_) => {}
         }
     }
     let last_end = records

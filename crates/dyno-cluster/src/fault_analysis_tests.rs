@@ -76,6 +76,7 @@ fn record(kind: &str, nodes: &[&str], at_slot: u64, end_slot: u64) -> FaultRecor
         end_slot: Some(end_slot),
         start_ns: Some(at(at_slot, 50)),
         end_ns: Some(at(end_slot, 50)),
+        flavour: None,
     }
 }
 

@@ -7,6 +7,11 @@
 //! this kernel has no netem. A node command other than the reference node cannot take
 //! them, and the file is refused before anything starts.
 //!
+//! Byzantine faults (`equivocate`, `invalid_block`, `withhold`, `garbage`) make a
+//! reference node lie on purpose, through the same control file (its `[misbehave]`
+//! switch, which nothing but a fault schedule turns on); the other nodes stay honest,
+//! and the report says what they did about it.
+//!
 //! Slots count from slot 0 of the run (the genesis), as the node logs do; the run's
 //! slots are its warm-up plus its measured window.
 
@@ -69,7 +74,30 @@ pub enum FaultKind {
         /// The offset, ms.
         skew_ms: f64,
     },
+    /// Byzantine: in each slot it leads, the node sends two different valid blocks, one
+    /// to half its peers and one to the rest.
+    Equivocate,
+    /// Byzantine: in each slot it leads, the node announces a block that fails
+    /// validation as `flavour` says (`bad_signature`, `state_hash` or `poh`).
+    InvalidBlock {
+        /// What is wrong with the block.
+        flavour: String,
+    },
+    /// Byzantine: in each slot it leads, the node announces a valid block and never
+    /// serves it.
+    Withhold,
+    /// Byzantine: the node sends its peers malformed and oversized frames as fast as its
+    /// links take them.
+    Garbage,
 }
+
+/// The `flavour`s of an `invalid_block` fault, and the rejection an honest node logs for
+/// each.
+pub const INVALID_FLAVOURS: [(&str, &str); 3] = [
+    ("bad_signature", "bad_leader_signature"),
+    ("state_hash", "state_mismatch"),
+    ("poh", "bad_poh"),
+];
 
 impl FaultKind {
     /// The kind's name in the file.
@@ -83,6 +111,10 @@ impl FaultKind {
             FaultKind::Partition => "partition",
             FaultKind::Link { .. } => "link",
             FaultKind::ClockSkew { .. } => "clock_skew",
+            FaultKind::Equivocate => "equivocate",
+            FaultKind::InvalidBlock { .. } => "invalid_block",
+            FaultKind::Withhold => "withhold",
+            FaultKind::Garbage => "garbage",
         }
     }
 
@@ -91,12 +123,39 @@ impl FaultKind {
         matches!(
             self,
             FaultKind::Partition | FaultKind::Link { .. } | FaultKind::ClockSkew { .. }
+        ) || self.is_byzantine()
+    }
+
+    /// Whether the struck node lies on purpose (the other nodes stay honest).
+    pub fn is_byzantine(&self) -> bool {
+        matches!(
+            self,
+            FaultKind::Equivocate
+                | FaultKind::InvalidBlock { .. }
+                | FaultKind::Withhold
+                | FaultKind::Garbage
         )
+    }
+
+    /// Whether it is a leader's lie (a block), so the node must lead slots.
+    pub fn needs_leader(&self) -> bool {
+        self.is_byzantine() && *self != FaultKind::Garbage
+    }
+
+    /// The control file's `[misbehave]` table of a byzantine kind.
+    pub(crate) fn misbehave_toml(&self) -> Option<String> {
+        match self {
+            FaultKind::InvalidBlock { flavour } => Some(format!(
+                "\n[misbehave]\nkind = \"invalid_block\"\nflavour = \"{flavour}\"\n"
+            )),
+            k if k.is_byzantine() => Some(format!("\n[misbehave]\nkind = \"{}\"\n", k.name())),
+            _ => None,
+        }
     }
 }
 
 /// Every kind's name, for error messages.
-pub const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 12] = [
     "kill",
     "restart",
     "pause",
@@ -105,6 +164,10 @@ pub const KINDS: [&str; 8] = [
     "partition",
     "link",
     "clock_skew",
+    "equivocate",
+    "invalid_block",
+    "withhold",
+    "garbage",
 ];
 
 impl Fault {
@@ -140,4 +203,7 @@ pub struct FaultRecord {
     pub start_ns: Option<u64>,
     /// When it ended, Unix ns (none: it lasted to the end, or the run ended first).
     pub end_ns: Option<u64>,
+    /// An `invalid_block`'s flavour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavour: Option<String>,
 }

@@ -122,6 +122,10 @@ pub struct ClusterSpec {
     /// The reference node's verify threads (`node.verify_tiles`, written into each
     /// node's config); `None`: the node's default, one.
     pub verify_tiles: Option<usize>,
+    /// The reference node's replay threads (`node.replay_threads`, written into each
+    /// node's config); `None`: one, not the node's own default of one per core, so a
+    /// cluster's node stays lean whatever the machine.
+    pub replay_threads: Option<usize>,
     /// When the reference node's leaders cut their blocks (`"whole_slot"` or
     /// `"slot_start"`, written into each node's config); `None`: the node's default (the
     /// whole slot).
@@ -203,6 +207,7 @@ struct RawNode {
     forge: Option<Spanned<String>>,
     forge_at: Option<Spanned<String>>,
     verify_tiles: Option<Spanned<usize>>,
+    replay_threads: Option<Spanned<usize>>,
     ready_timeout_s: Option<Spanned<u64>>,
     ready_url: Option<Spanned<String>>,
 }
@@ -372,7 +377,18 @@ impl ClusterSpec {
         )?;
         // A cluster's reference node is lean unless the file asks: the sequential forge.
         let forge = forge.or_else(|| reference.then(|| "sequential".to_string()));
-        let verify_tiles = node_verify_tiles(&cx, reference, node)?;
+        let verify_tiles = node_threads(
+            &cx,
+            reference,
+            node.and_then(|n| n.verify_tiles.as_ref()),
+            "node.verify_tiles",
+        )?;
+        let replay_threads = node_threads(
+            &cx,
+            reference,
+            node.and_then(|n| n.replay_threads.as_ref()),
+            "node.replay_threads",
+        )?;
         let forge_at = cx.reference_choice(
             reference,
             node.and_then(|n| n.forge_at.as_ref()),
@@ -432,6 +448,7 @@ impl ClusterSpec {
             threads_per_node,
             forge,
             verify_tiles,
+            replay_threads,
             forge_at,
             ready_timeout_s,
             nodes,
@@ -520,31 +537,31 @@ impl ClusterSpec {
     }
 }
 
-/// Most verify threads `node.verify_tiles` may ask for (the reference node's own limit).
+/// Most verify threads `node.verify_tiles` (or replay threads, `node.replay_threads`)
+/// may ask for (the reference node's own limit).
 pub const MAX_VERIFY_TILES: usize = 256;
 
-fn node_verify_tiles(
+/// A thread count of the reference node (`node.verify_tiles`, `node.replay_threads`):
+/// only with the reference node, 1 to [`MAX_VERIFY_TILES`].
+fn node_threads(
     cx: &Cx,
     reference: bool,
-    node: Option<&RawNode>,
+    v: Option<&Spanned<usize>>,
+    key: &str,
 ) -> Result<Option<usize>, ClusterError> {
-    let Some(v) = node.and_then(|n| n.verify_tiles.as_ref()) else {
+    let Some(v) = v else {
         return Ok(None);
     };
     let at = v.span().start;
     if !reference {
         return Err(cx.err(
             at,
-            "node.verify_tiles",
+            key,
             "is a setting of the reference node: leave it out with node.command",
         ));
     }
     if !(1..=MAX_VERIFY_TILES).contains(v.get_ref()) {
-        return Err(cx.err(
-            at,
-            "node.verify_tiles",
-            format!("must be 1 to {MAX_VERIFY_TILES}"),
-        ));
+        return Err(cx.err(at, key, format!("must be 1 to {MAX_VERIFY_TILES}")));
     }
     Ok(Some(*v.get_ref()))
 }

@@ -1,12 +1,13 @@
 //! The cluster file's `[[fault]]` tables, checked before anything starts: a slot outside
 //! the run, an unknown node or region, a key the kind does not take, a network fault on
-//! a node command that cannot take it, two process faults on one node at once.
+//! a node command that cannot take it, two process faults on one node at once, a
+//! byzantine fault on a node that never leads or on every node.
 
 use super::{
     placeholders, resolve_executable, ClusterSpec, Cx, NodeCommand, NodeSpec, Region, PLACEHOLDERS,
 };
 use crate::error::ClusterError;
-use crate::faults::{Fault, FaultKind, FaultRecord, KINDS};
+use crate::faults::{Fault, FaultKind, FaultRecord, INVALID_FLAVOURS, KINDS};
 use serde::Deserialize;
 use std::path::Path;
 use toml::Spanned;
@@ -28,6 +29,7 @@ pub(super) struct RawFault {
     loss: Option<Spanned<f64>>,
     bandwidth_mbit: Option<Spanned<f64>>,
     skew_ms: Option<Spanned<f64>>,
+    flavour: Option<Spanned<String>>,
 }
 
 /// What the checks need to know of the rest of the file.
@@ -89,6 +91,11 @@ fn one(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Fault, ClusterErr
             r.skew_ms.as_ref().map(|v| v.span().start),
             "clock_skew",
         ),
+        (
+            "flavour",
+            r.flavour.as_ref().map(|v| v.span().start),
+            "invalid_block",
+        ),
     ]
     .into_iter()
     .chain(
@@ -102,6 +109,16 @@ fn one(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Fault, ClusterErr
         return Err(cx.err(*at, key(k), format!("is not a key of a {name} fault")));
     }
     let kind = kind(cx, i, r, name)?;
+    if kind.is_byzantine() && *c.command != NodeCommand::Reference {
+        return Err(cx.err(
+            r.kind.span().start,
+            key("kind"),
+            format!(
+                "a {name} fault makes the reference node lie through its control file's test-only \
+                 switch; node.command runs another node, which has no such switch"
+            ),
+        ));
+    }
     if kind.needs_control() && *c.command != NodeCommand::Reference {
         return Err(cx.err(
             r.kind.span().start,
@@ -132,6 +149,7 @@ fn one(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Fault, ClusterErr
             "a partition must leave some nodes on the other side",
         ));
     }
+    byzantine_targets(cx, i, r, &kind, &nodes, c)?;
     let to = match (&kind, &r.to, &r.to_region) {
         (FaultKind::Link { .. }, Some(_), Some(t)) => {
             return Err(cx.err(
@@ -187,6 +205,34 @@ fn kind(cx: &Cx, i: usize, r: &RawFault, name: &str) -> Result<FaultKind, Cluste
             command(cx, &key("command"), argv)?;
             FaultKind::Upgrade {
                 command: argv.get_ref().clone(),
+            }
+        }
+        "equivocate" => FaultKind::Equivocate,
+        "withhold" => FaultKind::Withhold,
+        "garbage" => FaultKind::Garbage,
+        "invalid_block" => {
+            let names = INVALID_FLAVOURS.map(|f| f.0);
+            match &r.flavour {
+                Some(f) if names.contains(&f.get_ref().as_str()) => FaultKind::InvalidBlock {
+                    flavour: f.get_ref().clone(),
+                },
+                Some(f) => {
+                    return Err(cx.err(
+                        f.span().start,
+                        key("flavour"),
+                        format!("{:?} is not one of {}", f.get_ref(), names.join(", ")),
+                    ))
+                }
+                None => {
+                    return Err(cx.err(
+                        r.kind.span().start,
+                        key("flavour"),
+                        format!(
+                            "an invalid_block needs a flavour: what is wrong with the block ({})",
+                            names.join(", ")
+                        ),
+                    ))
+                }
             }
         }
         "clock_skew" => {
@@ -275,7 +321,7 @@ fn slots(
                 "a resume is an instant: the pause it ends sets how long"
             },
         )),
-        (None, FaultKind::Partition | FaultKind::Link { .. } | FaultKind::ClockSkew { .. }) => Err(
+        (None, k) if k.needs_control() => Err(
             cx.err(r.kind.span().start, key, format!("a {name} fault needs `slots`, how long it lasts")),
         ),
         (Some(s), _) if *s.get_ref() == 0 && kind.needs_control() => {
@@ -292,6 +338,70 @@ fn slots(
         )),
         (s, _) => Ok(s.as_ref().map(|s| *s.get_ref())),
     }
+}
+
+/// A byzantine fault leaves some node honest, and a leader's lie (a block) needs a node
+/// that leads slots: a producer with stake.
+fn byzantine_targets(
+    cx: &Cx,
+    i: usize,
+    r: &RawFault,
+    kind: &FaultKind,
+    nodes: &[usize],
+    c: &Context,
+) -> Result<(), ClusterError> {
+    if !kind.is_byzantine() {
+        return Ok(());
+    }
+    let (key, at) = target_key(i, r);
+    if nodes.len() == c.nodes.len() {
+        return Err(cx.err(
+            at,
+            key,
+            format!(
+                "a {} fault on every node leaves no honest node to refuse anything",
+                kind.name()
+            ),
+        ));
+    }
+    if !kind.needs_leader() {
+        return Ok(());
+    }
+    for &n in nodes {
+        let node = &c.nodes[n];
+        let never = match node.role {
+            crate::file::Role::Relay => Some("a relay (nodes.producers does not reach it)"),
+            crate::file::Role::Producer { stake: 0 } => Some("a producer with stake 0"),
+            crate::file::Role::Producer { .. } => None,
+        };
+        if let Some(why) = never {
+            return Err(cx.err(
+                at,
+                key,
+                format!(
+                    "{} is {why}: it never leads a slot, so it has no block to {}",
+                    node.name,
+                    match kind {
+                        FaultKind::Equivocate => "equivocate with",
+                        FaultKind::Withhold => "withhold",
+                        _ => "spoil",
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The key naming a fault's nodes (`node`, `nodes` or `region`) and where it is.
+fn target_key(i: usize, r: &RawFault) -> (String, usize) {
+    let (k, at) = match (&r.node, &r.nodes, &r.region) {
+        (Some(n), _, _) => ("node", n.span().start),
+        (_, Some(n), _) => ("nodes", n.span().start),
+        (_, _, Some(n)) => ("region", n.span().start),
+        _ => ("kind", r.kind.span().start),
+    };
+    (format!("fault[{i}].{k}"), at)
 }
 
 fn targets(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Vec<usize>, ClusterError> {
@@ -407,6 +517,9 @@ fn overlap(
     before: &[Fault],
     c: &Context,
 ) -> Result<(), ClusterError> {
+    if f.kind.is_byzantine() {
+        return byzantine_overlap(cx, i, r, f, before, c);
+    }
     if f.kind.needs_control() {
         return Ok(());
     }
@@ -482,11 +595,14 @@ impl Fault {
             .iter()
             .map(|&n| spec.nodes[n].name.as_str())
             .collect();
-        let names = if names.len() > 4 {
+        let mut names = if names.len() > 4 {
             format!("{} nodes", names.len())
         } else {
             names.join(",")
         };
+        if let FaultKind::InvalidBlock { flavour } = &self.kind {
+            names = format!("{names} ({flavour})");
+        }
         match self.slots {
             Some(s) => format!(
                 "{} {names} at slot {} for {s} slots",
@@ -514,6 +630,41 @@ impl FaultRecord {
             end_slot: f.end_slot(),
             start_ns: None,
             end_ns: None,
+            flavour: match &f.kind {
+                FaultKind::InvalidBlock { flavour } => Some(flavour.clone()),
+                _ => None,
+            },
         }
     }
+}
+
+/// One byzantine fault per node at a time: the control file has one misbehaviour switch.
+fn byzantine_overlap(
+    cx: &Cx,
+    i: usize,
+    r: &RawFault,
+    f: &Fault,
+    before: &[Fault],
+    c: &Context,
+) -> Result<(), ClusterError> {
+    let span = |x: &Fault| x.at_slot..x.end_slot().unwrap_or(u64::MAX);
+    for b in before.iter().filter(|b| b.kind.is_byzantine()) {
+        let (mine, theirs) = (span(f), span(b));
+        let Some(&n) = f.nodes.iter().find(|n| b.nodes.contains(n)) else {
+            continue;
+        };
+        if mine.start < theirs.end && theirs.start < mine.end {
+            return Err(cx.err(
+                r.at_slot.span().start,
+                format!("fault[{i}].at_slot"),
+                format!(
+                    "{} already misbehaves by fault[{}] ({}) then: one byzantine fault per node at a time",
+                    c.nodes[n].name,
+                    b.index,
+                    b.kind.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! The `[[fault]]` checks: each bad schedule names its line and key.
 
 use super::*;
-use crate::faults::FaultKind;
+use crate::faults::{Fault, FaultKind};
 use crate::launch::control_file;
 
 const EXAMPLE: &str = include_str!("example.toml");
@@ -227,4 +227,64 @@ fn two_process_faults_on_one_node_at_once_are_refused() {
     assert!(message.contains("no pause"), "{message}");
     let (_, key, _) = error_of("[[fault]]\nkind = \"kill\"\nnode = \"n1\"\nat_slot = 40\n\n[[fault]]\nkind = \"restart\"\nnode = \"n1\"\nat_slot = 60\n");
     assert_eq!(key, "fault[1].at_slot");
+}
+
+#[test]
+fn byzantine_faults_parse_reach_the_struck_nodes_control_file_and_refuse_what_cannot_lie() {
+    let faults = r#"
+[[fault]]
+kind = "invalid_block"
+flavour = "poh"
+node = "n1"
+at_slot = 10
+slots = 4
+
+[[fault]]
+kind = "garbage"
+node = "n5"
+at_slot = 10
+slots = 4
+"#;
+    let spec = ClusterSpec::parse(Path::new("c.toml"), &with_faults(faults)).unwrap();
+    assert_eq!(
+        spec.faults[0].kind,
+        FaultKind::InvalidBlock {
+            flavour: "poh".into()
+        }
+    );
+    assert!(spec.faults[0]
+        .describe(&spec)
+        .starts_with("invalid_block n1 (poh)"));
+    let active: Vec<&Fault> = spec.faults.iter().collect();
+    let n1 = control_file(&spec, 1, &active);
+    assert!(
+        n1.contains("[misbehave]\nkind = \"invalid_block\"\nflavour = \"poh\"\n"),
+        "{n1}"
+    );
+    assert!(control_file(&spec, 5, &active).contains("kind = \"garbage\""));
+    // An honest node's file has no switch, and no link a byzantine fault touched.
+    let n0 = control_file(&spec, 0, &active);
+    assert!(
+        !n0.contains("misbehave") && !n0.contains("[[links]]"),
+        "{n0}"
+    );
+    // A relay never leads: no block to withhold.
+    let relay = "\n[[fault]]\nkind = \"withhold\"\nnode = \"n4\"\nat_slot = 10\nslots = 2\n";
+    let (line, key, message) = error_of(relay);
+    assert_eq!(
+        (line, key.as_str()),
+        (line_in(relay, "node = \"n4\""), "fault[0].node")
+    );
+    assert!(message.contains("n4 is a relay"), "{message}");
+    // A flavour belongs to invalid_block alone.
+    let stray = "\n[[fault]]\nkind = \"equivocate\"\nnode = \"n0\"\nat_slot = 10\nslots = 2\nflavour = \"poh\"\n";
+    let (_, key, message) = error_of(stray);
+    assert_eq!(key, "fault[0].flavour");
+    assert!(
+        message.contains("not a key of a equivocate fault"),
+        "{message}"
+    );
+    // Byzantine faults last some slots.
+    let (_, key, _) = error_of("\n[[fault]]\nkind = \"garbage\"\nnode = \"n0\"\nat_slot = 10\n");
+    assert_eq!(key, "fault[0].slots");
 }

@@ -248,15 +248,21 @@ fn forge_chooses_how_the_reference_node_forges_and_nothing_else() {
         config.get("verify_tiles").is_none(),
         "the node's own default"
     );
+    // Not the node's own default (one per core): a cluster's node stays lean.
+    assert_eq!(config["replay_threads"].as_integer(), Some(1));
     let tiles = EXAMPLE.replacen(
         "# forge = \"sequential\"",
-        "forge = \"tiles\"\nverify_tiles = 4",
+        "forge = \"tiles\"\nverify_tiles = 4\nreplay_threads = 3",
         1,
     );
     let spec = parse(&tiles).unwrap();
     let config: toml::Table = toml::from_str(&crate::launch::node_config(&spec, 0)).unwrap();
     assert_eq!(config["forge"].as_str(), Some("tiles"));
     assert_eq!(config["verify_tiles"].as_integer(), Some(4));
+    assert_eq!(config["replay_threads"].as_integer(), Some(3));
+    let (_, key, message) = error_of("# forge = \"sequential\"", "replay_threads = 257");
+    assert_eq!(key, "node.replay_threads");
+    assert!(message.contains("must be 1 to 256"), "{message}");
     let (line, key, message) = error_of("# forge = \"sequential\"", "verify_tiles = 0");
     assert_eq!(line, line_of("# forge = \"sequential\"", EXAMPLE));
     assert_eq!(key, "node.verify_tiles");

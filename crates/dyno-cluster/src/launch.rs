@@ -665,6 +665,11 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     if let Some(n) = spec.verify_tiles {
         s.push_str(&format!("verify_tiles = {n}\n"));
     }
+    // One unless the file asks: the node's own default follows the machine's cores.
+    s.push_str(&format!(
+        "replay_threads = {}\n",
+        spec.replay_threads.unwrap_or(1)
+    ));
     if spec.faults.iter().any(|f| f.kind.needs_control()) {
         s.push_str(&format!("control = \"{}.control.toml\"\n", n.name));
     }

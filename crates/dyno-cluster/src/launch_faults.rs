@@ -261,6 +261,15 @@ pub(crate) fn control_file(spec: &ClusterSpec, id: usize, active: &[&Fault]) -> 
         }
     }
     out.push_str(&format!("clock_skew_ms = {skew:?}\n"));
+    // A node struck by two byzantine faults at once is refused before the run, so at
+    // most one table.
+    if let Some(m) = active
+        .iter()
+        .filter(|f| f.nodes.contains(&id))
+        .find_map(|f| f.kind.misbehave_toml())
+    {
+        out.push_str(&m);
+    }
     for p in spec.topology.peers(id) {
         let mut blocked = false;
         let (mut latency, mut jitter, mut loss) = (0.0f64, 0.0f64, 0.0f64);

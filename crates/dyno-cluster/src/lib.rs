@@ -17,9 +17,12 @@
 //! - [`launch`]: the local launcher, one guarded process per node (dyno-proc), started
 //!   in parallel a bounded number at a time.
 //! - [`capacity`]: whether a cluster fits this machine (threads, memory) before it starts.
-//! - [`compared`]: a run as `dyno compare` judges it (its compared metrics).
-//! - [`session`]: `check` as a typed report; `run` measured and stored in the results
-//!   store.
+//! - [`compared`]: a run as `dyno compare` judges it (its compared metrics), as the
+//!   execution contract's `ComparedRun` (dyno-exec, below compare and cluster).
+//! - [`session`]: `check` as a typed report; `run` with a release's overrides, measured
+//!   and stored in the results store.
+//! - [`stored`]: what `report` reads (node logs, a stored run's directory) and analyses,
+//!   and a stored run's HTML report for `dyno serve`.
 //!
 //! Nothing here prints or exits; only [`launch`] starts processes.
 //!
@@ -35,6 +38,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod byzantine_analysis;
 pub mod capacity;
 pub mod compared;
 mod error;

@@ -9,7 +9,7 @@ use crate::faults::Fault;
 use crate::launch::{Launch, Progress, RunOutcome};
 use crate::render::ClusterReport;
 use crate::shape::predict;
-use crate::{ClusterError, ClusterSpec, NodeCommand, NodeSpec, Region, Role};
+use crate::{ClusterError, ClusterSpec, NodeCommand, NodeCommandError, NodeSpec, Region, Role};
 use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{RunId, Store, StoreError};
 use serde::Serialize;
@@ -49,6 +49,9 @@ pub struct CheckReport {
     /// is the node's own to say).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit: Option<crate::capacity::Fit>,
+    /// The fewest and the most peers a node has (the table's; not in the JSON body).
+    #[serde(skip)]
+    pub peers_per_node: (usize, usize),
 }
 
 /// The propagation predicted from one producer.
@@ -104,6 +107,9 @@ pub fn check(spec: &ClusterSpec, inject_cross_ms: f64, cores: usize) -> CheckRep
             }
         })
         .collect();
+    let degrees: Vec<usize> = (0..spec.nodes.len())
+        .map(|i| spec.topology.degree(i))
+        .collect();
     CheckReport {
         schema: CHECK_SCHEMA,
         cluster: spec.name.clone(),
@@ -116,7 +122,85 @@ pub fn check(spec: &ClusterSpec, inject_cross_ms: f64, cores: usize) -> CheckRep
         predicted,
         faults: spec.faults.clone(),
         fit: None,
+        peers_per_node: (
+            degrees.iter().min().copied().unwrap_or(0),
+            degrees.iter().max().copied().unwrap_or(0),
+        ),
     }
+}
+
+/// What `dyno compare` changes of a cluster file per release and workload when it runs a
+/// cluster subject as a child `dyno cluster check|run` (its hidden flags): every subject
+/// runs the same load for the same time, each with its own node.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// The node command replacing the file's `node.command`.
+    pub node_command: Option<Vec<String>>,
+    /// Refuse a cluster file with its own `node.command` (compare's `node_binary`
+    /// replaces the reference node, so there must be one).
+    pub reference_only: bool,
+    /// Transactions per second, replacing the file's `workload.rate_tps`.
+    pub rate_tps: Option<f64>,
+    /// Warm-up seconds, replacing the file's `cluster.warmup_s`.
+    pub warmup_s: Option<u64>,
+    /// Measured seconds, replacing the file's `cluster.duration_s`.
+    pub duration_s: Option<u64>,
+}
+
+/// Why a release's overrides do not fit a cluster file.
+#[derive(Debug, thiserror::Error)]
+pub enum OverrideError {
+    /// The node command cannot replace the file's.
+    #[error(transparent)]
+    NodeCommand(#[from] NodeCommandError),
+    /// The file runs its own node, which a `node_binary` cannot replace.
+    #[error("{} runs its own node.command; `node_binary` replaces the reference node (use `node_command`)", file.display())]
+    NotReference {
+        /// The cluster file.
+        file: PathBuf,
+    },
+}
+
+impl Overrides {
+    /// `spec` with the release's node command and the workload's rate and times.
+    pub fn apply(&self, spec: ClusterSpec) -> Result<ClusterSpec, OverrideError> {
+        let mut spec = match &self.node_command {
+            Some(argv) => spec.with_node_command(argv.clone())?,
+            None => spec,
+        };
+        if self.reference_only && spec.command != NodeCommand::Reference {
+            return Err(OverrideError::NotReference { file: spec.path });
+        }
+        spec.workload.rate_tps = self.rate_tps.unwrap_or(spec.workload.rate_tps);
+        spec.warmup_s = self.warmup_s.unwrap_or(spec.warmup_s);
+        spec.duration_s = self.duration_s.unwrap_or(spec.duration_s);
+        Ok(spec)
+    }
+}
+
+/// Where a run of `spec` keeps its configs, node logs and outputs: `dir` when given,
+/// else `cluster-runs/<name>-<unix seconds>`.
+pub fn run_dir(spec: &ClusterSpec, dir: Option<&Path>) -> PathBuf {
+    match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            PathBuf::from("cluster-runs").join(format!("{}-{now}", spec.name))
+        }
+    }
+}
+
+/// Each node's metrics endpoint as `NAME=URL`, as a live view (`dyno serve --watch`)
+/// takes it.
+pub fn watch_urls(spec: &ClusterSpec) -> Vec<String> {
+    (0..spec.nodes.len())
+        .map(|id| {
+            let port = spec.ports(id).2;
+            format!("{}=http://127.0.0.1:{port}/metrics", spec.nodes[id].name)
+        })
+        .collect()
 }
 
 /// A cluster run with what dyno itself spent measuring it.
@@ -154,6 +238,21 @@ pub fn run(
 /// The stored metric of a run's start-up: seconds from the first node's start to the
 /// last node's readiness (one sample).
 pub const STARTUP_METRIC: &str = "startup_s";
+
+impl MeasuredRun {
+    /// What may make the run's figures meaningless: the launcher's warnings, then nodes
+    /// that saturated the `cores` of this machine.
+    pub fn warnings(&self, cores: usize) -> Vec<String> {
+        let outcome = &self.outcome;
+        let saturation = crate::resources::saturation_warning(&outcome.resources, cores);
+        outcome
+            .warnings
+            .iter()
+            .chain(&saturation)
+            .cloned()
+            .collect()
+    }
+}
 
 /// What the store records about who ran a cluster, besides the run itself.
 #[derive(Debug, Clone)]
@@ -304,6 +403,10 @@ fn run_info(
             "dyno_cpu_s": run.own_cpu_s,
             "dyno_wall_s": run.wall_s,
             "startup": outcome.startup,
+            // The faults as the file scheduled them (kind, node ids, slots) and the node
+            // names the ids stand for, for the run's page.
+            "faults": spec.faults,
+            "node_names": spec.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
         }),
     }
 }
@@ -334,4 +437,113 @@ fn node_costs(outcome: &RunOutcome) -> Vec<(Sample, serde_json::Value)> {
         }
     }
     cost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EXAMPLE;
+
+    fn example() -> ClusterSpec {
+        ClusterSpec::parse(Path::new("cluster.toml"), EXAMPLE).unwrap()
+    }
+
+    #[test]
+    fn overrides_replace_the_load_the_times_and_the_node() {
+        let spec = Overrides {
+            node_command: Some(vec!["/bin/node".into(), "--id".into(), "{id}".into()]),
+            rate_tps: Some(5.0),
+            warmup_s: Some(2),
+            duration_s: Some(7),
+            ..Overrides::default()
+        }
+        .apply(example())
+        .unwrap();
+        assert_eq!(spec.workload.rate_tps, 5.0);
+        assert_eq!((spec.warmup_s, spec.duration_s), (2, 7));
+        assert_eq!(
+            spec.command,
+            NodeCommand::Argv(vec!["/bin/node".into(), "--id".into(), "{id}".into()])
+        );
+        // None given: the file's own.
+        let same = Overrides::default().apply(example()).unwrap();
+        assert_eq!((same.warmup_s, same.duration_s), (30, 300));
+        assert_eq!(same.workload.rate_tps, 20.0);
+    }
+
+    #[test]
+    fn a_node_binary_is_refused_for_a_file_that_runs_its_own_node() {
+        let reference_only = Overrides {
+            reference_only: true,
+            ..Overrides::default()
+        };
+        assert!(reference_only.apply(example()).is_ok());
+        let own = Overrides {
+            node_command: Some(vec!["/bin/node".into()]),
+            ..Overrides::default()
+        }
+        .apply(example())
+        .unwrap();
+        let err = reference_only.apply(own).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cluster.toml runs its own node.command; `node_binary` replaces the reference node (use `node_command`)"
+        );
+        let empty = Overrides {
+            node_command: Some(Vec::new()),
+            ..Overrides::default()
+        };
+        assert!(matches!(
+            empty.apply(example()),
+            Err(OverrideError::NodeCommand(NodeCommandError::Empty))
+        ));
+    }
+
+    #[test]
+    fn runs_go_to_the_given_directory_or_one_named_after_the_cluster() {
+        let spec = example();
+        assert_eq!(
+            run_dir(&spec, Some(Path::new("here"))),
+            PathBuf::from("here")
+        );
+        let default = run_dir(&spec, None);
+        let name = default.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(default.parent(), Some(Path::new("cluster-runs")));
+        let seconds = name.strip_prefix(&format!("{}-", spec.name)).unwrap();
+        assert!(seconds.parse::<u64>().unwrap() > 1_600_000_000, "{name}");
+    }
+
+    #[test]
+    fn every_node_is_watched_on_its_own_metrics_port() {
+        let spec = example();
+        let urls = watch_urls(&spec);
+        assert_eq!(urls.len(), spec.nodes.len());
+        // base_port 31000, three ports per node, metrics the third.
+        assert_eq!(
+            urls[0],
+            format!("{}=http://127.0.0.1:31002/metrics", spec.nodes[0].name)
+        );
+        assert_eq!(
+            urls[2],
+            format!("{}=http://127.0.0.1:31008/metrics", spec.nodes[2].name)
+        );
+    }
+
+    #[test]
+    fn the_check_gives_the_range_of_peers_per_node() {
+        let spec = example();
+        let report = check(&spec, 0.0, 64);
+        let degrees: Vec<usize> = (0..spec.nodes.len())
+            .map(|i| spec.topology.degree(i))
+            .collect();
+        let (min, max) = report.peers_per_node;
+        assert!(min <= max && min > 0);
+        assert!(degrees.contains(&min) && degrees.contains(&max));
+        assert!(degrees.iter().all(|d| (min..=max).contains(d)));
+        let json = serde_json::to_value(&report).unwrap();
+        assert!(
+            json.get("peers_per_node").is_none(),
+            "the JSON body is unchanged"
+        );
+    }
 }

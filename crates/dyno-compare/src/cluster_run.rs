@@ -6,21 +6,20 @@
 //! cluster is many nodes behind one command). The child is the dyno running the
 //! comparison; it runs the cluster with the workload's rate and window and the release's
 //! node, does not store the run (the comparison stores the execution), and writes the
-//! run's compared metrics as `dyno.cluster.compared/1` JSON, which [`ClusterExecutor`]
-//! reads into an [`Execution`]. A failed run's directory (configs, node logs, the child's
+//! run's compared metrics as a [`ComparedRun`] (the execution contract's
+//! `dyno.cluster.compared/1`, in dyno-exec), which [`ClusterExecutor`] records into an
+//! [`Execution`]. A failed run's directory (configs, node logs, the child's
 //! output) is kept and named in the execution's warnings.
 
-use crate::execution::{Execution, Outcome, Series};
+use crate::execution::{Execution, Outcome};
 use crate::spec::{ComparisonFile, SubjectSpec, WorkloadSpec};
 use crate::Executor;
+use dyno_exec::ComparedRun;
 use dyno_proc::{GuardedChild, SpawnOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// The schema of the child's compared metrics.
-pub const COMPARED_SCHEMA: &str = "dyno.cluster.compared/1";
 
 /// Seconds the child `dyno cluster run` gets, after the comparison's grace period, to
 /// stop its nodes (each with its own grace period) before it is killed.
@@ -42,17 +41,6 @@ pub struct ClusterRefused {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ChildSaid(pub String);
-
-/// The run's compared metrics, as the child writes them.
-#[derive(Debug, serde::Deserialize)]
-struct ComparedRun {
-    schema: String,
-    node_command: Vec<String>,
-    complete: bool,
-    problems: Vec<String>,
-    warnings: Vec<String>,
-    series: Vec<Series>,
-}
 
 /// Checks every cluster subject's cluster file with the release's override applied,
 /// with `dyno` (this dyno) as `dyno cluster check`. A refusal names the comparison
@@ -224,6 +212,9 @@ impl Drop for ClusterExecutor {
 }
 
 impl Executor for ClusterExecutor {
+    type Subject = SubjectSpec;
+    type Workload = WorkloadSpec;
+
     fn execute(
         &mut self,
         subject: &SubjectSpec,
@@ -249,8 +240,7 @@ impl Executor for ClusterExecutor {
         let ran = self.run_child(cmd, stop);
         let compared = std::fs::read_to_string(&compared_file)
             .ok()
-            .and_then(|text| serde_json::from_str::<ComparedRun>(&text).ok())
-            .filter(|c| c.schema == COMPARED_SCHEMA);
+            .and_then(|text| ComparedRun::parse(&text).ok());
         let _ = std::fs::remove_file(&compared_file);
         exec.command_line = vec![
             "cluster".to_string(),
@@ -265,17 +255,7 @@ impl Executor for ClusterExecutor {
                     Ok(()) => Outcome::failed("dyno cluster run wrote no compared metrics".into()),
                 }
             }
-            Some(c) => {
-                exec.command_line.extend(c.node_command);
-                exec.warnings.extend(c.warnings);
-                if c.complete {
-                    exec.series = c.series;
-                } else if stop.load(Ordering::SeqCst) {
-                    exec.outcome = Outcome::Interrupted;
-                } else {
-                    exec.outcome = Outcome::failed(c.problems.join("; "));
-                }
-            }
+            Some(c) => c.record(&mut exec, stop.load(Ordering::SeqCst)),
         }
         // A failed run's configs and logs are what the user needs to see why; a complete
         // or interrupted one's are not (its execution is stored, or is run again).

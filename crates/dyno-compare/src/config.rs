@@ -106,6 +106,12 @@ struct RawFile {
     #[serde(default)]
     primary: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
+    precision: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    max_rounds: Option<Spanned<i64>>,
+    #[serde(default)]
+    max_minutes: Option<Spanned<f64>>,
+    #[serde(default)]
     subject: Vec<Spanned<RawSubject>>,
     #[serde(default)]
     workload: Vec<Spanned<RawWorkload>>,
@@ -150,6 +156,8 @@ struct RawSubject {
     node_command: Option<Vec<String>>,
     #[serde(default)]
     node_binary: Option<PathBuf>,
+    #[serde(default)]
+    cpus: Option<Spanned<String>>,
 }
 
 /// `metrics` as written, with the place of each declared name for errors.
@@ -201,7 +209,12 @@ impl ComparisonFile {
         let raw: RawFile =
             dyno_model::ConfigDiagnostic::parse_toml(path, text).map_err(ConfigError::Syntax)?;
         let cx = Cx { path, text };
-        let settings = cx.settings(&raw)?;
+        let mut settings = cx.settings(&raw)?;
+        let sequential = cx.sequential(&raw, &settings)?;
+        if let Some(seq) = &sequential {
+            settings.rounds = seq.max_rounds;
+            settings.test = Some(crate::spec::TestKind::Sequential);
+        }
         let primary = cx.primary(&raw)?;
         if raw.subject.len() < 2 {
             return Err(cx.invalid(
@@ -237,6 +250,7 @@ impl ComparisonFile {
             on_failure: settings.on_failure,
             test: settings.test,
             primary,
+            sequential,
             subjects,
             workloads,
         })
@@ -369,6 +383,91 @@ impl Cx<'_> {
         })
     }
 
+    /// The precision target and its budget (`precision`, `max_rounds`, `max_minutes`): a
+    /// precision in (0, 100%) and at least the noise band, budgets above 0, no fixed
+    /// `rounds` and no test but the sequential one beside it.
+    fn sequential(
+        &self,
+        raw: &RawFile,
+        settings: &Settings,
+    ) -> Result<Option<crate::spec::Sequential>, ConfigError> {
+        let Some(value) = &raw.precision else {
+            for (given, key) in [
+                (raw.max_rounds.as_ref().map(|v| v.span()), "max_rounds"),
+                (raw.max_minutes.as_ref().map(|v| v.span()), "max_minutes"),
+            ] {
+                if let Some(span) = given {
+                    return Err(self.invalid(
+                        span,
+                        key.into(),
+                        "a budget for reaching a precision: give `precision` too (e.g. precision = \"5%\"), or fix the rounds with `rounds`".into(),
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        let precision = crate::precision::parse_precision(value.get_ref())
+            .map_err(|why| self.invalid(value.span(), "precision".into(), why))?;
+        if precision < settings.noise_band {
+            return Err(self.invalid(
+                value.span(),
+                "precision".into(),
+                format!(
+                    "{}% is inside the noise band ({}%), which no verdict can go below: lower `noise_band` or ask for at least {}%",
+                    precision * 100.0,
+                    settings.noise_band * 100.0,
+                    settings.noise_band * 100.0
+                ),
+            ));
+        }
+        if raw.rounds.span() != (0..0) {
+            return Err(self.invalid(
+                raw.rounds.span(),
+                "rounds".into(),
+                "a precision target decides the rounds: leave `rounds` out and bound them with `max_rounds`".into(),
+            ));
+        }
+        if let Some(t) = raw.test.as_ref().filter(|t| t.get_ref() != "sequential") {
+            return Err(self.invalid(
+                t.span(),
+                "test".into(),
+                format!(
+                    "`{}` cannot be looked at after every round: a precision target is judged by the sequential test (leave `test` out)",
+                    t.get_ref()
+                ),
+            ));
+        }
+        let max_rounds = match &raw.max_rounds {
+            None => crate::spec::DEFAULT_MAX_ROUNDS,
+            Some(r) => u32::try_from(*r.get_ref())
+                .ok()
+                .filter(|&r| r >= 2)
+                .ok_or_else(|| {
+                    self.invalid(
+                        r.span(),
+                        "max_rounds".into(),
+                        format!("{} is not a budget: give 2 rounds or more", r.get_ref()),
+                    )
+                })?,
+        };
+        let max_minutes = match &raw.max_minutes {
+            None => crate::spec::DEFAULT_MAX_MINUTES,
+            Some(m) if m.get_ref().is_finite() && *m.get_ref() > 0.0 => *m.get_ref(),
+            Some(m) => {
+                return Err(self.invalid(
+                    m.span(),
+                    "max_minutes".into(),
+                    format!("{} is not a budget: give more than 0 minutes", m.get_ref()),
+                ))
+            }
+        };
+        Ok(Some(crate::spec::Sequential {
+            precision,
+            max_rounds,
+            max_minutes,
+        }))
+    }
+
     /// The `primary` metrics: named, none empty, none twice.
     fn primary(&self, raw: &RawFile) -> Result<Vec<String>, ConfigError> {
         let mut primary: Vec<String> = Vec::new();
@@ -422,6 +521,13 @@ impl Cx<'_> {
             check_declarations(&s.metrics)
                 .map_err(|(at, k, why)| self.invalid(at, key(&format!("metrics.{k}")), why))
         };
+        let cpus = match &s.cpus {
+            None => None,
+            Some(c) => Some(
+                crate::pinning::parse_cpus(c.get_ref(), &crate::pinning::machine_cpus())
+                    .map_err(|why| self.invalid(c.span(), key("cpus"), why))?,
+            ),
+        };
         if let Some(cluster) = cluster {
             return Ok(SubjectSpec {
                 name: s.name.clone(),
@@ -433,6 +539,7 @@ impl Cx<'_> {
                 ready: None,
                 addresses: BTreeMap::new(),
                 cluster: Some(cluster),
+                cpus: None,
             });
         }
         let (command, git) = self.command(s, span.clone(), &key)?;
@@ -472,6 +579,7 @@ impl Cx<'_> {
             ready,
             addresses: s.addresses.clone(),
             cluster: None,
+            cpus,
         })
     }
 
@@ -601,6 +709,7 @@ fn written(s: &RawSubject) -> crate::cluster_subject::Written<'_> {
             ("metrics", metrics_given),
             ("ready", s.ready.is_some()),
             ("addresses", !s.addresses.is_empty()),
+            ("cpus", s.cpus.is_some()),
         ]
         .into_iter()
         .filter_map(|(k, given)| given.then_some(k))

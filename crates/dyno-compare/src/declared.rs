@@ -17,9 +17,8 @@
 //! assert_eq!(rule_for(&m, "jsonl:tps", false), None); // guessed: higher is better
 //! ```
 
-use crate::execution::Series;
-use crate::execution::SeriesKind;
 use crate::spec::MetricSources;
+use dyno_exec::{Series, SeriesKind};
 use dyno_model::Direction;
 
 /// One entry of a declaration list: a metric name, or a name with one `*` at its start or

@@ -1,113 +1,17 @@
-//! One execution of a node (a subject under a workload in one round), what it recorded,
-//! and the per-run values computed from it.
+//! The per-run values computed from one execution (a subject under a workload in one
+//! round), and the series the /proc sampler gives it.
 //!
 //! An execution records *series*, one point per second of the measured window; per-run
 //! values (medians, rates, CPU-85% spans) are computed from the series, never stored.
+//! The execution itself, its series and its outcome are the contract in dyno-exec,
+//! re-exported here.
 
 use crate::sampler::{cpu_spans, ProcSample, CPU_SPAN_THRESHOLD};
 use dyno_model::{Direction, Metric, Unit};
-use serde::{Deserialize, Serialize};
 
 pub use crate::declared::guess_direction;
-
-/// How the points of a series are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SeriesKind {
-    /// A level read once a second (RSS, a queue length): the run's value is its median.
-    Gauge,
-    /// A rate over consecutive intervals read from a cumulative counter (CPU %, faults
-    /// and context switches per second): the run's value is the time-weighted mean of the
-    /// intervals, which is the counter's growth over the whole window divided by the
-    /// window. A median of per-second values would quantise: one second of /proc CPU
-    /// ticks resolves 1% of a core, 11% of a node using 9%; the window's total resolves
-    /// 1% over the window's seconds.
-    Rate,
-    /// The highest value seen (peak RSS): the run's value is its maximum.
-    Peak,
-    /// A cumulative count (a Prometheus counter): the run's value is its rate per second.
-    Counter,
-    /// Individual observations (latencies from JSON lines): the run's value is their
-    /// median, and the report draws their distribution.
-    Observations,
-}
-
-/// Points of one metric over the measured window (as JSON: how a child `dyno cluster
-/// run` hands a cluster's compared metrics over).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Series {
-    /// The metric of the points.
-    pub metric: Metric,
-    /// How to read the points.
-    pub kind: SeriesKind,
-    /// `(seconds since the measured window started, value)`.
-    pub points: Vec<(f64, f64)>,
-}
-
-/// How an execution ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "status")]
-pub enum Outcome {
-    /// Ran through warm-up and the measured window and was stopped by dyno.
-    Complete,
-    /// Failed to start, crashed or stopped answering.
-    Failed {
-        /// What happened.
-        reason: String,
-        /// The node's last output lines.
-        last_lines: Vec<String>,
-    },
-    /// Stopped by the user (Ctrl-C) before the window ended.
-    Interrupted,
-}
-
-/// Everything one execution produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Execution {
-    /// Subject name.
-    pub subject: String,
-    /// Workload name.
-    pub workload: String,
-    /// Zero-based round.
-    pub round: u32,
-    /// Start, seconds since the Unix epoch.
-    pub started_at: f64,
-    /// The exact command line run.
-    pub command_line: Vec<String>,
-    /// Series of the measured window.
-    pub series: Vec<Series>,
-    /// How it ended.
-    pub outcome: Outcome,
-    /// Things the reader should know (an unreachable metrics endpoint, a forced kill).
-    pub warnings: Vec<String>,
-}
-
-impl Execution {
-    /// An execution of `subject` under `workload` in `round` starting now, complete until
-    /// something says otherwise.
-    pub fn starting(subject: &str, workload: &str, round: u32, command_line: Vec<String>) -> Self {
-        Execution {
-            subject: subject.to_string(),
-            workload: workload.to_string(),
-            round,
-            started_at: dyno_model::now_unix(),
-            command_line,
-            series: Vec::new(),
-            outcome: Outcome::Complete,
-            warnings: Vec::new(),
-        }
-    }
-}
-
-impl Outcome {
-    /// A failure with no output lines to show.
-    pub fn failed(reason: String) -> Outcome {
-        Outcome::Failed {
-            reason,
-            last_lines: Vec::new(),
-        }
-    }
-}
+/// The execution contract, defined below compare and cluster (dyno-exec).
+pub use dyno_exec::{Execution, Outcome, Series, SeriesKind};
 
 /// The metrics the /proc sampler yields, in report order.
 pub fn process_metrics() -> Vec<(Metric, SeriesKind)> {

@@ -1,5 +1,5 @@
-//! Running a node: the [`Executor`] trait, and [`ProcessExecutor`], which starts the
-//! subject's command as a child process, samples it from /proc and stops it.
+//! Running a node: [`ProcessExecutor`], the [`Executor`] that starts the subject's
+//! command as a child process, samples it from /proc and stops it.
 //!
 //! The node runs as a [`dyno_proc::GuardedChild`]: its own process group, so a Ctrl-C in
 //! the terminal reaches dyno only and dyno stops the node itself (SIGINT to the whole
@@ -7,6 +7,7 @@
 //! so the node and anything it started end even when dyno is SIGKILLed.
 
 use crate::execution::{process_series, Execution, Outcome, Series, SeriesKind};
+use crate::jsonl;
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
 use crate::spec::{SubjectSpec, WorkloadSpec};
@@ -24,19 +25,9 @@ pub use dyno_proc::child::TAIL_LINES;
 /// longer answering.
 pub const MISSED_SCRAPES: usize = 5;
 
-/// Runs one subject under one workload and records the measured window.
-pub trait Executor {
-    /// Starts the node fresh, waits the warm-up, samples the measured window, stops the
-    /// node. Must return promptly (within the grace period) once `stop` is set, with
-    /// [`Outcome::Interrupted`], and must leave no process behind.
-    fn execute(
-        &mut self,
-        subject: &SubjectSpec,
-        workload: &WorkloadSpec,
-        round: u32,
-        stop: &AtomicBool,
-    ) -> Execution;
-}
+/// The executor trait, defined below compare and cluster (dyno-exec); compare's executors
+/// run a comparison file's [`SubjectSpec`]s under its [`WorkloadSpec`]s.
+pub use dyno_exec::Executor;
 
 /// Runs nodes as child processes.
 ///
@@ -119,6 +110,7 @@ impl Load {
                     l.push((Instant::now(), line.to_string()));
                 }
             })),
+            cpus: spec.cpus.clone(),
             ..SpawnOptions::default()
         };
         let command = spec.command_for(subject, workload);
@@ -157,7 +149,7 @@ impl Load {
                 .filter(|(t, _)| *t >= start)
                 .map(|(_, l)| l.clone())
                 .collect();
-            let (series, warnings) = crate::load::read_output(&self.spec.output, &window);
+            let (series, warnings) = crate::load::read_output(&self.spec, &window);
             exec.series.extend(series);
             exec.warnings.extend(warnings);
         }
@@ -258,6 +250,9 @@ impl NodeMetrics {
 }
 
 impl Executor for ProcessExecutor {
+    type Subject = SubjectSpec;
+    type Workload = WorkloadSpec;
+
     fn execute(
         &mut self,
         subject: &SubjectSpec,
@@ -277,10 +272,20 @@ impl Executor for ProcessExecutor {
                 return exec;
             }
         };
-        let opts = match &readiness {
-            Some(r) => r.spawn_options(SpawnOptions::default()),
-            None => SpawnOptions::default(),
+        let base = SpawnOptions {
+            cpus: subject.cpus.clone(),
+            ..SpawnOptions::default()
         };
+        let opts = match &readiness {
+            Some(r) => r.spawn_options(base),
+            None => base,
+        };
+        // dyno's own thread (sampler, scrapes, the output readers it starts) keeps off the
+        // pinned CPUs while this execution runs, and goes back to every CPU after it.
+        let _own = OwnCpus::keep_off(
+            subject.cpus.as_deref(),
+            workload.load.as_ref().and_then(|l| l.cpus.as_deref()),
+        );
         let env = subject.env_for(workload);
         let mut node = match start(&command_line, env, subject.cwd.as_deref(), &opts) {
             Ok(n) => n,
@@ -376,6 +381,29 @@ impl Executor for ProcessExecutor {
         }
         crate::declared::apply(&subject.metrics, &mut exec.series);
         exec
+    }
+}
+
+/// dyno's own CPUs during one execution: restored when dropped.
+struct OwnCpus(Option<Vec<usize>>);
+
+impl OwnCpus {
+    fn keep_off(node: Option<&[usize]>, load: Option<&[usize]>) -> OwnCpus {
+        let before = dyno_proc::affinity::allowed_cpus();
+        let machine = crate::pinning::machine_cpus();
+        match crate::pinning::own_cpus(&machine, node, load) {
+            Some(keep) if dyno_proc::affinity::pin_current_thread(&keep).is_ok() => OwnCpus(before),
+            _ => OwnCpus(None),
+        }
+    }
+}
+
+impl Drop for OwnCpus {
+    fn drop(&mut self) {
+        if let Some(all) = &self.0 {
+            // Best effort: a failure leaves dyno on fewer CPUs, which costs it nothing.
+            let _ = dyno_proc::affinity::pin_current_thread(all);
+        }
     }
 }
 
@@ -481,9 +509,6 @@ fn load_series(samples: &[ProcSample], t0: f64) -> Vec<Series> {
         })
         .collect()
 }
-
-mod jsonl;
-pub(crate) use jsonl::parse as jsonl_parse;
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,8 @@
 //!   and latencies, and a cluster's adoption, fetch and per-node cost. Everything the node
 //!   exports about itself (Prometheus `node:` and JSON-lines `jsonl:` metrics, fault and
 //!   context-switch rates) is judged in a secondary family of its own: reported with its
-//!   own Holm correction, never diluting the verdict. `primary = ["*"]` (or `--primary
+//!   own Holm correction, never diluting the verdict. When a workload names its unit of
+//!   work, `cpu_s_per_<unit>` is its CPU figure and `cpu_percent` is secondary. `primary = ["*"]` (or `--primary
 //!   '*'`) puts every metric in one family, as before this rule.
 
 use dyno_model::{Metric, Unit};
@@ -34,6 +35,18 @@ pub fn is_primary(metric: &Metric, primary: &[String]) -> bool {
     primary
         .iter()
         .any(|p| p == ALL_PRIMARY || *p == metric.name)
+}
+
+/// As [`is_primary`], for a metric of a workload whose unit of work gave its CPU cost
+/// (`has_cost`): then `cpu_s_per_<unit>` is the default family's CPU figure and the
+/// node's `cpu_percent` is secondary (at a fixed rate both move with the CPU, and the
+/// cost stays comparable when the achieved rate differs; one CPU figure in the family
+/// instead of two makes every verdict's Holm level less strict).
+pub fn is_primary_for(metric: &Metric, primary: &[String], has_cost: bool) -> bool {
+    if primary.is_empty() && has_cost && metric.name == "cpu_percent" {
+        return false;
+    }
+    is_primary(metric, primary)
 }
 
 /// dyno's own measurements of cost and service: the default primary family.

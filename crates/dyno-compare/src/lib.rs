@@ -11,8 +11,11 @@
 //! metric, the median across rounds, the ratio to the baseline with a bootstrap interval,
 //! Mann-Whitney with Holm across every metric, and a noise band.
 //!
-//! Running nodes is behind the [`Executor`] trait; [`SyntheticExecutor`] makes seeded
-//! noisy executions so the whole pipeline is tested without processes:
+//! An execution, its series and the [`Executor`] trait are the execution contract in
+//! dyno-exec (below compare and cluster; re-exported here). [`session`] runs a
+//! comparison; [`judged`] judges one (just run, or stored) for the report.
+//! [`SyntheticExecutor`] makes seeded noisy executions so the whole pipeline is tested
+//! without processes:
 //!
 //! ```
 //! use dyno_compare::{judge, run_rounds, ComparisonFile, SyntheticExecutor};
@@ -54,13 +57,19 @@ pub mod cluster_run;
 pub mod cluster_subject;
 pub mod config;
 pub mod declared;
+pub mod diagnose;
 pub mod execution;
 pub mod executor;
 pub mod family;
 pub mod gitbuild;
+mod jsonl;
+pub mod judged;
 pub mod load;
 pub mod mock;
+pub mod noise;
+pub mod pinning;
 pub mod power;
+pub mod precision;
 pub mod prometheus;
 pub mod readiness;
 pub mod record;
@@ -69,6 +78,7 @@ pub mod runner;
 pub mod sampler;
 pub mod session;
 pub mod spec;
+pub mod trials;
 pub mod verdict;
 pub mod work;
 

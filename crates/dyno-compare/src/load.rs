@@ -33,7 +33,7 @@
 //! node.
 
 use crate::execution::{guess_direction, Series, SeriesKind};
-pub use crate::spec::{Extractor, LoadOutput, LoadSpec};
+pub use crate::spec::{Extractor, FieldUnit, LoadOutput, LoadSpec};
 use dyno_model::{Direction, Metric, Unit};
 use regex::Regex;
 use serde::Deserialize;
@@ -56,6 +56,19 @@ pub(crate) struct RawLoad {
     output: Option<String>,
     #[serde(default)]
     extract: Vec<RawExtractor>,
+    #[serde(default)]
+    fields: BTreeMap<String, RawField>,
+    #[serde(default)]
+    cpus: Option<String>,
+}
+
+/// A JSON-lines field's unit, as written (`fields = { latency = { unit = "ms" } }`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    unit: String,
+    #[serde(default)]
+    direction: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -141,12 +154,71 @@ impl RawLoad {
                     ))
                 }
             };
+        let mut fields = BTreeMap::new();
+        for (name, f) in &self.fields {
+            if !matches!(output, LoadOutput::Jsonl) {
+                return Err((
+                    "fields".into(),
+                    "units of JSON-lines fields: the extractors give their own `unit`".into(),
+                ));
+            }
+            let key = |k: &str| format!("fields.{name}.{k}");
+            if parse_unit(&f.unit).is_none() {
+                return Err((
+                    key("unit"),
+                    format!(
+                        "`{}` is unknown (use /s, s, ms, us, ns, B, %, count)",
+                        f.unit
+                    ),
+                ));
+            }
+            if let Some(d) = f
+                .direction
+                .as_deref()
+                .filter(|d| *d != "higher" && *d != "lower")
+            {
+                return Err((
+                    key("direction"),
+                    format!("`{d}` is not `higher` or `lower`"),
+                ));
+            }
+            fields.insert(
+                name.clone(),
+                FieldUnit {
+                    unit: f.unit.clone(),
+                    direction: f.direction.clone(),
+                },
+            );
+        }
+        let cpus = match &self.cpus {
+            None => None,
+            Some(c) => Some(
+                crate::pinning::parse_cpus(c, &crate::pinning::machine_cpus())
+                    .map_err(|why| ("cpus".to_string(), why))?,
+            ),
+        };
         Ok(LoadSpec {
             command: self.command.clone(),
             cwd,
             env: self.env.clone(),
             output,
+            fields,
+            cpus,
         })
+    }
+}
+
+/// A declared field's unit, factor and direction, for a series read from JSON lines.
+fn declare(series: &mut Series, field: &FieldUnit) {
+    let (unit, factor) = parse_unit(&field.unit).unwrap_or((Unit::Count, 1.0));
+    series.metric.unit = unit;
+    for p in &mut series.points {
+        p.1 *= factor;
+    }
+    match field.direction.as_deref() {
+        Some("higher") => series.metric.direction = Direction::HigherIsBetter,
+        Some("lower") => series.metric.direction = Direction::LowerIsBetter,
+        _ => {}
     }
 }
 
@@ -267,18 +339,30 @@ impl LoadSpec {
     }
 }
 
-/// The metrics in a load's output lines. Regex extractors that match nothing give a
-/// message in the second element (the execution's warnings).
-pub fn read_output(output: &LoadOutput, lines: &[String]) -> (Vec<Series>, Vec<String>) {
-    match output {
+/// The metrics in a load's output lines. Regex extractors that match nothing, and
+/// declared JSON-lines fields never printed, give a message in the second element (the
+/// execution's warnings).
+pub fn read_output(spec: &LoadSpec, lines: &[String]) -> (Vec<Series>, Vec<String>) {
+    match &spec.output {
         LoadOutput::Jsonl => {
             let text = lines.join("\n");
-            let mut series = crate::executor::jsonl_parse(&text);
+            let mut series = crate::jsonl::parse(&text);
             for s in &mut series {
                 let field = s.metric.name.trim_start_matches("jsonl:").to_string();
+                if let Some(f) = spec.fields.get(&field) {
+                    declare(s, f);
+                }
                 s.metric.name = format!("load:{field}");
             }
-            (series, Vec::new())
+            let warnings = spec
+                .fields
+                .keys()
+                .filter(|f| !series.iter().any(|s| s.metric.name == format!("load:{f}")))
+                .map(|f| {
+                    format!("load output: field `{f}` (declared in `fields`) was never printed")
+                })
+                .collect();
+            (series, warnings)
         }
         LoadOutput::Regex(extractors) => {
             let mut out = Vec::new();
@@ -366,7 +450,15 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let (s, w) = read_output(&LoadOutput::Jsonl, &lines);
+        let spec = |output| LoadSpec {
+            command: vec!["load".into()],
+            cwd: None,
+            env: BTreeMap::new(),
+            output,
+            fields: BTreeMap::new(),
+            cpus: None,
+        };
+        let (s, w) = read_output(&spec(LoadOutput::Jsonl), &lines);
         assert!(w.is_empty());
         let tps = s
             .iter()
@@ -392,7 +484,7 @@ mod tests {
             ex("latency_p50_s", r"p50 (?P<value>[0-9.]+) ms", "ms"),
             ex("dropped", r"dropped (?P<value>\d+)", "count"),
         ]);
-        let (s, w) = read_output(&out, &lines);
+        let (s, w) = read_output(&spec(out), &lines);
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].metric.name, "load:latency_p50_s");
         assert_eq!(s[0].points.len(), 2);
@@ -402,5 +494,48 @@ mod tests {
         assert_eq!(s[0].metric.direction, Direction::LowerIsBetter);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("load:dropped"), "{w:?}");
+    }
+
+    #[test]
+    fn a_json_lines_field_can_carry_its_unit() {
+        // A latency in milliseconds under a name dyno cannot read a unit from: declared,
+        // it is seconds (and so in the default primary family); undeclared, a count.
+        let lines: Vec<String> = [
+            "{\"t\": 1, \"p50_ms\": 12.5, \"sent\": 200}",
+            "{\"t\": 2, \"p50_ms\": 14}",
+        ]
+        .map(String::from)
+        .to_vec();
+        let declared = raw("command = [\"sh\"]\n[fields]\np50_ms = { unit = \"ms\", direction = \"lower\" }\nnever = { unit = \"s\" }\n")
+            .validate(None)
+            .unwrap();
+        let (s, w) = read_output(&declared, &lines);
+        let p50 = s.iter().find(|s| s.metric.name == "load:p50_ms").unwrap();
+        assert_eq!(p50.metric.unit, Unit::Seconds);
+        assert_eq!(p50.points, vec![(1.0, 0.0125), (2.0, 0.014)]);
+        assert!(crate::family::default_primary(&p50.metric));
+        assert_eq!(
+            w,
+            ["load output: field `never` (declared in `fields`) was never printed"]
+        );
+        let plain = raw("command = [\"sh\"]\n").validate(None).unwrap();
+        let (s, _) = read_output(&plain, &lines);
+        let p50 = s.iter().find(|s| s.metric.name == "load:p50_ms").unwrap();
+        assert_eq!(p50.metric.unit, Unit::Count);
+        assert!(!crate::family::default_primary(&p50.metric));
+        // Bad units and directions name their key.
+        let e = raw("command = [\"sh\"]\n[fields]\nlat = { unit = \"fortnights\" }\n")
+            .validate(None)
+            .unwrap_err();
+        assert_eq!(e.0, "fields.lat.unit");
+        let e = raw("command = [\"sh\"]\n[fields]\nlat = { unit = \"ms\", direction = \"up\" }\n")
+            .validate(None)
+            .unwrap_err();
+        assert_eq!(e.0, "fields.lat.direction");
+        let e = raw("command = [\"sh\"]\ncpus = \"4096\"\n")
+            .validate(None)
+            .unwrap_err();
+        assert_eq!(e.0, "cpus");
+        assert!(e.1.contains("not on this machine"), "{}", e.1);
     }
 }

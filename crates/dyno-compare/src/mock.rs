@@ -47,6 +47,9 @@ fn hash(s: &str) -> u64 {
 }
 
 impl Executor for SyntheticExecutor {
+    type Subject = SubjectSpec;
+    type Workload = WorkloadSpec;
+
     fn execute(
         &mut self,
         subject: &SubjectSpec,

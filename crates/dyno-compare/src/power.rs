@@ -9,7 +9,7 @@
 //! or as "this design could not have seen anything": a rank test whose smallest p-value
 //! cannot reach alpha over the family, with the rounds that would.
 
-use crate::verdict::TestKind;
+use crate::spec::TestKind;
 use dyno_stats::{PowerQuestion, PowerTest};
 use serde::Serialize;
 
@@ -47,6 +47,7 @@ pub(crate) fn power_test(test: TestKind) -> PowerTest {
         TestKind::Paired => PowerTest::PairedT,
         TestKind::SignedRank => PowerTest::SignedRank,
         TestKind::Unpaired => PowerTest::MannWhitney,
+        TestKind::Sequential => PowerTest::Sequential,
     }
 }
 
@@ -111,15 +112,21 @@ impl StatedPower {
             }
             _ => String::new(),
         };
-        let size = if mdc >= 10.0 {
-            "over 1000%".to_string()
-        } else {
-            format!("{:.1}%", mdc * 100.0)
-        };
+        let size = change_text(mdc);
         format!(
             "could flag a change of {size}{band} with {:.0}% power{reference}",
             POWER * 100.0
         )
+    }
+}
+
+/// A detectable change as people read it: `3.1%`, and `over 1000%` beyond ten times
+/// (a design that cannot see anything, not a measurement of 534228411.6%).
+pub fn change_text(change: f64) -> String {
+    if change >= 10.0 || !change.is_finite() {
+        "over 1000%".to_string()
+    } else {
+        format!("{:.1}%", change * 100.0)
     }
 }
 

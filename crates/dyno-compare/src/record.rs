@@ -6,7 +6,7 @@
 use crate::execution::{Execution, Outcome, Series, SeriesKind};
 use crate::spec::{ComparisonFile, WorkloadSpec};
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
-use dyno_store::{RunFilter, RunId, Store, StoreError};
+use dyno_store::{RunFilter, RunId, Store, StoreError, StoredRun};
 use serde::{Deserialize, Serialize};
 
 /// What every run of one comparison shares.
@@ -36,7 +36,7 @@ pub struct ComparisonMeta {
     pub file: String,
     /// The file's `test`, so a report judges as the run did (`None`: the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub test: Option<crate::verdict::TestKind>,
+    pub test: Option<crate::spec::TestKind>,
     /// The file's `primary` metrics, so a report judges as the run did (empty: the
     /// default family).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -44,6 +44,10 @@ pub struct ComparisonMeta {
     /// Each workload's unit of work (`work`), by workload name.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub work: std::collections::BTreeMap<String, crate::work::WorkUnit>,
+    /// The precision target and budget (`rounds` is then `max_rounds`), as the newest
+    /// session of the comparison ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<crate::spec::Sequential>,
 }
 
 impl ComparisonMeta {
@@ -70,6 +74,7 @@ impl ComparisonMeta {
                 .iter()
                 .filter_map(|w| Some((w.name.clone(), w.work.clone()?)))
                 .collect(),
+            sequential: cfg.sequential,
         }
     }
 
@@ -81,9 +86,17 @@ impl ComparisonMeta {
 
 /// A stable hash (FNV-1a, 64 bits) of the validated comparison as JSON: the same file,
 /// seed, rounds and workloads give the same fingerprint on every machine and version of
-/// Rust (unlike `DefaultHasher`).
+/// Rust (unlike `DefaultHasher`). With a precision target the rounds are its budget, not
+/// part of what is measured: they are hashed as 0 (which no fixed comparison has).
 pub fn fingerprint(cfg: &ComparisonFile) -> String {
-    digest(&serde_json::to_string(cfg).unwrap_or_default())
+    let text = if cfg.sequential.is_some() {
+        let mut c = cfg.clone();
+        c.rounds = 0;
+        serde_json::to_string(&c)
+    } else {
+        serde_json::to_string(cfg)
+    };
+    digest(&text.unwrap_or_default())
 }
 
 /// FNV-1a of `text` in hex: stable across builds and platforms, unlike std's hasher.
@@ -140,22 +153,10 @@ pub fn find_resumable(
     file: &str,
 ) -> Result<Resume, LoadError> {
     let wanted = fingerprint(cfg);
-    let filter = RunFilter {
-        command: Some("compare".into()),
-        ..RunFilter::default()
-    };
-    let mut ids: Vec<RunId> = store
-        .list_runs(&filter)?
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    ids.sort_unstable_by(|a, b| b.cmp(a));
     let mut seen = std::collections::HashSet::new();
-    for id in ids {
-        let run = store.run(id)?;
-        let Ok(s) = serde_json::from_value::<Settings>(run.info.settings) else {
-            continue;
-        };
+    for found in stored_runs(store)?.rev() {
+        let (run, s) = found?;
+        let id = run.id;
         if s.comparison.fingerprint.is_empty() || !seen.insert(s.comparison.id.clone()) {
             continue;
         }
@@ -183,6 +184,37 @@ pub fn find_resumable(
     Ok(Resume::Fresh)
 }
 
+/// Every stored run of every comparison, oldest first, with its settings (a
+/// `compare` run whose settings are not a comparison's is left out): what finding a
+/// comparison to continue and loading one both walk through. Runs are read one at a
+/// time, as the caller asks for them.
+fn stored_runs(
+    store: &Store,
+) -> Result<
+    impl DoubleEndedIterator<Item = Result<(StoredRun, Settings), StoreError>> + '_,
+    StoreError,
+> {
+    let filter = RunFilter {
+        command: Some("compare".into()),
+        ..RunFilter::default()
+    };
+    let mut ids: Vec<RunId> = store
+        .list_runs(&filter)?
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    ids.sort_unstable();
+    Ok(ids.into_iter().filter_map(|id| match store.run(id) {
+        Err(e) => Some(Err(e)),
+        Ok(run) => settings(&run).map(|s| Ok((run, s))),
+    }))
+}
+
+/// The comparison settings stored with a run, when it is a comparison's.
+fn settings(run: &StoredRun) -> Option<Settings> {
+    serde_json::from_value(run.info.settings.clone()).ok()
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Settings {
     comparison: ComparisonMeta,
@@ -191,9 +223,33 @@ struct Settings {
     outcome: Outcome,
     warnings: Vec<String>,
     kinds: std::collections::BTreeMap<String, SeriesKind>,
+    /// Seconds of the comparison when this execution ended, every session together
+    /// (what a time budget counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elapsed_s: Option<f64>,
+    /// Series stored under another name (series name -> stored name): levels read as
+    /// rates or peaks keep their per-second points there, so the series' own name holds
+    /// the one value per execution that compare judges.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    stored_as: std::collections::BTreeMap<String, String>,
+    /// Metrics stored as one value per execution, as compare judges them (not series).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    judged: Vec<String>,
 }
 
-/// Writes one execution as one run; returns its id.
+/// The suffix of the name a rate's or peak's per-second points are stored under, so the
+/// series' own name holds its per-execution value (`cpu_percent_1s` beside
+/// `cpu_percent`).
+pub const PER_SECOND_SUFFIX: &str = "_1s";
+
+/// Writes one execution as one run; returns its id. `elapsed_s` is the comparison's time
+/// when it ended, every session together.
+///
+/// Besides its series (one sample per point), a complete execution stores every value
+/// compare judges it by as one sample of that metric: CPU over the window (not a median
+/// of seconds), counters' rates, the costs per unit of work. So a metric's history
+/// (`dyno results trend`, `dyno serve`) reads what compare judged. A rate's or peak's
+/// per-second points move to `<name>_1s` to leave their name to that value.
 pub fn save(
     store: &mut Store,
     meta: &ComparisonMeta,
@@ -201,9 +257,37 @@ pub fn save(
     host: &Host,
     tool_version: &str,
     exec: &Execution,
+    elapsed_s: Option<f64>,
 ) -> Result<RunId, StoreError> {
     let subject = Subject::new(SubjectKind::Release, exec.subject.clone())
         .with("command", exec.command_line.join(" "));
+    let stored_as: std::collections::BTreeMap<String, String> = exec
+        .series
+        .iter()
+        .filter(|s| matches!(s.kind, SeriesKind::Rate | SeriesKind::Peak))
+        .map(|s| {
+            (
+                s.metric.name.clone(),
+                format!("{}{PER_SECOND_SUFFIX}", s.metric.name),
+            )
+        })
+        .collect();
+    let stored_name = |s: &Series| {
+        stored_as
+            .get(&s.metric.name)
+            .cloned()
+            .unwrap_or_else(|| s.metric.name.clone())
+    };
+    let judged: Vec<crate::execution::RunValue> = if exec.outcome == Outcome::Complete {
+        let mut seen: std::collections::HashSet<String> =
+            exec.series.iter().map(stored_name).collect();
+        crate::work::execution_values(&exec.series, meta.work.get(&exec.workload))
+            .into_iter()
+            .filter(|v| seen.insert(v.metric.name.clone()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let settings = Settings {
         comparison: meta.clone(),
         workload: workload.clone(),
@@ -215,6 +299,9 @@ pub fn save(
             .iter()
             .map(|s| (s.metric.name.clone(), s.kind))
             .collect(),
+        elapsed_s,
+        stored_as: stored_as.clone(),
+        judged: judged.iter().map(|v| v.metric.name.clone()).collect(),
     };
     let info = RunInfo {
         command: "compare".into(),
@@ -225,16 +312,25 @@ pub fn save(
         tool_version: tool_version.into(),
         settings: serde_json::to_value(&settings).unwrap_or_default(),
     };
-    let metrics: Vec<_> = exec.series.iter().map(|s| s.metric.clone()).collect();
+    let metrics: Vec<_> = exec
+        .series
+        .iter()
+        .map(|s| dyno_model::Metric {
+            name: stored_name(s),
+            ..s.metric.clone()
+        })
+        .chain(judged.iter().map(|v| v.metric.clone()))
+        .collect();
     let id = store.begin_run(&info, &metrics)?;
     let samples: Vec<(Sample, serde_json::Value)> = exec
         .series
         .iter()
         .flat_map(|s| {
+            let name = stored_name(s);
             s.points.iter().enumerate().map(move |(i, &(t, value))| {
                 (
                     Sample {
-                        metric: s.metric.name.clone(),
+                        metric: name.clone(),
                         repetition: i as u32,
                         value,
                     },
@@ -242,6 +338,16 @@ pub fn save(
                 )
             })
         })
+        .chain(judged.iter().map(|v| {
+            (
+                Sample {
+                    metric: v.metric.name.clone(),
+                    repetition: 0,
+                    value: v.value,
+                },
+                serde_json::json!({ "per": "execution" }),
+            )
+        }))
         .collect();
     store.add_labeled_samples(id, &samples)?;
     let status = match exec.outcome {
@@ -266,6 +372,9 @@ pub struct Loaded {
     pub host: Host,
     /// The run ids.
     pub runs: Vec<RunId>,
+    /// Seconds the comparison has taken, every session together (0 for comparisons
+    /// stored before this was kept).
+    pub elapsed_s: f64,
 }
 
 /// Why a comparison cannot be loaded.
@@ -287,11 +396,8 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
     let mut meta: Option<(RunId, ComparisonMeta)> = None;
     for &id in runs {
         let run = store.run(id)?;
-        let s: Settings = match (
-            run.info.command.as_str(),
-            serde_json::from_value(run.info.settings),
-        ) {
-            ("compare", Ok(s)) => s,
+        let s = match (run.info.command.as_str(), settings(&run)) {
+            ("compare", Some(s)) => s,
             _ => return Err(LoadError::NotCompare(id)),
         };
         match &meta {
@@ -305,28 +411,17 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
     let Some((_, meta)) = meta else {
         return Err(LoadError::NotCompare(0));
     };
-    let filter = RunFilter {
-        command: Some("compare".into()),
-        ..RunFilter::default()
-    };
-    let mut ids: Vec<RunId> = store
-        .list_runs(&filter)?
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    ids.sort_unstable();
     let mut out = Loaded {
         meta: meta.clone(),
         executions: Vec::new(),
         workloads: Vec::new(),
         host: Host::default(),
         runs: Vec::new(),
+        elapsed_s: 0.0,
     };
-    for id in ids {
-        let run = store.run(id)?;
-        let Ok(s) = serde_json::from_value::<Settings>(run.info.settings.clone()) else {
-            continue;
-        };
+    for found in stored_runs(store)? {
+        let (run, s) = found?;
+        let id = run.id;
         if s.comparison.id != meta.id {
             continue;
         }
@@ -338,12 +433,27 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
             out.workloads.push(s.workload.clone());
         }
         let labeled = store.labeled_samples(id)?;
+        out.elapsed_s = out.elapsed_s.max(s.elapsed_s.unwrap_or(0.0));
+        let series_name = |stored: &str| {
+            s.stored_as
+                .iter()
+                .find(|(_, as_)| *as_ == stored)
+                .map_or_else(|| stored.to_string(), |(name, _)| name.clone())
+        };
         let series = run
             .metrics
             .iter()
+            .filter(|m| !s.judged.contains(&m.name))
             .map(|m| Series {
-                metric: m.clone(),
-                kind: s.kinds.get(&m.name).copied().unwrap_or(SeriesKind::Gauge),
+                metric: dyno_model::Metric {
+                    name: series_name(&m.name),
+                    ..m.clone()
+                },
+                kind: s
+                    .kinds
+                    .get(&series_name(&m.name))
+                    .copied()
+                    .unwrap_or(SeriesKind::Gauge),
                 points: labeled
                     .iter()
                     .filter(|(smp, _)| smp.metric == m.name)
@@ -400,6 +510,7 @@ mod tests {
                         &Host::default(),
                         "test",
                         &e,
+                        None,
                     )
                     .unwrap(),
                 );
@@ -415,6 +526,7 @@ mod tests {
             &Host::default(),
             "test",
             &failed,
+            None,
         )
         .unwrap();
         made.push(failed);
@@ -451,6 +563,7 @@ mod tests {
                 &Host::default(),
                 "test",
                 &e,
+                Some(i as f64),
             )
             .unwrap();
         }

@@ -59,10 +59,10 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
     .column("workload", Align::Left)
     .column("metric", Align::Left)
     .column("candidate", Align::Left)
-    .column("baseline", Align::Right)
+    .column("baseline median", Align::Right)
     .column("candidate median", Align::Right)
-    .column("delta", Align::Right)
-    .column("95% CI of ratio", Align::Right)
+    .column(change_header(j), Align::Right)
+    .column("95% CI", Align::Right)
     .column("p (Holm)", Align::Right)
     .column("verdict", Align::Left)
     .column("detectable", Align::Right);
@@ -82,13 +82,23 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
     t
 }
 
+/// What the change column shows: the median of the per-round ratios when judged by
+/// round, else the ratio of the medians (each beside the medians it may differ from, so
+/// the header says which).
+fn change_header(j: &Judgement) -> &'static str {
+    if j.verdicts.iter().any(|v| !v.round_ratios.is_empty()) {
+        "change (median of round ratios)"
+    } else {
+        "change (ratio of medians)"
+    }
+}
+
 /// The minimum detectable change of a verdict as a cell: "+-3.1%", "none" when no change
 /// could be flagged, "n/a" when the spread is unknown.
 fn detectable(v: &MetricVerdict) -> String {
     match v.power {
         Some(p) => match p.min_detectable_change {
-            Some(c) if c >= 10.0 => ">±1000%".into(),
-            Some(c) => format!("±{:.1}%", c * 100.0),
+            Some(c) => format!("±{}", crate::power::change_text(c)),
             None => "none".into(),
         },
         None => "n/a".into(),
@@ -147,7 +157,7 @@ fn change_cells(v: Option<&MetricVerdict>) -> [Cell; 4] {
             Cell::new("not judged"),
         ];
     };
-    let r = v.comparison.ratio;
+    let r = v.shown_change();
     let ci = if r.low.is_finite() && r.high.is_finite() {
         format!("{}..{}", pct(r.low), pct(r.high))
     } else {
@@ -213,8 +223,8 @@ pub fn stage_table(
             }
         };
         t = t
-            .column(head("delta"), Align::Right)
-            .column(head("95% CI of ratio"), Align::Right)
+            .column(head(change_header(j)), Align::Right)
+            .column(head("95% CI"), Align::Right)
             .column(head("p (Holm)"), Align::Right)
             .column(head("verdict"), Align::Left);
     }
@@ -260,7 +270,14 @@ pub fn stage_tables(meta: &ComparisonMeta, executions: &[Execution], j: &Judgeme
 /// `limited_by_noise_band`, `rounds_for_reference_change` for a 5% change,
 /// `rounds_to_reach_alpha`). `unjudged` lists the metrics left out of every family:
 /// `workload`, `metric`, `candidate`, `reason` (`unchanged` with its `value`, or
-/// `missing` with the `subject` that never reported it). Non-finite ratios are `null`.
+/// `missing` with the `subject` that never reported it). `median_ratio`,
+/// `median_ratio_low`, `median_ratio_high`: the change the table shows (the median of
+/// the per-round ratios and its 95% order-statistic interval when judged by round, the
+/// ratio of medians unpaired). `precision`: the lines about a precision target (empty
+/// without one); `noise`: `metrics` (per primary verdict: `rounds`, `window_s`,
+/// `log_ratio_variance`, `within`, `between`) and `recommendations` (per workload:
+/// `target`, `overhead_s`, `current` and `fastest`, each `window_s`, `rounds`,
+/// `minutes`). Non-finite ratios are `null`.
 pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
     let finite = |x: f64| {
         if x.is_finite() {
@@ -294,8 +311,12 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                 "primary": !v.secondary,
                 "log_ratio_sd": match v.comparison.test {
                     dyno_stats::SignificanceTest::PairedT(t) => finite(t.std_error * (t.df + 1.0).sqrt()),
+                    dyno_stats::SignificanceTest::Sequential(t) => finite(t.std_error * (t.df + 1.0).sqrt()),
                     _ => serde_json::Value::Null,
                 },
+                "median_ratio": finite(v.shown_change().estimate),
+                "median_ratio_low": finite(v.shown_change().low),
+                "median_ratio_high": finite(v.shown_change().high),
                 "min_detectable_change": v.power.and_then(|p| p.min_detectable_change),
                 "power": v.power,
             })
@@ -306,6 +327,8 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
         "verdicts": rows,
         "unjudged": j.unjudged,
         "notes": j.notes,
+        "precision": j.precision,
+        "noise": j.noise,
     })
 }
 
@@ -387,8 +410,8 @@ pub fn observations(j: &Judgement) -> Vec<(Verdict, String)> {
         let power = match weakest {
             Some((v, p)) => match p.min_detectable_change {
                 Some(c) => format!(
-                    " Changes smaller than {:.1}% could go unseen (the least sensitive primary metric, {} of {}).",
-                    c * 100.0,
+                    " Changes smaller than {} could go unseen (the least sensitive primary metric, {} of {}).",
+                    crate::power::change_text(c),
                     v.metric.name,
                     v.workload
                 ),
@@ -512,8 +535,14 @@ pub fn html(input: &ReportInput<'_>) -> String {
     for (v, text) in observations(input.judgement) {
         summary = summary.verdict(badge(v), text);
     }
+    for line in &input.judgement.precision {
+        summary = summary.paragraph(format!("Precision: {line}"));
+    }
     for line in power_lines(input.judgement) {
         summary = summary.paragraph(line);
+    }
+    for line in input.judgement.noise.lines() {
+        summary = summary.paragraph(format!("Noise: {line}"));
     }
     for n in &input.judgement.notes {
         summary = summary.note(n.clone());
@@ -754,3 +783,7 @@ mod tests {
         assert!(!html.contains("not drawn"), "a plot failed");
     }
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod change_tests;

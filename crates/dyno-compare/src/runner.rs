@@ -4,7 +4,8 @@
 
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
-use crate::spec::{ComparisonFile, OnFailure};
+pub use crate::spec::Stop;
+use crate::spec::{ComparisonFile, OnFailure, SubjectSpec, WorkloadSpec};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -60,13 +61,24 @@ pub enum Ending {
         /// Its last failure.
         reason: String,
     },
+    /// A comparison with a precision target stopped by its rule ([`crate::precision`]).
+    Decided(Stop),
+}
+
+/// What [`run_plan`] tells its caller.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// Round `round` is about to start (its first execution still to do).
+    Round(u32),
+    /// An execution ended: its index in the plan, its slot and what it recorded.
+    Executed(usize, &'a Slot, &'a Execution),
 }
 
 /// Runs the planned executions, handing each to `record` as soon as it ends (so the caller
 /// stores it before the next starts). `record` errors stop the rounds.
 pub fn run_rounds<E>(
     cfg: &ComparisonFile,
-    executor: &mut dyn Executor,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
     stop: &AtomicBool,
     record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,
 ) -> Result<Ending, E> {
@@ -78,10 +90,28 @@ pub fn run_rounds<E>(
 /// so the comparison continues where it stopped.
 pub fn run_remaining_rounds<E>(
     cfg: &ComparisonFile,
-    executor: &mut dyn Executor,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
     stop: &AtomicBool,
     done: &HashSet<Slot>,
     mut record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,
+) -> Result<Ending, E> {
+    run_plan(cfg, executor, stop, done, |step| {
+        if let Step::Executed(i, slot, exec) = step {
+            record(i, slot, exec)?;
+        }
+        Ok(None)
+    })
+}
+
+/// As [`run_remaining_rounds`], telling `on` of every round before it starts and every
+/// execution as it ends; `on` returning an ending stops the rounds there (a precision
+/// reached, a comparison refused), an error stops them with the error.
+pub fn run_plan<E>(
+    cfg: &ComparisonFile,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
+    stop: &AtomicBool,
+    done: &HashSet<Slot>,
+    mut on: impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
 ) -> Result<Ending, E> {
     let plan = schedule(
         cfg.rounds,
@@ -90,6 +120,7 @@ pub fn run_remaining_rounds<E>(
         cfg.seed,
     );
     let mut failures = vec![0usize; cfg.subjects.len()];
+    let mut announced = None;
     for (i, slot) in plan.iter().enumerate() {
         if done.contains(slot) {
             continue;
@@ -97,9 +128,17 @@ pub fn run_remaining_rounds<E>(
         if stop.load(Ordering::SeqCst) {
             return Ok(Ending::Interrupted);
         }
+        if announced != Some(slot.round) {
+            announced = Some(slot.round);
+            if let Some(ending) = on(Step::Round(slot.round))? {
+                return Ok(ending);
+            }
+        }
         let subject = &cfg.subjects[slot.subject];
         let exec = executor.execute(subject, &cfg.workloads[slot.workload], slot.round, stop);
-        record(i, slot, &exec)?;
+        if let Some(ending) = on(Step::Executed(i, slot, &exec))? {
+            return Ok(ending);
+        }
         match &exec.outcome {
             Outcome::Complete => failures[slot.subject] = 0,
             Outcome::Interrupted => return Ok(Ending::Interrupted),

@@ -3,7 +3,9 @@
 //!
 //! The session decides everything a comparison needs besides arguments and terminal
 //! output: which stored comparison it continues, what the plan has left, what to store,
-//! when a misspelt primary metric can be said, how long the rest will take. What happens
+//! when a misspelt primary metric or unit of work stops the rounds, whether a precision
+//! target is reached ([`crate::precision`]), whether the machine is quiet before a
+//! round, how long the rest will take. What happens
 //! is told through [`Event`]s; the binary turns them into progress and warnings.
 //!
 //! ```
@@ -34,11 +36,14 @@
 //! assert_eq!(outcome.executions.len(), 6);
 //! ```
 
+use crate::cluster_run::ClusterExecutor;
 use crate::execution::{Execution, Outcome};
+use crate::pinning::Busy;
+use crate::precision::{complete_rounds, look, Look};
 use crate::record::{self, ComparisonMeta, LoadError, Resume};
-use crate::runner::{run_remaining_rounds, schedule, Ending, Slot};
+use crate::runner::{run_plan, schedule, Ending, Slot, Step};
 use crate::verdict::{unknown_primary, unknown_work};
-use crate::{ComparisonFile, Executor, WorkloadSpec};
+use crate::{ComparisonFile, Executor, ProcessExecutor, SubjectSpec, WorkloadSpec};
 use dyno_model::Host;
 use dyno_store::{RunId, Store, StoreError};
 use std::collections::HashSet;
@@ -46,8 +51,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-/// Busy share of the CPUs before the start above which the session warns.
+/// Busy share of the CPUs before the start (and before each round) above which the
+/// session warns.
 pub const BUSY_WARNING: f64 = 0.25;
+
+/// How long the session looks at the machine before each round.
+pub const QUIET_LOOK: Duration = Duration::from_millis(300);
 
 /// What a session tells its caller while it works.
 #[derive(Debug)]
@@ -83,9 +92,25 @@ pub enum Event<'a> {
     },
     /// One execution ended (and was stored, when there is a store).
     Executed(&'a Execution),
-    /// A primary metric or a `work` entry names something no execution measured: the
-    /// verdict will be refused. Said as soon as every subject has a complete execution.
-    WillRefuse(Refusal),
+    /// The newest comparison of this file already stopped by its precision rule under
+    /// the same target and budget: a new comparison starts.
+    AlreadyDecided {
+        /// The old comparison's id.
+        id: &'a str,
+        /// Why it stopped.
+        why: String,
+    },
+    /// The machine was busy before a round: its work lands in the round's numbers.
+    BusyBeforeRound {
+        /// The round about to start, zero-based.
+        round: u32,
+        /// How busy, and who.
+        busy: &'a Busy,
+    },
+    /// A comparison with a precision target looked at its rounds so far (after every
+    /// complete round): each primary metric's detectable change, the rounds predicted,
+    /// whether it stops.
+    Looked(&'a Look),
     /// The next execution starts.
     Next {
         /// Its round, zero-based.
@@ -130,6 +155,23 @@ pub enum SessionError {
     /// An execution could not be stored.
     #[error(transparent)]
     Save(#[from] StoreError),
+    /// A primary metric or a `work` entry names something no execution measured: the
+    /// verdict would be refused, so the rounds stop as soon as every subject has a
+    /// complete execution (the executions done are stored).
+    #[error("{}; the comparison stopped after {done} executions, which are kept: fix it and run the same command again to continue", refusal_text(.refusal))]
+    Refused {
+        /// What is wrong.
+        refusal: Refusal,
+        /// Executions done (stored when there is a store).
+        done: usize,
+    },
+}
+
+fn refusal_text(r: &Refusal) -> String {
+    match r {
+        Refusal::Primary(e) => format!("primary metric: {e}"),
+        Refusal::Work { why, file } => format!("`work` of {file}: {why}"),
+    }
 }
 
 /// A comparison begun (or continued) and not yet run.
@@ -142,6 +184,10 @@ pub struct CompareSession {
     executions: Vec<Execution>,
     runs: Vec<RunId>,
     done: HashSet<Slot>,
+    /// Seconds the continued comparison's earlier sessions took.
+    earlier_s: f64,
+    /// How long to look at the machine before each round (`None`: not at all).
+    quiet_look: Option<Duration>,
 }
 
 /// What a session measured, for judging and reporting.
@@ -166,6 +212,8 @@ pub struct CompareOutcome {
     /// CPU seconds dyno itself used while running (its threads, not the nodes), and the
     /// wall seconds of the run: what sampling cost.
     pub own_cpu: Option<(f64, f64)>,
+    /// Seconds of the comparison, every session together.
+    pub elapsed_s: f64,
 }
 
 /// The primary metrics to judge by: `chosen` (`--primary`) when given, else the
@@ -208,6 +256,8 @@ impl CompareSession {
             executions: Vec::new(),
             runs: Vec::new(),
             done: HashSet::new(),
+            earlier_s: 0.0,
+            quiet_look: Some(QUIET_LOOK),
         };
         if let (Some(s), false) = (store, fresh) {
             session.resume(s, events)?;
@@ -231,8 +281,16 @@ impl CompareSession {
             })?;
         match found {
             Resume::Fresh => {}
+            Resume::Continue(loaded) if self.decided(&loaded).is_some() => {
+                let why = self.decided(&loaded).unwrap_or_default();
+                events(Event::AlreadyDecided {
+                    id: &loaded.meta.id,
+                    why,
+                });
+            }
             Resume::Continue(loaded) => {
                 self.done = record::done_slots(&loaded);
+                self.earlier_s = loaded.elapsed_s;
                 events(Event::Continuing {
                     id: &loaded.meta.id,
                     done: self.done.len(),
@@ -251,9 +309,42 @@ impl CompareSession {
         Ok(())
     }
 
+    /// Why a stored comparison with a precision target has stopped under this session's
+    /// target and budget, if it has (its rounds judged as the rule judges them).
+    fn decided(&self, loaded: &record::Loaded) -> Option<String> {
+        let seq = self.cfg.sequential.as_ref()?;
+        let meta = ComparisonMeta {
+            sequential: Some(*seq),
+            ..loaded.meta.clone()
+        };
+        let rounds = complete_rounds(&meta, &loaded.executions);
+        let round_s = loaded.elapsed_s / f64::from(rounds.max(1));
+        let l = look(
+            &meta,
+            seq,
+            &loaded.executions,
+            &self.cfg.primary,
+            loaded.elapsed_s,
+            round_s,
+        );
+        Some(l.stop?.sentence(seq))
+    }
+
     /// The comparison as it will be stored.
     pub fn meta(&self) -> &ComparisonMeta {
         &self.meta
+    }
+
+    /// The comparison file it runs.
+    pub fn file(&self) -> &ComparisonFile {
+        &self.cfg
+    }
+
+    /// Sets how long the session looks at the machine before each round (a busy machine
+    /// is warned about, naming its busiest processes); `None` looks not at all (for
+    /// executors that run nothing, as in tests).
+    pub fn quiet_look(&mut self, window: Option<Duration>) {
+        self.quiet_look = window;
     }
 
     /// Runs the executions still to do with `executor`, storing each in `store` as it
@@ -263,14 +354,14 @@ impl CompareSession {
     pub fn run(
         &mut self,
         mut store: Option<&mut Store>,
-        executor: &mut dyn Executor,
+        executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
         stop: &AtomicBool,
         primary: &[String],
         events: &mut dyn FnMut(Event<'_>),
     ) -> Result<CompareOutcome, SessionError> {
         let cfg = &self.cfg;
-        let total =
-            cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len() - self.done.len();
+        let per_round = cfg.subjects.len() * cfg.workloads.len();
+        let total = cfg.rounds as usize * per_round - self.done.len();
         let per_exec = seconds_per_execution(cfg);
         events(Event::Planned {
             executions: total,
@@ -287,35 +378,77 @@ impl CompareSession {
             cfg.workloads.len(),
             cfg.seed,
         );
+        let chosen = primary_metrics(primary, &self.meta).to_vec();
         let mut finished = 0usize;
         let mut primary_checked = false;
+        let mut predicted: Option<usize> = None;
         let (meta, host, tool) = (&self.meta, &self.host, &self.tool);
         let (executions, runs) = (&mut self.executions, &mut self.runs);
-        let ending = run_remaining_rounds(cfg, executor, stop, &self.done, |i, slot, exec| {
-            if let Some(store) = store.as_deref_mut() {
-                let workload = &cfg.workloads[slot.workload];
-                runs.push(record::save(store, meta, workload, host, tool, exec)?);
-            }
-            events(Event::Executed(exec));
-            executions.push(exec.clone());
-            finished += 1;
-            if !primary_checked && every_subject_complete(meta, executions) {
-                primary_checked = true;
-                for refusal in refusals(meta, executions, primary) {
-                    events(Event::WillRefuse(refusal));
+        let (earlier, quiet, done) = (self.earlier_s, self.quiet_look, self.done.len());
+        let elapsed = || earlier + wall_start.elapsed().as_secs_f64();
+        let ending = run_plan(cfg, executor, stop, &self.done, |step| match step {
+            Step::Round(round) => {
+                let l = looked(cfg, meta, executions, &chosen, elapsed());
+                if let Some(l) = &l {
+                    events(Event::Looked(l));
+                    predicted = l.rounds_left;
                 }
+                if let Some(stop) = l.and_then(|l| l.stop) {
+                    return Ok(Some(Ending::Decided(stop)));
+                }
+                if let Some(window) = quiet {
+                    if let Some(busy) = crate::pinning::busy_machine(window, BUSY_WARNING) {
+                        events(Event::BusyBeforeRound { round, busy: &busy });
+                    }
+                }
+                Ok(None)
             }
-            if let Some(next) = plan.get(i + 1) {
-                events(Event::Next {
-                    round: next.round,
-                    rounds: cfg.rounds,
-                    subject: &cfg.subjects[next.subject].name,
-                    workload: &cfg.workloads[next.workload].name,
-                    left: Duration::from_secs_f64(total.saturating_sub(finished) as f64 * per_exec),
-                });
+            Step::Executed(i, slot, exec) => {
+                if let Some(store) = store.as_deref_mut() {
+                    let workload = &cfg.workloads[slot.workload];
+                    let at = Some(elapsed());
+                    runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
+                }
+                events(Event::Executed(exec));
+                executions.push(exec.clone());
+                finished += 1;
+                if !primary_checked && every_subject_complete(meta, executions) {
+                    primary_checked = true;
+                    if let Some(refusal) = refusals(meta, executions, primary).into_iter().next() {
+                        return Err(SessionError::Refused {
+                            refusal,
+                            done: done + finished,
+                        });
+                    }
+                }
+                if let Some(next) = plan.get(i + 1) {
+                    let mut left = total.saturating_sub(finished);
+                    if let Some(rounds) = predicted {
+                        left = left.min((rounds + 1) * per_round);
+                    }
+                    events(Event::Next {
+                        round: next.round,
+                        rounds: cfg.rounds,
+                        subject: &cfg.subjects[next.subject].name,
+                        workload: &cfg.workloads[next.workload].name,
+                        left: Duration::from_secs_f64(left as f64 * per_exec),
+                    });
+                }
+                Ok(None)
             }
-            Ok::<_, SessionError>(())
         })?;
+        // The rule's last look: after the final round of the budget.
+        let ending = match ending {
+            Ending::Finished if cfg.sequential.is_some() => {
+                let l = looked(cfg, meta, executions, &chosen, elapsed());
+                l.iter().for_each(|l| events(Event::Looked(l)));
+                Ending::Decided(
+                    l.and_then(|l| l.stop)
+                        .unwrap_or(crate::spec::Stop::MaxRounds),
+                )
+            }
+            ending => ending,
+        };
         let own_cpu = own_cpu_start
             .zip(dyno_proc::procfs::own_cpu_seconds())
             .map(|(a, b)| (b - a, wall_start.elapsed().as_secs_f64()));
@@ -329,8 +462,41 @@ impl CompareSession {
             done: self.done.len() + finished,
             planned: total + self.done.len(),
             own_cpu,
+            elapsed_s: earlier + wall_start.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// The executor of a comparison's subjects: a child `dyno cluster run` per execution
+/// when they are clusters (a comparison file's subjects are all clusters or none), else
+/// the node as a child process. `dyno` is this dyno, which runs the clusters; each is
+/// stopped with the file's grace period.
+pub fn executor_for(
+    cfg: &ComparisonFile,
+    dyno: PathBuf,
+) -> std::io::Result<Box<dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>>> {
+    Ok(if cfg.subjects.iter().any(|s| s.cluster.is_some()) {
+        Box::new(ClusterExecutor::new(dyno, cfg.grace_s)?)
+    } else {
+        Box::new(ProcessExecutor::new(cfg.grace_s))
+    })
+}
+
+/// The precision rule's look at the rounds done so far, for a comparison with a target
+/// and at least one complete round; the next round is expected to take the mean so far.
+fn looked(
+    cfg: &ComparisonFile,
+    meta: &ComparisonMeta,
+    executions: &[Execution],
+    primary: &[String],
+    elapsed_s: f64,
+) -> Option<Look> {
+    let seq = cfg.sequential.as_ref()?;
+    let rounds = complete_rounds(meta, executions);
+    (rounds > 0).then(|| {
+        let round_s = elapsed_s / f64::from(rounds);
+        look(meta, seq, executions, primary, elapsed_s, round_s)
+    })
 }
 
 /// The mean time one execution takes: its warm-up and window, and a second to start

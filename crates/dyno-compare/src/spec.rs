@@ -83,6 +83,10 @@ pub struct SubjectSpec {
     /// comparisons made before clusters existed still resume.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterSubject>,
+    /// The CPUs the node's process tree runs on (`cpus`; all when `None`): see
+    /// [`crate::precision`]. Left out of the fingerprint when not given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// One fixed-rate load.
@@ -132,10 +136,63 @@ pub struct ComparisonFile {
     /// fingerprint, so correcting it continues an interrupted comparison.
     #[serde(skip)]
     pub primary: Vec<String>,
+    /// A precision target (`precision`, `max_rounds`, `max_minutes`): rounds are added
+    /// until it is reached ([`crate::precision`]); `rounds` is then `max_rounds`. When to
+    /// stop, not what is measured: left out of the fingerprint (with `rounds`), so a
+    /// comparison continued with another target or budget continues its sequence.
+    #[serde(skip)]
+    pub sequential: Option<Sequential>,
     /// Subjects; the first is the baseline.
     pub subjects: Vec<SubjectSpec>,
     /// Workloads.
     pub workloads: Vec<WorkloadSpec>,
+}
+
+/// A precision target and the budget for reaching it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sequential {
+    /// Every primary metric's minimum detectable change must reach this (0.05 = 5%).
+    pub precision: f64,
+    /// Rounds at most.
+    pub max_rounds: u32,
+    /// Minutes at most, executions of every session of the comparison together.
+    pub max_minutes: f64,
+}
+
+/// `max_rounds` when not given.
+pub const DEFAULT_MAX_ROUNDS: u32 = 100;
+
+/// `max_minutes` when not given: an hour.
+pub const DEFAULT_MAX_MINUTES: f64 = 60.0;
+
+/// Why a comparison with a precision target stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Every primary metric's detectable change reached the target.
+    Reached,
+    /// A primary metric's change was flagged (these, as "metric of candidate under
+    /// workload").
+    Flagged(Vec<String>),
+    /// `max_rounds` rounds ran.
+    MaxRounds,
+    /// The next round would have ended past `max_minutes`.
+    MaxMinutes,
+}
+
+impl Stop {
+    /// A clause for the report: "every primary metric can see 5.0%", "a change was
+    /// flagged (...)", "the budget of 100 rounds ended".
+    pub fn sentence(&self, seq: &Sequential) -> String {
+        match self {
+            Stop::Reached => format!(
+                "every primary metric reached the precision of {:.1}%",
+                seq.precision * 100.0
+            ),
+            Stop::Flagged(what) => format!("a change was flagged ({})", what.join("; ")),
+            Stop::MaxRounds => format!("the budget of {} rounds ended", seq.max_rounds),
+            Stop::MaxMinutes => format!("the budget of {} minutes ended", seq.max_minutes),
+        }
+    }
 }
 
 /// What a failed execution does to the comparison (`on_failure`).
@@ -254,6 +311,25 @@ pub struct LoadSpec {
     pub env: BTreeMap<String, String>,
     /// How its output is read.
     pub output: LoadOutput,
+    /// The units of JSON-lines fields (`fields = { latency = { unit = "ms" } }`), by field
+    /// name: values are converted to the unit's base (seconds, bytes) and carry it, so a
+    /// latency in milliseconds is judged as a latency. Left out of the fingerprint when
+    /// empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, FieldUnit>,
+    /// The CPUs the load's process tree runs on (all when `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// What a JSON-lines field of a load means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldUnit {
+    /// Unit as written (`ms`, `s`, `/s`, `B`, `%`, `count`...).
+    pub unit: String,
+    /// `higher` or `lower` is better (guessed from the name when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
 }
 
 /// How a load's output becomes metrics.
@@ -301,6 +377,9 @@ pub enum TestKind {
     Paired,
     /// Per-round ratios, exact Wilcoxon signed-rank test on their logarithms.
     SignedRank,
+    /// Per-round ratios, the sequential t-test on their logarithms: valid however often
+    /// it is looked at (`dyno_stats::sequential_t`); the test of a precision target.
+    Sequential,
 }
 
 impl TestKind {
@@ -310,6 +389,7 @@ impl TestKind {
             TestKind::Unpaired => "unpaired",
             TestKind::Paired => "paired",
             TestKind::SignedRank => "signed-rank",
+            TestKind::Sequential => "sequential",
         }
     }
 
@@ -319,6 +399,7 @@ impl TestKind {
             "unpaired" => Some(TestKind::Unpaired),
             "paired" => Some(TestKind::Paired),
             "signed-rank" => Some(TestKind::SignedRank),
+            "sequential" => Some(TestKind::Sequential),
             _ => None,
         }
     }

@@ -15,15 +15,16 @@
 //! execution ([`crate::work`]): `cpu_s_per_<unit>` and `rss_per_<unit>` from a workload's
 //! `work`, and the reference node's `cpu_s_per_tx` and `bank_s_per_tx`.
 
-use crate::execution::{run_values, Execution, Outcome, REFERENCE_METRIC};
-use crate::family::{is_primary, no_information, Unjudged};
+use crate::execution::{Execution, Outcome};
+use crate::family::{is_primary_for, no_information, Unjudged};
 use crate::power::{stated_power, StatedPower};
 pub use crate::spec::TestKind;
-use crate::work::{reference_values, window_s, WorkUnit};
+use crate::work::{execution_values, WorkUnit};
 use dyno_model::{Direction, Metric};
 use dyno_stats::{
-    apply_holm, compare, compare_paired, compare_signed_rank, mann_whitney_u, Alternative, Better,
-    Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest, Verdict,
+    apply_holm, compare, compare_paired, compare_sequential, compare_signed_rank, mann_whitney_u,
+    Alternative, Better, Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest,
+    Verdict,
 };
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -58,6 +59,9 @@ pub struct MetricVerdict {
     pub baseline_values: Vec<f64>,
     /// Per-round values of the candidate.
     pub candidate_values: Vec<f64>,
+    /// `candidate / baseline` of every round both have, in round order (empty when
+    /// judged unpaired).
+    pub round_ratios: Vec<f64>,
     /// The statistics; the verdict is `comparison.verdict`.
     pub comparison: Comparison,
     /// Judged in the secondary family (not a primary metric): reported, but not part of
@@ -83,6 +87,17 @@ impl MetricVerdict {
     pub fn verdict(&self) -> Verdict {
         self.comparison.verdict
     }
+
+    /// The change as the table shows it beside the medians: judged paired, the median
+    /// of the per-round ratios with its distribution-free 95% interval (order statistics;
+    /// min..max when the rounds are too few for 95%); judged unpaired, the ratio of the
+    /// medians with its bootstrap interval.
+    pub fn shown_change(&self) -> dyno_stats::ConfidenceInterval {
+        if self.round_ratios.is_empty() {
+            return self.comparison.ratio;
+        }
+        dyno_stats::median_ci(&self.round_ratios, 0.95).unwrap_or(self.comparison.ratio)
+    }
 }
 
 /// All verdicts of a comparison, with notes on what could not be judged.
@@ -95,6 +110,11 @@ pub struct Judgement {
     /// Metrics not judged: no information (the same value everywhere, or one subject
     /// never reported them).
     pub unjudged: Vec<Unjudged>,
+    /// Where a comparison with a precision target stands or why it stopped
+    /// ([`crate::precision::annotate`] fills it; empty without a target).
+    pub precision: Vec<String>,
+    /// Where each primary metric's noise comes from ([`crate::precision::annotate`]).
+    pub noise: crate::noise::NoiseReport,
 }
 
 impl Judgement {
@@ -129,16 +149,7 @@ impl RunTable {
             let Some(si) = subjects.iter().position(|s| *s == e.subject) else {
                 continue;
             };
-            let per_unit = work
-                .get(&e.workload)
-                .map(|w| w.values(&e.series, window_s(&e.series)))
-                .unwrap_or_default();
-            for v in run_values(&e.series)
-                .into_iter()
-                .filter(|v| v.metric.name != REFERENCE_METRIC)
-                .chain(reference_values(&e.series))
-                .chain(per_unit)
-            {
+            for v in execution_values(&e.series, work.get(&e.workload)) {
                 let idx = match table
                     .rows
                     .iter()
@@ -161,6 +172,30 @@ impl RunTable {
         }
         table
     }
+}
+
+/// The executions of rounds `r`.
+fn in_rounds(executions: &[Execution], r: &Range<u32>) -> Vec<Execution> {
+    executions
+        .iter()
+        .filter(|e| r.contains(&e.round))
+        .cloned()
+        .collect()
+}
+
+/// The workloads whose unit of work gave a CPU cost: there it is the default primary CPU
+/// figure ([`crate::family::is_primary_for`]).
+fn costed_workloads<'a>(table: &RunTable, work: &'a BTreeMap<String, WorkUnit>) -> Vec<&'a str> {
+    work.iter()
+        .filter(|(w, unit)| {
+            let name = unit.cpu_metric().name;
+            table
+                .rows
+                .iter()
+                .any(|(tw, m, _)| tw == *w && m.name == name)
+        })
+        .map(|(w, _)| w.as_str())
+        .collect()
 }
 
 fn better(d: Direction) -> Better {
@@ -227,21 +262,23 @@ pub enum Refused {
     #[error("`{0}` is named twice")]
     NamedTwice(String),
     /// Primary metrics that no complete execution measured.
-    #[error("{} {} no metric of this comparison (its metrics: {known})", quoted(names), if names.len() == 1 { "is" } else { "are" })]
+    #[error("{} {} no metric of this comparison (closest: {close}; {count} metrics in all)", quoted(names), if names.len() == 1 { "is" } else { "are" })]
     UnknownPrimary {
         /// The names.
         names: Vec<String>,
-        /// The metrics measured, comma-separated.
-        known: String,
+        /// The metrics closest to the first name, quoted and comma-separated.
+        close: String,
+        /// How many metrics the comparison has.
+        count: usize,
     },
     /// A workload's unit of work that no complete execution recorded.
-    #[error("workload `{workload}`: work metric `{metric}` was not recorded by any execution, or names a family with several label sets (metrics of that source: {close})")]
+    #[error("workload `{workload}`: work metric `{metric}` was not recorded by any execution, or names a family with several label sets (closest: {close})")]
     UnknownWork {
         /// The workload.
         workload: String,
         /// The work metric.
         metric: String,
-        /// Metrics of the same source, comma-separated, or `none`.
+        /// The metrics closest to it, quoted and comma-separated, or `none`.
         close: String,
     },
 }
@@ -296,17 +333,16 @@ pub fn judge_with(
     let selected: Vec<Execution>;
     let executions = match &options.rounds {
         Some(r) => {
-            selected = executions
-                .iter()
-                .filter(|e| r.contains(&e.round))
-                .cloned()
-                .collect();
+            selected = in_rounds(executions, r);
             &selected[..]
         }
         None => executions,
     };
     let table = RunTable::of(executions, subjects, &options.work);
     let mut out = Judgement::default();
+    out.notes
+        .extend(crate::diagnose::notes(executions, &options.work));
+    let costed = costed_workloads(&table, &options.work);
     // Per verdict: the rounds and log-scale spread its stated power is computed from.
     let mut spreads: Vec<Option<(usize, f64)>> = Vec::new();
     for ((workload, metric, values), rounds) in table.rows.iter().zip(&table.rounds) {
@@ -354,6 +390,10 @@ pub fn judge_with(
                     compare_signed_rank(&b, &c, better, &one),
                     dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
                 ),
+                TestKind::Sequential => (
+                    compare_sequential(&b, &c, better, &one),
+                    dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
+                ),
             };
             let comparison = match judged {
                 Ok(c) => c,
@@ -368,8 +408,21 @@ pub fn judge_with(
                 metric: metric.clone(),
                 baseline_values: base.clone(),
                 candidate_values: cand.clone(),
+                round_ratios: match options.test {
+                    TestKind::Unpaired => Vec::new(),
+                    _ => b
+                        .iter()
+                        .zip(&c)
+                        .filter(|(b, _)| **b != 0.0)
+                        .map(|(b, c)| c / b)
+                        .collect(),
+                },
                 comparison,
-                secondary: !is_primary(metric, &options.primary),
+                secondary: !is_primary_for(
+                    metric,
+                    &options.primary,
+                    costed.contains(&workload.as_str()),
+                ),
                 power: None,
             });
             spreads.push(spread);
@@ -434,22 +487,23 @@ pub fn unknown_primary(
     work: &BTreeMap<String, WorkUnit>,
 ) -> Result<(), Refused> {
     let table = RunTable::of(executions, subjects, work);
-    let mut known: Vec<&str> = Vec::new();
+    let mut known: Vec<String> = Vec::new();
     for (_, m, _) in &table.rows {
-        if !known.contains(&m.name.as_str()) {
-            known.push(&m.name);
+        if !known.contains(&m.name) {
+            known.push(m.name.clone());
         }
     }
     let unknown: Vec<&String> = primary
         .iter()
         .filter(|p| *p != crate::family::ALL_PRIMARY)
-        .filter(|p| !known.is_empty() && !known.contains(&p.as_str()))
+        .filter(|p| !known.is_empty() && !known.contains(p))
         .collect();
     match unknown.as_slice() {
         [] => Ok(()),
         names => Err(Refused::UnknownPrimary {
             names: names.iter().map(|n| n.to_string()).collect(),
-            known: known.join(", "),
+            close: crate::diagnose::closest_or_none(names[0], &known),
+            count: known.len(),
         }),
     }
 }
@@ -463,38 +517,11 @@ pub fn unknown_work(
     work: &BTreeMap<String, WorkUnit>,
 ) -> Result<(), Refused> {
     for (workload, unit) in work {
-        let mut complete = executions
-            .iter()
-            .filter(|e| &e.workload == workload && e.outcome == Outcome::Complete)
-            .peekable();
-        if complete.peek().is_none() {
-            continue;
-        }
-        let mut names: Vec<&str> = Vec::new();
-        let mut found = false;
-        for e in complete {
-            found |= unit.series(&e.series).is_some();
-            for s in &e.series {
-                if !names.contains(&s.metric.name.as_str()) {
-                    names.push(&s.metric.name);
-                }
-            }
-        }
-        if !found {
-            let close: Vec<&str> = names
-                .iter()
-                .copied()
-                .filter(|n| n.split(':').next() == unit.metric.split(':').next())
-                .take(12)
-                .collect();
+        if let Some(names) = crate::diagnose::missing_work(executions, workload, unit) {
             return Err(Refused::UnknownWork {
                 workload: workload.clone(),
                 metric: unit.metric.clone(),
-                close: if close.is_empty() {
-                    "none".to_string()
-                } else {
-                    close.join(", ")
-                },
+                close: crate::diagnose::closest_or_none(&unit.metric, &names),
             });
         }
     }
@@ -568,9 +595,11 @@ pub fn power_note(n: usize, m: usize, alpha: f64, test: TestKind) -> Option<Stri
 pub(crate) mod tests {
     use super::*;
     use crate::execution::Series;
+    use crate::execution::REFERENCE_METRIC;
     use crate::mock::SyntheticExecutor;
     use crate::runner::{run_rounds, Ending};
     use crate::spec::ComparisonFile;
+    use crate::work::reference_values;
     use dyno_model::Unit;
     use std::sync::atomic::AtomicBool;
 
@@ -775,10 +804,10 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("`cpu_pct` is no metric of this comparison (its metrics: "),
+            e.starts_with("`cpu_pct` is no metric of this comparison (closest: `cpu_percent`, "),
             "{e}"
         );
-        assert!(e.contains("cpu_percent"), "{e}");
+        assert!(e.ends_with(" metrics in all)"), "{e}");
     }
 
     #[test]

@@ -28,7 +28,9 @@
 //! window. dyno's reference node needs no `work`: its `cpu_s_per_tx` and `bank_s_per_tx`
 //! come from its JSON lines ([`reference_values`]).
 
-use crate::execution::{counter_rate, window_mean, RunValue, Series, SeriesKind};
+use crate::execution::{
+    counter_rate, run_values, window_mean, RunValue, Series, SeriesKind, REFERENCE_METRIC,
+};
 pub use crate::spec::WorkUnit;
 use dyno_model::{Direction, Metric, Unit};
 use serde::Deserialize;
@@ -155,6 +157,21 @@ impl WorkUnit {
         }
         out
     }
+}
+
+/// Every per-run value of one execution's series: the recorded metrics' values
+/// ([`crate::execution::run_values`]) and the costs per unit of work derived from them (the reference
+/// node's, and `work`'s when the workload names one).
+pub fn execution_values(series: &[Series], work: Option<&WorkUnit>) -> Vec<RunValue> {
+    let per_unit = work
+        .map(|w| w.values(series, window_s(series)))
+        .unwrap_or_default();
+    run_values(series)
+        .into_iter()
+        .filter(|v| v.metric.name != REFERENCE_METRIC)
+        .chain(reference_values(series))
+        .chain(per_unit)
+        .collect()
 }
 
 /// The length of an execution's measured window in seconds: the end of its CPU series

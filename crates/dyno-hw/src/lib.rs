@@ -4,7 +4,9 @@
 //! Measuring is separate from judging. [`measure`] runs one metric through the single
 //! timing [`harness`] with Substrate's sizes, seeds and formulas, so scores compare with
 //! the published minimums; [`requirements`] holds those minimums as data and applies
-//! the pass rule. Nothing here prints: the caller shows progress and stores samples.
+//! the pass rule; a [`session`] measures a whole run into the results store, and
+//! [`output`] lays out what `dyno machine` shows. Nothing here prints: the caller shows
+//! progress and chooses the format.
 //!
 //! ```no_run
 //! use dyno_hw::{measure, Context, Durations, MetricId};
@@ -22,6 +24,7 @@
 pub mod bench;
 pub mod harness;
 mod metric;
+pub mod output;
 pub mod preflight;
 pub mod report;
 pub mod requirements;
@@ -31,12 +34,15 @@ pub mod verdict;
 pub use bench::{benchmark, registry, remove_temp_files, Benchmark, Context, Execution};
 pub use harness::{Measurement, Workload};
 pub use metric::{DurationClass, MetricId};
+pub use output::{host_block, stored_verdict_section, MachineOutcome};
 pub use report::{
     judge_stored, stored_minimums, MachineReport, MachineSettings, MetricReport, StoredJudgement,
     StoredSettings, MACHINE_SCHEMA, MINIMUMS_KEY,
 };
 pub use requirements::{judge, Judgement, Requirement, RequirementSet, RequirementsError};
-pub use session::{begin_run, finish_run, measure_all, MeasurePlan, Measured, StepProgress};
+pub use session::{
+    begin_run, finish_run, measure_all, MachineRequest, MeasurePlan, Measured, StepProgress,
+};
 pub use verdict::{evaluate, MetricResult, Verdict};
 
 use std::path::{Path, PathBuf};
@@ -113,6 +119,11 @@ pub enum HwError {
 }
 
 impl HwError {
+    /// Whether a session step was stopped by the stop flag (Ctrl-C) rather than failing.
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, HwError::Step { source, .. } if matches!(**source, HwError::Interrupted))
+    }
+
     pub(crate) fn io(path: &Path, what: &str, source: std::io::Error) -> HwError {
         HwError::Io {
             what: what.to_string(),

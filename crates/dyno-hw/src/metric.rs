@@ -48,6 +48,17 @@ pub enum DurationClass {
 }
 
 impl MetricId {
+    /// The metrics to run, in registry order: those in `only` (all when empty), less those
+    /// in `skip`, only Substrate's six with `substrate_only`.
+    pub fn select(only: &[MetricId], skip: &[MetricId], substrate_only: bool) -> Vec<MetricId> {
+        MetricId::ALL
+            .into_iter()
+            .filter(|m| only.is_empty() || only.contains(m))
+            .filter(|m| !skip.contains(m))
+            .filter(|m| !substrate_only || m.is_substrate())
+            .collect()
+    }
+
     /// Every metric in the order they run: Substrate's first, in upstream order.
     pub const ALL: [MetricId; 11] = [
         MetricId::Blake2256,

@@ -5,8 +5,7 @@
 //! the JSON document has always had (alphabetical), so its bytes do not change.
 
 use crate::{Measurement, MetricId, MetricResult, Requirement, RequirementSet, Verdict};
-use dyno_model::Host;
-use dyno_store::MedianInterval;
+use dyno_model::{Host, MedianInterval};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Duration;

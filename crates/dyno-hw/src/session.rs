@@ -6,10 +6,14 @@
 //! all metrics instead of landing on one; storing each sample at once keeps what was
 //! measured when a later step fails or is interrupted.
 
-use crate::{measure, Context, Durations, HwError, Measurement, MetricId, StoredSettings};
+use crate::{
+    measure, stored_minimums, Context, Durations, HwError, MachineSettings, Measurement, MetricId,
+    RequirementSet, StoredSettings,
+};
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::{RunId, Store};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -43,6 +47,78 @@ struct SampleLabels {
     elapsed_s: f64,
     iterations: u64,
     threads: usize,
+}
+
+/// What a `dyno machine` run measures and judges with, as its flags give it.
+#[derive(Debug, Clone)]
+pub struct MachineRequest {
+    /// The metrics, in the order each repetition runs them.
+    pub metrics: Vec<MetricId>,
+    /// Time limits.
+    pub durations: Durations,
+    /// Directory of the disk benchmarks' files.
+    pub base_path: PathBuf,
+    /// Threads of BLAKE2-256-Parallel.
+    pub parallel_cores: usize,
+    /// Repetitions of every metric.
+    pub repeat: u32,
+    /// Fault tolerance in percent.
+    pub tolerance: f64,
+    /// The chain whose built-in requirement set judges the run, if one was named.
+    pub chain: Option<String>,
+}
+
+impl MachineRequest {
+    /// How the run measures and judges against the set named `requirements`, as the
+    /// report and the store show it.
+    pub fn settings(&self, requirements: &str) -> MachineSettings {
+        let d = &self.durations;
+        MachineSettings {
+            base_path: self.base_path.display().to_string(),
+            chain: self.chain.clone(),
+            disk_duration_s: d.disk.as_secs_f64(),
+            extra_duration_s: d.extra.as_secs_f64(),
+            hash_duration_s: d.hash.as_secs_f64(),
+            memory_duration_s: d.memory.as_secs_f64(),
+            parallel_cores: self.parallel_cores,
+            repeat: self.repeat,
+            requirements: requirements.to_string(),
+            tolerance_percent: self.tolerance,
+            verify_duration_s: d.verify.as_secs_f64(),
+        }
+    }
+
+    /// The session's plan on a machine with `cores_online` cores.
+    pub fn plan(&self, cores_online: usize) -> MeasurePlan {
+        MeasurePlan {
+            metrics: self.metrics.clone(),
+            repeat: self.repeat,
+            durations: self.durations,
+            context: Context {
+                base_path: self.base_path.clone(),
+                parallel_cores: self.parallel_cores,
+                cores_online: cores_online.max(1),
+            },
+        }
+    }
+
+    /// What the run records at its start: the settings, the dyno build, the metrics,
+    /// the minimums of `requirements` (so a later report judges against what the run saw)
+    /// and the warnings.
+    pub fn stored_settings(
+        &self,
+        requirements: &RequirementSet,
+        build: serde_json::Value,
+        warnings: &[String],
+    ) -> StoredSettings {
+        StoredSettings {
+            settings: self.settings(&requirements.name),
+            build,
+            metrics: self.metrics.iter().map(|m| m.name()).collect(),
+            requirement_minimums: stored_minimums(requirements),
+            warnings: warnings.to_vec(),
+        }
+    }
 }
 
 /// Records the start of a machine run of `host` measuring `metrics`.
@@ -86,8 +162,35 @@ fn step_label(plan: &MeasurePlan, rep: u32, id: MetricId) -> String {
 
 /// Measures every metric of `plan`, repetition by repetition, storing each sample in
 /// `store`'s run as soon as it is measured. A failed or interrupted step ends the
-/// session with [`HwError::Step`], naming it.
+/// session with [`HwError::Step`], naming it, after marking the run `incomplete` (the stop
+/// flag ended it: what was measured is kept) or `failed`; a finished session leaves the
+/// run for the caller to finish `complete` ([`finish_run`]) once it has judged it.
 pub fn measure_all(
+    plan: &MeasurePlan,
+    stop: &AtomicBool,
+    mut store: Option<(&mut Store, RunId)>,
+    progress: &mut dyn StepProgress,
+) -> Result<Measured, HwError> {
+    let result = measure_steps(
+        plan,
+        stop,
+        store.as_mut().map(|(s, run)| (&mut **s, *run)),
+        progress,
+    );
+    if let (Err(e), Some((s, run))) = (&result, store) {
+        let status = if e.is_interrupted() {
+            RunStatus::Incomplete
+        } else {
+            RunStatus::Failed
+        };
+        // The step's error is the one to report; a store that refuses this too is
+        // reported by the run staying `running` until reaped.
+        let _ = s.finish_run(run, status);
+    }
+    result
+}
+
+fn measure_steps(
     plan: &MeasurePlan,
     stop: &AtomicBool,
     mut store: Option<(&mut Store, RunId)>,

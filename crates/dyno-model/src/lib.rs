@@ -223,6 +223,19 @@ pub struct Sample {
     pub value: f64,
 }
 
+/// A median's distribution-free interval with the level it reaches, as every report
+/// writes it (`results show`, `dyno machine`). Fields are in the JSON documents'
+/// (alphabetical) order.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MedianInterval {
+    /// Upper bound.
+    pub high: f64,
+    /// Level reached.
+    pub level: f64,
+    /// Lower bound.
+    pub low: f64,
+}
+
 /// The current time as seconds since the Unix epoch.
 pub fn now_unix() -> f64 {
     std::time::SystemTime::now()

@@ -50,9 +50,26 @@ pub enum RefuseReason {
     /// A well-formed frame that breaks a rule of the protocol: a delivery time further
     /// ahead than the link could hold a frame.
     Protocol,
+    /// A peer this node cut for misbehaving, back before its ban ran out
+    /// ([`PeerNet::disconnect`](crate::PeerNet::disconnect)).
+    Banned,
 }
 
 impl RefuseReason {
+    /// Every reason, so a metrics endpoint can export each one from zero: a counter that
+    /// first appears at 1 hides its first refusal from `increase()` and alerts.
+    pub const ALL: [RefuseReason; 9] = [
+        RefuseReason::Garbage,
+        RefuseReason::Oversized,
+        RefuseReason::WrongGenesis,
+        RefuseReason::UnknownPeer,
+        RefuseReason::BadVersion,
+        RefuseReason::WrongPeer,
+        RefuseReason::HandshakeTimeout,
+        RefuseReason::RemoteRefused,
+        RefuseReason::Protocol,
+    ];
+
     /// Stable snake_case name for logs and metrics.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -65,6 +82,7 @@ impl RefuseReason {
             RefuseReason::HandshakeTimeout => "handshake_timeout",
             RefuseReason::RemoteRefused => "remote_refused",
             RefuseReason::Protocol => "protocol",
+            RefuseReason::Banned => "banned",
         }
     }
 
@@ -79,6 +97,7 @@ impl RefuseReason {
             RefuseReason::HandshakeTimeout => 7,
             RefuseReason::RemoteRefused => 8,
             RefuseReason::Protocol => 9,
+            RefuseReason::Banned => 10,
         }
     }
 }

@@ -65,5 +65,7 @@ pub use ingress::{
     Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,
 };
 pub use io::IoThread;
-pub use peer::{DialWait, PeerConfig, PeerCounters, PeerEvent, PeerNet, PeerOptions, PeerSpec};
+pub use peer::{
+    DialWait, PeerConfig, PeerCounters, PeerEvent, PeerEvents, PeerNet, PeerOptions, PeerSpec,
+};
 pub use shape::{unix_ns, LinkShape};

@@ -17,8 +17,9 @@
 //! [`PeerNet::awaiting_dial`] names it once [`PeerOptions::dial_grace`] has passed.
 //!
 //! What a peer can make this node hold is bounded ([`PeerOptions`]): bytes queued to a
-//! peer that does not read, how far ahead a frame may ask to be delivered, handshakes in
-//! progress.
+//! peer that does not read, bytes read from a peer and not yet taken by the node, how
+//! far ahead a frame may ask to be delivered, handshakes in progress. A peer the node
+//! finds misbehaving is cut and refused for a while ([`PeerNet::disconnect`]).
 //!
 //! Shaping is decided by the SENDER (its [`PeerSpec::shape`] for that peer, its own wire
 //! queue) and carried out by the RECEIVER: each data frame carries the unix-ns time it may
@@ -32,7 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -48,10 +49,13 @@ use crate::io::{join_task, IoThread};
 use crate::shape::{lock, unix_ns, LinkSchedule, LinkShape};
 
 mod accept;
+mod events;
 mod options;
 mod timer;
 
 use accept::{accept_loop, dial_handshake};
+use events::InboundBudget;
+pub use events::PeerEvents;
 pub use options::{DialWait, PeerOptions};
 
 /// How long a remote may take to complete its side of the handshake.
@@ -149,6 +153,12 @@ pub struct PeerCounters {
     pub accept_errors: u64,
     /// Frames a link fault lost or a cut link swallowed ([`PeerNet::set_fault`]).
     pub fault_dropped: u64,
+    /// Links this node cut because the node found the peer misbehaving
+    /// ([`PeerNet::disconnect`]).
+    pub misbehaving_cut: u64,
+    /// Times a link's reader paused because its peer had
+    /// [`PeerOptions::max_inbound_bytes`] read and not yet taken by the node.
+    pub inbound_paused: u64,
     /// Listed peers this node waits on to dial it, right now ([`PeerNet::awaiting_dial`]).
     pub awaiting_dial: u64,
     /// Connections refused or cut, by reason.
@@ -202,6 +212,8 @@ struct Traffic {
     handshakes_shed: AtomicU64,
     accept_errors: AtomicU64,
     fault_dropped: AtomicU64,
+    misbehaving_cut: AtomicU64,
+    inbound_paused: AtomicU64,
 }
 
 /// Where events go: a channel the caller reads ([`PeerNet::start`]) or the caller's own
@@ -235,6 +247,10 @@ struct Shared {
     /// Faults set on the links to peers ([`PeerNet::set_fault`]), with the draws for
     /// their loss and jitter.
     faults: Mutex<(HashMap<String, LinkFault>, Draws)>,
+    /// Bytes of each peer's messages read and not yet taken by the node.
+    inbound: Arc<InboundBudget>,
+    /// Peers cut for misbehaving, and until when they are refused.
+    bans: Mutex<HashMap<String, Instant>>,
 }
 
 /// A running peer network. Dropping it shuts it down like [`PeerNet::shutdown`].
@@ -249,12 +265,10 @@ impl PeerNet {
     /// Binds the peer listener (an error names the address), dials every listed peer
     /// whose id is greater than this node's (retrying with backoff until connected or
     /// shut down) and accepts the others, all on an I/O thread of its own named
-    /// `net-io-<id>`. Events arrive on the returned receiver. Limits are
-    /// [`PeerOptions::default`].
-    pub fn start(
-        cfg: PeerConfig,
-        peers: Vec<PeerSpec>,
-    ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+    /// `net-io-<id>`. Events arrive on the returned receiver, which gives each
+    /// message's bytes back to its peer's inbound budget as it hands it over. Limits
+    /// are [`PeerOptions::default`].
+    pub fn start(cfg: PeerConfig, peers: Vec<PeerSpec>) -> Result<(PeerNet, PeerEvents), NetError> {
         PeerNet::start_with(cfg, peers, PeerOptions::default())
     }
 
@@ -263,7 +277,7 @@ impl PeerNet {
         cfg: PeerConfig,
         peers: Vec<PeerSpec>,
         opts: PeerOptions,
-    ) -> Result<(PeerNet, Receiver<PeerEvent>), NetError> {
+    ) -> Result<(PeerNet, PeerEvents), NetError> {
         let io = IoThread::start(&thread_name("io", &cfg.node_id), opts.timer)?;
         let (tx, rx) = mpsc::channel();
         // A receiver that was dropped no longer wants events; that is not an error.
@@ -272,13 +286,17 @@ impl PeerNet {
         };
         let mut net = PeerNet::start_on(io.handle(), cfg, peers, opts, emit)?;
         net.own_io = Some(io);
-        Ok((net, rx))
+        let events = PeerEvents::new(rx, Arc::clone(&net.shared.inbound));
+        Ok((net, events))
     }
 
     /// Like [`PeerNet::start_with`] on the caller's runtime (a node's one I/O thread,
     /// [`IoThread::handle`]), handing each event to `emit` as it happens, on that thread
     /// (it should be quick: a channel send). The runtime's thread sets the timer's
-    /// precision ([`IoThread::start`]); `opts.timer` is not used here.
+    /// precision ([`IoThread::start`]); `opts.timer` is not used here. Each message's
+    /// bytes count against its peer's inbound budget ([`PeerOptions::max_inbound_bytes`])
+    /// until the caller gives them back with [`PeerNet::taken`], once the node has
+    /// handled it: a node that falls behind stops its links' readers.
     pub fn start_on(
         rt: &Handle,
         cfg: PeerConfig,
@@ -431,6 +449,62 @@ impl PeerNet {
         }
     }
 
+    /// Cuts the link to `peer` for misbehaving (what the node decides, e.g. a flood of
+    /// messages that do not decode): `Disconnected` follows with `reason`, and for `ban`
+    /// the peer is refused at the handshake (`banned`) and not dialed. Counted
+    /// `misbehaving_cut`; false when the peer was not linked (the ban holds anyway).
+    pub fn disconnect(&self, peer: &str, reason: &str, ban: Duration) -> bool {
+        lock(&self.shared.bans).insert(peer.to_string(), Instant::now() + ban);
+        let mut links = lock(&self.shared.links);
+        let Some(link) = links.get_mut(peer).filter(|l| l.cut.is_none()) else {
+            return false;
+        };
+        link.cut = Some(format!(
+            "misbehaving: {reason}; refused for {:.1} s",
+            ban.as_secs_f64()
+        ));
+        self.shared.traffic.misbehaving_cut.fetch_add(1, Relaxed);
+        let _ = link.stream.shutdown(Shutdown::Both);
+        true
+    }
+
+    /// Writes `bytes` to `peer` as they are, unframed: the misbehaviour switch of a
+    /// byzantine node under test (a cluster's `garbage` fault) uses it to send what no
+    /// honest node sends, such as a frame longer than any limit. False when not linked.
+    pub fn send_raw(&self, peer: &str, bytes: Vec<u8>) -> bool {
+        let links = lock(&self.shared.links);
+        let Some(link) = links.get(peer).filter(|l| l.cut.is_none()) else {
+            return false;
+        };
+        let n = bytes.len();
+        link.queued.fetch_add(n, Relaxed);
+        if link.frames.send(bytes).is_err() {
+            link.queued.fetch_sub(n, Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Gives `bytes` of `peer`'s messages back to its inbound budget: what a caller of
+    /// [`PeerNet::start_on`] calls once the node has handled a message (a caller of
+    /// [`PeerNet::start`] never does: [`PeerEvents`] gives them back as it hands them over).
+    pub fn taken(&self, peer: &str, bytes: usize) {
+        self.shared.inbound.give(peer, bytes);
+    }
+
+    /// Bytes of `peer`'s messages read from its link and not yet given back (by
+    /// [`PeerEvents`] or [`PeerNet::taken`]).
+    pub fn inbound_bytes(&self, peer: &str) -> usize {
+        self.shared.inbound.pending(peer)
+    }
+
+    /// Bytes queued to `peer` and not yet written to its socket; none when not linked.
+    pub fn queued_bytes(&self, peer: &str) -> Option<usize> {
+        lock(&self.shared.links)
+            .get(peer)
+            .map(|l| l.queued.load(Relaxed))
+    }
+
     /// Listed peers with a smaller id (they dial, this node only accepts) that have been
     /// unlinked for longer than [`PeerOptions::dial_grace`], sorted by id. Each displays
     /// as `waiting for ID to dial us ... (it must list this node ...)`: the usual cause
@@ -460,6 +534,8 @@ impl PeerNet {
             handshakes_shed: t.handshakes_shed.load(Relaxed),
             accept_errors: t.accept_errors.load(Relaxed),
             fault_dropped: t.fault_dropped.load(Relaxed),
+            misbehaving_cut: t.misbehaving_cut.load(Relaxed),
+            inbound_paused: t.inbound_paused.load(Relaxed),
             awaiting_dial: self.shared.awaiting_dial().len() as u64,
             refused: lock(&self.shared.refused).clone(),
         }
@@ -518,6 +594,8 @@ impl Shared {
         timer: UnboundedSender<timer::Timed<Delivery>>,
     ) -> Shared {
         Shared {
+            inbound: Arc::new(InboundBudget::new(opts.max_inbound_bytes)),
+            bans: Mutex::new(HashMap::new()),
             cfg,
             opts,
             peers,
@@ -567,6 +645,44 @@ impl Shared {
             .collect();
         waits.sort_by(|a, b| a.peer.cmp(&b.peer));
         waits
+    }
+
+    /// How long `peer` is still refused for misbehaving (none: it is not).
+    fn banned_for(&self, peer: &str) -> Option<Duration> {
+        let mut bans = lock(&self.bans);
+        let left = bans
+            .get(peer)
+            .map(|until| until.saturating_duration_since(Instant::now()));
+        match left {
+            Some(d) if d.is_zero() => {
+                bans.remove(peer);
+                None
+            }
+            other => other,
+        }
+    }
+
+    /// Refuses `peer` for [`PeerOptions::ban_after_violation`]: its link broke the framing.
+    fn ban_for_violation(&self, peer: &str) {
+        let until = Instant::now() + self.opts.ban_after_violation;
+        lock(&self.bans).insert(peer.to_string(), until);
+    }
+
+    /// Waits for `n` bytes of `peer`'s inbound budget; false when the link `conn` was
+    /// cut or replaced, or the network stops, meanwhile.
+    async fn take_inbound(&self, peer: &str, conn: u64, n: usize) -> bool {
+        let pending = self.inbound.pending(peer);
+        if pending > 0 && pending.saturating_add(n) > self.opts.max_inbound_bytes {
+            self.traffic.inbound_paused.fetch_add(1, Relaxed);
+        }
+        self.inbound
+            .take(peer, n, || {
+                self.stopping.load(Relaxed)
+                    || !lock(&self.links)
+                        .get(peer)
+                        .is_some_and(|l| l.conn == conn && l.cut.is_none())
+            })
+            .await
     }
 
     fn emit(&self, e: PeerEvent) {
@@ -726,12 +842,16 @@ impl Shared {
                 Ok((due, payload)) => {
                     if let Some(why) = self.too_far_ahead(due, &shape, payload.len()) {
                         self.count_refusal(remote, RefuseReason::Protocol);
+                        self.ban_for_violation(peer);
                         break format!("protocol: {why}, from {remote}");
                     }
                     self.traffic.frames_in.fetch_add(1, Relaxed);
                     self.traffic
                         .bytes_in
                         .fetch_add(payload.len() as u64, Relaxed);
+                    if !self.take_inbound(peer, conn, payload.len()).await {
+                        break "cut while the node had not taken its messages".to_string();
+                    }
                     last_due = last_due.max(due);
                     let d = Delivery::Message {
                         peer: peer.to_string(),
@@ -741,6 +861,7 @@ impl Shared {
                 }
                 Err(ReadError::Refused(r)) => {
                     self.count_refusal(remote, r);
+                    self.ban_for_violation(peer);
                     break format!("{r}: protocol violation from {remote}");
                 }
                 Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
@@ -809,6 +930,11 @@ impl Shared {
 async fn dial_loop(s: &Arc<Shared>, spec: &PeerSpec) {
     let mut backoff = BACKOFF_FIRST;
     while !s.stopping.load(Relaxed) {
+        if let Some(left) = s.banned_for(&spec.id) {
+            // Refused for misbehaving: not dialed until the ban runs out.
+            tokio::time::sleep(left).await;
+            continue;
+        }
         if s.is_linked(&spec.id) {
             // The peer dialed us (it replaced a link we had, or runs another rule).
             tokio::time::sleep(LINKED_POLL).await;

@@ -3,12 +3,12 @@
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use dyno_net::frame::{self, Hello};
 use dyno_net::{
-    unix_ns, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerOptions, PeerSpec, RefuseReason,
+    unix_ns, LinkShape, PeerConfig, PeerEvent, PeerEvents, PeerNet, PeerOptions, PeerSpec,
+    RefuseReason,
 };
 
 const GENESIS: [u8; 32] = [0x22; 32];
@@ -32,7 +32,7 @@ fn absent(id: &str) -> PeerSpec {
     }
 }
 
-fn wait_for(rx: &Receiver<PeerEvent>, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
+fn wait_for(rx: &PeerEvents, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
     loop {
         let e = rx.recv_timeout(WAIT).expect("no peer event in time");
         if want(&e) {
@@ -69,7 +69,7 @@ fn closed_by_remote(s: &mut TcpStream) -> bool {
     }
 }
 
-fn disconnect_reason(rx: &Receiver<PeerEvent>, peer: &str) -> String {
+fn disconnect_reason(rx: &PeerEvents, peer: &str) -> String {
     match wait_for(rx, |e| matches!(e, PeerEvent::Disconnected { .. })) {
         PeerEvent::Disconnected { peer: p, reason } => {
             assert_eq!(p, peer);
@@ -79,9 +79,27 @@ fn disconnect_reason(rx: &Receiver<PeerEvent>, peer: &str) -> String {
     }
 }
 
+/// The status of the hello a node answers a dial as `id` with (0: accepted).
+fn hello_status(addr: SocketAddr, id: &str) -> u8 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let hello = Hello {
+        status: 0,
+        genesis: GENESIS,
+        node_id: id.into(),
+    };
+    frame::write_opening(&mut s, &hello).unwrap();
+    frame::read_preamble(&mut s).unwrap();
+    frame::read_hello(&mut s).unwrap().status
+}
+
 #[test]
 fn a_delivery_time_far_ahead_cuts_the_link_and_later_frames_are_not_held() {
-    let (m, m_rx) = PeerNet::start(cfg("m"), vec![absent("a")]).unwrap();
+    let opts = PeerOptions {
+        ban_after_violation: Duration::from_millis(300),
+        ..PeerOptions::default()
+    };
+    let (m, m_rx) = PeerNet::start_with(cfg("m"), vec![absent("a")], opts).unwrap();
     let mut s = try_dial(m.local_addr(), "a").unwrap();
     wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
     std::io::Write::write_all(&mut s, &frame::encode_data(u64::MAX, b"held forever")).unwrap();
@@ -103,7 +121,15 @@ fn a_delivery_time_far_ahead_cuts_the_link_and_later_frames_are_not_held() {
     let c = m.counters();
     assert_eq!(c.refused(RefuseReason::Protocol), 1);
     assert_eq!(c.frames_in, 0, "the offending frame was taken in");
-    // A delivery time within the bound is still honoured on a new link.
+    // The peer that broke the protocol is refused for a while...
+    assert_ne!(
+        hello_status(m.local_addr(), "a"),
+        0,
+        "a banned peer was let in"
+    );
+    assert!(m.counters().refused(RefuseReason::Banned) >= 1);
+    std::thread::sleep(Duration::from_millis(400));
+    // ... and afterwards a delivery time within the bound is honoured on a new link.
     let mut s = try_dial(m.local_addr(), "a").unwrap();
     let due = unix_ns() + 20_000_000;
     std::io::Write::write_all(&mut s, &frame::encode_data(due, b"soon")).unwrap();
@@ -257,5 +283,78 @@ fn the_shaping_timer_runs_in_the_normal_class_by_default() {
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(policy, Some(0));
     assert_eq!(policy_of_thread("net-io-rtq"), Some(0));
+    m.shutdown();
+}
+
+#[test]
+fn a_peer_sending_faster_than_the_node_takes_is_paused_at_its_inbound_budget() {
+    let opts = PeerOptions {
+        max_inbound_bytes: 64 << 10,
+        ..PeerOptions::default()
+    };
+    let (m, m_rx) = PeerNet::start_with(cfg("m"), vec![absent("a")], opts).unwrap();
+    let mut s = try_dial(m.local_addr(), "a").unwrap();
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    // 4 MiB in 1 KiB frames; nobody takes the events meanwhile.
+    let writer = std::thread::spawn(move || {
+        s.set_write_timeout(Some(WAIT)).unwrap();
+        for _ in 0..4096 {
+            if std::io::Write::write_all(&mut s, &frame::encode_data(0, &[7; 1024])).is_err() {
+                break;
+            }
+        }
+        s
+    });
+    let t0 = Instant::now();
+    while m.counters().inbound_paused == 0 && t0.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let held = m.counters().bytes_in;
+    assert!(m.counters().inbound_paused >= 1, "the reader never paused");
+    assert!(
+        held <= (64 << 10) + 1024,
+        "{held} bytes read ahead of a node that took none (budget 64 KiB)"
+    );
+    // Taking the messages lets the rest in, every one of them.
+    let mut got = 0;
+    while got < 4096 {
+        if let PeerEvent::Message { payload, .. } = m_rx.recv_timeout(WAIT).unwrap() {
+            assert_eq!(payload.len(), 1024);
+            got += 1;
+        }
+    }
+    drop(writer.join().unwrap());
+    m.shutdown();
+}
+
+#[test]
+fn a_peer_cut_for_misbehaving_is_refused_until_its_ban_ends() {
+    let (m, m_rx) = PeerNet::start(cfg("m"), vec![absent("a")]).unwrap();
+    let mut s = try_dial(m.local_addr(), "a").unwrap();
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    assert!(m.disconnect(
+        "a",
+        "64 messages that are not the protocol",
+        Duration::from_millis(300)
+    ));
+    let reason = disconnect_reason(&m_rx, "a");
+    assert!(
+        reason.starts_with("misbehaving: 64 messages that are not the protocol; refused for 0.3 s"),
+        "{reason}"
+    );
+    assert!(closed_by_remote(&mut s));
+    assert_eq!(
+        hello_status(m.local_addr(), "a"),
+        10,
+        "not refused as banned"
+    );
+    assert_eq!(m.counters().misbehaving_cut, 1);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        hello_status(m.local_addr(), "a"),
+        0,
+        "still refused after the ban"
+    );
     m.shutdown();
 }

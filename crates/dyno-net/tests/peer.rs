@@ -2,11 +2,12 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use dyno_net::frame::{self, Hello};
-use dyno_net::{unix_ns, LinkShape, PeerConfig, PeerEvent, PeerNet, PeerSpec, RefuseReason};
+use dyno_net::{
+    unix_ns, LinkShape, PeerConfig, PeerEvent, PeerEvents, PeerNet, PeerSpec, RefuseReason,
+};
 
 const GENESIS: [u8; 32] = [0x11; 32];
 const WAIT: Duration = Duration::from_secs(20);
@@ -33,11 +34,11 @@ fn nowhere() -> SocketAddr {
     "127.0.0.1:9".parse().unwrap()
 }
 
-fn next(rx: &Receiver<PeerEvent>) -> PeerEvent {
+fn next(rx: &PeerEvents) -> PeerEvent {
     rx.recv_timeout(WAIT).expect("no peer event in time")
 }
 
-fn wait_for(rx: &Receiver<PeerEvent>, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
+fn wait_for(rx: &PeerEvents, mut want: impl FnMut(&PeerEvent) -> bool) -> PeerEvent {
     loop {
         let e = next(rx);
         if want(&e) {
@@ -46,7 +47,7 @@ fn wait_for(rx: &Receiver<PeerEvent>, mut want: impl FnMut(&PeerEvent) -> bool) 
     }
 }
 
-fn message(rx: &Receiver<PeerEvent>) -> (String, Vec<u8>, u64) {
+fn message(rx: &PeerEvents) -> (String, Vec<u8>, u64) {
     match wait_for(rx, |e| matches!(e, PeerEvent::Message { .. })) {
         PeerEvent::Message {
             peer,
@@ -58,7 +59,7 @@ fn message(rx: &Receiver<PeerEvent>) -> (String, Vec<u8>, u64) {
 }
 
 /// A hub "m" that accepts every listed peer (all listed ids are smaller, so they dial it).
-fn hub(listed: &[&str]) -> (PeerNet, Receiver<PeerEvent>) {
+fn hub(listed: &[&str]) -> (PeerNet, PeerEvents) {
     let peers = listed.iter().map(|id| spec(id, nowhere())).collect();
     PeerNet::start(cfg("m", GENESIS), peers).unwrap()
 }

@@ -16,12 +16,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use dyno_txn::bank::{execute, AccountStore, Outcome};
+use dyno_txn::bank::{AccountStore, Outcome};
+use dyno_txn::replay;
 use dyno_txn::tx;
 
 use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
 use crate::genesis::Genesis;
 use crate::seal::Sealer;
+pub use crate::verdict::{Checked, ForgeBase, Reject};
 
 /// Heights below the tip whose state snapshots are kept (the deepest fork switch).
 pub const KEEP_STATES: u64 = 64;
@@ -31,104 +33,13 @@ pub const DEDUP_DEPTH: usize = 256;
 /// oldest kept state searches [`DEDUP_DEPTH`] ancestors below it.
 pub const KEEP_BODIES: u64 = KEEP_STATES + DEDUP_DEPTH as u64;
 
-/// Why a block was refused (the `reason` of a `rejected` event).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-///
-/// Bytes that are not a block never get here: they are refused as the peer's message
-/// (`refused`, `malformed_block`), since their hash is only what they claim.
-pub enum Reject {
-    /// More transactions than the genesis's `max_block_txs`.
-    TooManyTxs,
-    /// The leader is not the slot's scheduled leader.
-    WrongLeader,
-    /// The parent is unknown (the caller fetches it first).
-    UnknownParent,
-    /// The parent's state is no longer kept.
-    ParentTooOld,
-    /// Height is not the parent's plus one, or the slot not after the parent's.
-    BadHeight,
-    /// The PoH chain does not start at the parent's end, or an entry's hash is wrong.
-    BadPoh,
-    /// A transaction does not decode or its signature does not verify.
-    BadSignature,
-    /// A transaction already in the block or its recent ancestors.
-    DuplicateTx,
-    /// Replay ends in another state hash than the header's.
-    StateMismatch,
-    /// The block is from a slot that has not started yet.
-    FutureSlot,
-    /// The signature is not the named leader's signature of the block hash.
-    BadLeaderSignature,
-}
-
-impl Reject {
-    /// snake_case name for the log and metrics.
-    pub fn name(self) -> &'static str {
-        match self {
-            Reject::TooManyTxs => "too_many_txs",
-            Reject::WrongLeader => "wrong_leader",
-            Reject::UnknownParent => "unknown_parent",
-            Reject::ParentTooOld => "parent_too_old",
-            Reject::BadHeight => "bad_height",
-            Reject::BadPoh => "bad_poh",
-            Reject::BadSignature => "bad_signature",
-            Reject::DuplicateTx => "duplicate_tx",
-            Reject::StateMismatch => "state_mismatch",
-            Reject::FutureSlot => "future_slot",
-            Reject::BadLeaderSignature => "bad_leader_signature",
-        }
-    }
-
-    /// The failure is the header's (every copy of this block hash fails alike, so the
-    /// hash can be refused for good; `UnknownParent` reaches a verdict only for a child
-    /// of a refused block, the caller fetches other parents); otherwise it is this copy
-    /// of the body's, and another peer may serve a good one.
-    pub fn is_header_level(self) -> bool {
-        matches!(
-            self,
-            Reject::WrongLeader
-                | Reject::BadHeight
-                | Reject::ParentTooOld
-                | Reject::UnknownParent
-                | Reject::TooManyTxs
-        )
-    }
-
-    /// Every reason (metrics list them all, zero or not).
-    pub const ALL: [Reject; 11] = [
-        Reject::TooManyTxs,
-        Reject::WrongLeader,
-        Reject::UnknownParent,
-        Reject::ParentTooOld,
-        Reject::BadHeight,
-        Reject::BadPoh,
-        Reject::BadSignature,
-        Reject::DuplicateTx,
-        Reject::StateMismatch,
-        Reject::FutureSlot,
-        Reject::BadLeaderSignature,
-    ];
-}
-
-/// A block that passed validation, ready to insert.
-#[derive(Debug)]
-pub struct Checked {
-    /// The block hash.
-    pub hash: [u8; 32],
-    /// The block.
-    pub block: Block,
-    pub(crate) balances: Vec<u64>,
-    /// Signature tags of its transactions, with whether each executed (else failed).
-    pub outcomes: Vec<(u128, bool)>,
-}
-
 #[derive(Debug)]
 struct Node {
     header: Header,
     bytes: Option<Arc<Vec<u8>>>,
     balances: Option<Arc<Vec<u64>>>,
     /// Its transactions' tags, with whether each executed.
-    tags: HashMap<u128, bool>,
+    tags: tx::TagMap<bool>,
     /// It has been on the best chain (its `adopted` is logged once).
     adopted: bool,
 }
@@ -151,6 +62,8 @@ pub struct Chain {
     verify_threads: usize,
     /// Signatures checked as one batch on each of those threads.
     verify_batch: usize,
+    /// Threads a block's transactions are decoded and executed on ([`replay`]).
+    replay_threads: usize,
 }
 
 /// What the chain's tip is.
@@ -179,7 +92,16 @@ impl Chain {
             states_from: 0,
             verify_threads: 1,
             verify_batch: crate::verify::DEFAULT_VERIFY_BATCH,
+            replay_threads: 1,
         }
+    }
+
+    /// Decodes and executes a block's transactions on up to `n` threads
+    /// ([`dyno_txn::replay`]); the outcomes, the state and so every verdict are those of
+    /// one thread.
+    pub fn with_replay_threads(mut self, n: usize) -> Chain {
+        self.replay_threads = n.max(1);
+        self
     }
 
     /// Checks blocks' signatures on `n` threads (a follower keeping up with a leader
@@ -396,20 +318,20 @@ impl Chain {
             return Err(Reject::BadPoh);
         }
         let txs: Vec<&[u8]> = block.txs().map(Vec::as_slice).collect();
-        if txs.iter().any(|t| tx::decode(t).is_err())
+        if replay::first_undecodable(&txs, self.replay_threads).is_some()
             || crate::verify::verify_all(&txs, self.verify_threads, self.verify_batch, verified)
                 .is_err()
         {
             return Err(Reject::BadSignature);
         }
-        let mut tags = HashSet::new();
+        let mut tags = tx::TagSet::default();
         for t in block.txs() {
             let tag = tx::sig_tag(t);
             if !tags.insert(tag) || self.seen_in_ancestry(&h.parent, tag) {
                 return Err(Reject::DuplicateTx);
             }
         }
-        let (after, outcomes) = self.replay(&balances, block.txs());
+        let (after, outcomes) = self.replay(&balances, &txs);
         // The chain mixes in each entry's records (signature and status), so it is
         // checked with the statuses this replay found.
         let mut prev = h.poh_start;
@@ -439,20 +361,23 @@ impl Chain {
         })
     }
 
-    fn replay<'a>(
+    /// Executes `txs` (every one decodes: the caller checked) on `balances`
+    /// ([`replay::replay`] on the chain's replay threads): the balances after them and
+    /// each one's (signature tag, executed).
+    fn replay<B: AsRef<[u8]> + Sync>(
         &self,
         balances: &[u64],
-        txs: impl Iterator<Item = &'a Vec<u8>>,
+        txs: &[B],
     ) -> (Vec<u64>, Vec<(u128, bool)>) {
         let store = AccountStore::restore(&self.genesis.accounts, balances)
             .expect("snapshots have the genesis account count");
-        let mut outcomes = Vec::new();
-        for t in txs {
-            let Ok(d) = tx::decode(t) else { continue };
-            let seed = u64::from_le_bytes(d.signature[..8].try_into().expect("8"));
-            let (o, _) = execute(&store, &d.message, seed);
-            outcomes.push((tx::sig_tag(t), o == Outcome::Executed));
-        }
+        let done = replay::replay(&store, txs, self.replay_threads)
+            .expect("the caller checked that every transaction decodes");
+        let outcomes = txs
+            .iter()
+            .zip(done)
+            .map(|(t, (o, _))| (tx::sig_tag(t.as_ref()), o == Outcome::Executed))
+            .collect();
         (store.balances(), outcomes)
     }
 
@@ -514,7 +439,7 @@ impl Chain {
             .flatten()
         {
             if let Some(n) = self.blocks.get_mut(&h) {
-                (n.bytes, n.balances, n.tags) = (None, None, HashMap::new());
+                (n.bytes, n.balances, n.tags) = (None, None, tx::TagMap::default());
             }
         }
     }
@@ -539,7 +464,7 @@ impl Chain {
     /// The candidates a block on the tip may hold, in order: each decodes, appears once,
     /// and is not in the tip's recent ancestry.
     pub fn admissible(&self, candidates: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-        let mut tags = HashSet::new();
+        let mut tags = tx::TagSet::default();
         candidates
             .into_iter()
             .filter(|t| {
@@ -557,7 +482,7 @@ impl Chain {
     pub fn forge(&self, slot: u64, leader: &str, candidates: Vec<Vec<u8>>) -> Option<Checked> {
         let base = self.forge_base(slot)?;
         let txs = self.admissible(candidates);
-        let (_, outcomes) = self.replay(&base.balances, txs.iter());
+        let (_, outcomes) = self.replay(&base.balances, &txs);
         let executed: Vec<bool> = outcomes.iter().map(|o| o.1).collect();
         let (entries, _) = Block::entries_with(base.poh_start, txs, &executed);
         self.seal(slot, leader, &base, entries).ok()
@@ -592,19 +517,6 @@ impl Chain {
     pub fn fresh_on_tip(&self, t: &[u8]) -> bool {
         tx::decode(t).is_ok() && !self.seen_in_ancestry(&self.tip, tx::sig_tag(t))
     }
-}
-
-/// What a leader builds its block on (see [`Chain::forge_base`]).
-#[derive(Debug, Clone)]
-pub struct ForgeBase {
-    /// The tip's hash.
-    pub parent: [u8; 32],
-    /// Balances after the tip.
-    pub balances: Arc<Vec<u64>>,
-    /// The tip's height.
-    pub height: u64,
-    /// The tip's PoH end (the new block's PoH start).
-    pub poh_start: [u8; 32],
 }
 
 #[cfg(test)]

@@ -319,3 +319,50 @@ fn a_follower_validating_on_many_threads_judges_as_on_one() {
         );
     }
 }
+
+#[test]
+fn a_chain_replaying_on_several_threads_judges_as_one_thread() {
+    let g = genesis();
+    let one = Chain::new(g.clone());
+    let four = Chain::new(g.clone()).with_replay_threads(4);
+    // Enough transactions for the parallel path (several hundred per thread), over 16
+    // accounts: conflicts everywhere.
+    let txs = transfer_block(&g.accounts, 1_500, 6);
+    let good = one.forge_ok(3, g.leader(3), txs.clone());
+    let by_four = four.forge_ok(3, g.leader(3), txs);
+    assert_eq!(good.hash, by_four.hash, "the same block, forged either way");
+    let (a, b) = (
+        one.check(good.block.clone(), 3).unwrap(),
+        four.check(good.block.clone(), 3).unwrap(),
+    );
+    assert_eq!(
+        (a.hash, &a.balances, &a.outcomes),
+        (b.hash, &b.balances, &b.outcomes)
+    );
+    let judged = |b: Block| {
+        (
+            one.check(resign(&g, b.clone()), 3).map(|c| c.hash),
+            four.check(resign(&g, b), 3).map(|c| c.hash),
+        )
+    };
+    let mut bad = good.block.clone();
+    bad.header.state_hash[0] ^= 1;
+    assert_eq!(
+        judged(bad),
+        (Err(Reject::StateMismatch), Err(Reject::StateMismatch))
+    );
+    // A transaction that does not decode, late in the block.
+    let mut bad = good.block.clone();
+    let last = bad.entries.len() - 1;
+    bad.entries[last].txs[0].truncate(100);
+    assert_eq!(
+        judged(bad),
+        (Err(Reject::BadSignature), Err(Reject::BadSignature))
+    );
+    // Two transactions swapped across entries: the PoH records no longer match.
+    let mut bad = good.block.clone();
+    let t = bad.entries[0].txs[0].clone();
+    bad.entries[0].txs[0] = bad.entries[last].txs[0].clone();
+    bad.entries[last].txs[0] = t;
+    assert_eq!(judged(bad), (Err(Reject::BadPoh), Err(Reject::BadPoh)));
+}

@@ -17,6 +17,10 @@
 //! verify_batch = 64                  # optional: signatures checked as one batch (1: one
 //!                                    # by one; the verdicts are the same, ZIP 215)
 //! forge_at = "slot_start"            # optional: "whole_slot" (default) or "slot_start"
+//! replay_threads = 4                 # optional: threads a block's transactions are
+//!                                    # replayed on (default: one per core)
+//! bank_tiles = 2                     # optional: the leader's bank tiles (default 1, at
+//!                                    # most the cores)
 //!
 //! [[peers]]
 //! id = "n2"
@@ -98,6 +102,13 @@ pub struct NodeConfig {
     /// When a leader cuts its block: `"whole_slot"` (default) or `"slot_start"`.
     #[serde(default)]
     pub forge_at: crate::node::ForgeAt,
+    /// Threads a validated block's transactions are decoded and executed on (none:
+    /// [`dyno_txn::replay::default_replay_threads`]); the verdicts are one thread's.
+    #[serde(default)]
+    pub replay_threads: Option<usize>,
+    /// Bank tiles of the leader's forge (none: 1); at most the cores.
+    #[serde(default)]
+    pub bank_tiles: Option<usize>,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,
@@ -155,6 +166,13 @@ impl NodeConfig {
             path: path.to_path_buf(),
             source,
         })?;
+        NodeConfig::parse(path, text)
+    }
+
+    /// Parses a config's `text` (read from `path`, which errors name and relative paths
+    /// resolve against): the file's syntax, keys and peer addresses; what needs the
+    /// genesis is [`LoadedConfig::check`]'s.
+    pub fn parse(path: &Path, text: String) -> Result<LoadedConfig> {
         let mut config: NodeConfig = parse_toml(path, &text)?;
         for (i, p) in config.peers.iter().enumerate() {
             if let Err(why) = check_host_port(&p.addr) {
@@ -177,23 +195,30 @@ impl NodeConfig {
     /// The threads of a `dyno node run` process with this config at its peak, its main
     /// thread included: what a cluster of such nodes costs the kernel's thread and pid
     /// limits. Main thread, node loop, the one I/O thread (every socket), the verify
-    /// threads (with an ingress; a block validated on more than one verify thread adds
-    /// as many scoped threads while it is checked), and the tile forge's threads.
+    /// threads (the ingress's transactions and the peers' relays), while a block is
+    /// validated the scoped threads that check its signatures (more than one verify
+    /// thread) or replay it (more than one replay thread; the default is one per core:
+    /// see [`NodeConfig::replay_threads`]), and the tile forge's threads.
     pub fn threads(&self) -> usize {
         let verify = self
             .verify_tiles
             .unwrap_or(crate::verify::DEFAULT_VERIFY_TILES);
-        let pool = if self.ingress_listen.is_some() {
-            verify
-        } else {
-            0
-        };
-        let validating = if verify > 1 { verify } else { 0 };
+        let replay = self
+            .replay_threads
+            .unwrap_or_else(dyno_txn::replay::default_replay_threads);
+        // A block's signatures are checked, then it is replayed: one at a time.
+        let validating = [verify, replay]
+            .into_iter()
+            .filter(|&n| n > 1)
+            .max()
+            .unwrap_or(0);
         let forge = match self.forge {
-            crate::node::ForgeMode::Tiles => crate::node::tile_forge_config().threads(),
+            crate::node::ForgeMode::Tiles => {
+                crate::node::tile_forge_config(self.bank_tiles.unwrap_or(1)).threads()
+            }
             crate::node::ForgeMode::Sequential => 0,
         };
-        NODE_BASE_THREADS + pool + validating + forge
+        NODE_BASE_THREADS + verify + validating + forge
     }
 }
 
@@ -309,6 +334,24 @@ impl LoadedConfig {
         let most = crate::verify::MAX_VERIFY_BATCH;
         if c.verify_batch.is_some_and(|n| n == 0 || n > most) {
             return Err(self.bad("verify_batch", format!("must be 1 to {most}")));
+        }
+        self.check_threads()
+    }
+
+    /// `replay_threads` and `bank_tiles` in range (bank tiles spin while a slot is
+    /// forged: more than the cores would starve each other).
+    fn check_threads(&self) -> Result<()> {
+        let c = &self.config;
+        let most = dyno_txn::replay::MAX_REPLAY_THREADS;
+        if c.replay_threads.is_some_and(|n| n == 0 || n > most) {
+            return Err(self.bad("replay_threads", format!("must be 1 to {most}")));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if c.bank_tiles.is_some_and(|n| n == 0 || n > cores) {
+            return Err(self.bad(
+                "bank_tiles",
+                format!("must be 1 to the cores of this machine ({cores})"),
+            ));
         }
         Ok(())
     }
@@ -448,5 +491,37 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn replay_threads_and_bank_tiles_out_of_range_are_named_with_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.toml");
+        let head = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n";
+        let cores = std::thread::available_parallelism().unwrap().get();
+        for (line, key) in [
+            ("replay_threads = 0".to_string(), "replay_threads"),
+            (format!("bank_tiles = {}", cores + 1), "bank_tiles"),
+            ("bank_tiles = 0".to_string(), "bank_tiles"),
+        ] {
+            std::fs::write(&p, format!("{head}{line}\n")).unwrap();
+            let e = NodeConfig::from_file(&p)
+                .unwrap()
+                .check(&genesis())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("a.toml:4:1: key `{key}`")), "{e}");
+        }
+        std::fs::write(
+            &p,
+            format!("{head}replay_threads = 3\nbank_tiles = {cores}\n"),
+        )
+        .unwrap();
+        let c = NodeConfig::from_file(&p).unwrap();
+        c.check(&genesis()).unwrap();
+        assert_eq!(
+            (c.config.replay_threads, c.config.bank_tiles),
+            (Some(3), Some(cores))
+        );
     }
 }

@@ -15,7 +15,15 @@
 //! loss = 0.1                   # 10% of frames lost
 //! bandwidth_mbit = 1           # at most this
 //! blocked = false              # true: a partition, nothing passes
+//!
+//! [misbehave]                  # test only: this node turns byzantine until removed
+//! kind = "invalid_block"       # equivocate, invalid_block, withhold or garbage
+//! flavour = "state_hash"       # invalid_block: bad_signature, state_hash or poh
 //! ```
+//!
+//! `[misbehave]` is the switch a cluster's byzantine faults turn on (`dyno cluster run`
+//! writes it; a node never writes its own control file): an honest node has none, and
+//! nothing else in the node makes it lie. See [`Misbehave`].
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -40,6 +48,105 @@ pub struct Control {
     /// Faults on the links to peers.
     #[serde(default)]
     pub links: Vec<LinkControl>,
+    /// How this node misbehaves while the file says so (none: it is honest).
+    #[serde(default)]
+    pub misbehave: Option<Misbehave>,
+}
+
+/// A byzantine behaviour of a node under test, switched on by its control file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RawMisbehave")]
+pub enum Misbehave {
+    /// In each slot it leads, two different valid blocks: one header to half its peers,
+    /// the other to the rest (the canonical proposer misbehaviour).
+    Equivocate,
+    /// In each slot it leads, a block that fails validation in the given way, announced
+    /// to every peer (it keeps none of it itself).
+    InvalidBlock {
+        /// What is wrong with it.
+        flavour: InvalidFlavour,
+    },
+    /// In each slot it leads, a valid block announced and never served.
+    Withhold,
+    /// Malformed frames (messages that do not decode), oversized frames and bytes that
+    /// are no frame at all, to every peer as fast as its links take them.
+    Garbage,
+}
+
+/// What is wrong with an `invalid_block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidFlavour {
+    /// The leader's signature does not verify (`bad_leader_signature`).
+    BadSignature,
+    /// Signed, but the header's state hash is not what replay gives (`state_mismatch`).
+    StateHash,
+    /// Signed, but an entry's hash breaks the PoH chain (`bad_poh`).
+    Poh,
+}
+
+/// `[misbehave]` as written: a kind, and a flavour for `invalid_block` only.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMisbehave {
+    kind: String,
+    flavour: Option<InvalidFlavour>,
+}
+
+impl TryFrom<RawMisbehave> for Misbehave {
+    type Error = String;
+
+    fn try_from(r: RawMisbehave) -> std::result::Result<Misbehave, String> {
+        let m = match r.kind.as_str() {
+            "equivocate" => Misbehave::Equivocate,
+            "withhold" => Misbehave::Withhold,
+            "garbage" => Misbehave::Garbage,
+            "invalid_block" => {
+                let Some(flavour) = r.flavour else {
+                    return Err(
+                        "misbehave.flavour: an invalid_block needs one (bad_signature, state_hash or poh)"
+                            .into(),
+                    );
+                };
+                return Ok(Misbehave::InvalidBlock { flavour });
+            }
+            other => {
+                return Err(format!(
+                    "misbehave.kind: {other:?} is not one of equivocate, invalid_block, withhold, garbage"
+                ))
+            }
+        };
+        if r.flavour.is_some() {
+            return Err(format!(
+                "misbehave.flavour: only an invalid_block takes one, not {}",
+                r.kind
+            ));
+        }
+        Ok(m)
+    }
+}
+
+impl Misbehave {
+    /// The kind's name (as the cluster file and the log write it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Misbehave::Equivocate => "equivocate",
+            Misbehave::InvalidBlock { .. } => "invalid_block",
+            Misbehave::Withhold => "withhold",
+            Misbehave::Garbage => "garbage",
+        }
+    }
+}
+
+impl InvalidFlavour {
+    /// The flavour's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InvalidFlavour::BadSignature => "bad_signature",
+            InvalidFlavour::StateHash => "state_hash",
+            InvalidFlavour::Poh => "poh",
+        }
+    }
 }
 
 /// The fault on the direction from this node to one peer.
@@ -177,16 +284,28 @@ impl ControlWatch {
     }
 }
 
-/// What applies a running node's control file: each change to the peer links and the slot
-/// clock, logged (`control_applied`, or `control_refused` with the reason for a file that
-/// does not parse: the faults then stay as they were). [`ControlApplier::step`] runs
-/// every [`CONTROL_POLL`], as a task on the node's I/O thread.
+/// What the control file changes in a running node besides its links.
+pub(crate) struct Controlled {
+    /// The slot clock's skew, ns.
+    pub skew: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    /// The misbehaviour switched on now (the node loop reads it as it leads).
+    pub misbehave: std::sync::Arc<std::sync::Mutex<Option<Misbehave>>>,
+    /// The event log.
+    pub log: std::sync::Arc<crate::log::EventLog>,
+}
+
+/// What applies a running node's control file: each change to the peer links, the slot
+/// clock and the misbehaviour switch, logged (`control_applied`, or `control_refused`
+/// with the reason for a file that does not parse: the faults then stay as they were).
+/// [`ControlApplier::step`] runs every [`CONTROL_POLL`], as a task on the node's I/O
+/// thread. While `garbage` is on, the flood runs (a thread of its own, only then);
+/// dropping the applier stops it.
 pub(crate) struct ControlApplier {
     pub(crate) watch: ControlWatch,
     pub(crate) peers: Vec<String>,
     pub(crate) net: std::sync::Arc<dyno_net::PeerNet>,
-    pub(crate) skew: std::sync::Arc<std::sync::atomic::AtomicI64>,
-    pub(crate) log: std::sync::Arc<crate::log::EventLog>,
+    pub(crate) to: Controlled,
+    pub(crate) flood: Option<crate::flood::Flood>,
 }
 
 impl ControlApplier {
@@ -199,17 +318,42 @@ impl ControlApplier {
                 for (peer, fault) in c.faults(&self.peers) {
                     self.net.set_fault(peer, fault);
                 }
-                self.skew.store(c.clock_skew_ns(), Ordering::Relaxed);
+                let to = &self.to;
+                to.skew.store(c.clock_skew_ns(), Ordering::Relaxed);
+                *to.misbehave.lock().unwrap_or_else(|p| p.into_inner()) = c.misbehave;
                 let faulty: Vec<&str> = c.links.iter().map(|l| l.peer.as_str()).collect();
-                self.log.event(
-                    "control_applied",
-                    serde_json::json!({"links": faulty, "clock_skew_ms": c.clock_skew_ms}),
-                );
+                let mut e = serde_json::json!({"links": faulty, "clock_skew_ms": c.clock_skew_ms});
+                if let Some(m) = c.misbehave {
+                    e["misbehave"] = serde_json::json!(m.name());
+                }
+                to.log.event("control_applied", e);
+                let garbage = c.misbehave == Some(Misbehave::Garbage);
+                match (garbage, self.flood.take()) {
+                    (true, None) => {
+                        self.flood = Some(crate::flood::Flood::start(
+                            self.net.clone(),
+                            self.peers.clone(),
+                            to.log.clone(),
+                        ))
+                    }
+                    (true, Some(f)) => self.flood = Some(f),
+                    (false, Some(f)) => f.stop(),
+                    (false, None) => {}
+                }
             }
-            Err(e) => self.log.event(
+            Err(e) => self.to.log.event(
                 "control_refused",
                 serde_json::json!({"reason": e.to_string()}),
             ),
+        }
+    }
+}
+
+impl Drop for ControlApplier {
+    fn drop(&mut self) {
+        // The flood's thread holds the peer network: it ends with the applier.
+        if let Some(f) = self.flood.take() {
+            f.stop();
         }
     }
 }
@@ -233,6 +377,31 @@ mod tests {
         let bad = "[[links]]\npeer = \"n1\"\nloss = 1.5\n";
         let e = Control::parse(Path::new("n0.control.toml"), bad, &peers).unwrap_err();
         assert!(e.to_string().contains("links[0].loss"), "{e}");
+    }
+
+    #[test]
+    fn the_misbehaviour_switch_parses_and_an_invalid_block_needs_its_flavour() {
+        let peers = vec!["n1".to_string()];
+        let p = Path::new("n0.control.toml");
+        let c = Control::parse(p, "[misbehave]\nkind = \"equivocate\"\n", &peers).unwrap();
+        assert_eq!(c.misbehave, Some(Misbehave::Equivocate));
+        let text = "[misbehave]\nkind = \"invalid_block\"\nflavour = \"poh\"\n";
+        let c = Control::parse(p, text, &peers).unwrap();
+        assert_eq!(
+            c.misbehave,
+            Some(Misbehave::InvalidBlock {
+                flavour: InvalidFlavour::Poh
+            })
+        );
+        assert_eq!(Control::parse(p, "", &peers).unwrap().misbehave, None);
+        for bad in [
+            "[misbehave]\nkind = \"invalid_block\"\n",
+            "[misbehave]\nkind = \"withhold\"\nflavour = \"poh\"\n",
+            "[misbehave]\nkind = \"lie\"\n",
+        ] {
+            let e = Control::parse(p, bad, &peers).unwrap_err();
+            assert!(e.to_string().contains("n0.control.toml"), "{e}");
+        }
     }
 
     #[test]

@@ -32,6 +32,28 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A load's pool of signed transactions is empty or too large to hold.
+    #[error("--pool {0}: must be in 1..=50000000 (or lower --rate/--duration)")]
+    Pool(usize),
+    /// A `--validators` entry of a genesis is not `ID=STAKE` with a whole stake.
+    #[error("--validators `{spec}`: {reason}")]
+    Validators {
+        /// The entry as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The genesis file to write exists and `--force` was not given.
+    #[error("--out {}: exists (--force replaces it)", .0.display())]
+    Exists(PathBuf),
+    /// The genesis file could not be written.
+    #[error("--out {}", path.display())]
+    Out {
+        /// The file asked for.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// Result with [`enum@Error`].

@@ -36,6 +36,11 @@ pub const MAX_SLOT_MS: u64 = 86_400_000;
 /// for decades of slots after it.
 pub const MAX_GENESIS_TIME_MS: u64 = 9_000_000_000_000;
 
+/// Most accounts a genesis may fund: every node derives each account's key when it loads
+/// the genesis (about 20 us apiece), so a million is a start of seconds, while a value a
+/// typo makes (a trillion) would hang every node of the network before it says anything.
+pub const MAX_ACCOUNTS: usize = 1 << 20;
+
 /// Most transactions in a block when the genesis does not say.
 pub const DEFAULT_MAX_BLOCK_TXS: u32 = 20_000;
 /// The largest `max_block_txs` a genesis may set: a full block must fit a peer frame
@@ -108,8 +113,8 @@ impl GenesisFile {
     pub fn parse(path: &Path, text: &str) -> Result<GenesisFile> {
         let g: GenesisFile = parse_toml(path, text)?;
         let bad = |key: &str, reason: String| invalid(path, text, key, reason);
-        if g.accounts < 2 {
-            return Err(bad("accounts", "at least 2 accounts".into()));
+        if !(2..=MAX_ACCOUNTS).contains(&g.accounts) {
+            return Err(bad("accounts", format!("must be 2 to {MAX_ACCOUNTS}")));
         }
         if g.slot_ms == 0 || g.slot_ms > MAX_SLOT_MS {
             return Err(bad(
@@ -286,6 +291,45 @@ impl Genesis {
     }
 }
 
+/// The validators of `--validators ID=STAKE,...`, in order; an entry that is not
+/// `ID=STAKE` with a whole stake is refused, naming it.
+pub fn parse_validators(specs: &[String]) -> Result<Vec<Validator>> {
+    specs
+        .iter()
+        .map(|v| {
+            let bad = |reason| Error::Validators {
+                spec: v.clone(),
+                reason,
+            };
+            let (id, stake) = v.split_once('=').ok_or_else(|| bad("expected ID=STAKE"))?;
+            let stake = stake
+                .parse()
+                .map_err(|_| bad("the stake must be a whole number"))?;
+            Ok(Validator {
+                id: id.to_string(),
+                stake,
+            })
+        })
+        .collect()
+}
+
+impl GenesisFile {
+    /// Writes the file to `out` (`dyno node genesis --out`), only once it parses back with
+    /// the checks the nodes make (a failure names `--validators`); an existing file is
+    /// replaced only when `force`.
+    pub fn write_new(&self, out: &Path, force: bool) -> Result<()> {
+        let text = self.to_toml();
+        GenesisFile::parse(Path::new("--validators"), &text)?;
+        if out.exists() && !force {
+            return Err(Error::Exists(out.to_path_buf()));
+        }
+        std::fs::write(out, text).map_err(|source| Error::Out {
+            path: out.to_path_buf(),
+            source,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,6 +352,17 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_genesis_funding_a_trillion_accounts_is_refused_before_any_key_is_derived() {
+        let text = "network = \"t\"\nseed = 1\naccounts = 1000000000000\nbalance = 1\n\
+                    slot_ms = 100\ngenesis_time_ms = 0\n[[validators]]\nid = \"a\"\nstake = 1\n";
+        let e = GenesisFile::parse(Path::new("g.toml"), text).unwrap_err();
+        assert!(e.to_string().contains("key `accounts`"), "{e}");
+        assert!(e.to_string().contains("2 to 1048576"), "{e}");
+        let ok = text.replace("1000000000000", "1048576");
+        assert!(GenesisFile::parse(Path::new("g.toml"), &ok).is_ok());
     }
 
     #[test]

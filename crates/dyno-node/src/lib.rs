@@ -24,20 +24,24 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod admission;
 pub mod block;
 pub mod chain;
 pub mod config;
 pub mod control;
 pub mod error;
+mod flood;
 pub mod genesis;
 pub mod load;
 pub mod log;
 pub mod mempool;
 pub mod metrics;
 pub mod node;
+pub mod relay_check;
 pub mod seal;
 pub mod service;
 pub mod transport;
+pub mod verdict;
 pub mod verify;
 
 pub use error::{Error, Result};

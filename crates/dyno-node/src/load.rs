@@ -347,3 +347,99 @@ pub fn run_load(
         targets,
     }
 }
+
+impl LoadPlan {
+    /// A plan of `rate` transactions per second (0: flat out) for `duration_s` to
+    /// `targets`, its pool and connections sized as `dyno load` sizes them when not given:
+    /// rate x duration (+1) transactions (flat out: 200000), and a quarter of the cores
+    /// shared over the targets, at least one connection each. A pool outside
+    /// 1..=50000000 is refused.
+    pub fn sized(
+        targets: Vec<SocketAddr>,
+        rate: u64,
+        duration_s: f64,
+        pool: Option<usize>,
+        datagrams: bool,
+        connections: Option<usize>,
+        nonce: u64,
+    ) -> crate::Result<LoadPlan> {
+        let pool = match (pool, rate) {
+            (Some(p), _) => p,
+            (None, 0) => 200_000,
+            (None, r) => (r as f64 * duration_s).ceil() as usize + 1,
+        };
+        if pool == 0 || pool > 50_000_000 {
+            return Err(crate::Error::Pool(pool));
+        }
+        // A cluster's load targets every node: a quarter of the cores per target would
+        // be thousands of threads there, so the default is shared over the targets.
+        let connections = connections.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores / 4 / targets.len().max(1)).max(1)
+        });
+        Ok(LoadPlan {
+            targets,
+            rate,
+            duration: Duration::from_secs_f64(duration_s),
+            pool,
+            datagrams,
+            connections,
+            nonce,
+        })
+    }
+}
+
+impl LoadReport {
+    /// The summary people read after a load run: what was sent at what rate, the pacing
+    /// error, whether the pool ran out, and what each target took.
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "sent {} in {:.2} s = {:.1} tx/s (asked {}), send errors {}{}",
+            self.sent,
+            self.elapsed_s,
+            self.achieved_tps,
+            if self.rate == 0 {
+                "flat out".into()
+            } else {
+                self.rate.to_string()
+            },
+            self.errors,
+            self.first_error
+                .as_ref()
+                .map_or(String::new(), |e| format!(" (first: {e})"))
+        );
+        if self.rate > 0 {
+            let _ = writeln!(
+                out,
+                "pacing error (batch lateness): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+                self.pacing_p50_s * 1e3,
+                self.pacing_p99_s * 1e3,
+                self.pacing_max_s * 1e3
+            );
+        }
+        if self.pool_exhausted {
+            let _ = writeln!(
+                out,
+                "the pool of {} signed transfers ran out before the duration",
+                self.signed
+            );
+        }
+        for t in &self.targets {
+            let _ = writeln!(
+                out,
+                "{}: sent {}, taken by the node {}",
+                t.target,
+                t.sent,
+                match (t.taken, t.refused) {
+                    (Some(n), Some(r)) =>
+                        format!("{n} ({} accepted, {r} refused: queue full)", n - r),
+                    _ => format!("unknown ({})", t.close_error.as_deref().unwrap_or("")),
+                }
+            );
+        }
+        out
+    }
+}

@@ -10,7 +10,7 @@
 //! transactions `received = malformed + invalid_signature + duplicate + dropped_full +
 //! executed + failed + in_flight`, exactly.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use serde::Serialize;
 
@@ -81,9 +81,9 @@ struct Waiting {
 #[derive(Debug)]
 pub struct Mempool {
     capacity: usize,
-    waiting: HashMap<u128, Waiting>,
+    waiting: tx::TagMap<Waiting>,
     order: VecDeque<u128>,
-    seen: HashSet<u128>,
+    seen: tx::TagSet,
     seen_order: VecDeque<u128>,
     fates: Fates,
     /// Transactions from peers refused (not counted as fates: they are another node's).
@@ -97,9 +97,9 @@ impl Mempool {
     pub fn new(capacity: usize) -> Mempool {
         Mempool {
             capacity,
-            waiting: HashMap::new(),
+            waiting: tx::TagMap::default(),
             order: VecDeque::new(),
-            seen: HashSet::new(),
+            seen: tx::TagSet::default(),
             seen_order: VecDeque::new(),
             fates: Fates::default(),
             relay_refused: 0,

@@ -12,7 +12,7 @@ use crate::node::Status;
 type StatusFamily = (Desc, fn(&Status) -> u64);
 
 /// The families before the rejections, one sample each.
-const CHAIN: [StatusFamily; 4] = [
+const CHAIN: [StatusFamily; 5] = [
     (
         Desc::gauge("dyno_node_height", "Height of the chosen tip."),
         |s| s.height,
@@ -35,6 +35,13 @@ const CHAIN: [StatusFamily; 4] = [
         ),
         |s| s.counters.adopted,
     ),
+    (
+        Desc::counter(
+            "dyno_node_fork_switches_total",
+            "Times the tip moved to another branch (a fork switch).",
+        ),
+        |s| s.counters.fork_switches,
+    ),
 ];
 
 const REJECTED: Desc = Desc::counter(
@@ -44,7 +51,7 @@ const REJECTED: Desc = Desc::counter(
 .labels(&["reason"]);
 
 /// The families between the rejections and the client transactions, one sample each.
-const BLOCK_FLOW: [StatusFamily; 12] = [
+const BLOCK_FLOW: [StatusFamily; 16] = [
     (
         Desc::counter(
             "dyno_node_headers_received_total",
@@ -129,6 +136,34 @@ const BLOCK_FLOW: [StatusFamily; 12] = [
         ),
         |s| s.counters.relayed,
     ),
+    (
+        Desc::counter(
+            "dyno_node_block_fetches_shed_total",
+            "Announced blocks not fetched: the most fetches allowed (in all or per announcer) were in flight.",
+        ),
+        |s| s.counters.fetches_shed,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_equivocations_total",
+            "Equivocations recorded: a second valid block of a slot, logged with both signed headers.",
+        ),
+        |s| s.counters.equivocations,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_peers_cut_total",
+            "Peer links cut for sending messages that are not the protocol.",
+        ),
+        |s| s.counters.peers_cut.values().sum(),
+    ),
+    (
+        Desc::counter(
+            "dyno_node_bad_messages_total",
+            "Peer messages that are not the protocol (do not decode).",
+        ),
+        |s| s.counters.bad_messages,
+    ),
 ];
 
 const CLIENT_TRANSACTIONS: Desc = Desc::counter(
@@ -156,9 +191,16 @@ const INGRESS_TRANSACTIONS: Desc = Desc::counter(
 )
 .labels(&["fate"]);
 
+const INGRESS_REFUSED: Desc = Desc::counter(
+    "dyno_node_ingress_refused_total",
+    "Client transactions refused before any signature check (graceful overload), by \
+     reason: the mempool and what is on its way to it were full, or too many were queued.",
+)
+.labels(&["reason"]);
+
 type IngressFamily = (Desc, fn(&IngressCounters) -> u64);
 
-const INGRESS: [IngressFamily; 3] = [
+const INGRESS: [IngressFamily; 4] = [
     (
         Desc::counter(
             "dyno_node_ingress_bytes_total",
@@ -180,11 +222,18 @@ const INGRESS: [IngressFamily; 3] = [
         ),
         |c| c.unknown_clients,
     ),
+    (
+        Desc::counter(
+            "dyno_node_ingress_connections_refused_total",
+            "QUIC client connections refused because the most allowed were being served.",
+        ),
+        |c| c.connections_refused,
+    ),
 ];
 
 type PeerFamily = (Desc, fn(&dyno_net::PeerCounters) -> u64);
 
-const PEER_TRAFFIC: [PeerFamily; 5] = [
+const PEER_TRAFFIC: [PeerFamily; 7] = [
     (
         Desc::counter("dyno_node_peer_frames_out_total", "Frames sent to peers."),
         |c| c.frames_out,
@@ -216,6 +265,20 @@ const PEER_TRAFFIC: [PeerFamily; 5] = [
             "Frames to peers a link fault lost or a cut link swallowed (the control file).",
         ),
         |c| c.fault_dropped,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_peer_slow_cut_total",
+            "Peer links cut because the peer did not read what was queued to it.",
+        ),
+        |c| c.slow_peers,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_peer_inbound_paused_total",
+            "Times a link's reader paused: its peer had the most bytes allowed read and not yet handled.",
+        ),
+        |c| c.inbound_paused,
     ),
 ];
 
@@ -276,6 +339,18 @@ fn status_families(w: &mut TextWriter, s: &Status) {
         f.sample(&[stage], secs);
     }
     w.single(&VALIDATE_LAST, c.last_validate_s);
+    if !c.ingress_refused.is_empty() {
+        let mut f = w.family(&INGRESS_REFUSED);
+        for r in [
+            crate::admission::Refusal::MempoolFull,
+            crate::admission::Refusal::QueueFull,
+        ] {
+            f.sample(
+                &[r.name()],
+                c.ingress_refused.get(r.name()).copied().unwrap_or(0),
+            );
+        }
+    }
 }
 
 fn ingress_families(w: &mut TextWriter, c: &IngressCounters) {
@@ -299,8 +374,9 @@ fn peer_families(w: &mut TextWriter, n: &PeerNet) {
         w.single(desc, value(&c));
     }
     w.single(&PEER_CONNECTED, n.connected().len());
+    // Every reason from zero, so the first refusal shows in `increase()` (and alerts).
     let mut f = w.family(&PEER_REFUSED);
-    for (reason, count) in &c.refused {
-        f.sample(&[reason.as_str()], *count);
+    for reason in dyno_net::RefuseReason::ALL {
+        f.sample(&[reason.as_str()], c.refused(reason));
     }
 }

@@ -9,7 +9,7 @@
 //! its propagation is measured from the slot's scheduled start.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,6 +18,7 @@ use serde_json::json;
 
 use dyno_tiles::forge::{ForgeConfig, TileForge};
 
+use crate::admission::Admission;
 use crate::block::{hex, Block, Header};
 use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
@@ -25,10 +26,19 @@ use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
 
+// One type, `Node`, whose methods are split by concern into these files: each is an
+// `impl Node` block (so it names `super::Node`), and this file keeps their per-slot and
+// per-sync state in `Node`'s fields (so it names `leader::Lead`, `sync::Sync`). The
+// circle between this file and its children is the price of one loop state in several
+// files; nothing outside `node` sees it.
+mod byzantine;
+mod defence;
 mod leader;
 mod relay;
 mod sync;
 
+pub use byzantine::SLOTS_REMEMBERED;
+pub use defence::{MAX_FETCHES, MAX_FETCHES_PER_PEER, MAX_REJECTED, MISBEHAVING_BAN, STRIKES};
 pub use sync::{SYNC_MAX_BLOCKS, SYNC_MAX_BYTES};
 
 /// Longest the loop sleeps without looking at the stop flag.
@@ -37,11 +47,11 @@ const WAKE: Duration = Duration::from_millis(250);
 /// The tile forge's layout in a node: no verify tile, since every transaction in the
 /// mempool had its signature checked at admission (the ingress's verify threads, or
 /// `Mempool::offer` for relays), so the leader checks each once. Received blocks are
-/// still checked in full.
-pub(crate) fn tile_forge_config() -> ForgeConfig {
+/// still checked in full. `bank_tiles` bank tiles (the node config's `bank_tiles`).
+pub(crate) fn tile_forge_config(bank_tiles: usize) -> ForgeConfig {
     ForgeConfig {
         verify_tiles: 0,
-        ..ForgeConfig::default()
+        ..ForgeConfig::with_banks(bank_tiles)
     }
 }
 
@@ -81,6 +91,13 @@ pub struct NodeOptions {
     pub verify_batch: usize,
     /// When a leader cuts its block from the mempool.
     pub forge_at: ForgeAt,
+    /// How this node misbehaves, if its control file says so (a node under test in a
+    /// cluster's byzantine fault); none for an honest node, changed while it runs.
+    pub misbehave: Arc<Mutex<Option<crate::control::Misbehave>>>,
+    /// Threads a block this node validates is decoded and replayed on.
+    pub replay_threads: usize,
+    /// Bank tiles of the leader's forge.
+    pub bank_tiles: usize,
 }
 
 /// When a leader's block is cut (`forge_at` in a node config).
@@ -126,6 +143,9 @@ impl NodeOptions {
             verify_tiles: 1,
             verify_batch: crate::verify::DEFAULT_VERIFY_BATCH,
             forge_at: ForgeAt::default(),
+            misbehave: Arc::new(Mutex::new(None)),
+            replay_threads: 1,
+            bank_tiles: 1,
         }
     }
 }
@@ -137,6 +157,9 @@ pub struct Counters {
     pub forged: u64,
     /// Blocks adopted (forged here or fetched).
     pub adopted: u64,
+    /// Times the tip moved to another branch (a fork switch: a block whose parent was not
+    /// the tip became the tip).
+    pub fork_switches: u64,
     /// Blocks rejected, by reason.
     pub rejected: HashMap<&'static str, u64>,
     /// Headers received.
@@ -152,8 +175,18 @@ pub struct Counters {
     /// Headers not fetched: a slot not yet begun (beyond the next), a leader not
     /// scheduled for the slot, or a height too far below the tip to build on.
     pub headers_ignored: u64,
-    /// Blocks dropped because [`MAX_ORPHANS`] already waited for parents.
+    /// Blocks dropped because [`MAX_ORPHANS`] (or [`MAX_ORPHAN_BYTES`]) already waited
+    /// for parents.
     pub orphans_dropped: u64,
+    /// Announced blocks not fetched because [`MAX_FETCHES`] were in flight, or
+    /// [`MAX_FETCHES_PER_PEER`] of the announcer's.
+    pub fetches_shed: u64,
+    /// Equivocations recorded: a second valid block for a slot already seen, logged
+    /// (`equivocation`) with both signed headers.
+    pub equivocations: u64,
+    /// Links cut for misbehaving ([`STRIKES`] messages that are not the protocol), by
+    /// peer.
+    pub peers_cut: HashMap<String, u64>,
     /// Peer messages that were not a protocol message.
     pub bad_messages: u64,
     /// Block bodies from peers whose bytes were not a block at all (refused as the
@@ -181,6 +214,10 @@ pub struct Counters {
     pub last_forge_stages_s: [f64; 5],
     /// Last validation + replay time of a fetched block, s.
     pub last_validate_s: f64,
+    /// Client transactions the ingress refused before any signature check, by reason
+    /// (`mempool_full`, `queue_full`; [`crate::admission`]): the refusals `dyno load`
+    /// sees. Empty without an ingress.
+    pub ingress_refused: HashMap<&'static str, u64>,
 }
 
 /// What the node shows while it runs and returns when it stops.
@@ -220,6 +257,8 @@ const FETCH_TRIES: u32 = 5;
 /// the bodies its peers still serve ([`crate::chain::KEEP_BODIES`] heights), and a peer
 /// sending parentless blocks must not grow the node without bound.
 pub const MAX_ORPHANS: usize = 1024;
+/// Most bytes of blocks waiting for their parents at once (a block can be megabytes).
+pub const MAX_ORPHAN_BYTES: usize = 64 << 20;
 
 /// A block waiting for its parent: its bytes and the peer that sent it.
 type Orphan = (Vec<u8>, String);
@@ -239,10 +278,21 @@ pub struct Node {
     /// Orphan hash -> its parent.
     orphan_parent: HashMap<[u8; 32], [u8; 32]>,
     rejected: HashSet<[u8; 32]>,
+    /// `rejected` in the order it was filled ([`MAX_REJECTED`] kept).
+    rejected_order: std::collections::VecDeque<[u8; 32]>,
+    /// Bytes of the blocks in `orphans`.
+    orphan_bytes: usize,
+    /// Messages of each peer's link that were not the protocol ([`STRIKES`]).
+    strikes: HashMap<String, u32>,
+    /// What this node serves instead of the truth while it misbehaves.
+    lies: byzantine::Lies,
+    /// The first valid block of each recent slot (equivocation evidence).
+    slot_blocks: byzantine::SlotBlocks,
     counters: Counters,
     status: Arc<Mutex<Option<Status>>>,
     landed_since: u64,
-    ingress_queued: Option<Arc<AtomicUsize>>,
+    /// The ingress's gate ([`crate::admission`]), told the mempool's size.
+    admission: Option<Arc<Admission>>,
     published: Instant,
     /// Transactions waiting to be relayed, per peer, with their bytes.
     relay: HashMap<String, (Vec<Vec<u8>>, usize)>,
@@ -274,7 +324,8 @@ impl Node {
             mempool: Mempool::new(opts.mempool_capacity),
             chain: Chain::new(genesis.clone())
                 .with_verify_threads(opts.verify_tiles)
-                .with_verify_batch(opts.verify_batch),
+                .with_verify_batch(opts.verify_batch)
+                .with_replay_threads(opts.replay_threads),
             opts,
             genesis,
             log,
@@ -283,10 +334,15 @@ impl Node {
             orphans: HashMap::new(),
             orphan_parent: HashMap::new(),
             rejected: HashSet::new(),
+            rejected_order: std::collections::VecDeque::new(),
+            orphan_bytes: 0,
+            strikes: HashMap::new(),
+            lies: byzantine::Lies::default(),
+            slot_blocks: byzantine::SlotBlocks::default(),
             counters: Counters::default(),
             status,
             landed_since: 0,
-            ingress_queued: None,
+            admission: None,
             published: Instant::now()
                 .checked_sub(Duration::from_secs(1))
                 .unwrap_or_else(Instant::now),
@@ -299,10 +355,11 @@ impl Node {
         }
     }
 
-    /// Counts down `queued` for each client transaction taken from the inbox (the
-    /// ingress counts it up and refuses past its bound).
-    pub fn with_ingress_queue(mut self, queued: Arc<AtomicUsize>) -> Node {
-        self.ingress_queued = Some(queued);
+    /// Tells `admission` (the ingress's gate) of each client transaction taken from
+    /// the inbox and of the mempool's size, so the ingress refuses, before any signature
+    /// check, what the mempool could not hold.
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Node {
+        self.admission = Some(admission);
         self
     }
 
@@ -319,7 +376,10 @@ impl Node {
             }),
         );
         if self.opts.forge == ForgeMode::Tiles {
-            match TileForge::start(&tile_forge_config(), self.genesis.accounts.clone()) {
+            match TileForge::start(
+                &tile_forge_config(self.opts.bank_tiles),
+                self.genesis.accounts.clone(),
+            ) {
                 Ok(t) => self.tiles = Some(t),
                 Err(e) => self.fall_back(e.to_string()),
             }
@@ -345,6 +405,7 @@ impl Node {
                 }
             }
             self.step_lead();
+            self.forget_lies_when_honest();
             let boundary = match done_slot {
                 Some(s) => self.genesis.slot_start_ns(s + 1),
                 None => self.genesis.genesis_time_ns(),
@@ -382,6 +443,9 @@ impl Node {
             }
             self.flush_relay_if_due();
             self.retry_fetches();
+            if let Some(a) = &self.admission {
+                a.mempool_now(self.mempool.len());
+            }
             if Instant::now() >= next_second {
                 self.second(t0.elapsed().as_secs_f64());
                 next_second += Duration::from_secs(1);
@@ -441,7 +505,13 @@ impl Node {
             state_hash: hex(&tip.state_hash),
             mempool: self.mempool.len(),
             fates: self.mempool.fates(),
-            counters: self.counters.clone(),
+            counters: Counters {
+                ingress_refused: self.admission.as_ref().map_or_else(HashMap::new, |a| {
+                    let (full, queue) = a.refused();
+                    HashMap::from([("mempool_full", full), ("queue_full", queue)])
+                }),
+                ..self.counters.clone()
+            },
             chain,
         }
     }
@@ -482,6 +552,7 @@ impl Node {
         let selected = if parent == old_tip {
             vec![hash]
         } else {
+            self.counters.fork_switches += 1;
             self.return_abandoned(&old_tip);
             self.chain.selected_by_switch(&old_tip)
         };
@@ -530,11 +601,34 @@ impl Node {
                 peer,
                 payload,
                 received_ns,
-            } => match Message::decode(&payload) {
-                None => self.counters.bad_messages += 1,
-                Some(m) => self.message(&peer, m, received_ns),
-            },
-            Input::Connected(p) => self.log.event("connected", json!({"peer": p})),
+            } => {
+                let n = payload.len();
+                match Message::decode(&payload) {
+                    None => {
+                        self.counters.bad_messages += 1;
+                        self.strike(&peer, "a message that does not decode");
+                    }
+                    Some(m) => self.message(&peer, m, received_ns),
+                }
+                // Handled: the peer's link may read that much more.
+                self.transport.taken(&peer, n);
+            }
+            Input::CheckedRelay { peer, txs } => {
+                // The bytes of the relay frame these came in (1 + 2 + len each): they
+                // counted against the peer's inbound budget until now.
+                let n = 1 + txs.iter().map(|(t, _)| 2 + t.len()).sum::<usize>();
+                for (b, verdict) in txs {
+                    if self.mempool.offer_verified(&b, false, verdict) == Admit::Added {
+                        self.offer_to_lead(&b);
+                        self.relay(b, Some(&peer));
+                    }
+                }
+                self.transport.taken(&peer, n);
+            }
+            Input::Connected(p) => {
+                self.forgive(&p);
+                self.log.event("connected", json!({"peer": p}));
+            }
             Input::Disconnected { peer, reason } => self
                 .log
                 .event("disconnected", json!({"peer": peer, "reason": reason})),
@@ -548,10 +642,13 @@ impl Node {
     }
 
     fn client_tx(&mut self, b: Vec<u8>, signature_ok: Option<bool>) {
-        if let Some(q) = &self.ingress_queued {
-            q.fetch_sub(1, Ordering::Relaxed);
+        let admit = self.mempool.offer_verified(&b, true, signature_ok);
+        // The mempool's size before the transaction is counted off the way to it: the
+        // gate's sum of the two never reads low.
+        if let Some(a) = &self.admission {
+            a.taken(self.mempool.len());
         }
-        if self.mempool.offer_verified(&b, true, signature_ok) == Admit::Added {
+        if admit == Admit::Added {
             self.offer_to_lead(&b);
             self.relay(b, None);
         }
@@ -569,6 +666,13 @@ impl Node {
                 }
             }
             Message::GetBlock(h) => {
+                if let Some(lie) = self.lies.answer(&h) {
+                    if let Some(b) = lie {
+                        self.transport
+                            .send(peer, Message::Block(b.as_ref().clone()).encode());
+                    }
+                    return;
+                }
                 if let Some(b) = self.chain.bytes(&h) {
                     self.transport
                         .send(peer, Message::Block(b.as_ref().clone()).encode());
@@ -578,6 +682,7 @@ impl Node {
                 self.counters.headers_received += 1;
                 let Ok(h) = Header::decode(&b) else {
                     self.counters.bad_messages += 1;
+                    self.strike(peer, "a header that does not decode");
                     return;
                 };
                 let hash = h.hash();
@@ -628,6 +733,9 @@ impl Node {
             }
             return;
         }
+        if !self.fetch_fits(peer) {
+            return;
+        }
         self.ask(hash, slot, peer);
         self.fetching.insert(
             hash,
@@ -664,8 +772,13 @@ impl Node {
                 continue;
             };
             if f.tries >= FETCH_TRIES {
+                let mut e = json!({"block": hex(&h), "tries": f.tries, "peers": f.announcers});
+                if let Some(s) = f.slot {
+                    e["slot"] = json!(s);
+                }
                 self.fetching.remove(&h);
                 self.counters.fetches_abandoned += 1;
+                self.log.event("fetch_abandoned", e);
                 self.drop_orphans_of(h);
                 continue;
             }
@@ -718,8 +831,9 @@ impl Node {
     fn drop_orphans_of(&mut self, parent: [u8; 32]) {
         let mut gone = vec![parent];
         while let Some(p) = gone.pop() {
-            for h in self.orphans.remove(&p).unwrap_or_default().into_keys() {
+            for (h, (b, _)) in self.orphans.remove(&p).unwrap_or_default() {
                 self.orphan_parent.remove(&h);
+                self.orphan_bytes -= b.len();
                 gone.push(h);
             }
         }
@@ -735,7 +849,7 @@ impl Node {
             json!({"slot": slot, "block": hex(&hash), "peer": peer, "reason": r.name()}),
         );
         if r.is_header_level() {
-            self.rejected.insert(hash);
+            self.refuse_for_good(hash);
             self.fetching.remove(&hash);
             self.drop_orphans_of(hash);
         } else if r != Reject::FutureSlot {
@@ -756,6 +870,7 @@ impl Node {
                     .entry("malformed_block".into())
                     .or_default() += 1;
                 let mut e = json!({"peer": peer, "reason": "malformed_block"});
+                self.strike(peer, "a block body that does not decode");
                 if let Some(h) = Header::decode_prefix(&bytes) {
                     e["block"] = json!(hex(&h.hash()));
                     e["slot"] = json!(h.slot);
@@ -811,12 +926,16 @@ impl Node {
                     // A child of a refused block can never be valid.
                     self.reject(hash, slot, peer, Reject::UnknownParent);
                 }
-                Err(Reject::UnknownParent) if self.orphan_parent.len() >= MAX_ORPHANS => {
+                Err(Reject::UnknownParent)
+                    if self.orphan_parent.len() >= MAX_ORPHANS
+                        || self.orphan_bytes + bytes.len() > MAX_ORPHAN_BYTES =>
+                {
                     self.fetching.remove(&hash);
                     self.counters.orphans_dropped += 1;
                 }
                 Err(Reject::UnknownParent) => {
                     self.fetching.remove(&hash);
+                    self.orphan_bytes += bytes.len();
                     self.orphan_parent.insert(hash, parent);
                     self.orphans
                         .entry(parent)
@@ -829,6 +948,7 @@ impl Node {
                 Ok(c) => {
                     self.fetching.remove(&hash);
                     self.counters.last_validate_s = t.elapsed().as_secs_f64();
+                    self.note_slot_block(&c, peer);
                     self.log
                         .event("validated", json!({"slot": slot, "block": hex(&hash)}));
                     let header = c.block.header.encode();
@@ -838,6 +958,7 @@ impl Node {
                         .event("announced", json!({"slot": slot, "block": hex(&hash)}));
                     for (h, (b, p)) in self.orphans.remove(&hash).unwrap_or_default() {
                         self.orphan_parent.remove(&h);
+                        self.orphan_bytes -= b.len();
                         if let Ok(child) = Block::decode(&b) {
                             work.push((child, h, b, p));
                         }

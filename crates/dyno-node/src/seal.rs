@@ -11,8 +11,8 @@ use dyno_txn::bank::{execute, AccountStore, Outcome};
 use dyno_txn::tx;
 
 use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
-use crate::chain::{Checked, ForgeBase, Reject};
 use crate::genesis::Genesis;
+use crate::verdict::{Checked, ForgeBase, Reject};
 
 /// A block being sealed on a [`ForgeBase`].
 pub struct Sealer {

@@ -5,11 +5,15 @@
 //!
 //! Threads, and only these (see [`NodeConfig::threads`]): the node loop (blocks on its
 //! inbox), ONE I/O thread whose tasks are every socket of the node (the peer links and
-//! their shaping timer, the QUIC ingress, the metrics endpoint) and the control file's
-//! watcher, and the `verify_tiles` threads that check the ingress's signatures. None
-//! polls; the count does not grow with the node's peers or the machine's cores.
+//! their shaping timer, the QUIC ingress, the metrics endpoint), the hand-over of the
+//! peer network's events to the loop and the control file's watcher, and the
+//! `verify_tiles` threads that check the signatures of the ingress's transactions and
+//! of the peers' relay frames. None polls; the count does not grow with the node's
+//! peers or the machine's cores. (A byzantine node under test floods on a thread of its
+//! own while its `garbage` fault is on.)
+
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -21,14 +25,16 @@ use dyno_net::{
 };
 use dyno_obs::endpoint::{MetricsEndpoint, Reply};
 
+use crate::admission::Admission;
 use crate::config::NodeConfig;
 use crate::error::{Error, Result};
 use crate::genesis::Genesis;
 use crate::log::EventLog;
 use crate::metrics::metrics_text;
 use crate::node::{Node, NodeOptions, Status};
-use crate::transport::{Input, Transport};
-use crate::verify::VerifyPool;
+use crate::relay_check::RelayCheck;
+use crate::transport::{Input, Message, Transport};
+use crate::verify::{VerifyPool, VerifyTally};
 
 /// Largest peer frame: a block of `max_block_txs` transfers fits with room to spare.
 pub fn max_frame(max_block_txs: usize) -> usize {
@@ -41,6 +47,14 @@ impl Transport for NetTransport {
     fn send(&self, peer: &str, payload: Vec<u8>) -> bool {
         self.0.send(peer, payload)
     }
+
+    fn disconnect(&self, peer: &str, reason: &str, ban: Duration) -> bool {
+        self.0.disconnect(peer, reason, ban)
+    }
+
+    fn taken(&self, peer: &str, bytes: usize) {
+        self.0.taken(peer, bytes);
+    }
 }
 
 /// A running node.
@@ -51,6 +65,8 @@ pub struct RunningNode {
     io: Option<IoThread>,
     net: Option<Arc<PeerNet>>,
     ingress: Option<Arc<Ingress>>,
+    /// The ingress's transactions' counts on the verify threads (none without ingress).
+    verified: Option<VerifyTally>,
     http: Option<MetricsEndpoint>,
     /// The control file's watcher (a task on the I/O thread).
     control: Option<tokio::task::JoinHandle<()>>,
@@ -65,7 +81,7 @@ pub struct RunningNode {
 
 /// Client transactions the ingress may queue for the node loop before it answers
 /// "full" (counted `dropped_full` by the ingress): bounds memory under a flat-out load.
-pub const INGRESS_QUEUE: usize = 1 << 16;
+pub const INGRESS_QUEUE: usize = crate::admission::MAX_ON_THE_WAY;
 
 fn shape_of(latency_ms: f64, bandwidth_mbit: Option<f64>) -> LinkShape {
     LinkShape {
@@ -141,20 +157,12 @@ fn start_endpoint(
         })
 }
 
-/// The QUIC ingress, whose transactions go through the verify tiles into `inbox`.
-fn start_ingress(
-    io: &IoThread,
-    cfg: &NodeConfig,
-    genesis: &Genesis,
+/// The verify threads: the ingress's transactions go through them into `inbox` with
+/// their verdicts; the peers' relay frames are checked there too ([`RelayCheck::on`]).
+fn start_verify(
     inbox: &Sender<Input>,
-    queued: &Arc<AtomicUsize>,
     (verify_tiles, verify_batch): (usize, usize),
-) -> Result<Option<Arc<Ingress>>> {
-    let Some(listen) = cfg.ingress_listen else {
-        return Ok(None);
-    };
-    // Signatures are checked on the verify tiles, not on the ingress thread (one
-    // thread's Ed25519 rate capped the node there): the sink only counts and queues.
+) -> Result<Arc<VerifyPool>> {
     let out = inbox.clone();
     let pool = VerifyPool::start(verify_tiles, verify_batch, move |bytes, signature_ok| {
         out.send(Input::CheckedTx {
@@ -164,14 +172,27 @@ fn start_ingress(
         .is_ok()
     })
     .map_err(|e| Error::Net(format!("verify threads: {e}")))?;
-    let queued = queued.clone();
-    let sink = move |tx: &[u8]| {
-        if queued.load(Ordering::Relaxed) >= INGRESS_QUEUE {
-            return false;
-        }
-        queued.fetch_add(1, Ordering::Relaxed);
-        pool.submit(tx.to_vec())
+    Ok(Arc::new(pool))
+}
+
+/// The QUIC ingress on the I/O thread, whose transactions pass the admission gate, then
+/// go through the verify threads (`pool`) to the node loop.
+fn start_ingress(
+    io: &IoThread,
+    cfg: &NodeConfig,
+    genesis: &Genesis,
+    admission: &Arc<Admission>,
+    pool: &Arc<VerifyPool>,
+) -> Result<Option<Arc<Ingress>>> {
+    let Some(listen) = cfg.ingress_listen else {
+        return Ok(None);
     };
+    // Signatures are checked on the verify threads, not on the I/O thread (one
+    // thread's Ed25519 rate capped the node there): the sink only counts and queues.
+    // Refused before the verify threads when the mempool could not keep it (graceful
+    // overload, see `crate::admission`): a refusal costs a counter read.
+    let (admission, pool) = (admission.clone(), pool.clone());
+    let sink = move |tx: &[u8]| admission.admit().is_ok() && pool.submit(tx.to_vec());
     let cfg = IngressConfig {
         listen,
         genesis_hash: genesis.hash,
@@ -181,12 +202,19 @@ fn start_ingress(
     Ok(Some(Arc::new(ingress)))
 }
 
-/// The peer network on the I/O thread; its events go straight into the node loop's inbox.
+/// The peer network on the I/O thread. Its events go straight into the node loop's
+/// inbox, relay frames through `check` (their signatures checked on the verify
+/// threads, off the loop, see [`crate::relay_check`]). A message's bytes count against
+/// its peer's inbound budget ([`PeerOptions::max_inbound_bytes`]) until the loop has
+/// handled it ([`Transport::taken`]), relay frames until the loop takes their checked
+/// transactions: a peer that sends faster than the loop works has its link's reader
+/// stopped and its TCP window filled instead of growing this node's memory.
 fn start_peers(
     io: &IoThread,
     cfg: &NodeConfig,
     genesis: &Genesis,
     inbox: Sender<Input>,
+    check: RelayCheck,
 ) -> Result<PeerNet> {
     let peers: Vec<PeerSpec> = cfg
         .peers
@@ -203,36 +231,44 @@ fn start_peers(
         listen: cfg.peer_listen,
         max_frame: max_frame(genesis.file.max_block_txs as usize),
     };
-    // A node loop that has ended no longer wants events; that is not an error.
+    // Only the I/O thread calls it: the lock is never contended.
+    let check = Mutex::new(check);
     let emit = move |ev: PeerEvent| {
-        let _ = inbox.send(input_of(ev));
+        let input = match ev {
+            PeerEvent::Message {
+                peer,
+                payload,
+                received_ns,
+            } => match Message::decode_txs(&payload) {
+                Some(txs) => {
+                    // A node loop that has ended no longer wants them.
+                    let _ = check
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .submit(peer, txs);
+                    return;
+                }
+                None => Input::Peer {
+                    peer,
+                    payload,
+                    received_ns,
+                },
+            },
+            PeerEvent::Connected { peer } => Input::Connected(peer),
+            PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
+            PeerEvent::Refused { remote, reason } => Input::Refused {
+                remote: remote.to_string(),
+                reason: reason.as_str().to_string(),
+            },
+        };
+        // A node loop that has ended no longer wants events; that is not an error.
+        let _ = inbox.send(input);
     };
     PeerNet::start_on(io.handle(), config, peers, PeerOptions::default(), emit).map_err(net_error)
 }
 
-/// A peer network event as the node loop takes it.
-fn input_of(ev: PeerEvent) -> Input {
-    match ev {
-        PeerEvent::Connected { peer } => Input::Connected(peer),
-        PeerEvent::Message {
-            peer,
-            payload,
-            received_ns,
-        } => Input::Peer {
-            peer,
-            payload,
-            received_ns,
-        },
-        PeerEvent::Disconnected { peer, reason } => Input::Disconnected { peer, reason },
-        PeerEvent::Refused { remote, reason } => Input::Refused {
-            remote: remote.to_string(),
-            reason: reason.as_str().to_string(),
-        },
-    }
-}
-
-/// The control file's watcher (link faults, clock skew) as a task on the I/O thread, if
-/// the config names a control file.
+/// The control file's watcher (link faults, clock skew, the misbehaviour switch) as a
+/// task on the I/O thread, if the config names a control file.
 fn start_control(
     io: &IoThread,
     cfg: &NodeConfig,
@@ -245,8 +281,12 @@ fn start_control(
         watch: crate::control::ControlWatch::new(path.clone()),
         peers: opts.peers.clone(),
         net: net.clone(),
-        skew: opts.clock_skew_ns.clone(),
-        log: log.clone(),
+        to: crate::control::Controlled {
+            skew: opts.clock_skew_ns.clone(),
+            misbehave: opts.misbehave.clone(),
+            log: log.clone(),
+        },
+        flood: None,
     };
     Some(io.handle().spawn(async move {
         let mut every = tokio::time::interval(crate::control::CONTROL_POLL);
@@ -273,6 +313,10 @@ fn node_options(
     opts.verify_tiles = verify_tiles;
     opts.verify_batch = verify_batch;
     opts.forge_at = cfg.forge_at;
+    opts.replay_threads = cfg
+        .replay_threads
+        .unwrap_or_else(dyno_txn::replay::default_replay_threads);
+    opts.bank_tiles = cfg.bank_tiles.unwrap_or(1);
     opts
 }
 
@@ -297,7 +341,7 @@ impl RunningNode {
         // (and relays or asks for blocks) finds this node whole, and /ready's "listeners
         // bound" is true of the QUIC socket too.
         let (inbox, rx) = channel();
-        let queued = Arc::new(AtomicUsize::new(0));
+        let admission = Arc::new(Admission::new(cfg.mempool_capacity));
         let verify_tiles = cfg
             .verify_tiles
             .unwrap_or(crate::verify::DEFAULT_VERIFY_TILES);
@@ -307,8 +351,13 @@ impl RunningNode {
             cfg.verify_batch
                 .unwrap_or(crate::verify::DEFAULT_VERIFY_BATCH),
         );
-        let ingress = start_ingress(&io, cfg, &genesis, &inbox, &queued, verify)?;
-        let net = Arc::new(start_peers(&io, cfg, &genesis, inbox.clone())?);
+        let pool = start_verify(&inbox, verify)?;
+        let ingress = start_ingress(&io, cfg, &genesis, &admission, &pool)?;
+        let verified = ingress.as_ref().map(|_| pool.tally());
+        let check = RelayCheck::on(pool.jobs(), inbox.clone());
+        // The ingress's sink and the relay check hold the threads from here on.
+        drop(pool);
+        let net = Arc::new(start_peers(&io, cfg, &genesis, inbox.clone(), check)?);
         *shown.net.lock().unwrap_or_else(|p| p.into_inner()) = Some(net.clone());
         let peer_addr = net.local_addr();
         let ingress_addr = ingress.as_ref().map(|i| i.local_addr());
@@ -322,7 +371,7 @@ impl RunningNode {
             Box::new(NetTransport(net.clone())),
             shown.status.clone(),
         )
-        .with_ingress_queue(queued);
+        .with_admission(admission);
         // Stopped by an Input::Stop (see `shutdown`), never by the flag.
         let s = AtomicBool::new(false);
         let handle = std::thread::Builder::new()
@@ -336,6 +385,7 @@ impl RunningNode {
             io: Some(io),
             net: Some(net),
             ingress,
+            verified,
             http,
             control,
             status: shown.status,
@@ -363,6 +413,17 @@ impl RunningNode {
         self.ingress.as_ref().map(|i| i.counters())
     }
 
+    /// Client transactions the verify threads checked so far: (passed, refused) summed
+    /// over the threads (none without ingress). What the admission gate refused never
+    /// gets here; relay frames checked on the same threads are not counted.
+    pub fn verified(&self) -> Option<(u64, u64)> {
+        self.verified.as_ref().map(|t| {
+            t.counts()
+                .into_iter()
+                .fold((0, 0), |(p, r), (tp, tr)| (p + tp, r + tr))
+        })
+    }
+
     /// Stops the node, joins every thread; returns its final status.
     pub fn stop(mut self) -> Status {
         self.shutdown().expect("the node thread ran")
@@ -372,7 +433,7 @@ impl RunningNode {
         // Dropping the endpoint ends its task.
         drop(self.http.take());
         // Ingress before the loop: nothing new arrives while the loop takes in what is
-        // queued. The metrics thread held the only other reference.
+        // queued. The metrics task held the only other reference.
         if let Some(i) = self.ingress.take().and_then(|i| Arc::try_unwrap(i).ok()) {
             i.shutdown();
         }
@@ -381,6 +442,7 @@ impl RunningNode {
         let _ = self.inbox.send(Input::Stop);
         let status = self.node.take().and_then(|h| h.join().ok());
         if let (Some(control), Some(io)) = (self.control.take(), &self.io) {
+            // Ending the task drops its applier, which stops a flood that runs.
             control.abort();
             dyno_net::io::join_task(io.handle(), control);
         }

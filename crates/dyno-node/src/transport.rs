@@ -15,6 +15,18 @@ use std::sync::{Arc, Mutex};
 pub trait Transport: Send {
     /// Queues `payload` to `peer`; false when that peer is not connected.
     fn send(&self, peer: &str, payload: Vec<u8>) -> bool;
+
+    /// Cuts the link to `peer` for misbehaving and refuses it for `ban`; false when the
+    /// transport cannot (in-process channels have no link to cut).
+    fn disconnect(&self, _peer: &str, _reason: &str, _ban: std::time::Duration) -> bool {
+        false
+    }
+
+    /// The node loop has handled `bytes` of `peer`'s messages (a message, or a relay
+    /// frame whose transactions were checked off the loop): a transport that bounds
+    /// what a peer may have waiting for the loop (`dyno-net`'s inbound budget) lets
+    /// that peer's link read that much more. Nothing to do for in-process channels.
+    fn taken(&self, _peer: &str, _bytes: usize) {}
 }
 
 /// Something for the node loop.
@@ -37,6 +49,15 @@ pub enum Input {
         bytes: Vec<u8>,
         /// Its signature verified.
         signature_ok: bool,
+    },
+    /// A peer's relay frame whose signatures were checked off the node loop (the
+    /// `relay_check` module): per transaction its verdict, none for one to check here (a
+    /// repeat of one already sent to be checked).
+    CheckedRelay {
+        /// Sender's id.
+        peer: String,
+        /// The transactions, in the frame's order, with their verdicts.
+        txs: Vec<(Vec<u8>, Option<bool>)>,
     },
     /// A link came up.
     Connected(String),
@@ -134,6 +155,18 @@ impl Message {
         v.push(tag);
         v.extend_from_slice(body);
         v
+    }
+
+    /// The transactions of an encoded [`Message::Txs`]; none for any other message (or
+    /// a malformed one, which [`Message::decode`] refuses alike).
+    pub fn decode_txs(b: &[u8]) -> Option<Vec<Vec<u8>>> {
+        match b.first() {
+            Some(5) => match Message::decode(b)? {
+                Message::Txs(txs) => Some(txs),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Decodes; none for an unknown tag or a wrong length.

@@ -15,6 +15,10 @@
 //! checks it as one batch ([`tx::verify_many`]): the rule is ZIP 215 for single and batch
 //! checks alike ([`dyno_txn::sig`]), so batching never changes a verdict.
 //!
+//! The same threads run other checking work handed to them as jobs ([`VerifyJobs`]): a
+//! node checks its peers' relay frames there (`crate::relay_check`), so its threads do
+//! not grow by a second set of checkers.
+//!
 //! [`verify_all`] does the same for a follower's replay of a block: the block's
 //! signatures are checked in `n` contiguous chunks on scoped threads, each chunk in
 //! batches.
@@ -57,9 +61,64 @@ pub struct TileCounts {
     pub refused: AtomicU64,
 }
 
+/// The counts of a [`VerifyPool`]'s threads, readable while the pool runs elsewhere.
+#[derive(Debug, Clone)]
+pub struct VerifyTally(Arc<Vec<TileCounts>>);
+
+impl VerifyTally {
+    /// `(passed, refused)` per thread so far.
+    pub fn counts(&self) -> Vec<(u64, u64)> {
+        self.0
+            .iter()
+            .map(|c| {
+                (
+                    c.passed.load(Ordering::Relaxed),
+                    c.refused.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+}
+
+/// What a verify thread is handed: a transaction to check, or a job to run.
+enum Work {
+    Tx(Vec<u8>),
+    Job(Box<dyn FnOnce() + Send>),
+}
+
+/// Hands jobs to a [`VerifyPool`]'s threads in turn, from anywhere; the threads end
+/// only once the pool and every one of these are dropped.
+#[derive(Clone)]
+pub struct VerifyJobs {
+    inputs: Vec<Sender<Work>>,
+    next: Arc<AtomicUsize>,
+}
+
+impl VerifyJobs {
+    /// Runs `job` on the next verify thread in turn, after what that thread was given
+    /// before; false once that thread has ended.
+    pub fn run(&self, job: impl FnOnce() + Send + 'static) -> bool {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.inputs.len();
+        self.inputs[i].send(Work::Job(Box::new(job))).is_ok()
+    }
+
+    /// The number of threads the jobs go to.
+    pub fn threads(&self) -> usize {
+        self.inputs.len()
+    }
+}
+
+impl std::fmt::Debug for VerifyJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifyJobs")
+            .field("threads", &self.inputs.len())
+            .finish()
+    }
+}
+
 /// `n` verify threads fed round robin; see the module docs.
 pub struct VerifyPool {
-    inputs: Vec<Sender<Vec<u8>>>,
+    inputs: Vec<Sender<Work>>,
     next: AtomicUsize,
     counts: Arc<Vec<TileCounts>>,
     threads: Vec<JoinHandle<()>>,
@@ -82,7 +141,7 @@ impl VerifyPool {
         let mut inputs = Vec::with_capacity(n);
         let mut threads = Vec::with_capacity(n);
         for i in 0..n {
-            let (tx, rx) = channel::<Vec<u8>>();
+            let (tx, rx) = channel::<Work>();
             let (out, counts) = (Arc::clone(&out), Arc::clone(&counts));
             let handle = std::thread::Builder::new()
                 .name(format!("verify-{i}"))
@@ -101,7 +160,20 @@ impl VerifyPool {
     /// Hands a transaction to the next thread in turn; false once that thread has ended.
     pub fn submit(&self, bytes: Vec<u8>) -> bool {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.inputs.len();
-        self.inputs[i].send(bytes).is_ok()
+        self.inputs[i].send(Work::Tx(bytes)).is_ok()
+    }
+
+    /// A handle that runs jobs on these threads ([`VerifyJobs::run`]).
+    pub fn jobs(&self) -> VerifyJobs {
+        VerifyJobs {
+            inputs: self.inputs.clone(),
+            next: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// A handle on the per-thread counts that outlives the pool's owner moving it.
+    pub fn tally(&self) -> VerifyTally {
+        VerifyTally(Arc::clone(&self.counts))
     }
 
     /// The number of verify threads.
@@ -111,19 +183,11 @@ impl VerifyPool {
 
     /// `(passed, refused)` per thread so far.
     pub fn counts(&self) -> Vec<(u64, u64)> {
-        self.counts
-            .iter()
-            .map(|c| {
-                (
-                    c.passed.load(Ordering::Relaxed),
-                    c.refused.load(Ordering::Relaxed),
-                )
-            })
-            .collect()
+        self.tally().counts()
     }
 
     /// Stops taking transactions and waits until every thread has passed on what it
-    /// was given.
+    /// was given (and, with [`VerifyPool::jobs`] handles, until they are dropped too).
     pub fn finish(mut self) -> Vec<(u64, u64)> {
         self.inputs.clear();
         for t in self.threads.drain(..) {
@@ -148,9 +212,10 @@ impl std::fmt::Debug for VerifyPool {
     }
 }
 
-/// One verify thread: takes what has queued (up to `batch`), checks it, passes it on.
+/// One verify thread: takes what has queued (up to `batch`), checks it, passes it on;
+/// runs a job in its turn (after the transactions queued before it).
 fn verify_thread(
-    rx: &Receiver<Vec<u8>>,
+    rx: &Receiver<Work>,
     batch: usize,
     counts: &TileCounts,
     out: &(dyn Fn(Vec<u8>, bool) -> bool + Send + Sync),
@@ -159,17 +224,24 @@ fn verify_thread(
     let mut taken: Vec<Vec<u8>> = Vec::with_capacity(batch);
     let mut verdicts = Vec::with_capacity(batch);
     while let Ok(first) = rx.recv() {
-        taken.push(first);
-        while taken.len() < batch {
+        let mut job = match first {
+            Work::Tx(b) => {
+                taken.push(b);
+                None
+            }
+            Work::Job(j) => Some(j),
+        };
+        while job.is_none() && !taken.is_empty() && taken.len() < batch {
             match rx.try_recv() {
-                Ok(b) => taken.push(b),
+                Ok(Work::Tx(b)) => taken.push(b),
+                Ok(Work::Job(j)) => job = Some(j),
                 Err(_) => break,
             }
         }
         if taken.len() == 1 {
             verdicts.clear();
             verdicts.push(tx::verify_cached(&taken[0], &mut keys));
-        } else {
+        } else if !taken.is_empty() {
             tx::verify_many(&taken, &mut verdicts);
         }
         for (bytes, ok) in taken.drain(..).zip(verdicts.iter().copied()) {
@@ -178,6 +250,9 @@ fn verify_thread(
             if !out(bytes, ok) {
                 return;
             }
+        }
+        if let Some(j) = job {
+            j();
         }
     }
 }

@@ -54,6 +54,8 @@ fn fates_hold(connections: usize, verify_tiles: usize, verify_batch: usize) {
         control: None,
         verify_tiles: Some(verify_tiles),
         verify_batch: Some(verify_batch),
+        replay_threads: None,
+        bank_tiles: None,
         forge: Default::default(),
         forge_at: Default::default(),
         peers: Vec::new(),
@@ -98,4 +100,93 @@ fn fates_hold(connections: usize, verify_tiles: usize, verify_batch: usize) {
     assert_eq!(f.malformed + ingress.malformed, 1);
     assert!(f.executed > 0);
     assert!(seconds >= 1);
+}
+
+/// Graceful overload: a node whose mempool is full refuses further client transactions
+/// at its ingress, before any signature check, and the load sees them refused.
+#[test]
+fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
+    // `solo` leads no slot (`idle` has all the stake and never runs), so nothing leaves
+    // its mempool of 40.
+    let g = Arc::new(
+        GenesisFile {
+            network: "overload".into(),
+            seed: 3,
+            accounts: 64,
+            balance: 1_000_000_000,
+            slot_ms: 200,
+            genesis_time_ms: now_ns() / 1_000_000,
+            max_block_txs: dyno_node::genesis::DEFAULT_MAX_BLOCK_TXS,
+            validators: vec![
+                Validator {
+                    id: "idle".into(),
+                    stake: 1,
+                },
+                Validator {
+                    id: "solo".into(),
+                    stake: 0,
+                },
+            ],
+        }
+        .load(),
+    );
+    let cfg = NodeConfig {
+        id: "solo".into(),
+        genesis: PathBuf::from("unused"),
+        peer_listen: "127.0.0.1:0".parse().unwrap(),
+        ingress_listen: Some("127.0.0.1:0".parse().unwrap()),
+        metrics_listen: None,
+        node_log: None,
+        max_block_txs: None,
+        mempool_capacity: 40,
+        lead_until_slot: None,
+        control: None,
+        verify_tiles: Some(2),
+        verify_batch: Some(8),
+        replay_threads: None,
+        bank_tiles: None,
+        forge: Default::default(),
+        forge_at: Default::default(),
+        peers: Vec::new(),
+    };
+    let node = RunningNode::start(&cfg, g.clone()).unwrap();
+    let plan = LoadPlan {
+        targets: vec![node.ingress_addr.unwrap()],
+        rate: 0,
+        duration: Duration::from_secs(5),
+        pool: 300,
+        connections: 1,
+        datagrams: false,
+        nonce: 78,
+    };
+    let txs = sign_transfers(&g, plan.pool, plan.nonce);
+    let clients = connect(&g, &plan).unwrap();
+    let report = run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {});
+    // The admitted ones may still be in the verify threads: wait for them, then a little
+    // longer, so a refused one that had been verified after all would be counted too.
+    for _ in 0..500 {
+        if node.verified().is_some_and(|(p, r)| p + r >= 40) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let verified = node.verified().unwrap();
+    let ingress = node.ingress_counters().unwrap();
+    let st = node.stop();
+    assert_eq!(report.sent, 300);
+    // The load sees every refusal.
+    assert_eq!(report.targets[0].taken, Some(300));
+    assert_eq!(report.targets[0].refused, Some(260));
+    assert_eq!((ingress.accepted, ingress.dropped_full), (40, 260));
+    // Exactly the mempool's capacity was verified and admitted; the rest cost no check.
+    assert_eq!(verified, (40, 0));
+    assert_eq!(st.mempool, 40);
+    assert_eq!(st.fates.received, 40);
+    assert_eq!(
+        st.fates.dropped_full, 0,
+        "nothing verified only to be dropped"
+    );
+    assert_eq!(st.counters.ingress_refused.get("mempool_full"), Some(&260));
+    assert_eq!(st.counters.ingress_refused.get("queue_full"), Some(&0));
 }

@@ -59,6 +59,8 @@ fn config(
         control: None,
         verify_tiles: None,
         verify_batch: None,
+        replay_threads: None,
+        bank_tiles: None,
         forge: Default::default(),
         forge_at: Default::default(),
         peers: peers

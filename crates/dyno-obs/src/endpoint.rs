@@ -138,6 +138,19 @@ impl Drop for MetricsEndpoint {
     }
 }
 
+/// A listen address as dyno's configs and flags write it: `7999` and `:7999` mean
+/// loopback (127.0.0.1), anything else must be a full `host:port`. `None` when it is not
+/// an address; the caller's message says what to write instead.
+pub fn listen_address(spec: &str) -> Option<SocketAddr> {
+    let spec = spec.trim();
+    let full = match spec.strip_prefix(':') {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None if spec.chars().all(|c| c.is_ascii_digit()) => format!("127.0.0.1:{spec}"),
+        None => spec.to_string(),
+    };
+    full.parse().ok()
+}
+
 #[cfg(feature = "tokio")]
 #[path = "endpoint_tokio.rs"]
 mod tokio_serve;
@@ -196,5 +209,15 @@ mod tests {
                 .starts_with(&format!("cannot listen on {addr}")),
             "{err}"
         );
+    }
+
+    #[test]
+    fn bare_ports_mean_loopback() {
+        let at = |s: &str| listen_address(s).map(|a| a.to_string());
+        assert_eq!(at("7999").as_deref(), Some("127.0.0.1:7999"));
+        assert_eq!(at(" :8000 ").as_deref(), Some("127.0.0.1:8000"));
+        assert_eq!(at("0.0.0.0:9").as_deref(), Some("0.0.0.0:9"));
+        assert_eq!(at("localhost"), None);
+        assert_eq!(at("localhost:1"), None);
     }
 }

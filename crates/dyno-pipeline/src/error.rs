@@ -34,6 +34,33 @@ pub enum Error {
     /// The tile runtime failed (workspace, links, affinity, a tile thread).
     #[error(transparent)]
     Tango(#[from] dyno_tango::Error),
+    /// A layout of a sweep does not fit this machine (its tiles, affinity and CPUs).
+    #[error("{origin}: layout verify={verify}, bank={bank}")]
+    Layout {
+        /// Where the config came from.
+        origin: String,
+        /// Verify tiles of the layout.
+        verify: usize,
+        /// Bank tiles of the layout.
+        bank: usize,
+        /// What the tile runtime refused.
+        source: dyno_tango::Error,
+    },
+    /// `metrics.listen` is not an address.
+    #[error("`{0}` is not an address (use 127.0.0.1:7999 or :7999)")]
+    Listen(String),
+    /// `dyno pipeline monitor --config` names a file that is neither a layout nor a bench
+    /// config.
+    #[error("{layout}\n(nor is it a `pipeline bench` config: {bench})")]
+    NotAConfig {
+        /// Why it is not a `pipeline run` layout.
+        layout: String,
+        /// Why it is not a `pipeline bench` config.
+        bench: String,
+    },
+    /// The metrics endpoint could not be started.
+    #[error(transparent)]
+    Endpoint(#[from] dyno_obs::Error),
 }
 
 /// Shorthand for results of this crate.

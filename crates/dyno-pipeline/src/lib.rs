@@ -8,7 +8,9 @@
 //! the entries to a ledger file. [`config`] reads a layout file, [`bench::run_bench`]
 //! builds genesis, runs the layout and accounts for every transaction; [`diagnosis`]
 //! names the bottleneck; [`session`] runs layouts, stores each as a run and returns
-//! the typed report.
+//! the typed report; [`sweep`] expands `--sweep` into checked layouts; [`summary`] is the
+//! report as people read it; [`exposition`] serves a running workspace's metrics; and
+//! [`layout_run`] stores `dyno pipeline run`'s synthetic layouts.
 //!
 //! The transaction format and the bank kernel live in `dyno-txn` (re-exported here as
 //! [`tx`] and [`bank`]) so that `dyno machine` times the same execution code.
@@ -22,10 +24,19 @@ pub mod bench;
 pub mod config;
 pub mod diagnosis;
 pub mod error;
+pub mod exposition;
+pub mod layout_run;
+pub mod monitor;
 pub mod report;
 pub mod session;
+pub mod summary;
+pub mod sweep;
 
 pub use bench::{run_bench, BenchOptions, BenchReport, Fates, Progress};
 pub use config::BenchConfig;
 pub use error::{Error, Result};
+pub use exposition::PipelineEndpoint;
+pub use layout_run::{layout_summary_text, store_layout_run, LayoutInvocation};
 pub use session::{BenchRun, BenchSession, Invocation};
+pub use summary::{summary_text, sweep_table};
+pub use sweep::{sweep_configs, Sweep};

@@ -167,6 +167,17 @@ fn settings(inv: &Invocation, c: &BenchConfig) -> RunSettings {
     }
 }
 
+/// The settings with the window's diagnosis beside them (`diagnosis`: the bottleneck, its
+/// summary, notes and per-kind busy shares), so the run's page can show what limited it
+/// without the bench's terminal output.
+fn with_diagnosis(
+    mut settings: serde_json::Value,
+    d: &crate::diagnosis::Diagnosis,
+) -> serde_json::Value {
+    settings["diagnosis"] = serde_json::to_value(d).expect("diagnosis serialises");
+    settings
+}
+
 /// The run's one-per-run figures: latency centiles, fates, the PoH rate.
 fn scalars(r: &BenchReport) -> Vec<(Metric, f64)> {
     let lat = |n: &str| Metric::new(n, Unit::Nanoseconds, Direction::LowerIsBetter);
@@ -223,7 +234,10 @@ fn store_run(
         started_at,
         command_line: inv.command_line.clone(),
         tool_version: inv.tool_version.clone(),
-        settings: serde_json::to_value(settings(inv, c)).expect("settings serialise"),
+        settings: with_diagnosis(
+            serde_json::to_value(settings(inv, c)).expect("settings serialise"),
+            &r.diagnosis,
+        ),
     };
     let tps = Metric::new("tps", Unit::PerSecond, Direction::HigherIsBetter);
     let scalars = scalars(r);

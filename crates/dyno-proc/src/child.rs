@@ -75,6 +75,8 @@ pub struct SpawnOptions {
     pub output_to_log_only: bool,
     /// A guard shared with other children instead of a `sh` of this child's own.
     pub guard: Option<Arc<GroupGuard>>,
+    /// The CPUs the child (and everything it starts) runs on; all when `None`.
+    pub cpus: Option<Vec<usize>>,
 }
 
 impl Default for SpawnOptions {
@@ -87,6 +89,7 @@ impl Default for SpawnOptions {
             on_line: None,
             output_to_log_only: false,
             guard: None,
+            cpus: None,
         }
     }
 }
@@ -101,6 +104,7 @@ impl std::fmt::Debug for SpawnOptions {
             .field("on_line", &self.on_line.is_some())
             .field("output_to_log_only", &self.output_to_log_only)
             .field("shared_guard", &self.guard.is_some())
+            .field("cpus", &self.cpus)
             .finish()
     }
 }
@@ -273,6 +277,12 @@ impl GuardedChild {
             }
         };
         crate::sys::kill_when_parent_dies(&mut cmd);
+        if let Some(cpus) = &opts.cpus {
+            crate::sys::run_on_cpus(&mut cmd, cpus).map_err(|source| SpawnError::Start {
+                program: program.clone(),
+                source,
+            })?;
+        }
         let mut child = cmd
             .spawn()
             .map_err(|source| SpawnError::Start { program, source })?;

@@ -127,6 +127,15 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     Some(out)
 }
 
+/// The online CPUs (`/sys/devices/system/cpu/online`), or `None` when unreadable.
+pub fn online_cpus() -> Option<Vec<usize>> {
+    parse_cpu_list(
+        std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .ok()?
+            .trim(),
+    )
+}
+
 /// Share of all CPU time that was busy (not idle or iowait) over `window`, from
 /// `/proc/stat`; `None` when it cannot be read. Used to warn that a machine is not quiet.
 pub fn cpu_busy_fraction(window: Duration) -> Option<f64> {

@@ -1,6 +1,6 @@
 //! The process layer of dyno: the child processes it runs (nodes, load generators,
 //! benchmarks), how it knows they are up, and what /proc says about them and the host.
-//! `dyno compare`, `dyno cluster`, `dyno tune` and the results store share it, so there
+//! `dyno compare`, `dyno cluster`, `dyno tune` and the tiles share it, so there
 //! is one way to spawn, stop, probe and read a process.
 //!
 //! - [`GuardedChild`] ([`child`]): a child in its own process group that never outlives
@@ -15,6 +15,8 @@
 //!   the clock tick (`sysconf`), boot id, host name, host CPU time.
 //! - [`signal`]: signals sent with kill(2), never by spawning `kill`.
 //! - [`http`]: the tiny loopback HTTP client used by metrics scrapes and probes.
+//! - [`affinity`]: the CPUs a child and dyno's own thread run on (`sched_setaffinity`).
+//! - [`busy`]: how busy the machine is and which processes make it so.
 //! - [`host`]: the host fingerprint ([`dyno_model::Host`]) read from /proc and /sys, the
 //!   filesystem of a directory, the online CPU list, how busy the CPUs are.
 //! - [`limits`]: what the machine and the user allow (pid_max, threads-max,
@@ -51,6 +53,8 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![deny(missing_docs)]
 
+pub mod affinity;
+pub mod busy;
 pub mod child;
 pub mod host;
 pub mod http;

@@ -3,7 +3,9 @@
 //!
 //! Parsing is pure and tested on recorded text; the `read_*` functions and the host
 //! readings touch the file system. Every crate of dyno that asks /proc about a process
-//! asks here, so a kernel quirk is handled once.
+//! asks here, so a kernel quirk is handled once; the one exception is the results store,
+//! which reads a writer's start time and boot id itself so storing does not depend on the
+//! process layer (dyno-store's `writer` module).
 
 use std::path::Path;
 

@@ -61,6 +61,91 @@ fn default_stop_signals() -> std::io::Result<()> {
     Ok(())
 }
 
+/// A CPU mask holding `cpus`; `None` when one is beyond `CPU_SETSIZE`.
+#[cfg(target_os = "linux")]
+fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return None;
+        }
+        // SAFETY: `cpu < CPU_SETSIZE` (checked above), so CPU_SET stays inside `set`.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    Some(set)
+}
+
+/// Makes the child of `cmd` run on `cpus` only: `sched_setaffinity` in the child before
+/// it executes the program, so every thread and process it starts inherits the mask.
+#[cfg(target_os = "linux")]
+pub fn run_on_cpus(cmd: &mut Command, cpus: &[usize]) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let set = cpu_set(cpus).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let hook = move || {
+        // SAFETY: sched_setaffinity reads `set`, a copy owned by this closure that lives
+        // through the call; it is a plain system call, async-signal safe, and allocates
+        // nothing, as required between fork and exec.
+        if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    // SAFETY: the hook only makes one async-signal-safe system call and builds its error
+    // without allocating.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+    Ok(())
+}
+
+/// Restricts the calling thread (and the threads it starts from now on) to `cpus`.
+#[cfg(target_os = "linux")]
+pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
+    let set = cpu_set(cpus).ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `set` is a valid cpu_set_t that outlives the call; pid 0 is this thread.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on (`sched_getaffinity`).
+#[cfg(target_os = "linux")]
+pub fn allowed_cpus() -> Option<Vec<usize>> {
+    // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed; pid 0 is this thread.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return None;
+    }
+    // SAFETY: CPU_ISSET reads bit `cpu < CPU_SETSIZE` of `set`.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect();
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+/// Elsewhere there is no CPU affinity: asking for it is an error.
+#[cfg(not(target_os = "linux"))]
+pub fn run_on_cpus(_cmd: &mut Command, _cpus: &[usize]) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// Elsewhere there is no CPU affinity: asking for it is an error.
+#[cfg(not(target_os = "linux"))]
+pub fn pin_current_thread(_cpus: &[usize]) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// Elsewhere the allowed CPUs are not known.
+#[cfg(not(target_os = "linux"))]
+pub fn allowed_cpus() -> Option<Vec<usize>> {
+    None
+}
+
 /// kill(2): `target` is a pid, or a negated process group id. `Err` with errno.
 pub fn kill(target: libc::pid_t, sig: libc::c_int) -> std::io::Result<()> {
     // SAFETY: kill(2) takes integers only and touches no memory of this process.

@@ -346,50 +346,12 @@ fn render_section(out: &mut String, section: &Section) {
     out.push_str("</section>\n");
 }
 
-/// The whole stylesheet: system fonts, one accent colour, verdict colours.
-const STYLESHEET: &str = r#"
-:root { --fg: #1d232a; --muted: #5b6570; --line: #d8dde3; --bg: #ffffff; --panel: #f5f7f9;
-  --good: #1a7f37; --good-bg: #dafbe1; --bad: #b42318; --bad-bg: #ffe4e0;
-  --warn: #8a5a00; --warn-bg: #fff4d6; --accent: #0b62a4; }
-* { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--fg);
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 48px; }
-h1 { font-size: 26px; margin: 0 0 16px; border-bottom: 3px solid var(--accent); padding-bottom: 8px; }
-h2 { font-size: 19px; margin: 28px 0 10px; }
-.facts { display: flex; flex-wrap: wrap; gap: 16px; }
-.facts section { flex: 1 1 320px; background: var(--panel); border: 1px solid var(--line);
-  border-radius: 6px; padding: 4px 16px 12px; }
-.facts h2 { font-size: 15px; margin: 8px 0; color: var(--muted); text-transform: uppercase;
-  letter-spacing: .04em; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; }
-dt { color: var(--muted); }
-dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }
-p { margin: 8px 0; max-width: 75ch; }
-p.note { color: var(--warn); background: var(--warn-bg); padding: 6px 10px; border-radius: 4px; }
-.verdict { display: inline-block; font-weight: 600; font-size: 13px; padding: 1px 8px;
-  border-radius: 10px; border: 1px solid currentColor; }
-.verdict.improvement, .verdict.pass { color: var(--good); background: var(--good-bg); }
-.verdict.regression, .verdict.fail { color: var(--bad); background: var(--bad-bg); }
-.verdict.nochange { color: var(--muted); background: var(--panel); }
-.table-wrap { overflow-x: auto; margin: 12px 0; }
-table.dyno-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-table.dyno-table caption { text-align: left; font-weight: 600; padding: 4px 0; }
-table.dyno-table th, table.dyno-table td { border-bottom: 1px solid var(--line);
-  padding: 5px 12px; text-align: left; white-space: nowrap; }
-table.dyno-table thead th { border-bottom: 2px solid var(--fg); }
-table.dyno-table tbody tr:nth-child(even) { background: var(--panel); }
-table.dyno-table .right { text-align: right; }
-table.dyno-table .center { text-align: center; }
-table.dyno-table .good { color: var(--good); font-weight: 600; }
-table.dyno-table .bad { color: var(--bad); font-weight: 600; }
-table.dyno-table .warn { color: var(--warn); }
-table.dyno-table .emph { font-weight: 700; }
-figure { margin: 16px 0; }
-figure svg { max-width: 100%; height: auto; display: block; border: 1px solid var(--line); }
-figcaption { color: var(--muted); font-size: 14px; margin-top: 4px; }
-footer { margin-top: 40px; color: var(--muted); font-size: 13px; }
-"#;
+/// The whole stylesheet: the rules every dyno page shares ([`crate::BASE_STYLESHEET`]),
+/// then the report's own (its page width, headings, tables and footer).
+const STYLESHEET: &str = concat!(
+    include_str!("style/base.css"),
+    include_str!("style/report.css")
+);
 
 #[cfg(test)]
 mod tests {

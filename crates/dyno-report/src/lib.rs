@@ -60,6 +60,11 @@ pub use table::{
 };
 pub use write::write_atomic;
 
+/// The stylesheet rules every HTML page of dyno starts with (colours, type, fact panels,
+/// verdict badges, figures): the reports here and `dyno serve`'s pages add their own after
+/// them, so the two read alike.
+pub const BASE_STYLESHEET: &str = include_str!("style/base.css");
+
 /// Escapes text for HTML element content and quoted attributes: the one escaping every
 /// HTML dyno writes uses (the reports here, `dyno serve`'s pages).
 pub fn escape_html(text: &str) -> String {

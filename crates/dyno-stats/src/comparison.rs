@@ -3,21 +3,30 @@
 //!
 //! A change is significant only when both hold:
 //! - the (Holm-adjusted, when several comparisons are judged together) two-sided
-//!   Mann-Whitney p-value (or signed-rank p-value, for values paired by round: see
-//!   [`crate::compare_paired`]) is `<= alpha`, and
+//!   Mann-Whitney p-value ([`compare`]), or for values paired by round the paired t-test's
+//!   ([`compare_paired`]) or the signed-rank test's ([`compare_signed_rank`]), is
+//!   `<= alpha`, and
 //! - the ratio of medians `median(candidate) / median(baseline)` (or the paired ratio)
 //!   lies outside the noise band `[1 - noise_band, 1 + noise_band]`.
 //!
 //! Its sign, read through the metric's direction, makes it a regression or an improvement.
 //! The bootstrap interval of the ratio is reported beside the verdict, not used by it.
+//!
+//! The tests themselves are a level down (`mannwhitney`, `paired`): they know nothing of
+//! verdicts, and every comparison that turns one into a [`Comparison`] is here.
 
 use crate::better::Better;
 use crate::bootstrap::bootstrap_ratio_of_medians_ci;
 use crate::error::{check_non_negative, check_open_unit, StatsError};
 use crate::holm::holm_adjust;
 use crate::interval::ConfidenceInterval;
+use crate::mannwhitney::MannWhitneyMethod;
 use crate::mannwhitney::{mann_whitney_u, Alternative, MannWhitney};
-use crate::paired::{PairedT, SignedRank};
+use crate::paired::{
+    log_ratios, paired_ratio_ci, paired_t, wilcoxon_signed_rank, PairedT, SignedRank,
+};
+use crate::sequential::SequentialT;
+use crate::student::student_t_quantile;
 
 /// The test behind a [`Comparison`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,6 +37,9 @@ pub enum SignificanceTest {
     SignedRank(SignedRank),
     /// Paired by round: Student's t on the per-round log ratios.
     PairedT(PairedT),
+    /// Paired by round: the sequential t-test on the per-round log ratios, valid however
+    /// often it was looked at (`crate::sequential`); its p-value is always valid.
+    Sequential(SequentialT),
 }
 
 impl SignificanceTest {
@@ -37,15 +49,17 @@ impl SignificanceTest {
             SignificanceTest::MannWhitney(t) => t.p_value,
             SignificanceTest::SignedRank(t) => t.p_value,
             SignificanceTest::PairedT(t) => t.p_value,
+            SignificanceTest::Sequential(t) => t.p_value,
         }
     }
 
-    /// `"mann-whitney"`, `"signed-rank"` or `"paired-t"`.
+    /// `"mann-whitney"`, `"signed-rank"`, `"paired-t"` or `"sequential-t"`.
     pub fn name(&self) -> &'static str {
         match self {
             SignificanceTest::MannWhitney(_) => "mann-whitney",
             SignificanceTest::SignedRank(_) => "signed-rank",
             SignificanceTest::PairedT(_) => "paired-t",
+            SignificanceTest::Sequential(_) => "sequential-t",
         }
     }
 }
@@ -142,20 +156,36 @@ pub fn compare(
         settings.seed,
     )?;
     let test = mann_whitney_u(candidate, baseline, Alternative::TwoSided)?;
-    let verdict = classify(
-        ratio.estimate,
-        better,
-        test.p_value,
-        settings.alpha,
-        settings.noise_band,
-    );
-    Ok(Comparison {
+    Ok(judged(
         better,
         ratio,
-        test: SignificanceTest::MannWhitney(test),
-        p_adjusted: test.p_value,
-        verdict,
-    })
+        SignificanceTest::MannWhitney(test),
+        settings,
+    ))
+}
+
+/// A comparison judged on `test`'s raw p-value by [`classify`] (a family's Holm
+/// adjustment comes later, from [`apply_holm`]).
+pub(crate) fn judged(
+    better: Better,
+    ratio: ConfidenceInterval,
+    test: SignificanceTest,
+    settings: &ComparisonSettings,
+) -> Comparison {
+    let p = test.p_value();
+    Comparison {
+        better,
+        ratio,
+        test,
+        p_adjusted: p,
+        verdict: classify(
+            ratio.estimate,
+            better,
+            p,
+            settings.alpha,
+            settings.noise_band,
+        ),
+    }
 }
 
 /// One metric to compare: `(baseline, candidate, direction)`.
@@ -198,6 +228,76 @@ pub fn apply_holm(
         c.verdict = classify(c.ratio.estimate, c.better, p, alpha, noise_band);
     }
     Ok(())
+}
+
+/// Compares one metric from values paired by round (`baseline[i]` and `candidate[i]`
+/// measured in the same round): two-sided t-test on the log ratios, the ratio
+/// `exp(mean log ratio)` (the geometric mean of the per-round ratios) with its t
+/// interval, and the verdict rule of [`classify`] on that ratio.
+///
+/// Errors: as [`log_ratios`], and settings out of range.
+pub fn compare_paired(
+    baseline: &[f64],
+    candidate: &[f64],
+    better: Better,
+    settings: &ComparisonSettings,
+) -> Result<Comparison, StatsError> {
+    check_settings(settings)?;
+    check_open_unit(settings.confidence, "confidence")?;
+    let logs = log_ratios(baseline, candidate)?;
+    let test = paired_t(&logs)?;
+    let half = if test.std_error == 0.0 {
+        0.0
+    } else {
+        student_t_quantile(0.5 + settings.confidence / 2.0, test.df) * test.std_error
+    };
+    let ratio = ConfidenceInterval {
+        estimate: test.mean.exp(),
+        low: (test.mean - half).exp(),
+        high: (test.mean + half).exp(),
+        requested: settings.confidence,
+        achieved: settings.confidence,
+    };
+    Ok(judged(
+        better,
+        ratio,
+        SignificanceTest::PairedT(test),
+        settings,
+    ))
+}
+
+/// As [`compare_paired`], with the exact signed-rank test on the log ratios and the
+/// Hodges-Lehmann ratio with its exact interval ([`paired_ratio_ci`]). All log ratios
+/// zero (identical values) is no change, p = 1. See the module docs for why an exact
+/// test needs more rounds than a t-test to survive Holm.
+///
+/// Errors: as [`paired_ratio_ci`], and settings out of range.
+pub fn compare_signed_rank(
+    baseline: &[f64],
+    candidate: &[f64],
+    better: Better,
+    settings: &ComparisonSettings,
+) -> Result<Comparison, StatsError> {
+    check_settings(settings)?;
+    let logs = log_ratios(baseline, candidate)?;
+    let ratio = paired_ratio_ci(baseline, candidate, settings.confidence)?;
+    let test = match wilcoxon_signed_rank(&logs, Alternative::TwoSided) {
+        Ok(t) => t,
+        Err(StatsError::TooFewValues { .. }) => SignedRank {
+            w_plus: 0.0,
+            p_value: 1.0,
+            method: MannWhitneyMethod::Exact,
+            alternative: Alternative::TwoSided,
+            n: 0,
+        },
+        Err(e) => return Err(e),
+    };
+    Ok(judged(
+        better,
+        ratio,
+        SignificanceTest::SignedRank(test),
+        settings,
+    ))
 }
 
 fn check_settings(settings: &ComparisonSettings) -> Result<(), StatsError> {
@@ -304,5 +404,59 @@ mod tests {
             ..fast()
         };
         assert!(compare(&[1.0], &[1.0], Better::Lower, &bad).is_err());
+    }
+
+    #[test]
+    fn round_noise_cancels_in_the_paired_ratio() {
+        // Every round's level moves by up to +-30% (a busy machine); the candidate is 5%
+        // above the baseline of its own round.
+        let level = [1.0, 1.3, 0.8, 1.1, 0.7, 1.25, 0.9, 1.05, 0.75, 1.2];
+        let base: Vec<f64> = level.iter().map(|l| 100.0 * l).collect();
+        let cand: Vec<f64> = level
+            .iter()
+            .enumerate()
+            .map(|(i, l)| 105.0 * l * (1.0 + 0.001 * (i as f64 - 4.5)))
+            .collect();
+        let s = ComparisonSettings::default();
+        let paired = compare_signed_rank(&base, &cand, Better::Lower, &s).unwrap();
+        assert_eq!(paired.verdict, crate::Verdict::Regression);
+        assert!(
+            (paired.ratio.estimate - 1.05).abs() < 0.003,
+            "{:?}",
+            paired.ratio
+        );
+        assert!(paired.ratio.low > 1.04 && paired.ratio.high < 1.06);
+        assert!(paired.ratio.achieved >= 0.95);
+        let unpaired = crate::compare(&base, &cand, Better::Lower, &s).unwrap();
+        assert_eq!(unpaired.verdict, crate::Verdict::NoSignificantChange);
+        let t = compare_paired(&base, &cand, Better::Lower, &s).unwrap();
+        assert_eq!(t.verdict, crate::Verdict::Regression);
+        assert!((t.ratio.estimate - 1.05).abs() < 0.003, "{:?}", t.ratio);
+        assert!(t.ratio.low > 1.04 && t.ratio.high < 1.06, "{:?}", t.ratio);
+        // Unlike the exact test's floor of 2/1024, t's p can survive a family of 100.
+        assert!(t.p_adjusted * 100.0 < 0.05, "{}", t.p_adjusted);
+    }
+
+    #[test]
+    fn identical_pairs_are_no_change() {
+        let v = [3.0, 4.0, 5.0];
+        let s = ComparisonSettings::default();
+        for c in [
+            compare_signed_rank(&v, &v, Better::Lower, &s).unwrap(),
+            compare_paired(&v, &v, Better::Lower, &s).unwrap(),
+        ] {
+            assert_eq!(c.verdict, crate::Verdict::NoSignificantChange);
+            assert_eq!(c.p_adjusted, 1.0);
+            assert_eq!(c.ratio.estimate, 1.0);
+        }
+    }
+
+    #[test]
+    fn bad_pairs_are_refused() {
+        let s = ComparisonSettings::default();
+        assert!(compare_paired(&[1.0, 2.0], &[1.0], Better::Lower, &s).is_err());
+        assert!(compare_paired(&[1.0, 0.0], &[1.0, 1.0], Better::Lower, &s).is_err());
+        assert!(compare_paired(&[1.0], &[1.0], Better::Lower, &s).is_err());
+        assert!(compare_signed_rank(&[1.0, 0.0], &[1.0, 1.0], Better::Lower, &s).is_err());
     }
 }

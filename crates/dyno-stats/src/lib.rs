@@ -51,6 +51,12 @@
 //! - [`student_t_sf`], [`student_t_quantile`]: Student's t distribution.
 //! - [`PowerQuestion`]: the minimum detectable change of a comparison and the rounds a
 //!   change needs (stated power).
+//! - [`sequential_t`], [`compare_sequential`], [`sequential_critical_t`]: the paired test
+//!   that may be looked at after every round (a scale-invariant mixture SPRT with
+//!   always-valid p-values), for comparisons run until they reach a precision.
+//! - [`NoiseSplit`], [`fastest_window`]: a per-round variance taken apart into what
+//!   longer windows shrink and what only more rounds do, and the window that reaches a
+//!   precision soonest.
 //! - [`change_points`], [`latest_regression`]: change points over a metric's history
 //!   (E-Divisive means with a t-test, as Apache Otava), weak and strong, and whether the
 //!   newest value starts a regression (`dyno results trend`);
@@ -85,8 +91,10 @@ mod quantile;
 mod racing;
 mod racing_paired;
 mod rank;
+mod sequential;
 mod shift;
 mod student;
+mod variance;
 
 pub use better::Better;
 pub use bootstrap::{bootstrap_median_ci, bootstrap_ratio_of_medians_ci};
@@ -94,8 +102,8 @@ pub use changepoint::{
     change_points, latest_regression, ChangePoint, ChangePointSettings, Strength,
 };
 pub use comparison::{
-    apply_holm, classify, compare, compare_many, Comparison, ComparisonInput, ComparisonSettings,
-    SignificanceTest, Verdict,
+    apply_holm, classify, compare, compare_many, compare_paired, compare_signed_rank, Comparison,
+    ComparisonInput, ComparisonSettings, SignificanceTest, Verdict,
 };
 pub use error::StatsError;
 pub use holm::{holm, holm_adjust, Holm};
@@ -107,8 +115,8 @@ pub use mannwhitney::{
 pub use moving_t::{moving_window_changes, MovingWindowSettings, WindowChange};
 pub use outliers::{modified_z_outliers, OutlierScale, Outliers, MODIFIED_Z_THRESHOLD};
 pub use paired::{
-    compare_paired, compare_signed_rank, exact_w_counts, log_ratios, paired_ratio_ci, paired_t,
-    wilcoxon_signed_rank, PairedT, SignedRank, EXACT_PAIRED_LIMIT,
+    exact_w_counts, log_ratios, paired_ratio_ci, paired_t, wilcoxon_signed_rank, PairedT,
+    SignedRank, EXACT_PAIRED_LIMIT,
 };
 pub use pareto::{dominates, near_pareto, pareto_front, Interval, NearPareto};
 pub use power::{
@@ -126,5 +134,10 @@ pub use racing_paired::{
     challenger, paired_eliminations, paired_settled, PairedGain, PairedRule, RoundSamples,
 };
 pub use rank::percentile_rank;
+pub use sequential::{
+    compare_sequential, max_log_bayes_factor, mixture_log_bayes_factor, sequential_critical_t,
+    sequential_t, sequential_t_with, SequentialT, MIXING_VARIANCE,
+};
 pub use shift::ratio_shift_ci;
 pub use student::{student_t_quantile, student_t_sf};
+pub use variance::{fastest_window, window_log_variance, NoiseSplit, WindowChoice};

@@ -1,6 +1,8 @@
-//! Paired comparisons: per-round log ratios of a candidate to a baseline, judged by
-//! Student's t ([`compare_paired`]) or the exact Wilcoxon signed-rank test
-//! ([`compare_signed_rank`]), each with an interval for the ratio.
+//! The paired tests: per-round log ratios of a candidate to a baseline, Student's t on them
+//! ([`paired_t`]) or the exact Wilcoxon signed-rank test ([`wilcoxon_signed_rank`]), and
+//! the ratio's interval ([`paired_ratio_ci`]). The comparisons that judge a metric with
+//! them ([`crate::compare_paired`], [`crate::compare_signed_rank`]) are in `comparison`,
+//! beside the unpaired one, and build on these.
 //!
 //! `dyno compare` runs every subject once per round, interleaved, so whatever slows a
 //! whole round (another job on the machine, a thermal step, a noisy neighbour) slows the
@@ -20,13 +22,11 @@
 //! zero differences are dropped, tied absolute differences share their mean rank, and the
 //! statistic reported is `W+`, the rank sum of the positive differences.
 
-use crate::better::Better;
-use crate::comparison::{classify, Comparison, ComparisonSettings, SignificanceTest};
-use crate::error::{check_non_negative, check_open_unit, StatsError};
+use crate::error::{check_open_unit, StatsError};
 use crate::interval::ConfidenceInterval;
 use crate::mannwhitney::{Alternative, MannWhitneyMethod};
 use crate::normal::normal_sf;
-use crate::student::{student_t_quantile, student_t_sf};
+use crate::student::student_t_sf;
 
 /// The outcome of a paired t-test (one-sample t on the differences).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -285,95 +285,10 @@ pub fn log_ratios(baseline: &[f64], candidate: &[f64]) -> Result<Vec<f64>, Stats
         .collect())
 }
 
-/// Compares one metric from values paired by round (`baseline[i]` and `candidate[i]`
-/// measured in the same round): two-sided t-test on the log ratios, the ratio
-/// `exp(mean log ratio)` (the geometric mean of the per-round ratios) with its t
-/// interval, and the verdict rule of [`classify`] on that ratio.
-///
-/// Errors: as [`log_ratios`], and settings out of range.
-pub fn compare_paired(
-    baseline: &[f64],
-    candidate: &[f64],
-    better: Better,
-    settings: &ComparisonSettings,
-) -> Result<Comparison, StatsError> {
-    check_open_unit(settings.alpha, "alpha")?;
-    check_non_negative(settings.noise_band, "noise_band")?;
-    check_open_unit(settings.confidence, "confidence")?;
-    let logs = log_ratios(baseline, candidate)?;
-    let test = paired_t(&logs)?;
-    let half = if test.std_error == 0.0 {
-        0.0
-    } else {
-        student_t_quantile(0.5 + settings.confidence / 2.0, test.df) * test.std_error
-    };
-    let ratio = ConfidenceInterval {
-        estimate: test.mean.exp(),
-        low: (test.mean - half).exp(),
-        high: (test.mean + half).exp(),
-        requested: settings.confidence,
-        achieved: settings.confidence,
-    };
-    Ok(Comparison {
-        better,
-        ratio,
-        test: SignificanceTest::PairedT(test),
-        p_adjusted: test.p_value,
-        verdict: classify(
-            ratio.estimate,
-            better,
-            test.p_value,
-            settings.alpha,
-            settings.noise_band,
-        ),
-    })
-}
-
-/// As [`compare_paired`], with the exact signed-rank test on the log ratios and the
-/// Hodges-Lehmann ratio with its exact interval ([`paired_ratio_ci`]). All log ratios
-/// zero (identical values) is no change, p = 1. See the module docs for why an exact
-/// test needs more rounds than a t-test to survive Holm.
-///
-/// Errors: as [`paired_ratio_ci`], and settings out of range.
-pub fn compare_signed_rank(
-    baseline: &[f64],
-    candidate: &[f64],
-    better: Better,
-    settings: &ComparisonSettings,
-) -> Result<Comparison, StatsError> {
-    check_open_unit(settings.alpha, "alpha")?;
-    check_non_negative(settings.noise_band, "noise_band")?;
-    let logs = log_ratios(baseline, candidate)?;
-    let ratio = paired_ratio_ci(baseline, candidate, settings.confidence)?;
-    let test = match wilcoxon_signed_rank(&logs, Alternative::TwoSided) {
-        Ok(t) => t,
-        Err(StatsError::TooFewValues { .. }) => SignedRank {
-            w_plus: 0.0,
-            p_value: 1.0,
-            method: MannWhitneyMethod::Exact,
-            alternative: Alternative::TwoSided,
-            n: 0,
-        },
-        Err(e) => return Err(e),
-    };
-    Ok(Comparison {
-        better,
-        ratio,
-        test: SignificanceTest::SignedRank(test),
-        p_adjusted: test.p_value,
-        verdict: classify(
-            ratio.estimate,
-            better,
-            test.p_value,
-            settings.alpha,
-            settings.noise_band,
-        ),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::student::student_t_quantile;
     use proptest::prelude::*;
 
     /// Darwin's Zea mays height differences (Fisher 1935), the example of
@@ -429,37 +344,6 @@ mod tests {
         assert!(wilcoxon_signed_rank(&[1.0, f64::NAN], Alternative::TwoSided).is_err());
     }
 
-    #[test]
-    fn round_noise_cancels_in_the_paired_ratio() {
-        // Every round's level moves by up to +-30% (a busy machine); the candidate is 5%
-        // above the baseline of its own round.
-        let level = [1.0, 1.3, 0.8, 1.1, 0.7, 1.25, 0.9, 1.05, 0.75, 1.2];
-        let base: Vec<f64> = level.iter().map(|l| 100.0 * l).collect();
-        let cand: Vec<f64> = level
-            .iter()
-            .enumerate()
-            .map(|(i, l)| 105.0 * l * (1.0 + 0.001 * (i as f64 - 4.5)))
-            .collect();
-        let s = ComparisonSettings::default();
-        let paired = compare_signed_rank(&base, &cand, Better::Lower, &s).unwrap();
-        assert_eq!(paired.verdict, crate::Verdict::Regression);
-        assert!(
-            (paired.ratio.estimate - 1.05).abs() < 0.003,
-            "{:?}",
-            paired.ratio
-        );
-        assert!(paired.ratio.low > 1.04 && paired.ratio.high < 1.06);
-        assert!(paired.ratio.achieved >= 0.95);
-        let unpaired = crate::compare(&base, &cand, Better::Lower, &s).unwrap();
-        assert_eq!(unpaired.verdict, crate::Verdict::NoSignificantChange);
-        let t = compare_paired(&base, &cand, Better::Lower, &s).unwrap();
-        assert_eq!(t.verdict, crate::Verdict::Regression);
-        assert!((t.ratio.estimate - 1.05).abs() < 0.003, "{:?}", t.ratio);
-        assert!(t.ratio.low > 1.04 && t.ratio.high < 1.06, "{:?}", t.ratio);
-        // Unlike the exact test's floor of 2/1024, t's p can survive a family of 100.
-        assert!(t.p_adjusted * 100.0 < 0.05, "{}", t.p_adjusted);
-    }
-
     /// Student's sleep data (Cushny and Peebles, as in R's `t.test(extra ~ group,
     /// paired = TRUE)`): t = -4.0621, df = 9, p = 0.002833, mean difference -1.58,
     /// 95% interval -2.4598858 to -0.7001142.
@@ -481,29 +365,6 @@ mod tests {
         assert_eq!(paired_t(&[0.1, 0.1]).unwrap().p_value, 0.5);
         assert_eq!(paired_t(&[-0.1; 10]).unwrap().p_value, 2.0 / 1024.0);
         assert!(paired_t(&[0.1]).is_err());
-    }
-
-    #[test]
-    fn identical_pairs_are_no_change() {
-        let v = [3.0, 4.0, 5.0];
-        let s = ComparisonSettings::default();
-        for c in [
-            compare_signed_rank(&v, &v, Better::Lower, &s).unwrap(),
-            compare_paired(&v, &v, Better::Lower, &s).unwrap(),
-        ] {
-            assert_eq!(c.verdict, crate::Verdict::NoSignificantChange);
-            assert_eq!(c.p_adjusted, 1.0);
-            assert_eq!(c.ratio.estimate, 1.0);
-        }
-    }
-
-    #[test]
-    fn bad_pairs_are_refused() {
-        let s = ComparisonSettings::default();
-        assert!(compare_paired(&[1.0, 2.0], &[1.0], Better::Lower, &s).is_err());
-        assert!(compare_paired(&[1.0, 0.0], &[1.0, 1.0], Better::Lower, &s).is_err());
-        assert!(compare_paired(&[1.0], &[1.0], Better::Lower, &s).is_err());
-        assert!(compare_signed_rank(&[1.0, 0.0], &[1.0, 1.0], Better::Lower, &s).is_err());
     }
 
     fn brute_force_counts(n: usize) -> Vec<f64> {

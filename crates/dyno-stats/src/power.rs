@@ -22,6 +22,10 @@
 //!   `2 / C(2n, n)`): when `family` times the floor exceeds `alpha` no change of any size
 //!   can be flagged, and [`PowerQuestion::min_detectable_change`] returns `None`.
 //!
+//! - the sequential test: as the paired t-test, with its threshold at `n` rounds
+//!   ([`crate::sequential_critical_t`]) in place of `t(1 - a/2, df)`; its floor is the
+//!   reciprocal of the largest Bayes factor `n` rounds can give.
+//!
 //! `a = alpha / family` is Holm's first (strictest) step: a change that reaches it is
 //! flagged whatever the other metrics do, so the figure is what one metric can count on.
 //! The change is `exp(d) - 1` (a rise; a fall of the same size in log units is
@@ -38,6 +42,10 @@ pub enum PowerTest {
     SignedRank,
     /// Two independent samples, exact Mann-Whitney.
     MannWhitney,
+    /// The sequential t-test on per-round log ratios ([`crate::sequential_t`]): the
+    /// threshold of its look at `n` rounds, [`crate::sequential_critical_t`], takes the
+    /// place of the t quantile, and its floor is the Bayes factor's bound.
+    Sequential,
 }
 
 /// A design whose power is asked for.
@@ -82,7 +90,7 @@ impl PowerQuestion {
             return None;
         }
         let (se, df) = match self.test {
-            PowerTest::PairedT => (self.sd / n.sqrt(), n - 1.0),
+            PowerTest::PairedT | PowerTest::Sequential => (self.sd / n.sqrt(), n - 1.0),
             PowerTest::SignedRank => (self.sd / n.sqrt() * RANK_INFLATION.sqrt(), n - 1.0),
             PowerTest::MannWhitney => (
                 self.sd * (2.0 / n).sqrt() * RANK_INFLATION.sqrt(),
@@ -90,7 +98,13 @@ impl PowerQuestion {
             ),
         };
         let a = self.alpha / family;
-        let z = student_t_quantile(1.0 - a / 2.0, df) + student_t_quantile(self.power, df);
+        let threshold = match self.test {
+            PowerTest::Sequential => {
+                crate::sequential::sequential_critical_t(self.n, crate::MIXING_VARIANCE, a)?
+            }
+            _ => student_t_quantile(1.0 - a / 2.0, df),
+        };
+        let z = threshold + student_t_quantile(self.power, df);
         let d = z * se;
         d.is_finite().then_some(d)
     }
@@ -118,11 +132,15 @@ impl PowerQuestion {
     }
 
     /// The smallest two-sided p-value the exact test can give with `n` rounds (0 for the
-    /// t-test, which has no floor): `2 / 2^n` signed-rank, `2 / C(2n, n)` Mann-Whitney.
+    /// t-test, which has no floor): `2 / 2^n` signed-rank, `2 / C(2n, n)` Mann-Whitney,
+    /// the reciprocal of the Bayes factor's bound for the sequential test.
     pub fn smallest_p(&self) -> f64 {
         let n = self.n.min(MAX_ROUNDS);
         match self.test {
             PowerTest::PairedT => 0.0,
+            PowerTest::Sequential => {
+                (-crate::sequential::max_log_bayes_factor(n, crate::MIXING_VARIANCE)).exp()
+            }
             PowerTest::SignedRank => 2.0 / 2f64.powi(n as i32),
             PowerTest::MannWhitney => {
                 2.0 / (0..n).fold(1.0, |acc, i| acc * (2 * n - i) as f64 / (i + 1) as f64)
@@ -219,6 +237,26 @@ mod tests {
         assert_eq!(mw.rounds_to_reach_alpha(), Some(4));
         assert_eq!(paired(1, 0.03, 1).min_detectable_change(), None);
         assert_eq!(paired(1, 0.03, 1).rounds_to_reach_alpha(), Some(2));
+    }
+
+    #[test]
+    fn the_sequential_test_needs_more_rounds_and_has_a_floor() {
+        let seq = |n| PowerQuestion {
+            test: PowerTest::Sequential,
+            ..paired(n, 0.05, 1)
+        };
+        // Looking after every round costs sensitivity at any fixed n.
+        for n in [5, 10, 30] {
+            let s = seq(n).min_detectable_log_change().unwrap();
+            let p = paired(n, 0.05, 1).min_detectable_log_change().unwrap();
+            assert!(s > p, "{n}: {s} {p}");
+        }
+        // (1 + 4)^(3/2) < 20 <= (1 + 5)^2: nothing below 5 rounds at alpha 0.05.
+        assert_eq!(seq(4).min_detectable_change(), None);
+        assert_eq!(seq(4).rounds_to_reach_alpha(), Some(5));
+        let r = seq(2).rounds_for(0.05).unwrap();
+        assert!(seq(r).min_detectable_change().unwrap() <= 0.05);
+        assert!(seq(r - 1).min_detectable_change().is_none_or(|c| c > 0.05));
     }
 
     #[test]

@@ -165,10 +165,6 @@ pub enum StoreError {
     /// Parquet export was asked of a build without the `parquet` cargo feature.
     #[error("Parquet export is not in this build: rebuild with the cargo feature `parquet` (on by default)")]
     ParquetDisabled,
-    /// A statistic over stored values could not be computed (an infinite value in a
-    /// history, see [`crate::TrendReport::analyse`]).
-    #[error(transparent)]
-    Stats(#[from] dyno_stats::StatsError),
 }
 
 impl StoreError {

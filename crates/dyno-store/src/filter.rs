@@ -1,7 +1,23 @@
-//! The SQL of a [`RunFilter`], written once for both dialects: the run list and the
-//! metric history select runs the same way on SQLite and PostgreSQL.
+//! Which runs a query selects ([`RunFilter`]) and its SQL, written once for both
+//! dialects: the run list and the metric history select runs the same way on SQLite and
+//! PostgreSQL.
 
-use crate::query::RunFilter;
+/// Which runs [`Store::list_runs`](crate::Store::list_runs) returns. Every field left `None` matches all runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFilter {
+    /// Exact command name (`machine`, `tune`, `pipeline`, `compare`).
+    pub command: Option<String>,
+    /// Substring of the host name (case-sensitive).
+    pub host: Option<String>,
+    /// Substring of the subject name (case-sensitive).
+    pub subject: Option<String>,
+    /// Runs started at or after this time (seconds since the Unix epoch).
+    pub since: Option<f64>,
+    /// Runs started at or before this time (seconds since the Unix epoch).
+    pub until: Option<f64>,
+    /// At most this many runs (the newest).
+    pub limit: Option<usize>,
+}
 
 /// The SQL dialect a query is spelled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! should count once in a distribution.
 
 use crate::error::StoreError;
-use crate::filter::{Dialect, Param, Sql};
-use crate::query::{decode_metric, RunFilter};
+use crate::filter::{Dialect, Param, RunFilter, Sql};
+use crate::query::decode_metric;
 use crate::sqlite::Sqlite;
 use crate::RunId;
 use dyno_model::Metric;

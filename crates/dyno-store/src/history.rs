@@ -7,9 +7,9 @@
 //! one number per run and the samples of a whole history are too many to ship.
 
 use crate::error::StoreError;
-use crate::filter::{Dialect, Param, Sql};
+use crate::filter::{Dialect, Param, RunFilter, Sql};
 use crate::fleet::common_metric;
-use crate::query::{decode_json, decode_subject, RunFilter};
+use crate::query::{decode_json, decode_subject};
 use crate::sqlite::Sqlite;
 use crate::RunId;
 use dyno_model::{Metric, Subject};

@@ -67,39 +67,26 @@ mod error;
 mod export;
 mod filter;
 mod fleet;
-mod fleet_report;
 mod history;
 mod pg;
 mod query;
 mod run;
-mod run_docs;
 mod schema;
 mod sqlite;
 mod store;
 mod transfer;
-mod trend;
 mod url;
 mod writer;
 
 pub use error::StoreError;
 pub use export::ExportFormat;
+pub use filter::RunFilter;
 pub use fleet::{FleetQuery, FleetRuns, MachineRun};
-pub use fleet_report::{
-    better, FleetFilter, FleetGroup, FleetMachine, FleetReference, FleetReport, FleetStanding,
-    MetricRef, Passes, ALL_MACHINES, FLEET_SCHEMA,
-};
 pub use history::{HistoryPoint, HistoryQuery};
-pub use query::{RunFilter, RunSummary, StoredRun};
-pub use run_docs::{
-    ListedRun, MedianInterval, MetricStats, RunList, RunShow, ShownMetric, LIST_SCHEMA, SHOW_SCHEMA,
-};
+pub use query::{RunSummary, StoredRun};
 pub use schema::{MAGIC, SCHEMA_VERSION};
 pub use store::Store;
 pub use transfer::{Copied, CopyTally};
-pub use trend::{
-    metric_suggestion, mixed_series, percent, TrendChange, TrendFilters, TrendPoint, TrendReport,
-    TrendSettings, TrendVerdict, MIN_POINTS, TREND_SCHEMA,
-};
 pub use url::{is_postgres_url, redact, split_password};
 
 /// The id of a run in a store.

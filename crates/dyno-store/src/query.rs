@@ -1,30 +1,13 @@
 //! Reading runs back: the filtered list and one run in full.
 
 use crate::error::StoreError;
-use crate::filter::{Dialect, Sql};
+use crate::filter::{Dialect, RunFilter, Sql};
 use crate::sqlite::Sqlite;
 use crate::writer::Writer;
 use crate::RunId;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use rusqlite::{OptionalExtension, Row};
 use std::path::Path;
-
-/// Which runs [`Store::list_runs`](crate::Store::list_runs) returns. Every field left `None` matches all runs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunFilter {
-    /// Exact command name (`machine`, `tune`, `pipeline`, `compare`).
-    pub command: Option<String>,
-    /// Substring of the host name (case-sensitive).
-    pub host: Option<String>,
-    /// Substring of the subject name (case-sensitive).
-    pub subject: Option<String>,
-    /// Runs started at or after this time (seconds since the Unix epoch).
-    pub since: Option<f64>,
-    /// Runs started at or before this time (seconds since the Unix epoch).
-    pub until: Option<f64>,
-    /// At most this many runs (the newest).
-    pub limit: Option<usize>,
-}
 
 /// One line of the run list.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +58,22 @@ pub(crate) const LIST_RUNS: &str =
      JOIN subjects su ON su.id = r.subject_id
      JOIN hosts h ON h.id = r.host_id
      WHERE 1 = 1";
+
+/// One run's header in one dialect: what `begin_run` recorded (columns 0-8: command,
+/// subject kind, name and attributes, host, start, command line, tool version, settings),
+/// its status, end and writer (9-13), and its uuid (14).
+pub(crate) fn run_header_sql(dialect: Dialect) -> String {
+    format!(
+        "SELECT r.command, su.kind, su.name, su.attributes, h.json, r.started_at,
+                r.command_line, r.tool_version, r.settings, r.status, r.finished_at,
+                r.writer_host, r.writer_pid, r.writer_token, r.uuid
+         FROM runs r
+         JOIN subjects su ON su.id = r.subject_id
+         JOIN hosts h ON h.id = r.host_id
+         WHERE r.id = {}",
+        dialect.placeholder(1)
+    )
+}
 
 /// The run list in one dialect: runs matching `filter`, newest first (by start time,
 /// then id), at most its `limit`.
@@ -169,26 +168,16 @@ impl Sqlite {
     pub(crate) fn run_header(&self, id: RunId) -> Result<Header, StoreError> {
         let row = self
             .conn
-            .query_row(
-                "SELECT r.command, su.kind, su.name, su.attributes, h.json, r.started_at,
-                        r.command_line, r.tool_version, r.settings, r.status, r.finished_at,
-                        r.writer_host, r.writer_pid, r.writer_token
-                 FROM runs r
-                 JOIN subjects su ON su.id = r.subject_id
-                 JOIN hosts h ON h.id = r.host_id
-                 WHERE r.id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        [r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
-                        r.get::<_, f64>(5)?,
-                        [r.get::<_, String>(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
-                        r.get::<_, Option<f64>>(10)?,
-                        writer_of(r, 11)?,
-                    ))
-                },
-            )
+            .query_row(&run_header_sql(Dialect::Sqlite), [id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    [r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?],
+                    r.get::<_, f64>(5)?,
+                    [r.get::<_, String>(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
+                    r.get::<_, Option<f64>>(10)?,
+                    writer_of(r, 11)?,
+                ))
+            })
             .optional()
             .map_err(self.sql())?
             .ok_or(StoreError::UnknownRun(id))?;

@@ -3,10 +3,11 @@
 
 use crate::error::StoreError;
 use crate::export::ExportFormat;
+use crate::filter::RunFilter;
 use crate::fleet::{FleetQuery, FleetRuns};
 use crate::history::{HistoryPoint, HistoryQuery};
 use crate::pg::Pg;
-use crate::query::{RunFilter, RunSummary, StoredRun};
+use crate::query::{RunSummary, StoredRun};
 use crate::sqlite::Sqlite;
 use crate::transfer::{Copied, CopyTally, RunRecord};
 use crate::url::path_is_postgres;

@@ -6,8 +6,12 @@
 //! that started at another time) died without finishing: `list_runs` and `run` report it
 //! as `incomplete`, and `Store::reap_dead_runs` writes that down. A writer on another
 //! host, or one this system cannot check (no `/proc`), is never declared dead.
-
-use dyno_proc::procfs::{self, Liveness};
+//!
+//! The store reads the three /proc files this takes itself (a few lines of std) rather
+//! than depending on dyno-proc, the process layer of the command crates: storing must not
+//! pull in spawning, sampling and libc. `/proc/PID/stat` is parsed as dyno-proc does:
+//! fields are counted after the *last* `)`, since the command name may hold spaces and
+//! parentheses.
 
 /// The identity of a process that writes runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,33 +44,71 @@ impl Writer {
         let Some(recorded) = &self.token else {
             return false;
         };
-        let Some(boot) = procfs::boot_id() else {
+        let Some(boot) = boot_id() else {
             return false;
         };
         if !recorded.starts_with(&format!("{boot}:")) {
             return true; // the machine rebooted since
         }
-        match procfs::liveness(self.pid) {
-            Liveness::Alive { start_ticks } => *recorded != format!("{boot}:{start_ticks}"),
+        match start_ticks(self.pid) {
+            Some(start) => *recorded != format!("{boot}:{start}"),
             // Exited (a zombie not yet reaped), or no such process.
-            Liveness::Zombie | Liveness::Gone => true,
+            None => true,
         }
     }
 }
 
+/// A trimmed, non-empty line of a /proc file.
+fn proc_line(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
 fn hostname() -> String {
-    procfs::hostname().unwrap_or_default()
+    proc_line("/proc/sys/kernel/hostname").unwrap_or_default()
+}
+
+/// This boot's id: with a start time, names a process across reboots.
+fn boot_id() -> Option<String> {
+    proc_line("/proc/sys/kernel/random/boot_id")
+}
+
+/// The start time (clock ticks since boot, field 22 of `/proc/PID/stat`) of a process that
+/// has not exited; `None` for a zombie (`Z`), a dead task (`X`) or no such process.
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_ticks(&stat)
+}
+
+fn parse_start_ticks(stat: &str) -> Option<u64> {
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    // fields[0] is field 3 (state) of proc(5), so field 22 is fields[19].
+    match fields.first()? {
+        &"Z" | &"X" => None,
+        _ => fields.get(19)?.parse().ok(),
+    }
 }
 
 /// `boot_id:start_ticks` of a live process.
 fn token_of(pid: u32) -> Option<String> {
-    let start = procfs::start_ticks(pid)?;
-    Some(format!("{}:{start}", procfs::boot_id()?))
+    let start = start_ticks(pid)?;
+    Some(format!("{}:{start}", boot_id()?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_ticks_are_field_22_counted_after_the_last_parenthesis() {
+        let stat =
+            "4242 (a) b) (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 10";
+        assert_eq!(parse_start_ticks(stat), Some(987_654));
+        assert_eq!(parse_start_ticks(&stat.replace(" S ", " Z ")), None);
+        assert_eq!(parse_start_ticks("4242 (truncated"), None);
+    }
 
     #[test]
     fn this_process_is_alive() {
@@ -84,7 +126,7 @@ mod tests {
         child.wait().unwrap();
         let gone = Writer {
             pid,
-            token: Some(format!("{}:1", procfs::boot_id().unwrap())),
+            token: Some(format!("{}:1", boot_id().unwrap())),
             ..me.clone()
         };
         assert!(gone.is_dead());

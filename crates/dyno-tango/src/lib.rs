@@ -41,6 +41,7 @@ pub mod snapshot;
 pub mod synthetic;
 pub mod sys;
 pub mod tile;
+pub mod wiring;
 pub mod workspace;
 
 #[cfg(test)]

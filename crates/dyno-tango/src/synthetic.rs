@@ -16,16 +16,14 @@ use serde::Serialize;
 use crate::affinity::CpuSlot;
 use crate::clock::{ns_per_tick, ticks};
 use crate::config::{LayoutConfig, LinkConfig};
-use crate::dcache::Dcache;
 use crate::error::{Error, Result};
-use crate::fseq::{Fseq, FSEQ_FOOTPRINT};
-use crate::link::{Consumer, Producer};
-use crate::mcache::{FragMeta, Mcache};
-use crate::metrics::{ConsumerMetrics, LinkMetrics, TileMetrics};
+use crate::mcache::FragMeta;
+use crate::metrics::TileMetrics;
 use crate::region::Region;
 use crate::snapshot::{Snapshot, TimeSplit};
 use crate::sys;
-use crate::tile::{mark_failed, FragOutcome, InLink, OutLink, Outputs, Stem, Tile};
+use crate::tile::{mark_failed, FragOutcome, Outputs, Stem, Tile};
+use crate::wiring::{pin_tile, LinkParts};
 use crate::workspace::{ObjectKind, Workspace, WorkspaceOptions};
 
 /// What one sink saw.
@@ -186,53 +184,16 @@ fn build(cfg: &LayoutConfig, link: &LinkConfig) -> Result<Built> {
         TileMetrics::new(&r)?;
         tile_metrics.push(r);
     }
-    let m = ws.alloc(ObjectKind::Mcache, &name, Mcache::footprint(link.depth))?;
-    Mcache::new(&m, link.depth, 0)?;
-    let d = ws.alloc(
-        ObjectKind::Dcache,
-        &name,
-        Dcache::footprint(link.mtu, link.depth),
-    )?;
-    Dcache::new(&d, link.mtu, link.depth)?;
-    let lm = ws.alloc(ObjectKind::LinkMetrics, &name, LinkMetrics::FOOTPRINT)?;
-    LinkMetrics::new(&lm)?;
-    let (mcache, dcache) = (Mcache::join(&m)?, Dcache::join(&d)?);
-    let mut fseqs = Vec::new();
-    let mut slow = Vec::new();
-    let mut inputs = Vec::new();
-    for i in 0..sink_count {
-        let edge = format!("{name}@sink:{i}");
-        let cm = ws.alloc(
-            ObjectKind::ConsumerMetrics,
-            &edge,
-            ConsumerMetrics::FOOTPRINT,
-        )?;
-        ConsumerMetrics::new(&cm)?;
-        let fseq = if link.reliable {
-            let f = ws.alloc(ObjectKind::Fseq, &edge, FSEQ_FOOTPRINT)?;
-            Fseq::new(&f, 0)?;
-            let f = Fseq::join(&f)?;
-            fseqs.push(f.clone());
-            slow.push(Some(cm.clone()));
-            Some(f)
-        } else {
-            None
-        };
-        inputs.push(InLink {
-            consumer: Consumer::new(mcache.clone(), dcache.clone(), fseq),
-            metrics: Some(cm),
-        });
-    }
+    let mut parts = LinkParts::new(&mut ws, &name, link.depth, link.mtu)?;
+    let inputs = (0..sink_count)
+        .map(|i| parts.consumer(&mut ws, &format!("sink:{i}"), link.reliable))
+        .collect::<Result<Vec<_>>>()?;
     ws.mark_ready();
     let opts = cfg.stem_options(link.depth)?;
     let source = Stem::new(
         source_tile(cfg, link)?,
         Vec::new(),
-        vec![OutLink {
-            producer: Producer::new(mcache, dcache, fseqs),
-            metrics: Some(lm),
-            slow,
-        }],
+        vec![parts.producer()],
         Some(tile_metrics[0].clone()),
         opts.clone(),
     );
@@ -262,20 +223,6 @@ fn build(cfg: &LayoutConfig, link: &LinkConfig) -> Result<Built> {
     })
 }
 
-fn pin(slot: CpuSlot, metrics: &Region) -> Result<()> {
-    let cpu = match slot {
-        CpuSlot::Pinned(cpu) => {
-            sys::pin_current_thread(cpu)?;
-            cpu as u64
-        }
-        CpuSlot::Floating => u64::MAX,
-    };
-    TileMetrics::join(metrics)?
-        .cpu
-        .store(cpu, Ordering::Relaxed);
-    Ok(())
-}
-
 fn run_stem<T: Tile>(
     name: &str,
     mut stem: Stem<T>,
@@ -283,7 +230,7 @@ fn run_stem<T: Tile>(
     m: &Region,
     stop: &AtomicBool,
 ) -> Result<Stem<T>> {
-    if let Err(e) = pin(slot, m) {
+    if let Err(e) = pin_tile(slot, m) {
         let _ = mark_failed(m);
         stop.store(true, Ordering::Relaxed);
         return Err(Error::Tile {

@@ -103,6 +103,19 @@ impl Default for ForgeConfig {
     }
 }
 
+impl ForgeConfig {
+    /// The default layout with `banks` bank tiles (at least one): what a node's
+    /// `bank_tiles` sets. With several banks, pack releases a microblock's account locks
+    /// only once poh has recorded it, so the entries' order is an order the banks
+    /// executed in, and the block replays sequentially to the banks' state.
+    pub fn with_banks(banks: usize) -> ForgeConfig {
+        ForgeConfig {
+            bank_tiles: banks.max(1),
+            ..ForgeConfig::default()
+        }
+    }
+}
+
 /// Most transactions fed and not yet recorded: bounds the work left to finish once
 /// feeding stops (a few milliseconds of the pipeline's throughput), since a slot's fed
 /// transactions are all recorded before it returns.
@@ -230,6 +243,7 @@ fn shared_at(g: &Genesis, balances: &[u64], banks: usize) -> Option<Arc<Shared>>
         landed: AtomicU64::new(0),
         slot: AtomicU64::new(0),
         bank_done: (0..banks).map(|_| AtomicU64::new(0)).collect(),
+        record_order: banks > 1,
         pack_held: AtomicU64::new(0),
         telemetry: Telemetry::default(),
     }))

@@ -176,3 +176,35 @@ fn without_verify_tiles_checked_transactions_go_straight_to_dedup() {
     assert_eq!(replay(&g, &base, [4; 32], &slot.entries), slot.balances);
     forge.shutdown();
 }
+
+#[test]
+fn several_banks_on_hot_accounts_record_an_order_they_executed_in() {
+    // Six accounts shared by every transfer, three banks: pack keeps sending conflicting
+    // microblocks to different banks. Poh must record them in the order they ran (pack
+    // releases a microblock's locks only once poh recorded it), or a sequential replay
+    // of the entries, which is what a follower does, reaches other balances or statuses.
+    // Small balances make some transfers fail, so the statuses depend on the order too.
+    let g = Arc::new(fund_initial_accounts(6, 3_000, 4));
+    let mut forge = TileForge::start(&ForgeConfig::with_banks(3), g.clone()).unwrap();
+    let until = || Instant::now() + Duration::from_secs(20);
+    let genesis_balances = AccountStore::new(&g).balances();
+    for round in 0..3u64 {
+        let txs = transfer_block(&g, 3_000, 10 + round);
+        let slot = forge
+            .forge(&genesis_balances, [round as u8; 32], &txs, until(), until())
+            .unwrap();
+        let recorded: usize = slot.entries.iter().map(|e| e.txs.len()).sum();
+        assert_eq!(recorded, txs.len());
+        let failed = slot
+            .entries
+            .iter()
+            .flat_map(|e| &e.executed)
+            .filter(|ok| !**ok)
+            .count();
+        assert!(failed > 0, "some transfers fail on these balances");
+        assert_eq!(
+            replay(&g, &genesis_balances, [round as u8; 32], &slot.entries),
+            slot.balances
+        );
+    }
+}

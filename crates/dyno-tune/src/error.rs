@@ -60,6 +60,24 @@ pub enum TuneError {
     /// A statistics routine refused its input.
     #[error("statistics: {0}")]
     Stats(#[from] dyno_stats::StatsError),
+    /// `--host` names a machine that did not run the study.
+    #[error("--host {host}: no run of {} on that host (hosts: {})", study.display(), if hosts.is_empty() { "none".to_string() } else { hosts.join(", ") })]
+    UnknownHost {
+        /// The host asked for.
+        host: String,
+        /// The study file.
+        study: PathBuf,
+        /// The hosts that ran it.
+        hosts: Vec<String>,
+    },
+    /// Several machines ran the study, not this one, and none was chosen.
+    #[error("the store holds {} from {} hosts ({}), not this one: choose one with --host (the per-CPU section compares them)", study.display(), hosts.len(), hosts.join(", "))]
+    ChooseHost {
+        /// The study file.
+        study: PathBuf,
+        /// The hosts that ran it.
+        hosts: Vec<String>,
+    },
     /// Nothing is stored for this study yet.
     #[error("no results stored for study {0} (run `dyno tune run` first)")]
     NoResults(PathBuf),

@@ -59,6 +59,7 @@ pub mod report_cpu;
 pub mod report_json;
 pub mod session;
 mod study;
+mod study_toml;
 mod toolchain;
 mod training;
 mod variant;

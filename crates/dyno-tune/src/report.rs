@@ -631,7 +631,7 @@ impl StudyReport {
             "Recommended (no other variant significantly better by at least min_effect on every metric): {}\n",
             names(&self.recommended)
         ));
-        out.push_str(&self.per_cpu_text());
+        out.push_str(&crate::report_cpu::per_cpu_text(&self.per_cpu));
         if !self.snippets.is_empty() {
             out.push_str(
                 "Profiles below: the recommended variants with the best medians (Pareto set).\n",
@@ -704,7 +704,7 @@ impl StudyReport {
             rec = rec.note(w.clone());
         }
         report = report.section(rec);
-        if let Some(section) = self.per_cpu_section() {
+        if let Some(section) = crate::report_cpu::per_cpu_section(&self.per_cpu) {
             report = report.section(section);
         }
         for (m, table) in self.metrics.iter().zip(self.metric_tables()) {

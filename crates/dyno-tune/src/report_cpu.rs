@@ -13,7 +13,6 @@
 use crate::error::TuneError;
 use crate::race::{metrics_of, recommended, values, RaceConfig, Replay};
 use crate::record::{read_run, study_runs, JobRecord};
-use crate::report::StudyReport;
 use dyno_model::{format_value, Direction, Metric, SubjectKind};
 use dyno_report::{Align, Cell, Section, Table};
 use dyno_stats::{median, median_ci};
@@ -194,139 +193,137 @@ fn family(
     })
 }
 
-impl StudyReport {
-    /// One table per metric with a block of rows per CPU family (empty with one family).
-    pub fn per_cpu_tables(&self) -> Vec<Table> {
-        let mut metrics: Vec<&Metric> = Vec::new();
-        for m in self.per_cpu.iter().flat_map(|f| &f.metrics) {
-            if !metrics.iter().any(|seen| seen.name == m.metric.name) {
-                metrics.push(&m.metric);
-            }
+/// One table per metric with a block of rows per CPU family (empty with one family).
+pub fn per_cpu_tables(families: &[CpuFamily]) -> Vec<Table> {
+    let mut metrics: Vec<&Metric> = Vec::new();
+    for m in families.iter().flat_map(|f| &f.metrics) {
+        if !metrics.iter().any(|seen| seen.name == m.metric.name) {
+            metrics.push(&m.metric);
         }
-        metrics
-            .into_iter()
-            .map(|metric| self.per_cpu_table(metric))
-            .collect()
     }
+    metrics
+        .into_iter()
+        .map(|metric| per_cpu_table(families, metric))
+        .collect()
+}
 
-    fn per_cpu_table(&self, metric: &Metric) -> Table {
-        let dir = match metric.direction {
-            Direction::HigherIsBetter => "higher is better",
-            Direction::LowerIsBetter => "lower is better",
+fn per_cpu_table(families: &[CpuFamily], metric: &Metric) -> Table {
+    let dir = match metric.direction {
+        Direction::HigherIsBetter => "higher is better",
+        Direction::LowerIsBetter => "lower is better",
+    };
+    let mut t = Table::new(format!("{} per CPU family ({dir})", metric.name))
+        .column("CPU family", Align::Left)
+        .column("subject", Align::Left)
+        .column("hosts", Align::Right)
+        .column("runs", Align::Right)
+        .column("n", Align::Right)
+        .column("median", Align::Right)
+        .column("95% CI", Align::Right)
+        .column("status", Align::Left);
+    for f in families {
+        let Some(m) = f.metrics.iter().find(|m| m.metric.name == metric.name) else {
+            continue;
         };
-        let mut t = Table::new(format!("{} per CPU family ({dir})", metric.name))
-            .column("CPU family", Align::Left)
-            .column("subject", Align::Left)
-            .column("hosts", Align::Right)
-            .column("runs", Align::Right)
-            .column("n", Align::Right)
-            .column("median", Align::Right)
-            .column("95% CI", Align::Right)
-            .column("status", Align::Left);
-        for f in &self.per_cpu {
-            let Some(m) = f.metrics.iter().find(|m| m.metric.name == metric.name) else {
-                continue;
-            };
-            for row in &m.rows {
-                let rec = f.recommended.contains(&row.label);
-                let label = Cell::new(row.label.clone());
-                let status = if row.baseline {
-                    Cell::new("baseline")
-                } else if rec {
-                    Cell::new("recommended").good()
-                } else {
-                    Cell::new("-")
-                };
-                t.push_row(vec![
-                    Cell::new(f.cpu_model.clone()),
-                    if rec { label.good() } else { label },
-                    Cell::new(row.hosts.to_string()),
-                    Cell::new(row.runs.to_string()),
-                    Cell::new(row.n.to_string()),
-                    Cell::new(format_value(row.median, metric.unit)),
-                    Cell::new(format!(
-                        "{} .. {}",
-                        format_value(row.ci.0, metric.unit),
-                        format_value(row.ci.1, metric.unit)
-                    )),
-                    status,
-                ]);
-            }
-        }
-        t
-    }
-
-    /// One line per CPU family: hosts, runs and its recommended variants (empty with one
-    /// family).
-    pub fn per_cpu_text(&self) -> String {
-        let mut out = String::new();
-        for f in &self.per_cpu {
-            let rec = if f.recommended.is_empty() {
-                "none".to_string()
+        for row in &m.rows {
+            let rec = f.recommended.contains(&row.label);
+            let label = Cell::new(row.label.clone());
+            let status = if row.baseline {
+                Cell::new("baseline")
+            } else if rec {
+                Cell::new("recommended").good()
             } else {
-                f.recommended.join(", ")
+                Cell::new("-")
             };
-            out.push_str(&format!(
-                "Recommended on {} ({} hosts, {} runs): {rec}\n",
-                f.cpu_model, f.hosts, f.runs
-            ));
+            t.push_row(vec![
+                Cell::new(f.cpu_model.clone()),
+                if rec { label.good() } else { label },
+                Cell::new(row.hosts.to_string()),
+                Cell::new(row.runs.to_string()),
+                Cell::new(row.n.to_string()),
+                Cell::new(format_value(row.median, metric.unit)),
+                Cell::new(format!(
+                    "{} .. {}",
+                    format_value(row.ci.0, metric.unit),
+                    format_value(row.ci.1, metric.unit)
+                )),
+                status,
+            ]);
         }
-        out
     }
+    t
+}
 
-    /// The HTML section of the per-family results, when there are several families.
-    pub fn per_cpu_section(&self) -> Option<Section> {
-        if self.per_cpu.is_empty() {
-            return None;
-        }
-        let mut section = Section::new("Per CPU family").paragraph(
-            "Runs of this study from machines with different CPU models: each variant per CPU model, and the variants recommended on each (the report's rule applied to that model's samples).",
-        );
-        for line in self.per_cpu_text().lines() {
-            section = section.paragraph(line.to_string());
-        }
-        for t in self.per_cpu_tables() {
-            section = section.table(t);
-        }
-        Some(section)
+/// One line per CPU family: hosts, runs and its recommended variants (empty with one
+/// family).
+pub fn per_cpu_text(families: &[CpuFamily]) -> String {
+    let mut out = String::new();
+    for f in families {
+        let rec = if f.recommended.is_empty() {
+            "none".to_string()
+        } else {
+            f.recommended.join(", ")
+        };
+        out.push_str(&format!(
+            "Recommended on {} ({} hosts, {} runs): {rec}\n",
+            f.cpu_model, f.hosts, f.runs
+        ));
     }
+    out
+}
 
-    /// The `per_cpu` field of the JSON report (`[]` with one family).
-    pub fn per_cpu_json(&self) -> Value {
-        self.per_cpu
-            .iter()
-            .map(|f| {
-                let mut results = Map::new();
-                for m in &f.metrics {
-                    let rows: Vec<Value> = m
-                        .rows
-                        .iter()
-                        .map(|r| {
-                            json!({
-                                "label": r.label,
-                                "kind": if r.baseline { "baseline" } else { "variant" },
-                                "hosts": r.hosts,
-                                "runs": r.runs,
-                                "n": r.n,
-                                "median": r.median,
-                                "ci95_low": r.ci.0,
-                                "ci95_high": r.ci.1,
-                                "recommended": f.recommended.contains(&r.label),
-                            })
+/// The HTML section of the per-family results, when there are several families.
+pub fn per_cpu_section(families: &[CpuFamily]) -> Option<Section> {
+    if families.is_empty() {
+        return None;
+    }
+    let mut section = Section::new("Per CPU family").paragraph(
+        "Runs of this study from machines with different CPU models: each variant per CPU model, and the variants recommended on each (the report's rule applied to that model's samples).",
+    );
+    for line in per_cpu_text(families).lines() {
+        section = section.paragraph(line.to_string());
+    }
+    for t in per_cpu_tables(families) {
+        section = section.table(t);
+    }
+    Some(section)
+}
+
+/// The `per_cpu` field of the JSON report (`[]` with one family).
+pub fn per_cpu_json(families: &[CpuFamily]) -> Value {
+    families
+        .iter()
+        .map(|f| {
+            let mut results = Map::new();
+            for m in &f.metrics {
+                let rows: Vec<Value> = m
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        json!({
+                            "label": r.label,
+                            "kind": if r.baseline { "baseline" } else { "variant" },
+                            "hosts": r.hosts,
+                            "runs": r.runs,
+                            "n": r.n,
+                            "median": r.median,
+                            "ci95_low": r.ci.0,
+                            "ci95_high": r.ci.1,
+                            "recommended": f.recommended.contains(&r.label),
                         })
-                        .collect();
-                    results.insert(m.metric.name.clone(), Value::Array(rows));
-                }
-                json!({
-                    "cpu_model": f.cpu_model,
-                    "hosts": f.hosts,
-                    "runs": f.runs,
-                    "recommended": f.recommended,
-                    "results": results,
-                })
+                    })
+                    .collect();
+                results.insert(m.metric.name.clone(), Value::Array(rows));
+            }
+            json!({
+                "cpu_model": f.cpu_model,
+                "hosts": f.hosts,
+                "runs": f.runs,
+                "recommended": f.recommended,
+                "results": results,
             })
-            .collect()
-    }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -102,7 +102,7 @@ impl StudyReport {
                 "build_commands": build,
             })).collect::<Vec<_>>(),
             "warnings": self.warnings,
-            "per_cpu": self.per_cpu_json(),
+            "per_cpu": crate::report_cpu::per_cpu_json(&self.per_cpu),
         })
     }
 

@@ -12,6 +12,8 @@ use crate::study::Study;
 use crate::variant::{build_plan, expand, Variant};
 use dyno_model::{Host, Subject, SubjectKind};
 use dyno_store::Store;
+use std::fmt::Write as _;
+use std::path::Path;
 
 /// Every variant of the study with its build plan.
 pub fn build_requests(study: &Study) -> Vec<BuildRequest> {
@@ -192,6 +194,146 @@ pub fn report_from_store(
         bin: &study.project.bin,
         cpu: &cpu,
     })
+}
+
+/// Which host's race `dyno tune report` shows: `asked` (`--host`), else this machine
+/// (`here`) when it ran the study, else the only machine that did. Several and none
+/// chosen is bad usage: a race's rounds pair runs on one machine, so pooling machines
+/// would mislead.
+pub fn report_host(
+    store: &Store,
+    study: &Study,
+    asked: Option<&str>,
+    here: &str,
+) -> Result<String, TuneError> {
+    let hosts = crate::record::study_hosts(store, &study.key())?;
+    if let Some(h) = asked {
+        if hosts.iter().any(|x| x == h) {
+            return Ok(h.to_string());
+        }
+        return Err(TuneError::UnknownHost {
+            host: h.to_string(),
+            study: study.path.clone(),
+            hosts,
+        });
+    }
+    if hosts.iter().any(|h| h == here) || hosts.is_empty() {
+        return Ok(here.to_string());
+    }
+    if let [only] = hosts.as_slice() {
+        return Ok(only.clone());
+    }
+    Err(TuneError::ChooseHost {
+        study: study.path.clone(),
+        hosts,
+    })
+}
+
+/// The report of `hostname`'s race ([`report_from_store`]) with the study per CPU family
+/// when a fleet store holds its runs from several CPU models.
+pub fn full_report(
+    study: &Study,
+    store: &mut Store,
+    hostname: &str,
+    exhaustive: bool,
+) -> Result<StudyReport, TuneError> {
+    let mut report = report_from_store(study, store, hostname, exhaustive)?;
+    let mode = if exhaustive {
+        crate::Mode::Exhaustive
+    } else {
+        crate::Mode::Racing
+    };
+    let names: Vec<String> = study.benchmarks.iter().map(|b| b.name.clone()).collect();
+    report.per_cpu = crate::report_cpu::per_cpu(
+        store,
+        &study.key(),
+        &names,
+        RaceConfig::from_settings(&study.run, mode),
+    )?;
+    Ok(report)
+}
+
+/// One line per finished build: how long it took, or why it was not built.
+pub fn outcome_line(outcome: &BuildOutcome) -> String {
+    match outcome {
+        BuildOutcome::Built(b) => match &b.pgo {
+            Some(p) => format!(
+                "built in {:.1} s ({})",
+                b.build_time_s,
+                crate::report::pgo_steps(p)
+            ),
+            None => format!("built in {:.1} s", b.build_time_s),
+        },
+        BuildOutcome::Reused(b) if b.ok => "unchanged, not rebuilt".into(),
+        BuildOutcome::Reused(_) => "failed before, inputs unchanged".into(),
+        BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
+        BuildOutcome::Interrupted => "interrupted".into(),
+    }
+}
+
+/// What `dyno tune check` prints of the study at `path`: the counts, then each variant
+/// with its environment and build command, and for a profile-guided one its training and
+/// merge steps.
+pub fn plan_text(path: &Path, study: &Study) -> String {
+    let requests = build_requests(study);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} variants, {} baselines, {} benchmarks",
+        path.display(),
+        requests.len(),
+        study.baselines.len(),
+        study.benchmarks.len()
+    );
+    for r in &requests {
+        let env: Vec<String> = r
+            .plan
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}  {}\n    {} {} {}",
+            r.variant.id,
+            r.variant.label,
+            env.join(" "),
+            r.plan.program,
+            r.plan.args.join(" ")
+        );
+        if let Some(job) = &r.pgo {
+            pgo_text(&mut out, r, job);
+        }
+    }
+    out
+}
+
+fn pgo_text(out: &mut String, r: &BuildRequest, job: &PgoJob) {
+    let dirs = crate::pgo::PgoDirs::of(&r.plan);
+    let _ = writeln!(
+        out,
+        "    pgo {}: instrumented build (-Cprofile-generate={}, --target <host>), then training:",
+        job.mode.value(),
+        dirs.raw.display()
+    );
+    for t in &job.training {
+        let _ = writeln!(out, "      {}", t.join(" "));
+    }
+    let bolt = if job.mode == crate::profile::Pgo::OnBolt {
+        ", linked with --emit-relocs, then llvm-bolt -instrument, the training again, merge-fdata and llvm-bolt"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "    then llvm-profdata merge and the build above with -Cprofile-use={}{bolt}{}",
+        dirs.profile.display(),
+        if job.same_input {
+            " (training = the measured benchmarks: add [pgo] training with another input)"
+        } else {
+            ""
+        }
+    );
 }
 
 /// What each variant's `target-cpu` assumes, asked of its toolchain's rustc once per

@@ -2,9 +2,8 @@
 //! training runs the measured benchmarks' own commands (which flatters PGO).
 
 use crate::error::TuneError;
-use crate::study::{duration_value, Budget, Ctx, Study, DEFAULT_BENCHMARK_TIMEOUT_S};
+use crate::study_toml::{duration_value, Budget, Ctx, DEFAULT_BENCHMARK_TIMEOUT_S};
 use serde::Deserialize;
-use std::path::Path;
 use toml::Spanned;
 
 /// `[pgo]`: the training of profile-guided variants.
@@ -24,29 +23,6 @@ impl Default for PgoSettings {
             training: Vec::new(),
             timeout_s: DEFAULT_BENCHMARK_TIMEOUT_S,
         }
-    }
-}
-
-impl Study {
-    /// The training command lines of PGO variants, with `{bin}` (or, for benchmarks given
-    /// as `args`, the `{bin}` program) still to be replaced, and whether they are the
-    /// benchmarks' own commands (training on the measured input flatters PGO).
-    pub fn training_commands(&self) -> (Vec<Vec<String>>, bool) {
-        if !self.pgo.training.is_empty() {
-            let measured: Vec<Vec<String>> = self
-                .benchmarks
-                .iter()
-                .map(|b| b.invocation.command_line(Path::new("{bin}")))
-                .collect();
-            let same = self.pgo.training.iter().all(|t| measured.contains(t));
-            return (self.pgo.training.clone(), same);
-        }
-        let own = self
-            .benchmarks
-            .iter()
-            .map(|b| b.invocation.command_line(Path::new("{bin}")))
-            .collect();
-        (own, true)
     }
 }
 

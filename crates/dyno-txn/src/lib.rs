@@ -3,7 +3,9 @@
 //! Shared by the leader pipeline (`dyno-pipeline`, whose bank tiles execute these
 //! transactions) and the machine benchmark (`dyno-hw`, whose transfer-execution metric
 //! times the same kernel), so both measure one implementation: [`tx`] is the compact
-//! signed wire format, [`bank`] the genesis, the account store and execution.
+//! signed wire format, [`bank`] the genesis, the account store and execution, and
+//! [`replay`] a block's execution on several threads with the result of one (what a
+//! follower validating a block runs, and the replay benchmark times).
 //!
 //! ```
 //! use dyno_txn::bank::{fund_initial_accounts, transfer_block, AccountStore, execute};
@@ -19,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod bank;
+pub mod replay;
 pub mod sig;
 pub mod tx;
 

@@ -279,10 +279,92 @@ pub fn sig_tag(b: &[u8]) -> u128 {
     u128::from_le_bytes(t)
 }
 
+/// Builds [`TagHasher`]s with one random key per process: the hasher of maps and sets
+/// keyed by [`sig_tag`] ([`TagMap`], [`TagSet`]).
+///
+/// A node looks a transaction's tag up in every block of its replay window (up to 256
+/// maps per transaction) and in its mempool: with std's SipHash those lookups were a
+/// large part of validating a block. A tag is already the start of an Ed25519
+/// signature, close to uniform, so one keyed multiply-and-fold spreads it; the key,
+/// random per process, keeps a signer who grinds signature nonces from aiming tags at
+/// one bucket of a node's tables.
+#[derive(Debug, Clone, Copy)]
+pub struct TagHasherBuilder(u64);
+
+impl Default for TagHasherBuilder {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        TagHasherBuilder(std::collections::hash_map::RandomState::new().hash_one(0x7a67u64))
+    }
+}
+
+impl std::hash::BuildHasher for TagHasherBuilder {
+    type Hasher = TagHasher;
+    fn build_hasher(&self) -> TagHasher {
+        TagHasher {
+            key: self.0,
+            state: 0,
+        }
+    }
+}
+
+/// The hasher of [`TagHasherBuilder`].
+#[derive(Debug, Clone, Copy)]
+pub struct TagHasher {
+    key: u64,
+    state: u64,
+}
+
+impl TagHasher {
+    fn mix(&mut self, v: u64) {
+        let x = (self.state ^ v ^ self.key).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.state = (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    }
+}
+
+impl std::hash::Hasher for TagHasher {
+    fn finish(&self) -> u64 {
+        self.state ^ (self.state >> 32)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.mix(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.mix(v as u64);
+        self.mix((v >> 64) as u64);
+    }
+}
+
+/// A map keyed by signature tags ([`sig_tag`]), hashed by [`TagHasher`].
+pub type TagMap<V> = std::collections::HashMap<u128, V, TagHasherBuilder>;
+/// A set of signature tags ([`sig_tag`]), hashed by [`TagHasher`].
+pub type TagSet = std::collections::HashSet<u128, TagHasherBuilder>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn tag_maps_find_what_they_hold_and_spread_tags() {
+        use std::hash::BuildHasher;
+        let tag = |i: u128| i.wrapping_mul(0x2545_F491_4F6C_DD1D_9E37_79B9_7F4A_7C15);
+        let mut m: TagMap<u128> = TagMap::default();
+        for i in 0..10_000 {
+            m.insert(tag(i), i);
+        }
+        assert!((0..10_000).all(|i| m.get(&tag(i)) == Some(&i)));
+        assert!((10_000..11_000).all(|i| !m.contains_key(&tag(i))));
+        // Tags differing in one bit land in different buckets of a 1024-bucket table.
+        let b = TagHasherBuilder::default();
+        let buckets: std::collections::HashSet<u64> =
+            (0..128u32).map(|k| b.hash_one(1u128 << k) & 1023).collect();
+        assert!(buckets.len() > 100, "{} buckets", buckets.len());
+    }
 
     fn key() -> SigningKey {
         SigningKey::from_bytes(&[7; 32])

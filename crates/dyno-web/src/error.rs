@@ -13,6 +13,28 @@ pub enum WebError {
          store would be readable by anyone who can reach this port)"
     )]
     NotLoopback(SocketAddr),
+    /// Public mode without an access key.
+    #[error(
+        "a public server needs an access key: pass the file that holds it (anyone who \
+         reaches the port could read the results store otherwise)"
+    )]
+    PublicWithoutKey,
+    /// The access key file cannot be used; `why` says what is wrong with it.
+    #[error("access key file {}: {why}", path.display())]
+    KeyFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A TLS certificate or key file cannot be used, or the two do not belong together.
+    #[error("TLS file {}: {why}", path.display())]
+    Tls {
+        /// The file at fault.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Binding the listening socket failed (port taken, no permission).
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -24,7 +24,9 @@
 //! elsewhere, and every page but the live one reads the same without JavaScript (the
 //! live page reloads itself every few seconds when scripts are off). All text that comes
 //! from the store is HTML-escaped. The server binds to loopback unless told otherwise
-//! ([`Config::allow_remote`]).
+//! ([`Config::allow_remote`]); a public server needs an access key
+//! ([`Config::key_file`]: a bearer token, or a cookie set by a key form) and can serve
+//! HTTPS ([`Config::tls`]).
 //!
 //! The crate never prints: log lines (a page that failed, a store that could not be
 //! read) go to the [`Config::log`] sink, which the binary writes to stderr.
@@ -41,6 +43,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod access;
+mod config;
 mod error;
 mod history;
 mod live;
@@ -48,87 +52,16 @@ mod markup;
 mod pages;
 mod router;
 mod state;
+mod tls;
+mod views;
 
+pub use config::{Config, FullReport, LogSink, TlsPair};
 pub use error::WebError;
+pub use views::{ComparisonView, Finding, UnjudgedView, VerdictView};
 
-use dyno_store::{Store, StoredRun};
 use state::AppState;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
-
-/// A command's own report of a stored run (the HTML document its `report` subcommand
-/// writes), served at `/runs/{id}/report`. The binary implements it with the command
-/// crates (machine requirements, compare verdicts), which this crate does not import.
-pub trait FullReport: Send + Sync {
-    /// The full HTML document for `run`, `Ok(None)` when this command has no report
-    /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
-    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError>;
-}
-
-/// Where the log lines of the server go (one line per call, no newline).
-pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
-
-/// What to serve, and where.
-#[derive(Clone)]
-pub struct Config {
-    /// The results store: a SQLite file or a PostgreSQL URL without its password.
-    pub store: PathBuf,
-    /// Where to listen.
-    pub addr: SocketAddr,
-    /// Allow an address other than loopback (anyone who reaches it reads the store).
-    pub allow_remote: bool,
-    /// Prometheus endpoints (`http://HOST:PORT/metrics`) to show live at `/live`.
-    pub watch: Vec<String>,
-    /// The commands' full reports; `None` serves the run pages only.
-    pub reports: Option<Arc<dyn FullReport>>,
-    /// The log sink; by default lines are dropped.
-    pub log: LogSink,
-}
-
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config")
-            .field("store", &self.store)
-            .field("addr", &self.addr)
-            .field("allow_remote", &self.allow_remote)
-            .field("watch", &self.watch)
-            .field("reports", &self.reports.is_some())
-            .finish()
-    }
-}
-
-impl Config {
-    /// Serves `store` on `addr`, loopback only, without live views or full reports.
-    pub fn new(store: PathBuf, addr: SocketAddr) -> Config {
-        Config {
-            store,
-            addr,
-            allow_remote: false,
-            watch: Vec::new(),
-            reports: None,
-            log: Arc::new(|_| {}),
-        }
-    }
-
-    /// Sets the log sink.
-    pub fn log(mut self, sink: LogSink) -> Config {
-        self.log = sink;
-        self
-    }
-
-    /// Plugs in the commands' full reports.
-    pub fn reports(mut self, reports: Arc<dyn FullReport>) -> Config {
-        self.reports = Some(reports);
-        self
-    }
-
-    /// Adds Prometheus endpoints to watch live.
-    pub fn watch(mut self, urls: Vec<String>) -> Config {
-        self.watch = urls;
-        self
-    }
-}
 
 /// A bound web server, not yet serving.
 pub struct Server {
@@ -136,15 +69,30 @@ pub struct Server {
     listener: std::net::TcpListener,
     addr: SocketAddr,
     state: Arc<AppState>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl Server {
-    /// Checks the configuration and binds the socket (so a taken port fails here, before
-    /// anything is announced). The store is opened on the first page that needs it.
+    /// Checks the configuration (the access key file, the TLS pair, the watch URLs) and
+    /// binds the socket, so bad input or a taken port fails here, before anything is
+    /// announced. The store is opened on the first page that needs it.
     pub fn bind(config: Config) -> Result<Server, WebError> {
         if !config.allow_remote && !config.addr.ip().is_loopback() {
             return Err(WebError::NotLoopback(config.addr));
         }
+        if config.allow_remote && config.key_file.is_none() {
+            return Err(WebError::PublicWithoutKey);
+        }
+        let key = config
+            .key_file
+            .as_deref()
+            .map(access::AccessKey::from_file)
+            .transpose()?;
+        let tls = config
+            .tls
+            .as_ref()
+            .map(|t| tls::acceptor(&t.cert, &t.key))
+            .transpose()?;
         let targets = config
             .watch
             .iter()
@@ -162,12 +110,18 @@ impl Server {
             .thread_name("dyno-web")
             .enable_all()
             .build()?;
-        let state = Arc::new(AppState::new(config, targets, addr));
+        let gate = access::Gate {
+            hosts: access::Hosts::new(addr, config.allow_remote, &config.server_names),
+            key,
+            tls: tls.is_some(),
+        };
+        let state = Arc::new(AppState::new(config, targets, gate));
         Ok(Server {
             runtime,
             listener,
             addr,
             state,
+            tls,
         })
     }
 
@@ -176,9 +130,10 @@ impl Server {
         self.addr
     }
 
-    /// The URL of the front page.
+    /// The URL of the front page (`https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/", self.addr)
     }
 
     /// Serves until the process ends (dyno serve has nothing to clean up: it only reads).
@@ -187,12 +142,16 @@ impl Server {
             runtime,
             listener,
             state,
+            tls,
             ..
         } = self;
         runtime.block_on(async move {
-            live::start(&state);
+            live::start(&state.live);
             let listener = tokio::net::TcpListener::from_std(listener)?;
-            axum::serve(listener, router::router(state)).await
+            match tls {
+                Some(acceptor) => tls::serve(listener, acceptor, router::router(state)).await,
+                None => axum::serve(listener, router::router(state)).await,
+            }
         })?;
         Ok(())
     }

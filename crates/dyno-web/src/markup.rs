@@ -4,8 +4,15 @@
 //! command lines, settings, labels) goes through [`esc`]; markup is only ever written
 //! here and in the page modules.
 
-/// The stylesheet, served at `/assets/dyno.css`.
-pub(crate) const STYLESHEET: &str = include_str!("assets/dyno.css");
+/// The stylesheet, served at `/assets/dyno.css`: the rules every dyno page shares (the
+/// reports' too), then the pages' own.
+pub(crate) static STYLESHEET: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    [
+        dyno_report::BASE_STYLESHEET,
+        include_str!("assets/dyno.css"),
+    ]
+    .concat()
+});
 /// The live page's script, served at `/assets/live.js`.
 pub(crate) const LIVE_SCRIPT: &str = include_str!("assets/live.js");
 
@@ -70,7 +77,8 @@ pub(crate) fn page_with_head(title: &str, section: &str, head_extra: &str, body:
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{t} · dyno</title>\n<link rel=\"stylesheet\" href=\"/assets/dyno.css\">\n{head_extra}\
+         <title>{t} · dyno</title>\n<link rel=\"stylesheet\" href=\"/assets/dyno.css\">\n\
+         <link rel=\"icon\" href=\"data:,\">\n{head_extra}\
          </head>\n<body>\n<header><span class=\"brand\">dyno</span><nav>{nav}</nav></header>\n\
          <main>\n<h1>{t}</h1>\n{body}</main>\n<footer>dyno {v} · read-only view of the results store</footer>\n\
          </body>\n</html>\n",
@@ -84,20 +92,32 @@ pub(crate) fn page(title: &str, section: &str, body: &str) -> String {
     page_with_head(title, section, "", body)
 }
 
+/// A status code with a whole page, for answers that do not come from the store (the
+/// live view, a refused host).
+pub(crate) fn plain_page(
+    code: axum::http::StatusCode,
+    title: &str,
+    section: &str,
+    body: &str,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (code, axum::response::Html(page(title, section, body))).into_response()
+}
+
 /// A plain HTML table: header cells are escaped, row cells are markup (escape text with
 /// [`esc`] before adding it). Cells whose column is numeric are right-aligned.
 pub(crate) struct HtmlTable {
     class: &'static str,
-    head: Vec<(&'static str, bool)>,
+    head: Vec<(String, bool)>,
     rows: Vec<Vec<String>>,
 }
 
 impl HtmlTable {
     /// A table with columns `(header, right-aligned)`.
-    pub(crate) fn new(class: &'static str, head: &[(&'static str, bool)]) -> HtmlTable {
+    pub(crate) fn new(class: &'static str, head: &[(&str, bool)]) -> HtmlTable {
         HtmlTable {
             class,
-            head: head.to_vec(),
+            head: head.iter().map(|(h, r)| (h.to_string(), *r)).collect(),
             rows: Vec::new(),
         }
     }

@@ -1,13 +1,15 @@
 //! Routes: each handler reads the store on the blocking pool through a page module and
 //! answers with the page or an error page.
 
-use crate::markup::{self, LIVE_SCRIPT, STYLESHEET};
-use crate::pages::{compare, fleet, history, run, runs};
+use crate::access;
+use crate::live;
+use crate::markup::{LIVE_SCRIPT, STYLESHEET};
+use crate::pages::{compare, comparison, fleet, history, run, runs};
 use crate::state::{AppState, PageError};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::http::{header, HeaderValue, Uri};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use std::sync::Arc;
 
@@ -25,43 +27,24 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/history", get(history_page))
         .route("/compare", get(compare_page))
         .route("/fleet", get(fleet_page))
-        .route("/live", get(crate::live::page))
-        .route("/live/events", get(crate::live::events))
-        .route("/assets/dyno.css", get(|| asset("text/css", STYLESHEET)))
+        .route("/live", get(live::page))
+        .route("/live/events", get(live::events))
+        .route("/assets/dyno.css", get(|| asset("text/css", &STYLESHEET)))
         .route(
             "/assets/live.js",
             get(|| asset("text/javascript", LIVE_SCRIPT)),
         )
+        .route(
+            "/login",
+            post(access::login).with_state(Arc::clone(&state.gate)),
+        )
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            known_host,
+            Arc::clone(&state.gate),
+            access::gate,
         ))
         .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
-}
-
-/// Refuses requests to a loopback server that name another host (see [`AppState::hosts`]).
-async fn known_host(
-    State(state): State<Arc<AppState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    if let Some(hosts) = &state.hosts {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or_default();
-        if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-            let body = format!(
-                "<p class=\"error\">This server answers only to {}.</p>\n",
-                markup::esc(&hosts.join(", "))
-            );
-            return plain_page(StatusCode::MISDIRECTED_REQUEST, "Unknown host", "", &body);
-        }
-    }
-    next.run(request).await
 }
 
 async fn security_headers(mut response: Response) -> Response {
@@ -169,9 +152,26 @@ async fn history_page(
     respond(&state, &uri, page)
 }
 
-async fn compare_page(State(state): State<Arc<AppState>>, uri: Uri) -> Response {
-    let page = state.read(|_, store| compare::render(store)).await;
+/// The comparison list, or one comparison (`?id=`).
+async fn compare_page(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    Query(q): Query<CompareParams>,
+) -> Response {
+    let page = match q.id.filter(|id| !id.trim().is_empty()) {
+        Some(id) => {
+            state
+                .read(move |s, store| comparison::render(s, store, id.trim()))
+                .await
+        }
+        None => state.read(compare::render).await,
+    };
     respond(&state, &uri, page)
+}
+
+#[derive(serde::Deserialize)]
+struct CompareParams {
+    id: Option<String>,
 }
 
 async fn fleet_page(
@@ -181,9 +181,4 @@ async fn fleet_page(
 ) -> Response {
     let page = state.read(move |_, store| fleet::render(store, &q)).await;
     respond(&state, &uri, page)
-}
-
-/// A status code with a plain page, for handlers outside the store (the live view).
-pub(crate) fn plain_page(code: StatusCode, title: &str, section: &str, body: &str) -> Response {
-    (code, Html(markup::page(title, section, body))).into_response()
 }

@@ -1,13 +1,14 @@
 //! What every handler shares: the store connection, the log sink, the plugged-in
 //! reports and the live views; and how a page fails.
 
-use crate::live::{LiveHub, Target};
+use crate::access::Gate;
+use crate::config::{Config, FullReport, LogSink};
+use crate::live::{Live, LiveHub, Target};
 use crate::markup;
-use crate::{Config, FullReport, LogSink};
+use axum::extract::FromRef;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use dyno_store::{Store, StoreError};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -24,32 +25,23 @@ pub(crate) struct AppState {
     /// Log lines.
     pub log: LogSink,
     /// The live views; `None` without `--watch`.
-    pub live: Option<LiveHub>,
-    /// The `Host` headers a loopback server answers (`127.0.0.1:PORT`, `localhost:PORT`);
-    /// `None` when remote clients are allowed. A web page elsewhere that rebinds its own
-    /// host name to 127.0.0.1 sends its own name, so it cannot read the store through the
-    /// visitor's browser.
-    pub hosts: Option<Vec<String>>,
+    pub live: Live,
+    /// Who may read: the `Host` names answered to, and the access key.
+    pub gate: Arc<Gate>,
 }
 
 impl AppState {
-    pub(crate) fn new(config: Config, targets: Vec<Target>, bound: SocketAddr) -> AppState {
-        let port = bound.port();
-        let hosts = (!config.allow_remote).then(|| {
-            vec![
-                bound.to_string(),
-                format!("localhost:{port}"),
-                format!("127.0.0.1:{port}"),
-                format!("[::1]:{port}"),
-            ]
-        });
+    pub(crate) fn new(config: Config, targets: Vec<Target>, gate: Gate) -> AppState {
         AppState {
-            hosts,
+            gate: Arc::new(gate),
             path: config.store,
             store: Mutex::new(None),
             reports: config.reports,
+            live: Live(
+                (!targets.is_empty())
+                    .then(|| Arc::new(LiveHub::new(targets, Arc::clone(&config.log)))),
+            ),
             log: config.log,
-            live: (!targets.is_empty()).then(|| LiveHub::new(targets)),
         }
     }
 
@@ -78,6 +70,12 @@ impl AppState {
     }
 }
 
+impl FromRef<Arc<AppState>> for Live {
+    fn from_ref(state: &Arc<AppState>) -> Live {
+        state.live.clone()
+    }
+}
+
 /// Why a page could not be shown.
 #[derive(Debug)]
 pub(crate) enum PageError {
@@ -89,6 +87,17 @@ pub(crate) enum PageError {
     Store(StoreError),
     /// Something else failed: a 500 page and a log line.
     Internal(String),
+}
+
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageError::NotFound(t) | PageError::BadRequest(t) | PageError::Internal(t) => {
+                f.write_str(t)
+            }
+            PageError::Store(e) => write!(f, "results store: {e}"),
+        }
+    }
 }
 
 impl From<StoreError> for PageError {

@@ -17,6 +17,14 @@ pub const PROFILE_ENV: &str = env!("DYNO_BUILD_PROFILE_ENV");
 /// Target triple.
 pub const TARGET: &str = env!("DYNO_BUILD_TARGET");
 
+/// The labels of the `dyno_build_info` gauge every metrics endpoint of this binary serves.
+pub const LABELS: &[(&str, &str)] = &[
+    ("version", env!("CARGO_PKG_VERSION")),
+    ("profile", PROFILE),
+    ("opt_level", OPT_LEVEL),
+    ("rustc", RUSTC),
+];
+
 /// True for a build whose numbers mean nothing: no optimisation or debug assertions.
 pub fn is_debug_build() -> bool {
     cfg!(debug_assertions) || OPT_LEVEL == "0"

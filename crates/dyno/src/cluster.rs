@@ -4,11 +4,11 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_cluster::compared::ComparedRun;
 use dyno_cluster::launch::{Launch, Progress};
 use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
-use dyno_cluster::stored::{extracted_events, log_files, StoredClusterRun};
-use dyno_cluster::{events, propagation, session, ClusterSpec, EXAMPLE};
+use dyno_cluster::session::{self, Overrides};
+use dyno_cluster::stored::ReportLogs;
+use dyno_cluster::{propagation, ClusterSpec, EXAMPLE};
 use dyno_report::{write_atomic, Align, Table, TableFormat};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -80,23 +80,20 @@ pub struct ReleaseArgs {
 }
 
 impl ReleaseArgs {
-    /// The cluster file with the release's node command, refused as compare's keys say.
-    fn apply(&self, spec: ClusterSpec) -> Result<ClusterSpec> {
-        let spec = match &self.node_command {
-            Some(json) => {
-                let argv: Vec<String> = serde_json::from_str(json)
-                    .with_context(|| format!("--node-command {json}: not a JSON array"))?;
-                spec.with_node_command(argv).map_err(anyhow::Error::msg)?
-            }
-            None => spec,
+    /// The release's overrides the flags give.
+    fn overrides(&self) -> Result<Overrides> {
+        let node_command = match &self.node_command {
+            Some(json) => Some(
+                serde_json::from_str(json)
+                    .with_context(|| format!("--node-command {json}: not a JSON array"))?,
+            ),
+            None => None,
         };
-        if self.reference_only && spec.command != dyno_cluster::NodeCommand::Reference {
-            bail!(
-                "{} runs its own node.command; `node_binary` replaces the reference node (use `node_command`)",
-                spec.path.display()
-            );
-        }
-        Ok(spec)
+        Ok(Overrides {
+            node_command,
+            reference_only: self.reference_only,
+            ..Overrides::default()
+        })
     }
 }
 
@@ -251,7 +248,8 @@ fn cores() -> usize {
 mod fit;
 
 fn check(a: &CheckArgs) -> Result<ExitCode> {
-    let spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
+    let spec = ClusterSpec::load(&a.file)?;
+    let spec = a.release.overrides()?.apply(spec)?;
     // Before the topology's figures, which take long for thousands of nodes.
     let fit = fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
     if a.ports {
@@ -262,13 +260,6 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
     if !(extra.is_finite() && extra >= 0.0) {
         bail!("--inject-cross-ms {extra}: must be a non-negative number of milliseconds");
     }
-    let degrees: Vec<usize> = (0..spec.nodes.len())
-        .map(|i| spec.topology.degree(i))
-        .collect();
-    let (min, max) = (
-        degrees.iter().min().copied().unwrap_or(0),
-        degrees.iter().max().copied().unwrap_or(0),
-    );
     let mut checked = session::check(&spec, extra, cores());
     checked.fit = Some(fit);
     if a.format == Format::Json {
@@ -278,6 +269,7 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let producers = spec.producers().count();
+    let (min, max) = checked.peers_per_node;
     println!(
         "{}: {} nodes ({producers} producers, {} relays) over {} regions; {} topology: {} links, \
          {min}..{max} peers per node, diameter {} hops; slots of {} ms",
@@ -339,124 +331,45 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A stored `cluster run`: its run directory and cluster file, from the run's settings.
-/// What a stored run's report needs: its run directory, cluster file, slots, and (for
-/// extracted logs) its window in Unix ns.
-fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<StoredClusterRun> {
-    let path = crate::db::path(&a.db);
-    let store = dyno_store::Store::open_read_only(&path)
-        .map_err(crate::db::classify)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let run = store
-        .run(id)
-        .map_err(crate::db::classify)
-        .with_context(|| format!("run {id} in {}", path.display()))?;
-    Ok(StoredClusterRun::of(&run)?)
-}
-
-/// The HTML report `dyno cluster report RUN --html` writes for a stored `cluster run`, for
-/// `dyno serve`: rebuilt from the node logs its run directory still holds.
-pub fn stored_html(run: &dyno_store::StoredRun) -> Result<String> {
-    let stored = StoredClusterRun::of(run)?;
-    let spec = ClusterSpec::load(&stored.file)
-        .with_context(|| format!("run {}'s cluster file", run.id))?;
-    let expected = spec.nodes.len();
-    let analysis = match spec.extract.as_ref() {
-        Some(rules) => {
-            let mut all = extracted_events(&spec, rules, std::slice::from_ref(&stored.dir))?;
-            if let Some(window) = &stored.window_ns {
-                all = dyno_cluster::launch::in_window(all, window);
-            }
-            propagation::analyse_extracted(&all, expected, &rules.unavailable())
-        }
-        None => {
-            let mut all = Vec::new();
-            for file in log_files(std::slice::from_ref(&stored.dir))? {
-                all.extend(events::read_log(&file)?);
-            }
-            propagation::analyse(
-                &dyno_cluster::launch::in_slots(all, &stored.slots),
-                expected,
-            )
-        }
-    };
-    let report = ClusterReport::new(&analysis, Some(&spec));
-    Ok(html_report(&report, Some(&spec)))
-}
-
 fn report(a: &ReportArgs) -> Result<ExitCode> {
-    let mut spec = a.cluster.as_deref().map(ClusterSpec::load).transpose()?;
-    let mut logs = a.logs.clone();
-    let mut slots = None;
-    let mut window_ns = None;
-    if let [only] = a.logs.as_slice() {
-        let id = only
+    let spec = a.cluster.as_deref().map(ClusterSpec::load).transpose()?;
+    let stored = match a.logs.as_slice() {
+        [only] if !only.exists() => only
             .to_str()
-            .and_then(|t| t.parse::<dyno_store::RunId>().ok());
-        if let (Some(id), false) = (id, only.exists()) {
-            let run = stored_run(a, id)?;
-            slots = Some(run.slots);
-            window_ns = run.window_ns;
-            if spec.is_none() {
-                spec = Some(
-                    ClusterSpec::load(&run.file)
-                        .with_context(|| format!("run {id}'s cluster file"))?,
-                );
-            }
-            logs = vec![run.dir];
-        }
-    }
-    let expected = spec
-        .as_ref()
-        .map(|s| s.nodes.len())
-        .or(a.nodes)
-        .unwrap_or(0);
-    if let Some((spec, rules)) = spec.as_ref().and_then(|s| Some((s, s.extract.as_ref()?))) {
-        let mut all = extracted_events(spec, rules, &logs)?;
-        if let Some(window) = &window_ns {
-            all = dyno_cluster::launch::in_window(all, window);
-        }
-        if all.is_empty() {
-            bail!("no line of the node outputs given matches an [extract] rule");
-        }
-        let analysis = propagation::analyse_extracted(&all, expected, &rules.unavailable());
-        return print_report(
-            &analysis,
-            Some(spec),
-            &[],
-            None,
-            None,
-            a.format,
-            a.html.as_deref(),
-        );
-    }
-    let mut all = Vec::new();
-    for file in log_files(&logs)? {
-        all.extend(events::read_log(&file)?);
-    }
-    if let Some(slots) = &slots {
-        all = dyno_cluster::launch::in_slots(all, slots);
-    }
-    if all.is_empty() {
-        bail!("no propagation events (\"kind\":\"event\" lines) in the logs given");
-    }
-    let analysis = propagation::analyse(&all, expected);
-    // A stored run's directory keeps its fault records: the report shows them again.
-    let faults = match (&spec, &slots, logs.as_slice()) {
-        (Some(spec), Some(slots), [dir]) if dir.is_dir() => {
-            dyno_cluster::fault_analysis::of_run_dir(spec, dir, &analysis, slots.end)?
-        }
+            .and_then(|t| t.parse::<dyno_store::RunId>().ok()),
         _ => None,
     };
+    let logs = match stored {
+        Some(id) => ReportLogs::of_stored(&stored_run(a, id)?, spec)?,
+        None => ReportLogs {
+            spec,
+            paths: a.logs.clone(),
+            slots: None,
+            window_ns: None,
+        },
+    };
+    let analysed = logs.analyse(a.nodes)?;
     print_report(
-        &analysis,
-        spec.as_ref(),
+        &analysed.analysis,
+        logs.spec.as_ref(),
         &[],
-        faults,
+        analysed.faults,
         None,
         a.format,
         a.html.as_deref(),
     )
+}
+
+/// A stored run, from the results store `--db` names.
+fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<dyno_store::StoredRun> {
+    let path = crate::db::path(&a.db);
+    let store = dyno_store::Store::open_read_only(&path)
+        .map_err(crate::db::classify)
+        .with_context(|| format!("results store {}", path.display()))?;
+    store
+        .run(id)
+        .map_err(crate::db::classify)
+        .with_context(|| format!("run {id} in {}", path.display()))
 }
 
 fn print_report(
@@ -499,34 +412,9 @@ fn print_report(
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
-    let debug_build = crate::build_info::guard()?;
-    let mut spec = a.release.apply(ClusterSpec::load(&a.file)?)?;
-    let c = &a.compare;
-    spec.workload.rate_tps = c.rate_tps.unwrap_or(spec.workload.rate_tps);
-    spec.warmup_s = c.warmup_s.unwrap_or(spec.warmup_s);
-    spec.duration_s = c.duration_s.unwrap_or(spec.duration_s);
-    // Refused before anything starts (no run directory, no node) with the arithmetic.
-    fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
-    for w in spec.warnings(cores()) {
-        eprintln!("warning: {w}");
-    }
-    let dir = match &a.dir {
-        Some(d) => d.clone(),
-        None => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            PathBuf::from("cluster-runs").join(format!("{}-{now}", spec.name))
-        }
-    };
-    let dyno = match &a.compare.node_dyno {
-        Some(d) => d.clone(),
-        None => std::env::current_exe().context("locating the dyno executable")?,
-    };
-    let launch = Launch { dyno, dir };
-    let terminal = std::io::stderr().is_terminal();
-    let mut progress = |p: Progress| match p {
+/// A run's progress on stderr: every line on a terminal, else the milestones only.
+fn progress_lines(terminal: bool) -> impl FnMut(Progress) {
+    move |p: Progress| match p {
         Progress::Prepared { dir } => eprintln!("run directory {}", dir.display()),
         Progress::NodeReady { ready, of } if terminal || ready == of => {
             eprintln!("nodes ready: {ready}/{of}")
@@ -543,16 +431,37 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         Progress::Fault { line } => eprintln!("fault: {line}"),
         Progress::Stopping => eprintln!("\nstopping"),
         _ => {}
+    }
+}
+
+fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
+    let debug_build = crate::build_info::guard()?;
+    let spec = ClusterSpec::load(&a.file)?;
+    let c = &a.compare;
+    let overrides = Overrides {
+        rate_tps: c.rate_tps,
+        warmup_s: c.warmup_s,
+        duration_s: c.duration_s,
+        ..a.release.overrides()?
     };
+    let spec = overrides.apply(spec)?;
+    // Refused before anything starts (no run directory, no node) with the arithmetic.
+    fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
+    for w in spec.warnings(cores()) {
+        eprintln!("warning: {w}");
+    }
+    let dyno = match &a.compare.node_dyno {
+        Some(d) => d.clone(),
+        None => std::env::current_exe().context("locating the dyno executable")?,
+    };
+    let launch = Launch {
+        dyno,
+        dir: session::run_dir(&spec, a.dir.as_deref()),
+    };
+    let mut progress = progress_lines(std::io::stderr().is_terminal());
     let mut store = crate::db::open_for_writing(&a.store)?;
     if let Some(listen) = a.serve {
-        let watch = (0..spec.nodes.len())
-            .map(|id| {
-                let port = spec.ports(id).2;
-                format!("{}=http://127.0.0.1:{port}/metrics", spec.nodes[id].name)
-            })
-            .collect();
-        crate::serve::start_beside(listen, &a.store.db, watch)?;
+        crate::serve::start_beside(listen, &a.store.db, session::watch_urls(&spec))?;
     }
     let measured = session::run(&spec, &launch, crate::interrupt::stop_flag(), &mut progress)
         .with_context(|| format!("cluster {}", a.file.display()))?;
@@ -576,12 +485,11 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     }
     let outcome = &measured.outcome;
     if let Some(path) = &a.compare.compared {
-        let compared = ComparedRun::of(&spec, outcome, &launch.dyno);
-        write_atomic(path, serde_json::to_string(&compared)?.as_bytes())
+        let compared = dyno_cluster::compared::of(&spec, outcome, &launch.dyno);
+        write_atomic(path, compared.to_json().as_bytes())
             .with_context(|| format!("--compared {}", path.display()))?;
     }
-    let saturation = dyno_cluster::resources::saturation_warning(&outcome.resources, cores());
-    for w in outcome.warnings.iter().chain(&saturation) {
+    for w in measured.warnings(cores()) {
         eprintln!("warning: {w}");
     }
     let code = print_report(

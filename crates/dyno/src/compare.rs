@@ -5,18 +5,12 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_compare::cluster_run::{self, ClusterExecutor};
-use dyno_compare::record::{self, ComparisonMeta};
-use dyno_compare::report::{self, ReportInput};
+use dyno_compare::judged::{JudgeRequest, Judged, PowerError};
 use dyno_compare::runner::Ending;
-use dyno_compare::session::{primary_metrics, CompareSession, Event, Refusal};
-use dyno_compare::verdict::{
-    judge_with, pick_candidates, unknown_primary, unknown_work, JudgeOptions, TestKind,
-};
-use dyno_compare::{ComparisonFile, Execution, Judgement, ProcessExecutor};
-use dyno_model::Host;
+use dyno_compare::session::{self, CompareSession, Event};
+use dyno_compare::verdict::TestKind;
+use dyno_compare::{cluster_run, record, report, ComparisonFile, Execution};
 use dyno_report::{write_atomic, TableFormat};
-use dyno_stats::ComparisonSettings;
 use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,6 +29,11 @@ enum CompareCommand {
     Run(RunArgs),
     /// Re-report a stored comparison (any run id of it is enough).
     Report(ReportArgs),
+    /// What a stored comparison could see: its rounds split into disjoint trials, each
+    /// candidate judged alone in each (how often each change was flagged), and over all
+    /// rounds the noise of every primary metric (per-round sd, lag-1 autocorrelation,
+    /// within- and between-round variance) with the rounds a 5% change needs.
+    Power(PowerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -54,6 +53,18 @@ struct RunArgs {
     /// seed and options) is stored; by default it is continued.
     #[arg(long)]
     fresh: bool,
+    /// Add rounds until every primary metric's minimum detectable change is at most
+    /// this (`5%`), a change is flagged or the budget ends; judged by the sequential test
+    /// (overrides `precision` in the file; docs/compare.md).
+    #[arg(long, value_name = "PCT")]
+    precision: Option<String>,
+    /// Rounds at most with a precision target (default 100, or the file's `max_rounds`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    max_rounds: Option<u32>,
+    /// Minutes at most with a precision target, every session of the comparison together
+    /// (default 60, or the file's `max_minutes`).
+    #[arg(long, value_name = "MIN", value_parser = parse_minutes)]
+    max_minutes: Option<f64>,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -108,7 +119,37 @@ struct OutputArgs {
 }
 
 fn parse_test(s: &str) -> Result<TestKind, String> {
-    TestKind::parse(s).ok_or_else(|| format!("`{s}`: expected paired, signed-rank or unpaired"))
+    TestKind::parse(s)
+        .ok_or_else(|| format!("`{s}`: expected paired, signed-rank, unpaired or sequential"))
+}
+
+fn parse_minutes(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(m) if m.is_finite() && m > 0.0 => Ok(m),
+        _ => Err(format!("`{s}` is not a budget: give more than 0 minutes")),
+    }
+}
+
+#[derive(Debug, Args)]
+struct PowerArgs {
+    /// A run id of the comparison.
+    #[arg(value_name = "RUN")]
+    run: RunId,
+    /// Rounds per trial.
+    #[arg(long, value_name = "T", default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..))]
+    trial_rounds: u32,
+    /// The test of every trial (default: the comparison's).
+    #[arg(long, value_name = "TEST", value_parser = parse_test)]
+    test: Option<TestKind>,
+    /// Judge with this primary metric (repeatable; default: the comparison's).
+    #[arg(long = "primary", value_name = "METRIC")]
+    primary: Vec<String>,
+    /// `table` or `json`.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
+    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
+    db: Option<PathBuf>,
 }
 
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
@@ -138,6 +179,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         CompareCommand::Run(a) => run_file(a),
         CompareCommand::Report(a) => report_runs(a),
+        CompareCommand::Power(a) => power(a),
     }
 }
 
@@ -151,12 +193,14 @@ fn stop_flag() -> &'static AtomicBool {
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
-    let clusters = cfg.subjects.iter().any(|s| s.cluster.is_some());
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
-    if clusters {
-        cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
-    }
+    cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
+    cfg.apply_precision(a.precision.as_deref(), a.max_rounds, a.max_minutes)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(r) = a.rounds {
+        if cfg.sequential.is_some() {
+            anyhow::bail!("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds");
+        }
         cfg.rounds = r;
     }
     let cache = a
@@ -169,7 +213,6 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             cache.display()
         );
     })?;
-    let grace_s = cfg.grace_s;
     let mut store = db::open_for_writing(&a.store)?;
     let tool = build_info::describe();
     let mut shown = Shown::new(&a.file);
@@ -181,19 +224,11 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         tool.clone(),
         &mut |e| shown.event(e),
     )?;
-    let mut process = ProcessExecutor::new(grace_s);
-    let mut cluster;
-    // A comparison is all clusters or all processes (the file's validation says so).
-    let executor: &mut dyn dyno_compare::Executor = if clusters {
-        cluster =
-            ClusterExecutor::new(dyno, grace_s).context("creating the clusters' run directory")?;
-        &mut cluster
-    } else {
-        &mut process
-    };
+    let mut executor = session::executor_for(session.file(), dyno)
+        .context("creating the clusters' run directory")?;
     let outcome = session.run(
         store.as_mut(),
-        executor,
+        executor.as_mut(),
         stop_flag(),
         &a.out.primary,
         &mut |e| shown.event(e),
@@ -210,15 +245,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             s.path().display()
         );
     }
-    let workloads = outcome
-        .workloads
-        .iter()
-        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-        .collect();
-    let (meta, host, executions) = (&outcome.meta, &outcome.host, &outcome.executions);
-    let code = finish(meta, workloads, host, executions, &a.out, params, None)?;
+    let judged = outcome.measured().judge(&a.out.request(None), params)?;
+    let code = show(&judged, &a.out)?;
     match outcome.ending {
-        Ending::Finished => Ok(code),
+        Ending::Finished | Ending::Decided(_) => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
             outcome.done, outcome.planned
@@ -282,12 +312,36 @@ impl Shown {
                     p.done_one();
                 }
             }
-            Event::WillRefuse(Refusal::Primary(e)) => eprintln!(
-                "warning: primary metric: {e}; the verdict will be refused (stop, fix the name, run again: the executions done are kept)"
+            Event::AlreadyDecided { id, why } => eprintln!(
+                "comparison {id} of {} already stopped ({why}): starting a new comparison (a tighter precision or a larger budget continues it instead)",
+                self.file.display()
             ),
-            Event::WillRefuse(Refusal::Work { why, file }) => eprintln!(
-                "warning: {why}; the verdict will be refused (stop, fix `work` in {file}, run again: the executions done are kept)"
-            ),
+            Event::BusyBeforeRound { round, busy } => self.say(&format!(
+                "warning: before round {}: the machine is {}: its work lands in this round's numbers",
+                round + 1,
+                busy.sentence()
+            )),
+            Event::Looked(look) => {
+                let left = match look.rounds_left {
+                    _ if look.stop.is_some() => String::new(),
+                    Some(r) => format!("; about {r} more rounds predicted"),
+                    None => "; the rounds still needed are not known yet".into(),
+                };
+                let judged = if look.metrics.is_empty() {
+                    ": no primary metric judged yet (two rounds are the least)"
+                } else {
+                    ":"
+                };
+                self.say(&format!(
+                    "precision after {} round{} ({:.0} min){left}{judged}",
+                    look.rounds,
+                    if look.rounds == 1 { "" } else { "s" },
+                    look.elapsed_s / 60.0
+                ));
+                for m in &look.metrics {
+                    self.say(&format!("  {}", m.sentence(look.target)));
+                }
+            }
             Event::Next {
                 round,
                 rounds,
@@ -300,6 +354,14 @@ impl Shown {
                     p.step(&what, left);
                 }
             }
+        }
+    }
+
+    /// A line on stderr that does not garble the progress bar.
+    fn say(&self, line: &str) {
+        match &self.progress {
+            Some(p) => p.note(line),
+            None => eprintln!("{line}"),
         }
     }
 
@@ -316,147 +378,50 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("results store {}", path.display()))?;
     let mut loaded = record::load(&store, &a.runs)
         .with_context(|| format!("results store {}", path.display()))?;
-    let mut params = Vec::new();
-    if !a.candidates.is_empty() {
-        let subjects = pick_candidates(&loaded.meta.subjects, &a.candidates)
-            .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
-        loaded.executions.retain(|e| subjects.contains(&e.subject));
-        params.push(("candidates judged".to_string(), subjects[1..].join(", ")));
-        loaded.meta.subjects = subjects;
-    }
-    let workloads = loaded
-        .workloads
-        .iter()
-        .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+    let narrowed = loaded
+        .narrow_to(&a.candidates)
+        .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
+    let params = std::iter::once(loaded.stored_runs())
+        .chain(narrowed)
         .collect();
-    params.insert(
-        0,
-        (
-            "stored runs".to_string(),
-            format!(
-                "{}..{}",
-                loaded.runs.first().unwrap_or(&0),
-                loaded.runs.last().unwrap_or(&0)
-            ),
-        ),
-    );
-    finish(
-        &loaded.meta,
-        workloads,
-        &loaded.host,
-        &loaded.executions,
-        &a.out,
-        params,
-        a.rounds.clone(),
-    )
+    let judged = loaded
+        .measured()
+        .judge(&a.out.request(a.rounds.clone()), params)?;
+    show(&judged, &a.out)
 }
 
-/// The judging settings a comparison was stored with.
-fn comparison_settings(meta: &ComparisonMeta) -> ComparisonSettings {
-    ComparisonSettings {
-        noise_band: meta.noise_band,
-        alpha: meta.alpha,
-        seed: meta.seed,
-        ..ComparisonSettings::default()
+impl OutputArgs {
+    /// What the flags ask of the judging; `rounds` is `compare report --rounds`.
+    fn request(&self, rounds: Option<std::ops::Range<u32>>) -> JudgeRequest {
+        JudgeRequest {
+            test: self.test,
+            primary: self.primary.clone(),
+            rounds,
+        }
     }
 }
 
-/// The HTML report of the comparison that stored run `run` belongs to, judged as the
-/// comparison file said (its test and primary metrics): what `dyno compare report RUN
-/// --html` writes, for `dyno serve`.
-pub fn stored_html(store: &Store, run: RunId) -> anyhow::Result<String> {
-    let loaded = record::load(store, &[run])?;
-    let meta = &loaded.meta;
-    let test = meta.test.unwrap_or_default();
-    let options = JudgeOptions {
-        test,
-        rounds: None,
-        primary: meta.primary.clone(),
-        work: meta.work.clone(),
-    };
-    let judgement = judge_with(
-        &loaded.executions,
-        &meta.subjects,
-        &comparison_settings(meta),
-        &options,
-    );
-    let first = loaded.runs.first().unwrap_or(&0);
-    let last = loaded.runs.last().unwrap_or(&0);
-    Ok(report::html(&ReportInput {
-        meta,
-        workloads: loaded
-            .workloads
-            .iter()
-            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-            .collect(),
-        host: &loaded.host,
-        executions: &loaded.executions,
-        judgement: &judgement,
-        parameters: vec![
-            ("stored runs".into(), format!("{first}..{last}")),
-            ("test".into(), test.name().into()),
-        ],
-    }))
-}
-
-/// Judges, prints the summary, writes the HTML report; exit 1 on a regression when asked.
-fn finish(
-    meta: &ComparisonMeta,
-    workloads: Vec<(String, f64, f64, f64)>,
-    host: &Host,
-    executions: &[Execution],
-    out: &OutputArgs,
-    mut parameters: Vec<(String, String)>,
-    rounds: Option<std::ops::Range<u32>>,
-) -> anyhow::Result<ExitCode> {
-    let test = out.test.or(meta.test).unwrap_or_default();
-    parameters.push(("test".into(), test.name().into()));
-    if let Some(r) = &rounds {
-        parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
-    }
-    let settings = comparison_settings(meta);
-    let primary = primary_metrics(&out.primary, meta).to_vec();
-    if !primary.is_empty() {
-        unknown_primary(executions, &meta.subjects, &primary, &meta.work).map_err(|e| {
-            let whence = if out.primary.is_empty() {
-                format!("`primary` of {}", meta.file)
-            } else {
-                "--primary".to_string()
-            };
-            anyhow::anyhow!("{whence}: {e}")
-        })?;
-        parameters.push(("primary metrics".into(), primary.join(", ")));
-    }
-    unknown_work(executions, &meta.work)
-        .map_err(|e| anyhow::anyhow!("`work` of {}: {e}", meta.file))?;
-    let options = JudgeOptions {
-        test,
-        rounds,
-        primary,
-        work: meta.work.clone(),
-    };
-    let judgement = judge_with(executions, &meta.subjects, &settings, &options);
-    print_summary(meta, executions, &judgement, out.format);
+/// Prints the summary, writes the HTML report; exit 1 on a regression when asked.
+fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
+    let m = &judged.measured;
+    print_summary(m.meta, m.executions, &judged.judgement, out.format);
     if let Some(path) = &out.html {
-        let html = report::html(&ReportInput {
-            meta,
-            workloads,
-            host,
-            executions,
-            judgement: &judgement,
-            parameters,
-        });
-        write_atomic(path, html.as_bytes())
+        write_atomic(path, judged.html().as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
         eprintln!("HTML report: {}", path.display());
     }
-    if out.fail_on_regression && judgement.has_regression() {
+    if out.fail_on_regression && judged.judgement.has_regression() {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement, format: Format) {
+fn print_summary(
+    meta: &record::ComparisonMeta,
+    executions: &[Execution],
+    j: &dyno_compare::Judgement,
+    format: Format,
+) {
     if format == Format::Json {
         let json = report::verdicts_json(j);
         println!(
@@ -480,8 +445,13 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
         .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
         .count();
     println!(
-        "{complete} complete executions of {} ({} planned)",
+        "{complete} complete executions of {} ({}{} planned)",
         executions.len(),
+        if meta.sequential.is_some() {
+            "at most "
+        } else {
+            ""
+        },
         meta.rounds as usize * meta.subjects.len() * meta.workloads.len()
     );
     print!("{rendered}");
@@ -507,8 +477,14 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
     for (v, text) in report::observations(j) {
         println!("{}: {text}", report::verdict_label(v));
     }
+    for line in &j.precision {
+        println!("precision: {line}");
+    }
     for line in report::power_lines(j) {
         println!("power: {line}");
+    }
+    for line in j.noise.lines() {
+        println!("noise: {line}");
     }
     for line in dyno_compare::family::summary_lines(&j.unjudged) {
         println!("note: {line}; --format json lists them");
@@ -523,4 +499,53 @@ fn print_summary(meta: &ComparisonMeta, executions: &[Execution], j: &Judgement,
             println!("  {f}");
         }
     }
+}
+
+/// `dyno compare power`: trials of a stored comparison and the noise of its metrics.
+fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
+    let path = db::path(&a.db);
+    let store = Store::open_read_only(&path)
+        .with_context(|| format!("results store {}", path.display()))?;
+    let loaded = record::load(&store, &[a.run])
+        .with_context(|| format!("results store {}", path.display()))?;
+    let request = JudgeRequest {
+        test: a.test,
+        primary: a.primary.clone(),
+        rounds: None,
+    };
+    let study = loaded
+        .measured()
+        .power(&request, a.trial_rounds)
+        .map_err(|e| match e {
+            PowerError::Trials(e) => anyhow::anyhow!("--trial-rounds: {e}"),
+            PowerError::Judge(e) => anyhow::Error::new(e),
+        })?;
+    if a.format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&study).unwrap_or_default()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let format = match a.format {
+        Format::Markdown => TableFormat::Markdown,
+        Format::Csv => TableFormat::Csv,
+        _ => TableFormat::Terminal {
+            color: crate::term::color_stdout(),
+        },
+    };
+    for (i, table) in study.tables().iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        let text = format.render(table);
+        print!("{text}");
+        if !text.ends_with('\n') {
+            println!();
+        }
+    }
+    for line in study.lines() {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,6 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -57,31 +56,16 @@ fn parse_positive(s: &str) -> Result<f64, String> {
 /// Runs `dyno load`.
 pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     let g = GenesisFile::from_file(&a.genesis)?.load();
-    let pool = match (a.pool, a.rate) {
-        (Some(p), _) => p,
-        (None, 0) => 200_000,
-        (None, r) => (r as f64 * a.duration).ceil() as usize + 1,
-    };
-    if pool == 0 || pool > 50_000_000 {
-        anyhow::bail!("--pool {pool}: must be in 1..=50000000 (or lower --rate/--duration)");
-    }
-    let plan = LoadPlan {
-        targets: a.targets.clone(),
-        rate: a.rate,
-        duration: Duration::from_secs_f64(a.duration),
-        pool,
-        datagrams: a.datagrams,
-        // A cluster's load targets every node: a quarter of the cores per target would
-        // be thousands of threads there, so the default is shared over the targets.
-        connections: a.connections.map_or_else(
-            || {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-                (cores / 4 / a.targets.len().max(1)).max(1)
-            },
-            usize::from,
-        ),
-        nonce: dyno_node::log::now_ns(),
-    };
+    let plan = LoadPlan::sized(
+        a.targets.clone(),
+        a.rate,
+        a.duration,
+        a.pool,
+        a.datagrams,
+        a.connections.map(usize::from),
+        dyno_node::log::now_ns(),
+    )?;
+    let pool = plan.pool;
     let stop = interrupt::stop_flag();
     eprintln!("signing {pool} transfers on every core ...");
     let txs = sign_transfers(&g, pool, plan.nonce);
@@ -110,53 +94,7 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
             "{}",
             crate::json_doc::with_schema("dyno.load.summary/1", &r)?
         )?,
-        SummaryFormat::Table => {
-            writeln!(
-                out,
-                "sent {} in {:.2} s = {:.1} tx/s (asked {}), send errors {}{}",
-                r.sent,
-                r.elapsed_s,
-                r.achieved_tps,
-                if r.rate == 0 {
-                    "flat out".into()
-                } else {
-                    r.rate.to_string()
-                },
-                r.errors,
-                r.first_error
-                    .as_ref()
-                    .map_or(String::new(), |e| format!(" (first: {e})"))
-            )?;
-            if r.rate > 0 {
-                writeln!(
-                    out,
-                    "pacing error (batch lateness): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
-                    r.pacing_p50_s * 1e3,
-                    r.pacing_p99_s * 1e3,
-                    r.pacing_max_s * 1e3
-                )?;
-            }
-            if r.pool_exhausted {
-                writeln!(
-                    out,
-                    "the pool of {} signed transfers ran out before the duration",
-                    r.signed
-                )?;
-            }
-            for t in &r.targets {
-                writeln!(
-                    out,
-                    "{}: sent {}, taken by the node {}",
-                    t.target,
-                    t.sent,
-                    match (t.taken, t.refused) {
-                        (Some(n), Some(r)) =>
-                            format!("{n} ({} accepted, {r} refused: queue full)", n - r),
-                        _ => format!("unknown ({})", t.close_error.as_deref().unwrap_or("")),
-                    }
-                )?;
-            }
-        }
+        SummaryFormat::Table => write!(out, "{}", r.text())?,
     }
     if r.sent == 0 && r.errors > 0 {
         anyhow::bail!(

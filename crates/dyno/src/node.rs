@@ -12,10 +12,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use dyno_node::config::{LoadedConfig, NodeConfig};
-use dyno_node::genesis::{GenesisFile, Validator};
+use dyno_node::genesis::{parse_validators, GenesisFile};
 use dyno_node::service::RunningNode;
 
 use crate::interrupt;
@@ -153,20 +152,6 @@ pub fn run(a: NodeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
-    let mut validators = Vec::new();
-    for v in &a.validators {
-        let (id, stake) = v
-            .split_once('=')
-            .with_context(|| format!("--validators `{v}`: expected ID=STAKE"))?;
-        let stake = stake
-            .parse()
-            .ok()
-            .with_context(|| format!("--validators `{v}`: the stake must be a whole number"))?;
-        validators.push(Validator {
-            id: id.to_string(),
-            stake,
-        });
-    }
     let now_ms = dyno_node::log::now_ns() / 1_000_000;
     let g = GenesisFile {
         network: a.network,
@@ -176,15 +161,9 @@ fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
         slot_ms: a.slot_ms,
         genesis_time_ms: now_ms + a.start_in * 1000,
         max_block_txs: a.max_block_txs,
-        validators,
+        validators: parse_validators(&a.validators)?,
     };
-    let text = g.to_toml();
-    // Written only once it parses back: the same checks the nodes make.
-    GenesisFile::parse(&PathBuf::from("--validators"), &text)?;
-    if a.out.exists() && !a.force {
-        anyhow::bail!("--out {}: exists (--force replaces it)", a.out.display());
-    }
-    std::fs::write(&a.out, text).with_context(|| format!("--out {}", a.out.display()))?;
+    g.write_new(&a.out, a.force)?;
     println!(
         "{}: network {}, {} validators, slot 0 starts in {} s, genesis hash {}",
         a.out.display(),
@@ -305,8 +284,11 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             if let Some(c) = ingress {
                 writeln!(
                     out,
-                    "ingress: accepted {}, dropped full {}, malformed {}, oversized {}, unknown clients {}",
-                    c.accepted, c.dropped_full, c.malformed, c.oversized, c.unknown_clients
+                    "ingress: accepted {}, dropped full {} (refused before verification: mempool full {}, queue full {}), malformed {}, oversized {}, unknown clients {}",
+                    c.accepted, c.dropped_full,
+                    s.counters.ingress_refused.get("mempool_full").copied().unwrap_or(0),
+                    s.counters.ingress_refused.get("queue_full").copied().unwrap_or(0),
+                    c.malformed, c.oversized, c.unknown_clients
                 )?;
             }
         }

@@ -39,6 +39,11 @@ impl Progress {
         self.bar.set_message(message);
     }
 
+    /// Prints a line on stderr above the bar (or among the step lines).
+    pub fn note(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
     /// Marks one step done.
     pub fn done_one(&self) {
         self.bar.inc(1);

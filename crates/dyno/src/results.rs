@@ -7,11 +7,9 @@ mod trend;
 
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_model::{format_timestamp, format_value, RunStatus};
-use dyno_report::{Align, Cell, Table, TableFormat};
-use dyno_store::{
-    ExportFormat, MetricStats, RunFilter, RunId, RunList, RunShow, RunSummary, Store,
-};
+use dyno_report::{Table, TableFormat};
+use dyno_results::{ResultsError, RunList, RunShow};
+use dyno_store::{ExportFormat, RunFilter, RunId, RunSummary, Store};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +68,16 @@ pub struct PullArgs {
     /// The shared store to copy from (postgres://USER@HOST/DB, or another SQLite file).
     #[arg(long, value_name = "URL")]
     from: String,
+    #[command(flatten)]
+    filter: RunFilterArgs,
+    /// Runs to pull (ids in --from); every run matching the filters when none is given.
+    #[arg(value_name = "RUN")]
+    runs: Vec<RunId>,
+}
+
+/// Which runs (`list`, `pull`).
+#[derive(Debug, Args)]
+pub struct RunFilterArgs {
     /// Only runs of this command (machine, tune, pipeline, compare).
     #[arg(long)]
     command: Option<String>,
@@ -85,9 +93,20 @@ pub struct PullArgs {
     /// Only runs started before this date (YYYY-MM-DD, UTC).
     #[arg(long, value_parser = parse_date)]
     until: Option<f64>,
-    /// Runs to pull (ids in --from); every run matching the filters when none is given.
-    #[arg(value_name = "RUN")]
-    runs: Vec<RunId>,
+}
+
+impl RunFilterArgs {
+    /// The store's filter of these flags, at most `limit` runs.
+    fn filter(self, limit: Option<usize>) -> RunFilter {
+        RunFilter {
+            command: self.command,
+            host: self.host,
+            subject: self.subject,
+            since: self.since,
+            until: self.until,
+            limit,
+        }
+    }
 }
 
 /// Table formats for list and show.
@@ -108,21 +127,8 @@ pub enum ListFormat {
 pub struct ListArgs {
     #[command(flatten)]
     db: DbArg,
-    /// Only runs of this command (machine, tune, pipeline, compare).
-    #[arg(long)]
-    command: Option<String>,
-    /// Only runs whose host name contains this text.
-    #[arg(long)]
-    host: Option<String>,
-    /// Only runs whose subject name contains this text.
-    #[arg(long)]
-    subject: Option<String>,
-    /// Only runs started on or after this date (YYYY-MM-DD, UTC).
-    #[arg(long, value_parser = parse_date)]
-    since: Option<f64>,
-    /// Only runs started before this date (YYYY-MM-DD, UTC).
-    #[arg(long, value_parser = parse_date)]
-    until: Option<f64>,
+    #[command(flatten)]
+    filter: RunFilterArgs,
     /// At most this many runs.
     #[arg(long, default_value = "50")]
     limit: usize,
@@ -267,15 +273,7 @@ fn pull(a: PullArgs) -> anyhow::Result<ExitCode> {
     let shared = Store::open_read_only(&crate::db::location(&a.from))
         .map_err(crate::db::classify)
         .with_context(|| format!("--from {}", dyno_store::redact(&a.from)))?;
-    let filter = RunFilter {
-        command: a.command,
-        host: a.host,
-        subject: a.subject,
-        since: a.since,
-        until: a.until,
-        limit: None,
-    };
-    let runs = select(&shared, &a.runs, &filter)?;
+    let runs = select(&shared, &a.runs, &a.filter.filter(None))?;
     let mut local = open_write(&crate::db::path(&a.db.db), "--db")?;
     copy_runs(&shared, &mut local, &runs, "pull")?;
     Ok(ExitCode::SUCCESS)
@@ -316,111 +314,30 @@ fn render(t: &Table, format: ListFormat) -> String {
     }
 }
 
-fn status_cell(s: RunStatus) -> Cell {
-    let c = Cell::new(s.as_str());
-    match s {
-        RunStatus::Complete => c.good(),
-        RunStatus::Running => c,
-        RunStatus::Incomplete => c.warn(),
-        RunStatus::Failed => c.bad(),
-    }
-}
-
 fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
-    let filter = RunFilter {
-        command: a.command,
-        host: a.host,
-        subject: a.subject,
-        since: a.since,
-        until: a.until,
-        limit: Some(a.limit),
-    };
-    let runs = store.list_runs(&filter)?;
+    let runs = store.list_runs(&a.filter.filter(Some(a.limit)))?;
     if a.format == ListFormat::Json {
         println!("{}", serde_json::to_string_pretty(&RunList::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
-    }
-    let mut t = Table::new("runs")
-        .column("Run", Align::Right)
-        .column("Started (UTC)", Align::Left)
-        .column("Command", Align::Left)
-        .column("Subject", Align::Left)
-        .column("Host", Align::Left)
-        .column("Status", Align::Left)
-        .column("Samples", Align::Right);
-    for r in &runs {
-        t.push_row([
-            Cell::new(r.id.to_string()),
-            Cell::new(format_timestamp(r.started_at)),
-            Cell::new(r.command.clone()),
-            Cell::new(r.subject.name.clone()),
-            Cell::new(r.hostname.clone()),
-            status_cell(r.status),
-            Cell::new(r.samples.to_string()),
-        ]);
     }
     if runs.is_empty() && a.format == ListFormat::Table {
         eprintln!("no runs in {}", store.path().display());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render(&t, a.format));
+    print!("{}", render(&dyno_results::list_table(&runs), a.format));
     Ok(ExitCode::SUCCESS)
 }
 
 fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
     let run = store.run(a.run)?;
-    let mut t = Table::new(format!("run {}", run.id))
-        .column("Metric", Align::Left)
-        .column("Unit", Align::Left)
-        .column("n", Align::Right)
-        .column("Median", Align::Right)
-        .column("95% CI of median", Align::Right)
-        .column("CV", Align::Right)
-        .column("Min", Align::Right)
-        .column("Max", Align::Right);
     if a.format == ListFormat::Json {
         println!("{}", serde_json::to_string_pretty(&RunShow::new(&run))?);
         return Ok(ExitCode::SUCCESS);
     }
-    for m in &run.metrics {
-        let Some(MetricStats {
-            summary: sum, ci, ..
-        }) = run.metric_stats(&m.name)
-        else {
-            continue;
-        };
-        let f = |v: f64| format_value(v, m.unit);
-        t.push_row([
-            m.name.clone(),
-            m.unit.symbol().to_string(),
-            sum.n.to_string(),
-            f(sum.median),
-            ci.map(|c| format!("{} .. {}", f(c.low), f(c.high)))
-                .unwrap_or_else(|| "-".into()),
-            // A spread needs two samples: one shows none rather than 0.00 %.
-            if sum.n < 2 {
-                "-".to_string()
-            } else {
-                format!("{:.2} %", sum.cv * 100.0)
-            },
-            f(sum.min),
-            f(sum.max),
-        ]);
-    }
-    let i = &run.info;
-    println!("Run       {} ({})", run.id, run.status.as_str());
-    println!("Command   {}", i.command_line.join(" "));
-    println!("Started   {}", format_timestamp(i.started_at));
-    println!("Subject   {} ({})", i.subject.name, i.subject.kind.as_str());
-    println!(
-        "Host      {} / {} / {} cores",
-        i.host.hostname, i.host.cpu_model, i.host.cores_online
-    );
-    println!("Tool      {}", i.tool_version);
-    println!();
-    print!("{}", render(&t, a.format));
+    print!("{}", dyno_results::show_header(&run));
+    print!("{}", render(&dyno_results::show_table(&run), a.format));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -447,36 +364,27 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
-    // Write beside the target and rename, so a failed export leaves no half file.
-    let tmp = path.with_extension(format!(
-        "{}.part",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("out")
-    ));
-    let result = (|| -> anyhow::Result<u64> {
-        let file =
-            std::fs::File::create(&tmp).with_context(|| format!("--output {}", path.display()))?;
-        let mut out = std::io::BufWriter::new(file);
-        let rows = store.export(&a.runs, format, &mut out)?;
-        out.flush()
-            .with_context(|| format!("writing {}", path.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("--output {}", path.display()))?;
-        Ok(rows)
-    })();
-    match result {
-        Ok(rows) => {
-            eprintln!("exported {rows} samples to {}", path.display());
-            Ok(ExitCode::SUCCESS)
+    let rows = dyno_results::export_file(&store, &a.runs, format, &path)?;
+    eprintln!("exported {rows} samples to {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A results error as the binary reports it: as [`crate::db::classify`] does for the
+/// store's errors, a failure of the store while working exits with the runtime code.
+pub(crate) fn classify(e: ResultsError) -> anyhow::Error {
+    match e {
+        ResultsError::Store(s) => crate::db::classify(s),
+        ResultsError::Run(s) if !s.is_user_error() => {
+            crate::cli_error::CliError::Runtime(format!("--run: {s}")).into()
         }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+        other => other.into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dyno_model::format_timestamp;
 
     #[test]
     fn dates_parse_to_utc_midnight() {

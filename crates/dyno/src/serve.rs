@@ -3,8 +3,8 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use dyno_store::{Store, StoreError, StoredRun};
-use dyno_web::WebError;
+use dyno_store::{RunId, Store, StoreError, StoredRun};
+use dyno_web::{ComparisonView, WebError};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,10 +20,25 @@ pub struct ServeArgs {
     /// Where to listen: HOST:PORT, or a bare PORT on 127.0.0.1 (0 picks a free port).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878", value_parser = parse_listen)]
     listen: SocketAddr,
-    /// Allow --listen on an address other machines can reach: anyone who reaches it can
-    /// read the whole results store (there is no login).
+    /// Allow --listen on an address other machines can reach; every page then needs the
+    /// access key in --key-file (a browser asks for it once, a script sends
+    /// `Authorization: Bearer KEY`).
     #[arg(long)]
     public: bool,
+    /// The access key: a file holding one line of at least 16 characters, readable by
+    /// you only (`chmod 600`). Required with --public; on loopback it guards the pages too.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
+    /// Serve HTTPS with this certificate (PEM: the server's certificate, then its chain).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A host name a --public server answers to (repeatable), besides IP addresses,
+    /// localhost and this machine's name: its DNS name, a reverse proxy's name.
+    #[arg(long, value_name = "NAME")]
+    server_name: Vec<String>,
     /// A Prometheus endpoint to show live at /live (repeatable): a pipeline's
     /// --metrics-listen, each node's metrics_listen. [NAME=]http://HOST:PORT/metrics.
     #[arg(long, value_name = "URL")]
@@ -50,14 +65,18 @@ struct CommandReports;
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => crate::compare::stored_html(store, run.id)
+            "compare" => dyno_compare::judged::stored_html(store, run.id)
                 .map(Some)
-                .map_err(|e| WebError::Report(format!("{e:#}"))),
-            "cluster run" => crate::cluster::stored_html(run)
+                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
+            "cluster run" => dyno_cluster::stored::stored_html(run)
                 .map(Some)
-                .map_err(|e| WebError::Report(format!("{e:#}"))),
+                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
             _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
         }
+    }
+
+    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
+        crate::serve_compare::view(store, run).map(Some)
     }
 }
 
@@ -102,25 +121,35 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         Err(e) => eprintln!("warning: {e}; its pages will show the error"),
         Ok(_) => {}
     }
-    if !a.listen.ip().is_loopback() && a.public {
-        eprintln!(
-            "warning: listening on {}: anyone who can reach this address can read the \
-             whole results store (there is no login)",
-            a.listen
-        );
-    }
+    let tls = a
+        .tls_cert
+        .zip(a.tls_key)
+        .map(|(cert, key)| dyno_web::TlsPair { cert, key });
+    let in_clear = a.public && tls.is_none();
     let config = dyno_web::Config {
         allow_remote: a.public,
+        key_file: a.key_file,
+        tls,
+        server_names: a.server_name,
         ..dyno_web::Config::new(path.clone(), a.listen)
     }
     .reports(Arc::new(CommandReports))
     .watch(a.watch)
     .log(Arc::new(|line: &str| eprintln!("{line}")));
     let server = dyno_web::Server::bind(config).map_err(|e| match e {
-        dyno_web::WebError::NotLoopback(_) => anyhow::anyhow!("--listen {}: {e}", a.listen),
-        dyno_web::WebError::WatchUrl { .. } => anyhow::anyhow!("--watch: {e}"),
+        WebError::NotLoopback(_) => anyhow::anyhow!("--listen {}: {e}", a.listen),
+        WebError::PublicWithoutKey => anyhow::anyhow!("--public needs --key-file FILE: {e}"),
+        WebError::KeyFile { .. } => anyhow::anyhow!("--key-file: {e}"),
+        WebError::Tls { .. } => anyhow::anyhow!("--tls-cert/--tls-key: {e}"),
+        WebError::WatchUrl { .. } => anyhow::anyhow!("--watch: {e}"),
         e => anyhow::anyhow!("--listen {}: {e}", a.listen),
     })?;
+    if in_clear {
+        eprintln!(
+            "warning: --public without --tls-cert/--tls-key: the access key and the pages \
+             cross the network unencrypted (serve HTTPS, or put a TLS proxy in front)"
+        );
+    }
     println!("{}", server.url());
     eprintln!(
         "serving {} read-only at {} (Ctrl-C to stop)",

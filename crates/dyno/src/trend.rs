@@ -1,22 +1,17 @@
 //! `dyno results trend`: where did a metric's level shift over the stored history, and
 //! does the newest run start a regression?
 //!
-//! The history and its analysis are dyno-store's ([`dyno_store::TrendReport`]: one median
-//! per complete run, E-Divisive change points, the verdict); the plot is dyno-report's.
-//! This module parses the flags, asks for the report and renders it. Method and exit
-//! code: docs/trend.md.
+//! The history is dyno-store's and its analysis dyno-results' ([`dyno_results::TrendQuery`]
+//! selects it, [`dyno_results::TrendReport`] finds its change points and judges the newest
+//! run, and lays out the table and the HTML page). This module parses the flags, asks for
+//! the report and prints it. Method and exit code: docs/trend.md.
 
 use crate::results::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use dyno_model::{format_timestamp, format_value};
-use dyno_report::plot::{ChangeKind, TrendPlot};
-use dyno_report::{write_atomic, Align, Cell, HtmlReport, Section, Table, TableFormat, Verdict};
+use dyno_report::{write_atomic, TableFormat};
+use dyno_results::{mixed_series, TrendQuery, TrendReport};
 use dyno_stats::ChangePointSettings;
-use dyno_store::{
-    better, metric_suggestion, mixed_series, percent, HistoryPoint, HistoryQuery, RunFilter, Store,
-    StoreError, TrendFilters, TrendReport, MIN_POINTS,
-};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -130,7 +125,16 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let store = crate::results::open_read(&a.db)?;
-    let points = history(&store, &a)?;
+    let query = TrendQuery {
+        metric: a.metric.clone(),
+        subject: a.subject.clone(),
+        host: a.host.clone(),
+        workload: a.workload.clone(),
+        command: a.kind.map(|k| k.command().to_string()),
+        since: a.since,
+        last: a.last,
+    };
+    let points = query.history(&store).map_err(crate::results::classify)?;
     for note in mixed_series(&points) {
         eprintln!("note: {note}");
     }
@@ -140,19 +144,11 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
         window: a.window as usize,
         ..ChangePointSettings::default()
     };
-    let filters = TrendFilters {
-        command: a.kind.map(|k| k.command().to_string()),
-        host: a.host.clone(),
-        last: a.last,
-        since: a.since.map(format_timestamp),
-        subject: a.subject.clone(),
-        workload: a.workload.clone(),
-    };
-    let trend = TrendReport::analyse(points, settings, a.recent as usize, filters)
+    let trend = TrendReport::analyse(points, settings, a.recent as usize, query.filters())
         .with_context(|| format!("--metric {}: the history holds an infinite value", a.metric))?;
     let text = match a.format {
         TrendFormat::Json => serde_json::to_string_pretty(&trend)? + "\n",
-        TrendFormat::Html => html(&trend, &a),
+        TrendFormat::Html => trend.html(&query.described_filters()),
         TrendFormat::Table | TrendFormat::Markdown => {
             let format = match a.format {
                 TrendFormat::Markdown => TableFormat::Markdown,
@@ -163,7 +159,7 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
             let shown = if trend.changes.is_empty() {
                 String::new()
             } else {
-                format.render(&table(&trend)) + "\n"
+                format.render(&trend.table()) + "\n"
             };
             format!("{shown}{}\n", trend.verdict.message)
         }
@@ -181,160 +177,6 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The history the flags select, or an error that names what is wrong with them.
-fn history(store: &Store, a: &TrendArgs) -> anyhow::Result<Vec<HistoryPoint>> {
-    let query = HistoryQuery {
-        metric: a.metric.clone(),
-        runs: RunFilter {
-            command: a.kind.map(|k| k.command().to_string()),
-            host: a.host.clone(),
-            subject: a.subject.clone(),
-            since: a.since,
-            until: None,
-            limit: a.last.map(|n| n as usize),
-        },
-        workload: a.workload.clone(),
-    };
-    let points = match store.metric_history(&query) {
-        Err(StoreError::NoSuchMetric { .. }) => {
-            let names = store.metric_names().map_err(crate::db::classify)?;
-            bail!(
-                "--metric {}: no run in {} measured a metric of that name{}",
-                a.metric,
-                store.path().display(),
-                metric_suggestion(&a.metric, &names)
-            );
-        }
-        other => other.map_err(crate::db::classify)?,
-    };
-    if points.is_empty() {
-        bail!(
-            "--metric {}: no complete run in {} matches the filters{}",
-            a.metric,
-            store.path().display(),
-            filters(a)
-        );
-    }
-    if points.len() < MIN_POINTS {
-        bail!(
-            "--metric {}: history of {} points; trend needs at least {MIN_POINTS}",
-            a.metric,
-            points.len()
-        );
-    }
-    Ok(points)
-}
-
-/// The filters given, for a message: ` (--host x, --kind machine)`.
-fn filters(a: &TrendArgs) -> String {
-    let mut given = Vec::new();
-    let mut add = |flag: &str, v: Option<String>| {
-        if let Some(v) = v {
-            given.push(format!("{flag} {v}"));
-        }
-    };
-    add("--subject", a.subject.clone());
-    add("--host", a.host.clone());
-    add("--workload", a.workload.clone());
-    add("--kind", a.kind.map(|k| k.command().to_string()));
-    add("--since", a.since.map(format_timestamp));
-    if given.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", given.join(", "))
-    }
-}
-
-fn table(t: &TrendReport) -> Table {
-    let value = |v: f64| format_value(v, t.measured.unit);
-    let mut table = Table::new(format!(
-        "change points of {} over {} runs",
-        t.measured.name,
-        t.history.len()
-    ))
-    .column("Run", Align::Right)
-    .column("Started (UTC)", Align::Left)
-    .column("Subject", Align::Left)
-    .column("Before", Align::Right)
-    .column("After", Align::Right)
-    .column("Change", Align::Right)
-    .column("p", Align::Right)
-    .column("Strength", Align::Left)
-    .column("Effect", Align::Left);
-    for c in &t.changes {
-        let run = &t.history[c.index];
-        let effect = Cell::new(t.effect(c));
-        let effect = match ChangeKind::of(c, better(t.measured.direction)) {
-            ChangeKind::Weak => effect,
-            ChangeKind::Regression => effect.bad(),
-            ChangeKind::Improvement => effect.good(),
-        };
-        table.push_row([
-            Cell::new(run.run.to_string()),
-            Cell::new(format_timestamp(run.started_at)),
-            Cell::new(run.subject.name.clone()),
-            Cell::new(value(c.mean_before)),
-            Cell::new(value(c.mean_after)),
-            Cell::new(percent(c.relative_change)),
-            Cell::new(format!("{:.1e}", c.p_value)),
-            Cell::new(c.strength.as_str()),
-            effect,
-        ]);
-    }
-    table
-}
-
-fn html(t: &TrendReport, a: &TrendArgs) -> String {
-    let metric = &t.measured;
-    let values: Vec<f64> = t.history.iter().map(|p| p.value).collect();
-    let mut plot = TrendPlot::new(
-        format!("{} over {} runs", metric.name, t.history.len()),
-        metric.clone(),
-        values,
-    );
-    for c in &t.changes {
-        let label = format!(
-            "run {} {}",
-            t.history[c.index].run,
-            percent(c.relative_change)
-        );
-        plot = plot.mark(c.index, ChangeKind::of(c, better(metric.direction)), label);
-    }
-    let badge = if t.verdict.regression {
-        Verdict::Regression
-    } else {
-        Verdict::NoChange
-    };
-    let section = Section::new(metric.name.clone())
-        .verdict(badge, t.verdict.message.clone())
-        .plot_result(
-            "per-run medians with change points (strong: coloured, weak: grey)",
-            plot.render_svg(),
-        )
-        .table(table(t));
-    let mut report = HtmlReport::new(format!("dyno results trend: {}", metric.name))
-        .parameter(
-            "metric",
-            format!(
-                "{} ({}, {})",
-                metric.name,
-                metric.unit.symbol(),
-                metric.direction.as_str()
-            ),
-        )
-        .parameter("runs", t.history.len().to_string())
-        .parameter(
-            "p strong / weak",
-            format!("{} / {}", t.settings.p_strong, t.settings.p_weak),
-        )
-        .parameter("window", t.settings.window.to_string());
-    let f = filters(a);
-    if !f.is_empty() {
-        report = report.parameter("filters", f.trim().trim_matches(['(', ')']).to_string());
-    }
-    report.section(section).render()
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::Store;
-use dyno_tune::build::{build_all, source_fingerprint, BuildEvent, BuildOutcome};
+use dyno_tune::build::{build_all, source_fingerprint, BuildEvent};
 use dyno_tune::race::JobEvent;
-use dyno_tune::session::{build_requests, lineup, report_from_store, Lineup, RaceSettings};
+use dyno_tune::session::{
+    build_requests, full_report, lineup, outcome_line, report_host, Lineup, RaceSettings,
+};
 use dyno_tune::{
     check_environment, run_race, Mode, ProcessExecutor, RaceConfig, StopReason, StoreRecorder,
     Study,
@@ -99,42 +101,6 @@ pub struct ReportArgs {
     pub host: Option<String>,
 }
 
-/// Which host's race `tune report` shows: the one asked for, else this machine when it
-/// ran the study, else the only machine that did. Several and none chosen is bad usage:
-/// a race's rounds pair runs on one machine, so pooling machines would mislead.
-fn report_host(store: &Store, study: &Study, asked: Option<&str>) -> anyhow::Result<String> {
-    let hosts = dyno_tune::record::study_hosts(store, &study.key())?;
-    let listed = || hosts.join(", ");
-    if let Some(h) = asked {
-        if hosts.iter().any(|x| x == h) {
-            return Ok(h.to_string());
-        }
-        bail!(
-            "--host {h}: no run of {} on that host (hosts: {})",
-            study.path.display(),
-            if hosts.is_empty() {
-                "none".into()
-            } else {
-                listed()
-            }
-        );
-    }
-    let here = dyno_proc::procfs::hostname().unwrap_or_default();
-    if hosts.contains(&here) || hosts.is_empty() {
-        return Ok(here);
-    }
-    if let [only] = hosts.as_slice() {
-        return Ok(only.clone());
-    }
-    bail!(
-        "the store holds {} from {} hosts ({}), not this one: choose one with --host \
-         (the per-CPU section compares them)",
-        study.path.display(),
-        hosts.len(),
-        listed()
-    )
-}
-
 fn parse_budget(s: &str) -> Result<f64, String> {
     dyno_tune::parse_duration(s)
         .ok_or_else(|| format!("{s:?} is not a duration (e.g. 90s, 30m, 2h)"))
@@ -174,55 +140,7 @@ fn load(path: &std::path::Path) -> anyhow::Result<Study> {
 fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
     let study = load(&args.study)?;
     check_environment(&study)?;
-    let requests = build_requests(&study);
-    println!(
-        "{}: {} variants, {} baselines, {} benchmarks",
-        args.study.display(),
-        requests.len(),
-        study.baselines.len(),
-        study.benchmarks.len()
-    );
-    for r in &requests {
-        let env: Vec<String> = r
-            .plan
-            .env
-            .iter()
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect();
-        println!(
-            "{}  {}\n    {} {} {}",
-            r.variant.id,
-            r.variant.label,
-            env.join(" "),
-            r.plan.program,
-            r.plan.args.join(" ")
-        );
-        if let Some(job) = &r.pgo {
-            let dirs = dyno_tune::pgo::PgoDirs::of(&r.plan);
-            println!(
-                "    pgo {}: instrumented build (-Cprofile-generate={}, --target <host>), then training:",
-                job.mode.value(),
-                dirs.raw.display()
-            );
-            for t in &job.training {
-                println!("      {}", t.join(" "));
-            }
-            let bolt = if job.mode == dyno_tune::profile::Pgo::OnBolt {
-                ", linked with --emit-relocs, then llvm-bolt -instrument, the training again, merge-fdata and llvm-bolt"
-            } else {
-                ""
-            };
-            println!(
-                "    then llvm-profdata merge and the build above with -Cprofile-use={}{bolt}{}",
-                dirs.profile.display(),
-                if job.same_input {
-                    " (training = the measured benchmarks: add [pgo] training with another input)"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
+    print!("{}", dyno_tune::session::plan_text(&args.study, &study));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -247,24 +165,6 @@ fn study_with_overrides(args: &RunArgs) -> anyhow::Result<Study> {
     Ok(study)
 }
 
-/// One line per finished build: how long it took, or why it was not built.
-fn build_line(outcome: &BuildOutcome) -> String {
-    match outcome {
-        BuildOutcome::Built(b) => match &b.pgo {
-            Some(p) => format!(
-                "built in {:.1} s ({})",
-                b.build_time_s,
-                dyno_tune::report::pgo_steps(p)
-            ),
-            None => format!("built in {:.1} s", b.build_time_s),
-        },
-        BuildOutcome::Reused(b) if b.ok => "unchanged, not rebuilt".into(),
-        BuildOutcome::Reused(_) => "failed before, inputs unchanged".into(),
-        BuildOutcome::Failed(b) => format!("FAILED:\n{}", b.error_tail),
-        BuildOutcome::Interrupted => "interrupted".into(),
-    }
-}
-
 /// Builds every variant (reusing unchanged ones) and lines up those that built.
 fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineup> {
     let stop = interrupt::stop_flag();
@@ -283,7 +183,7 @@ fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineu
         BuildEvent::Started { label } => eprintln!("  build {label} ..."),
         BuildEvent::Finished { label, outcome } => {
             let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-            eprintln!("  [{n}/{total}] {label}: {}", build_line(&outcome));
+            eprintln!("  [{n}/{total}] {label}: {}", outcome_line(&outcome));
         }
     });
     if stop.load(Ordering::SeqCst) {
@@ -434,8 +334,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let mut report = report_from_store(&study, &mut store, &hostname, args.exhaustive)?;
-    report.per_cpu = per_cpu(&study, &store, args.exhaustive)?;
+    let report = full_report(&study, &mut store, &hostname, args.exhaustive)?;
     print_report(&report, Format::Table, &args.study.study);
     Ok(ExitCode::SUCCESS)
 }
@@ -458,31 +357,11 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
     for t in report.metric_tables() {
         println!("{}", f.render(&t));
     }
-    for t in report.per_cpu_tables() {
+    for t in dyno_tune::report_cpu::per_cpu_tables(&report.per_cpu) {
         println!("{}", f.render(&t));
     }
     println!("{}", f.render(&report.build_table()));
     println!("{}", report.summary_text());
-}
-
-/// The study per CPU family, when a fleet store holds its runs from several CPU models.
-fn per_cpu(
-    study: &Study,
-    store: &Store,
-    exhaustive: bool,
-) -> anyhow::Result<Vec<dyno_tune::report_cpu::CpuFamily>> {
-    let mode = if exhaustive {
-        Mode::Exhaustive
-    } else {
-        Mode::Racing
-    };
-    let names: Vec<String> = study.benchmarks.iter().map(|b| b.name.clone()).collect();
-    Ok(dyno_tune::report_cpu::per_cpu(
-        store,
-        &study.key(),
-        &names,
-        RaceConfig::from_settings(&study.run, mode),
-    )?)
 }
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
@@ -490,11 +369,11 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let path = db::path(&args.study.db);
     let mut store =
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
-    let hostname = report_host(&store, &study, args.host.as_deref())?;
+    let here = dyno_proc::procfs::hostname().unwrap_or_default();
+    let hostname = report_host(&store, &study, args.host.as_deref(), &here)?;
     let exhaustive = dyno_tune::record::study_mode(&store, &study.key(), &hostname)?.as_deref()
         == Some("exhaustive");
-    let mut report = report_from_store(&study, &mut store, &hostname, exhaustive)?;
-    report.per_cpu = per_cpu(&study, &store, exhaustive)?;
+    let report = full_report(&study, &mut store, &hostname, exhaustive)?;
     print_report(&report, args.format, &args.study.study);
     if let Some(html) = &args.html {
         write_atomic(

@@ -602,8 +602,11 @@ fn no_node_outlives_a_sigkilled_dyno() {
     }
     let stderr = dyno.stderr.take().unwrap();
     let mut dyno = Reap(dyno);
-    let ready = std::io::BufReader::new(stderr)
-        .lines()
+    // The pipe stays open until the end: were it closed, dyno's next line on stderr would
+    // fail and end dyno (and its nodes) before the nodes are counted.
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let ready = lines
+        .by_ref()
         .map_while(Result::ok)
         .any(|l| l.contains("nodes ready: 3/3"));
     assert!(ready, "the nodes never got ready");
@@ -613,6 +616,7 @@ fn no_node_outlives_a_sigkilled_dyno() {
     assert_eq!(nodes, 3, "three nodes should be running: {found:?}");
     dyno.0.kill().unwrap(); // SIGKILL: dyno gets no chance to stop anything itself
     dyno.0.wait().unwrap();
+    drop(lines);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     while !processes_mentioning(&needle).is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(100));

@@ -189,14 +189,43 @@ fn a_small_comparison_is_stored_and_reported_again() {
         ("--candidate", "newer"),
         ("--primary", "cpu_pct"),
     ] {
-        dyno()
+        let err = dyno()
             .args(["compare", "report", "1", flag, value, "--db"])
             .arg(&db)
             .assert()
             .code(2)
             .stderr(predicate::str::contains(flag))
-            .stderr(predicate::str::contains(value));
+            .stderr(predicate::str::contains(value))
+            .get_output()
+            .stderr
+            .clone();
+        // A short error with the closest names, not a line of every metric.
+        assert!(err.len() < 600, "{}", String::from_utf8_lossy(&err));
     }
+    dyno()
+        .args(["compare", "report", "1", "--primary", "rss_byte", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("closest: `rss_bytes`"));
+    // What the stored comparison could see: one trial of its two rounds.
+    dyno()
+        .args(["compare", "power", "1", "--trial-rounds", "2", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "1 disjoint trials of 2 rounds (of 2), each candidate judged alone against old",
+        ))
+        .stdout(predicate::str::contains("any primary metric"));
+    dyno()
+        .args(["compare", "power", "1", "--trial-rounds", "3", "--db"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--trial-rounds: the comparison has 2 rounds: not one trial of 3 rounds",
+        ));
     // One candidate judged alone: here the only one, so the same rows.
     let alone = report_json("1", &["--candidate", "new"]);
     assert_eq!(alone["verdicts"].as_array().unwrap().len(), rows.len());
@@ -504,10 +533,11 @@ fn an_interrupted_comparison_continues_where_it_stopped() {
 fn a_unit_of_work_no_execution_recorded_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let path = file(dir.path(), 1, 2, "exec sleep 30", "exec sleep 30");
+    let path = file(dir.path(), 3, 2, "exec sleep 30", "exec sleep 30");
     let text = std::fs::read_to_string(&path).unwrap();
-    let load = "work = \"load:confirmed\"\n[workload.load]\ncommand = [\"sh\", \"-c\", \"while :; do echo '{\\\"achieved_tps\\\": 100}'; sleep 0.2; done\"]\n";
+    let load = "work = \"load:confirmd\"\n[workload.load]\ncommand = [\"sh\", \"-c\", \"while :; do echo '{\\\"achieved_tps\\\": 100, \\\"confirmed\\\": 20}'; sleep 0.2; done\"]\n";
     std::fs::write(&path, format!("{text}{load}")).unwrap();
+    // Found after the first execution of each subject, not after all three rounds.
     dyno()
         .args(["compare", "run"])
         .arg(&path)
@@ -516,9 +546,41 @@ fn a_unit_of_work_no_execution_recorded_is_refused_naming_it() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "work metric `load:confirmed` was not recorded by any execution",
+            "work metric `load:confirmd` was not recorded by any execution",
         ))
-        .stderr(predicate::str::contains("load:achieved_tps"));
+        .stderr(predicate::str::contains("closest: `load:confirmed`"))
+        .stderr(predicate::str::contains(
+            "the comparison stopped after 2 executions, which are kept",
+        ));
+    let stored = dyno_store::Store::open_read_only(&db)
+        .and_then(|s| s.list_runs(&dyno_store::RunFilter::default()))
+        .unwrap();
+    assert_eq!(stored.len(), 2);
+    // The stored comparison is still reported, for every metric but the costs per unit.
+    dyno()
+        .args(["compare", "report", "1", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "note: workload `value`: work metric `load:confirmd` was not recorded by any execution, so cpu_s_per_confirmd and rss_per_confirmd are not judged",
+        ));
+    // Fixed, the same command continues with the two executions stored.
+    std::fs::write(
+        &path,
+        format!("{text}{}", load.replace("confirmd", "confirmed")),
+    )
+    .unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("2 of 6 executions already stored"))
+        // `sleep` uses no CPU: its cost per unit is 0 everywhere and not judged; memory is.
+        .stdout(predicate::str::contains("rss_per_confirmed"));
     // Where the metric cannot come from at all, the file is refused before anything runs.
     let db2 = dir.path().join("r2.db");
     std::fs::write(&path, format!("{text}work = \"node:chain_txs_total\"\n")).unwrap();
@@ -534,4 +596,182 @@ fn a_unit_of_work_no_execution_recorded_is_refused_naming_it() {
             "subject `old` has no `metrics.prometheus` endpoint",
         ));
     assert!(!db2.exists(), "nothing may start before the file is valid");
+}
+
+#[test]
+fn a_precision_target_adds_rounds_until_its_budget_and_says_what_it_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("rounds = 2\n", "");
+    std::fs::write(&path, format!("precision = \"5%\"\nmax_rounds = 3\n{text}")).unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("6 complete executions of 6 (at most 6 planned)"))
+        .stdout(predicate::str::contains(
+            "precision: target 5.0% (every primary metric's detectable change), budget 3 rounds or 60 min; sequential test",
+        ))
+        .stdout(predicate::str::contains(
+            "stopped after 3 rounds in 0 min: the budget of 3 rounds ended",
+        ))
+        .stderr(predicate::str::contains(
+            "precision after 1 round (0 min); the rounds still needed are not known yet: no primary metric judged yet",
+        ))
+        .stderr(predicate::str::contains("precision after 2 rounds"));
+    let out = dyno()
+        .args(["compare", "report", "1", "--format", "json", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(json["precision"][0]
+        .as_str()
+        .unwrap()
+        .contains("stopped after 3 rounds"));
+    let rows = json["verdicts"].as_array().unwrap();
+    let primary: Vec<&serde_json::Value> = rows.iter().filter(|r| r["primary"] == true).collect();
+    assert!(!primary.is_empty());
+    assert!(
+        primary.iter().all(|r| r["test"] == "sequential-t"),
+        "{rows:?}"
+    );
+    // Judged with a fixed-horizon test, the report says why that overstates the evidence.
+    dyno()
+        .args(["compare", "report", "1", "--test", "paired", "--db"])
+        .arg(&db)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "the rounds of this comparison were chosen by looking at its data",
+        ));
+}
+
+#[test]
+fn bad_precision_budgets_and_cpu_sets_are_refused_naming_the_key_or_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cases = [
+        (
+            "rounds = 2\n",
+            "precision = \"0%\"\n",
+            "cmp.toml:1:13: key `precision`: 0% is not in (0%, 100%)",
+        ),
+        (
+            "rounds = 2\n",
+            "precision = \"120%\"\n",
+            "key `precision`: 120% is not in (0%, 100%)",
+        ),
+        (
+            "rounds = 2\n",
+            "precision = \"5%\"\nmax_rounds = 0\n",
+            "cmp.toml:2:14: key `max_rounds`: 0 is not a budget",
+        ),
+        (
+            "rounds = 2\n",
+            "precision = \"5%\"\nmax_minutes = 0\n",
+            "cmp.toml:2:15: key `max_minutes`: 0 is not a budget",
+        ),
+        (
+            "name = \"new\"\n",
+            "name = \"new\"\ncpus = \"9999\"\n",
+            "key `subject[1].cpus`: CPU 9999 is not on this machine",
+        ),
+    ];
+    for (from, to, says) in cases {
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        dyno()
+            .args(["compare", "run"])
+            .arg(&path)
+            .arg("--db")
+            .arg(&db)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    std::fs::write(&path, &text).unwrap();
+    for (args, says) in [
+        (
+            vec!["--precision", "0%"],
+            "--precision: 0% is not in (0%, 100%)",
+        ),
+        (
+            vec!["--precision", "5%", "--max-rounds", "0"],
+            "--max-rounds",
+        ),
+        (
+            vec!["--precision", "5%", "--max-minutes", "0"],
+            "--max-minutes",
+        ),
+        (
+            vec!["--max-rounds", "10"],
+            "--max-rounds: a budget for a precision target",
+        ),
+        (
+            vec!["--precision", "5%", "--rounds", "4"],
+            "--rounds: the comparison has a precision target",
+        ),
+    ] {
+        dyno()
+            .args(["compare", "run"])
+            .arg(&path)
+            .args(&args)
+            .arg("--db")
+            .arg(&db)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    assert!(!db.exists(), "nothing may start before the input is valid");
+}
+
+#[test]
+fn a_pinned_node_runs_on_its_cpus_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let cpus = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Cpus_allowed_list:")
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap();
+    // The last CPU dyno may use (a list such as 0-1 or 0,2-3).
+    let last: String = cpus.rsplit([',', '-']).next().unwrap().to_string();
+    let report = dir.path().join("pinned.txt");
+    let node = format!(
+        "grep Cpus_allowed_list /proc/self/status > {}; exec sleep 30",
+        report.display()
+    );
+    let path = file(dir.path(), 1, 2, "exec sleep 30", &node);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace(
+            "name = \"new\"\n",
+            &format!("name = \"new\"\ncpus = \"{last}\"\n"),
+        ),
+    )
+    .unwrap();
+    dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(seen.trim(), format!("Cpus_allowed_list:\t{last}"));
 }

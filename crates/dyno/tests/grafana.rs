@@ -5,14 +5,18 @@
 //! name written in the exporters' code (outside their tests), cross-checked against what
 //! the exporters actually render, so the scan cannot drift from the code either. Where
 //! `promtool` is installed (scripts/ci/promtool.sh), every query is also parsed by
-//! Prometheus' own parser.
+//! Prometheus' own parser, the alerting rules pass their unit tests (`promtool test
+//! rules`) and the scrape configuration is checked; where grafana-schema-check is built
+//! (scripts/ci/grafana-schema.sh), every dashboard is checked against Grafana's dashboard
+//! schema. That a running Prometheus answers every panel is prometheus.rs.
 
+mod grafana_common;
+
+use grafana_common::{
+    as_prometheus_sees_it, dashboards, on_path, panel_queries, variable_queries, workspace,
+};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::PathBuf;
 
 /// The files that write Prometheus families, relative to the workspace.
 const EXPORTERS: [&str; 4] = [
@@ -61,38 +65,6 @@ fn metrics_in(expr: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every PromQL expression of a dashboard: panel targets and query variables.
-fn expressions(dashboard: &serde_json::Value) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for panel in dashboard["panels"].as_array().unwrap() {
-        let title = panel["title"].as_str().unwrap().to_string();
-        for target in panel["targets"].as_array().unwrap() {
-            out.push((title.clone(), target["expr"].as_str().unwrap().to_string()));
-        }
-    }
-    for var in dashboard["templating"]["list"].as_array().unwrap() {
-        let name = format!("variable {}", var["name"]);
-        out.push((name, var["query"]["query"].as_str().unwrap().to_string()));
-    }
-    out
-}
-
-fn dashboards() -> Vec<(PathBuf, serde_json::Value)> {
-    let dir = workspace().join("grafana/dashboards");
-    let mut out: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| {
-            let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap())
-                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            (p, v)
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
-}
-
 #[test]
 fn the_scan_finds_what_the_exporters_render() {
     let names = exported();
@@ -129,73 +101,178 @@ fn the_scan_finds_what_the_exporters_render() {
 #[test]
 fn every_dashboard_query_names_only_exported_metrics() {
     let names = exported();
-    let dashboards = dashboards();
-    assert_eq!(dashboards.len(), 2, "the pipeline and node dashboards");
-    for (path, d) in &dashboards {
-        let file = path.file_name().unwrap().to_string_lossy();
-        for (panel, expr) in expressions(d) {
-            let used = metrics_in(&expr);
+    assert_eq!(
+        dashboards().len(),
+        3,
+        "the cluster, node and pipeline dashboards"
+    );
+    for q in panel_queries().into_iter().chain(variable_queries()) {
+        let used = metrics_in(&q.expr);
+        assert!(
+            !used.is_empty(),
+            "{}, {}: no dyno metric in `{}`",
+            q.dashboard,
+            q.panel,
+            q.expr
+        );
+        for m in used {
             assert!(
-                !used.is_empty(),
-                "{file}, {panel}: no dyno metric in `{expr}`"
+                names.contains(&m),
+                "{}, {}: `{m}` is not exported by dyno",
+                q.dashboard,
+                q.panel
             );
-            for m in used {
-                assert!(
-                    names.contains(&m),
-                    "{file}, {panel}: `{m}` is not exported by dyno"
-                );
-            }
         }
     }
 }
 
-/// `expr` as Prometheus evaluates it once Grafana has filled in its variables.
-fn as_prometheus_sees_it(expr: &str) -> String {
-    expr.replace("$instance", ".*")
-        .replace("$__rate_interval", "1m")
+/// promtool, if installed (scripts/ci/promtool.sh), else a printed note.
+fn promtool(check: &str) -> Option<PathBuf> {
+    let found = on_path("promtool");
+    if found.is_none() {
+        eprintln!(
+            "note: promtool not found (scripts/ci/promtool.sh installs it); skipping {check}"
+        );
+    }
+    found
+}
+
+fn run(tool: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(tool)
+        .args(args)
+        .current_dir(workspace().join("grafana"))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
 }
 
 #[test]
 fn every_panel_query_is_valid_promql() {
-    let Some(promtool) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("promtool"))
-        .find(|p| p.is_file())
-    else {
-        eprintln!("note: promtool not found (scripts/ci/promtool.sh installs it); skipping the PromQL check");
+    let Some(promtool) = promtool("the PromQL check") else {
         return;
     };
     // Every panel query as a recording rule: `promtool check rules` parses each one.
     let mut rules = String::from("groups:\n  - name: dashboards\n    rules:\n");
-    let mut n = 0;
-    for (path, d) in dashboards() {
-        for panel in d["panels"].as_array().unwrap() {
-            for target in panel["targets"].as_array().unwrap() {
-                let expr = as_prometheus_sees_it(target["expr"].as_str().unwrap());
-                let origin = format!("{} {}", path.display(), panel["title"]);
-                rules.push_str(&format!(
-                    "      - record: dyno:dashboard_check:{n}\n        expr: {}\n        labels: {{origin: {}}}\n",
-                    serde_json::to_string(&expr).unwrap(),
-                    serde_json::to_string(&origin).unwrap()
-                ));
-                n += 1;
-            }
-        }
+    let queries = panel_queries();
+    for (n, q) in queries.iter().enumerate() {
+        let expr = as_prometheus_sees_it(&q.expr, "15s");
+        let origin = format!("{} {}", q.dashboard, q.panel);
+        rules.push_str(&format!(
+            "      - record: dyno:dashboard_check:{n}\n        expr: {}\n        labels: {{origin: {}}}\n",
+            serde_json::to_string(&expr).unwrap(),
+            serde_json::to_string(&origin).unwrap()
+        ));
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("dashboards.rules.yml");
     std::fs::write(&file, &rules).unwrap();
-    let out = std::process::Command::new(promtool)
-        .args(["check", "rules"])
-        .arg(&file)
+    let (ok, out) = run(&promtool, &["check", "rules", file.to_str().unwrap()]);
+    assert!(ok, "promtool refused a dashboard query:\n{out}\n{rules}");
+    assert!(
+        out.contains(&format!("{} rules found", queries.len())),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_alerting_rules_pass_their_unit_tests_and_the_scrape_config_loads_them() {
+    let Some(promtool) = promtool("the alerting rules' unit tests") else {
+        return;
+    };
+    let (ok, out) = run(&promtool, &["check", "rules", "alerts/dyno-node.rules.yml"]);
+    assert!(ok && out.contains("4 rules found"), "{out}");
+    let (ok, out) = run(
+        &promtool,
+        &["test", "rules", "alerts/dyno-node.rules.test.yml"],
+    );
+    assert!(ok && out.contains("SUCCESS"), "{out}");
+    // The example scrape configuration loads the rules (a path that moved fails here).
+    let (ok, out) = run(&promtool, &["check", "config", "prometheus.yml"]);
+    assert!(ok && out.contains("1 rule files found"), "{out}");
+
+    // The tests can fail: the same tests against rules whose stall window was widened
+    // tenfold expect alerts that no longer fire.
+    let dir = tempfile::tempdir().unwrap();
+    let rules = std::fs::read_to_string(workspace().join("grafana/alerts/dyno-node.rules.yml"))
+        .unwrap()
+        .replace(
+            "changes(dyno_node_height[2m])",
+            "changes(dyno_node_height[20m])",
+        );
+    std::fs::write(dir.path().join("dyno-node.rules.yml"), rules).unwrap();
+    std::fs::copy(
+        workspace().join("grafana/alerts/dyno-node.rules.test.yml"),
+        dir.path().join("dyno-node.rules.test.yml"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(&promtool)
+        .args(["test", "rules", "dyno-node.rules.test.yml"])
+        .current_dir(dir.path())
         .output()
         .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "promtool refused a dashboard query:\n{}{}\n{rules}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        !out.status.success() && text.contains("DynoNodeHeightStalled"),
+        "{text}"
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("{n} rules found")));
+}
+
+/// grafana-schema-check, where scripts/ci/grafana-schema.sh built it.
+fn schema_check() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("DYNO_GRAFANA_SCHEMA_CHECK") {
+        return Some(PathBuf::from(p));
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(cache.join("dyno/bin/grafana-schema-check")).filter(|p| p.is_file())
+}
+
+#[test]
+fn every_dashboard_follows_grafanas_dashboard_schema() {
+    let Some(check) = schema_check() else {
+        eprintln!(
+            "note: grafana-schema-check not built (scripts/ci/grafana-schema.sh builds it \
+             with Go); skipping the Grafana schema check"
+        );
+        return;
+    };
+    let files: Vec<PathBuf> = dashboards().into_iter().map(|(p, _)| p).collect();
+    let out = std::process::Command::new(&check)
+        .args(&files)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.matches(": valid").count(), files.len(), "{text}");
+
+    // The check can fail: a misspelt option and a grid width that is not a number.
+    let (_, mut d) = dashboards()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("dyno-node.json"))
+        .unwrap();
+    d["panels"][0]["options"]["legend"]["placment"] = "bottom".into();
+    d["panels"][1]["gridPos"]["w"] = "wide".into();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, serde_json::to_string(&d).unwrap()).unwrap();
+    let out = std::process::Command::new(&check)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("placment") && err.contains("panels[1].gridPos.w"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -139,6 +139,19 @@ fn node_config_errors_use_the_one_config_error_format() {
         "n1.toml:4:1: key `max_block_txs`: must be 1 to the genesis's max_block_txs (20000)",
         "4 | max_block_txs = 999999",
     );
+    write(&cfg, &format!("{head}replay_threads = 0\n"));
+    refused(
+        &cfg,
+        "n1.toml:4:1: key `replay_threads`: must be 1 to 256",
+        "4 | replay_threads = 0",
+    );
+    let cores = std::thread::available_parallelism().unwrap().get();
+    write(&cfg, &format!("{head}bank_tiles = {}\n", cores + 1));
+    refused(
+        &cfg,
+        &format!("n1.toml:4:1: key `bank_tiles`: must be 1 to the cores of this machine ({cores})"),
+        &format!("4 | bank_tiles = {}", cores + 1),
+    );
     write(
         &cfg,
         &format!("{head}\n[[peers]]\nid = \"n2\"\naddr = \"nowhere\"\n"),
@@ -478,11 +491,20 @@ fn a_nodes_threads_grow_with_its_config_not_its_peers_or_the_cores() {
         })
         .collect();
     // (extra config, threads once started, NodeConfig::threads: the peak, which counts
-    // the scoped threads a block validated on several verify threads adds)
+    // the scoped threads a block validated on several verify or replay threads adds).
+    // The first is the node a cluster runs; replay_threads alone defaults to the cores,
+    // and only while a large block is replayed.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let replaying = if cores > 1 { cores.min(256) } else { 0 };
     for (i, (extra, steady, peak)) in [
-        ("forge = \"sequential\"\n", 4, 4),
-        ("forge = \"sequential\"\nverify_tiles = 3\n", 6, 9),
-        ("forge = \"tiles\"\n", 9, 9),
+        ("forge = \"sequential\"\nreplay_threads = 1\n", 4, 4),
+        ("forge = \"sequential\"\n", 4, 4 + replaying),
+        (
+            "forge = \"sequential\"\nverify_tiles = 3\nreplay_threads = 1\n",
+            6,
+            9,
+        ),
+        ("forge = \"tiles\"\nreplay_threads = 1\n", 9, 9),
     ]
     .into_iter()
     .enumerate()

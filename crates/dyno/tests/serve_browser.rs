@@ -70,9 +70,13 @@ fn browse(browser: &Path, profile: &Path, url: &str, extra: &[&str]) -> Load {
     }
 }
 
-/// The console lines of a browser log (every message a page logs, errors included).
+/// The console lines of a browser log (every message a page logs, errors included),
+/// less those of Chromium's own `chrome://` components (on a busy machine one of them
+/// logs "Slow network is detected").
 fn console(log: &str) -> Vec<&str> {
-    log.lines().filter(|l| l.contains(":CONSOLE")).collect()
+    log.lines()
+        .filter(|l| l.contains(":CONSOLE") && !l.contains("source: chrome://"))
+        .collect()
 }
 
 /// A planted store: three runs of bench-01 (the history under test) and 24 runs of
@@ -222,4 +226,115 @@ fn the_live_page_runs_its_script_under_the_content_security_policy() {
     assert!(load.dom.contains("src=\"/assets/live.js\""));
     // A script the policy refused, or one that failed, would have logged to the console.
     assert_eq!(console(&load.log), Vec::<&str>::new(), "console messages");
+}
+
+/// A user's way through the app in Chromium, driven over the DevTools protocol: the front
+/// page, the comparisons and their outcomes, a comparison's page, a flagged metric's
+/// history with its change point marked, and each run kind's page reached from the runs
+/// list. A screenshot of each page kind lands in target/web-screenshots/ (docs/img/ has
+/// them).
+#[test]
+fn a_user_follows_a_comparison_to_a_history_and_reaches_every_run_kind() {
+    let Some(browser) = chromium() else {
+        eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let (_, after) = serve_common::kinds::every_kind(&db, dir.path());
+    let served = Served::start(&["--db", db.to_str().unwrap()]);
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("web-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut b = serve_common::cdp::Browser::start(&browser, &dir.path().join("profile"));
+
+    b.open(&served.url);
+    let front = b.text();
+    for kind in ["compare", "pipeline bench", "tune", "cluster run"] {
+        assert!(
+            front.contains(kind),
+            "{kind} not on the front page:\n{front}"
+        );
+    }
+    // The comparisons, each with what it found.
+    b.click("header nav a", "Comparisons");
+    let list = b.text();
+    assert!(
+        list.contains("cmp-before") && list.contains("no significant change"),
+        "{list}"
+    );
+    assert!(list.contains("1 regression"), "{list}");
+    b.screenshot(&shots.join("comparisons-outcomes.png"));
+    // The comparison that found the regression: the summary first.
+    b.click("table.comparisons a", &after);
+    let page = b.text();
+    let verdict = page.find("Verdict: 1 regression").expect(&page);
+    let primary = page.find("Primary metrics").expect(&page);
+    assert!(verdict < primary, "the summary comes first:\n{page}");
+    assert!(
+        page.contains("Least sensitive:") && page.contains("Precision:"),
+        "{page}"
+    );
+    assert!(
+        b.eval("document.querySelectorAll('details.fold').length")
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "secondary and unjudged metrics are folded"
+    );
+    b.screenshot(&shots.join("comparison.png"));
+    // Its flagged metric's history: the candidate's CPU over both comparisons, with the
+    // change point where the second began (its 13th run).
+    b.click("ul.flagged a", "cpu_percent");
+    assert!(
+        b.url().contains("/history?metric=cpu_percent"),
+        "{}",
+        b.url()
+    );
+    let history = b.text();
+    assert!(history.contains("History of cpu_percent"), "{history}");
+    assert!(history.contains("1 change point"), "{history}");
+    let marked = b.eval(
+        "[...document.querySelectorAll('table.points tr')].findIndex(r => r.textContent.includes('strong change'))",
+    );
+    assert_eq!(
+        marked, 13,
+        "the change is marked at the 13th run:\n{history}"
+    );
+    let in_plot = b.eval("document.querySelector('figure.history svg').textContent");
+    assert!(in_plot.as_str().unwrap().contains("+30"), "{in_plot}");
+    b.screenshot(&shots.join("history-compare.png"));
+
+    // Each run kind's page, from the runs list.
+    for (kind, expect, shot) in [
+        ("pipeline bench", "Bottleneck: verify", "run-pipeline-bench"),
+        ("tune", "The winning recipe", "run-tune"),
+        ("cluster run", "Adoption", "run-cluster"),
+        ("compare", "One execution of comparison", "run-compare"),
+    ] {
+        b.click("header nav a", "Runs");
+        // The row of the newest run of that kind: its run link is the row's first cell.
+        b.click_found(
+            &format!(
+                "[...document.querySelectorAll('table.runs tbody tr')]\
+                   .find(r => r.cells[1].textContent === {k})?.cells[0].querySelector('a')",
+                k = serde_json::to_string(kind).unwrap()
+            ),
+            &format!("{kind} run in the runs list"),
+        );
+        let text = b.text();
+        assert!(b.url().contains("/runs/"), "{kind}: {}", b.url());
+        assert!(
+            text.contains(expect),
+            "{kind}: {expect:?} not on {}:\n{text}",
+            b.url()
+        );
+        if kind == "tune" {
+            assert!(text.contains("stopped after 1 of 3"), "{text}");
+        }
+        b.screenshot(&shots.join(format!("{shot}.png")));
+    }
+    assert_eq!(b.console, Vec::<String>::new(), "console messages");
 }

@@ -237,11 +237,14 @@ fn comparisons_are_grouped_by_their_id_and_link_to_their_verdicts() {
     let served = Served::start(&["--db", db.to_str().unwrap()]);
     let (code, page) = served.get("/compare");
     assert_eq!(code, 200);
+    // Each links to its page inside the app; these planted runs hold only the list's
+    // part of a comparison's settings, so judging them fails, and their row says so.
     assert!(
-        page.contains("<a href=\"/runs/1/report\">cmp-1</a>"),
+        page.contains("<a href=\"/compare?id=cmp-1\">cmp-1</a>"),
         "{page}"
     );
-    assert!(page.contains("<a href=\"/runs/3/report\">cmp-2</a>"));
+    assert!(page.contains("<a href=\"/compare?id=cmp-2\">cmp-2</a>"));
+    assert!(page.contains("judging comparison cmp-1"), "{page}");
     assert!(page.contains("<td class=\"num\">2 of 6</td>") && page.contains("1 of 6"));
     assert!(page.contains("&lt;cmp&gt;.toml"));
 }
@@ -356,4 +359,207 @@ fn pipeline_bench_with_serve_streams_its_own_tiles() {
     assert!(stream.contains("event: panel"));
     let status = bench.wait().unwrap();
     assert!(status.success(), "bench exited {status:?}");
+}
+
+/// Sends `head` (request line and headers, without the final blank line) and `body`;
+/// returns the whole answer, headers included.
+fn request(url: &str, head: &str, body: &str) -> String {
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = TcpStream::connect(authority).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(s, "{head}\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+fn key_file(dir: &std::path::Path, text: &str, mode: u32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(format!("key-{mode:o}-{}", text.len()));
+    std::fs::write(&p, text).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    p
+}
+
+#[test]
+fn public_mode_is_refused_without_a_usable_key_or_tls_pair() {
+    use predicates::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    three_runs(&db);
+    let serve = |args: &[&str]| {
+        let mut c = Command::cargo_bin("dyno").unwrap();
+        c.args(["serve", "--db", db.to_str().unwrap()]).args(args);
+        c.assert().code(2)
+    };
+    serve(&["--public", "--listen", "127.0.0.1:0"])
+        .stderr(predicates::str::contains("--public needs --key-file"));
+    serve(&["--listen", "0.0.0.0:0", "--public"]).stderr(predicates::str::contains("--key-file"));
+    let empty = key_file(dir.path(), "\n", 0o600);
+    serve(&["--public", "--key-file", empty.to_str().unwrap()]).stderr(
+        predicates::str::contains(empty.to_str().unwrap()).and(predicates::str::contains("empty")),
+    );
+    let open = key_file(dir.path(), "0123456789abcdef-open\n", 0o644);
+    serve(&["--public", "--key-file", open.to_str().unwrap()]).stderr(
+        predicates::str::contains(open.to_str().unwrap())
+            .and(predicates::str::contains("other users can read it")),
+    );
+    let good = key_file(dir.path(), "0123456789abcdef-good\n", 0o600);
+    let cert = dir.path().join("server.crt");
+    std::fs::write(&cert, "not a certificate\n").unwrap();
+    serve(&[
+        "--public",
+        "--key-file",
+        good.to_str().unwrap(),
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        cert.to_str().unwrap(),
+    ])
+    .stderr(predicates::str::contains(cert.to_str().unwrap()));
+    // Half a pair is a usage error too.
+    serve(&["--tls-cert", cert.to_str().unwrap()]).stderr(predicates::str::contains("--tls-key"));
+    // Nothing was left behind: the files given and the store (with its WAL), nothing else.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("results.db"))
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+}
+
+#[test]
+fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
+    use predicates::prelude::*;
+    const KEY: &str = "s3cret-access-key-for-the-test";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    three_runs(&db);
+    let key = key_file(dir.path(), &format!("{KEY}\n"), 0o600);
+    let endpoint = fake_endpoint("dyno_node_tps 4321\n");
+    let served = Served::start(&[
+        "--db",
+        db.to_str().unwrap(),
+        "--public",
+        "--key-file",
+        key.to_str().unwrap(),
+        "--watch",
+        &endpoint,
+    ]);
+    let host = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let mut seen = String::new();
+    for path in [
+        "/",
+        "/runs/1",
+        "/runs/1/report",
+        "/history",
+        "/history?metric=Blake2256",
+        "/compare",
+        "/fleet?metric=Blake2256",
+        "/live",
+        "/live/events",
+        "/assets/dyno.css",
+        "/assets/live.js",
+        "/login",
+        "/no/such/page",
+    ] {
+        let answer = request(
+            &served.url,
+            &format!("GET {path} HTTP/1.0\r\nHost: {host}"),
+            "",
+        );
+        assert!(answer.starts_with("HTTP/1.0 401"), "{path}: {answer}");
+        assert!(!answer.contains("bench-01"), "{path}: {answer}");
+        seen.push_str(&answer);
+        // A wrong key is no key.
+        let answer = request(
+            &served.url,
+            &format!("GET {path} HTTP/1.0\r\nHost: {host}\r\nAuthorization: Bearer not-{KEY}"),
+            "",
+        );
+        assert!(answer.starts_with("HTTP/1.0 401"), "{path}: {answer}");
+    }
+    // A script sends the key as a bearer token.
+    let bearer = format!("Authorization: Bearer {KEY}");
+    let answer = request(
+        &served.url,
+        &format!("GET / HTTP/1.0\r\nHost: {host}\r\n{bearer}"),
+        "",
+    );
+    assert!(
+        answer.starts_with("HTTP/1.0 200") && answer.contains("bench-01"),
+        "{answer}"
+    );
+    seen.push_str(&answer);
+    // A wrong Host is refused even with the key.
+    let answer = request(
+        &served.url,
+        &format!("GET / HTTP/1.0\r\nHost: attacker.example:80\r\n{bearer}"),
+        "",
+    );
+    assert!(answer.starts_with("HTTP/1.0 421"), "{answer}");
+    assert!(!answer.contains("bench-01"));
+    // A browser posts the key form once and gets a cookie that is not the key.
+    let form = format!("key={KEY}&next=%2Fhistory%3Fmetric%3DBlake2256");
+    let answer = request(
+        &served.url,
+        &format!(
+            "POST /login HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded"
+        ),
+        &form,
+    );
+    assert!(answer.starts_with("HTTP/1.0 303"), "{answer}");
+    assert!(
+        answer.contains("location: /history?metric=Blake2256"),
+        "{answer}"
+    );
+    let cookie = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .expect("a cookie")
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        !cookie.contains(KEY) && cookie.starts_with("dyno_key="),
+        "{cookie}"
+    );
+    seen.push_str(&answer);
+    for path in [
+        "/",
+        "/history?metric=Blake2256",
+        "/runs/1",
+        "/live",
+        "/assets/dyno.css",
+    ] {
+        let answer = request(
+            &served.url,
+            &format!("GET {path} HTTP/1.0\r\nHost: {host}\r\nCookie: {cookie}"),
+            "",
+        );
+        assert!(answer.starts_with("HTTP/1.0 200"), "{path}: {answer}");
+        seen.push_str(&answer);
+    }
+    // A wrong key in the form gets the form again; a redirect elsewhere is not followed.
+    let answer = request(
+        &served.url,
+        &format!(
+            "POST /login HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded"
+        ),
+        "key=wrong-key-0123456789&next=%2F%2Fevil.example%2F",
+    );
+    assert!(
+        answer.starts_with("HTTP/1.0 401") && answer.contains("not this server"),
+        "{answer}"
+    );
+    assert!(!answer.contains("evil.example"), "{answer}");
+    let log = served.stop();
+    assert!(!seen.contains(KEY), "a page or header showed the key");
+    assert!(!log.contains(KEY), "the log showed the key: {log}");
+    assert!(predicate::str::contains("unencrypted").eval(&log), "{log}");
 }

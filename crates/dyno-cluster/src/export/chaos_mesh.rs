@@ -10,6 +10,7 @@
 //! | `link` | NetworkChaos `netem` (delay, jitter, loss) and/or `bandwidth`, both directions, target: the `to` pods |
 //! | `clock_skew` | TimeChaos `timeOffset` (fakes the container's clock: unlike the local run, its log times move too) |
 //! | `pause`, `resume`, `upgrade` | not rendered: Chaos Mesh has no SIGSTOP, and an upgrade is a rollout of the StatefulSet's image; the header says which were left out |
+//! | `equivocate`, `invalid_block`, `withhold`, `garbage` | not rendered: a byzantine fault is the reference node lying on purpose (its control file's test-only switch); Chaos Mesh injects faults from outside a pod and cannot make a node lie |
 //!
 //! Pods are selected by the StatefulSet's own `statefulset.kubernetes.io/pod-name`
 //! label, so the rendering needs no namespace. Offsets count from the Workflow's
@@ -54,6 +55,8 @@ pub(super) fn workflow(spec: &ClusterSpec) -> (Option<Value>, Vec<String>) {
                 match f.kind {
                     FaultKind::Upgrade { .. } =>
                         "an upgrade is a rollout of the StatefulSet's image",
+                    ref k if k.is_byzantine() =>
+                        "not expressible in Chaos Mesh: a byzantine fault is the node itself lying (the reference node's test-only control switch), and Chaos Mesh only injects faults from outside a pod",
                     _ => "Chaos Mesh has no SIGSTOP/SIGCONT chaos",
                 }
             ));
@@ -162,7 +165,13 @@ fn chaos_of(
                 held,
             ));
         }
-        FaultKind::Pause | FaultKind::Resume | FaultKind::Upgrade { .. } => {}
+        FaultKind::Pause
+        | FaultKind::Resume
+        | FaultKind::Upgrade { .. }
+        | FaultKind::Equivocate
+        | FaultKind::InvalidBlock { .. }
+        | FaultKind::Withhold
+        | FaultKind::Garbage => {}
     }
     out
 }

@@ -331,3 +331,23 @@ at_slot = 300
         "the manifests stay apart"
     );
 }
+
+#[test]
+fn byzantine_faults_are_named_as_not_expressible_in_chaos_mesh() {
+    let text = format!(
+        "{}\n[[fault]]\nkind = \"equivocate\"\nnode = \"n0\"\nat_slot = 10\nslots = 4\n",
+        crate::EXAMPLE
+    );
+    let s = ClusterSpec::parse(Path::new("c.toml"), &text).unwrap();
+    let (wf, left_out) = chaos_mesh::workflow(&s);
+    assert!(wf.is_none(), "a byzantine fault was rendered");
+    assert_eq!(left_out.len(), 1);
+    assert!(
+        left_out[0].starts_with("fault[0] equivocate n0"),
+        "{left_out:?}"
+    );
+    assert!(
+        left_out[0].contains("not expressible in Chaos Mesh"),
+        "{left_out:?}"
+    );
+}

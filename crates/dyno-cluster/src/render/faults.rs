@@ -2,6 +2,7 @@
 //! the fault windows shaded.
 
 use super::{ms, ClusterReport};
+use crate::byzantine_analysis::ByzantineOutcome;
 use crate::fault_analysis::{FaultOutcome, FaultReport, FOLLOWED_FRACTION};
 use dyno_model::{Direction, Metric, Unit};
 use dyno_report::plot::TimeSeriesPlot;
@@ -67,6 +68,9 @@ fn one_line(f: &FaultOutcome) -> String {
             None => format!("{} not back at the tip by the end of the run{sync}", n.node),
         });
     }
+    if let Some(b) = &f.byzantine {
+        parts.extend(byzantine_parts(f, b));
+    }
     if f.record.end_slot.is_some() {
         parts.push(match f.converged_s {
             Some(s) => format!(
@@ -84,6 +88,71 @@ fn one_line(f: &FaultOutcome) -> String {
         ));
     }
     parts.join("; ")
+}
+
+/// What a byzantine fault's liar did and what the honest nodes did about it.
+fn byzantine_parts(f: &FaultOutcome, b: &ByzantineOutcome) -> Vec<String> {
+    let liar = f.record.nodes.join(",");
+    let kind = f.record.kind.as_str();
+    if b.lies == 0 {
+        return vec![format!(
+            "{liar} told no lie while it held (it led no slot then)"
+        )];
+    }
+    let reactions = b
+        .reactions
+        .iter()
+        .map(|(k, n)| format!("{k} x {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let reactions = if reactions.is_empty() {
+        "nothing logged".to_string()
+    } else {
+        reactions
+    };
+    let (told, did) = match kind {
+        "equivocate" => (
+            format!("{liar} sent two different blocks for {} slot(s)", b.lies),
+            "recorded the equivocation with both signed headers as evidence",
+        ),
+        "invalid_block" => (
+            format!(
+                "{liar} announced {} invalid block(s) ({})",
+                b.lies,
+                f.record.flavour.as_deref().unwrap_or("?")
+            ),
+            "refused them as invalid",
+        ),
+        "withhold" => (
+            format!("{liar} announced {} block(s) it never served", b.lies),
+            "gave up fetching them",
+        ),
+        _ => (
+            format!("{liar} flooded its peers with malformed and oversized frames"),
+            "cut its link or refused its frames",
+        ),
+    };
+    let mut out = vec![
+        told,
+        format!(
+            "{} of {} honest nodes {did} ({}: {reactions})",
+            b.nodes_refusing, b.honest_nodes, b.expected
+        ),
+    ];
+    if kind != "equivocate" && kind != "garbage" {
+        out.push(match b.nodes_adopting_lies {
+            0 => "no honest node adopted one".to_string(),
+            n => format!("{n} honest node(s) ADOPTED one"),
+        });
+    }
+    if let Some(d) = b.delay_s {
+        out.push(format!(
+            "blocks forged meanwhile reached 80% of nodes {} {} than before it (p50)",
+            ms(d.abs()),
+            if d >= 0.0 { "later" } else { "sooner" }
+        ));
+    }
+    out
 }
 
 /// The faults table.

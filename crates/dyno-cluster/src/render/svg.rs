@@ -2,6 +2,7 @@
 //! region, producers as squares, cross-region links dashed.
 
 use crate::file::{ClusterSpec, Role};
+use dyno_report::escape_html as escape;
 use std::f64::consts::TAU;
 use std::fmt::Write;
 
@@ -9,13 +10,6 @@ use std::fmt::Write;
 const PALETTE: [&str; 8] = [
     "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000",
 ];
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// Where each node is drawn, by id, in an `size` x `size` square.
 fn positions(spec: &ClusterSpec, size: f64) -> Vec<(f64, f64)> {

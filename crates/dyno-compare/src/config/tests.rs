@@ -208,3 +208,115 @@ fn primary_metrics_are_named_once_each_and_do_not_change_the_fingerprint() {
         "{e}"
     );
 }
+
+#[test]
+fn a_precision_target_and_its_budget_are_checked() {
+    let with = |head: &str| GOOD.replace("rounds = 4\n", head);
+    let c = parse(&with("precision = \"5%\"\n")).unwrap();
+    let seq = c.sequential.unwrap();
+    assert_eq!(
+        (seq.precision, seq.max_rounds, seq.max_minutes),
+        (0.05, 100, 60.0)
+    );
+    assert_eq!(
+        (c.rounds, c.test),
+        (100, Some(crate::spec::TestKind::Sequential))
+    );
+    let c = parse(&with(
+        "precision = 0.03\nmax_rounds = 40\nmax_minutes = 15\n",
+    ))
+    .unwrap();
+    assert_eq!(c.sequential.unwrap().max_rounds, 40);
+    // The budget is not part of what is measured: the same comparison continues.
+    let a = parse(&with("precision = \"5%\"\nmax_rounds = 40\n")).unwrap();
+    let b = parse(&with("precision = \"3%\"\nmax_rounds = 80\n")).unwrap();
+    assert_eq!(
+        crate::record::fingerprint(&a),
+        crate::record::fingerprint(&b)
+    );
+    assert_ne!(
+        crate::record::fingerprint(&a),
+        crate::record::fingerprint(&parse(GOOD).unwrap())
+    );
+    for (head, starts) in [
+        (
+            "precision = \"0%\"\n",
+            "cmp.toml:2:13: key `precision`: 0% is not in (0%, 100%)",
+        ),
+        (
+            "precision = \"100%\"\n",
+            "cmp.toml:2:13: key `precision`: 100% is not in (0%, 100%)",
+        ),
+        (
+            "precision = 5\n",
+            "cmp.toml:2:13: key `precision`: 5 is not in (0, 1)",
+        ),
+        (
+            "precision = \"1%\"\n",
+            "cmp.toml:2:13: key `precision`: 1% is inside the noise band (2%)",
+        ),
+        (
+            "precision = \"5%\"\nmax_rounds = 0\n",
+            "cmp.toml:3:14: key `max_rounds`: 0 is not a budget",
+        ),
+        (
+            "precision = \"5%\"\nmax_minutes = 0\n",
+            "cmp.toml:3:15: key `max_minutes`: 0 is not a budget",
+        ),
+        (
+            "max_rounds = 20\n",
+            "cmp.toml:2:14: key `max_rounds`: a budget for reaching a precision",
+        ),
+        (
+            "precision = \"5%\"\nrounds = 10\n",
+            "cmp.toml:3:10: key `rounds`: a precision target decides the rounds",
+        ),
+        (
+            "precision = \"5%\"\ntest = \"paired\"\n",
+            "cmp.toml:3:8: key `test`: `paired` cannot be looked at after every round",
+        ),
+    ] {
+        let e = err(&with(head));
+        assert!(e.starts_with(starts), "{head}: {e}");
+    }
+    // --precision and the budgets on the command line, each refusal naming its flag.
+    let mut c = parse(GOOD).unwrap();
+    c.apply_precision(Some("4%"), Some(30), None).unwrap();
+    assert_eq!(c.sequential.unwrap().max_rounds, 30);
+    assert_eq!(c.rounds, 30);
+    let mut c = parse(GOOD).unwrap();
+    let e = c.apply_precision(None, Some(30), None).unwrap_err();
+    assert!(e.starts_with("--max-rounds: "), "{e}");
+    let e = c.apply_precision(Some("120%"), None, None).unwrap_err();
+    assert!(
+        e.starts_with("--precision: 120% is not in (0%, 100%)"),
+        "{e}"
+    );
+    let e = c.apply_precision(Some("5%"), None, Some(0.0)).unwrap_err();
+    assert!(e.starts_with("--max-minutes: 0 is not a budget"), "{e}");
+    let mut paired = parse(&GOOD.replace("seed = 7", "seed = 7\ntest = \"paired\"")).unwrap();
+    let e = paired.apply_precision(Some("5%"), None, None).unwrap_err();
+    assert!(e.contains("`test = \"paired\"`"), "{e}");
+}
+
+#[test]
+fn cpu_sets_must_be_on_this_machine() {
+    let machine = crate::pinning::machine_cpus();
+    let one = machine[0];
+    let c = parse(&GOOD.replace(
+        "name = \"new\"\n",
+        &format!("name = \"new\"\ncpus = \"{one}\"\n"),
+    ))
+    .unwrap();
+    assert_eq!(c.subjects[1].cpus, Some(vec![one]));
+    let e = err(&GOOD.replace("name = \"new\"\n", "name = \"new\"\ncpus = \"4096\"\n"));
+    assert!(
+        e.starts_with("cmp.toml:12:8: key `subject[1].cpus`: CPU 4096 is not on this machine (dyno may use CPUs "),
+        "{e}"
+    );
+    // A pinned subject is a different comparison from an unpinned one.
+    assert_ne!(
+        crate::record::fingerprint(&c),
+        crate::record::fingerprint(&parse(GOOD).unwrap())
+    );
+}

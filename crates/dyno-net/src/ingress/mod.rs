@@ -42,6 +42,10 @@ pub const END_MARK: u32 = u32::MAX;
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// Bytes of a progress message.
 const PROGRESS_LEN: usize = 16;
+/// Most client connections served at once: each holds a task and flow-control windows, so
+/// a flood of connections must not grow the node without bound. One more is refused at
+/// once (`connections_refused`).
+pub const MAX_CONNECTIONS: usize = 1024;
 /// How long a new connection may take to present its hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -77,6 +81,8 @@ pub struct IngressConfig {
 pub struct IngressCounters {
     /// Connections that completed their hello.
     pub connections: u64,
+    /// Connections refused because [`MAX_CONNECTIONS`] were being served.
+    pub connections_refused: u64,
     /// Connections refused: wrong ALPN or TLS failure, no hello in time, or a hello with
     /// the wrong magic, version or genesis hash.
     pub unknown_clients: u64,
@@ -96,6 +102,7 @@ pub struct IngressCounters {
 #[derive(Default)]
 struct Tally {
     connections: AtomicU64,
+    connections_refused: AtomicU64,
     unknown_clients: AtomicU64,
     accepted: AtomicU64,
     dropped_full: AtomicU64,
@@ -108,6 +115,7 @@ impl Tally {
     fn snapshot(&self) -> IngressCounters {
         IngressCounters {
             connections: self.connections.load(Relaxed),
+            connections_refused: self.connections_refused.load(Relaxed),
             unknown_clients: self.unknown_clients.load(Relaxed),
             accepted: self.accepted.load(Relaxed),
             dropped_full: self.dropped_full.load(Relaxed),

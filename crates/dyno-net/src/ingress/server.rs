@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{
     hello, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED, CLOSE_UNKNOWN_CLIENT,
-    END_MARK, HELLO_LEN, HELLO_TIMEOUT, PROGRESS_EVERY, PROGRESS_LEN,
+    END_MARK, HELLO_LEN, HELLO_TIMEOUT, MAX_CONNECTIONS, PROGRESS_EVERY, PROGRESS_LEN,
 };
 use crate::error::NetError;
 
@@ -19,6 +19,8 @@ const LATE_DATAGRAMS: Duration = Duration::from_millis(500);
 type Sink = dyn Fn(&[u8]) -> bool + Send + Sync;
 
 struct ServerState {
+    /// Connections being served now.
+    live: std::sync::atomic::AtomicUsize,
     genesis: [u8; 32],
     max_frame: usize,
     sink: Box<Sink>,
@@ -166,6 +168,7 @@ impl Ingress {
             source,
         })?;
         let state = Arc::new(ServerState {
+            live: std::sync::atomic::AtomicUsize::new(0),
             genesis: cfg.genesis_hash,
             max_frame: cfg.max_frame,
             sink,
@@ -217,7 +220,17 @@ impl Drop for Ingress {
 async fn serve(endpoint: quinn::Endpoint, st: Arc<ServerState>) {
     // accept() yields None once the endpoint is closed by shutdown.
     while let Some(incoming) = endpoint.accept().await {
-        tokio::spawn(serve_connection(incoming, Arc::clone(&st)));
+        if st.live.load(Relaxed) >= MAX_CONNECTIONS {
+            st.tally.connections_refused.fetch_add(1, Relaxed);
+            incoming.refuse();
+            continue;
+        }
+        st.live.fetch_add(1, Relaxed);
+        let st = Arc::clone(&st);
+        tokio::spawn(async move {
+            serve_connection(incoming, Arc::clone(&st)).await;
+            st.live.fetch_sub(1, Relaxed);
+        });
     }
     // Let the close reach clients; a vanished client must not hold shutdown up.
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;

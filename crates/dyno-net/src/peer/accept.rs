@@ -92,7 +92,7 @@ async fn serve_inbound(s: &Arc<Shared>, stream: TcpStream, slot: HandshakeSlot) 
     let mut reader = BufReader::with_capacity(LINK_BUFFER, reader);
     let handshake = tokio::time::timeout(
         HANDSHAKE_TIMEOUT,
-        accept_handshake(s, &mut reader, &mut writer),
+        accept_handshake(s, &mut reader, &mut writer, remote),
     )
     .await
     .unwrap_or(Err(Some(RefuseReason::HandshakeTimeout)));
@@ -111,11 +111,13 @@ async fn serve_inbound(s: &Arc<Shared>, stream: TcpStream, slot: HandshakeSlot) 
     s.close_stream(conn);
 }
 
-/// The peer's id, or why the handshake failed (None: the remote closed or reset it).
+/// The peer's id, or why the handshake failed (None: the remote closed or reset it, or
+/// it was refused with a hello saying so, counted before that hello was written).
 async fn accept_handshake(
     s: &Shared,
     r: &mut (impl AsyncRead + Unpin),
     w: &mut (impl AsyncWrite + Unpin),
+    remote: std::net::SocketAddr,
 ) -> Result<String, Option<RefuseReason>> {
     match wire::read_preamble(r).await {
         Ok(()) => {}
@@ -126,6 +128,7 @@ async fn accept_handshake(
         Err(e) => handshake_failure(e),
         Ok(hello) if hello.genesis != s.cfg.genesis_hash => Some(RefuseReason::WrongGenesis),
         Ok(hello) if !s.peers.contains_key(&hello.node_id) => Some(RefuseReason::UnknownPeer),
+        Ok(hello) if s.banned_for(&hello.node_id).is_some() => Some(RefuseReason::Banned),
         Ok(hello) => {
             wire::write_opening(w, &s.my_hello())
                 .await
@@ -134,10 +137,15 @@ async fn accept_handshake(
         }
     };
     if let Some(reason) = refusal {
+        // Counted first: whoever reads the refusal may look at the counts at once.
+        if !s.stopping.load(Relaxed) {
+            s.count_refusal(remote, reason);
+        }
         let h = Hello::refusing(reason, s.cfg.genesis_hash, &s.cfg.node_id);
         let _ = wire::write_opening(w, &h).await;
+        return Err(None);
     }
-    Err(refusal)
+    Err(None)
 }
 
 /// Why the dialer's handshake failed (None: the remote closed or reset it).

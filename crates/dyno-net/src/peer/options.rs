@@ -16,6 +16,18 @@ pub struct PeerOptions {
     /// grow this node's memory without bound: past this, `send` returns false and the
     /// link is cut as a slow peer (`slow_peers`). A frame into an empty queue always fits.
     pub max_queued_bytes: usize,
+    /// Bytes of one peer's messages read from its link and not yet taken by the node
+    /// (held by the shaping timer, waiting in [`PeerEvents`](super::PeerEvents), or, on
+    /// a caller's runtime, handed over and not yet given back with
+    /// [`PeerNet::taken`](super::PeerNet::taken)). Past this the link's reader stops reading until the node takes some,
+    /// so a peer that sends faster than the node works (a flood) fills its own TCP
+    /// window instead of this node's memory. A message into an empty budget always fits.
+    pub max_inbound_bytes: usize,
+    /// How long a peer whose link broke the framing (an oversized frame, bytes that are
+    /// no frame, a delivery time too far ahead) is refused (`banned`) and not dialed:
+    /// an honest node never does, and a peer that does would otherwise reconnect at once
+    /// and do it again.
+    pub ban_after_violation: Duration,
     /// Inbound connections in their handshake at once; one more is closed at once
     /// (`handshakes_shed`), so a flood of idle connections cannot hold a thread and a
     /// descriptor each for the whole handshake timeout.
@@ -34,10 +46,13 @@ pub struct PeerOptions {
 }
 
 impl Default for PeerOptions {
-    /// 64 MiB queued per peer, 64 handshakes, 60 s ahead, 5 s grace, the default timer.
+    /// 64 MiB queued per peer, 16 MiB read ahead of the node per peer, a 5 s ban after a
+    /// framing violation, 64 handshakes, 60 s ahead, 5 s grace, the default timer.
     fn default() -> Self {
         PeerOptions {
             max_queued_bytes: 64 << 20,
+            max_inbound_bytes: 16 << 20,
+            ban_after_violation: Duration::from_secs(5),
             max_handshakes: 64,
             max_delivery_ahead: Duration::from_secs(60),
             dial_grace: Duration::from_secs(5),

@@ -31,6 +31,7 @@ use serde_json::json;
 use super::Node;
 use crate::block::{hex, Entry};
 use crate::chain::Checked;
+use crate::control::Misbehave;
 use crate::log::now_ns;
 use crate::seal::Sealer;
 use crate::transport::Message;
@@ -286,6 +287,16 @@ impl Node {
         t_feed_end: u64,
         measured: bool,
     ) {
+        let misbehave = self.misbehaving();
+        if let Some(Misbehave::InvalidBlock { flavour }) = misbehave {
+            // Not counted as forged: what leaves is no block a follower accepts.
+            self.announce_invalid(c, flavour);
+            return;
+        }
+        // The twin is sealed on the parent, before the first block becomes the tip.
+        let twin = (misbehave == Some(Misbehave::Equivocate))
+            .then(|| self.twin_of(&c))
+            .flatten();
         let log = self.log.clone();
         let bytes = Arc::new(c.block.encode());
         let h = c.block.header.clone();
@@ -299,7 +310,16 @@ impl Node {
         let hash = c.hash;
         self.adopt(c, bytes);
         let t_adopted = now_ns();
-        self.broadcast(&Message::Header(h.encode()), None);
+        match (misbehave, twin) {
+            (Some(Misbehave::Equivocate), Some(twin)) => self.equivocate(&h, twin),
+            (Some(Misbehave::Withhold), _) => {
+                self.withhold(slot, hash);
+                self.broadcast(&Message::Header(h.encode()), None);
+            }
+            _ => {
+                self.broadcast(&Message::Header(h.encode()), None);
+            }
+        }
         log.event("announced", json!({"slot": slot, "block": hex(&hash)}));
         let t_announced = now_ns();
         let s = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;

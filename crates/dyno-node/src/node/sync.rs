@@ -130,8 +130,9 @@ impl Node {
         let mut blocks = Vec::new();
         let mut bytes = 0;
         for h in back.iter().rev() {
-            // Bodies are kept only so far back: a gap past them cannot be served.
-            let Some(b) = self.chain.bytes(h) else {
+            // Bodies are kept only so far back: a gap past them cannot be served. A
+            // withheld block (a node misbehaving on purpose) is not served either.
+            let Some(b) = self.chain.bytes(h).filter(|_| !self.lies.withholds(h)) else {
                 break;
             };
             if blocks.len() >= SYNC_MAX_BLOCKS

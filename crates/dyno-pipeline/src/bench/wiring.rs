@@ -1,81 +1,20 @@
-//! How a bench's tiles are wired: every link and its metrics in the workspace, each tile
-//! in its stem, started on its CPU slot, and joined with what it ends with.
+//! How a bench's tiles are wired: every link and its metrics in the workspace (with
+//! dyno-tango's [`LinkParts`], as the synthetic layout wires its link), each tile in its
+//! stem, started on its CPU slot ([`pin_tile`]), and joined with what it ends with.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{Scope, ScopedJoinHandle};
 
 use dyno_tango::affinity::CpuSlot;
-use dyno_tango::dcache::Dcache;
-use dyno_tango::fseq::{Fseq, FSEQ_FOOTPRINT};
-use dyno_tango::link::{Consumer, Producer};
-use dyno_tango::mcache::Mcache;
-use dyno_tango::metrics::{ConsumerMetrics, LinkMetrics, TileMetrics};
 use dyno_tango::region::Region;
 use dyno_tango::tile::{mark_failed, InLink, OutLink, Stem, Tile};
-use dyno_tango::workspace::{ObjectKind, Workspace};
+use dyno_tango::wiring::{pin_tile, LinkParts};
+use dyno_tango::workspace::Workspace;
 use dyno_tiles::tiles::{Bank, Benchg, Dedup, Pack, Poh, Shared, Store, Verify, MAX_ENV};
 
 use crate::config::BenchConfig;
 use crate::error::{Error, Result};
-
-struct LinkParts {
-    name: String,
-    mcache: Mcache,
-    dcache: Dcache,
-    metrics: Region,
-    fseqs: Vec<Fseq>,
-    slow: Vec<Option<Region>>,
-}
-
-fn new_link(ws: &mut Workspace, name: &str, depth: u64, mtu: usize) -> Result<LinkParts> {
-    let m = ws.alloc(ObjectKind::Mcache, name, Mcache::footprint(depth))?;
-    Mcache::new(&m, depth, 0)?;
-    let d = ws.alloc(ObjectKind::Dcache, name, Dcache::footprint(mtu, depth))?;
-    Dcache::new(&d, mtu, depth)?;
-    let lm = ws.alloc(ObjectKind::LinkMetrics, name, LinkMetrics::FOOTPRINT)?;
-    LinkMetrics::new(&lm)?;
-    Ok(LinkParts {
-        name: name.to_string(),
-        mcache: Mcache::join(&m)?,
-        dcache: Dcache::join(&d)?,
-        metrics: lm,
-        fseqs: Vec::new(),
-        slow: Vec::new(),
-    })
-}
-
-fn consumer(ws: &mut Workspace, l: &mut LinkParts, tile: &str, reliable: bool) -> Result<InLink> {
-    let edge = format!("{}@{tile}", l.name);
-    let cm = ws.alloc(
-        ObjectKind::ConsumerMetrics,
-        &edge,
-        ConsumerMetrics::FOOTPRINT,
-    )?;
-    ConsumerMetrics::new(&cm)?;
-    let fseq = if reliable {
-        let f = ws.alloc(ObjectKind::Fseq, &edge, FSEQ_FOOTPRINT)?;
-        Fseq::new(&f, 0)?;
-        let f = Fseq::join(&f)?;
-        l.fseqs.push(f.clone());
-        l.slow.push(Some(cm.clone()));
-        Some(f)
-    } else {
-        None
-    };
-    Ok(InLink {
-        consumer: Consumer::new(l.mcache.clone(), l.dcache.clone(), fseq),
-        metrics: Some(cm),
-    })
-}
-
-fn producer(l: LinkParts) -> OutLink {
-    OutLink {
-        producer: Producer::new(l.mcache, l.dcache, l.fseqs),
-        metrics: Some(l.metrics),
-        slow: l.slow,
-    }
-}
 
 /// Raises every flag when dropped during a panic.
 pub(super) struct StopOnUnwind<'a>(pub(super) &'a [&'a AtomicBool]);
@@ -123,20 +62,11 @@ pub(super) fn spawn<'s, 'e: 's, T: Tile + 's>(
             failed: ctl.failed,
             metrics: metrics.clone(),
         };
-        let cpu = match slot {
-            CpuSlot::Pinned(cpu) => {
-                if let Err(e) = dyno_tango::sys::pin_current_thread(cpu) {
-                    let _ = mark_failed(&metrics);
-                    ctl.failed.store(true, Ordering::SeqCst);
-                    return Err(e.into());
-                }
-                cpu as u64
-            }
-            CpuSlot::Floating => u64::MAX,
-        };
-        TileMetrics::join(&metrics)?
-            .cpu
-            .store(cpu, Ordering::Relaxed);
+        if let Err(e) = pin_tile(slot, &metrics) {
+            let _ = mark_failed(&metrics);
+            ctl.failed.store(true, Ordering::SeqCst);
+            return Err(e.into());
+        }
         stem.run(stop);
         if let Some(d) = done {
             d.store(true, Ordering::SeqCst);
@@ -188,12 +118,11 @@ fn wire_links(cfg: &BenchConfig, ws: &mut Workspace) -> Result<Links> {
     let depth = cfg.layout.link_depth;
     let small = depth.min(256);
     let max_txs = cfg.pack.max_txs_per_microblock;
-    let mut ingress = new_link(ws, "benchg->verify", depth, MAX_ENV)?;
+    let mut ingress = LinkParts::new(ws, "benchg->verify", depth, MAX_ENV)?;
     let mut verify_in = Vec::new();
     for i in 0..nv {
-        verify_in.push(consumer(
+        verify_in.push(ingress.consumer(
             ws,
-            &mut ingress,
             &format!("verify:{i}"),
             cfg.layout.ingress_reliable,
         )?);
@@ -201,35 +130,35 @@ fn wire_links(cfg: &BenchConfig, ws: &mut Workspace) -> Result<Links> {
     let mut dedup_in = Vec::new();
     let mut verify_out = Vec::new();
     for i in 0..nv {
-        let mut l = new_link(ws, &format!("verify:{i}->dedup"), depth, MAX_ENV)?;
-        dedup_in.push(consumer(ws, &mut l, "dedup:0", true)?);
-        verify_out.push(producer(l));
+        let mut l = LinkParts::new(ws, &format!("verify:{i}->dedup"), depth, MAX_ENV)?;
+        dedup_in.push(l.consumer(ws, "dedup:0", true)?);
+        verify_out.push(l.producer());
     }
-    let mut l = new_link(ws, "dedup->pack", depth, MAX_ENV)?;
-    let pack_in = consumer(ws, &mut l, "pack:0", true)?;
-    let dedup_out = producer(l);
-    let mut l = new_link(ws, "pack->bank", small, Pack::mtu(max_txs))?;
+    let mut l = LinkParts::new(ws, "dedup->pack", depth, MAX_ENV)?;
+    let pack_in = l.consumer(ws, "pack:0", true)?;
+    let dedup_out = l.producer();
+    let mut l = LinkParts::new(ws, "pack->bank", small, Pack::mtu(max_txs))?;
     let mut bank_in = Vec::new();
     for i in 0..nb {
-        bank_in.push(consumer(ws, &mut l, &format!("bank:{i}"), true)?);
+        bank_in.push(l.consumer(ws, &format!("bank:{i}"), true)?);
     }
-    let pack_out = producer(l);
+    let pack_out = l.producer();
     let mut poh_in = Vec::new();
     let mut bank_out = Vec::new();
     for i in 0..nb {
-        let mut l = new_link(ws, &format!("bank:{i}->poh"), small, Bank::mtu(max_txs))?;
-        poh_in.push(consumer(ws, &mut l, "poh:0", true)?);
-        bank_out.push(producer(l));
+        let mut l = LinkParts::new(ws, &format!("bank:{i}->poh"), small, Bank::mtu(max_txs))?;
+        poh_in.push(l.consumer(ws, "poh:0", true)?);
+        bank_out.push(l.producer());
     }
     let (poh_out, store_in) = if cfg.store.enabled {
-        let mut l = new_link(ws, "poh->store", depth.min(1024), Poh::mtu(max_txs))?;
-        let c = consumer(ws, &mut l, "store:0", true)?;
-        (vec![producer(l)], Some(c))
+        let mut l = LinkParts::new(ws, "poh->store", depth.min(1024), Poh::mtu(max_txs))?;
+        let c = l.consumer(ws, "store:0", true)?;
+        (vec![l.producer()], Some(c))
     } else {
         (Vec::new(), None)
     };
     Ok(Links {
-        benchg_out: producer(ingress),
+        benchg_out: ingress.producer(),
         verify_in,
         verify_out,
         dedup_in,

@@ -13,6 +13,7 @@ mod jsonl;
 mod parquet;
 
 use crate::error::StoreError;
+use crate::filter::Dialect;
 use crate::sqlite::Sqlite;
 use crate::RunId;
 use rusqlite::OptionalExtension;
@@ -121,6 +122,78 @@ pub(crate) fn format_f64(v: f64) -> String {
     }
 }
 
+/// The run ids an export covers: `runs` in the order given without repeats, every one
+/// checked with `exists` before anything is written (an unknown one is
+/// [`StoreError::UnknownRun`]), or every run (`all`, in id order) when `runs` is empty.
+/// The same for both backends; they answer the two questions in their dialect, on their
+/// connection or transaction `cx`.
+pub(crate) fn checked_ids<C>(
+    cx: &mut C,
+    runs: &[RunId],
+    all: impl FnOnce(&mut C) -> Result<Vec<RunId>, StoreError>,
+    mut exists: impl FnMut(&mut C, RunId) -> Result<bool, StoreError>,
+) -> Result<Vec<RunId>, StoreError> {
+    if runs.is_empty() {
+        return all(cx);
+    }
+    let mut ids = Vec::with_capacity(runs.len());
+    for &id in runs {
+        if !exists(cx, id)? {
+            return Err(StoreError::UnknownRun(id));
+        }
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Where a backend's rows go: the format's encoder, the flush buffer and the destination.
+pub(crate) struct RowSink<'a> {
+    encoder: Box<dyn Encoder>,
+    buf: Vec<u8>,
+    out: &'a mut dyn Write,
+    rows: u64,
+}
+
+impl RowSink<'_> {
+    /// Encodes one row, writing the buffer out once it holds [`FLUSH_BYTES`].
+    pub fn push(&mut self, row: &Row<'_>) -> Result<(), StoreError> {
+        self.encoder.row(row, &mut self.buf)?;
+        self.rows += 1;
+        if self.buf.len() >= FLUSH_BYTES {
+            self.out.write_all(&self.buf).map_err(StoreError::export)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+/// The export loop both backends share: the encoder's header, every run's rows from
+/// `rows_of` (the backend's reads, inside its snapshot), the footer, the last flush.
+/// Returns the number of rows.
+pub(crate) fn export_rows(
+    ids: Vec<RunId>,
+    format: ExportFormat,
+    out: &mut dyn Write,
+    mut rows_of: impl FnMut(RunId, &mut RowSink<'_>) -> Result<(), StoreError>,
+) -> Result<u64, StoreError> {
+    let mut sink = RowSink {
+        encoder: encoder(format)?,
+        buf: Vec::with_capacity(FLUSH_BYTES * 2),
+        out,
+        rows: 0,
+    };
+    sink.encoder.begin(&mut sink.buf)?;
+    for id in ids {
+        rows_of(id, &mut sink)?;
+    }
+    sink.encoder.finish(&mut sink.buf)?;
+    sink.out.write_all(&sink.buf).map_err(StoreError::export)?;
+    sink.out.flush().map_err(StoreError::export)?;
+    Ok(sink.rows)
+}
+
 impl Sqlite {
     /// Writes the samples of `runs` (all runs when empty, in id order) to `out` in long
     /// format and returns the number of rows. Every id is checked before anything is
@@ -133,72 +206,44 @@ impl Sqlite {
     ) -> Result<u64, StoreError> {
         // One read transaction: a consistent snapshot even while other processes write.
         let snapshot = self.conn.unchecked_transaction().map_err(self.sql())?;
-        let ids = self.export_ids(runs)?;
-        let mut encoder = encoder(format)?;
-        let mut buf = Vec::with_capacity(FLUSH_BYTES * 2);
-        encoder.begin(&mut buf)?;
-        let mut rows = 0u64;
-        for id in ids {
-            rows += self.export_run(id, encoder.as_mut(), &mut buf, out)?;
-        }
-        encoder.finish(&mut buf)?;
-        out.write_all(&buf).map_err(StoreError::export)?;
-        out.flush().map_err(StoreError::export)?;
+        let ids = checked_ids(
+            &mut (),
+            runs,
+            |_| {
+                let mut stmt = self
+                    .conn
+                    .prepare("SELECT id FROM runs ORDER BY id")
+                    .map_err(self.sql())?;
+                let ids = stmt.query_map([], |r| r.get(0)).map_err(self.sql())?;
+                ids.collect::<Result<_, _>>().map_err(self.sql())
+            },
+            |_, id| {
+                let found = self
+                    .conn
+                    .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+                    .optional()
+                    .map_err(self.sql())?;
+                Ok(found.is_some())
+            },
+        )?;
+        let rows = export_rows(ids, format, out, |id, sink| self.export_run(id, sink))?;
         snapshot.finish().map_err(self.sql())?;
         Ok(rows)
     }
 
-    fn export_ids(&self, runs: &[RunId]) -> Result<Vec<RunId>, StoreError> {
-        if runs.is_empty() {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT id FROM runs ORDER BY id")
-                .map_err(self.sql())?;
-            let ids = stmt.query_map([], |r| r.get(0)).map_err(self.sql())?;
-            return ids.collect::<Result<_, _>>().map_err(self.sql());
-        }
-        let mut ids = Vec::with_capacity(runs.len());
-        for &id in runs {
-            let exists = self
-                .conn
-                .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
-                .optional()
-                .map_err(self.sql())?;
-            exists.ok_or(StoreError::UnknownRun(id))?;
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
-        }
-        Ok(ids)
-    }
-
-    fn export_run(
-        &self,
-        id: RunId,
-        encoder: &mut dyn Encoder,
-        buf: &mut Vec<u8>,
-        out: &mut dyn Write,
-    ) -> Result<u64, StoreError> {
+    fn export_run(&self, id: RunId, sink: &mut RowSink<'_>) -> Result<(), StoreError> {
         let (command, started_at, hostname, cpu_model, subject_kind, subject) = self
             .conn
-            .query_row(
-                "SELECT r.command, r.started_at, h.hostname, h.cpu_model, su.kind, su.name
-                 FROM runs r
-                 JOIN hosts h ON h.id = r.host_id
-                 JOIN subjects su ON su.id = r.subject_id
-                 WHERE r.id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        dyno_model::format_timestamp(r.get(1)?),
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
-                    ))
-                },
-            )
+            .query_row(&export_header_sql(Dialect::Sqlite), [id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    dyno_model::format_timestamp(r.get(1)?),
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })
             .map_err(self.sql())?;
         let mut stmt = self
             .conn
@@ -208,7 +253,6 @@ impl Sqlite {
                  ORDER BY repetition, rowid",
             )
             .map_err(self.sql())?;
-        let mut rows = 0u64;
         for metric in self.metrics_of(id)? {
             let mut cursor = stmt
                 .query(rusqlite::params![id, metric.name])
@@ -216,7 +260,7 @@ impl Sqlite {
             while let Some(r) = cursor.next().map_err(self.sql())? {
                 let labels = r.get_ref(2).map_err(self.sql())?.as_str_or_null();
                 let labels = labels.map_err(|e| self.corrupt(format!("sample labels: {e}")))?;
-                let row = Row {
+                sink.push(&Row {
                     run_id: id,
                     command: &command,
                     started_at: &started_at,
@@ -233,17 +277,23 @@ impl Sqlite {
                         .map_err(self.sql())?
                         .unwrap_or(f64::NAN),
                     labels,
-                };
-                encoder.row(&row, buf)?;
-                rows += 1;
-                if buf.len() >= FLUSH_BYTES {
-                    out.write_all(buf).map_err(StoreError::export)?;
-                    buf.clear();
-                }
+                })?;
             }
         }
-        Ok(rows)
+        Ok(())
     }
+}
+
+/// The run's columns an export repeats on every row, for both dialects.
+pub(crate) fn export_header_sql(dialect: Dialect) -> String {
+    format!(
+        "SELECT r.command, r.started_at, h.hostname, h.cpu_model, su.kind, su.name
+         FROM runs r
+         JOIN hosts h ON h.id = r.host_id
+         JOIN subjects su ON su.id = r.subject_id
+         WHERE r.id = {}",
+        dialect.placeholder(1)
+    )
 }
 
 #[cfg(test)]

@@ -3,13 +3,14 @@
 
 use super::{Fail, Pg};
 use crate::error::StoreError;
-use crate::export::{encoder, Row, FLUSH_BYTES};
+use crate::export::{checked_ids, export_header_sql, export_rows, Row, RowSink};
 use crate::filter::Dialect;
+use crate::filter::RunFilter;
 use crate::fleet::{common_metric, newest_per_machine_sql, FleetQuery, FleetRuns, MachineRun};
 use crate::history::{history_sql, known, points, HistoryPoint, HistoryQuery, HistoryRow};
 use crate::history::{METRIC_EXISTS, METRIC_NAMES};
 use crate::query::{decode_json, decode_metric, decode_subject, effective_status};
-use crate::query::{list_runs_sql, RunFilter, RunSummary, StoredRun};
+use crate::query::{list_runs_sql, run_header_sql, RunSummary, StoredRun};
 use crate::transfer::RunRecord;
 use crate::writer::Writer;
 use crate::{ExportFormat, RunId};
@@ -72,16 +73,7 @@ impl Pg {
     pub(crate) fn record(&self, id: RunId) -> Result<RunRecord, StoreError> {
         let (header, metric_rows, sample_rows) = self.transact(|tx| {
             let header = tx
-                .query_opt(
-                    "SELECT r.command, su.kind, su.name, su.attributes, h.json, r.started_at,
-                            r.command_line, r.tool_version, r.settings, r.status, r.finished_at,
-                            r.writer_host, r.writer_pid, r.writer_token, r.uuid
-                     FROM runs r
-                     JOIN subjects su ON su.id = r.subject_id
-                     JOIN hosts h ON h.id = r.host_id
-                     WHERE r.id = $1",
-                    &[&id],
-                )?
+                .query_opt(&run_header_sql(Dialect::Postgres), &[&id])?
                 .ok_or(Fail::Store(StoreError::UnknownRun(id)))?;
             let metrics = tx.query(
                 "SELECT name, unit, direction FROM run_metrics WHERE run_id = $1
@@ -149,63 +141,39 @@ impl Pg {
             .read_only(true)
             .start()
             .map_err(|e| self.error(e))?;
-        let ids = self.export_ids(&mut tx, runs)?;
-        let mut encoder = encoder(format)?;
-        let mut buf = Vec::with_capacity(FLUSH_BYTES * 2);
-        encoder.begin(&mut buf)?;
-        let mut rows = 0u64;
-        for id in ids {
-            rows += self.export_run(&mut tx, id, encoder.as_mut(), &mut buf, out)?;
-        }
-        encoder.finish(&mut buf)?;
-        out.write_all(&buf).map_err(StoreError::export)?;
-        out.flush().map_err(StoreError::export)?;
-        tx.commit().map_err(|e| self.error(e))?;
-        Ok(rows)
-    }
-
-    fn export_ids(
-        &self,
-        tx: &mut Transaction<'_>,
-        runs: &[RunId],
-    ) -> Result<Vec<RunId>, StoreError> {
         let err = |e| self.error(e);
-        if runs.is_empty() {
-            let rows = tx
-                .query("SELECT id FROM runs ORDER BY id", &[])
-                .map_err(err)?;
-            return Ok(rows.iter().map(|r| r.get(0)).collect());
-        }
-        let mut ids = Vec::with_capacity(runs.len());
-        for &id in runs {
-            tx.query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
-                .map_err(err)?
-                .ok_or(StoreError::UnknownRun(id))?;
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
-        }
-        Ok(ids)
+        let ids = checked_ids(
+            &mut tx,
+            runs,
+            |tx| {
+                let rows = tx
+                    .query("SELECT id FROM runs ORDER BY id", &[])
+                    .map_err(err)?;
+                Ok(rows.iter().map(|r| r.get(0)).collect())
+            },
+            |tx, id| {
+                let found = tx
+                    .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+                    .map_err(err)?;
+                Ok(found.is_some())
+            },
+        )?;
+        let rows = export_rows(ids, format, out, |id, sink| {
+            self.export_run(&mut tx, id, sink)
+        })?;
+        tx.commit().map_err(err)?;
+        Ok(rows)
     }
 
     fn export_run(
         &self,
         tx: &mut Transaction<'_>,
         id: RunId,
-        encoder: &mut dyn crate::export::Encoder,
-        buf: &mut Vec<u8>,
-        out: &mut dyn Write,
-    ) -> Result<u64, StoreError> {
+        sink: &mut RowSink<'_>,
+    ) -> Result<(), StoreError> {
         let err = |e| self.error(e);
         let h = tx
-            .query_one(
-                "SELECT r.command, r.started_at, h.hostname, h.cpu_model, su.kind, su.name
-                 FROM runs r
-                 JOIN hosts h ON h.id = r.host_id
-                 JOIN subjects su ON su.id = r.subject_id
-                 WHERE r.id = $1",
-                &[&id],
-            )
+            .query_one(&export_header_sql(Dialect::Postgres), &[&id])
             .map_err(err)?;
         let started_at = dyno_model::format_timestamp(h.get(1));
         let metrics = tx
@@ -215,7 +183,6 @@ impl Pg {
                 &[&id],
             )
             .map_err(err)?;
-        let mut rows = 0u64;
         for m in &metrics {
             let metric = decode_metric(&self.shown, m.get(0), m.get(1), m.get(2))?;
             let params: [&(dyn ToSql + Sync); 2] = [&id, &metric.name];
@@ -230,7 +197,7 @@ impl Pg {
             while let Some(r) =
                 postgres::fallible_iterator::FallibleIterator::next(&mut cursor).map_err(err)?
             {
-                let row = Row {
+                sink.push(&Row {
                     run_id: id,
                     command: h.get(0),
                     started_at: &started_at,
@@ -245,16 +212,10 @@ impl Pg {
                         .map_err(|_| crate::query::corrupt(&self.shown, "repetition".into()))?,
                     value: r.get::<_, Option<f64>>(1).unwrap_or(f64::NAN),
                     labels: r.get(2),
-                };
-                encoder.row(&row, buf)?;
-                rows += 1;
-                if buf.len() >= FLUSH_BYTES {
-                    out.write_all(buf).map_err(StoreError::export)?;
-                    buf.clear();
-                }
+                })?;
             }
         }
-        Ok(rows)
+        Ok(())
     }
 
     pub(crate) fn fleet_runs(&self, query: &FleetQuery) -> Result<FleetRuns, StoreError> {

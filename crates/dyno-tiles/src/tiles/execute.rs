@@ -51,7 +51,8 @@ pub fn extra_work(signature: &[u8], rounds: u64) -> [u8; 32] {
     digest
 }
 
-/// Executes microblocks sent to it (`sig == index`) against the shared store.
+/// Executes microblocks sent to it (`sig == index`) against the shared store and sends
+/// their execution records to poh (which tells pack the microblock is done).
 pub struct Bank {
     index: u64,
     shared: Arc<Shared>,
@@ -155,9 +156,13 @@ impl Tile for Bank {
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         let _ = out.publish(0, self.index, &self.buf, 0);
         self.shared.landed.fetch_add(landed, Ordering::Relaxed);
-        // Release: every balance written above is visible to the bank pack sends a
-        // conflicting transaction to next.
-        self.shared.bank_done[self.index as usize].fetch_add(1, Ordering::Release);
+        // Pack may release the microblock's locks now, unless poh is to do it once it
+        // recorded it (`record_order`, see `Poh`). Release: every balance written above
+        // is visible to the bank pack sends a conflicting transaction to next (with
+        // `record_order`, through the link's release and poh's).
+        if !self.shared.record_order {
+            self.shared.bank_done[self.index as usize].fetch_add(1, Ordering::Release);
+        }
         FragOutcome::Done
     }
 }

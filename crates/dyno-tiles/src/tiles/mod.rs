@@ -51,8 +51,13 @@ pub struct Shared {
     pub landed: AtomicU64,
     /// Current PoH slot (pack resets its block cost at each new slot).
     pub slot: AtomicU64,
-    /// Microblocks each bank finished (pack releases their locks; Release/Acquire).
+    /// Microblocks of each bank that are done: executed by the bank, or recorded by poh
+    /// with `record_order` (pack then releases their locks; Release/Acquire).
     pub bank_done: Vec<AtomicU64>,
+    /// Poh, not the bank, marks a microblock done, so with several banks the entries'
+    /// order is an order they executed in (the forge sets it: its blocks are replayed in
+    /// entry order; the pipeline bench, which replays nothing, does not).
+    pub record_order: bool,
     /// Transactions held by pack (waiting or in microblocks not yet done).
     pub pack_held: AtomicU64,
     /// Latency and per-block stage timings for the node log.
@@ -68,6 +73,7 @@ impl Shared {
             landed: AtomicU64::new(0),
             slot: AtomicU64::new(0),
             bank_done: (0..banks).map(|_| AtomicU64::new(0)).collect(),
+            record_order: false,
             pack_held: AtomicU64::new(0),
             telemetry: Telemetry::default(),
         }

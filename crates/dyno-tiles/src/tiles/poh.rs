@@ -24,7 +24,9 @@ pub struct PohStats {
 }
 
 /// The hash chain: hashes continuously (paced to `tick_ns` per tick), mixes in each
-/// executed microblock, cuts ticks and slots, and sends entries to the store.
+/// executed microblock (with `record_order`, then marks it done, which releases its
+/// account locks in pack),
+/// cuts ticks and slots, and sends entries to the store.
 pub struct Poh {
     cfg: PohConfig,
     shared: Arc<Shared>,
@@ -197,7 +199,7 @@ impl Tile for Poh {
     fn after_frag(
         &mut self,
         _: usize,
-        _: &FragMeta,
+        meta: &FragMeta,
         payload: &[u8],
         out: &mut Outputs,
     ) -> FragOutcome {
@@ -216,6 +218,19 @@ impl Tile for Poh {
         self.stats.mixins += 1;
         self.stats.records += count as u64;
         self.entry(Some(mixin), &records, false, out);
+        // With `record_order`, only now may pack schedule a transaction conflicting with
+        // this microblock: a conflicting one then executes after it and is recorded
+        // after it, so the chain's order is an order the banks executed in (a follower
+        // replaying the entries in order reaches their state). Release: the balances
+        // the bank wrote before publishing (which this tile acquired by reading the
+        // frag) are visible to whoever pack sends to next. `sig` is the bank's index.
+        // (Only with `record_order`, which the forge sets for several banks; otherwise
+        // each bank marks its own microblocks done.)
+        if self.shared.record_order {
+            if let Some(done) = self.shared.bank_done.get(meta.sig as usize) {
+                done.fetch_add(1, Ordering::Release);
+            }
+        }
         FragOutcome::Done
     }
 }

@@ -7,14 +7,14 @@
 //! number of open pages.
 
 pub(crate) mod prom;
+mod recent;
 mod scrape;
 mod view;
 
 pub(crate) use scrape::Target;
 
-use crate::markup::{esc, page_with_head, HtmlTable};
-use crate::router::plain_page;
-use crate::state::AppState;
+use crate::config::LogSink;
+use crate::markup::{esc, page_with_head, plain_page, HtmlTable};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -29,15 +29,22 @@ use view::{Reading, TargetView};
 const PERIOD: Duration = Duration::from_secs(1);
 /// How long one scrape may take.
 const DEADLINE: Duration = Duration::from_millis(800);
+/// How far back the live page plots, kept in memory only (Prometheus keeps the rest).
+const KEEP: Duration = Duration::from_secs(600);
 
 /// The endpoints and the newest rendered panel.
 pub(crate) struct LiveHub {
     targets: Vec<Target>,
     panel: watch::Sender<String>,
+    log: LogSink,
 }
 
+/// What the live handlers read from the server's state: the hub, if anything is watched.
+#[derive(Clone)]
+pub(crate) struct Live(pub(crate) Option<Arc<LiveHub>>);
+
 impl LiveHub {
-    pub(crate) fn new(targets: Vec<Target>) -> LiveHub {
+    pub(crate) fn new(targets: Vec<Target>, log: LogSink) -> LiveHub {
         let waiting = format!(
             "<p class=\"hint\">Waiting for the first scrape of {} endpoint(s)…</p>",
             targets.len()
@@ -45,25 +52,25 @@ impl LiveHub {
         LiveHub {
             targets,
             panel: watch::channel(waiting).0,
+            log,
         }
     }
 }
 
 /// Starts the scraper when there is anything to watch (inside the server's runtime).
-pub(crate) fn start(state: &Arc<AppState>) {
-    if state.live.is_some() {
-        tokio::spawn(scrape_forever(Arc::clone(state)));
+pub(crate) fn start(live: &Live) {
+    if let Some(hub) = &live.0 {
+        tokio::spawn(scrape_forever(Arc::clone(hub)));
     }
 }
 
-async fn scrape_forever(state: Arc<AppState>) {
-    let Some(hub) = state.live.as_ref() else {
-        return;
-    };
+async fn scrape_forever(hub: Arc<LiveHub>) {
     let mut previous: Vec<Option<Reading>> = vec![None; hub.targets.len()];
     // Endpoints count as down until first read, so one that is not up yet when the
     // command starts its nodes makes no noise; each change after that is logged once.
     let mut down: Vec<bool> = vec![true; hub.targets.len()];
+    let mut recent = recent::Recent::new(KEEP);
+    let started = Instant::now();
     let mut tick = tokio::time::interval(PERIOD);
     loop {
         tick.tick().await;
@@ -101,12 +108,14 @@ async fn scrape_forever(state: Arc<AppState>) {
                     .error
                     .as_deref()
                     .map_or("up".to_string(), |e| format!("unreadable: {e}"));
-                (state.log)(&format!("dyno serve: watch {name} ({url}): {what}"));
+                (hub.log)(&format!("dyno serve: watch {name} ({url}): {what}"));
             }
             views.push(v);
         }
-        hub.panel
-            .send_replace(render_panel(&views, dyno_model::now_unix()));
+        recent.push(started.elapsed().as_secs_f64(), &views);
+        let mut panel = render_panel(&views, dyno_model::now_unix());
+        panel.push_str(&recent.render());
+        hub.panel.send_replace(panel.replace('\r', ""));
     }
 }
 
@@ -191,8 +200,8 @@ fn render_panel(views: &[TargetView], now: f64) -> String {
 
 /// `/live`: the panel as it is now; with scripts on it follows the event stream, without
 /// them it reloads every few seconds.
-pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Response {
-    let Some(hub) = state.live.as_ref() else {
+pub(crate) async fn page(State(live): State<Live>) -> Response {
+    let Some(hub) = live.0.as_ref() else {
         let body = "<p>Nothing is watched. Start the pipeline or nodes with their metrics \
             endpoint on, and point <code>dyno serve</code> at it:</p>\n\
             <pre>dyno pipeline bench --metrics-listen 7999 ...\n\
@@ -214,8 +223,8 @@ pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Response {
 
 /// `/live/events`: the panel as server-sent events (`event: panel`), the current one
 /// first, then each new one.
-pub(crate) async fn events(State(state): State<Arc<AppState>>) -> Response {
-    let Some(hub) = state.live.as_ref() else {
+pub(crate) async fn events(State(live): State<Live>) -> Response {
+    let Some(hub) = live.0.as_ref() else {
         return plain_page(
             StatusCode::NOT_FOUND,
             "Not found",

@@ -1,19 +1,20 @@
 //! Comparisons: every `dyno compare` comparison in the store (its runs share a
-//! comparison id in their settings), linking to its verdicts.
+//! comparison id in their settings), each with what it found and a link to its page.
 //!
-//! The verdicts themselves are `dyno compare report`'s, served as the full report of any
-//! of the comparison's runs: judging lives in dyno-compare, which this crate does not
-//! import.
+//! The verdicts are `dyno compare`'s, plugged in through
+//! [`FullReport::comparison`](crate::FullReport::comparison): judging lives in
+//! dyno-compare, which this crate does not import.
 
+use super::comparison::{judged, outcome, outcome_class};
 use super::when;
-use crate::markup::{esc, link, page, HtmlTable};
-use crate::state::PageError;
+use crate::markup::{esc, link, page, query, HtmlTable};
+use crate::state::{AppState, PageError};
 use dyno_store::{RunFilter, RunId, Store};
 
 /// One comparison as the list shows it.
 #[derive(Debug, Default)]
-struct Comparison {
-    id: String,
+pub(crate) struct Comparison {
+    pub id: String,
     file: String,
     subjects: Vec<String>,
     workloads: Vec<String>,
@@ -22,13 +23,31 @@ struct Comparison {
     started_at: f64,
 }
 
+impl Comparison {
+    /// Its first run.
+    pub(crate) fn first(&self) -> RunId {
+        self.runs.iter().min().copied().unwrap_or_default()
+    }
+
+    /// Its last run.
+    pub(crate) fn last(&self) -> RunId {
+        self.runs.iter().max().copied().unwrap_or_default()
+    }
+
+    /// Its page.
+    pub(crate) fn href(&self) -> String {
+        format!("/compare{}", query(&[("id", Some(&self.id))]))
+    }
+}
+
 /// The comparison list.
-pub(crate) fn render(store: &Store) -> Result<String, PageError> {
+pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageError> {
     let comparisons = comparisons(store)?;
     let mut table = HtmlTable::new(
         "comparisons",
         &[
-            ("Comparison (its verdicts)", false),
+            ("Comparison", false),
+            ("Outcome (primary metrics)", false),
             ("Subjects (baseline first)", false),
             ("Workloads", false),
             ("Executions", true),
@@ -38,10 +57,20 @@ pub(crate) fn render(store: &Store) -> Result<String, PageError> {
         ],
     );
     for c in &comparisons {
-        let first = c.runs.iter().min().copied().unwrap_or_default();
-        let last = c.runs.iter().max().copied().unwrap_or_default();
+        let (first, last) = (c.first(), c.last());
+        // A comparison that cannot be judged says why in its row; the list stays.
+        let found = match judged(state, store, c) {
+            Ok(Some(view)) => format!(
+                "<span class=\"{}\">{}</span>",
+                outcome_class(&view),
+                esc(&outcome(&view))
+            ),
+            Ok(None) => link(&format!("/runs/{first}/report"), "verdicts"),
+            Err(e) => format!("<span class=\"down\">{}</span>", esc(&e.to_string())),
+        };
         table.row(vec![
-            link(&format!("/runs/{first}/report"), &c.id),
+            link(&c.href(), &c.id),
+            found,
             esc(&c.subjects.join(", ")),
             esc(&c.workloads.join(", ")),
             format!("{} of {}", c.runs.len(), c.planned),
@@ -60,8 +89,9 @@ pub(crate) fn render(store: &Store) -> Result<String, PageError> {
             .to_string()
     } else {
         format!(
-            "<p class=\"hint\">Each comparison's verdicts are rebuilt from its stored runs, \
-             as <code>dyno compare report</code> does.</p>\n{}",
+            "<p class=\"hint\">Each comparison is judged from its stored runs, as \
+             <code>dyno compare report</code> judges it; the outcome counts its primary \
+             metrics' verdicts.</p>\n{}",
             table.render()
         )
     };
@@ -69,7 +99,7 @@ pub(crate) fn render(store: &Store) -> Result<String, PageError> {
 }
 
 /// Every comparison in the store, newest first, from its runs' settings.
-fn comparisons(store: &Store) -> Result<Vec<Comparison>, PageError> {
+pub(crate) fn comparisons(store: &Store) -> Result<Vec<Comparison>, PageError> {
     let filter = RunFilter {
         command: Some("compare".into()),
         ..RunFilter::default()

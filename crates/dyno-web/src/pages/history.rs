@@ -124,7 +124,7 @@ fn series_section(h: &History) -> String {
     }
     let mut out = format!("<section class=\"series\">\n<h2>{}</h2>\n", esc(&heading));
     let f = |x: f64| format_value(x, h.metric.unit);
-    let better = dyno_store::better(h.metric.direction);
+    let better = dyno_results::better(h.metric.direction);
     let values: Vec<f64> = h.points.iter().map(|p| p.value).collect();
     let mut plot = TrendPlot::new(
         format!("{} on {}", k.metric, k.host),

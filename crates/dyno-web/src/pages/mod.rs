@@ -1,10 +1,14 @@
 //! One module per page: each reads what it needs from the store and returns the HTML.
 
+pub(crate) mod cluster;
 pub(crate) mod compare;
+pub(crate) mod comparison;
 pub(crate) mod fleet;
 pub(crate) mod history;
+pub(crate) mod pipeline;
 pub(crate) mod run;
 pub(crate) mod runs;
+pub(crate) mod tune;
 
 use dyno_model::{format_timestamp, RunStatus};
 

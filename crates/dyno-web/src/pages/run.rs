@@ -31,6 +31,7 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
             esc(&info.command)
         ));
     }
+    body.push_str(&kind_section(store, &run)?);
     let settings = serde_json::to_string_pretty(&info.settings).unwrap_or_default();
     body.push_str(&format!(
         "<details><summary>Settings</summary><pre>{}</pre></details>\n",
@@ -40,6 +41,25 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
     body.push_str(&metrics_table(&run));
     body.push_str(&plots(&run));
     Ok(page(&title, "/", &body))
+}
+
+/// What a run of this command has besides its samples: a tune study's race, a pipeline
+/// bench's layout, TPS and diagnosis, a cluster's adoption, nodes and faults, the
+/// comparison a compare run belongs to.
+fn kind_section(store: &Store, run: &StoredRun) -> Result<String, PageError> {
+    Ok(match run.info.command.as_str() {
+        "pipeline bench" => super::pipeline::section(run),
+        "cluster run" => super::cluster::section(store, run)?,
+        "tune" => super::tune::section(store, run)?,
+        "compare" => match run.info.settings["comparison"]["id"].as_str() {
+            Some(id) => format!(
+                "<p class=\"kind\">One execution of comparison {}: its verdicts are on its page.</p>\n",
+                link(&format!("/compare{}", query(&[("id", Some(id))])), id)
+            ),
+            None => String::new(),
+        },
+        _ => String::new(),
+    })
 }
 
 /// The command's own report of the run, from the plugged-in [`crate::FullReport`].

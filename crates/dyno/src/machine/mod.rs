@@ -1,7 +1,4 @@
-//! `dyno machine`: arguments, the measurement loop, storing, and the exit code.
-
-mod output;
-pub mod stored;
+//! `dyno machine`: arguments, the session in dyno-hw, the output format and the exit code.
 
 use crate::cli_error::CliError;
 use crate::db::{self, StoreArgs};
@@ -9,11 +6,10 @@ use crate::{build_info, interrupt, progress::Progress};
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use dyno_hw::{
-    preflight, Context, Durations, HwError, MachineSettings, MeasurePlan, MetricId, RequirementSet,
-    StoredSettings,
+    preflight, Durations, HwError, MachineOutcome, MachineRequest, MetricId, RequirementSet,
 };
-use dyno_model::{Host, RunStatus};
-use dyno_store::{RunId, Store};
+use dyno_model::RunStatus;
+use dyno_report::TableFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -133,23 +129,11 @@ fn parse_metric(s: &str) -> Result<MetricId, String> {
     })
 }
 
-/// Everything a finished (or interrupted) run produced, for the output formats.
-pub struct Report<'a> {
-    args: &'a MachineArgs,
-    host: &'a Host,
-    requirements: &'a RequirementSet,
-    parallel_cores: usize,
-    warnings: Vec<String>,
-    verdict: dyno_hw::Verdict,
-    run_id: Option<RunId>,
-    debug_build: bool,
-}
-
 /// Runs `dyno machine`.
 pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let debug_build = build_info::guard()?;
     let requirements = requirement_set(&args)?;
-    let metrics = select(&args);
+    let metrics = MetricId::select(&args.only, &args.skip, args.substrate_only);
     if metrics.is_empty() {
         bail!("--only/--skip leave no metric to measure");
     }
@@ -181,35 +165,43 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if args.format == Format::Table {
-        print!("{}", output::host_block(&host, &args.base_path));
+        print!(
+            "{}",
+            dyno_hw::host_block(&host, &args.base_path, &build_info::describe())
+        );
     }
     for w in &warnings {
         eprintln!("warning: {w}");
     }
 
+    let request = MachineRequest {
+        metrics,
+        durations: Durations {
+            hash: args.hash_duration,
+            verify: args.verify_duration,
+            memory: args.memory_duration,
+            disk: args.disk_duration,
+            extra: args.extra_duration,
+        },
+        base_path: args.base_path.clone(),
+        parallel_cores,
+        repeat: args.repeat,
+        tolerance: args.tolerance,
+        chain: chain(&args).map(str::to_string),
+    };
     let mut store = db::open_for_writing(&args.store)?;
     let run_id = match store.as_mut() {
-        Some(s) => Some(begin(
+        Some(s) => Some(dyno_hw::begin_run(
             s,
-            &args,
             &host,
-            &metrics,
-            parallel_cores,
-            &requirements,
-            &warnings,
+            &request.metrics,
+            &request.stored_settings(&requirements, build_info::json(), &warnings),
+            std::env::args().collect(),
+            build_info::describe(),
         )?),
         None => None,
     };
-    let plan = MeasurePlan {
-        metrics,
-        repeat: args.repeat,
-        durations: durations(&args),
-        context: Context {
-            base_path: args.base_path.clone(),
-            parallel_cores,
-            cores_online: host.cores_online.max(1),
-        },
-    };
+    let plan = request.plan(host.cores_online);
     let progress = Progress::new(u64::from(args.repeat) * plan.metrics.len() as u64);
     let measured = dyno_hw::measure_all(
         &plan,
@@ -221,14 +213,6 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let measured = match measured {
         Ok(m) => m,
         Err(e) => {
-            let status = if is_interrupted(&e) {
-                RunStatus::Incomplete
-            } else {
-                RunStatus::Failed
-            };
-            if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
-                let _ = s.finish_run(id, status);
-            }
             let kept = run_id
                 .map(|id| format!(" (samples measured so far are kept in run {id})"))
                 .unwrap_or_default();
@@ -240,17 +224,15 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     }
     let verdict = dyno_hw::evaluate(measured, &requirements, args.tolerance);
     let ok = verdict.meets_requirements();
-    let report = Report {
-        args: &args,
-        host: &host,
-        requirements: &requirements,
-        parallel_cores,
+    let outcome = MachineOutcome {
+        settings: request.settings(&requirements.name),
+        host,
         warnings,
         verdict,
         run_id,
-        debug_build,
+        build: (build_info::json(), debug_build),
     };
-    print!("{}", output::render(&report));
+    print!("{}", render(&outcome, args.format));
     Ok(if ok || args.allow_fail {
         ExitCode::SUCCESS
     } else {
@@ -285,74 +267,19 @@ fn requirement_set(args: &MachineArgs) -> anyhow::Result<RequirementSet> {
     })
 }
 
-/// The metrics to run, in registry order, after `--only`, `--skip` and `--substrate-only`.
-fn select(args: &MachineArgs) -> Vec<MetricId> {
-    MetricId::ALL
-        .into_iter()
-        .filter(|m| args.only.is_empty() || args.only.contains(m))
-        .filter(|m| !args.skip.contains(m))
-        .filter(|m| !args.substrate_only || m.is_substrate())
-        .collect()
-}
-
-fn durations(args: &MachineArgs) -> Durations {
-    Durations {
-        hash: args.hash_duration,
-        verify: args.verify_duration,
-        memory: args.memory_duration,
-        disk: args.disk_duration,
-        extra: args.extra_duration,
+/// The finished run in the format asked for.
+fn render(outcome: &MachineOutcome, format: Format) -> String {
+    let table = |f: TableFormat| f.render(&outcome.table()) + "\n" + &outcome.footer();
+    match format {
+        Format::Table => table(TableFormat::Terminal {
+            color: crate::term::color_stdout(),
+        }),
+        Format::Markdown => table(TableFormat::Markdown),
+        Format::Csv => TableFormat::Csv.render(&outcome.csv_table()),
+        Format::Json => {
+            serde_json::to_string_pretty(&outcome.report()).expect("JSON values serialise") + "\n"
+        }
     }
-}
-
-/// The settings the run measures and judges with, as the report and the store show them.
-fn settings(args: &MachineArgs, parallel_cores: usize, requirements: &str) -> MachineSettings {
-    let d = durations(args);
-    MachineSettings {
-        base_path: args.base_path.display().to_string(),
-        chain: chain(args).map(str::to_string),
-        disk_duration_s: d.disk.as_secs_f64(),
-        extra_duration_s: d.extra.as_secs_f64(),
-        hash_duration_s: d.hash.as_secs_f64(),
-        memory_duration_s: d.memory.as_secs_f64(),
-        parallel_cores,
-        repeat: args.repeat,
-        requirements: requirements.to_string(),
-        tolerance_percent: args.tolerance,
-        verify_duration_s: d.verify.as_secs_f64(),
-    }
-}
-
-fn begin(
-    store: &mut Store,
-    args: &MachineArgs,
-    host: &Host,
-    metrics: &[MetricId],
-    parallel_cores: usize,
-    requirements: &RequirementSet,
-    warnings: &[String],
-) -> anyhow::Result<RunId> {
-    let settings = StoredSettings {
-        settings: settings(args, parallel_cores, &requirements.name),
-        build: build_info::json(),
-        metrics: metrics.iter().map(|m| m.name()).collect(),
-        requirement_minimums: dyno_hw::stored_minimums(requirements),
-        warnings: warnings.to_vec(),
-    };
-    let command_line = std::env::args().collect();
-    Ok(dyno_hw::begin_run(
-        store,
-        host,
-        metrics,
-        &settings,
-        command_line,
-        build_info::describe(),
-    )?)
-}
-
-/// Whether a session error is the stop flag (Ctrl-C) rather than a failure.
-fn is_interrupted(e: &HwError) -> bool {
-    matches!(e, HwError::Step { source, .. } if matches!(**source, HwError::Interrupted))
 }
 
 /// A session error as the binary reports it: an interruption exits with the signal's

@@ -1,14 +1,13 @@
 //! `dyno pipeline`: run a tile layout, watch it live, serve its metrics.
 
 pub(crate) mod bench;
-mod http;
 mod monitor;
 
 use crate::db::{self, StoreArgs};
 use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_model::{Direction, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
+use dyno_pipeline::{LayoutInvocation, PipelineEndpoint};
 use dyno_tango::LayoutConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,8 +82,14 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = interrupt::stop_flag();
     let server = match &cfg.metrics.listen {
         Some(addr) => Some(
-            http::MetricsServer::start(addr, &cfg.workspace.name, cfg.workspace.dir.clone(), None)
-                .with_context(|| format!("{}: metrics.listen = \"{addr}\"", a.config.display()))?,
+            PipelineEndpoint::start(
+                addr,
+                &cfg.workspace.name,
+                cfg.workspace.dir.clone(),
+                None,
+                build_info::LABELS,
+            )
+            .with_context(|| format!("{}: metrics.listen = \"{addr}\"", a.config.display()))?,
         ),
         None => None,
     };
@@ -118,35 +123,13 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
                 &summary
             )?)?
         ),
-        SummaryFormat::Table => print!("{}", text_summary(&summary, run_id)),
+        SummaryFormat::Table => print!("{}", dyno_pipeline::layout_summary_text(&summary, run_id)),
     }
     // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
     Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
 }
 
-fn text_summary(s: &dyno_tango::RunSummary, run_id: Option<i64>) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let secs = s.elapsed_ns as f64 / 1e9;
-    let _ = writeln!(
-        out,
-        "source: {} frags in {secs:.2} s = {:.0} frags/s, backpressured {} times",
-        s.published, s.frags_per_sec, s.source_backpressure
-    );
-    for k in &s.sinks {
-        let _ = writeln!(
-            out,
-            "{}: {} frags read, {} filtered, {} lost to overrun while polling, {} while reading, {} bad payloads",
-            k.tile, k.frags, k.filt1, k.ovrnp, k.ovrnr, k.bad_payloads
-        );
-    }
-    if let Some(id) = run_id {
-        let _ = writeln!(out, "Saved as run {id} (dyno results show {id}).");
-    }
-    out
-}
-
-/// Records the run's headline numbers (one repetition) in the results store.
+/// Records the run's headline numbers in the results store, unless `--no-save`.
 fn save(
     a: &RunArgs,
     cfg: &LayoutConfig,
@@ -156,48 +139,14 @@ fn save(
     let Some(mut store) = db::open_for_writing(&a.store)? else {
         return Ok(None);
     };
-    let mut subject = Subject::new(SubjectKind::Layout, cfg.workspace.name.clone())
-        .with("affinity", cfg.layout.affinity.clone())
-        .with("idle", cfg.layout.idle.clone());
-    for t in &cfg.layout.tiles {
-        subject = subject.with(format!("{}_tile_count", t.kind), t.count.to_string());
-    }
-    let info = RunInfo {
-        command: "pipeline".into(),
-        subject,
-        host: dyno_proc::host::probe(std::path::Path::new(".")),
+    let invocation = LayoutInvocation {
+        config: &a.config,
         started_at,
         command_line: std::env::args().collect(),
         tool_version: build_info::describe(),
-        settings: serde_json::json!({
-            "config": a.config.display().to_string(),
-            // The layout as written, so the run can be reproduced from the store alone.
-            "layout_toml": std::fs::read_to_string(&a.config).unwrap_or_default(),
-        }),
+        host: dyno_proc::host::probe(std::path::Path::new(".")),
     };
-    let rate = Metric::new(
-        "frags_per_second",
-        Unit::PerSecond,
-        Direction::HigherIsBetter,
-    );
-    let lost = Metric::new("frags_lost", Unit::Count, Direction::LowerIsBetter);
-    let id = store.begin_run(&info, &[rate.clone(), lost.clone()])?;
-    let lost_total: u64 = s.sinks.iter().map(|k| k.ovrnp + k.ovrnr).sum();
-    store.add_samples(
-        id,
-        &[
-            Sample {
-                metric: rate.name,
-                repetition: 0,
-                value: s.frags_per_sec,
-            },
-            Sample {
-                metric: lost.name,
-                repetition: 0,
-                value: lost_total as f64,
-            },
-        ],
-    )?;
-    store.finish_run(id, RunStatus::Complete)?;
-    Ok(Some(id))
+    Ok(Some(dyno_pipeline::store_layout_run(
+        &mut store, cfg, s, invocation,
+    )?))
 }

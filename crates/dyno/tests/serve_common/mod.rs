@@ -3,6 +3,9 @@
 // Each test file is its own crate and uses only part of this.
 #![allow(dead_code)]
 
+pub mod cdp;
+pub mod kinds;
+
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{RunId, Store};
 use std::io::{BufRead, BufReader, Read, Write};

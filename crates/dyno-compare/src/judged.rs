@@ -1,0 +1,449 @@
+//! A comparison judged for showing: the verdicts under what a command asks (its test,
+//! primary metrics, rounds), the parameters the report lists, and the HTML report.
+//!
+//! `dyno compare run` judges the executions its session just made, `dyno compare report`
+//! a stored comparison, `dyno serve` a stored comparison's HTML report: all three judge
+//! here, so a served report is the one `dyno compare report RUN --html` writes.
+//!
+//! ```
+//! use dyno_compare::judged::JudgeRequest;
+//! use dyno_compare::session::{CompareSession, Event};
+//! use dyno_compare::{ComparisonFile, SyntheticExecutor};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let file = r#"
+//! rounds = 4
+//! [[subject]]
+//! name = "v1"
+//! command = ["sh", "-c", "exec sleep 60"]
+//! [[subject]]
+//! name = "v2"
+//! command = ["sh", "-c", "exec sleep 60"]
+//! [[workload]]
+//! name = "value"
+//! rate = 1000
+//! measure_s = 10
+//! "#;
+//! let cfg = ComparisonFile::parse(file, "cmp.toml".as_ref()).unwrap();
+//! let mut events = |_: Event<'_>| {};
+//! let mut session =
+//!     CompareSession::begin(cfg, "cmp.toml".as_ref(), None, false, "dyno test".into(), &mut events)
+//!         .unwrap();
+//! let outcome = session
+//!     .run(None, &mut SyntheticExecutor::new(7), &AtomicBool::new(false), &[], &mut events)
+//!     .unwrap();
+//! let judged = outcome.measured().judge(&JudgeRequest::default(), Vec::new()).unwrap();
+//! assert_eq!(judged.parameters, [("test".to_string(), "paired".to_string())]);
+//! assert!(judged.html().starts_with("<!DOCTYPE html>"));
+//! ```
+
+use crate::execution::Execution;
+use crate::record::{self, ComparisonMeta, LoadError, Loaded};
+use crate::report::{self, ReportInput};
+use crate::session::{primary_metrics, CompareOutcome};
+use crate::spec::{TestKind, WorkloadSpec};
+use crate::trials::{study, Study, TrialError, TrialOptions};
+use crate::verdict::{judge_with, pick_candidates, unknown_primary};
+use crate::verdict::{JudgeOptions, Judgement, Refused};
+use dyno_model::Host;
+use dyno_stats::ComparisonSettings;
+use dyno_store::{RunId, Store};
+use std::ops::Range;
+
+/// A comparison's executions and what they were measured with: what judging needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured<'a> {
+    /// The comparison.
+    pub meta: &'a ComparisonMeta,
+    /// Its workloads as run.
+    pub workloads: &'a [WorkloadSpec],
+    /// The host it ran on.
+    pub host: &'a Host,
+    /// Its executions, in the order they ran.
+    pub executions: &'a [Execution],
+    /// Seconds the comparison has run so far (over every resumption), for a precision
+    /// target's prediction of the rounds still needed.
+    pub elapsed_s: f64,
+}
+
+/// What a command asks of the judging, beyond what the comparison was stored with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgeRequest {
+    /// The test (`--test`); `None`: the comparison file's `test`, else paired.
+    pub test: Option<TestKind>,
+    /// The primary metrics (`--primary`); empty: the comparison file's `primary`.
+    pub primary: Vec<String>,
+    /// Only these rounds (`--rounds A..B`, zero-based, end excluded); `None`: all.
+    pub rounds: Option<Range<u32>>,
+}
+
+/// A comparison judged: its verdicts and the parameters its report lists.
+#[derive(Debug)]
+pub struct Judged<'a> {
+    /// What was judged.
+    pub measured: Measured<'a>,
+    /// The verdicts.
+    pub judgement: Judgement,
+    /// The report's parameters: the caller's, then the test, the rounds judged and the
+    /// primary metrics.
+    pub parameters: Vec<(String, String)>,
+}
+
+/// Why a comparison is not judged: a primary metric that names nothing the executions
+/// measured. (A unit of work that names nothing is a note of the judgement, not a
+/// refusal: its costs are not judged, the other metrics still are.)
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    /// A primary metric is unknown; `whence` names where it was given.
+    #[error("{whence}")]
+    Primary {
+        /// `--primary`, or `` `primary` of FILE ``.
+        whence: String,
+        /// What is unknown.
+        #[source]
+        why: Refused,
+    },
+}
+
+/// Why a stored comparison's report cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredReportError {
+    /// The comparison cannot be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// It cannot be judged as its comparison file says.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+}
+
+/// The judging settings a comparison was stored with.
+fn settings(meta: &ComparisonMeta) -> ComparisonSettings {
+    ComparisonSettings {
+        noise_band: meta.noise_band,
+        alpha: meta.alpha,
+        seed: meta.seed,
+        ..ComparisonSettings::default()
+    }
+}
+
+impl<'a> Measured<'a> {
+    /// Judges every candidate against the baseline as `request` asks, with the noise
+    /// band, alpha, seed and units of work the comparison was stored with. `parameters`
+    /// are the caller's for the report (command line, stored runs...). A primary metric
+    /// or a unit of work that no complete execution measured is refused.
+    pub fn judge(
+        self,
+        request: &JudgeRequest,
+        mut parameters: Vec<(String, String)>,
+    ) -> Result<Judged<'a>, JudgeError> {
+        let meta = self.meta;
+        let test = request.test.or(meta.test).unwrap_or_default();
+        parameters.push(("test".into(), test.name().into()));
+        if let Some(r) = &request.rounds {
+            parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
+        }
+        let primary = primary_metrics(&request.primary, meta).to_vec();
+        if !primary.is_empty() {
+            unknown_primary(self.executions, &meta.subjects, &primary, &meta.work).map_err(
+                |why| JudgeError::Primary {
+                    whence: if request.primary.is_empty() {
+                        format!("`primary` of {}", meta.file)
+                    } else {
+                        "--primary".to_string()
+                    },
+                    why,
+                },
+            )?;
+            parameters.push(("primary metrics".into(), primary.join(", ")));
+        }
+        if let Some(seq) = &meta.sequential {
+            parameters.push((
+                "precision".into(),
+                format!(
+                    "{:.1}%, at most {} rounds or {} min",
+                    seq.precision * 100.0,
+                    seq.max_rounds,
+                    seq.max_minutes
+                ),
+            ));
+        }
+        let options = JudgeOptions {
+            test,
+            rounds: request.rounds.clone(),
+            primary: primary.clone(),
+            work: meta.work.clone(),
+        };
+        let mut judgement = judge_with(self.executions, &meta.subjects, &settings(meta), &options);
+        crate::precision::annotate(
+            &mut judgement,
+            meta,
+            self.executions,
+            &self.workload_rows(),
+            &primary,
+            test,
+            self.elapsed_s,
+        );
+        Ok(Judged {
+            measured: self,
+            judgement,
+            parameters,
+        })
+    }
+}
+
+/// Why a stored comparison's power study cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    /// A primary metric is unknown.
+    #[error(transparent)]
+    Judge(#[from] JudgeError),
+    /// The comparison has too few rounds for one trial.
+    #[error(transparent)]
+    Trials(#[from] TrialError),
+}
+
+impl<'a> Measured<'a> {
+    /// What the comparison could have seen: trials of `trial_rounds` rounds judged as
+    /// `request` asks (its rounds are ignored: the trials choose theirs), and the noise of
+    /// each primary metric ([`crate::trials::study`]).
+    pub fn power(self, request: &JudgeRequest, trial_rounds: u32) -> Result<Study, PowerError> {
+        let meta = self.meta;
+        let primary = primary_metrics(&request.primary, meta).to_vec();
+        if !primary.is_empty() {
+            unknown_primary(self.executions, &meta.subjects, &primary, &meta.work).map_err(
+                |why| JudgeError::Primary {
+                    whence: if request.primary.is_empty() {
+                        format!("`primary` of {}", meta.file)
+                    } else {
+                        "--primary".to_string()
+                    },
+                    why,
+                },
+            )?;
+        }
+        let options = TrialOptions {
+            trial_rounds,
+            test: request.test.or(meta.test).unwrap_or_default(),
+            primary,
+            settings: settings(meta),
+        };
+        Ok(study(
+            meta,
+            self.executions,
+            &self.workload_rows(),
+            &options,
+        )?)
+    }
+}
+
+impl Measured<'_> {
+    /// Each workload as the report and the precision rule read it: name, rate, warm-up and
+    /// measuring seconds.
+    fn workload_rows(&self) -> Vec<(String, f64, f64, f64)> {
+        self.workloads
+            .iter()
+            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
+            .collect()
+    }
+}
+
+impl Judged<'_> {
+    /// The self-contained HTML report.
+    pub fn html(&self) -> String {
+        let m = &self.measured;
+        report::html(&ReportInput {
+            meta: m.meta,
+            workloads: m.workload_rows(),
+            host: m.host,
+            executions: m.executions,
+            judgement: &self.judgement,
+            parameters: self.parameters.clone(),
+        })
+    }
+}
+
+impl CompareOutcome {
+    /// What the session measured, for judging.
+    pub fn measured(&self) -> Measured<'_> {
+        Measured {
+            meta: &self.meta,
+            workloads: &self.workloads,
+            host: &self.host,
+            executions: &self.executions,
+            elapsed_s: self.elapsed_s,
+        }
+    }
+}
+
+impl Loaded {
+    /// The stored comparison, for judging.
+    pub fn measured(&self) -> Measured<'_> {
+        Measured {
+            meta: &self.meta,
+            workloads: &self.workloads,
+            host: &self.host,
+            executions: &self.executions,
+            elapsed_s: self.elapsed_s,
+        }
+    }
+
+    /// The report's parameter naming the stored runs (`first..last`).
+    pub fn stored_runs(&self) -> (String, String) {
+        let first = self.runs.first().unwrap_or(&0);
+        let last = self.runs.last().unwrap_or(&0);
+        ("stored runs".into(), format!("{first}..{last}"))
+    }
+
+    /// Narrows the comparison to the baseline and `candidates` (see [`pick_candidates`]):
+    /// their executions alone, so Holm's family is their metrics alone. Returns the
+    /// report's parameter naming the candidates judged; nothing when `candidates` is empty
+    /// (every candidate is judged).
+    pub fn narrow_to(
+        &mut self,
+        candidates: &[String],
+    ) -> Result<Option<(String, String)>, Refused> {
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let subjects = pick_candidates(&self.meta.subjects, candidates)?;
+        self.executions.retain(|e| subjects.contains(&e.subject));
+        let named = subjects[1..].join(", ");
+        self.meta.subjects = subjects;
+        Ok(Some(("candidates judged".into(), named)))
+    }
+}
+
+/// The HTML report of the stored comparison that run `run` belongs to, judged as its
+/// comparison file said (its test and primary metrics): what `dyno compare report RUN
+/// --html` writes, for `dyno serve`.
+pub fn stored_html(store: &Store, run: RunId) -> Result<String, StoredReportError> {
+    let loaded = record::load(store, &[run])?;
+    let judged = loaded
+        .measured()
+        .judge(&JudgeRequest::default(), vec![loaded.stored_runs()])?;
+    Ok(judged.html())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{CompareSession, Event};
+    use crate::{ComparisonFile, SyntheticExecutor};
+    use std::error::Error as _;
+    use std::sync::atomic::AtomicBool;
+
+    fn outcome(primary: &str) -> CompareOutcome {
+        let text = format!(
+            "rounds = 3\n{primary}\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"c\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 10\n"
+        );
+        let cfg = ComparisonFile::parse(&text, "cmp.toml".as_ref()).unwrap();
+        let mut events = |_: Event<'_>| {};
+        let mut session = CompareSession::begin(
+            cfg,
+            "cmp.toml".as_ref(),
+            None,
+            false,
+            "t".into(),
+            &mut events,
+        )
+        .unwrap();
+        let stop = AtomicBool::new(false);
+        let mut node = SyntheticExecutor::new(3);
+        session
+            .run(None, &mut node, &stop, &[], &mut events)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_report_lists_the_callers_parameters_then_how_it_judged() {
+        let o = outcome("");
+        let request = JudgeRequest {
+            test: Some(TestKind::Unpaired),
+            primary: vec!["cpu_percent".into()],
+            rounds: Some(0..2),
+        };
+        let given = vec![("dyno".to_string(), "test build".to_string())];
+        let judged = o.measured().judge(&request, given).unwrap();
+        let names: Vec<(&str, &str)> = judged
+            .parameters
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("dyno", "test build"),
+                ("test", "unpaired"),
+                ("rounds judged", "0..2"),
+                ("primary metrics", "cpu_percent"),
+            ]
+        );
+        let primary: Vec<_> = judged
+            .judgement
+            .verdicts
+            .iter()
+            .filter(|v| !v.secondary)
+            .map(|v| v.metric.name.as_str())
+            .collect();
+        assert!(!primary.is_empty() && primary.iter().all(|m| *m == "cpu_percent"));
+        // Without a request, the comparison file's test (here none: paired) and family.
+        let plain = o
+            .measured()
+            .judge(&JudgeRequest::default(), Vec::new())
+            .unwrap();
+        assert_eq!(
+            plain.parameters,
+            [("test".to_string(), "paired".to_string())]
+        );
+    }
+
+    #[test]
+    fn an_unknown_primary_metric_is_refused_naming_where_it_was_given() {
+        let o = outcome("primary = [\"cpu_percnt\"]");
+        let err = o
+            .measured()
+            .judge(&JudgeRequest::default(), Vec::new())
+            .unwrap_err();
+        let file = &o.meta.file;
+        assert_eq!(err.to_string(), format!("`primary` of {file}"));
+        let why = err.source().unwrap().to_string();
+        assert!(why.contains("`cpu_percnt` is no metric"), "{why}");
+        let asked = JudgeRequest {
+            primary: vec!["rss".into(), "cpu_percent".into()],
+            ..JudgeRequest::default()
+        };
+        let err = o.measured().judge(&asked, Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), "--primary");
+        assert!(err.source().unwrap().to_string().contains("`rss`"));
+    }
+
+    #[test]
+    fn narrowing_keeps_the_baseline_and_the_named_candidates_only() {
+        let o = outcome("");
+        let mut loaded = Loaded {
+            meta: o.meta.clone(),
+            executions: o.executions.clone(),
+            workloads: o.workloads.clone(),
+            host: o.host.clone(),
+            runs: vec![3, 4, 9],
+            elapsed_s: 0.0,
+        };
+        assert_eq!(loaded.narrow_to(&[]).unwrap(), None);
+        assert_eq!(loaded.executions.len(), 9);
+        assert!(matches!(
+            loaded.narrow_to(&["a".into()]),
+            Err(Refused::Baseline { .. })
+        ));
+        let named = loaded.narrow_to(&["c".into()]).unwrap();
+        assert_eq!(named, Some(("candidates judged".into(), "c".into())));
+        assert_eq!(loaded.meta.subjects, ["a", "c"]);
+        assert_eq!(loaded.executions.len(), 6);
+        assert!(loaded.executions.iter().all(|e| e.subject != "b"));
+        assert_eq!(loaded.stored_runs(), ("stored runs".into(), "3..9".into()));
+        let judged = loaded
+            .measured()
+            .judge(&JudgeRequest::default(), Vec::new())
+            .unwrap();
+        assert!(judged.judgement.verdicts.iter().all(|v| v.candidate == "c"));
+    }
+}

@@ -1,0 +1,147 @@
+//! `dyno pipeline monitor`'s panes: a workspace's tiles and links as tables, counters with
+//! their change since the previous snapshot, time shares over that interval (what the
+//! tiles do now, not since start), and the cells that point at a bottleneck marked. The
+//! binary draws them live or prints them once.
+
+use crate::{BenchConfig, Error, Result};
+use dyno_model::{format_value, Unit};
+use dyno_report::{Align, Cell, Status, Table};
+use dyno_tango::{LayoutConfig, Snapshot};
+use std::path::{Path, PathBuf};
+
+/// A heartbeat older than this means the tile is stuck or gone.
+const STALE_NS: u64 = 100_000_000;
+
+/// The workspace a `pipeline run` layout or a `pipeline bench` config names (both say
+/// where their workspace is); a file that is neither is refused with both reasons.
+pub fn workspace_of(file: &Path) -> Result<PathBuf> {
+    let ws = match LayoutConfig::from_file(file) {
+        Ok(cfg) => cfg.workspace,
+        Err(layout) => match BenchConfig::from_file(file) {
+            Ok(cfg) => cfg.workspace,
+            Err(bench) => {
+                return Err(Error::NotAConfig {
+                    layout: layout.to_string(),
+                    bench: bench.to_string(),
+                })
+            }
+        },
+    };
+    Ok(dyno_tango::workspace::workspace_path(
+        &ws.name,
+        ws.dir.as_deref(),
+    ))
+}
+
+fn count_cell(total: u64, change: u64, alarming: bool) -> Cell {
+    let c = Cell::new(format!("{total} (+{change})"));
+    if alarming && change > 0 {
+        c.bad()
+    } else {
+        c
+    }
+}
+
+fn pct_cell(share: f64, status: Option<Status>) -> Cell {
+    let c = Cell::new(format!("{:.1}", share * 100.0));
+    match status {
+        Some(s) => c.with_status(s),
+        None => c,
+    }
+}
+
+/// The tile pane and the link pane for the current snapshot and its change.
+pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
+    let mut tiles = Table::new("tiles")
+        .column("tile", Align::Left)
+        .column("tid", Align::Right)
+        .column("cpu", Align::Right)
+        .column("stale", Align::Right)
+        .column("state", Align::Left)
+        .column("in backp", Align::Center)
+        .column("backp cnt", Align::Right)
+        .column("ctx sw", Align::Right);
+    for h in [
+        "% hkeep", "% backp", "% wait", "% ovrnp", "% ovrnr", "% filt1", "% filt2", "% finish",
+    ] {
+        tiles = tiles.column(h, Align::Right);
+    }
+    for (t, d) in cur.tiles.iter().zip(&delta.tiles) {
+        let age = t.heartbeat_age_ns(cur.taken_ns);
+        let stale = Cell::new(format_value(age as f64 / 1e9, Unit::Seconds));
+        let shares = d.time_ns.shares();
+        let mut row = vec![
+            Cell::new(t.name.clone()),
+            Cell::new(t.tid.to_string()),
+            Cell::new(t.cpu.map_or("float".into(), |c| c.to_string())),
+            if age > STALE_NS { stale.bad() } else { stale },
+            Cell::new(t.state.clone()),
+            if t.in_backpressure {
+                Cell::new("yes").warn()
+            } else {
+                Cell::new("-")
+            },
+            count_cell(t.backpressure_count, d.backpressure_count, false),
+            count_cell(
+                t.ctx_voluntary + t.ctx_involuntary,
+                d.ctx_voluntary + d.ctx_involuntary,
+                false,
+            ),
+        ];
+        for (i, share) in shares.iter().enumerate() {
+            // Backpressure and overruns are the shares that point at a bottleneck.
+            let status = match i {
+                1 if *share > 0.05 => Some(Status::Warn),
+                3 | 4 if *share > 0.0 => Some(Status::Bad),
+                7 if *share > 0.95 => Some(Status::Warn),
+                _ => None,
+            };
+            row.push(pct_cell(*share, status));
+        }
+        tiles.push_row(row);
+    }
+    let secs = delta
+        .since_ns
+        .map(|s| cur.taken_ns.saturating_sub(s) as f64 / 1e9)
+        .filter(|s| *s > 0.0)
+        .unwrap_or(1.0);
+    let mut links = Table::new("links")
+        .column("link", Align::Left)
+        .column("consumer", Align::Left)
+        .column("tot frags/s", Align::Right)
+        .column("tot bytes/s", Align::Right)
+        .column("filt %", Align::Right)
+        .column("ovrnp cnt", Align::Right)
+        .column("ovrnr cnt", Align::Right)
+        .column("slow cnt", Align::Right)
+        .column("tx seq", Align::Right);
+    for (c, d) in cur.consumers.iter().zip(&delta.consumers) {
+        let tx = cur
+            .links
+            .iter()
+            .find(|l| l.name == c.link)
+            .map(|l| l.tx_seq);
+        let seen = d.frags + d.filt1 + d.filt2;
+        let filt = if seen == 0 {
+            0.0
+        } else {
+            (d.filt1 + d.filt2) as f64 / seen as f64
+        };
+        links.push_row([
+            Cell::new(c.link.clone()),
+            Cell::new(format!(
+                "{}{}",
+                c.tile,
+                if c.reliable { "" } else { " (unreliable)" }
+            )),
+            Cell::new(format_value(d.frags as f64 / secs, Unit::PerSecond)),
+            Cell::new(format_value(d.bytes as f64 / secs, Unit::BytesPerSecond)),
+            Cell::new(format!("{:.1}", filt * 100.0)),
+            count_cell(c.ovrnp, d.ovrnp, true),
+            count_cell(c.ovrnr, d.ovrnr, true),
+            count_cell(c.slow, d.slow, false),
+            Cell::new(tx.map_or("-".into(), |t| t.to_string())),
+        ]);
+    }
+    (tiles, links)
+}

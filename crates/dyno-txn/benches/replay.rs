@@ -1,0 +1,99 @@
+//! Replay of one block as a follower validates it (decode and execute every transaction;
+//! signatures are checked elsewhere): a 20,000-transfer block over 1,024 accounts,
+//! sequentially and with [`dyno_txn::replay`] on 1, 2, 4, ... threads (powers of two up
+//! to the cores, and the core count itself).
+//!
+//! Run: `cargo bench -p dyno-txn --bench replay` (`scripts/bench/crates.sh replay`). On
+//! another machine, copy the bench executable alone (`cargo bench -p dyno-txn --bench
+//! replay --no-run` prints its path, `target/release/deps/replay-HASH`) and run
+//! `./replay-HASH --bench` there. The speed-up at N threads is `sequential` over
+//! `parallel/N` (both medians of criterion's samples).
+//!
+//! `ceiling/N` is what the machine itself offers in the same run: the block cut in N
+//! contiguous parts, each replayed on its own thread against its own copy of the
+//! accounts, with no order kept between them (a wrong replay, but no scheduler can beat
+//! it): `sequential` over `ceiling/N` is the most any parallel replay could gain here. A
+//! machine whose other cores are busy shows it (a ceiling near 1).
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use dyno_txn::bank::{
+    execute, fund_initial_accounts, transfer_block, AccountStore, DEFAULT_BALANCE,
+};
+use dyno_txn::replay::{replay, seed_of};
+use dyno_txn::tx;
+
+const BLOCK: usize = 20_000;
+const ACCOUNTS: usize = 1_024;
+
+fn thread_counts() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut out: Vec<usize> = (0..)
+        .map(|k| 1usize << k)
+        .take_while(|&n| n <= cores)
+        .collect();
+    if !out.contains(&cores) {
+        out.push(cores);
+    }
+    out
+}
+
+fn bench_replay(c: &mut Criterion) {
+    let g = fund_initial_accounts(ACCOUNTS, DEFAULT_BALANCE, 1);
+    let block = transfer_block(&g, BLOCK, 42);
+    let balances = AccountStore::new(&g).balances();
+    let mut group = c.benchmark_group(format!("replay_{BLOCK}_txs_{ACCOUNTS}_accounts"));
+    group.sample_size(50);
+    group.bench_function("sequential", |b| {
+        b.iter(|| {
+            let store = AccountStore::restore(&g, &balances).expect("genesis balances");
+            let mut fees = 0u64;
+            for raw in &block {
+                let t = tx::decode(black_box(raw)).expect("well formed");
+                fees = fees.wrapping_add(execute(&store, &t.message, seed_of(&t)).1);
+            }
+            black_box((fees, store.balance(0)))
+        })
+    });
+    for threads in thread_counts() {
+        group.bench_with_input(
+            BenchmarkId::new("parallel", threads),
+            &threads,
+            |b, &threads| {
+                b.iter(|| {
+                    let store = AccountStore::restore(&g, &balances).expect("genesis balances");
+                    let done = replay(&store, black_box(&block), threads).expect("well formed");
+                    black_box((done.len(), store.balance(0)))
+                })
+            },
+        );
+    }
+    for threads in thread_counts().into_iter().filter(|&n| n > 1) {
+        let size = BLOCK.div_ceil(threads);
+        group.bench_with_input(BenchmarkId::new("ceiling", threads), &threads, |b, _| {
+            b.iter(|| {
+                std::thread::scope(|s| {
+                    for part in block.chunks(size) {
+                        let (g, balances) = (&g, &balances);
+                        s.spawn(move || {
+                            let store =
+                                AccountStore::restore(g, balances).expect("genesis balances");
+                            let mut fees = 0u64;
+                            for raw in part {
+                                let t = tx::decode(black_box(raw)).expect("well formed");
+                                fees =
+                                    fees.wrapping_add(execute(&store, &t.message, seed_of(&t)).1);
+                            }
+                            black_box(fees)
+                        });
+                    }
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_replay);
+criterion_main!(benches);
