@@ -132,7 +132,7 @@ fn flood(addr: std::net::SocketAddr, genesis: &[u8], id: &str, stop: &AtomicBool
         t.connections += 1;
         while !stop.load(Ordering::Relaxed) {
             burst += 1;
-            let g = garbage(&mut seed, burst % 64 == 0);
+            let g = garbage(&mut seed, burst.is_multiple_of(64));
             match s.write_all(&g) {
                 Ok(()) => t.bytes += g.len() as u64,
                 Err(_) => break,
