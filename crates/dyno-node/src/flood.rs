@@ -103,7 +103,7 @@ fn malformed(noise: &mut Noise) -> Vec<u8> {
 /// a kind the protocol does not have.
 fn raw(noise: &mut Noise) -> Vec<u8> {
     let mut b = Vec::new();
-    if noise.next() % 2 == 0 {
+    if noise.next().is_multiple_of(2) {
         b.extend_from_slice(&u32::MAX.to_be_bytes());
         b.push(2);
     } else {

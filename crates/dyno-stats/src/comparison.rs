@@ -25,7 +25,7 @@ use crate::mannwhitney::{mann_whitney_u, Alternative, MannWhitney};
 use crate::paired::{
     log_ratios, paired_ratio_ci, paired_t, wilcoxon_signed_rank, PairedT, SignedRank,
 };
-use crate::sequential::SequentialT;
+use crate::sequential::{self, sequential_critical_t, sequential_t, SequentialT};
 use crate::student::student_t_quantile;
 
 /// The test behind a [`Comparison`].
@@ -304,6 +304,53 @@ fn check_settings(settings: &ComparisonSettings) -> Result<(), StatsError> {
     check_open_unit(settings.alpha, "alpha")?;
     check_non_negative(settings.noise_band, "noise_band")?;
     Ok(())
+}
+
+/// Compares one metric from values paired by round, in round order, with the sequential
+/// t-test on their log ratios: the ratio `exp(mean log ratio)` with its confidence
+/// sequence at `settings.confidence` (infinite while too few rounds are in), the
+/// always-valid p-value, and the verdict rule of [`classify`].
+///
+/// Errors: as [`log_ratios`], and settings out of range.
+pub fn compare_sequential(
+    baseline: &[f64],
+    candidate: &[f64],
+    better: Better,
+    settings: &ComparisonSettings,
+) -> Result<Comparison, StatsError> {
+    check_open_unit(settings.alpha, "alpha")?;
+    check_non_negative(settings.noise_band, "noise_band")?;
+    check_open_unit(settings.confidence, "confidence")?;
+    let logs = log_ratios(baseline, candidate)?;
+    let test = sequential_t(&logs)?;
+    let half = match sequential_critical_t(
+        test.n,
+        sequential::MIXING_VARIANCE,
+        1.0 - settings.confidence,
+    ) {
+        Some(c) => c * test.std_error,
+        None => f64::INFINITY,
+    };
+    let ratio = ConfidenceInterval {
+        estimate: test.mean.exp(),
+        low: (test.mean - half).exp(),
+        high: (test.mean + half).exp(),
+        requested: settings.confidence,
+        achieved: settings.confidence,
+    };
+    Ok(Comparison {
+        better,
+        ratio,
+        test: SignificanceTest::Sequential(test),
+        p_adjusted: test.p_value,
+        verdict: classify(
+            ratio.estimate,
+            better,
+            test.p_value,
+            settings.alpha,
+            settings.noise_band,
+        ),
+    })
 }
 
 #[cfg(test)]

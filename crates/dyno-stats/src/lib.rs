@@ -102,8 +102,9 @@ pub use changepoint::{
     change_points, latest_regression, ChangePoint, ChangePointSettings, Strength,
 };
 pub use comparison::{
-    apply_holm, classify, compare, compare_many, compare_paired, compare_signed_rank, Comparison,
-    ComparisonInput, ComparisonSettings, SignificanceTest, Verdict,
+    apply_holm, classify, compare, compare_many, compare_paired, compare_sequential,
+    compare_signed_rank, Comparison, ComparisonInput, ComparisonSettings, SignificanceTest,
+    Verdict,
 };
 pub use error::StatsError;
 pub use holm::{holm, holm_adjust, Holm};
@@ -135,8 +136,8 @@ pub use racing_paired::{
 };
 pub use rank::percentile_rank;
 pub use sequential::{
-    compare_sequential, max_log_bayes_factor, mixture_log_bayes_factor, sequential_critical_t,
-    sequential_t, sequential_t_with, SequentialT, MIXING_VARIANCE,
+    max_log_bayes_factor, mixture_log_bayes_factor, sequential_critical_t, sequential_t,
+    sequential_t_with, SequentialT, MIXING_VARIANCE,
 };
 pub use shift::ratio_shift_ci;
 pub use student::{student_t_quantile, student_t_sf};

@@ -46,11 +46,7 @@
 //! assert_eq!(sequential_critical_t(4, MIXING_VARIANCE, 0.05), None);
 //! ```
 
-use crate::better::Better;
-use crate::comparison::{classify, Comparison, ComparisonSettings, SignificanceTest};
-use crate::error::{check_non_negative, check_open_unit, StatsError};
-use crate::interval::ConfidenceInterval;
-use crate::paired::log_ratios;
+use crate::error::StatsError;
 
 /// The prior variance `g` of the standardized effect (the change in units of the
 /// per-round sd) under the alternative. One sd per round: the size of change a precision
@@ -194,49 +190,6 @@ pub fn sequential_t_with(differences: &[f64], g: f64) -> Result<SequentialT, Sta
         df: (n - 1) as f64,
         bayes_factor,
         p_value: min_inverse.min(1.0),
-    })
-}
-
-/// Compares one metric from values paired by round, in round order, with the sequential
-/// t-test on their log ratios: the ratio `exp(mean log ratio)` with its confidence
-/// sequence at `settings.confidence` (infinite while too few rounds are in), the
-/// always-valid p-value, and the verdict rule of [`classify`].
-///
-/// Errors: as [`log_ratios`], and settings out of range.
-pub fn compare_sequential(
-    baseline: &[f64],
-    candidate: &[f64],
-    better: Better,
-    settings: &ComparisonSettings,
-) -> Result<Comparison, StatsError> {
-    check_open_unit(settings.alpha, "alpha")?;
-    check_non_negative(settings.noise_band, "noise_band")?;
-    check_open_unit(settings.confidence, "confidence")?;
-    let logs = log_ratios(baseline, candidate)?;
-    let test = sequential_t(&logs)?;
-    let half = match sequential_critical_t(test.n, MIXING_VARIANCE, 1.0 - settings.confidence) {
-        Some(c) => c * test.std_error,
-        None => f64::INFINITY,
-    };
-    let ratio = ConfidenceInterval {
-        estimate: test.mean.exp(),
-        low: (test.mean - half).exp(),
-        high: (test.mean + half).exp(),
-        requested: settings.confidence,
-        achieved: settings.confidence,
-    };
-    Ok(Comparison {
-        better,
-        ratio,
-        test: SignificanceTest::Sequential(test),
-        p_adjusted: test.p_value,
-        verdict: classify(
-            ratio.estimate,
-            better,
-            test.p_value,
-            settings.alpha,
-            settings.noise_band,
-        ),
     })
 }
 

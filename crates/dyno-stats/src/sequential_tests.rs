@@ -1,4 +1,6 @@
 use super::*;
+use crate::better::Better;
+use crate::comparison::{compare_sequential, ComparisonSettings};
 use crate::holm::holm_adjust;
 use crate::paired::paired_t;
 use crate::student::student_t_quantile;

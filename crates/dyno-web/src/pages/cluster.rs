@@ -80,7 +80,7 @@ fn adoption(run: &StoredRun) -> String {
         .iter()
         .filter(|m| m.name.starts_with("adoption_"))
     {
-        let v = super::run::values(run, &m.name);
+        let v = super::values(run, &m.name);
         let Some(sum) = dyno_stats::summarize(&v) else {
             continue;
         };

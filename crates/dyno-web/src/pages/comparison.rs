@@ -4,7 +4,7 @@
 //! its history. The judging is `dyno compare`'s, plugged in through
 //! [`FullReport::comparison`](crate::FullReport::comparison).
 
-use super::compare::{comparisons, Comparison};
+use super::stored::{comparisons, Comparison};
 use crate::markup::{esc, link, page, query, HtmlTable};
 use crate::state::{AppState, PageError};
 use crate::views::{ComparisonView, Finding, VerdictView};

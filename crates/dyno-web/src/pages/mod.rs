@@ -8,6 +8,7 @@ pub(crate) mod history;
 pub(crate) mod pipeline;
 pub(crate) mod run;
 pub(crate) mod runs;
+pub(crate) mod stored;
 pub(crate) mod tune;
 
 use dyno_model::{format_timestamp, RunStatus};
@@ -26,4 +27,13 @@ pub(crate) fn status(s: RunStatus) -> String {
 /// A query parameter: `None` for absent or blank.
 pub(crate) fn given(v: &Option<String>) -> Option<&str> {
     v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The finite samples of `metric` in `run`, in repetition order.
+pub(crate) fn values(run: &dyno_store::StoredRun, metric: &str) -> Vec<f64> {
+    run.samples
+        .iter()
+        .filter(|s| s.metric == metric && s.value.is_finite())
+        .map(|s| s.value)
+        .collect()
 }

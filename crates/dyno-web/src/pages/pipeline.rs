@@ -1,7 +1,7 @@
 //! A `pipeline bench` run: its layout, its TPS second by second, and the diagnosis of
 //! what limited it, from the run's subject, samples and settings.
 
-use super::run::values;
+use super::values;
 use crate::markup::{esc, figure, HtmlTable};
 use dyno_model::{format_value, Direction, Metric, Unit};
 use dyno_report::plot::{PlotSize, TimeSeriesPlot};

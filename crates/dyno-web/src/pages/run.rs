@@ -1,7 +1,7 @@
 //! One run: what was run where, and each metric's median, interval, spread and
 //! distribution, with a link to the metric's history and to the command's own report.
 
-use super::when;
+use super::{values, when};
 use crate::markup::{esc, figure, link, page, query, HtmlTable};
 use crate::state::{AppState, PageError};
 use dyno_model::{format_value, Host, Metric};
@@ -148,15 +148,6 @@ fn host_facts(h: &Host) -> Vec<(&'static str, String)> {
             h.virtualization.clone().unwrap_or_default(),
         ),
     ]
-}
-
-/// The finite samples of `metric` in `run`, in repetition order.
-pub(crate) fn values(run: &StoredRun, metric: &str) -> Vec<f64> {
-    run.samples
-        .iter()
-        .filter(|s| s.metric == metric && s.value.is_finite())
-        .map(|s| s.value)
-        .collect()
 }
 
 fn metrics_table(run: &StoredRun) -> String {

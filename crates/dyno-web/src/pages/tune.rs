@@ -4,7 +4,7 @@
 //! recipe (the `[profile]` section and flags of the best variant on the Pareto set).
 //! `dyno tune report STUDY` gives the statistics behind each elimination.
 
-use super::run::values;
+use super::values;
 use crate::markup::{esc, link, HtmlTable};
 use crate::state::PageError;
 use dyno_model::{format_value, Direction, Metric};
