@@ -696,7 +696,7 @@ use faults_driver::FaultDriver;
 
 #[path = "launch_start.rs"]
 mod start;
-pub use start::{at_once, start_in_s, Startup, NODE_START_CPU_S};
+pub use start::{at_once, node_start_cpu_s, start_in_s, Startup, NODE_START_CPU_S};
 
 #[cfg(test)]
 mod tests {

@@ -226,9 +226,12 @@ impl NodeConfig {
 /// node loop, and the I/O thread.
 pub const NODE_BASE_THREADS: usize = 3;
 
-/// Resident memory of a `dyno node run` process with the sequential forge, as measured
-/// (release build, 1 s slots, a light load: docs/cluster.md, "Scale"): what a cluster
-/// check counts per node.
+/// Memory a `dyno node run` process with the sequential forge takes from the machine:
+/// what a cluster check counts per node. Its own memory (RssAnon; the binary's pages are
+/// shared by every node) measured 2.5 MiB idle and 2.9 MiB at 20 TPS in a 52-node
+/// cluster, 2.7 MiB with a genesis of 1,040 validators and 6.9 MiB with 5,000 (release
+/// build, 1 s slots: docs/cluster.md, "Scale"); the rest is for what the kernel holds
+/// for it (page tables, kernel stacks, socket buffers), which was not measured.
 pub const NODE_RSS_ESTIMATE: u64 = 8 << 20;
 
 /// What the tile forge adds to a node's memory (its tiles' rings and stacks), as
