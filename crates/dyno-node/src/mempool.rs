@@ -298,7 +298,10 @@ mod tests {
         let mut bytes = vec![0u8; dyno_txn::tx::HEADER_LEN + 4];
         bytes[145] = 1; // one account...
         bytes[136] = 7; // ...of a kind that does not exist
-        assert!(dyno_txn::tx::verify(&bytes), "ZIP 215 accepts the all-zero key");
+        assert!(
+            dyno_txn::tx::verify(&bytes),
+            "ZIP 215 accepts the all-zero key"
+        );
         assert!(dyno_txn::tx::decode(&bytes).is_err());
         let mut m = Mempool::new(4);
         assert_eq!(m.offer_verified(&bytes, true, Some(true)), Admit::Malformed);
