@@ -78,6 +78,7 @@ pub mod runner;
 pub mod sampler;
 pub mod session;
 pub mod spec;
+pub mod summary;
 pub mod trials;
 pub mod verdict;
 pub mod work;

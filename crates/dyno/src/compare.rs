@@ -9,7 +9,7 @@ use dyno_compare::judged::{JudgeRequest, Judged, PowerError};
 use dyno_compare::runner::Ending;
 use dyno_compare::session::{self, CompareSession, Event};
 use dyno_compare::verdict::TestKind;
-use dyno_compare::{cluster_run, record, report, ComparisonFile, Execution};
+use dyno_compare::{cluster_run, record, report, ComparisonFile};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
@@ -403,8 +403,16 @@ impl OutputArgs {
 
 /// Prints the summary, writes the HTML report; exit 1 on a regression when asked.
 fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
-    let m = &judged.measured;
-    print_summary(m.meta, m.executions, &judged.judgement, out.format);
+    match out.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report::verdicts_json(&judged.judgement))
+                .unwrap_or_default()
+        ),
+        Format::Table => print!("{}", judged.summary(crate::term::table_format())),
+        Format::Markdown => print!("{}", judged.summary(TableFormat::Markdown)),
+        Format::Csv => print!("{}", judged.summary(TableFormat::Csv)),
+    }
     if let Some(path) = &out.html {
         write_atomic(path, judged.html().as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
@@ -414,91 +422,6 @@ fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_summary(
-    meta: &record::ComparisonMeta,
-    executions: &[Execution],
-    j: &dyno_compare::Judgement,
-    format: Format,
-) {
-    if format == Format::Json {
-        let json = report::verdicts_json(j);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
-        return;
-    }
-    let table = report::verdict_table(meta, j);
-    let rendered = match format {
-        Format::Table => TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        }
-        .render(&table),
-        Format::Markdown => TableFormat::Markdown.render(&table),
-        Format::Csv => TableFormat::Csv.render(&table),
-        Format::Json => String::new(),
-    };
-    let complete = executions
-        .iter()
-        .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
-        .count();
-    println!(
-        "{complete} complete executions of {} ({}{} planned)",
-        executions.len(),
-        if meta.sequential.is_some() {
-            "at most "
-        } else {
-            ""
-        },
-        meta.rounds as usize * meta.subjects.len() * meta.workloads.len()
-    );
-    print!("{rendered}");
-    if !rendered.ends_with('\n') {
-        println!();
-    }
-    // Per-stage block timings, one table per workload (CSV stays one table of verdicts).
-    for stages in report::stage_tables(meta, executions, j) {
-        let text = match format {
-            Format::Table => TableFormat::Terminal {
-                color: crate::term::color_stdout(),
-            }
-            .render(&stages),
-            Format::Markdown => TableFormat::Markdown.render(&stages),
-            Format::Csv | Format::Json => continue,
-        };
-        println!();
-        print!("{text}");
-        if !text.ends_with('\n') {
-            println!();
-        }
-    }
-    for (v, text) in report::observations(j) {
-        println!("{}: {text}", report::verdict_label(v));
-    }
-    for line in &j.precision {
-        println!("precision: {line}");
-    }
-    for line in report::power_lines(j) {
-        println!("power: {line}");
-    }
-    for line in j.noise.lines() {
-        println!("noise: {line}");
-    }
-    for line in dyno_compare::family::summary_lines(&j.unjudged) {
-        println!("note: {line}; --format json lists them");
-    }
-    for n in &j.notes {
-        println!("note: {n}");
-    }
-    let failures = report::failures(executions);
-    if !failures.is_empty() {
-        println!("{} executions did not complete:", failures.len());
-        for f in failures {
-            println!("  {f}");
-        }
-    }
 }
 
 /// `dyno compare power`: trials of a stored comparison and the noise of its metrics.
@@ -530,22 +453,8 @@ fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
     let format = match a.format {
         Format::Markdown => TableFormat::Markdown,
         Format::Csv => TableFormat::Csv,
-        _ => TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        },
+        _ => crate::term::table_format(),
     };
-    for (i, table) in study.tables().iter().enumerate() {
-        if i > 0 {
-            println!();
-        }
-        let text = format.render(table);
-        print!("{text}");
-        if !text.ends_with('\n') {
-            println!();
-        }
-    }
-    for line in study.lines() {
-        println!("{line}");
-    }
+    print!("{}", study.text(format));
     Ok(ExitCode::SUCCESS)
 }

@@ -42,6 +42,13 @@ pub fn color_stdout() -> bool {
     )
 }
 
+/// The terminal's table format, coloured when standard output is (see [`color_stdout`]).
+pub fn table_format() -> dyno_report::TableFormat {
+    dyno_report::TableFormat::Terminal {
+        color: color_stdout(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
