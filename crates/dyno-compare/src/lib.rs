@@ -81,6 +81,7 @@ pub mod spec;
 pub mod summary;
 pub mod trials;
 pub mod verdict;
+pub mod view;
 pub mod work;
 
 pub use cluster_subject::ClusterSubject;

@@ -3,6 +3,7 @@
 
 use anyhow::Context as _;
 use clap::Args;
+use dyno_compare::judged::StoredReportError;
 use dyno_store::{RunId, Store, StoreError, StoredRun};
 use dyno_web::{ComparisonView, WebError};
 use std::net::SocketAddr;
@@ -76,7 +77,12 @@ impl dyno_web::FullReport for CommandReports {
     }
 
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        crate::serve_compare::view(store, run).map(Some)
+        dyno_compare::view::stored_view(store, run)
+            .map(Some)
+            .map_err(|e| match e {
+                StoredReportError::Load(e) => WebError::Report(e.to_string()),
+                e => WebError::Report(format!("{:#}", anyhow::Error::from(e))),
+            })
     }
 }
 
