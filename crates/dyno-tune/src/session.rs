@@ -229,6 +229,48 @@ pub fn report_host(
     })
 }
 
+/// `dyno tune report`'s report: the race of the host [`report_host`] chooses (`asked`
+/// is `--host`, `here` this machine's name), judged in the mode it ran in (racing or
+/// exhaustive).
+pub fn stored_report(
+    study: &Study,
+    store: &mut Store,
+    asked: Option<&str>,
+    here: &str,
+) -> Result<StudyReport, TuneError> {
+    let hostname = report_host(store, study, asked, here)?;
+    let exhaustive =
+        crate::record::study_mode(store, &study.key(), &hostname)?.as_deref() == Some("exhaustive");
+    full_report(study, store, &hostname, exhaustive)
+}
+
+/// What `dyno tune run`'s flags override in the study file's `[run]` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunOverrides {
+    /// Most rounds (`--max-rounds`); the minimum is lowered to it when above.
+    pub max_rounds: Option<u32>,
+    /// Benchmark time after which no round starts (`--time-budget`), in seconds.
+    pub time_budget_s: Option<f64>,
+    /// Parallel builds (`--jobs`).
+    pub jobs: Option<usize>,
+}
+
+impl RunOverrides {
+    /// `study` with these overrides applied.
+    pub fn apply(&self, study: &mut Study) {
+        if let Some(n) = self.max_rounds {
+            study.run.max_rounds = n;
+            study.run.min_rounds = study.run.min_rounds.min(n);
+        }
+        if let Some(b) = self.time_budget_s {
+            study.run.time_budget_s = Some(b);
+        }
+        if let Some(j) = self.jobs {
+            study.run.jobs = j;
+        }
+    }
+}
+
 /// The report of `hostname`'s race ([`report_from_store`]) with the study per CPU family
 /// when a fleet store holds its runs from several CPU models.
 pub fn full_report(

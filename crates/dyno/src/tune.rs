@@ -10,7 +10,8 @@ use dyno_store::Store;
 use dyno_tune::build::{build_all, source_fingerprint, BuildEvent};
 use dyno_tune::race::JobEvent;
 use dyno_tune::session::{
-    build_requests, full_report, lineup, outcome_line, report_host, Lineup, RaceSettings,
+    build_requests, full_report, lineup, outcome_line, stored_report, Lineup, RaceSettings,
+    RunOverrides,
 };
 use dyno_tune::{
     check_environment, run_race, Mode, ProcessExecutor, RaceConfig, StopReason, StoreRecorder,
@@ -149,22 +150,6 @@ fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
     Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
 }
 
-/// The study file with the flags that override its `[run]` table.
-fn study_with_overrides(args: &RunArgs) -> anyhow::Result<Study> {
-    let mut study = load(&args.study.study)?;
-    if let Some(n) = args.max_rounds {
-        study.run.max_rounds = n;
-        study.run.min_rounds = study.run.min_rounds.min(n);
-    }
-    if let Some(b) = args.time_budget {
-        study.run.time_budget_s = Some(b);
-    }
-    if let Some(j) = args.jobs {
-        study.run.jobs = j as usize;
-    }
-    Ok(study)
-}
-
 /// Builds every variant (reusing unchanged ones) and lines up those that built.
 fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineup> {
     let stop = interrupt::stop_flag();
@@ -260,7 +245,13 @@ impl RaceProgress {
 }
 
 fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let study = study_with_overrides(args)?;
+    let mut study = load(&args.study.study)?;
+    RunOverrides {
+        max_rounds: args.max_rounds,
+        time_budget_s: args.time_budget,
+        jobs: args.jobs.map(|j| j as usize),
+    }
+    .apply(&mut study);
     let root = check_environment(&study)?;
     let lineup = build_variants(&study, &root)?;
     for (v, _) in &lineup.failed {
@@ -340,9 +331,8 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: &std::path::Path) {
-    let color = crate::term::color_stdout();
     let f = match format {
-        Format::Table => TableFormat::Terminal { color },
+        Format::Table => crate::term::table_format(),
         Format::Markdown => TableFormat::Markdown,
         Format::Csv => TableFormat::Csv,
         Format::Json => {
@@ -354,14 +344,7 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
             return;
         }
     };
-    for t in report.metric_tables() {
-        println!("{}", f.render(&t));
-    }
-    for t in dyno_tune::report_cpu::per_cpu_tables(&report.per_cpu) {
-        println!("{}", f.render(&t));
-    }
-    println!("{}", f.render(&report.build_table()));
-    println!("{}", report.summary_text());
+    print!("{}", report.text(f));
 }
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
@@ -370,10 +353,7 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut store =
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
     let here = dyno_proc::procfs::hostname().unwrap_or_default();
-    let hostname = report_host(&store, &study, args.host.as_deref(), &here)?;
-    let exhaustive = dyno_tune::record::study_mode(&store, &study.key(), &hostname)?.as_deref()
-        == Some("exhaustive");
-    let report = full_report(&study, &mut store, &hostname, exhaustive)?;
+    let report = stored_report(&study, &mut store, args.host.as_deref(), &here)?;
     print_report(&report, args.format, &args.study.study);
     if let Some(html) = &args.html {
         write_atomic(
