@@ -1,12 +1,16 @@
-//! A judged comparison as text: what `dyno compare run` and `dyno compare report` print
-//! after judging (the binary only picks the format and writes it out), and a power
-//! study's tables and recommendations (`dyno compare power`).
+//! A comparison as text: what a session's events say while it runs, what `dyno compare
+//! run` and `dyno compare report` print after judging, and a power study's tables and
+//! recommendations (`dyno compare power`). The binary only picks the format and where
+//! each line goes (a line on stderr, a note above the progress bar).
 
 use crate::execution::Outcome;
 use crate::judged::Judged;
+use crate::precision::Look;
 use crate::report;
+use crate::session::Event;
 use crate::trials::Study;
 use dyno_report::{Table, TableFormat};
+use std::path::Path;
 
 /// `text` with a newline at its end (a rendered table may end without one).
 fn line_ended(mut text: String) -> String {
@@ -14,6 +18,70 @@ fn line_ended(mut text: String) -> String {
         text.push('\n');
     }
     text
+}
+
+impl Event<'_> {
+    /// What the event says, one line each, of the comparison file `file`: warnings, what
+    /// is continued or started anew, an execution's warnings and failure, a precision
+    /// look. None for the events that drive the progress bar (`Planned`, `Next`).
+    pub fn lines(&self, file: &Path) -> Vec<String> {
+        let file = file.display();
+        match self {
+            Event::BusyCpus(busy) => vec![format!(
+                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
+                busy * 100.0
+            )],
+            Event::Continuing { id, done, planned } => vec![format!(
+                "continuing comparison {id} of {file}: {done} of {planned} executions already stored (--fresh starts anew)"
+            )],
+            Event::Changed { id, done, planned } => vec![format!(
+                "{file} changed since comparison {id} was interrupted ({done} of {planned} executions): starting a new comparison"
+            )],
+            Event::Executed(exec) => exec
+                .warnings
+                .iter()
+                .map(|w| format!("warning: {} / {}: {w}", exec.subject, exec.workload))
+                .chain(report::failures(std::slice::from_ref(*exec)))
+                .collect(),
+            Event::AlreadyDecided { id, why } => vec![format!(
+                "comparison {id} of {file} already stopped ({why}): starting a new comparison (a tighter precision or a larger budget continues it instead)"
+            )],
+            Event::BusyBeforeRound { round, busy } => vec![format!(
+                "warning: before round {}: the machine is {}: its work lands in this round's numbers",
+                round + 1,
+                busy.sentence()
+            )],
+            Event::Looked(look) => look_lines(look),
+            Event::Planned { .. } | Event::Next { .. } => Vec::new(),
+        }
+    }
+}
+
+/// A precision look: where it stands after its rounds, then each primary metric.
+fn look_lines(look: &Look) -> Vec<String> {
+    let left = match look.rounds_left {
+        _ if look.stop.is_some() => String::new(),
+        Some(r) => format!("; about {r} more rounds predicted"),
+        None => "; the rounds still needed are not known yet".into(),
+    };
+    let judged = if look.metrics.is_empty() {
+        ": no primary metric judged yet (two rounds are the least)"
+    } else {
+        ":"
+    };
+    let head = format!(
+        "precision after {} round{} ({:.0} min){left}{judged}",
+        look.rounds,
+        if look.rounds == 1 { "" } else { "s" },
+        look.elapsed_s / 60.0
+    );
+    std::iter::once(head)
+        .chain(
+            look.metrics
+                .iter()
+                .map(|m| format!("  {}", m.sentence(look.target))),
+        )
+        .collect()
 }
 
 impl Judged<'_> {

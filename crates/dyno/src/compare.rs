@@ -195,14 +195,13 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     cfg.select_workloads(&a.workload, &a.file)?;
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
     cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
-    cfg.apply_precision(a.precision.as_deref(), a.max_rounds, a.max_minutes)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(r) = a.rounds {
-        if cfg.sequential.is_some() {
-            anyhow::bail!("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds");
-        }
-        cfg.rounds = r;
-    }
+    cfg.apply_run_flags(
+        a.precision.as_deref(),
+        a.max_rounds,
+        a.max_minutes,
+        a.rounds,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let cache = a
         .build_dir
         .clone()
@@ -280,18 +279,6 @@ impl Shown {
 
     fn event(&mut self, e: Event<'_>) {
         match e {
-            Event::BusyCpus(busy) => eprintln!(
-                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
-                busy * 100.0
-            ),
-            Event::Continuing { id, done, planned } => eprintln!(
-                "continuing comparison {id} of {}: {done} of {planned} executions already stored (--fresh starts anew)",
-                self.file.display(),
-            ),
-            Event::Changed { id, done, planned } => eprintln!(
-                "{} changed since comparison {id} was interrupted ({done} of {planned} executions): starting a new comparison",
-                self.file.display()
-            ),
             Event::Planned {
                 executions,
                 rounds,
@@ -300,47 +287,6 @@ impl Shown {
                 let progress = Progress::new(executions as u64);
                 progress.step(&format!("round 1/{rounds}: starting"), left);
                 self.progress = Some(progress);
-            }
-            Event::Executed(exec) => {
-                for w in &exec.warnings {
-                    eprintln!("warning: {} / {}: {w}", exec.subject, exec.workload);
-                }
-                for f in report::failures(std::slice::from_ref(exec)) {
-                    eprintln!("{f}");
-                }
-                if let Some(p) = &self.progress {
-                    p.done_one();
-                }
-            }
-            Event::AlreadyDecided { id, why } => eprintln!(
-                "comparison {id} of {} already stopped ({why}): starting a new comparison (a tighter precision or a larger budget continues it instead)",
-                self.file.display()
-            ),
-            Event::BusyBeforeRound { round, busy } => self.say(&format!(
-                "warning: before round {}: the machine is {}: its work lands in this round's numbers",
-                round + 1,
-                busy.sentence()
-            )),
-            Event::Looked(look) => {
-                let left = match look.rounds_left {
-                    _ if look.stop.is_some() => String::new(),
-                    Some(r) => format!("; about {r} more rounds predicted"),
-                    None => "; the rounds still needed are not known yet".into(),
-                };
-                let judged = if look.metrics.is_empty() {
-                    ": no primary metric judged yet (two rounds are the least)"
-                } else {
-                    ":"
-                };
-                self.say(&format!(
-                    "precision after {} round{} ({:.0} min){left}{judged}",
-                    look.rounds,
-                    if look.rounds == 1 { "" } else { "s" },
-                    look.elapsed_s / 60.0
-                ));
-                for m in &look.metrics {
-                    self.say(&format!("  {}", m.sentence(look.target)));
-                }
             }
             Event::Next {
                 round,
@@ -352,6 +298,19 @@ impl Shown {
                 if let Some(p) = &self.progress {
                     let what = format!("round {}/{rounds}: {subject} under {workload}", round + 1);
                     p.step(&what, left);
+                }
+            }
+            Event::BusyBeforeRound { .. } | Event::Looked(_) => {
+                for line in e.lines(&self.file) {
+                    self.say(&line);
+                }
+            }
+            _ => {
+                for line in e.lines(&self.file) {
+                    eprintln!("{line}");
+                }
+                if let (Event::Executed(_), Some(p)) = (e, &self.progress) {
+                    p.done_one();
                 }
             }
         }
