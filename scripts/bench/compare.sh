@@ -13,7 +13,9 @@
 #
 # usage: scripts/bench/compare.sh FILE [ROUNDS]    (default: the file's rounds)
 #        scripts/bench/compare.sh precision         env NODE_CPUS (default: the last CPU),
-#                                                   LOAD_CPUS (default: the others)
+#                                                   LOAD_CPUS (default: the others),
+#                                                   MAX_MINUTES (each comparison's budget;
+#                                                   default the files' 45)
 #        scripts/bench/compare.sh power [ROUNDS [TRIAL_ROUNDS]]
 #                                                   env N="A,B,C" (hash rounds per tx for
 #                                                   +3/5/10%; default 43,71,139: the 10,000
@@ -65,7 +67,8 @@ study() {
     local start end
     start=$(date +%s)
     echo "== $1: $(cut -d' ' -f1-3 /proc/loadavg) (load average at the start)" >&2
-    "$DYNO" compare run "$2" --fresh --db "$OUT/$1.db" --html "$OUT/$1.html" >"$OUT/$1.txt" 2>"$OUT/$1.err" || true
+    "$DYNO" compare run "$2" --fresh --db "$OUT/$1.db" --html "$OUT/$1.html" \
+        ${MAX_MINUTES:+--max-minutes "$MAX_MINUTES"} >"$OUT/$1.txt" 2>"$OUT/$1.err" || true
     end=$(date +%s)
     echo "$1: $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
     grep -E '^(precision|noise|regression|improvement|no significant change):' "$OUT/$1.txt" || tail -3 "$OUT/$1.err"

@@ -118,8 +118,8 @@ pub struct ByzantineOutcome {
     pub expected: String,
     /// Every reaction of the honest nodes in the window, summed over them, by name.
     pub reactions: BTreeMap<String, u64>,
-    /// Honest nodes that adopted a block the struck node spoiled or withheld (should
-    /// be none).
+    /// Honest nodes that adopted a block the struck node spoiled (should be none; an
+    /// equivocation's or a withheld block is valid, and adopting it is no lie taken).
     pub nodes_adopting_lies: usize,
     /// Median adoption on 80% of nodes of the blocks forged while it held, minus the
     /// pre-fault median: how much later blocks reached most nodes (negative: sooner).
@@ -157,9 +157,10 @@ pub fn outcome(
     let from = r.start_ns?;
     let until = end_ns
         .unwrap_or(u64::MAX)
-        .saturating_add((AFTERMATH_S * 1e9) as u64)
-        .min(next_ns.unwrap_or(u64::MAX));
-    let window = |e: &&Timed| e.ts_ns >= from && e.ts_ns <= until;
+        .saturating_add((AFTERMATH_S * 1e9) as u64);
+    // The next byzantine fault's reactions are its own from its first nanosecond.
+    let next = next_ns.unwrap_or(u64::MAX);
+    let window = |e: &&Timed| e.ts_ns >= from && e.ts_ns <= until && e.ts_ns < next;
     let mut lies = 0;
     let mut lie_blocks = HashSet::new();
     for e in events.iter().filter(window) {
@@ -170,7 +171,9 @@ pub fn outcome(
             lie_blocks.extend(block.clone());
         }
     }
-    // An equivocation's blocks are both valid: adopting either is no lie taken.
+    // An equivocation's blocks are both valid, and so is a withheld block (served again
+    // once the fault ends, so the chain converges): adopting one is no lie taken.
+    let adopting_is_a_lie = !matches!(r.kind.as_str(), "equivocate" | "withhold");
     if r.kind == "equivocate" {
         lie_blocks.clear();
     }
@@ -188,7 +191,9 @@ pub fn outcome(
             continue;
         }
         match &e.what {
-            ChainEvent::Adopted { block, .. } if lie_blocks.contains(block) => {
+            ChainEvent::Adopted { block, .. }
+                if adopting_is_a_lie && lie_blocks.contains(block) =>
+            {
                 adopting.insert(e.node.as_str());
             }
             ChainEvent::Byzantine(x) => {

@@ -210,7 +210,8 @@ impl TimeFormat {
                 u64::try_from(days * 86_400).ok()? + h * 3600 + mi * 60 + s
             }
         };
-        Some(secs * 1_000_000_000 + frac_ns)
+        // Nanoseconds since 1970 in a u64 end in 2554: a later time is no time.
+        secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)
     }
 }
 

@@ -66,7 +66,8 @@ struct Line {
     block: Option<String>,
     slot: Option<u64>,
     height: Option<u64>,
-    blocks: Option<u64>,
+    /// A count for `caught_up`; the two blocks of an equivocation for `misbehaved`.
+    blocks: Option<serde_json::Value>,
     rounds: Option<u64>,
     reason: Option<String>,
     peer: Option<String>,
@@ -109,7 +110,7 @@ pub fn read_chain_events(logs: &[PathBuf]) -> Result<Vec<Timed>, ClusterError> {
                     })
                 }
                 (Some("caught_up"), ..) => ChainEvent::CaughtUp {
-                    blocks: l.blocks.unwrap_or(0),
+                    blocks: l.blocks.as_ref().and_then(|b| b.as_u64()).unwrap_or(0),
                     rounds: l.rounds.unwrap_or(0),
                 },
                 (Some(e), block, ..) => {

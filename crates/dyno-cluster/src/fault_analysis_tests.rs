@@ -229,3 +229,34 @@ fn a_fork_never_settled_is_not_resolved_and_a_node_killed_for_good_is_not_waited
     );
     assert!(r.forks.resolved, "n2 is gone: n0 and n1 agree");
 }
+
+#[test]
+fn an_equivocation_logged_with_both_blocks_is_read_as_a_lie() {
+    // The node logs an equivocation's two blocks as an array under `blocks`, where
+    // `caught_up` logs a count: a line of either shape is read, not skipped.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("n0.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"kind":"event","event":"misbehaved","node":"n0","ts_ns":5,"lie":"equivocate","slot":7,"blocks":["aa","bb"]}"#,
+            "\n",
+            r#"{"kind":"event","event":"caught_up","node":"n0","ts_ns":9,"blocks":3,"rounds":1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let events = read_chain_events(&[log]).unwrap();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(matches!(
+        &events[0].what,
+        ChainEvent::Byzantine(crate::byzantine_analysis::Reaction::Lied { lie, .. }) if lie == "equivocate"
+    ));
+    assert!(matches!(
+        events[1].what,
+        ChainEvent::CaughtUp {
+            blocks: 3,
+            rounds: 1
+        }
+    ));
+}

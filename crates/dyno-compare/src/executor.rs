@@ -714,7 +714,6 @@ measure_s = 8
             .find(|v| v.metric.name == "cpu_percent")
             .unwrap()
             .value;
-        assert!((cpu - 7.3).abs() <= 0.3, "cpu_percent {cpu}");
         let series = e
             .series
             .iter()
@@ -726,6 +725,12 @@ measure_s = 8
             8,
             "the per-second series is kept for plots"
         );
+        // The value is the CPU time over the whole window (each second's share weighted
+        // by its length), not a median of the seconds; a busy machine shifts when the
+        // burner catches up, not what the window adds up to.
+        let whole = crate::execution::window_mean(&series.points).unwrap();
+        assert!((cpu - whole).abs() < 1e-9, "cpu_percent {cpu} vs {whole}");
+        assert!((cpu - 7.3).abs() <= 1.0, "cpu_percent {cpu}");
     }
 
     #[test]

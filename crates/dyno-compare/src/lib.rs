@@ -62,7 +62,7 @@ pub mod execution;
 pub mod executor;
 pub mod family;
 pub mod gitbuild;
-mod jsonl;
+pub mod jsonl;
 pub mod judged;
 pub mod load;
 pub mod mock;

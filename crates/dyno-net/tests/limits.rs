@@ -127,6 +127,11 @@ fn a_delivery_time_far_ahead_cuts_the_link_and_later_frames_are_not_held() {
         0,
         "a banned peer was let in"
     );
+    // The refusal is counted by the acceptor after it answered the hello: wait for it.
+    let counted = Instant::now() + Duration::from_secs(10);
+    while m.counters().refused(RefuseReason::Banned) == 0 && Instant::now() < counted {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert!(m.counters().refused(RefuseReason::Banned) >= 1);
     std::thread::sleep(Duration::from_millis(400));
     // ... and afterwards a delivery time within the bound is honoured on a new link.

@@ -94,12 +94,13 @@ fn nine_nodes_with_one_byzantine_of_each_kind_refuse_record_and_converge() {
             "flavour = \"bad_signature\"\n",
         ),
         fault("invalid_block", "n0", 24, 4, "flavour = \"poh\"\n"),
-        fault("withhold", "n0", 30, 4, ""),
-        fault("garbage", "n0", 36, 4, ""),
+        // Longer than an honest node's five fetch tries a second apart, so they give up.
+        fault("withhold", "n0", 30, 12, ""),
+        fault("garbage", "n0", 44, 4, ""),
     ]
     .concat();
-    // Slots 0..48: 8 slots after the last fault for the links and chains to settle.
-    let file = cluster(dir.path(), "byz", 24600, 22, &faults);
+    // Slots 0..56: 8 slots after the last fault for the links and chains to settle.
+    let file = cluster(dir.path(), "byz", 24600, 26, &faults);
     let run_dir = dir.path().join("run");
     let html = dir.path().join("byz.html");
     let out = dyno()

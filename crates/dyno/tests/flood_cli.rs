@@ -274,8 +274,9 @@ fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_kee
     let cut = events(&log1, "peer_cut");
     assert!(!cut.is_empty(), "the flooder was never cut");
     assert!(cut.iter().all(|c| c["peer"] == "n3"));
-    let status: serde_json::Value = serde_json::from_slice(&out1.stdout).unwrap();
-    let counters = &status["counters"];
+    let summary: serde_json::Value = serde_json::from_slice(&out1.stdout).unwrap();
+    assert_eq!(summary["schema"], "dyno.node.summary/1", "{summary}");
+    let counters = &summary["status"]["counters"];
     assert!(
         counters["peers_cut"]["n3"].as_u64().unwrap() >= 1,
         "{counters}"

@@ -124,7 +124,10 @@ fn byzantine_parts(f: &FaultOutcome, b: &ByzantineOutcome) -> Vec<String> {
             "refused them as invalid",
         ),
         "withhold" => (
-            format!("{liar} announced {} block(s) it never served", b.lies),
+            format!(
+                "{liar} announced {} block(s) it never served while the fault lasted",
+                b.lies
+            ),
             "gave up fetching them",
         ),
         _ => (

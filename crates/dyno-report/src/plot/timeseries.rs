@@ -38,6 +38,8 @@ pub struct TimeSeriesPlot {
     /// Shaded spans of time `(label, from, to)`, seconds (a fault while it held).
     windows: Vec<(String, f64, f64)>,
     size: PlotSize,
+    /// What the time axis measures from (default "time since start").
+    time_axis: String,
 }
 
 /// Fill of a marked window: a light red under the lines.
@@ -52,7 +54,15 @@ impl TimeSeriesPlot {
             series: Vec::new(),
             windows: Vec::new(),
             size: PlotSize::default(),
+            time_axis: "time since start".into(),
         }
+    }
+
+    /// Names the time axis (its unit is added): "time since start" unless set, e.g.
+    /// "time before now" for a live plot whose times are negative.
+    pub fn time_axis(mut self, label: impl Into<String>) -> Self {
+        self.time_axis = label.into();
+        self
     }
 
     /// Shades the span `from_s .. to_s` (seconds, as the points' time) under the lines,
@@ -117,7 +127,7 @@ impl TimeSeriesPlot {
                 root,
                 &self.title,
                 90,
-                Axis::scaled(&t_scale, &t_range, 10, t_scale.label("time since start")),
+                Axis::scaled(&t_scale, &t_range, 10, t_scale.label(&self.time_axis)),
                 Axis::scaled(&v_scale, &y_range, 7, v_scale.metric_label(&self.metric)),
             )?;
             for (label, from, to) in &self.windows {

@@ -83,10 +83,12 @@ impl Recent {
             if series.values().all(|p| p.len() < 2) {
                 continue;
             }
-            let mut plot = TimeSeriesPlot::new(f.title, (f.metric)()).size(PlotSize {
-                width: 560,
-                height: 260,
-            });
+            let mut plot = TimeSeriesPlot::new(f.title, (f.metric)())
+                .time_axis("time before now")
+                .size(PlotSize {
+                    width: 560,
+                    height: 260,
+                });
             for (name, points) in series.iter().filter(|(_, p)| p.len() >= 2) {
                 plot = plot.series(
                     name.clone(),
