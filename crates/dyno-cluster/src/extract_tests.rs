@@ -271,7 +271,10 @@ fn a_rule_without_ts_stamps_the_time_the_line_was_read() {
 fn fuzz_crash_cefe201c_a_time_past_2554_is_no_time_not_an_overflow() {
     let f = TimeFormat::parse("%Y-%m-%dT%H:%M:%S%.fZ").unwrap();
     assert_eq!(f.unix_ns("2826-01-02T03:04:05.123456Z"), None);
-    assert_eq!(f.unix_ns("2554-07-21T23:34:33.5Z"), Some(18_446_744_073_500_000_000));
+    assert_eq!(
+        f.unix_ns("2554-07-21T23:34:33.5Z"),
+        Some(18_446_744_073_500_000_000)
+    );
     assert_eq!(f.unix_ns("2554-07-21T23:34:34.0Z"), None);
     let epoch = TimeFormat::parse("%s").unwrap();
     assert_eq!(epoch.unix_ns("99999999999999999"), None);

@@ -33,7 +33,7 @@ pub mod summary;
 pub mod sweep;
 
 pub use bench::{run_bench, BenchOptions, BenchReport, Fates, Progress};
-pub use config::BenchConfig;
+pub use config::{BenchConfig, BenchOverrides};
 pub use error::{Error, Result};
 pub use exposition::PipelineEndpoint;
 pub use layout_run::{layout_summary_text, store_layout_run, LayoutInvocation};

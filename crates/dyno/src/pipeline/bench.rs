@@ -6,7 +6,7 @@ use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::Args;
 use dyno_pipeline::{
-    BenchConfig, BenchOptions, BenchSession, Invocation, PipelineEndpoint, Progress, Sweep,
+    BenchConfig, BenchOptions, BenchOverrides, BenchSession, Invocation, Progress, Sweep,
 };
 use dyno_tiles::node_log::NodeLog;
 use dyno_tiles::node_metrics::NodeMetrics;
@@ -86,32 +86,15 @@ impl BenchArgs {
 /// The config the arguments name (file or built-in workload) with their overrides,
 /// and its origin for messages.
 fn config(a: &BenchArgs) -> anyhow::Result<(BenchConfig, String)> {
-    let (mut cfg, origin) = match (&a.config, &a.workload) {
-        (Some(path), _) => (BenchConfig::from_file(path)?, path.display().to_string()),
-        (None, Some(name)) => (
-            BenchConfig::workload(name, a.rate)?,
-            format!("workload {name}"),
-        ),
-        (None, None) => unreachable!("clap requires --config or --workload"),
-    };
-    // A built-in workload already took --rate (and sized its pre-signed pool by it).
-    if let (Some(rate), Some(_)) = (a.rate, &a.config) {
-        cfg.bench.rate = rate;
-    }
-    if let Some(name) = &a.name {
-        cfg.workspace.name = name.clone();
-    }
-    if let Some(n) = a.extra_work_per_tx {
-        cfg.bank.extra_work_per_tx = n;
-        cfg.validate("--extra-work-per-tx")?;
-    }
-    if let Some(addr) = &a.metrics_listen {
-        cfg.metrics.listen = Some(addr.clone());
-    }
-    if a.serve.is_some() && cfg.metrics.listen.is_none() {
-        cfg.metrics.listen = Some("127.0.0.1:0".into());
-    }
-    Ok((cfg, origin))
+    Ok(BenchConfig::resolve(&BenchOverrides {
+        config: a.config.clone(),
+        workload: a.workload.clone(),
+        name: a.name.clone(),
+        rate: a.rate,
+        extra_work_per_tx: a.extra_work_per_tx,
+        metrics_listen: a.metrics_listen.clone(),
+        need_metrics: a.serve.is_some(),
+    })?)
 }
 
 /// Runs `dyno pipeline bench`.
@@ -127,15 +110,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let node_metrics = Arc::new(NodeMetrics::default());
     let _server = match &cfg.metrics.listen {
         Some(addr) => {
-            let s = PipelineEndpoint::start(
-                addr,
-                &cfg.workspace.name,
-                cfg.workspace.dir.clone(),
-                Some(Arc::clone(&node_metrics)),
-                build_info::LABELS,
-            )
-            .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
-            eprintln!("metrics: http://{}/metrics", s.addr());
+            let node = Some(Arc::clone(&node_metrics));
+            let s = super::serve_metrics(addr, &cfg.workspace, node, &origin)?;
             if let Some(listen) = a.serve {
                 let watch = vec![format!("http://{}/metrics", s.addr())];
                 crate::serve::start_beside(listen, &a.store.db, watch)?;
