@@ -15,10 +15,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod build_info;
 mod config_error;
 mod host;
 mod units;
 
+pub use build_info::BuildInfo;
 pub use config_error::{key_at, line_col, locate_key, ConfigDiagnostic};
 pub use host::{Filesystem, FsKind, Host};
 pub use units::{format_binary_rate, format_value, Unit};
