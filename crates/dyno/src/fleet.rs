@@ -100,19 +100,11 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let t = report.table();
-    let rendered = match a.format {
-        ListFormat::Markdown => TableFormat::Markdown.render(&t),
-        ListFormat::Csv => TableFormat::Csv.render(&t),
-        _ => TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        }
-        .render(&t),
+    let format = match a.format {
+        ListFormat::Markdown => TableFormat::Markdown,
+        ListFormat::Csv => TableFormat::Csv,
+        _ => crate::term::table_format(),
     };
-    print!("{rendered}");
-    if a.format != ListFormat::Csv {
-        println!();
-        println!("{}", report.standing_line(&place));
-    }
+    print!("{}", report.text(format, &place));
     Ok(ExitCode::SUCCESS)
 }

@@ -149,20 +149,10 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     let text = match a.format {
         TrendFormat::Json => serde_json::to_string_pretty(&trend)? + "\n",
         TrendFormat::Html => trend.html(&query.described_filters()),
-        TrendFormat::Table | TrendFormat::Markdown => {
-            let format = match a.format {
-                TrendFormat::Markdown => TableFormat::Markdown,
-                _ => TableFormat::Terminal {
-                    color: a.output.is_none() && crate::term::color_stdout(),
-                },
-            };
-            let shown = if trend.changes.is_empty() {
-                String::new()
-            } else {
-                format.render(&trend.table()) + "\n"
-            };
-            format!("{shown}{}\n", trend.verdict.message)
-        }
+        TrendFormat::Markdown => trend.text(TableFormat::Markdown),
+        TrendFormat::Table => trend.text(TableFormat::Terminal {
+            color: a.output.is_none() && crate::term::color_stdout(),
+        }),
     };
     match &a.output {
         Some(path) => {
