@@ -114,6 +114,9 @@ pub enum StoredReportError {
     /// It cannot be judged as its comparison file says.
     #[error(transparent)]
     Judge(#[from] JudgeError),
+    /// The candidates asked for (`--candidate`) are not among its subjects.
+    #[error("--candidate: {0}")]
+    Candidates(Refused),
 }
 
 /// The judging settings a comparison was stored with.
@@ -292,6 +295,23 @@ impl Loaded {
         let first = self.runs.first().unwrap_or(&0);
         let last = self.runs.last().unwrap_or(&0);
         ("stored runs".into(), format!("{first}..{last}"))
+    }
+
+    /// Judges the stored comparison as `dyno compare report` does: narrowed to the
+    /// baseline and `candidates` ([`Loaded::narrow_to`]; every candidate when empty), as
+    /// `request` asks, its report listing the stored runs and the candidates judged.
+    pub fn judge_report(
+        &mut self,
+        request: &JudgeRequest,
+        candidates: &[String],
+    ) -> Result<Judged<'_>, StoredReportError> {
+        let narrowed = self
+            .narrow_to(candidates)
+            .map_err(StoredReportError::Candidates)?;
+        let parameters = std::iter::once(self.stored_runs())
+            .chain(narrowed)
+            .collect();
+        Ok(self.measured().judge(request, parameters)?)
     }
 
     /// Narrows the comparison to the baseline and `candidates` (see [`pick_candidates`]):

@@ -332,21 +332,17 @@ impl Shown {
 }
 
 fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let path = db::path(&a.db);
-    let store = Store::open_read_only(&path)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let mut loaded = record::load(&store, &a.runs)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let narrowed = loaded
-        .narrow_to(&a.candidates)
-        .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
-    let params = std::iter::once(loaded.stored_runs())
-        .chain(narrowed)
-        .collect();
-    let judged = loaded
-        .measured()
-        .judge(&a.out.request(a.rounds.clone()), params)?;
+    let mut loaded = load(&a.db, &a.runs)?;
+    let judged = loaded.judge_report(&a.out.request(a.rounds.clone()), &a.candidates)?;
     show(&judged, &a.out)
+}
+
+/// The stored comparison that `runs` belong to, from the store `--db` names.
+fn load(db: &Option<PathBuf>, runs: &[RunId]) -> anyhow::Result<record::Loaded> {
+    let path = db::path(db);
+    let context = || format!("results store {}", path.display());
+    let store = Store::open_read_only(&path).with_context(context)?;
+    Ok(record::load(&store, runs).with_context(context)?)
 }
 
 impl OutputArgs {
@@ -385,11 +381,7 @@ fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
 
 /// `dyno compare power`: trials of a stored comparison and the noise of its metrics.
 fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
-    let path = db::path(&a.db);
-    let store = Store::open_read_only(&path)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let loaded = record::load(&store, &[a.run])
-        .with_context(|| format!("results store {}", path.display()))?;
+    let loaded = load(&a.db, &[a.run])?;
     let request = JudgeRequest {
         test: a.test,
         primary: a.primary.clone(),
