@@ -111,21 +111,8 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 pub fn run(cmd: TuneCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         TuneCommand::Init { path } => {
-            match dyno_tune::init(&path)? {
-                Some((package, bin)) => println!(
-                    "wrote {}: set up for binary `{bin}` of package `{package}` (the Cargo.toml \
-                     next to it); write its [[benchmark]] and edit [matrix], then `dyno tune \
-                     check {}` and `dyno tune run {}`",
-                    path.display(),
-                    path.display(),
-                    path.display()
-                ),
-                None => println!(
-                    "wrote {}: edit [project] and [matrix], then `dyno tune run {}`",
-                    path.display(),
-                    path.display()
-                ),
-            }
+            let chosen = dyno_tune::init(&path)?;
+            println!("{}", dyno_tune::init_next_steps(&path, chosen.as_ref()));
             Ok(ExitCode::SUCCESS)
         }
         TuneCommand::Check(args) => check(&args),
