@@ -4,8 +4,9 @@
 use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest, PgoJob};
 use crate::cargo::{load_record, sha256_file};
 use crate::error::TuneError;
+use crate::measure::ProcessExecutor;
 use crate::portability::CpuAssumption;
-use crate::race::{Contestant, RaceConfig, Replay};
+use crate::race::{run_race, Contestant, JobEvent, RaceConfig, RaceOutcome, Replay};
 use crate::record::{Recorder, StoreRecorder, SubjectKey};
 use crate::report::{build_report, ReportInput, StudyReport};
 use crate::study::Study;
@@ -14,6 +15,7 @@ use dyno_model::{Host, Subject, SubjectKind};
 use dyno_store::Store;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 /// Every variant of the study with its build plan.
 pub fn build_requests(study: &Study) -> Vec<BuildRequest> {
@@ -242,6 +244,61 @@ pub fn stored_report(
     let exhaustive =
         crate::record::study_mode(store, &study.key(), &hostname)?.as_deref() == Some("exhaustive");
     full_report(study, store, &hostname, exhaustive)
+}
+
+/// How `dyno tune run` races and records: the study (and its file as given), the mode,
+/// and what the store records of the dyno that runs it.
+#[derive(Debug)]
+pub struct RaceRequest<'a> {
+    /// The study.
+    pub study: &'a Study,
+    /// Its file, as given on the command line.
+    pub path: &'a str,
+    /// Racing or exhaustive.
+    pub mode: crate::Mode,
+    /// The dyno build as JSON, stored with the settings.
+    pub build: serde_json::Value,
+    /// The command line, stored with the run.
+    pub command_line: Vec<String>,
+    /// dyno's version.
+    pub tool_version: &'a str,
+}
+
+impl RaceRequest<'_> {
+    /// Races `contestants` on the study's benchmarks, recording every job in `store` as
+    /// this machine's (probed where the study builds), resuming what the store holds;
+    /// `on_job` sees each job end. Returns the race's outcome and this machine's name.
+    pub fn run(
+        self,
+        contestants: &[Contestant],
+        store: &mut Store,
+        stop: &AtomicBool,
+        on_job: &mut dyn FnMut(&JobEvent),
+    ) -> Result<(RaceOutcome, String), TuneError> {
+        let study = self.study;
+        let work = study.work_dir();
+        let host = dyno_proc::host::probe(work.parent().unwrap_or(Path::new(".")));
+        let hostname = host.hostname.clone();
+        let settings = RaceSettings::new(self.path, study, self.mode, self.build);
+        let mut recorder = StoreRecorder::new(
+            store,
+            &study.key(),
+            host,
+            self.command_line,
+            self.tool_version,
+            settings.to_value(),
+        );
+        let outcome = run_race(
+            contestants,
+            &study.benchmarks,
+            RaceConfig::from_settings(&study.run, self.mode),
+            &mut ProcessExecutor,
+            &mut recorder,
+            stop,
+            on_job,
+        )?;
+        Ok((outcome, hostname))
+    }
 }
 
 /// What `dyno tune run`'s flags override in the study file's `[run]` table.

@@ -10,13 +10,10 @@ use dyno_store::Store;
 use dyno_tune::build::{build_all, source_fingerprint, BuildEvent};
 use dyno_tune::race::JobEvent;
 use dyno_tune::session::{
-    build_requests, full_report, lineup, outcome_line, stored_report, Lineup, RaceSettings,
+    build_requests, full_report, lineup, outcome_line, stored_report, Lineup, RaceRequest,
     RunOverrides,
 };
-use dyno_tune::{
-    check_environment, run_race, Mode, ProcessExecutor, RaceConfig, StopReason, StoreRecorder,
-    Study,
-};
+use dyno_tune::{check_environment, Mode, StopReason, Study};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -271,36 +268,23 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         Mode::Racing
     };
-    let config = RaceConfig::from_settings(&study.run, mode);
     let mut store = open_store(&args.study.db)?;
-    let work = study.work_dir();
-    let host = dyno_proc::host::probe(work.parent().unwrap_or(std::path::Path::new(".")));
-    let hostname = host.hostname.clone();
-    let path = args.study.study.display().to_string();
-    let settings = RaceSettings::new(&path, &study, mode, build_info::json());
-    let outcome = {
-        let mut recorder = StoreRecorder::new(
-            &mut store,
-            &study.key(),
-            host,
-            std::env::args().collect(),
-            env!("CARGO_PKG_VERSION"),
-            settings.to_value(),
-        );
-        let per_round = lineup.contestants.len() * study.benchmarks.len();
-        let mut progress = RaceProgress::new(per_round, study.run.max_rounds);
-        let result = run_race(
-            &lineup.contestants,
-            &study.benchmarks,
-            config,
-            &mut ProcessExecutor,
-            &mut recorder,
-            interrupt::stop_flag(),
-            &mut |e| progress.job(e),
-        );
-        progress.finish();
-        result?
+    let per_round = lineup.contestants.len() * study.benchmarks.len();
+    let mut progress = RaceProgress::new(per_round, study.run.max_rounds);
+    let request = RaceRequest {
+        study: &study,
+        path: &args.study.study.display().to_string(),
+        mode,
+        build: build_info::json(),
+        command_line: std::env::args().collect(),
+        tool_version: env!("CARGO_PKG_VERSION"),
     };
+    let stop = interrupt::stop_flag();
+    let raced = request.run(&lineup.contestants, &mut store, stop, &mut |e| {
+        progress.job(e)
+    });
+    progress.finish();
+    let (outcome, hostname) = raced?;
     eprintln!(
         "{} benchmark runs this session; race over: {}",
         outcome.jobs_run,
