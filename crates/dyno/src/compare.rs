@@ -342,7 +342,7 @@ fn load(db: &Option<PathBuf>, runs: &[RunId]) -> anyhow::Result<record::Loaded> 
     let path = db::path(db);
     let context = || format!("results store {}", path.display());
     let store = Store::open_read_only(&path).with_context(context)?;
-    Ok(record::load(&store, runs).with_context(context)?)
+    record::load(&store, runs).with_context(context)
 }
 
 impl OutputArgs {
