@@ -66,14 +66,11 @@ struct CommandReports;
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => dyno_compare::judged::stored_html(store, run.id)
-                .map(Some)
-                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
-            "cluster run" => dyno_cluster::stored::stored_html(run)
-                .map(Some)
-                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
-            _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
+            "compare" => dyno_compare::judged::stored_html(store, run.id).map_err(failed),
+            "cluster run" => dyno_cluster::stored::stored_html(run).map_err(failed),
+            _ => Ok(crate::run_report::render(std::slice::from_ref(run))),
         }
+        .map(Some)
     }
 
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
@@ -81,9 +78,14 @@ impl dyno_web::FullReport for CommandReports {
             .map(Some)
             .map_err(|e| match e {
                 StoredReportError::Load(e) => WebError::Report(e.to_string()),
-                e => WebError::Report(format!("{:#}", anyhow::Error::from(e))),
+                e => failed(e),
             })
     }
+}
+
+/// A report that cannot be made, as its page says: the error with its causes.
+fn failed(e: impl Into<anyhow::Error>) -> WebError {
+    WebError::Report(format!("{:#}", e.into()))
 }
 
 /// Starts `dyno serve` on a thread beside a command that runs a pipeline or a cluster
