@@ -8,6 +8,7 @@
 use crate::results::ListFormat;
 use anyhow::Context as _;
 use clap::Args;
+use dyno_hw::RequirementSet;
 use dyno_model::Direction;
 use dyno_report::{write_atomic, TableFormat};
 use dyno_results::{FleetReference, FleetReport, Place};
@@ -49,14 +50,6 @@ pub struct FleetArgs {
     html: Option<PathBuf>,
 }
 
-/// The minimum of `metric` in the requirement set `name`, if the set has one.
-fn minimum(name: &str, metric: &str) -> anyhow::Result<Option<f64>> {
-    let set = dyno_hw::RequirementSet::builtin(name).context("--reference")?;
-    Ok(dyno_hw::MetricId::parse(metric)
-        .and_then(|id| set.get(id))
-        .map(|r| r.minimum))
-}
-
 /// Runs `dyno results fleet`.
 pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let store = crate::results::open_read(&a.db)?;
@@ -66,7 +59,9 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         command: Some(a.command.clone()),
     };
     let min = match &a.reference {
-        Some(set) => minimum(set, &a.metric)?,
+        Some(set) => RequirementSet::builtin(set)
+            .context("--reference")?
+            .minimum_of(&a.metric),
         None => None,
     };
     let meets_fn = |v: f64, direction| {
