@@ -38,5 +38,5 @@ pub use error::{Error, Result};
 pub use exposition::PipelineEndpoint;
 pub use layout_run::{layout_summary_text, store_layout_run, LayoutInvocation};
 pub use session::{BenchRun, BenchSession, Invocation};
-pub use summary::{summary_text, sweep_table};
+pub use summary::{progress_line, summary_text, sweep_table};
 pub use sweep::{sweep_configs, Sweep};

@@ -181,29 +181,12 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `eprintln!` that ignores a closed stderr (a node's output piped into `head`, say)
-/// instead of panicking in the middle of a run.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
+/// A bench's event on stderr, ignoring a closed stderr (a node's output piped into
+/// `head`, say) instead of panicking in the middle of a run.
 fn show_progress(p: Progress) {
-    match p {
-        Progress::Presigning { count } => say!(
-            "signing {count} transactions before the measured window (benchg signs live once they run out)"
-        ),
-        Progress::Started { tiles, workspace } => say!(
-            "running {} tiles ({}); watch with: dyno pipeline monitor --name {workspace}",
-            tiles.len(),
-            tiles.join(" ")
-        ),
-        Progress::Second { t, tps, .. } => say!("{t:6.1} s  {tps:>10.0} TPS"),
-        Progress::Block { .. } => {}
-        Progress::Draining => say!("stopping benchg; draining the pipeline"),
-        Progress::Warning(w) => say!("warning: {w}"),
+    if let Some(line) = dyno_pipeline::progress_line(&p) {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 }
 
