@@ -2,6 +2,7 @@
 //! the store, kept here so the binary only wires them to the terminal.
 
 use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest, PgoJob};
+use crate::build::{build_all, source_fingerprint, BuildEvent};
 use crate::cargo::{load_record, sha256_file};
 use crate::error::TuneError;
 use crate::measure::ProcessExecutor;
@@ -15,7 +16,7 @@ use dyno_model::{Host, Subject, SubjectKind};
 use dyno_store::Store;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every variant of the study with its build plan.
 pub fn build_requests(study: &Study) -> Vec<BuildRequest> {
@@ -78,6 +79,24 @@ fn variant_subject(study: &Study, v: &Variant, b: &BuildRecord) -> Subject {
             .with("pgo_training_same_input", p.same_input.to_string()),
         None => subject,
     }
+}
+
+/// Builds every variant of `study`, whose project is at `root` (an unchanged build is
+/// reused), `jobs` of `[run]` at a time, and lines up those that built; `on_event` sees
+/// each build start and end. `None` when `stop` ended the builds.
+pub fn build_lineup(
+    study: &Study,
+    root: &Path,
+    stop: &AtomicBool,
+    on_event: &(dyn Fn(BuildEvent) + Sync),
+) -> Result<Option<Lineup>, TuneError> {
+    let requests = build_requests(study);
+    let sources = source_fingerprint(root, &study.work_dir());
+    let outcomes = build_all(&requests, study.run.jobs, &sources, stop, on_event);
+    if stop.load(Ordering::SeqCst) {
+        return Ok(None);
+    }
+    lineup(study, &requests, &outcomes).map(Some)
 }
 
 /// Pairs variants with their build outcomes (`outcomes[i]` for `requests[i]`) and adds

@@ -7,10 +7,10 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::Store;
-use dyno_tune::build::{build_all, source_fingerprint, BuildEvent};
+use dyno_tune::build::BuildEvent;
 use dyno_tune::race::JobEvent;
 use dyno_tune::session::{
-    build_requests, full_report, lineup, outcome_line, stored_report, Lineup, RaceRequest,
+    build_lineup, build_requests, full_report, outcome_line, stored_report, Lineup, RaceRequest,
     RunOverrides,
 };
 use dyno_tune::{check_environment, Mode, StopReason, Study};
@@ -136,29 +136,23 @@ fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
 
 /// Builds every variant (reusing unchanged ones) and lines up those that built.
 fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineup> {
-    let stop = interrupt::stop_flag();
-    let requests = build_requests(study);
-    let work = study.work_dir();
-    let sources = source_fingerprint(root, &work);
+    let total = build_requests(study).len();
     eprintln!(
-        "building {} variants ({} at a time) into {}",
-        requests.len(),
+        "building {total} variants ({} at a time) into {}",
         study.run.jobs,
-        work.display()
+        study.work_dir().display()
     );
-    let total = requests.len();
     let done = AtomicUsize::new(0);
-    let outcomes = build_all(&requests, study.run.jobs, &sources, stop, &|e| match e {
+    let built = build_lineup(study, root, interrupt::stop_flag(), &|e| match e {
         BuildEvent::Started { label } => eprintln!("  build {label} ..."),
         BuildEvent::Finished { label, outcome } => {
             let n = done.fetch_add(1, Ordering::SeqCst) + 1;
             eprintln!("  [{n}/{total}] {label}: {}", outcome_line(&outcome));
         }
-    });
-    if stop.load(Ordering::SeqCst) {
-        return Err(CliError::Interrupted("builds stopped; `dyno tune run` resumes".into()).into());
-    }
-    Ok(lineup(study, &requests, &outcomes)?)
+    })?;
+    built.ok_or_else(|| {
+        CliError::Interrupted("builds stopped; `dyno tune run` resumes".into()).into()
+    })
 }
 
 /// What the race shows while it runs: on a terminal one progress line (at most
