@@ -37,6 +37,6 @@ pub use config::{BenchConfig, BenchOverrides};
 pub use error::{Error, Result};
 pub use exposition::PipelineEndpoint;
 pub use layout_run::{layout_summary_text, store_layout_run, LayoutInvocation};
-pub use session::{BenchRun, BenchSession, Invocation};
+pub use session::{BenchRun, BenchSession, Invocation, Sinks};
 pub use summary::{progress_line, summary_text, sweep_table};
 pub use sweep::{sweep_configs, Sweep};

@@ -6,7 +6,7 @@ use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::Args;
 use dyno_pipeline::{
-    BenchConfig, BenchOptions, BenchOverrides, BenchSession, Invocation, Progress, Sweep,
+    BenchConfig, BenchOptions, BenchOverrides, BenchSession, Invocation, Progress, Sinks, Sweep,
 };
 use dyno_tiles::node_log::NodeLog;
 use dyno_tiles::node_metrics::NodeMetrics;
@@ -132,20 +132,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     for c in &cfgs {
         // A busy machine moves the figures; the session says so in the summary.
         let busy = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300));
-        let mut on_progress = |p: Progress| {
-            node_metrics.observe(&p);
-            // Seconds go to the log and the terminal, blocks to the log only.
-            let logged = log.as_mut().is_some_and(|l| l.write(&p));
-            if !logged || matches!(p, Progress::Second { .. }) {
-                show_progress(p);
-            }
+        let sinks = Sinks {
+            log: log.as_mut(),
+            metrics: Some(&node_metrics),
         };
         let mut run = session
-            .run(c, &opts, stop, busy, &mut on_progress)
+            .run(c, &opts, stop, busy, sinks, &mut show_progress)
             .with_context(|| format!("bench of {origin}"))?;
-        if let Some(e) = log.as_mut().and_then(NodeLog::take_error) {
-            run.report.warnings.insert(0, e);
-        }
         if let Some(mut store) = db::open_for_writing(&a.store)? {
             session.store(&mut store, c, &mut run)?;
         }
