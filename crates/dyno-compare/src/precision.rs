@@ -428,18 +428,7 @@ pub fn annotate(
     test: TestKind,
     elapsed_s: f64,
 ) {
-    let keys: Vec<(String, String, String)> = judgement
-        .verdicts
-        .iter()
-        .filter(|v| !v.secondary)
-        .map(|v| {
-            (
-                v.workload.clone(),
-                v.candidate.clone(),
-                v.metric.name.clone(),
-            )
-        })
-        .collect();
+    let keys = judgement.primary_keys();
     let target = meta
         .sequential
         .map_or(crate::power::REFERENCE_CHANGE, |s| s.precision);
