@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::Args;
 use dyno_hw::RequirementSet;
 use dyno_model::Direction;
-use dyno_report::{write_atomic, TableFormat};
+use dyno_report::TableFormat;
 use dyno_results::{FleetReference, FleetReport, Place};
 use dyno_store::{FleetQuery, RunId};
 use std::path::{Path, PathBuf};
@@ -87,9 +87,7 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let report = FleetReport::from_store(&store, &query, reference, meets, &place)
         .map_err(crate::results::classify)?;
     if let Some(path) = &a.html {
-        write_atomic(path, report.html(&place, store.path()).as_bytes())
-            .with_context(|| format!("--html {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        crate::term::write_file("--html", path, &report.html(&place, store.path()))?;
     }
     if a.format == ListFormat::Json {
         println!("{}", serde_json::to_string_pretty(&report)?);

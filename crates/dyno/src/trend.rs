@@ -9,7 +9,7 @@
 use crate::results::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use dyno_report::{write_atomic, TableFormat};
+use dyno_report::TableFormat;
 use dyno_results::{mixed_series, TrendQuery, TrendReport};
 use dyno_stats::ChangePointSettings;
 use std::path::PathBuf;
@@ -155,11 +155,7 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
         }),
     };
     match &a.output {
-        Some(path) => {
-            write_atomic(path, text.as_bytes())
-                .with_context(|| format!("--output {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
-        }
+        Some(path) => crate::term::write_file("--output", path, &text)?,
         None => print!("{text}"),
     }
     Ok(if trend.verdict.regression {
