@@ -1,6 +1,8 @@
 //! A client transaction as the node admits it from the QUIC ingress: decode, signature
 //! check (ZIP 215), then the mempool's offer, then a snapshot a leader would take. A
-//! transaction the mempool keeps decodes; nothing panics.
+//! transaction the mempool keeps decodes; nothing panics. (A signature that verifies
+//! proves nothing of the rest: ZIP 215 accepts the all-zero key's zero signature on any
+//! message, crash-45ea9f88.)
 #![no_main]
 
 use dyno_node::mempool::{Admit, Mempool};
@@ -10,9 +12,6 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let decoded = tx::decode(data);
     let verified = tx::verify(data);
-    if verified {
-        assert!(decoded.is_ok(), "a transaction that verifies decodes");
-    }
     let mut pool = Mempool::new(16);
     let admit = pool.offer_verified(data, true, Some(verified));
     if admit == Admit::Added {

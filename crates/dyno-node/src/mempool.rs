@@ -289,6 +289,24 @@ mod tests {
     use super::*;
     use dyno_txn::bank::{fund_initial_accounts, transfer_block};
 
+    /// Fuzzing found it (fuzz/ ingress_tx, crash-45ea9f88): a zero signature by the
+    /// all-zero key verifies under ZIP 215 for any message (a small-order key, which the
+    /// rule accepts), so "verifies" does not mean "is a transaction". Such bytes that do
+    /// not decode are malformed, whatever their signature says, here and when relayed.
+    #[test]
+    fn fuzz_crash_45ea9f88_a_signature_that_verifies_does_not_make_bytes_a_transaction() {
+        let mut bytes = vec![0u8; dyno_txn::tx::HEADER_LEN + 4];
+        bytes[145] = 1; // one account...
+        bytes[136] = 7; // ...of a kind that does not exist
+        assert!(dyno_txn::tx::verify(&bytes), "ZIP 215 accepts the all-zero key");
+        assert!(dyno_txn::tx::decode(&bytes).is_err());
+        let mut m = Mempool::new(4);
+        assert_eq!(m.offer_verified(&bytes, true, Some(true)), Admit::Malformed);
+        assert_eq!(m.offer(&bytes, true), Admit::Malformed);
+        let relayed = Mempool::new(4).offer_relayed(vec![bytes.clone()]);
+        assert_eq!(relayed[0].1, Admit::Malformed);
+    }
+
     #[test]
     fn every_local_transaction_gets_exactly_one_fate() {
         let g = fund_initial_accounts(8, 1_000, 1);

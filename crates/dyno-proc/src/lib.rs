@@ -69,4 +69,4 @@ pub use ready::{NotReady, Probe, ProbeError, Readiness};
 pub use sampler::{
     sample_between, ProcReading, ProcSample, ProcSampler, ProcessCounters, ReadError,
 };
-pub use signal::{signal_group, signal_process, Signal};
+pub use signal::{die_on_closed_pipe, signal_group, signal_process, Signal};

@@ -122,3 +122,11 @@ mod tests {
         assert_eq!(status.signal(), Some(libc::SIGTERM));
     }
 }
+
+/// Makes a closed pipe end this process the way it ends `cat` or `grep` (SIGPIPE's
+/// default action), instead of a panic with exit code 101 in the first `eprintln!` after
+/// the reader went away (`dyno ... 2>&1 | head`). Call first thing in a command-line
+/// program; children keep whatever they set for themselves.
+pub fn die_on_closed_pipe() {
+    crate::sys::default_sigpipe();
+}

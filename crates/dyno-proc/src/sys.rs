@@ -156,6 +156,16 @@ pub fn kill(target: libc::pid_t, sig: libc::c_int) -> std::io::Result<()> {
     }
 }
 
+/// Gives SIGPIPE its default action (end the process) back: the Rust runtime ignores
+/// it, so a write to a closed pipe returns an error, and `eprintln!` panics on it.
+pub fn default_sigpipe() {
+    // SAFETY: signal(2) with an integer signal and the SIG_DFL constant; no memory of this
+    // process is passed or touched.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// sysconf(_SC_CLK_TCK), or `None` when the system does not say.
 pub fn clock_ticks() -> Option<u64> {
     // SAFETY: sysconf takes an integer name and reads no memory of this process.

@@ -110,6 +110,8 @@ fn generated_docs(command: &Command) -> Option<anyhow::Result<ExitCode>> {
 }
 
 fn main() -> ExitCode {
+    // `dyno ... | head` ends dyno quietly, as it ends any Unix tool, instead of a panic.
+    dyno_proc::die_on_closed_pipe();
     let cli = Cli::parse();
     term::set_color_choice(cli.color);
     if let Some(outcome) = generated_docs(&cli.command) {
