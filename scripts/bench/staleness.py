@@ -14,9 +14,16 @@ with "(busy machine: re-measure quietly)" for a figure whose machine was busy, o
 `**to be measured**` for a row whose value says it is not measured yet; its header names
 the commit it was computed at. All three kinds are in the list to (re-)measure.
 
-A commit someone has read and found not to move a row's figure (a refactor, a fix in another
-part of a crate) can be listed in scripts/bench/reviewed.tsv (`ROW<TAB>COMMIT<TAB>WHY`): it
-no longer makes that row stale, and the report shows it with the reason.
+A commit someone has read is listed in scripts/bench/reviewed.tsv,
+`ROWS<TAB>COMMIT<TAB>VERDICT<TAB>WHY` (ROWS: a row id, several separated by commas, or `*`
+for every row whose paths the commit touches). VERDICT `holds`: the commit does not move
+the figure (a move, a refactor, a fix elsewhere in a crate): it no longer makes the row
+stale, and the status says how many later commits were read. VERDICT `moves`: it does:
+the row stays stale and its status says why (a later line for the same row and commit
+wins over an earlier one). A commit nobody listed counts as before, so
+a new commit touching a row's paths makes it stale again. A row's third column in
+rows.tsv, when present, says why a stale row is not re-measured here (it needs a quiet
+machine, 16 cores...); the status and the report repeat it.
 """
 
 import os
@@ -44,20 +51,25 @@ def fail(message):
 
 
 def read_paths():
-    paths = {}
+    """({row: [paths]}, {row: why it is not re-measured here}) from rows.tsv."""
+    paths, notes = {}, {}
     with open(ROWS, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip() or line.startswith("#"):
                 continue
-            if "\t" not in line:
-                fail(f"{ROWS}:{n}: expected ID<TAB>PATHS")
-            key, rest = line.rstrip("\n").split("\t", 1)
-            paths[key.strip()] = rest.split()
-    return paths
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) not in (2, 3) or not parts[1].split():
+                fail(f"{ROWS}:{n}: expected ID<TAB>PATHS[<TAB>NOTE]")
+            key = parts[0].strip()
+            paths[key] = parts[1].split()
+            if len(parts) == 3 and parts[2].strip():
+                notes[key] = parts[2].strip()
+    return paths, notes
 
 
-def read_reviewed():
-    """{row: {short commit: why}} from reviewed.tsv (absent: none)."""
+def read_reviewed(rows):
+    """{row: {short commit: (verdict, why)}} from reviewed.tsv (absent: none). A line of
+    three fields (the file's first format) is a `holds`."""
     reviewed = {}
     if not os.path.exists(REVIEWED):
         return reviewed
@@ -66,12 +78,19 @@ def read_reviewed():
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != 3:
-                fail(f"{REVIEWED}:{n}: expected ROW<TAB>COMMIT<TAB>WHY")
+            if len(parts) == 3:
+                parts = [parts[0], parts[1], "holds", parts[2]]
+            if len(parts) != 4 or parts[2] not in ("holds", "moves") or not parts[3].strip():
+                fail(f"{REVIEWED}:{n}: expected ROWS<TAB>COMMIT<TAB>holds|moves<TAB>WHY")
             full = git("rev-parse", "--short", f"{parts[1]}^{{commit}}").stdout.strip()
             if not full:
                 fail(f"{REVIEWED}:{n}: {parts[1]} is not a commit of this repository")
-            reviewed.setdefault(parts[0], {})[full] = parts[2]
+            keys = list(rows) if parts[0].strip() == "*" else parts[0].split(",")
+            for key in keys:
+                key = key.strip()
+                if key not in rows:
+                    fail(f"{REVIEWED}:{n}: no row `{key}` in {os.path.relpath(ROWS, ROOT)}")
+                reviewed.setdefault(key, {})[full] = (parts[2], parts[3].strip())
     return reviewed
 
 
@@ -111,14 +130,30 @@ def since(commits, paths):
     return [l for l in out.stdout.splitlines() if l.strip()]
 
 
-def status_cell(log):
+def status_cell(log, held, moved, note):
+    """The status of a row: `log` the commits since that count (newest first), `held` how
+    many later ones were read and hold the figure, `moved` {commit: why} of those read that
+    move it, `note` why a stale row is not re-measured here."""
     if log is None:
         return "unknown: its commit is not in this repository"
     if not log:
-        return "current"
-    shown = ", ".join(l.split()[0] for l in log[:SHOWN])
-    more = f" and {len(log) - SHOWN} more" if len(log) > SHOWN else ""
-    return f"**stale**: {len(log)} commit{'s' if len(log) > 1 else ''} since ({shown}{more})"
+        if not held:
+            return "current"
+        return (
+            f"current: {held} later commit{'s' if held > 1 else ''} read, none moves the "
+            "figure (scripts/bench/reviewed.tsv)"
+        )
+    cell = f"**stale**: {len(log)} commit{'s' if len(log) > 1 else ''} since"
+    if moved:
+        # Read and found to move the figure: those say why; the others need not be read.
+        cell += f"; moved by {', '.join(moved)} (why: scripts/bench/reviewed.tsv)"
+    else:
+        shown = [l.split()[0] for l in log]
+        more = f" and {len(shown) - SHOWN} more" if len(shown) > SHOWN else ""
+        cell += f" ({', '.join(shown[:SHOWN])}{more})"
+    if note:
+        cell += f"; {note}"
+    return cell
 
 
 def main():
@@ -128,8 +163,8 @@ def main():
     if unknown:
         fail(f"unknown argument {unknown[0]!r} (usage: {sys.argv[0]} [--write])")
     head = git("rev-parse", "--short", "HEAD").stdout.strip() or "HEAD"
-    paths = read_paths()
-    reviewed = read_reviewed()
+    paths, notes = read_paths()
+    reviewed = read_reviewed(paths)
     lines = open(BENCHMARKS, encoding="utf-8").read().split("\n")
     h, header, rows = headline_table(lines)
     c_value, c_commit, c_machine = (
@@ -153,24 +188,31 @@ def main():
             print(f"  {key}: not measured yet (its value says so)")
             stale.append((key, row[c_command]))
             if write:
-                row[c_status] = "**to be measured**"
+                row[c_status] = "**to be measured**" + (f": {notes[key]}" if key in notes else "")
                 lines[j] = "| " + " | ".join(row) + " |"
             continue
         log = since(commits, paths[key])
         busy = "busy" in row[c_machine]
         ok = reviewed.get(key, {})
-        passed = [l for l in (log or []) if l.split()[0] in ok]
+        held = [l for l in (log or []) if ok.get(l.split()[0], ("",))[0] == "holds"]
         if log is not None:
-            log = [l for l in log if l.split()[0] not in ok]
-        cell = status_cell(log)
+            log = [l for l in log if l not in held]
+        moved = {
+            l.split()[0]: ok[l.split()[0]][1]
+            for l in (log or [])
+            if l.split()[0] in ok
+        }
+        cell = status_cell(log, len(held), moved, notes.get(key) if log else None)
         if busy:
             # A lower bound with a wide spread: a quiet machine should measure it again.
             cell += " (busy machine: re-measure quietly)"
         print(f"  {key} (measured at {', '.join(commits)}): {cell.replace('**', '')}")
-        for l in (log or [])[:SHOWN]:
-            print(f"      {l}")
-        for l in passed:
-            print(f"      reviewed, not counted: {l.split()[0]} ({ok[l.split()[0]]})")
+        for c, why in moved.items():
+            print(f"      read, moves it: {c} ({why})")
+        for l in [l for l in (log or []) if l.split()[0] not in moved][:SHOWN]:
+            print(f"      not read yet: {l}")
+        for l in held:
+            print(f"      read, holds: {l.split()[0]} ({ok[l.split()[0]][1]})")
         if log or busy:
             stale.append((key, row[c_command]))
         if write:

@@ -114,6 +114,9 @@ pub enum StoredReportError {
     /// It cannot be judged as its comparison file says.
     #[error(transparent)]
     Judge(#[from] JudgeError),
+    /// The candidates asked for (`--candidate`) are not among its subjects.
+    #[error("--candidate: {0}")]
+    Candidates(Refused),
 }
 
 /// The judging settings a comparison was stored with.
@@ -142,18 +145,8 @@ impl<'a> Measured<'a> {
         if let Some(r) = &request.rounds {
             parameters.push(("rounds judged".into(), format!("{}..{}", r.start, r.end)));
         }
-        let primary = primary_metrics(&request.primary, meta).to_vec();
+        let primary = self.primary(request)?;
         if !primary.is_empty() {
-            unknown_primary(self.executions, &meta.subjects, &primary, &meta.work).map_err(
-                |why| JudgeError::Primary {
-                    whence: if request.primary.is_empty() {
-                        format!("`primary` of {}", meta.file)
-                    } else {
-                        "--primary".to_string()
-                    },
-                    why,
-                },
-            )?;
             parameters.push(("primary metrics".into(), primary.join(", ")));
         }
         if let Some(seq) = &meta.sequential {
@@ -208,19 +201,7 @@ impl<'a> Measured<'a> {
     /// each primary metric ([`crate::trials::study`]).
     pub fn power(self, request: &JudgeRequest, trial_rounds: u32) -> Result<Study, PowerError> {
         let meta = self.meta;
-        let primary = primary_metrics(&request.primary, meta).to_vec();
-        if !primary.is_empty() {
-            unknown_primary(self.executions, &meta.subjects, &primary, &meta.work).map_err(
-                |why| JudgeError::Primary {
-                    whence: if request.primary.is_empty() {
-                        format!("`primary` of {}", meta.file)
-                    } else {
-                        "--primary".to_string()
-                    },
-                    why,
-                },
-            )?;
-        }
+        let primary = self.primary(request)?;
         let options = TrialOptions {
             trial_rounds,
             test: request.test.or(meta.test).unwrap_or_default(),
@@ -237,6 +218,26 @@ impl<'a> Measured<'a> {
 }
 
 impl Measured<'_> {
+    /// The primary metrics `request` names (else the comparison file's), each refused
+    /// unless a complete execution measured it, naming where it was given.
+    fn primary(&self, request: &JudgeRequest) -> Result<Vec<String>, JudgeError> {
+        let meta = self.meta;
+        let primary = primary_metrics(&request.primary, meta).to_vec();
+        if !primary.is_empty() {
+            unknown_primary(self.executions, &meta.subjects, &primary, &meta.work).map_err(
+                |why| JudgeError::Primary {
+                    whence: if request.primary.is_empty() {
+                        format!("`primary` of {}", meta.file)
+                    } else {
+                        "--primary".to_string()
+                    },
+                    why,
+                },
+            )?;
+        }
+        Ok(primary)
+    }
+
     /// Each workload as the report and the precision rule read it: name, rate, warm-up and
     /// measuring seconds.
     fn workload_rows(&self) -> Vec<(String, f64, f64, f64)> {
@@ -292,6 +293,23 @@ impl Loaded {
         let first = self.runs.first().unwrap_or(&0);
         let last = self.runs.last().unwrap_or(&0);
         ("stored runs".into(), format!("{first}..{last}"))
+    }
+
+    /// Judges the stored comparison as `dyno compare report` does: narrowed to the
+    /// baseline and `candidates` ([`Loaded::narrow_to`]; every candidate when empty), as
+    /// `request` asks, its report listing the stored runs and the candidates judged.
+    pub fn judge_report(
+        &mut self,
+        request: &JudgeRequest,
+        candidates: &[String],
+    ) -> Result<Judged<'_>, StoredReportError> {
+        let narrowed = self
+            .narrow_to(candidates)
+            .map_err(StoredReportError::Candidates)?;
+        let parameters = std::iter::once(self.stored_runs())
+            .chain(narrowed)
+            .collect();
+        Ok(self.measured().judge(request, parameters)?)
     }
 
     /// Narrows the comparison to the baseline and `candidates` (see [`pick_candidates`]):

@@ -78,8 +78,10 @@ pub mod runner;
 pub mod sampler;
 pub mod session;
 pub mod spec;
+pub mod summary;
 pub mod trials;
 pub mod verdict;
+pub mod view;
 pub mod work;
 
 pub use cluster_subject::ClusterSubject;

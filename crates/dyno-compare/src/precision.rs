@@ -81,6 +81,26 @@ fn fraction(f: f64, text: &str) -> Result<f64, String> {
 }
 
 impl crate::spec::ComparisonFile {
+    /// Applies `dyno compare run`'s flags to a parsed file: [`Self::apply_precision`],
+    /// then `--rounds`, which a precision target refuses (the target decides the rounds;
+    /// `--max-rounds` bounds them). `Err` names the flag at fault.
+    pub fn apply_run_flags(
+        &mut self,
+        precision: Option<&str>,
+        max_rounds: Option<u32>,
+        max_minutes: Option<f64>,
+        rounds: Option<u32>,
+    ) -> Result<(), String> {
+        self.apply_precision(precision, max_rounds, max_minutes)?;
+        if let Some(r) = rounds {
+            if self.sequential.is_some() {
+                return Err("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds".into());
+            }
+            self.rounds = r;
+        }
+        Ok(())
+    }
+
     /// Applies `--precision`, `--max-rounds` and `--max-minutes` to a parsed file: a
     /// precision target makes the comparison sequential (the file's `test`, when it names
     /// another, is refused), and a budget needs a target. `Err` names the flag at fault.
@@ -408,18 +428,7 @@ pub fn annotate(
     test: TestKind,
     elapsed_s: f64,
 ) {
-    let keys: Vec<(String, String, String)> = judgement
-        .verdicts
-        .iter()
-        .filter(|v| !v.secondary)
-        .map(|v| {
-            (
-                v.workload.clone(),
-                v.candidate.clone(),
-                v.metric.name.clone(),
-            )
-        })
-        .collect();
+    let keys = judgement.primary_keys();
     let target = meta
         .sequential
         .map_or(crate::power::REFERENCE_CHANGE, |s| s.precision);

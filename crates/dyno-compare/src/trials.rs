@@ -276,18 +276,7 @@ fn whole_noise(
     whole: &Judgement,
     test: TestKind,
 ) -> (Vec<MetricNoise>, NoiseReport) {
-    let keys: Vec<(String, String, String)> = whole
-        .verdicts
-        .iter()
-        .filter(|v| !v.secondary)
-        .map(|v| {
-            (
-                v.workload.clone(),
-                v.candidate.clone(),
-                v.metric.name.clone(),
-            )
-        })
-        .collect();
+    let keys = whole.primary_keys();
     let noise = crate::noise::report(pair, execs, workloads, &keys, test, 0.05);
     let rows = whole
         .verdicts

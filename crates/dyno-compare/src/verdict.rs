@@ -125,6 +125,22 @@ impl Judgement {
             .iter()
             .any(|v| !v.secondary && v.verdict() == Verdict::Regression)
     }
+
+    /// Each primary verdict's (workload, candidate, metric), in verdict order: what the
+    /// precision rule and the noise report look at.
+    pub fn primary_keys(&self) -> Vec<(String, String, String)> {
+        self.verdicts
+            .iter()
+            .filter(|v| !v.secondary)
+            .map(|v| {
+                (
+                    v.workload.clone(),
+                    v.candidate.clone(),
+                    v.metric.name.clone(),
+                )
+            })
+            .collect()
+    }
 }
 
 /// Per-run values grouped by workload and metric, each with one list per subject.

@@ -41,7 +41,8 @@ pub use report::{
 };
 pub use requirements::{judge, Judgement, Requirement, RequirementSet, RequirementsError};
 pub use session::{
-    begin_run, finish_run, measure_all, MachineRequest, MeasurePlan, Measured, StepProgress,
+    begin_run, finish_run, measure_all, MachineRequest, MachineRun, MeasurePlan, Measured,
+    RunError, StepProgress,
 };
 pub use verdict::{evaluate, MetricResult, Verdict};
 

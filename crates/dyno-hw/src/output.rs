@@ -6,7 +6,7 @@
 use crate::report::{judge_stored, MachineReport, MachineSettings};
 use crate::{MetricId, MetricResult, Verdict};
 use dyno_model::{format_value, Host, RunStatus};
-use dyno_report::{Align, Cell, Section, Table, Verdict as Badge};
+use dyno_report::{Align, Cell, Section, Table, TableFormat, Verdict as Badge};
 use dyno_store::{RunId, StoredRun};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -84,6 +84,15 @@ impl MachineOutcome {
 
     fn repeated(&self) -> bool {
         self.settings.repeat > 1
+    }
+
+    /// The outcome as `dyno machine` prints it in `format`: the table and its footer
+    /// (terminal, Markdown), or one row per metric (CSV).
+    pub fn text(&self, format: TableFormat) -> String {
+        match format {
+            TableFormat::Csv => format.render(&self.csv_table()),
+            f => f.render(&self.table()) + "\n" + &self.footer(),
+        }
     }
 
     /// Substrate's columns, then the spread when repeated.

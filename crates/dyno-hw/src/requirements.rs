@@ -131,6 +131,14 @@ pub fn builtin_names() -> Vec<&'static str> {
 }
 
 impl RequirementSet {
+    /// The minimum of the metric named `metric` (any spelling [`MetricId::parse`]
+    /// reads), if this set has one.
+    pub fn minimum_of(&self, metric: &str) -> Option<f64> {
+        MetricId::parse(metric)
+            .and_then(|id| self.get(id))
+            .map(|r| r.minimum)
+    }
+
     /// A built-in set by name (`substrate`, the current reference hardware, is the default).
     pub fn builtin(name: &str) -> Result<RequirementSet, RequirementsError> {
         let (name, json) =
@@ -446,6 +454,10 @@ mod tests {
     fn older_sets_are_selectable_and_unknown_names_list_the_choices() {
         let old = RequirementSet::builtin("substrate-2022").unwrap();
         assert_eq!(old.get(MetricId::Blake2256).unwrap().minimum, 1029.0 * MIB);
+        // By any spelling of the metric; none for a metric the set does not require.
+        assert_eq!(old.minimum_of("blake2-256"), Some(1029.0 * MIB));
+        assert_eq!(old.minimum_of("Blake2256"), Some(1029.0 * MIB));
+        assert_eq!(old.minimum_of("no-such-metric"), None);
         assert_eq!(
             old.parallel_cores(),
             8,

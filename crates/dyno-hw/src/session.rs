@@ -7,8 +7,8 @@
 //! measured when a later step fails or is interrupted.
 
 use crate::{
-    measure, stored_minimums, Context, Durations, HwError, MachineSettings, Measurement, MetricId,
-    RequirementSet, StoredSettings,
+    measure, stored_minimums, Context, Durations, HwError, MachineOutcome, MachineSettings,
+    Measurement, MetricId, RequirementSet, StoredSettings,
 };
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::{RunId, Store};
@@ -118,6 +118,91 @@ impl MachineRequest {
             requirement_minimums: stored_minimums(requirements),
             warnings: warnings.to_vec(),
         }
+    }
+}
+
+/// A whole `dyno machine` run, from its request to its judged outcome: the run begun in
+/// the results store (when there is one) with what it measures and why, every sample
+/// stored as it is measured ([`measure_all`]), the run finished `complete`, then judged
+/// against the requirements.
+#[derive(Debug)]
+pub struct MachineRun<'a> {
+    /// What to measure.
+    pub request: &'a MachineRequest,
+    /// The set that judges it.
+    pub requirements: &'a RequirementSet,
+    /// The machine.
+    pub host: Host,
+    /// Warnings about the measurement, shown and stored.
+    pub warnings: Vec<String>,
+    /// The dyno build as JSON, and whether it is a debug build.
+    pub build: (serde_json::Value, bool),
+    /// The command line, stored with the run.
+    pub command_line: Vec<String>,
+    /// The dyno that measures, as the store names it.
+    pub tool_version: String,
+}
+
+/// Why a machine run has no outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The store refused to begin or to finish the run.
+    #[error(transparent)]
+    Store(HwError),
+    /// A step failed or was interrupted ([`measure_all`] marked the run).
+    #[error("the machine run stopped")]
+    Stopped {
+        /// The step's error.
+        source: HwError,
+        /// The run holding the samples measured before it, when stored.
+        kept: Option<RunId>,
+    },
+}
+
+impl MachineRun<'_> {
+    /// Measures and judges, recording in `store` when given; `progress` sees every step.
+    pub fn measure(
+        self,
+        mut store: Option<&mut Store>,
+        stop: &AtomicBool,
+        progress: &mut dyn StepProgress,
+    ) -> Result<MachineOutcome, RunError> {
+        let request = self.request;
+        let run_id = match store.as_deref_mut() {
+            Some(s) => Some(
+                begin_run(
+                    s,
+                    &self.host,
+                    &request.metrics,
+                    &request.stored_settings(
+                        self.requirements,
+                        self.build.0.clone(),
+                        &self.warnings,
+                    ),
+                    self.command_line,
+                    self.tool_version,
+                )
+                .map_err(RunError::Store)?,
+            ),
+            None => None,
+        };
+        let plan = request.plan(self.host.cores_online);
+        let measured = measure_all(&plan, stop, store.as_deref_mut().zip(run_id), progress)
+            .map_err(|source| RunError::Stopped {
+                source,
+                kept: run_id,
+            })?;
+        if let (Some(s), Some(id)) = (store, run_id) {
+            finish_run(s, id, RunStatus::Complete).map_err(RunError::Store)?;
+        }
+        Ok(MachineOutcome {
+            settings: request.settings(&self.requirements.name),
+            verdict: crate::evaluate(measured, self.requirements, request.tolerance),
+            host: self.host,
+            warnings: self.warnings,
+            run_id,
+            build: self.build,
+        })
     }
 }
 
@@ -259,4 +344,93 @@ pub fn finish_run(store: &mut Store, run: RunId, status: RunStatus) -> Result<()
         what: "recording the end of the run",
         source: e,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Steps(u32);
+    impl StepProgress for Steps {
+        fn step(&mut self, _: &str, _: Duration) {}
+        fn done(&mut self) {
+            self.0 += 1;
+        }
+    }
+
+    fn request(dir: &std::path::Path) -> MachineRequest {
+        MachineRequest {
+            metrics: vec![MetricId::Blake2256],
+            durations: Durations::uniform(Duration::from_millis(20)),
+            base_path: dir.to_path_buf(),
+            parallel_cores: 1,
+            repeat: 2,
+            tolerance: 10.0,
+            chain: None,
+        }
+    }
+
+    fn run<'a>(request: &'a MachineRequest, set: &'a RequirementSet) -> MachineRun<'a> {
+        MachineRun {
+            request,
+            requirements: set,
+            host: Host {
+                hostname: "bench-01".into(),
+                cores_online: 1,
+                ..Host::default()
+            },
+            warnings: vec!["a warning".into()],
+            build: (serde_json::json!({ "version": "test" }), false),
+            command_line: vec!["dyno".into(), "machine".into()],
+            tool_version: "dyno test".into(),
+        }
+    }
+
+    #[test]
+    fn a_stored_run_is_begun_filled_finished_and_judged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let (request, set) = (
+            request(dir.path()),
+            RequirementSet::builtin("substrate").unwrap(),
+        );
+        let mut steps = Steps(0);
+        let stop = AtomicBool::new(false);
+        let outcome = run(&request, &set)
+            .measure(Some(&mut store), &stop, &mut steps)
+            .unwrap();
+        assert_eq!(steps.0, 2);
+        let id = outcome.run_id.expect("stored");
+        let stored = store.run(id).unwrap();
+        assert_eq!(stored.status, RunStatus::Complete);
+        assert_eq!(stored.samples.len(), 2);
+        assert_eq!(stored.info.settings["warnings"][0], "a warning");
+        assert_eq!(outcome.verdict.results.len(), 1);
+        assert_eq!(outcome.settings.requirements, set.name);
+        // Without a store nothing is recorded, and the outcome names no run.
+        let unsaved = run(&request, &set)
+            .measure(None, &stop, &mut Steps(0))
+            .unwrap();
+        assert_eq!(unsaved.run_id, None);
+    }
+
+    #[test]
+    fn an_interrupted_run_is_kept_incomplete_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let (request, set) = (
+            request(dir.path()),
+            RequirementSet::builtin("substrate").unwrap(),
+        );
+        let stop = AtomicBool::new(true);
+        let err = run(&request, &set)
+            .measure(Some(&mut store), &stop, &mut Steps(0))
+            .unwrap_err();
+        let RunError::Stopped { source, kept } = err else {
+            panic!("{err:?}");
+        };
+        assert!(source.is_interrupted(), "{source:?}");
+        let id = kept.expect("the run is named");
+        assert_eq!(store.run(id).unwrap().status, RunStatus::Incomplete);
+    }
 }

@@ -15,10 +15,12 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod build_info;
 mod config_error;
 mod host;
 mod units;
 
+pub use build_info::BuildInfo;
 pub use config_error::{key_at, line_col, locate_key, ConfigDiagnostic};
 pub use host::{Filesystem, FsKind, Host};
 pub use units::{format_binary_rate, format_value, Unit};
@@ -258,6 +260,27 @@ pub fn format_timestamp(unix: f64) -> String {
     )
 }
 
+/// Parses a date, `YYYY-MM-DD`, as seconds since the epoch at its UTC midnight: the
+/// inverse of [`format_timestamp`] for whole days. `None` for anything else.
+pub fn parse_date(s: &str) -> Option<f64> {
+    let parts: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return None;
+    };
+    let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days from civil (Howard Hinnant), the inverse of civil_from_days.
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(((era * 146_097 + doe - 719_468) * 86_400) as f64)
+}
+
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -281,6 +304,29 @@ mod tests {
         assert_eq!(format_timestamp(0.0), "1970-01-01T00:00:00Z");
         assert_eq!(format_timestamp(951_782_400.0), "2000-02-29T00:00:00Z");
         assert_eq!(format_timestamp(1_795_303_031.0), "2026-11-21T23:17:11Z");
+    }
+
+    #[test]
+    fn dates_parse_to_their_utc_midnight() {
+        assert_eq!(parse_date("1970-01-01"), Some(0.0));
+        assert_eq!(parse_date("2000-02-29"), Some(951_782_400.0));
+        for bad in [
+            "2026-13-01",
+            "2026-01-32",
+            "2026-1",
+            "yesterday",
+            "2026-01-01-01",
+        ] {
+            assert_eq!(parse_date(bad), None, "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_formatted_day_parses_back(day in -700_000i64..700_000) {
+            let t = (day * 86_400) as f64;
+            proptest::prop_assert_eq!(parse_date(&format_timestamp(t)[..10]), Some(t));
+        }
     }
 
     #[test]

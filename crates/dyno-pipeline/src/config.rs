@@ -2,7 +2,7 @@
 //! work starts. Every section but `[layout]` is optional; see
 //! `examples/pipeline/leader-2core.toml` for a commented file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use dyno_tango::config::{Layout, LinkConfig, MetricsConfig, TileKind, WorkspaceConfig};
 use dyno_tango::LayoutConfig;
@@ -97,6 +97,27 @@ impl Default for LeaderLayout {
     }
 }
 
+/// What `dyno pipeline bench`'s flags (and `dyno node --workload`'s) ask of the config
+/// ([`BenchConfig::resolve`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchOverrides {
+    /// A bench config file (`--config`).
+    pub config: Option<PathBuf>,
+    /// A built-in workload instead (`--workload`).
+    pub workload: Option<String>,
+    /// The workspace name (`--name`).
+    pub name: Option<String>,
+    /// Transactions per second offered (`--rate`).
+    pub rate: Option<u64>,
+    /// SHA-256 rounds of extra work per executed transaction (`--extra-work-per-tx`).
+    pub extra_work_per_tx: Option<u64>,
+    /// Where to serve the tiles' metrics (`--metrics-listen`).
+    pub metrics_listen: Option<String>,
+    /// Serve the metrics on a free loopback port when nothing else says where: the live
+    /// view of `--serve` watches them.
+    pub need_metrics: bool,
+}
+
 /// The built-in workloads of the reference node: name, TOML.
 pub const WORKLOADS: [(&str, &str); 2] = [
     ("value", include_str!("../workloads/value.toml")),
@@ -134,6 +155,42 @@ impl BenchConfig {
             cfg.bench.presign = r.saturating_mul(PRESIGN_SECONDS).min(1 << 20) as usize;
         }
         Ok(cfg)
+    }
+
+    /// The config `asked` names (a file or a built-in workload) with its overrides,
+    /// and its origin for messages.
+    pub fn resolve(asked: &BenchOverrides) -> Result<(BenchConfig, String)> {
+        let (mut cfg, origin) = match (&asked.config, &asked.workload) {
+            (Some(path), _) => (BenchConfig::from_file(path)?, path.display().to_string()),
+            (None, Some(name)) => (
+                BenchConfig::workload(name, asked.rate)?,
+                format!("workload {name}"),
+            ),
+            (None, None) => return Err(Error::Config {
+                origin: "--config".into(),
+                reason:
+                    "give a bench config (--config FILE) or a built-in workload (--workload NAME)"
+                        .into(),
+            }),
+        };
+        // A built-in workload already took the rate (and sized its pre-signed pool by it).
+        if let (Some(rate), Some(_)) = (asked.rate, &asked.config) {
+            cfg.bench.rate = rate;
+        }
+        if let Some(name) = &asked.name {
+            cfg.workspace.name = name.clone();
+        }
+        if let Some(n) = asked.extra_work_per_tx {
+            cfg.bank.extra_work_per_tx = n;
+            cfg.validate("--extra-work-per-tx")?;
+        }
+        if let Some(addr) = &asked.metrics_listen {
+            cfg.metrics.listen = Some(addr.clone());
+        }
+        if asked.need_metrics && cfg.metrics.listen.is_none() {
+            cfg.metrics.listen = Some("127.0.0.1:0".into());
+        }
+        Ok((cfg, origin))
     }
 
     /// Reads and validates a file.
@@ -358,6 +415,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--rate"), "{e}");
+    }
+
+    #[test]
+    fn the_flags_override_the_config_they_name() {
+        let asked = BenchOverrides {
+            workload: Some("script".into()),
+            rate: Some(50),
+            name: Some("second".into()),
+            need_metrics: true,
+            ..BenchOverrides::default()
+        };
+        let (cfg, origin) = BenchConfig::resolve(&asked).unwrap();
+        assert_eq!(origin, "workload script");
+        assert_eq!(
+            (cfg.bench.rate, cfg.bench.presign),
+            (50, 50 * PRESIGN_SECONDS as usize)
+        );
+        assert_eq!(cfg.workspace.name, "second");
+        assert_eq!(cfg.metrics.listen.as_deref(), Some("127.0.0.1:0"));
+        let file = BenchOverrides {
+            config: Some(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../examples/pipeline/leader-2core.toml"),
+            ),
+            rate: Some(7),
+            metrics_listen: Some("127.0.0.1:9".into()),
+            need_metrics: true,
+            ..BenchOverrides::default()
+        };
+        let (cfg, origin) = BenchConfig::resolve(&file).unwrap();
+        assert!(origin.ends_with("leader-2core.toml"), "{origin}");
+        assert_eq!(cfg.bench.rate, 7);
+        assert_eq!(cfg.metrics.listen.as_deref(), Some("127.0.0.1:9"));
+        let too_much = BenchOverrides {
+            extra_work_per_tx: Some(MAX_EXTRA_WORK_PER_TX + 1),
+            ..asked
+        };
+        let e = BenchConfig::resolve(&too_much).unwrap_err().to_string();
+        assert!(e.contains("--extra-work-per-tx"), "{e}");
+        let e = BenchConfig::resolve(&BenchOverrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--config") && e.contains("--workload"), "{e}");
     }
 
     #[test]

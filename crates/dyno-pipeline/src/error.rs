@@ -58,6 +58,14 @@ pub enum Error {
         /// Why it is not a `pipeline bench` config.
         bench: String,
     },
+    /// `dyno pipeline monitor --wait`: no pipeline came up in time.
+    #[error("no running pipeline at {} after {waited_s} s (start one with `dyno pipeline run --config FILE`)", path.display())]
+    NoPipeline {
+        /// Where its workspace was looked for.
+        path: PathBuf,
+        /// Seconds waited.
+        waited_s: u64,
+    },
     /// The metrics endpoint could not be started.
     #[error(transparent)]
     Endpoint(#[from] dyno_obs::Error),

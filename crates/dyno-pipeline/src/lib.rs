@@ -33,10 +33,10 @@ pub mod summary;
 pub mod sweep;
 
 pub use bench::{run_bench, BenchOptions, BenchReport, Fates, Progress};
-pub use config::BenchConfig;
+pub use config::{BenchConfig, BenchOverrides};
 pub use error::{Error, Result};
 pub use exposition::PipelineEndpoint;
 pub use layout_run::{layout_summary_text, store_layout_run, LayoutInvocation};
-pub use session::{BenchRun, BenchSession, Invocation};
-pub use summary::{summary_text, sweep_table};
+pub use session::{BenchRun, BenchSession, Invocation, Sinks};
+pub use summary::{progress_line, summary_text, sweep_table};
 pub use sweep::{sweep_configs, Sweep};

@@ -6,8 +6,9 @@
 use crate::{BenchConfig, Error, Result};
 use dyno_model::{format_value, Unit};
 use dyno_report::{Align, Cell, Status, Table};
-use dyno_tango::{LayoutConfig, Snapshot};
+use dyno_tango::{LayoutConfig, Snapshot, Workspace};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// A heartbeat older than this means the tile is stuck or gone.
 const STALE_NS: u64 = 100_000_000;
@@ -31,6 +32,31 @@ pub fn workspace_of(file: &Path) -> Result<PathBuf> {
         &ws.name,
         ws.dir.as_deref(),
     ))
+}
+
+/// Attaches read-only to the workspace at `path` once it exists and its pipeline is
+/// ready, looking every 100 ms; `on_wait` is told once when it has to wait. Gives up with
+/// [`Error::NoPipeline`] after `wait_s` seconds (0: waits until the pipeline comes).
+pub fn attach(path: &Path, wait_s: u64, on_wait: impl FnOnce()) -> Result<Workspace> {
+    let start = Instant::now();
+    let mut on_wait = Some(on_wait);
+    loop {
+        if let Ok(ws) = Workspace::attach_read_only_at(path) {
+            if ws.is_ready() {
+                return Ok(ws);
+            }
+        }
+        if wait_s > 0 && start.elapsed() >= Duration::from_secs(wait_s) {
+            return Err(Error::NoPipeline {
+                path: path.to_path_buf(),
+                waited_s: wait_s,
+            });
+        }
+        if let Some(tell) = on_wait.take() {
+            tell();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 fn count_cell(total: u64, change: u64, alarming: bool) -> Cell {
@@ -144,4 +170,23 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
         ]);
     }
     (tiles, links)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attaching_gives_up_after_the_wait_having_said_once_that_it_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nothing.wksp");
+        let mut told = 0;
+        let e = attach(&path, 1, || told += 1).unwrap_err();
+        assert_eq!(told, 1);
+        assert!(
+            matches!(&e, Error::NoPipeline { path: p, waited_s: 1 } if *p == path),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("no running pipeline at "), "{e}");
+    }
 }

@@ -18,6 +18,8 @@ use crate::bench::{run_bench, BenchOptions, Progress};
 use crate::config::BenchConfig;
 use crate::error::Result;
 use crate::report::BenchReport;
+use dyno_tiles::node_log::NodeLog;
+use dyno_tiles::node_metrics::NodeMetrics;
 
 /// The schema of [`BenchDocument`] (`dyno pipeline bench --format json`).
 pub const BENCH_SCHEMA: &str = "dyno.pipeline.bench/1";
@@ -92,6 +94,15 @@ impl BenchRun {
     }
 }
 
+/// Where a bench's events go besides the caller's progress.
+#[derive(Default)]
+pub struct Sinks<'a> {
+    /// The node log (`--node-log`): a JSON line per second and per block.
+    pub log: Option<&'a mut NodeLog>,
+    /// The node metrics the bench's endpoint serves.
+    pub metrics: Option<&'a NodeMetrics>,
+}
+
 /// A bench session: runs layouts and stores each as a run.
 ///
 /// Running and storing are two steps so that the caller opens the store only once a
@@ -109,23 +120,37 @@ impl BenchSession {
     }
 
     /// Benches layout `c`. `busy_before` is the CPUs' busy fraction the caller measured
-    /// just before (a busy machine moves the figures: the report says so); `progress`
-    /// sees every event of the run.
+    /// just before (a busy machine moves the figures: the report says so); `sinks` take
+    /// every event (the node log each second and block, the endpoint's metrics all), and
+    /// `progress` sees those the log does not take, and each second.
     pub fn run(
         &self,
         c: &BenchConfig,
         opts: &BenchOptions,
         stop: &AtomicBool,
         busy_before: Option<f64>,
+        mut sinks: Sinks<'_>,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<BenchRun> {
         let started_at = dyno_model::now_unix();
-        let mut report = run_bench(c, opts, stop, progress)?;
+        let mut report = run_bench(c, opts, stop, &mut |p: Progress| {
+            if let Some(m) = sinks.metrics {
+                m.observe(&p);
+            }
+            let logged = sinks.log.as_mut().is_some_and(|l| l.write(&p));
+            if !logged || matches!(p, Progress::Second { .. }) {
+                progress(p);
+            }
+        })?;
         if let Some(b) = busy_before.filter(|b| *b > BUSY_WARNING) {
             report.warnings.push(format!(
                 "the CPUs were {:.0}% busy before the start: other work competed with the tiles",
                 100.0 * b
             ));
+        }
+        // A failed write to the node log is the first thing the report warns of.
+        if let Some(e) = sinks.log.and_then(NodeLog::take_error) {
+            report.warnings.insert(0, e);
         }
         Ok(BenchRun {
             report,

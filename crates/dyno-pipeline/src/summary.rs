@@ -1,8 +1,30 @@
-//! A bench as people read it: the summary after each layout and the table after a sweep.
-//! The binary prints them; the JSON document is [`crate::session::BenchRun::document`].
+//! A bench as people read it: a line per event while it runs, the summary after each
+//! layout and the table after a sweep. The binary prints them; the JSON document is
+//! [`crate::session::BenchRun::document`].
 
 use crate::report::{BenchReport, Latency};
+use crate::Progress;
 use std::fmt::Write as _;
+
+/// What a bench's event says on the terminal: the signing before the window, the tiles
+/// started, each second's TPS, the drain, a warning. A block says nothing (the node log
+/// takes it).
+pub fn progress_line(p: &Progress) -> Option<String> {
+    Some(match p {
+        Progress::Presigning { count } => format!(
+            "signing {count} transactions before the measured window (benchg signs live once they run out)"
+        ),
+        Progress::Started { tiles, workspace } => format!(
+            "running {} tiles ({}); watch with: dyno pipeline monitor --name {workspace}",
+            tiles.len(),
+            tiles.join(" ")
+        ),
+        Progress::Second { t, tps, .. } => format!("{t:6.1} s  {tps:>10.0} TPS"),
+        Progress::Block { .. } => return None,
+        Progress::Draining => "stopping benchg; draining the pipeline".into(),
+        Progress::Warning(w) => format!("warning: {w}"),
+    })
+}
 
 fn ms(ns: u64) -> String {
     format!("{:.2} ms", ns as f64 / 1e6)
@@ -147,4 +169,38 @@ pub fn sweep_table(rows: &[(usize, usize, BenchReport)]) -> String {
         );
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_event_but_a_block_says_one_line() {
+        let second = Progress::Second {
+            t: 2.0,
+            tps: 1234.4,
+            latency: Latency::default(),
+        };
+        assert_eq!(
+            progress_line(&second).as_deref(),
+            Some("   2.0 s        1234 TPS")
+        );
+        let started = Progress::Started {
+            tiles: vec!["verify".into(), "bank".into()],
+            workspace: "dyno".into(),
+        };
+        assert_eq!(
+            progress_line(&started).as_deref(),
+            Some("running 2 tiles (verify bank); watch with: dyno pipeline monitor --name dyno")
+        );
+        assert_eq!(
+            progress_line(&Progress::Warning("short pool".into())).as_deref(),
+            Some("warning: short pool")
+        );
+        assert!(progress_line(&Progress::Draining).is_some());
+        assert!(progress_line(&Progress::Presigning { count: 9 })
+            .unwrap()
+            .starts_with("signing 9 transactions"));
+    }
 }

@@ -7,7 +7,7 @@ use crate::run_docs::median_of;
 use crate::ResultsError;
 use dyno_model::{format_value, Direction};
 use dyno_report::plot::BoxPlot;
-use dyno_report::{Align, Cell, HtmlReport, Section, Table};
+use dyno_report::{Align, Cell, HtmlReport, Section, Table, TableFormat};
 use dyno_store::{FleetQuery, RunId, Store};
 use std::path::Path;
 
@@ -113,6 +113,16 @@ impl FleetReport {
             }),
             None => Ok(None),
         }
+    }
+
+    /// The report as `dyno results fleet` prints it in `format`: the table, then (but
+    /// in CSV, which stays one table) where `place` stands.
+    pub fn text(&self, format: TableFormat, place: &Place) -> String {
+        let mut out = format.render(&self.table());
+        if format != TableFormat::Csv {
+            out += &format!("\n{}\n", self.standing_line(place));
+        }
+        out
     }
 
     /// One line saying where the placed machine stands, or (this host without a run) how

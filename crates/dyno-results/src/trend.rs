@@ -10,7 +10,7 @@ use crate::fleet::{better, MetricRef};
 use crate::ResultsError;
 use dyno_model::{format_timestamp, format_value, Metric};
 use dyno_report::plot::{ChangeKind, TrendPlot};
-use dyno_report::{Align, Cell, HtmlReport, Section, Table, Verdict};
+use dyno_report::{Align, Cell, HtmlReport, Section, Table, TableFormat, Verdict};
 use dyno_stats::{change_points, latest_regression, ChangePoint, ChangePointSettings, Strength};
 use dyno_store::{HistoryPoint, RunId};
 use serde::Serialize;
@@ -240,6 +240,17 @@ impl TrendReport {
             ]);
         }
         table
+    }
+
+    /// The report as `dyno results trend` prints it in `format` (terminal or Markdown):
+    /// the change points' table when there are any, then the verdict's line.
+    pub fn text(&self, format: TableFormat) -> String {
+        let shown = if self.changes.is_empty() {
+            String::new()
+        } else {
+            format.render(&self.table()) + "\n"
+        };
+        format!("{shown}{}\n", self.verdict.message)
     }
 
     /// A self-contained HTML report: the verdict, the per-run medians plotted with their

@@ -159,3 +159,18 @@ pub fn init(path: &std::path::Path) -> Result<Option<(String, String)>, TuneErro
         })?;
     Ok(chosen)
 }
+
+/// What to do after [`init`] wrote `path`: with a binary filled in (`chosen`, as `init`
+/// returns it), write its benchmark and edit the matrix, check, then run; without one,
+/// edit the project and the matrix, then run.
+pub fn init_next_steps(path: &std::path::Path, chosen: Option<&(String, String)>) -> String {
+    let path = path.display();
+    match chosen {
+        Some((package, bin)) => format!(
+            "wrote {path}: set up for binary `{bin}` of package `{package}` (the Cargo.toml \
+             next to it); write its [[benchmark]] and edit [matrix], then `dyno tune \
+             check {path}` and `dyno tune run {path}`"
+        ),
+        None => format!("wrote {path}: edit [project] and [matrix], then `dyno tune run {path}`"),
+    }
+}

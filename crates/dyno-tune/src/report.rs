@@ -11,7 +11,7 @@ use crate::record::{JobRecord, JobResult};
 use crate::variant::Variant;
 use dyno_model::{format_value, Direction, Metric};
 use dyno_report::plot::BoxPlot;
-use dyno_report::{Align, Cell, HtmlReport, Section, Table};
+use dyno_report::{Align, Cell, HtmlReport, Section, Table, TableFormat};
 use dyno_stats::{
     compare_many, median, median_ci, near_pareto, pareto_front, Better, ComparisonSettings,
     Interval, Verdict,
@@ -654,6 +654,25 @@ impl StudyReport {
         for (label, tail) in &self.failed_builds {
             out.push_str(&format!("\nbuild of {label} failed:\n{tail}\n"));
         }
+        out
+    }
+
+    /// The report as `dyno tune run` and `dyno tune report` print it in `format`
+    /// (terminal, Markdown or CSV): each metric's table, the per-CPU tables of a fleet
+    /// store, the build table, then [`StudyReport::summary_text`].
+    pub fn text(&self, format: TableFormat) -> String {
+        let mut out = String::new();
+        let tables = self.metric_tables().into_iter().chain(
+            crate::report_cpu::per_cpu_tables(&self.per_cpu)
+                .into_iter()
+                .chain([self.build_table()]),
+        );
+        for t in tables {
+            out += &format.render(&t);
+            out.push('\n');
+        }
+        out += &self.summary_text();
+        out.push('\n');
         out
     }
 

@@ -2,10 +2,12 @@
 //! the store, kept here so the binary only wires them to the terminal.
 
 use crate::artifact::{BuildOutcome, BuildRecord, BuildRequest, PgoJob};
+use crate::build::{build_all, source_fingerprint, BuildEvent};
 use crate::cargo::{load_record, sha256_file};
 use crate::error::TuneError;
+use crate::measure::ProcessExecutor;
 use crate::portability::CpuAssumption;
-use crate::race::{Contestant, RaceConfig, Replay};
+use crate::race::{run_race, Contestant, JobEvent, RaceConfig, RaceOutcome, Replay};
 use crate::record::{Recorder, StoreRecorder, SubjectKey};
 use crate::report::{build_report, ReportInput, StudyReport};
 use crate::study::Study;
@@ -14,6 +16,7 @@ use dyno_model::{Host, Subject, SubjectKind};
 use dyno_store::Store;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every variant of the study with its build plan.
 pub fn build_requests(study: &Study) -> Vec<BuildRequest> {
@@ -76,6 +79,24 @@ fn variant_subject(study: &Study, v: &Variant, b: &BuildRecord) -> Subject {
             .with("pgo_training_same_input", p.same_input.to_string()),
         None => subject,
     }
+}
+
+/// Builds every variant of `study`, whose project is at `root` (an unchanged build is
+/// reused), `jobs` of `[run]` at a time, and lines up those that built; `on_event` sees
+/// each build start and end. `None` when `stop` ended the builds.
+pub fn build_lineup(
+    study: &Study,
+    root: &Path,
+    stop: &AtomicBool,
+    on_event: &(dyn Fn(BuildEvent) + Sync),
+) -> Result<Option<Lineup>, TuneError> {
+    let requests = build_requests(study);
+    let sources = source_fingerprint(root, &study.work_dir());
+    let outcomes = build_all(&requests, study.run.jobs, &sources, stop, on_event);
+    if stop.load(Ordering::SeqCst) {
+        return Ok(None);
+    }
+    lineup(study, &requests, &outcomes).map(Some)
 }
 
 /// Pairs variants with their build outcomes (`outcomes[i]` for `requests[i]`) and adds
@@ -227,6 +248,103 @@ pub fn report_host(
         study: study.path.clone(),
         hosts,
     })
+}
+
+/// `dyno tune report`'s report: the race of the host [`report_host`] chooses (`asked`
+/// is `--host`, `here` this machine's name), judged in the mode it ran in (racing or
+/// exhaustive).
+pub fn stored_report(
+    study: &Study,
+    store: &mut Store,
+    asked: Option<&str>,
+    here: &str,
+) -> Result<StudyReport, TuneError> {
+    let hostname = report_host(store, study, asked, here)?;
+    let exhaustive =
+        crate::record::study_mode(store, &study.key(), &hostname)?.as_deref() == Some("exhaustive");
+    full_report(study, store, &hostname, exhaustive)
+}
+
+/// How `dyno tune run` races and records: the study (and its file as given), the mode,
+/// and what the store records of the dyno that runs it.
+#[derive(Debug)]
+pub struct RaceRequest<'a> {
+    /// The study.
+    pub study: &'a Study,
+    /// Its file, as given on the command line.
+    pub path: &'a str,
+    /// Racing or exhaustive.
+    pub mode: crate::Mode,
+    /// The dyno build as JSON, stored with the settings.
+    pub build: serde_json::Value,
+    /// The command line, stored with the run.
+    pub command_line: Vec<String>,
+    /// dyno's version.
+    pub tool_version: &'a str,
+}
+
+impl RaceRequest<'_> {
+    /// Races `contestants` on the study's benchmarks, recording every job in `store` as
+    /// this machine's (probed where the study builds), resuming what the store holds;
+    /// `on_job` sees each job end. Returns the race's outcome and this machine's name.
+    pub fn run(
+        self,
+        contestants: &[Contestant],
+        store: &mut Store,
+        stop: &AtomicBool,
+        on_job: &mut dyn FnMut(&JobEvent),
+    ) -> Result<(RaceOutcome, String), TuneError> {
+        let study = self.study;
+        let work = study.work_dir();
+        let host = dyno_proc::host::probe(work.parent().unwrap_or(Path::new(".")));
+        let hostname = host.hostname.clone();
+        let settings = RaceSettings::new(self.path, study, self.mode, self.build);
+        let mut recorder = StoreRecorder::new(
+            store,
+            &study.key(),
+            host,
+            self.command_line,
+            self.tool_version,
+            settings.to_value(),
+        );
+        let outcome = run_race(
+            contestants,
+            &study.benchmarks,
+            RaceConfig::from_settings(&study.run, self.mode),
+            &mut ProcessExecutor,
+            &mut recorder,
+            stop,
+            on_job,
+        )?;
+        Ok((outcome, hostname))
+    }
+}
+
+/// What `dyno tune run`'s flags override in the study file's `[run]` table.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunOverrides {
+    /// Most rounds (`--max-rounds`); the minimum is lowered to it when above.
+    pub max_rounds: Option<u32>,
+    /// Benchmark time after which no round starts (`--time-budget`), in seconds.
+    pub time_budget_s: Option<f64>,
+    /// Parallel builds (`--jobs`).
+    pub jobs: Option<usize>,
+}
+
+impl RunOverrides {
+    /// `study` with these overrides applied.
+    pub fn apply(&self, study: &mut Study) {
+        if let Some(n) = self.max_rounds {
+            study.run.max_rounds = n;
+            study.run.min_rounds = study.run.min_rounds.min(n);
+        }
+        if let Some(b) = self.time_budget_s {
+            study.run.time_budget_s = Some(b);
+        }
+        if let Some(j) = self.jobs {
+            study.run.jobs = j;
+        }
+    }
 }
 
 /// The report of `hostname`'s race ([`report_from_store`]) with the study per CPU family

@@ -187,6 +187,11 @@ fn init_next_to_a_project_names_its_binary_and_asks_for_a_benchmark() {
     let path = dir.path().join("study.toml");
     let chosen = dyno_tune::init(&path).unwrap();
     assert_eq!(chosen, Some(("tiny".to_string(), "tiny".to_string())));
+    let next = dyno_tune::init_next_steps(&path, chosen.as_ref());
+    assert!(
+        next.contains("binary `tiny` of package `tiny`") && next.contains("dyno tune check"),
+        "{next}"
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("bin = \"tiny\""), "{text}");
     assert!(!text.contains("bin = \"dyno\""), "{text}");
@@ -212,5 +217,10 @@ fn init_without_a_project_writes_the_plain_example() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("study.toml");
     assert_eq!(dyno_tune::init(&path).unwrap(), None);
+    let next = dyno_tune::init_next_steps(&path, None);
+    assert!(
+        next.ends_with(&format!("then `dyno tune run {}`", path.display())),
+        "{next}"
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), dyno_tune::EXAMPLE);
 }

@@ -2,7 +2,7 @@
 //! watch, the commands' reports and where log lines go.
 
 use crate::error::WebError;
-use crate::views::ComparisonView;
+use crate::ComparisonView;
 use dyno_store::{RunId, Store, StoredRun};
 use std::net::SocketAddr;
 use std::path::PathBuf;

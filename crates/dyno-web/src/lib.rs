@@ -53,11 +53,10 @@ mod pages;
 mod router;
 mod state;
 mod tls;
-mod views;
 
 pub use config::{Config, FullReport, LogSink, TlsPair};
+pub use dyno_results::{ComparisonView, Finding, UnjudgedView, VerdictView};
 pub use error::WebError;
-pub use views::{ComparisonView, Finding, UnjudgedView, VerdictView};
 
 use state::AppState;
 use std::net::SocketAddr;

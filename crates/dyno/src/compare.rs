@@ -9,7 +9,7 @@ use dyno_compare::judged::{JudgeRequest, Judged, PowerError};
 use dyno_compare::runner::Ending;
 use dyno_compare::session::{self, CompareSession, Event};
 use dyno_compare::verdict::TestKind;
-use dyno_compare::{cluster_run, record, report, ComparisonFile, Execution};
+use dyno_compare::{cluster_run, record, report, ComparisonFile};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
@@ -195,14 +195,13 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     cfg.select_workloads(&a.workload, &a.file)?;
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
     cluster_run::check_clusters(&cfg, &a.file, &dyno)?;
-    cfg.apply_precision(a.precision.as_deref(), a.max_rounds, a.max_minutes)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(r) = a.rounds {
-        if cfg.sequential.is_some() {
-            anyhow::bail!("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds");
-        }
-        cfg.rounds = r;
-    }
+    cfg.apply_run_flags(
+        a.precision.as_deref(),
+        a.max_rounds,
+        a.max_minutes,
+        a.rounds,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let cache = a
         .build_dir
         .clone()
@@ -280,18 +279,6 @@ impl Shown {
 
     fn event(&mut self, e: Event<'_>) {
         match e {
-            Event::BusyCpus(busy) => eprintln!(
-                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
-                busy * 100.0
-            ),
-            Event::Continuing { id, done, planned } => eprintln!(
-                "continuing comparison {id} of {}: {done} of {planned} executions already stored (--fresh starts anew)",
-                self.file.display(),
-            ),
-            Event::Changed { id, done, planned } => eprintln!(
-                "{} changed since comparison {id} was interrupted ({done} of {planned} executions): starting a new comparison",
-                self.file.display()
-            ),
             Event::Planned {
                 executions,
                 rounds,
@@ -300,47 +287,6 @@ impl Shown {
                 let progress = Progress::new(executions as u64);
                 progress.step(&format!("round 1/{rounds}: starting"), left);
                 self.progress = Some(progress);
-            }
-            Event::Executed(exec) => {
-                for w in &exec.warnings {
-                    eprintln!("warning: {} / {}: {w}", exec.subject, exec.workload);
-                }
-                for f in report::failures(std::slice::from_ref(exec)) {
-                    eprintln!("{f}");
-                }
-                if let Some(p) = &self.progress {
-                    p.done_one();
-                }
-            }
-            Event::AlreadyDecided { id, why } => eprintln!(
-                "comparison {id} of {} already stopped ({why}): starting a new comparison (a tighter precision or a larger budget continues it instead)",
-                self.file.display()
-            ),
-            Event::BusyBeforeRound { round, busy } => self.say(&format!(
-                "warning: before round {}: the machine is {}: its work lands in this round's numbers",
-                round + 1,
-                busy.sentence()
-            )),
-            Event::Looked(look) => {
-                let left = match look.rounds_left {
-                    _ if look.stop.is_some() => String::new(),
-                    Some(r) => format!("; about {r} more rounds predicted"),
-                    None => "; the rounds still needed are not known yet".into(),
-                };
-                let judged = if look.metrics.is_empty() {
-                    ": no primary metric judged yet (two rounds are the least)"
-                } else {
-                    ":"
-                };
-                self.say(&format!(
-                    "precision after {} round{} ({:.0} min){left}{judged}",
-                    look.rounds,
-                    if look.rounds == 1 { "" } else { "s" },
-                    look.elapsed_s / 60.0
-                ));
-                for m in &look.metrics {
-                    self.say(&format!("  {}", m.sentence(look.target)));
-                }
             }
             Event::Next {
                 round,
@@ -352,6 +298,19 @@ impl Shown {
                 if let Some(p) = &self.progress {
                     let what = format!("round {}/{rounds}: {subject} under {workload}", round + 1);
                     p.step(&what, left);
+                }
+            }
+            Event::BusyBeforeRound { .. } | Event::Looked(_) => {
+                for line in e.lines(&self.file) {
+                    self.say(&line);
+                }
+            }
+            _ => {
+                for line in e.lines(&self.file) {
+                    eprintln!("{line}");
+                }
+                if let (Event::Executed(_), Some(p)) = (e, &self.progress) {
+                    p.done_one();
                 }
             }
         }
@@ -373,21 +332,17 @@ impl Shown {
 }
 
 fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let path = db::path(&a.db);
-    let store = Store::open_read_only(&path)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let mut loaded = record::load(&store, &a.runs)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let narrowed = loaded
-        .narrow_to(&a.candidates)
-        .map_err(|e| anyhow::anyhow!("--candidate: {e}"))?;
-    let params = std::iter::once(loaded.stored_runs())
-        .chain(narrowed)
-        .collect();
-    let judged = loaded
-        .measured()
-        .judge(&a.out.request(a.rounds.clone()), params)?;
+    let mut loaded = load(&a.db, &a.runs)?;
+    let judged = loaded.judge_report(&a.out.request(a.rounds.clone()), &a.candidates)?;
     show(&judged, &a.out)
+}
+
+/// The stored comparison that `runs` belong to, from the store `--db` names.
+fn load(db: &Option<PathBuf>, runs: &[RunId]) -> anyhow::Result<record::Loaded> {
+    let path = db::path(db);
+    let context = || format!("results store {}", path.display());
+    let store = Store::open_read_only(&path).with_context(context)?;
+    record::load(&store, runs).with_context(context)
 }
 
 impl OutputArgs {
@@ -403,8 +358,16 @@ impl OutputArgs {
 
 /// Prints the summary, writes the HTML report; exit 1 on a regression when asked.
 fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
-    let m = &judged.measured;
-    print_summary(m.meta, m.executions, &judged.judgement, out.format);
+    match out.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report::verdicts_json(&judged.judgement))
+                .unwrap_or_default()
+        ),
+        Format::Table => print!("{}", judged.summary(crate::term::table_format())),
+        Format::Markdown => print!("{}", judged.summary(TableFormat::Markdown)),
+        Format::Csv => print!("{}", judged.summary(TableFormat::Csv)),
+    }
     if let Some(path) = &out.html {
         write_atomic(path, judged.html().as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
@@ -416,98 +379,9 @@ fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(
-    meta: &record::ComparisonMeta,
-    executions: &[Execution],
-    j: &dyno_compare::Judgement,
-    format: Format,
-) {
-    if format == Format::Json {
-        let json = report::verdicts_json(j);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
-        return;
-    }
-    let table = report::verdict_table(meta, j);
-    let rendered = match format {
-        Format::Table => TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        }
-        .render(&table),
-        Format::Markdown => TableFormat::Markdown.render(&table),
-        Format::Csv => TableFormat::Csv.render(&table),
-        Format::Json => String::new(),
-    };
-    let complete = executions
-        .iter()
-        .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
-        .count();
-    println!(
-        "{complete} complete executions of {} ({}{} planned)",
-        executions.len(),
-        if meta.sequential.is_some() {
-            "at most "
-        } else {
-            ""
-        },
-        meta.rounds as usize * meta.subjects.len() * meta.workloads.len()
-    );
-    print!("{rendered}");
-    if !rendered.ends_with('\n') {
-        println!();
-    }
-    // Per-stage block timings, one table per workload (CSV stays one table of verdicts).
-    for stages in report::stage_tables(meta, executions, j) {
-        let text = match format {
-            Format::Table => TableFormat::Terminal {
-                color: crate::term::color_stdout(),
-            }
-            .render(&stages),
-            Format::Markdown => TableFormat::Markdown.render(&stages),
-            Format::Csv | Format::Json => continue,
-        };
-        println!();
-        print!("{text}");
-        if !text.ends_with('\n') {
-            println!();
-        }
-    }
-    for (v, text) in report::observations(j) {
-        println!("{}: {text}", report::verdict_label(v));
-    }
-    for line in &j.precision {
-        println!("precision: {line}");
-    }
-    for line in report::power_lines(j) {
-        println!("power: {line}");
-    }
-    for line in j.noise.lines() {
-        println!("noise: {line}");
-    }
-    for line in dyno_compare::family::summary_lines(&j.unjudged) {
-        println!("note: {line}; --format json lists them");
-    }
-    for n in &j.notes {
-        println!("note: {n}");
-    }
-    let failures = report::failures(executions);
-    if !failures.is_empty() {
-        println!("{} executions did not complete:", failures.len());
-        for f in failures {
-            println!("  {f}");
-        }
-    }
-}
-
 /// `dyno compare power`: trials of a stored comparison and the noise of its metrics.
 fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
-    let path = db::path(&a.db);
-    let store = Store::open_read_only(&path)
-        .with_context(|| format!("results store {}", path.display()))?;
-    let loaded = record::load(&store, &[a.run])
-        .with_context(|| format!("results store {}", path.display()))?;
+    let loaded = load(&a.db, &[a.run])?;
     let request = JudgeRequest {
         test: a.test,
         primary: a.primary.clone(),
@@ -530,22 +404,8 @@ fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
     let format = match a.format {
         Format::Markdown => TableFormat::Markdown,
         Format::Csv => TableFormat::Csv,
-        _ => TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        },
+        _ => crate::term::table_format(),
     };
-    for (i, table) in study.tables().iter().enumerate() {
-        if i > 0 {
-            println!();
-        }
-        let text = format.render(table);
-        print!("{text}");
-        if !text.ends_with('\n') {
-            println!();
-        }
-    }
-    for line in study.lines() {
-        println!("{line}");
-    }
+    print!("{}", study.text(format));
     Ok(ExitCode::SUCCESS)
 }

@@ -8,8 +8,9 @@
 use crate::results::ListFormat;
 use anyhow::Context as _;
 use clap::Args;
+use dyno_hw::RequirementSet;
 use dyno_model::Direction;
-use dyno_report::{write_atomic, TableFormat};
+use dyno_report::TableFormat;
 use dyno_results::{FleetReference, FleetReport, Place};
 use dyno_store::{FleetQuery, RunId};
 use std::path::{Path, PathBuf};
@@ -49,14 +50,6 @@ pub struct FleetArgs {
     html: Option<PathBuf>,
 }
 
-/// The minimum of `metric` in the requirement set `name`, if the set has one.
-fn minimum(name: &str, metric: &str) -> anyhow::Result<Option<f64>> {
-    let set = dyno_hw::RequirementSet::builtin(name).context("--reference")?;
-    Ok(dyno_hw::MetricId::parse(metric)
-        .and_then(|id| set.get(id))
-        .map(|r| r.minimum))
-}
-
 /// Runs `dyno results fleet`.
 pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let store = crate::results::open_read(&a.db)?;
@@ -66,7 +59,9 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         command: Some(a.command.clone()),
     };
     let min = match &a.reference {
-        Some(set) => minimum(set, &a.metric)?,
+        Some(set) => RequirementSet::builtin(set)
+            .context("--reference")?
+            .minimum_of(&a.metric),
         None => None,
     };
     let meets_fn = |v: f64, direction| {
@@ -92,27 +87,17 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let report = FleetReport::from_store(&store, &query, reference, meets, &place)
         .map_err(crate::results::classify)?;
     if let Some(path) = &a.html {
-        write_atomic(path, report.html(&place, store.path()).as_bytes())
-            .with_context(|| format!("--html {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        crate::term::write_file("--html", path, &report.html(&place, store.path()))?;
     }
     if a.format == ListFormat::Json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let t = report.table();
-    let rendered = match a.format {
-        ListFormat::Markdown => TableFormat::Markdown.render(&t),
-        ListFormat::Csv => TableFormat::Csv.render(&t),
-        _ => TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        }
-        .render(&t),
+    let format = match a.format {
+        ListFormat::Markdown => TableFormat::Markdown,
+        ListFormat::Csv => TableFormat::Csv,
+        _ => crate::term::table_format(),
     };
-    print!("{rendered}");
-    if a.format != ListFormat::Csv {
-        println!();
-        println!("{}", report.standing_line(&place));
-    }
+    print!("{}", report.text(format, &place));
     Ok(ExitCode::SUCCESS)
 }

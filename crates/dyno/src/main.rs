@@ -18,7 +18,6 @@ mod progress;
 mod results;
 mod run_report;
 mod serve;
-mod serve_compare;
 mod term;
 mod tune;
 

@@ -199,25 +199,7 @@ pub struct DeleteArgs {
 }
 
 pub(crate) fn parse_date(s: &str) -> Result<f64, String> {
-    let parts: Vec<&str> = s.split('-').collect();
-    let bad = || format!("`{s}` is not a date (YYYY-MM-DD)");
-    if parts.len() != 3 {
-        return Err(bad());
-    }
-    let y: i64 = parts[0].parse().map_err(|_| bad())?;
-    let m: i64 = parts[1].parse().map_err(|_| bad())?;
-    let d: i64 = parts[2].parse().map_err(|_| bad())?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return Err(bad());
-    }
-    // Days from civil (Howard Hinnant), the inverse of the model's formatter.
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Ok(((era * 146_097 + doe - 719_468) * 86_400) as f64)
+    dyno_model::parse_date(s).ok_or_else(|| format!("`{s}` is not a date (YYYY-MM-DD)"))
 }
 
 pub(crate) fn open_read(db: &DbArg) -> anyhow::Result<Store> {

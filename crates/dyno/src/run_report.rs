@@ -1,8 +1,6 @@
 //! `dyno results report`: one self-contained HTML file for stored runs (dyno-results'
 //! [`dyno_results::runs_report`]), with a machine run's requirements judged by dyno-hw.
 
-use anyhow::Context as _;
-use dyno_report::write_atomic;
 use dyno_store::{RunId, Store, StoredRun};
 use std::path::Path;
 use std::process::ExitCode;
@@ -13,9 +11,7 @@ pub fn write(store: &Store, ids: &[RunId], output: &Path) -> anyhow::Result<Exit
         .iter()
         .map(|id| store.run(*id))
         .collect::<Result<_, _>>()?;
-    write_atomic(output, render(&runs).as_bytes())
-        .with_context(|| format!("--output {}", output.display()))?;
-    eprintln!("wrote {}", output.display());
+    crate::term::write_file("--output", output, &render(&runs))?;
     Ok(ExitCode::SUCCESS)
 }
 

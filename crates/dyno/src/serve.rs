@@ -3,6 +3,7 @@
 
 use anyhow::Context as _;
 use clap::Args;
+use dyno_compare::judged::StoredReportError;
 use dyno_store::{RunId, Store, StoreError, StoredRun};
 use dyno_web::{ComparisonView, WebError};
 use std::net::SocketAddr;
@@ -65,19 +66,26 @@ struct CommandReports;
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => dyno_compare::judged::stored_html(store, run.id)
-                .map(Some)
-                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
-            "cluster run" => dyno_cluster::stored::stored_html(run)
-                .map(Some)
-                .map_err(|e| WebError::Report(format!("{:#}", anyhow::Error::from(e)))),
-            _ => Ok(Some(crate::run_report::render(std::slice::from_ref(run)))),
+            "compare" => dyno_compare::judged::stored_html(store, run.id).map_err(failed),
+            "cluster run" => dyno_cluster::stored::stored_html(run).map_err(failed),
+            _ => Ok(crate::run_report::render(std::slice::from_ref(run))),
         }
+        .map(Some)
     }
 
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        crate::serve_compare::view(store, run).map(Some)
+        dyno_compare::view::stored_view(store, run)
+            .map(Some)
+            .map_err(|e| match e {
+                StoredReportError::Load(e) => WebError::Report(e.to_string()),
+                e => failed(e),
+            })
     }
+}
+
+/// A report that cannot be made, as its page says: the error with its causes.
+fn failed(e: impl Into<anyhow::Error>) -> WebError {
+    WebError::Report(format!("{:#}", e.into()))
 }
 
 /// Starts `dyno serve` on a thread beside a command that runs a pipeline or a cluster

@@ -1,6 +1,7 @@
 //! Colour on the terminal: `--color auto|always|never` (every command), NO_COLOR
 //! (<https://no-color.org>: set and non-empty = no colour unless `--color always`), and
-//! in `auto`, colour only where the stream is a terminal.
+//! in `auto`, colour only where the stream is a terminal. And the one way a command says
+//! it wrote a file a flag named.
 
 use clap::ValueEnum;
 use std::io::IsTerminal;
@@ -40,6 +41,23 @@ pub fn color_stdout() -> bool {
         std::env::var_os("NO_COLOR"),
         std::io::stdout().is_terminal(),
     )
+}
+
+/// The terminal's table format, coloured when standard output is (see [`color_stdout`]).
+pub fn table_format() -> dyno_report::TableFormat {
+    dyno_report::TableFormat::Terminal {
+        color: color_stdout(),
+    }
+}
+
+/// Writes `text` to `path` atomically (a failure names `flag` and the path), then says so
+/// on stderr.
+pub fn write_file(flag: &str, path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    dyno_report::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("{flag} {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 #[cfg(test)]

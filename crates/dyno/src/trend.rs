@@ -9,7 +9,7 @@
 use crate::results::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
-use dyno_report::{write_atomic, TableFormat};
+use dyno_report::TableFormat;
 use dyno_results::{mixed_series, TrendQuery, TrendReport};
 use dyno_stats::ChangePointSettings;
 use std::path::PathBuf;
@@ -149,27 +149,13 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     let text = match a.format {
         TrendFormat::Json => serde_json::to_string_pretty(&trend)? + "\n",
         TrendFormat::Html => trend.html(&query.described_filters()),
-        TrendFormat::Table | TrendFormat::Markdown => {
-            let format = match a.format {
-                TrendFormat::Markdown => TableFormat::Markdown,
-                _ => TableFormat::Terminal {
-                    color: a.output.is_none() && crate::term::color_stdout(),
-                },
-            };
-            let shown = if trend.changes.is_empty() {
-                String::new()
-            } else {
-                format.render(&trend.table()) + "\n"
-            };
-            format!("{shown}{}\n", trend.verdict.message)
-        }
+        TrendFormat::Markdown => trend.text(TableFormat::Markdown),
+        TrendFormat::Table => trend.text(TableFormat::Terminal {
+            color: a.output.is_none() && crate::term::color_stdout(),
+        }),
     };
     match &a.output {
-        Some(path) => {
-            write_atomic(path, text.as_bytes())
-                .with_context(|| format!("--output {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
-        }
+        Some(path) => crate::term::write_file("--output", path, &text)?,
         None => print!("{text}"),
     }
     Ok(if trend.verdict.regression {

@@ -7,15 +7,13 @@ use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::Store;
-use dyno_tune::build::{build_all, source_fingerprint, BuildEvent};
+use dyno_tune::build::BuildEvent;
 use dyno_tune::race::JobEvent;
 use dyno_tune::session::{
-    build_requests, full_report, lineup, outcome_line, report_host, Lineup, RaceSettings,
+    build_lineup, build_requests, full_report, outcome_line, stored_report, Lineup, RaceRequest,
+    RunOverrides,
 };
-use dyno_tune::{
-    check_environment, run_race, Mode, ProcessExecutor, RaceConfig, StopReason, StoreRecorder,
-    Study,
-};
+use dyno_tune::{check_environment, Mode, StopReason, Study};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,21 +108,8 @@ fn parse_budget(s: &str) -> Result<f64, String> {
 pub fn run(cmd: TuneCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         TuneCommand::Init { path } => {
-            match dyno_tune::init(&path)? {
-                Some((package, bin)) => println!(
-                    "wrote {}: set up for binary `{bin}` of package `{package}` (the Cargo.toml \
-                     next to it); write its [[benchmark]] and edit [matrix], then `dyno tune \
-                     check {}` and `dyno tune run {}`",
-                    path.display(),
-                    path.display(),
-                    path.display()
-                ),
-                None => println!(
-                    "wrote {}: edit [project] and [matrix], then `dyno tune run {}`",
-                    path.display(),
-                    path.display()
-                ),
-            }
+            let chosen = dyno_tune::init(&path)?;
+            println!("{}", dyno_tune::init_next_steps(&path, chosen.as_ref()));
             Ok(ExitCode::SUCCESS)
         }
         TuneCommand::Check(args) => check(&args),
@@ -149,47 +134,25 @@ fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
     Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
 }
 
-/// The study file with the flags that override its `[run]` table.
-fn study_with_overrides(args: &RunArgs) -> anyhow::Result<Study> {
-    let mut study = load(&args.study.study)?;
-    if let Some(n) = args.max_rounds {
-        study.run.max_rounds = n;
-        study.run.min_rounds = study.run.min_rounds.min(n);
-    }
-    if let Some(b) = args.time_budget {
-        study.run.time_budget_s = Some(b);
-    }
-    if let Some(j) = args.jobs {
-        study.run.jobs = j as usize;
-    }
-    Ok(study)
-}
-
 /// Builds every variant (reusing unchanged ones) and lines up those that built.
 fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineup> {
-    let stop = interrupt::stop_flag();
-    let requests = build_requests(study);
-    let work = study.work_dir();
-    let sources = source_fingerprint(root, &work);
+    let total = build_requests(study).len();
     eprintln!(
-        "building {} variants ({} at a time) into {}",
-        requests.len(),
+        "building {total} variants ({} at a time) into {}",
         study.run.jobs,
-        work.display()
+        study.work_dir().display()
     );
-    let total = requests.len();
     let done = AtomicUsize::new(0);
-    let outcomes = build_all(&requests, study.run.jobs, &sources, stop, &|e| match e {
+    let built = build_lineup(study, root, interrupt::stop_flag(), &|e| match e {
         BuildEvent::Started { label } => eprintln!("  build {label} ..."),
         BuildEvent::Finished { label, outcome } => {
             let n = done.fetch_add(1, Ordering::SeqCst) + 1;
             eprintln!("  [{n}/{total}] {label}: {}", outcome_line(&outcome));
         }
-    });
-    if stop.load(Ordering::SeqCst) {
-        return Err(CliError::Interrupted("builds stopped; `dyno tune run` resumes".into()).into());
-    }
-    Ok(lineup(study, &requests, &outcomes)?)
+    })?;
+    built.ok_or_else(|| {
+        CliError::Interrupted("builds stopped; `dyno tune run` resumes".into()).into()
+    })
 }
 
 /// What the race shows while it runs: on a terminal one progress line (at most
@@ -260,7 +223,13 @@ impl RaceProgress {
 }
 
 fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let study = study_with_overrides(args)?;
+    let mut study = load(&args.study.study)?;
+    RunOverrides {
+        max_rounds: args.max_rounds,
+        time_budget_s: args.time_budget,
+        jobs: args.jobs.map(|j| j as usize),
+    }
+    .apply(&mut study);
     let root = check_environment(&study)?;
     let lineup = build_variants(&study, &root)?;
     for (v, _) in &lineup.failed {
@@ -293,36 +262,23 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         Mode::Racing
     };
-    let config = RaceConfig::from_settings(&study.run, mode);
     let mut store = open_store(&args.study.db)?;
-    let work = study.work_dir();
-    let host = dyno_proc::host::probe(work.parent().unwrap_or(std::path::Path::new(".")));
-    let hostname = host.hostname.clone();
-    let path = args.study.study.display().to_string();
-    let settings = RaceSettings::new(&path, &study, mode, build_info::json());
-    let outcome = {
-        let mut recorder = StoreRecorder::new(
-            &mut store,
-            &study.key(),
-            host,
-            std::env::args().collect(),
-            env!("CARGO_PKG_VERSION"),
-            settings.to_value(),
-        );
-        let per_round = lineup.contestants.len() * study.benchmarks.len();
-        let mut progress = RaceProgress::new(per_round, study.run.max_rounds);
-        let result = run_race(
-            &lineup.contestants,
-            &study.benchmarks,
-            config,
-            &mut ProcessExecutor,
-            &mut recorder,
-            interrupt::stop_flag(),
-            &mut |e| progress.job(e),
-        );
-        progress.finish();
-        result?
+    let per_round = lineup.contestants.len() * study.benchmarks.len();
+    let mut progress = RaceProgress::new(per_round, study.run.max_rounds);
+    let request = RaceRequest {
+        study: &study,
+        path: &args.study.study.display().to_string(),
+        mode,
+        build: build_info::json(),
+        command_line: std::env::args().collect(),
+        tool_version: env!("CARGO_PKG_VERSION"),
     };
+    let stop = interrupt::stop_flag();
+    let raced = request.run(&lineup.contestants, &mut store, stop, &mut |e| {
+        progress.job(e)
+    });
+    progress.finish();
+    let (outcome, hostname) = raced?;
     eprintln!(
         "{} benchmark runs this session; race over: {}",
         outcome.jobs_run,
@@ -340,9 +296,8 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: &std::path::Path) {
-    let color = crate::term::color_stdout();
     let f = match format {
-        Format::Table => TableFormat::Terminal { color },
+        Format::Table => crate::term::table_format(),
         Format::Markdown => TableFormat::Markdown,
         Format::Csv => TableFormat::Csv,
         Format::Json => {
@@ -354,14 +309,7 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
             return;
         }
     };
-    for t in report.metric_tables() {
-        println!("{}", f.render(&t));
-    }
-    for t in dyno_tune::report_cpu::per_cpu_tables(&report.per_cpu) {
-        println!("{}", f.render(&t));
-    }
-    println!("{}", f.render(&report.build_table()));
-    println!("{}", report.summary_text());
+    print!("{}", report.text(f));
 }
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
@@ -370,10 +318,7 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let mut store =
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
     let here = dyno_proc::procfs::hostname().unwrap_or_default();
-    let hostname = report_host(&store, &study, args.host.as_deref(), &here)?;
-    let exhaustive = dyno_tune::record::study_mode(&store, &study.key(), &hostname)?.as_deref()
-        == Some("exhaustive");
-    let report = full_report(&study, &mut store, &hostname, exhaustive)?;
+    let report = stored_report(&study, &mut store, args.host.as_deref(), &here)?;
     print_report(&report, args.format, &args.study.study);
     if let Some(html) = &args.html {
         write_atomic(

@@ -297,6 +297,17 @@ fn a_precision_target_and_its_budget_are_checked() {
     let mut paired = parse(&GOOD.replace("seed = 7", "seed = 7\ntest = \"paired\"")).unwrap();
     let e = paired.apply_precision(Some("5%"), None, None).unwrap_err();
     assert!(e.contains("`test = \"paired\"`"), "{e}");
+    // --rounds sets the rounds of a fixed comparison; a precision target decides them.
+    let mut c = parse(GOOD).unwrap();
+    c.apply_run_flags(None, None, None, Some(7)).unwrap();
+    assert_eq!(c.rounds, 7);
+    let e = c
+        .apply_run_flags(Some("4%"), None, None, Some(7))
+        .unwrap_err();
+    assert!(
+        e.starts_with("--rounds: the comparison has a precision target"),
+        "{e}"
+    );
 }
 
 #[test]

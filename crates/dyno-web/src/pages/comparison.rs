@@ -7,7 +7,7 @@
 use super::stored::{comparisons, Comparison};
 use crate::markup::{esc, link, page, query, HtmlTable};
 use crate::state::{AppState, PageError};
-use crate::views::{ComparisonView, Finding, VerdictView};
+use crate::{ComparisonView, Finding, VerdictView};
 use dyno_model::format_value;
 use dyno_store::Store;
 use std::collections::BTreeSet;

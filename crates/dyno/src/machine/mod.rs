@@ -6,9 +6,9 @@ use crate::{build_info, interrupt, progress::Progress};
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use dyno_hw::{
-    preflight, Durations, HwError, MachineOutcome, MachineRequest, MetricId, RequirementSet,
+    preflight, Durations, HwError, MachineOutcome, MachineRequest, MachineRun, MetricId,
+    RequirementSet, RunError,
 };
-use dyno_model::RunStatus;
 use dyno_report::TableFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -190,48 +190,28 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         chain: chain(&args).map(str::to_string),
     };
     let mut store = db::open_for_writing(&args.store)?;
-    let run_id = match store.as_mut() {
-        Some(s) => Some(dyno_hw::begin_run(
-            s,
-            &host,
-            &request.metrics,
-            &request.stored_settings(&requirements, build_info::json(), &warnings),
-            std::env::args().collect(),
-            build_info::describe(),
-        )?),
-        None => None,
-    };
-    let plan = request.plan(host.cores_online);
-    let progress = Progress::new(u64::from(args.repeat) * plan.metrics.len() as u64);
-    let measured = dyno_hw::measure_all(
-        &plan,
-        interrupt::stop_flag(),
-        store.as_mut().zip(run_id),
-        &mut &progress,
-    );
-    progress.finish();
-    let measured = match measured {
-        Ok(m) => m,
-        Err(e) => {
-            let kept = run_id
-                .map(|id| format!(" (samples measured so far are kept in run {id})"))
-                .unwrap_or_default();
-            return Err(stopped(e).context(format!("dyno machine stopped{kept}")));
-        }
-    };
-    if let (Some(s), Some(id)) = (store.as_mut(), run_id) {
-        dyno_hw::finish_run(s, id, RunStatus::Complete)?;
-    }
-    let verdict = dyno_hw::evaluate(measured, &requirements, args.tolerance);
-    let ok = verdict.meets_requirements();
-    let outcome = MachineOutcome {
-        settings: request.settings(&requirements.name),
+    let progress = Progress::new(u64::from(args.repeat) * request.metrics.len() as u64);
+    let run = MachineRun {
+        request: &request,
+        requirements: &requirements,
         host,
         warnings,
-        verdict,
-        run_id,
         build: (build_info::json(), debug_build),
+        command_line: std::env::args().collect(),
+        tool_version: build_info::describe(),
     };
+    let outcome = run.measure(store.as_mut(), interrupt::stop_flag(), &mut &progress);
+    progress.finish();
+    let outcome = outcome.map_err(|e| match e {
+        RunError::Store(e) => e.into(),
+        RunError::Stopped { source, kept } => {
+            let kept = kept
+                .map(|id| format!(" (samples measured so far are kept in run {id})"))
+                .unwrap_or_default();
+            stopped(source).context(format!("dyno machine stopped{kept}"))
+        }
+    })?;
+    let ok = outcome.verdict.meets_requirements();
     print!("{}", render(&outcome, args.format));
     Ok(if ok || args.allow_fail {
         ExitCode::SUCCESS
@@ -269,13 +249,10 @@ fn requirement_set(args: &MachineArgs) -> anyhow::Result<RequirementSet> {
 
 /// The finished run in the format asked for.
 fn render(outcome: &MachineOutcome, format: Format) -> String {
-    let table = |f: TableFormat| f.render(&outcome.table()) + "\n" + &outcome.footer();
     match format {
-        Format::Table => table(TableFormat::Terminal {
-            color: crate::term::color_stdout(),
-        }),
-        Format::Markdown => table(TableFormat::Markdown),
-        Format::Csv => TableFormat::Csv.render(&outcome.csv_table()),
+        Format::Table => outcome.text(crate::term::table_format()),
+        Format::Markdown => outcome.text(TableFormat::Markdown),
+        Format::Csv => outcome.text(TableFormat::Csv),
         Format::Json => {
             serde_json::to_string_pretty(&outcome.report()).expect("JSON values serialise") + "\n"
         }

@@ -6,7 +6,7 @@ use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::Args;
 use dyno_pipeline::{
-    BenchConfig, BenchOptions, BenchSession, Invocation, PipelineEndpoint, Progress, Sweep,
+    BenchConfig, BenchOptions, BenchOverrides, BenchSession, Invocation, Progress, Sinks, Sweep,
 };
 use dyno_tiles::node_log::NodeLog;
 use dyno_tiles::node_metrics::NodeMetrics;
@@ -86,32 +86,15 @@ impl BenchArgs {
 /// The config the arguments name (file or built-in workload) with their overrides,
 /// and its origin for messages.
 fn config(a: &BenchArgs) -> anyhow::Result<(BenchConfig, String)> {
-    let (mut cfg, origin) = match (&a.config, &a.workload) {
-        (Some(path), _) => (BenchConfig::from_file(path)?, path.display().to_string()),
-        (None, Some(name)) => (
-            BenchConfig::workload(name, a.rate)?,
-            format!("workload {name}"),
-        ),
-        (None, None) => unreachable!("clap requires --config or --workload"),
-    };
-    // A built-in workload already took --rate (and sized its pre-signed pool by it).
-    if let (Some(rate), Some(_)) = (a.rate, &a.config) {
-        cfg.bench.rate = rate;
-    }
-    if let Some(name) = &a.name {
-        cfg.workspace.name = name.clone();
-    }
-    if let Some(n) = a.extra_work_per_tx {
-        cfg.bank.extra_work_per_tx = n;
-        cfg.validate("--extra-work-per-tx")?;
-    }
-    if let Some(addr) = &a.metrics_listen {
-        cfg.metrics.listen = Some(addr.clone());
-    }
-    if a.serve.is_some() && cfg.metrics.listen.is_none() {
-        cfg.metrics.listen = Some("127.0.0.1:0".into());
-    }
-    Ok((cfg, origin))
+    Ok(BenchConfig::resolve(&BenchOverrides {
+        config: a.config.clone(),
+        workload: a.workload.clone(),
+        name: a.name.clone(),
+        rate: a.rate,
+        extra_work_per_tx: a.extra_work_per_tx,
+        metrics_listen: a.metrics_listen.clone(),
+        need_metrics: a.serve.is_some(),
+    })?)
 }
 
 /// Runs `dyno pipeline bench`.
@@ -127,15 +110,8 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let node_metrics = Arc::new(NodeMetrics::default());
     let _server = match &cfg.metrics.listen {
         Some(addr) => {
-            let s = PipelineEndpoint::start(
-                addr,
-                &cfg.workspace.name,
-                cfg.workspace.dir.clone(),
-                Some(Arc::clone(&node_metrics)),
-                build_info::LABELS,
-            )
-            .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
-            eprintln!("metrics: http://{}/metrics", s.addr());
+            let node = Some(Arc::clone(&node_metrics));
+            let s = super::serve_metrics(addr, &cfg.workspace, node, &origin)?;
             if let Some(listen) = a.serve {
                 let watch = vec![format!("http://{}/metrics", s.addr())];
                 crate::serve::start_beside(listen, &a.store.db, watch)?;
@@ -156,20 +132,13 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     for c in &cfgs {
         // A busy machine moves the figures; the session says so in the summary.
         let busy = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300));
-        let mut on_progress = |p: Progress| {
-            node_metrics.observe(&p);
-            // Seconds go to the log and the terminal, blocks to the log only.
-            let logged = log.as_mut().is_some_and(|l| l.write(&p));
-            if !logged || matches!(p, Progress::Second { .. }) {
-                show_progress(p);
-            }
+        let sinks = Sinks {
+            log: log.as_mut(),
+            metrics: Some(&node_metrics),
         };
         let mut run = session
-            .run(c, &opts, stop, busy, &mut on_progress)
+            .run(c, &opts, stop, busy, sinks, &mut show_progress)
             .with_context(|| format!("bench of {origin}"))?;
-        if let Some(e) = log.as_mut().and_then(NodeLog::take_error) {
-            run.report.warnings.insert(0, e);
-        }
         if let Some(mut store) = db::open_for_writing(&a.store)? {
             session.store(&mut store, c, &mut run)?;
         }
@@ -205,29 +174,12 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `eprintln!` that ignores a closed stderr (a node's output piped into `head`, say)
-/// instead of panicking in the middle of a run.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
+/// A bench's event on stderr, ignoring a closed stderr (a node's output piped into
+/// `head`, say) instead of panicking in the middle of a run.
 fn show_progress(p: Progress) {
-    match p {
-        Progress::Presigning { count } => say!(
-            "signing {count} transactions before the measured window (benchg signs live once they run out)"
-        ),
-        Progress::Started { tiles, workspace } => say!(
-            "running {} tiles ({}); watch with: dyno pipeline monitor --name {workspace}",
-            tiles.len(),
-            tiles.join(" ")
-        ),
-        Progress::Second { t, tps, .. } => say!("{t:6.1} s  {tps:>10.0} TPS"),
-        Progress::Block { .. } => {}
-        Progress::Draining => say!("stopping benchg; draining the pipeline"),
-        Progress::Warning(w) => say!("warning: {w}"),
+    if let Some(line) = dyno_pipeline::progress_line(&p) {
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 }
 

@@ -8,10 +8,13 @@ use crate::{build_info, interrupt};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_pipeline::{LayoutInvocation, PipelineEndpoint};
+use dyno_tango::config::WorkspaceConfig;
 use dyno_tango::LayoutConfig;
+use dyno_tiles::node_metrics::NodeMetrics;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// `dyno pipeline` subcommands.
@@ -81,21 +84,14 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     cfg.plan(&online)?;
     let stop = interrupt::stop_flag();
     let server = match &cfg.metrics.listen {
-        Some(addr) => Some(
-            PipelineEndpoint::start(
-                addr,
-                &cfg.workspace.name,
-                cfg.workspace.dir.clone(),
-                None,
-                build_info::LABELS,
-            )
-            .with_context(|| format!("{}: metrics.listen = \"{addr}\"", a.config.display()))?,
-        ),
+        Some(addr) => Some(serve_metrics(
+            addr,
+            &cfg.workspace,
+            None,
+            &a.config.display().to_string(),
+        )?),
         None => None,
     };
-    if let Some(s) = &server {
-        eprintln!("metrics: http://{}/metrics", s.addr());
-    }
     eprintln!(
         "running {} tiles in workspace `{}`; watch with: dyno pipeline monitor --name {}",
         cfg.tile_names().len(),
@@ -127,6 +123,20 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
     Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
+}
+
+/// Serves the tiles' metrics of workspace `ws` (and the node's, when given) on `addr`,
+/// saying where; an error names `metrics.listen` of `origin`.
+pub(crate) fn serve_metrics(
+    addr: &str,
+    ws: &WorkspaceConfig,
+    node: Option<Arc<NodeMetrics>>,
+    origin: &str,
+) -> anyhow::Result<PipelineEndpoint> {
+    let s = PipelineEndpoint::start(addr, &ws.name, ws.dir.clone(), node, build_info::LABELS)
+        .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
+    eprintln!("metrics: http://{}/metrics", s.addr());
+    Ok(s)
 }
 
 /// Records the run's headline numbers in the results store, unless `--no-save`.

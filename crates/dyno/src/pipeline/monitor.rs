@@ -8,11 +8,11 @@
 use clap::{Args, ValueEnum};
 use dyno_pipeline::monitor::panes;
 use dyno_report::TableFormat;
-use dyno_tango::{Snapshot, Workspace};
+use dyno_tango::Snapshot;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `dyno pipeline monitor`.
 #[derive(Debug, Args)]
@@ -56,7 +56,12 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
         Some(file) => dyno_pipeline::monitor::workspace_of(file)?,
         None => dyno_tango::workspace::workspace_path(&a.name, a.dir.as_deref()),
     };
-    let ws = wait_for(&path, a.wait)?;
+    let ws = dyno_pipeline::monitor::attach(&path, a.wait, || {
+        eprintln!(
+            "waiting for a pipeline at {} (Ctrl-C to give up)",
+            path.display()
+        );
+    })?;
     let interval = Duration::from_millis(a.interval_ms);
     if a.once || !std::io::stdout().is_terminal() {
         let prev = Snapshot::read(&ws);
@@ -82,33 +87,6 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     tui::run(&ws, interval)
-}
-
-/// Attaches once the workspace exists and is ready, saying once that it waits.
-fn wait_for(path: &Path, wait_secs: u64) -> anyhow::Result<Workspace> {
-    let start = Instant::now();
-    let mut said = false;
-    loop {
-        if let Ok(ws) = Workspace::attach_read_only_at(path) {
-            if ws.is_ready() {
-                return Ok(ws);
-            }
-        }
-        if wait_secs > 0 && start.elapsed() >= Duration::from_secs(wait_secs) {
-            anyhow::bail!(
-                "no running pipeline at {} after {wait_secs} s (start one with `dyno pipeline run --config FILE`)",
-                path.display()
-            );
-        }
-        if !said {
-            eprintln!(
-                "waiting for a pipeline at {} (Ctrl-C to give up)",
-                path.display()
-            );
-            said = true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// True while process `pid` runs (a zombie has exited).

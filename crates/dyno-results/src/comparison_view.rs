@@ -1,5 +1,6 @@
-//! What the command crates hand the pages through [`FullReport`](crate::FullReport), as
-//! plain data: this crate does not import them, and they do not import it.
+//! A stored comparison's verdicts as plain data: dyno-compare judges the comparison and
+//! fills them in, `dyno serve`'s comparison page (dyno-web) shows them. Neither of the
+//! two imports the other; both look down to this crate.
 
 use dyno_model::Metric;
 
