@@ -140,6 +140,26 @@ pub fn fit(spec: &ClusterSpec, node: Option<NodeCost>, host: &HostLimits, cores:
     }
 }
 
+/// [`fit`] on this machine: its limits read now, its cores.
+pub fn fit_here(spec: &ClusterSpec, node: Option<NodeCost>) -> Fit {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    fit(spec, node, &HostLimits::read(), cores)
+}
+
+/// [`fit_here`], or the refusal ([`ClusterError::DoesNotFit`]) with the arithmetic of
+/// every limit the cluster exceeds: what `check` and `run` do before anything starts.
+pub fn refuse_unless_it_fits(
+    spec: &ClusterSpec,
+    node: Option<NodeCost>,
+) -> Result<Fit, crate::ClusterError> {
+    let f = fit_here(spec, node);
+    if f.fits() {
+        Ok(f)
+    } else {
+        Err(crate::ClusterError::DoesNotFit(f.message(spec)))
+    }
+}
+
 /// `n` with a comma every three digits.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

@@ -63,6 +63,7 @@ pub mod procfs;
 pub mod ready;
 pub mod sampler;
 pub mod signal;
+pub mod signal_wait;
 #[allow(unsafe_code)]
 mod sys;
 
@@ -74,3 +75,4 @@ pub use sampler::{
     sample_between, ProcReading, ProcSample, ProcSampler, ProcessCounters, ReadError,
 };
 pub use signal::{die_on_closed_pipe, signal_group, signal_process, Signal};
+pub use signal_wait::SignalWaiter;

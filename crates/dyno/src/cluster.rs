@@ -244,14 +244,26 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-#[path = "cluster_fit.rs"]
-mod fit;
+/// The cluster against this machine's limits (exit 2 with the arithmetic when it does not
+/// fit), a node costing what the reference node's own config says of it.
+fn fits(spec: &ClusterSpec) -> Result<dyno_cluster::capacity::Fit> {
+    let node = (spec.command == dyno_cluster::NodeCommand::Reference && !spec.nodes.is_empty())
+        .then(|| toml::from_str(&dyno_cluster::launch::node_config(spec, 0)).ok())
+        .flatten()
+        .map(
+            |c: dyno_node::config::NodeConfig| dyno_cluster::capacity::NodeCost {
+                threads: c.threads(),
+                rss_bytes: c.rss_estimate_bytes(),
+            },
+        );
+    Ok(dyno_cluster::capacity::refuse_unless_it_fits(spec, node)?)
+}
 
 fn check(a: &CheckArgs) -> Result<ExitCode> {
     let spec = ClusterSpec::load(&a.file)?;
     let spec = a.release.overrides()?.apply(spec)?;
     // Before the topology's figures, which take long for thousands of nodes.
-    let fit = fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
+    let fit = fits(&spec).with_context(|| a.file.display().to_string())?;
     if a.ports {
         spec.check_ports()
             .with_context(|| format!("{}: ports", a.file.display()))?;
@@ -446,7 +458,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     };
     let spec = overrides.apply(spec)?;
     // Refused before anything starts (no run directory, no node) with the arithmetic.
-    fit::refuse_unless_it_fits(&spec).with_context(|| a.file.display().to_string())?;
+    fits(&spec).with_context(|| a.file.display().to_string())?;
     for w in spec.warnings(cores()) {
         eprintln!("warning: {w}");
     }

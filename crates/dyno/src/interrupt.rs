@@ -81,69 +81,35 @@ fn on_signal(sig: i32) {
     }
 }
 
-/// What a process that waits for its signals on its own thread reads
-/// ([`stop_flag_waited`]): one flag per signal (set first by the handler) and the read end
-/// of a self-pipe (written next), which wakes the waiting thread.
-struct Waited {
-    pipe: std::os::unix::net::UnixStream,
-    flags: Vec<(i32, std::sync::Arc<AtomicBool>)>,
-}
-
-static WAITED: std::sync::Mutex<Option<Waited>> = std::sync::Mutex::new(None);
+static WAITER: std::sync::Mutex<Option<dyno_proc::SignalWaiter>> = std::sync::Mutex::new(None);
 
 /// Like [`stop_flag`], without a handler thread: the caller's own thread blocks in
-/// [`wait_for_signals`] between its other work, and wakes only when a signal comes or its
-/// timeout passes. For `dyno node run`, a process that a cluster runs thousands of times
-/// on one machine, where every thread counts against the kernel's limits and every
-/// wake-up against the node's idle cost. Falls back to [`stop_flag`] if the signals
-/// cannot be registered that way.
+/// [`wait_for_signals`] between its other work ([`dyno_proc::SignalWaiter`]), for `dyno
+/// node run`, which a cluster runs thousands of times on one machine. Falls back to
+/// [`stop_flag`] if the signals cannot be registered that way.
 pub fn stop_flag_waited() -> &'static AtomicBool {
     MODE.store(Mode::ExitOnSecond as u8, Ordering::SeqCst);
-    let mut waited = WAITED.lock().unwrap_or_else(|p| p.into_inner());
-    if waited.is_none() && INSTALLED.get().is_none() {
-        match register_waited() {
-            Ok(w) => *waited = Some(w),
+    let mut waiter = WAITER.lock().unwrap_or_else(|p| p.into_inner());
+    if waiter.is_none() && INSTALLED.get().is_none() {
+        match dyno_proc::SignalWaiter::register(&[SIGINT, SIGTERM, SIGHUP]) {
+            Ok(w) => *waiter = Some(w),
             Err(_) => return stop_flag(),
         }
     }
     &STOP
 }
 
-fn register_waited() -> std::io::Result<Waited> {
-    let (read, write) = std::os::unix::net::UnixStream::pair()?;
-    let mut flags = Vec::new();
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        let flag = std::sync::Arc::new(AtomicBool::new(false));
-        // The flag first, then the pipe: the waiter drains the pipe, then reads the flags.
-        signal_hook::flag::register(sig, flag.clone())?;
-        signal_hook::low_level::pipe::register(sig, write.try_clone()?)?;
-        flags.push((sig, flag));
-    }
-    Ok(Waited { pipe: read, flags })
-}
-
 /// Blocks until a signal arrives or `timeout` passes (`None`: until a signal), then acts
 /// on the signals that arrived ([`stop_flag_waited`]).
 pub fn wait_for_signals(timeout: Option<std::time::Duration>) {
-    use std::io::Read as _;
-    let mut waited = WAITED.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(w) = waited.as_mut() else {
-        drop(waited);
+    let mut waiter = WAITER.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(w) = waiter.as_mut() else {
+        drop(waiter);
         std::thread::sleep(timeout.unwrap_or(std::time::Duration::from_millis(100)));
         return;
     };
-    let timeout = timeout.map(|t| t.max(std::time::Duration::from_millis(1)));
-    if w.pipe.set_read_timeout(timeout).is_ok() {
-        let mut drained = [0u8; 64];
-        let _ = w.pipe.read(&mut drained);
-    }
-    let arrived: Vec<i32> = w
-        .flags
-        .iter()
-        .filter(|(_, f)| f.swap(false, Ordering::SeqCst))
-        .map(|(sig, _)| *sig)
-        .collect();
-    drop(waited);
+    let arrived = w.wait(timeout);
+    drop(waiter);
     for sig in arrived {
         on_signal(sig);
     }
