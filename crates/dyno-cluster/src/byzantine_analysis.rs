@@ -9,7 +9,8 @@
 //! after five requests a second apart, so the last refusals of a lie told in the fault's
 //! last slot come after it ended.
 
-use crate::fault_analysis::{ChainEvent, RunFacts, Timed};
+pub use crate::chain_events::Reaction;
+use crate::chain_events::{ChainEvent, RunFacts, Timed};
 use crate::faults::{FaultRecord, INVALID_FLAVOURS};
 use crate::propagation::BlockPropagation;
 use serde::Serialize;
@@ -17,89 +18,6 @@ use std::collections::{BTreeMap, HashSet};
 
 /// Seconds after a byzantine fault's end in which honest nodes' reactions still count.
 pub const AFTERMATH_S: f64 = 6.0;
-
-/// One thing a node logged about a lie (or a lie it told).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reaction {
-    /// The node told a lie (`misbehaved`): which, and the block it concerned.
-    Lied {
-        /// `equivocate`, `invalid_block`, `withhold` or `garbage`.
-        lie: String,
-        /// The block (none for garbage).
-        block: Option<String>,
-    },
-    /// A block it fetched failed validation (`rejected`).
-    Rejected {
-        /// The rejection's reason.
-        reason: String,
-        /// The peer that served it.
-        peer: Option<String>,
-        /// The block.
-        block: Option<String>,
-    },
-    /// A connection or a body was refused (`refused`): by the transport (the peer is
-    /// then unknown) or a body that is no block.
-    Refused {
-        /// Why.
-        reason: String,
-        /// The peer, when known.
-        peer: Option<String>,
-    },
-    /// A block was given up on after every request went unanswered.
-    FetchAbandoned {
-        /// The block.
-        block: Option<String>,
-    },
-    /// A peer's link was cut for messages that are not the protocol.
-    PeerCut {
-        /// The peer.
-        peer: Option<String>,
-    },
-    /// An equivocation was recorded with both signed headers.
-    Equivocation,
-}
-
-impl Reaction {
-    /// The reaction a node-log event is, if it is one.
-    pub fn of(
-        event: &str,
-        reason: Option<String>,
-        peer: Option<String>,
-        block: Option<String>,
-        lie: Option<String>,
-        _flavour: Option<String>,
-    ) -> Option<Reaction> {
-        Some(match event {
-            "misbehaved" => Reaction::Lied { lie: lie?, block },
-            "rejected" => Reaction::Rejected {
-                reason: reason?,
-                peer,
-                block,
-            },
-            "refused" => Reaction::Refused {
-                reason: reason?,
-                peer,
-            },
-            "fetch_abandoned" => Reaction::FetchAbandoned { block },
-            "peer_cut" => Reaction::PeerCut { peer },
-            "equivocation" => Reaction::Equivocation,
-            _ => return None,
-        })
-    }
-
-    /// The name a report counts it under: `rejected:state_mismatch`,
-    /// `refused:oversized`, `fetch_abandoned`, `peer_cut`, `equivocation`.
-    fn key(&self) -> Option<String> {
-        match self {
-            Reaction::Lied { .. } => None,
-            Reaction::Rejected { reason, .. } => Some(format!("rejected:{reason}")),
-            Reaction::Refused { reason, .. } => Some(format!("refused:{reason}")),
-            Reaction::FetchAbandoned { .. } => Some("fetch_abandoned".into()),
-            Reaction::PeerCut { .. } => Some("peer_cut".into()),
-            Reaction::Equivocation => Some("equivocation".into()),
-        }
-    }
-}
 
 /// What a byzantine fault did.
 #[derive(Debug, Clone, PartialEq, Serialize)]

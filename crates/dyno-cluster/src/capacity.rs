@@ -146,7 +146,7 @@ pub fn fit_here(spec: &ClusterSpec, node: Option<NodeCost>) -> Fit {
     fit(spec, node, &HostLimits::read(), cores)
 }
 
-/// [`fit_here`], or the refusal ([`ClusterError::DoesNotFit`]) with the arithmetic of
+/// [`fit_here`], or the refusal ([`crate::ClusterError::DoesNotFit`]) with the arithmetic of
 /// every limit the cluster exceeds: what `check` and `run` do before anything starts.
 pub fn refuse_unless_it_fits(
     spec: &ClusterSpec,

@@ -7,10 +7,11 @@
 //! `height`, `caught_up`) besides the propagation analysis. Every figure is structure
 //! first (did the node reach the tip, did a fork happen and resolve) and a time second.
 
+pub use crate::chain_events::{read_chain_events, ChainEvent, RunFacts, Timed};
 use crate::error::ClusterError;
 use crate::faults::FaultRecord;
 use crate::propagation::{Analysis, Distribution, Family, Summary, FRACTIONS};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
@@ -20,120 +21,6 @@ pub const FOLLOWED_FRACTION: f64 = 0.80;
 /// Adoption is back to its pre-fault pace at the first block after the fault whose
 /// adoption at [`FOLLOWED_FRACTION`] is within this factor of the pre-fault median.
 pub const RECOVERED_WITHIN: f64 = 1.10;
-
-/// One chain event of a node log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChainEvent {
-    /// The node (re)started: its chain starts again from genesis.
-    Started,
-    /// A block joined its best chain.
-    Adopted {
-        /// Block hash, hex.
-        block: String,
-        /// Its slot.
-        slot: u64,
-        /// Its height.
-        height: u64,
-    },
-    /// A range sync reached the block it was told of.
-    CaughtUp {
-        /// Blocks the sync brought.
-        blocks: u64,
-        /// Range requests it took.
-        rounds: u64,
-    },
-    /// What a node did about another one's lie, or a lie it told (byzantine faults).
-    Byzantine(crate::byzantine_analysis::Reaction),
-}
-
-/// A chain event with its node and time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Timed {
-    /// Node name.
-    pub node: String,
-    /// Unix ns.
-    pub ts_ns: u64,
-    /// What.
-    pub what: ChainEvent,
-}
-
-#[derive(Deserialize)]
-struct Line {
-    kind: Option<String>,
-    event: Option<String>,
-    node: Option<String>,
-    ts_ns: Option<u64>,
-    block: Option<String>,
-    slot: Option<u64>,
-    height: Option<u64>,
-    /// A count for `caught_up`; the two blocks of an equivocation for `misbehaved`.
-    blocks: Option<serde_json::Value>,
-    rounds: Option<u64>,
-    reason: Option<String>,
-    peer: Option<String>,
-    lie: Option<String>,
-    flavour: Option<String>,
-}
-
-/// Reads the chain events of reference-node logs, in time order.
-pub fn read_chain_events(logs: &[PathBuf]) -> Result<Vec<Timed>, ClusterError> {
-    let mut out = Vec::new();
-    for path in logs {
-        let text = std::fs::read_to_string(path).map_err(|source| ClusterError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        for (i, line) in text.lines().enumerate() {
-            let l: Line = match serde_json::from_str(line) {
-                Ok(l) => l,
-                // The propagation analysis has already refused a broken line by now.
-                Err(_) => continue,
-            };
-            let (Some("event"), Some(node), Some(ts_ns)) = (l.kind.as_deref(), l.node, l.ts_ns)
-            else {
-                continue;
-            };
-            let what = match (l.event.as_deref(), l.block, l.slot, l.height) {
-                (Some("started"), ..) => ChainEvent::Started,
-                (Some("adopted"), Some(block), Some(slot), Some(height)) => {
-                    ChainEvent::Adopted {
-                        block,
-                        slot,
-                        height,
-                    }
-                }
-                (Some("adopted"), ..) => {
-                    return Err(ClusterError::Log {
-                        path: path.clone(),
-                        line: i + 1,
-                        message: "event `adopted` without `block`, `slot` and `height`: the fault analysis needs the reference node's log".into(),
-                    })
-                }
-                (Some("caught_up"), ..) => ChainEvent::CaughtUp {
-                    blocks: l.blocks.as_ref().and_then(|b| b.as_u64()).unwrap_or(0),
-                    rounds: l.rounds.unwrap_or(0),
-                },
-                (Some(e), block, ..) => {
-                    match crate::byzantine_analysis::Reaction::of(
-                        e,
-                        l.reason,
-                        l.peer,
-                        block,
-                        l.lie,
-                        l.flavour,
-                    ) {
-                        Some(r) => ChainEvent::Byzantine(r),
-                        None => continue,
-                    }
-                }
-                _ => continue,
-            };
-            out.push(Timed { node, ts_ns, what });
-        }
-    }
-    out.sort_by_key(|e| e.ts_ns);
-    Ok(out)
-}
 
 /// A struck node's way back.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -218,21 +105,6 @@ pub struct FaultReport {
     pub adoption_outside_faults: Option<Summary>,
     /// Fault windows as slot ranges (end exclusive), for plots.
     pub windows: Vec<(u64, u64)>,
-}
-
-/// What the fault analysis needs of the run besides its logs.
-#[derive(Debug, Clone)]
-pub struct RunFacts<'a> {
-    /// Node names.
-    pub nodes: Vec<String>,
-    /// Unix ns of slot 0.
-    pub genesis_time_ns: u64,
-    /// Slot length, ns.
-    pub slot_ns: u64,
-    /// The run's last slot (exclusive).
-    pub end_slot: u64,
-    /// Nodes killed for good (they never come back, and are not waited for).
-    pub gone: &'a [String],
 }
 
 /// Analyses the faults of a run.

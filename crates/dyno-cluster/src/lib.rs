@@ -40,6 +40,7 @@
 
 pub mod byzantine_analysis;
 pub mod capacity;
+mod chain_events;
 pub mod compared;
 mod error;
 pub mod events;
