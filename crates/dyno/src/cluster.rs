@@ -9,7 +9,7 @@ use dyno_cluster::render::{headline, html_report, tables, ClusterReport};
 use dyno_cluster::session::{self, Overrides};
 use dyno_cluster::stored::ReportLogs;
 use dyno_cluster::{propagation, ClusterSpec, EXAMPLE};
-use dyno_report::{write_atomic, Align, Table, TableFormat};
+use dyno_report::{write_atomic, Table, TableFormat};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -280,62 +280,14 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let producers = spec.producers().count();
-    let (min, max) = checked.peers_per_node;
-    println!(
-        "{}: {} nodes ({producers} producers, {} relays) over {} regions; {} topology: {} links, \
-         {min}..{max} peers per node, diameter {} hops; slots of {} ms",
-        a.file.display(),
-        spec.nodes.len(),
-        spec.nodes.len() - producers,
-        spec.regions.len(),
-        spec.topology_kind.name(),
-        spec.topology.edges().len(),
-        spec.topology.diameter().unwrap_or(0),
-        spec.slot_ms,
-    );
+    println!("{}", checked.headline(&spec, &a.file));
     if let Some(fit) = &checked.fit {
         println!("fits this machine: {}", fit.checked.join("; "));
     }
     for w in &checked.warnings {
         eprintln!("warning: {w}");
     }
-    let mut t = Table::new(format!(
-        "Predicted propagation from each producer (a hop: header, request and body, 3 one-way latencies, + {} ms)",
-        spec.hop_processing_ms
-    ))
-    .column("producer", Align::Left)
-    .column("region", Align::Left)
-    .column("stake", Align::Right)
-    .column("50% after", Align::Right)
-    .column("80% after", Align::Right)
-    .column("100% after", Align::Right)
-    .column("hops", Align::Right)
-    .column("cross-region", Align::Right);
-    if a.inject_cross_ms.is_some() {
-        t = t
-            .column(format!("100% +{extra} ms/crossing"), Align::Right)
-            .column("change", Align::Right);
-    }
-    let ms = |ms: f64| format!("{ms:.1} ms");
-    for p in &checked.predicted {
-        let [half, most, full, delayed] = p.adoption_ms;
-        let mut row = vec![
-            p.producer.clone(),
-            p.region.clone(),
-            p.stake.map_or_else(|| "-".to_string(), |s| s.to_string()),
-            ms(half),
-            ms(most),
-            ms(full),
-            p.hops.to_string(),
-            p.cross_region_hops.to_string(),
-        ];
-        if a.inject_cross_ms.is_some() {
-            row.push(ms(delayed));
-            row.push(format!("+{:.1} ms", delayed - full));
-        }
-        t.push_row(row);
-    }
+    let t = checked.prediction_table(&spec, a.inject_cross_ms.map(|_| extra));
     print!("{}", render(&t, a.format));
     for f in &spec.faults {
         println!("fault[{}]: {}", f.index, f.describe(&spec));
@@ -545,11 +497,7 @@ fn export(a: &ExportArgs) -> Result<ExitCode> {
         manifests(&spec, a, image)?
     };
     match &a.output {
-        Some(path) => {
-            write_atomic(path, text.as_bytes())
-                .with_context(|| format!("--output {}", path.display()))?;
-            eprintln!("wrote {}", path.display());
-        }
+        Some(path) => crate::term::write_file("--output", path, &text)?,
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)

@@ -4,6 +4,7 @@
 //! (`"schema": "dyno.cluster.report/1"`, snake_case keys, seconds), and the
 //! tables and HTML are drawn from it, so the formats cannot disagree.
 
+mod check;
 mod faults;
 mod html;
 mod svg;
