@@ -730,7 +730,9 @@ measure_s = 8
         // burner catches up, not what the window adds up to.
         let whole = crate::execution::window_mean(&series.points).unwrap();
         assert!((cpu - whole).abs() < 1e-9, "cpu_percent {cpu} vs {whole}");
-        assert!((cpu - 7.3).abs() <= 1.0, "cpu_percent {cpu}");
+        // The burner's share itself is not asserted: a machine at load 50 starves it
+        // (4.2% was seen), and no test depends on the machine's speed.
+        assert!(cpu > 0.0 && cpu < 100.0, "cpu_percent {cpu}");
     }
 
     #[test]
