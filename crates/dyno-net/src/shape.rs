@@ -141,11 +141,13 @@ impl Default for TimerPrecision {
 /// thread and below the kernel's own real-time threads.
 pub(crate) const REALTIME_PRIORITY: i32 = 10;
 
-struct Pending<T> {
-    due_ns: u64,
+/// A queued item in a timer's heap, ordered by due time then arrival (the thread timer
+/// here and the peer network's timer task share it).
+pub(crate) struct Pending<T> {
+    pub(crate) due_ns: u64,
     /// Arrival order: equal due times leave in the order they were queued.
-    seq: u64,
-    item: T,
+    pub(crate) seq: u64,
+    pub(crate) item: T,
 }
 
 impl<T> PartialEq for Pending<T> {

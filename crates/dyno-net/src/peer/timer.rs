@@ -9,7 +9,8 @@
 //! own timers have millisecond ticks and round up, which would make every delivery up to
 //! a millisecond late. Never a sleep per message, never early.
 
-use std::cmp::{Ordering, Reverse};
+use crate::shape::Pending;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::poll_fn;
 use std::task::Poll;
@@ -22,30 +23,6 @@ use crate::shape::unix_ns;
 pub(crate) struct Timed<T> {
     pub(crate) due_ns: u64,
     pub(crate) item: T,
-}
-
-struct Pending<T> {
-    due_ns: u64,
-    /// Arrival order: equal due times leave in the order they were queued.
-    seq: u64,
-    item: T,
-}
-
-impl<T> PartialEq for Pending<T> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.due_ns, self.seq) == (other.due_ns, other.seq)
-    }
-}
-impl<T> Eq for Pending<T> {}
-impl<T> PartialOrd for Pending<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<T> Ord for Pending<T> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.due_ns, self.seq).cmp(&(other.due_ns, other.seq))
-    }
 }
 
 /// What woke the timer task.
