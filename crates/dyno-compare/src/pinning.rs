@@ -56,24 +56,10 @@ pub fn parse_cpus(text: &str, machine: &[usize]) -> Result<Vec<usize>, String> {
 
 /// `0-3,6`: a CPU list as Linux writes it.
 pub fn list(cpus: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
-        i = j + 1;
-    }
-    if out.is_empty() {
+    if cpus.is_empty() {
         "none".into()
     } else {
-        out.join(",")
+        dyno_proc::host::format_cpu_list(cpus)
     }
 }
 

@@ -104,6 +104,26 @@ fn detect_virtualization(cpu_flags: &[String]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// Writes CPU indices (ascending) as a Linux CPU list, runs compacted: `0-3,6`; empty for
+/// none. The inverse of [`parse_cpu_list`].
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
 /// Parses a Linux CPU list (`0-3,8,10-11`) into CPU indices; `None` for an empty or
 /// malformed list. dyno-tango's pinning reads the online CPUs with it too.
 pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {

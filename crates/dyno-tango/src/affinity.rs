@@ -172,23 +172,7 @@ impl std::str::FromStr for Affinity {
 }
 
 /// Formats a CPU list compactly (`0-3,6`).
-pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
-        i = j + 1;
-    }
-    out.join(",")
-}
+pub use dyno_proc::host::format_cpu_list;
 
 impl Affinity {
     /// Assigns `tiles` tiles to slots, checking every pinned CPU against `online`.
