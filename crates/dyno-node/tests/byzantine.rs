@@ -22,6 +22,9 @@ use serde_json::Value;
 const SLOT_MS: u64 = 150;
 
 struct Net {
+    /// The leader's stop switch, apart from the others', so a test can let the honest
+    /// nodes settle on what the leader sent before they stop.
+    leader_stop: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     hub: MemHub,
     inboxes: HashMap<String, Sender<Input>>,
@@ -55,6 +58,7 @@ fn start(misbehave: Option<Misbehave>) -> Net {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut net = Net {
+        leader_stop: Arc::new(AtomicBool::new(false)),
         stop: Arc::new(AtomicBool::new(false)),
         hub: MemHub::new(),
         inboxes: HashMap::new(),
@@ -85,7 +89,11 @@ fn start(misbehave: Option<Misbehave>) -> Net {
             Box::new(transport),
             Arc::new(Mutex::new(None)),
         );
-        let stop = net.stop.clone();
+        let stop = if id == "a" {
+            net.leader_stop.clone()
+        } else {
+            net.stop.clone()
+        };
         net.handles
             .push(std::thread::spawn(move || node.run(rx, &stop)));
         net.inboxes.insert(id.to_string(), tx);
@@ -104,7 +112,8 @@ impl Net {
             .collect()
     }
 
-    /// Runs until `done` holds (checked every slot) or 60 slots pass; stops the nodes.
+    /// Runs until `done` holds (checked every slot) or 60 slots pass; stops the leader,
+    /// gives the others three slots to take in what is still in flight, then stops them.
     fn run_until(self, done: impl Fn(&Net) -> bool) -> (Net, Vec<Status>) {
         for _ in 0..60 {
             std::thread::sleep(Duration::from_millis(SLOT_MS));
@@ -112,15 +121,20 @@ impl Net {
                 break;
             }
         }
-        self.stop.store(true, Ordering::Relaxed);
         let mut me = self;
-        let statuses = me.handles.drain(..).map(|h| h.join().unwrap()).collect();
+        me.leader_stop.store(true, Ordering::Relaxed);
+        let mut handles = me.handles.drain(..);
+        let mut statuses = vec![handles.next().unwrap().join().unwrap()];
+        std::thread::sleep(Duration::from_millis(3 * SLOT_MS));
+        me.stop.store(true, Ordering::Relaxed);
+        statuses.extend(handles.map(|h| h.join().unwrap()));
         (me, statuses)
     }
 }
 
 impl Drop for Net {
     fn drop(&mut self) {
+        self.leader_stop.store(true, Ordering::Relaxed);
         self.stop.store(true, Ordering::Relaxed);
         for h in self.handles.drain(..) {
             let _ = h.join();
