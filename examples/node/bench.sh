@@ -15,9 +15,17 @@
 #      than (a) shows; the overload figure is landed / capacity at the step offered
 #      closest to twice the capacity (at least 1.5x), written RATIO@OFFEREDx (the node
 #      refuses what it cannot take before checking signatures: docs/node.md, "Overload");
-#  (c) a leader and a follower (stake 0) on a 20 ms link, `dyno load` at the leader's
-#      capacity from (b): the follower's validation + adoption time per loaded block as a
-#      fraction of the slot (p50, p90) and the loaded blocks it never adopted.
+#  (c) a leader and a follower (stake 0) on a 20 ms link, `dyno load` offering the
+#      leader's capacity from (b): the follower's validation + adoption time per loaded
+#      block as a fraction of the slot (p50, p90), the loaded blocks it never adopted, and
+#      the leader's landed TPS per slot in this phase. On a machine of fewer than 8 CPUs
+#      the leader and the follower would otherwise share every core (the leader at its
+#      capacity from (b) takes them all, and no follower keeps up with a leader that has
+#      its cores too): there each gets half of the CPUs, as on machines of their own
+#      (`taskset`, PAIR_CPUS); the load runs on the leader's half (clients send to the
+#      leader; on a real network the load generator's own cost is on a third machine,
+#      so this understates the leader's rate: LOAD_CPUS moves it), and the leader,
+#      offered more than its half takes, lands its sustained rate on its half.
 #
 # usage: examples/node/bench.sh [SECONDS]        (default 5 s per phase and per step)
 # env:   DYNO (default target/release/dyno), SLOT_MS (default 400), OUT (a directory to
@@ -25,7 +33,10 @@
 #        verify_tiles and (a)'s verify tiles; default 1), BANK_TILES (the nodes'
 #        bank_tiles and (a)'s bank tiles; default 1), REPLAY_THREADS (the nodes'
 #        replay_threads; default: the node's own, one per core), VERIFY_BATCH (default
-#        64), TILE_TPS ((a)'s pool per verify tile per second; default 40000).
+#        64), TILE_TPS ((a)'s pool per verify tile per second; default 60000),
+#        PAIR_CPUS ((c)'s CPUs as LEADER/FOLLOWER taskset lists, e.g. 0-7/8-15, or
+#        "none" to pin nothing; default: halves of the CPUs below 8 CPUs, else none),
+#        LOAD_CPUS ((c)'s load: a taskset list, or "any"; default the leader's CPUs).
 #
 # Prints one line of figures; the last line of stdout, and $OUT/row.txt, is the row
 # examples/node/layouts.sh tabulates. Needs only the dyno binary, these example files and
@@ -39,7 +50,7 @@ SLOT_MS=${SLOT_MS:-400}
 VERIFY_TILES=${VERIFY_TILES:-1}
 BANK_TILES=${BANK_TILES:-1}
 VERIFY_BATCH=${VERIFY_BATCH:-64}
-TILE_TPS=${TILE_TPS:-40000}
+TILE_TPS=${TILE_TPS:-60000}
 whole() { # NAME VALUE: a positive whole number, or exit 2 naming it
     case "$2" in
     '' | *[!0-9]* | 0) echo "$0: $1=$2: must be a positive whole number" >&2; exit 2 ;;
@@ -48,6 +59,27 @@ whole() { # NAME VALUE: a positive whole number, or exit 2 naming it
 whole SECONDS "$SECONDS_PER_PHASE"; whole SLOT_MS "$SLOT_MS"; whole VERIFY_TILES "$VERIFY_TILES"
 whole BANK_TILES "$BANK_TILES"; whole VERIFY_BATCH "$VERIFY_BATCH"; whole TILE_TPS "$TILE_TPS"
 [ -z "${REPLAY_THREADS:-}" ] || whole REPLAY_THREADS "$REPLAY_THREADS"
+NCPU=$(nproc)
+if [ -z "${PAIR_CPUS:-}" ]; then
+    if [ "$NCPU" -ge 2 ] && [ "$NCPU" -lt 8 ]; then
+        H=$(( NCPU / 2 ))
+        PAIR_CPUS="0-$(( H - 1 ))/$H-$(( NCPU - 1 ))"
+    else
+        PAIR_CPUS=none
+    fi
+fi
+case "$PAIR_CPUS" in
+none) LEADER_CPUS=; FOLLOWER_CPUS= ;;
+*/*) LEADER_CPUS=${PAIR_CPUS%%/*}; FOLLOWER_CPUS=${PAIR_CPUS#*/}
+     for c in "$LEADER_CPUS" "$FOLLOWER_CPUS"; do
+         taskset -c "$c" true 2>/dev/null || { echo "$0: PAIR_CPUS=$PAIR_CPUS: '$c' is not a CPU list of this machine (taskset -c)" >&2; exit 2; }
+     done ;;
+*) echo "$0: PAIR_CPUS=$PAIR_CPUS: want LEADER/FOLLOWER CPU lists (e.g. 0/1) or none" >&2; exit 2 ;;
+esac
+LOAD_CPUS=${LOAD_CPUS:-$LEADER_CPUS}
+[ "$LOAD_CPUS" != any ] || LOAD_CPUS=
+[ -z "$LOAD_CPUS" ] || taskset -c "$LOAD_CPUS" true 2>/dev/null \
+    || { echo "$0: LOAD_CPUS=$LOAD_CPUS: not a CPU list of this machine (taskset -c)" >&2; exit 2; }
 [ -x "$DYNO" ] || { echo "$0: DYNO=$DYNO: not an executable (build: cargo build --release -p dyno)" >&2; exit 2; }
 OUT=${OUT:-$(mktemp -d -t dyno-node-bench.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -102,8 +134,14 @@ node_config() {
     } >"$1"
 }
 
-start_node() { # CONFIG STDOUT
-    "$DYNO" node run --config "$1" --quiet --format json >"$2" 2>"$2.err" &
+on_cpus() { # CPUS CMD...: CMD on CPUS (a taskset list; empty: anywhere)
+    local cpus=$1
+    shift
+    if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi
+}
+
+start_node() { # CONFIG STDOUT [CPUS]
+    on_cpus "${3:-}" "$DYNO" node run --config "$1" --quiet --format json >"$2" 2>"$2.err" &
     PIDS+=($!)
     LAST_PID=$!
 }
@@ -113,10 +151,10 @@ stop_node() { # PID
     wait "$1" 2>/dev/null || true
 }
 
-# load GENESIS TARGET RATE JSON: dyno load at RATE for the phase, its pool rate x
+# load GENESIS TARGET RATE JSON [CPUS]: dyno load at RATE for the phase, its pool rate x
 # seconds; fails (exit 1) when the pool ran out or a send failed.
 load() {
-    "$DYNO" load --genesis "$1" --target "$2" --rate "$3" --duration "$SECONDS_PER_PHASE" \
+    on_cpus "${5:-}" "$DYNO" load --genesis "$1" --target "$2" --rate "$3" --duration "$SECONDS_PER_PHASE" \
         --format json >"$4" 2>"$4.err"
     python3 - "$4" <<'EOF'
 import json, sys
@@ -225,19 +263,29 @@ P1=$(free_port SOCK_STREAM); I1=$(free_port SOCK_DGRAM); M1=$(free_port SOCK_STR
 P2=$(free_port SOCK_STREAM); I2=$(free_port SOCK_DGRAM); M2=$(free_port SOCK_STREAM)
 node_config "$OUT/pair/n1.toml" n1 "$P1" "$I1" "$M1" n2 "$P2"
 node_config "$OUT/pair/n2.toml" n2 "$P2" "$I2" "$M2" n1 "$P1"
-start_node "$OUT/pair/n1.toml" "$OUT/pair/n1.json"; N1=$LAST_PID
-start_node "$OUT/pair/n2.toml" "$OUT/pair/n2.json"; N2=$LAST_PID
+start_node "$OUT/pair/n1.toml" "$OUT/pair/n1.json" "$LEADER_CPUS"; N1=$LAST_PID
+start_node "$OUT/pair/n2.toml" "$OUT/pair/n2.json" "$FOLLOWER_CPUS"; N2=$LAST_PID
 wait_ready "127.0.0.1:$M1"; wait_ready "127.0.0.1:$M2"
-load "$OUT/pair/genesis.toml" "127.0.0.1:$I1" "$RATE" "$OUT/pair/load.json"
+load "$OUT/pair/genesis.toml" "127.0.0.1:$I1" "$RATE" "$OUT/pair/load.json" "$LOAD_CPUS"
 sleep $(( (SLOT_MS * 5) / 1000 + 2 ))   # let the last blocks reach the follower
 stop_node "$N1"; stop_node "$N2"
-FOLLOWER=$(python3 "$HERE/adoption.py" --row --min-txs $(( RATE * SLOT_MS / 2000 )) "$SLOT_MS" \
+FOLLOWER=$(python3 "$HERE/adoption.py" --row --min-txs $(( RATE * SLOT_MS / 10000 )) "$SLOT_MS" \
     "$OUT/pair/n1.jsonl" "$OUT/pair/n2.jsonl")
 read -r F_P50 F_P90 F_LOADED F_MISSING F_REJECTED <<<"$FOLLOWER"
+# The leader's landed TPS per slot in (c): the median of its loaded blocks.
+PAIR_TPS=$(python3 - "$OUT/pair/n1.jsonl" "$SLOT_MS" "$(( RATE * SLOT_MS / 10000 ))" <<'EOF'
+import json, sys
+slot_ms, min_txs = float(sys.argv[2]), int(sys.argv[3])
+txs = sorted(v["txs"] for v in map(json.loads, open(sys.argv[1]))
+             if v.get("kind") == "event" and v["event"] == "forged" and v["txs"] > min_txs)
+print(round(txs[len(txs) // 2] * 1000.0 / slot_ms) if txs else 0)
+EOF
+)
 
 RATIO=$(python3 -c 'import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print("%.3f" % (b / a if a else 0))' "$IN_TPS" "$CAPACITY")
 echo "(b) capacity $CAPACITY TPS per slot = $RATIO x (a); landed / capacity at about twice the capacity offered: $OVERLOAD" >&2
-echo "(c) follower at $RATE TPS: validate+adopt / slot p50 $F_P50 p90 $F_P90 over $F_LOADED loaded blocks; $F_MISSING never adopted, $F_REJECTED rejected" >&2
+PINNED=${LEADER_CPUS:+"leader on CPUs $LEADER_CPUS, follower on $FOLLOWER_CPUS, load on ${LOAD_CPUS:-any}; "}
+echo "(c) ${PINNED}offered $RATE/s, the leader landed $PAIR_TPS TPS per slot; follower: validate+adopt / slot p50 $F_P50 p90 $F_P90 over $F_LOADED loaded blocks; $F_MISSING never adopted, $F_REJECTED rejected" >&2
 # The row: verify tiles, bank tiles, (a), (b) capacity, ratio, overload, follower p90,
 # loaded blocks, missing.
 ROW="$VERIFY_TILES $BANK_TILES $IN_TPS $CAPACITY $RATIO $OVERLOAD $F_P90 $F_LOADED $F_MISSING"
