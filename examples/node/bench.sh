@@ -141,7 +141,13 @@ on_cpus() { # CPUS CMD...: CMD on CPUS (a taskset list; empty: anywhere)
 }
 
 start_node() { # CONFIG STDOUT [CPUS]
-    on_cpus "${3:-}" "$DYNO" node run --config "$1" --quiet --format json >"$2" 2>"$2.err" &
+    # Not through on_cpus: `$!` must be the node itself (taskset execs it), which is what
+    # stop_node and cleanup signal.
+    if [ -n "${3:-}" ]; then
+        taskset -c "$3" "$DYNO" node run --config "$1" --quiet --format json >"$2" 2>"$2.err" &
+    else
+        "$DYNO" node run --config "$1" --quiet --format json >"$2" 2>"$2.err" &
+    fi
     PIDS+=($!)
     LAST_PID=$!
 }

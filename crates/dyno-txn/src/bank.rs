@@ -71,6 +71,10 @@ impl Genesis {
 pub struct AccountStore {
     balances: Vec<AtomicU64>,
     pubkeys: Vec<[u8; 32]>,
+    /// The sum of the balances the store was made with. Execution never raises it
+    /// (transfers move value, fees leave), so while it fits in a u64 no credit can
+    /// overflow an account: a transfer's outcome is then decided by its payer alone.
+    supply: u128,
 }
 
 impl AccountStore {
@@ -81,6 +85,7 @@ impl AccountStore {
                 .map(|_| AtomicU64::new(g.balance))
                 .collect(),
             pubkeys: g.pubkeys.clone(),
+            supply: g.total(),
         }
     }
 
@@ -119,10 +124,36 @@ impl AccountStore {
     /// The store of genesis `g` with `balances` restored (from [`AccountStore::balances`]);
     /// none when the count differs from the genesis accounts.
     pub fn restore(g: &Genesis, balances: &[u64]) -> Option<AccountStore> {
+        let mut supply = 0u128;
         (balances.len() == g.pubkeys.len()).then(|| AccountStore {
-            balances: balances.iter().map(|&b| AtomicU64::new(b)).collect(),
+            balances: balances
+                .iter()
+                .map(|&b| {
+                    supply += b as u128;
+                    AtomicU64::new(b)
+                })
+                .collect(),
             pubkeys: g.pubkeys.clone(),
+            supply,
         })
+    }
+
+    /// True when no credit can overflow an account (see `supply`): [`debit`] then
+    /// decides a transfer, and its credit is a plain addition.
+    pub(crate) fn credits_cannot_overflow(&self) -> bool {
+        self.supply <= u64::MAX as u128
+    }
+
+    /// The cache line account `i`'s balance lies on (counted from the line the first
+    /// balance lies on): threads that write balances of different lines share nothing.
+    pub(crate) fn line_of(&self, i: usize) -> usize {
+        let first = self.balances.as_ptr() as usize;
+        (first % 64 + i * std::mem::size_of::<AtomicU64>()) / 64
+    }
+
+    /// Adds `amount` to account `i`, which [`credits_cannot_overflow`] says fits.
+    pub(crate) fn credit(&self, i: usize, amount: u64) {
+        self.set(i, self.balance(i) + amount);
     }
 
     /// SHA-256 over every balance in account order (little-endian): two nodes that
@@ -188,6 +219,37 @@ fn script(budget: u64, seed: u64, reads: u64) -> u64 {
 /// Executes `m` (whose signature `sig_seed` summarizes) against `store`; returns the
 /// outcome and the fee collected (the fee of a successful transaction included).
 pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u64) {
+    let (done, credit) = debit(store, m, sig_seed);
+    let Some((to, amount)) = credit else {
+        return done;
+    };
+    match store.balance(to).checked_add(amount) {
+        Some(v) => {
+            store.set(to, v);
+            done
+        }
+        None => {
+            // The payer gets the amount back and keeps paying the fee.
+            let payer = m.accounts[0].index as usize;
+            store.set(payer, store.balance(payer) + amount);
+            let o = Outcome::Failed {
+                reason: FailReason::InsufficientFunds,
+                fee_charged: m.fee,
+            };
+            (o, m.fee)
+        }
+    }
+}
+
+/// [`execute`] up to a transfer's credit: everything but the destination's balance, and
+/// the credit still to make (account, amount) when the transfer went through. Where no
+/// credit can overflow ([`AccountStore::credits_cannot_overflow`]) the outcome is then
+/// final and the credit a plain addition any thread that owns the destination makes.
+pub(crate) fn debit(
+    store: &AccountStore,
+    m: &Message,
+    sig_seed: u64,
+) -> ((Outcome, u64), Option<(usize, u64)>) {
     let n = store.len();
     if m.accounts.iter().any(|a| a.index as usize >= n)
         || store.pubkeys[m.accounts[0].index as usize] != m.signer
@@ -196,7 +258,7 @@ pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u6
             reason: FailReason::BadAccount,
             fee_charged: 0,
         };
-        return (o, 0);
+        return ((o, 0), None);
     }
     let payer = m.accounts[0].index as usize;
     let bal = store.balance(payer);
@@ -205,7 +267,7 @@ pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u6
             reason: FailReason::FeeUnpaid,
             fee_charged: 0,
         };
-        return (o, 0);
+        return ((o, 0), None);
     }
     let bal = bal - m.fee;
     store.set(payer, bal);
@@ -221,19 +283,11 @@ pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u6
     match m.kind {
         TxKind::Transfer { amount } => {
             if bal < amount {
-                return failed(FailReason::InsufficientFunds);
+                return (failed(FailReason::InsufficientFunds), None);
             }
-            let to = m.accounts[1].index as usize;
             store.set(payer, bal - amount);
-            let dest = store.balance(to);
-            match dest.checked_add(amount) {
-                Some(v) => store.set(to, v),
-                None => {
-                    store.set(payer, bal);
-                    return failed(FailReason::InsufficientFunds);
-                }
-            }
-            (Outcome::Executed, m.fee)
+            let to = m.accounts[1].index as usize;
+            ((Outcome::Executed, m.fee), Some((to, amount)))
         }
         TxKind::Script { budget } => {
             let reads = m
@@ -242,9 +296,9 @@ pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u6
                 .map(|a: &AccountRef| store.balance(a.index as usize))
                 .fold(0u64, u64::wrapping_add);
             if script(budget, sig_seed, reads).is_multiple_of(16) {
-                return failed(FailReason::ScriptAborted);
+                return (failed(FailReason::ScriptAborted), None);
             }
-            (Outcome::Executed, m.fee)
+            ((Outcome::Executed, m.fee), None)
         }
     }
 }

@@ -1,54 +1,58 @@
 //! Replaying a block's transactions on several threads with the result of one.
 //!
 //! A follower must reach the leader's state hash by executing the block's transactions
-//! in the block's order. Two transactions whose account sets do not conflict (neither
-//! writes an account the other reads or writes) give the same result in either order, so
-//! only conflicting pairs must keep the block's order. This is the account-lock rule the
-//! leader's pack tile schedules by (Solana's runtime, Firedancer's pack); a follower
-//! derives it again from the transactions themselves instead of trusting the leader's
-//! microblocks.
+//! in the block's order. [`replay`] gives the work to threads by **who owns the
+//! accounts**: every account belongs to one thread (by the cache line its balance lies
+//! on, the lines spread over the threads by a hash), and only that thread ever writes
+//! it. Thread `c` first reads the account lists of the block's `c`-th contiguous chunk
+//! in place and writes each transaction's role (who does what, one word); then every
+//! thread walks all the roles in block order and does its part of each transaction:
 //!
-//! [`replay`] takes the encoded transactions and works in two steps, both on the
-//! threads:
+//! - a transaction whose accounts are all one thread's is decoded and executed by that
+//!   thread alone, with nothing to wait for: its accounts' earlier transactions ran on
+//!   the same thread, before it;
+//! - a transfer whose destination another thread owns is split: the payer's owner
+//!   decodes it, charges the fee, checks and takes the amount (which decides the
+//!   outcome) and posts the credit to its outbox; the destination's owner adds the
+//!   amount from that post (see below for when). This needs a credit that
+//!   cannot overflow, which holds while the store's total supply fits in a u64
+//!   (execution never raises it; a store whose supply does not fit replays
+//!   sequentially);
+//! - a script naming accounts of other threads is a meeting: those threads stop at it
+//!   until it ran, and its payer's owner runs it once each of them has reached it (so
+//!   it reads their accounts as the block's order leaves them);
+//! - a transaction naming an account outside the account space touches nothing: thread
+//!   `i % threads` executes it (to its failure).
 //!
-//! 1. **Order**: each thread reads the account lists of one contiguous chunk of the
-//!    block in place (allocating nothing per transaction) and notes, per account a
-//!    transaction names, the previous transaction of the chunk that named it; the
-//!    calling thread then gives each chunk's first access to an account the last access
-//!    of the chunks before (a pass over the accounts, not the transactions). Reads of
-//!    one account are ordered too, which keeps each access to one predecessor: a writer
-//!    waiting for the last reader waits, through it, for every earlier reader. A
-//!    transaction naming an account outside the account space touches no balance (it
-//!    fails before reading any) and waits for nothing.
-//! 2. **Decode and execute**: transaction `i` is decoded and run on thread
-//!    `i % threads`, each thread in increasing order; before running one, a thread
-//!    waits until the threads owning its predecessors have passed them (each thread
-//!    publishes how many of its transactions it finished, one counter per thread on its
-//!    own cache line, so a thread that never waits touches no other thread's line).
-//!    Decoding, most of a transfer's replay, is spread over the threads this way, and
-//!    nothing decoded outlives its execution (a block's decoded transactions kept
-//!    around cost more in memory traffic than the decoding). Interleaving the block
-//!    over the threads keeps them at nearby positions, where a random predecessor is
-//!    almost always done. A thread that has waited half a millisecond in all means
-//!    threads are being preempted (a machine with more runnable threads than cores,
-//!    where they keep waiting for each other): the threads then stop, and the calling
-//!    thread runs what they left in block order, so a busy machine replays about as
-//!    fast as one thread instead of stalling.
+//! A credit owed to a thread's account is applied lazily: credits commute, so the
+//! thread adds it only before it next reads that account (or at a meeting, or the
+//! end), by when its post is almost always there; the threads do not wait on each other
+//! transaction by transaction. Threads write only their own balance lines; what crosses
+//! cores is the roles of the other chunks, an outbox entry per split transfer (eight to
+//! a line, read in order) and, rarely, a meeting. Results are kept a word each until the
+//! calling thread puts them in block order.
 //!
-//! The result equals sequential execution's exactly, transaction by transaction (every
-//! conflicting pair executes in block order and the kernel is deterministic), whatever
-//! the number of threads or their timing: a property test checks it over random blocks
-//! with hot accounts, conflicts and failing transactions.
+//! A thread that has waited half a millisecond in all means threads are being preempted
+//! (a machine with more runnable threads than cores, where they keep waiting for each
+//! other): the threads then stop, and the calling thread finishes in block order what
+//! each left (the credits a thread still owed among it), so a busy machine replays about
+//! as fast as one thread instead of stalling.
 //!
-//! Memory order: a thread finishing transaction `j` stores its counter with `Release`
-//! after `j`'s balance writes; a thread waiting for `j` loads it with `Acquire`, so it
-//! reads the balances `j` wrote. Transactions that run at the same time touch disjoint
-//! accounts (or only read common ones), so the store's relaxed atomics never race on a
-//! value.
+//! The result equals sequential execution's exactly, transaction by transaction:
+//! every account's writes happen on its owner in block order, a split transfer's credit
+//! comes after its debit, and a meeting reads accounts that are exactly as far as the
+//! block's order has them; a property test checks it over random blocks with hot
+//! accounts, conflicts and failing transactions, on both ownership grains (a cache line,
+//! and one account, which makes small test blocks cross threads often).
+//!
+//! Memory order: a post (an outbox entry, a thread's `reached` mark, a chunk's roles
+//! being ready) is stored with `Release` after the writes it vouches for, and read with
+//! `Acquire` before the reads that depend on them. Balances themselves are relaxed
+//! atomics, each written by one thread.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use crate::bank::{execute, AccountStore, Outcome};
+use crate::bank::{debit, execute, AccountStore, FailReason, Outcome};
 use crate::tx::{self, AccountRef, Tx};
 
 /// Most threads a replay uses.
@@ -155,56 +159,641 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     replay_with(store, txs, threads, STALL)
 }
 
-/// [`replay_on`], a wait longer than `stall` stopping the threads (tests set it to zero
-/// to run the fallback).
+/// [`replay_on`] with the ownership grain and the longest wait as given (tests set the
+/// grain to one account, and the wait to zero to run the fallback).
 fn replay_with<B: AsRef<[u8]> + Sync>(
     store: &AccountStore,
     txs: &[B],
     threads: usize,
     stall: std::time::Duration,
 ) -> Result<Vec<Executed>, usize> {
+    replay_grained(store, txs, threads, stall, Grain::Line)
+}
+
+/// What one thread owns: the accounts of some cache lines of balances (what
+/// [`replay`] uses), or single accounts (tests: a few accounts then still spread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grain {
+    Line,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Account,
+}
+
+fn replay_grained<B: AsRef<[u8]> + Sync>(
+    store: &AccountStore,
+    txs: &[B],
+    threads: usize,
+    stall: std::time::Duration,
+    grain: Grain,
+) -> Result<Vec<Executed>, usize> {
     let threads = threads.clamp(1, MAX_REPLAY_THREADS);
-    if threads == 1 {
+    if threads == 1 || !store.credits_cannot_overflow() {
         return replay_sequential(store, txs);
     }
-    let order = Order::of(txs, store.len(), threads);
-    let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
-    let stalled = AtomicBool::new(false);
-    let per_thread: Vec<Result<Vec<Executed>, usize>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (order, progress, stalled) = (&order, &progress, &stalled);
-                s.spawn(move || run_share(store, txs, order, (progress, stalled, stall), t))
-            })
+    let plan = Plan {
+        store,
+        threads,
+        grain,
+    };
+    let shared = Shared::new(threads, txs.len(), stall);
+    let shares: Vec<Share> = std::thread::scope(|s| {
+        let (plan, shared) = (&plan, &shared);
+        let handles: Vec<_> = (1..threads)
+            .map(|t| s.spawn(move || run_share(plan, txs, shared, t)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a replay thread panicked"))
-            .collect()
+        // The calling thread is thread 0.
+        let mut shares = vec![run_share(plan, txs, shared, 0)];
+        shares.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a replay thread panicked")),
+        );
+        shares
     });
-    if per_thread.iter().any(Result::is_err) {
-        // A thread stopped at a transaction that does not decode; a thread that
-        // stalled may not have reached an earlier one: name the first, as sequential
-        // replay does.
+    if shared.failed.load(Ordering::Relaxed) {
+        // A thread met a transaction that does not decode; one that stopped may not
+        // have reached an earlier one: name the first, as sequential replay does.
         return Err(first_undecodable_on(txs, 1).expect("a transaction did not decode"));
     }
-    // Thread t ran transactions t, t + threads, ... (a prefix of them, if the replay
-    // stalled): interleave them back, and run what no thread reached here, in block
-    // order. That is still sequential replay's result: a transaction a thread ran had
-    // every predecessor run before it, so none of them comes after one left here.
-    let mut iters: Vec<_> = per_thread
+    finish(&plan, txs, &shared, shares)
+}
+
+/// Who owns which account, and each transaction's parts.
+struct Plan<'a> {
+    store: &'a AccountStore,
+    threads: usize,
+    grain: Grain,
+}
+
+/// One transaction's parts (every thread reads the same from its bytes).
+#[derive(Clone, Copy, Debug)]
+enum Role {
+    /// Touches no balance (an account outside the account space, or bytes that do not
+    /// hold an account list): thread `i % threads` executes it, or finds it does not
+    /// decode.
+    Alone,
+    /// Every account it names is this thread's.
+    Whole(usize),
+    /// A transfer whose destination `to` another thread (`to_owner`) owns: `exec`
+    /// debits and posts the credit, `to_owner` adds it.
+    Split {
+        exec: usize,
+        to: usize,
+        to_owner: usize,
+    },
+    /// A script (or anything not a transfer) naming accounts other threads own:
+    /// `exec` runs it once each of them has reached it; they wait until it ran.
+    Meet(usize),
+}
+
+impl Role {
+    /// The role in one word: the kind in bits 0-1, `exec` in 8-15, `to_owner` in 16-23,
+    /// `to` in 32-63 (thread indices fit: at most [`MAX_REPLAY_THREADS`]).
+    fn pack(self) -> u64 {
+        match self {
+            Role::Alone => 0,
+            Role::Whole(e) => 1 | (e as u64) << 8,
+            Role::Split { exec, to, to_owner } => {
+                2 | (exec as u64) << 8 | (to_owner as u64) << 16 | (to as u64) << 32
+            }
+            Role::Meet(e) => 3 | (e as u64) << 8,
+        }
+    }
+
+    fn unpack(w: u64) -> Role {
+        let exec = (w >> 8 & 0xff) as usize;
+        match w & 3 {
+            0 => Role::Alone,
+            1 => Role::Whole(exec),
+            2 => Role::Split {
+                exec,
+                to: (w >> 32) as usize,
+                to_owner: (w >> 16 & 0xff) as usize,
+            },
+            _ => Role::Meet(exec),
+        }
+    }
+
+    /// The thread that executes transaction `i` of a replay on `threads`.
+    fn exec(self, i: usize, threads: usize) -> usize {
+        match self {
+            Role::Alone => i % threads,
+            Role::Whole(e) | Role::Meet(e) | Role::Split { exec: e, .. } => e,
+        }
+    }
+}
+
+impl Plan<'_> {
+    /// The thread owning `account` (inside the account space).
+    fn owner(&self, account: usize) -> usize {
+        let unit = match self.grain {
+            Grain::Line => self.store.line_of(account),
+            Grain::Account => account,
+        };
+        // A multiplicative hash spreads neighbouring units; its top 32 bits scaled to
+        // the thread count (no division in the loop every thread runs per transaction).
+        let h = (unit as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        ((h * self.threads as u64) >> 32) as usize
+    }
+
+    /// The parts of encoded transaction `b` and the accounts it names (the same answer
+    /// on every thread; no accounts for [`Role::Alone`]).
+    fn role<'b>(
+        &self,
+        b: &[u8],
+        indices: &'b mut [usize; tx::MAX_ACCOUNTS],
+    ) -> (Role, &'b [usize]) {
+        let Some(accounts) = accounts_in(b) else {
+            return (Role::Alone, &[]);
+        };
+        let mut n = 0;
+        for a in accounts {
+            if a.index as usize >= self.store.len() {
+                return (Role::Alone, &[]);
+            }
+            indices[n] = a.index as usize;
+            n += 1;
+        }
+        let accounts = &indices[..n];
+        let exec = self.owner(accounts[0]);
+        if b[tx::KIND_AT] == 0 {
+            // A transfer touches its payer and destination only (the others are bounds
+            // checked); one that does not decode is the executor's to find.
+            if n < 2 {
+                return (Role::Whole(exec), accounts);
+            }
+            let to_owner = self.owner(accounts[1]);
+            let role = if to_owner == exec {
+                Role::Whole(exec)
+            } else {
+                Role::Split {
+                    exec,
+                    to: accounts[1],
+                    to_owner,
+                }
+            };
+            return (role, accounts);
+        }
+        if accounts[1..].iter().all(|&a| self.owner(a) == exec) {
+            (Role::Whole(exec), accounts)
+        } else {
+            (Role::Meet(exec), accounts)
+        }
+    }
+}
+
+/// The accounts decoded transaction `d` names.
+fn accounts_of(d: &Tx) -> impl Iterator<Item = usize> + Clone + '_ {
+    d.message.accounts.iter().map(|a| a.index as usize)
+}
+
+/// What the threads share: every transaction's role, each thread's outbox and reached
+/// mark, and the stop flags.
+struct Shared {
+    /// [`Role::pack`] of every transaction, written by the thread of its chunk.
+    roles: Vec<AtomicU64>,
+    /// Transactions per chunk: thread `c` works out the roles of chunk `c`.
+    chunk: usize,
+    /// Set once a chunk's roles are written.
+    ready: Vec<AtomicBool>,
+    outboxes: Vec<Outbox>,
+    reached: Vec<Reached>,
+    /// A wait lasted too long: every thread stops where it is.
+    stalled: AtomicBool,
+    /// A transaction did not decode: every thread stops.
+    failed: AtomicBool,
+    stall: std::time::Duration,
+}
+
+impl Shared {
+    fn new(threads: usize, txs: usize, stall: std::time::Duration) -> Shared {
+        Shared {
+            roles: (0..txs).map(|_| AtomicU64::new(0)).collect(),
+            chunk: txs.div_ceil(threads).max(1),
+            ready: (0..threads).map(|_| AtomicBool::new(false)).collect(),
+            outboxes: (0..threads).map(|_| Outbox::new(txs)).collect(),
+            reached: (0..threads).map(|_| Reached::default()).collect(),
+            stalled: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+            stall,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed) || self.failed.load(Ordering::Relaxed)
+    }
+}
+
+/// Entries a thread posts, in block order: for a split transfer the amount to credit
+/// plus one (one: nothing), for a meeting one (it ran); zero is not posted yet. Pages
+/// are made as the thread reaches them (a block's worth for every thread up front would
+/// cost more than a small block's replay).
+struct Outbox {
+    pages: Vec<std::sync::OnceLock<Box<[AtomicU64]>>>,
+}
+
+const OUTBOX_PAGE: usize = 1024;
+
+impl Outbox {
+    fn new(txs: usize) -> Outbox {
+        Outbox {
+            pages: (0..txs.div_ceil(OUTBOX_PAGE))
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+        }
+    }
+
+    fn post(&self, k: usize, value: u64) {
+        let page = self.pages[k / OUTBOX_PAGE]
+            .get_or_init(|| (0..OUTBOX_PAGE).map(|_| AtomicU64::new(0)).collect());
+        page[k % OUTBOX_PAGE].store(value, Ordering::Release);
+    }
+
+    /// Entry `k` once posted.
+    fn read(&self, k: usize) -> Option<u64> {
+        let v = self.pages[k / OUTBOX_PAGE].get()?[k % OUTBOX_PAGE].load(Ordering::Acquire);
+        (v != 0).then_some(v)
+    }
+}
+
+/// The index of the meeting a thread stopped at (every part of its before it done),
+/// alone on a cache line.
+#[derive(Default)]
+#[repr(align(128))]
+struct Reached(AtomicUsize);
+
+/// Spins before a waiting thread starts yielding its core (a post is usually a few
+/// hundred ns away).
+const SPINS: u32 = 512;
+
+/// A thread that has waited this long in all (past its spins) stops the parallel
+/// replay: the threads stop where they are and the calling thread finishes in order.
+/// Waits on a machine with a core per thread last microseconds; this much means threads
+/// are being preempted (more runnable threads than cores), and the others keep waiting
+/// for them, slower than one thread alone.
+const STALL: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// A thread's results, a word each (the outcome's kind in 3 bits, the fee above them):
+/// a block's results in full are 24 bytes a transaction, and moving them between the
+/// cores' caches cost more than the replay. What does not fit a word (a fee of 2^61 or
+/// more) is kept whole beside them.
+#[derive(Default)]
+struct Results {
+    words: Vec<u64>,
+    whole: Vec<Executed>,
+}
+
+/// The word of a result kept whole.
+const WHOLE: u64 = 7;
+
+impl Results {
+    fn with_capacity(n: usize) -> Results {
+        Results {
+            words: Vec::with_capacity(n),
+            whole: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, (o, fee): Executed) {
+        let code = match o {
+            Outcome::Executed => Some(0),
+            Outcome::Failed {
+                reason,
+                fee_charged,
+            } if fee_charged == fee => Some(match reason {
+                FailReason::BadAccount => 1,
+                FailReason::FeeUnpaid => 2,
+                FailReason::InsufficientFunds => 3,
+                FailReason::ScriptAborted => 4,
+            }),
+            Outcome::Failed { .. } => None,
+        };
+        match code {
+            Some(c) if fee < 1 << 61 => self.words.push(fee << 3 | c),
+            _ => {
+                self.words.push(WHOLE);
+                self.whole.push((o, fee));
+            }
+        }
+    }
+
+    fn into_iter(self) -> impl Iterator<Item = Executed> {
+        let mut whole = self.whole.into_iter();
+        self.words.into_iter().map(move |w| {
+            let fee = w >> 3;
+            let failed = |reason| Outcome::Failed {
+                reason,
+                fee_charged: fee,
+            };
+            let o = match w & 7 {
+                0 => Outcome::Executed,
+                1 => failed(FailReason::BadAccount),
+                2 => failed(FailReason::FeeUnpaid),
+                3 => failed(FailReason::InsufficientFunds),
+                4 => failed(FailReason::ScriptAborted),
+                _ => return whole.next().expect("kept whole"),
+            };
+            (o, fee)
+        })
+    }
+}
+
+/// What a thread did: its executed transactions' results in block order, and the index
+/// it stopped at (every part of its before it done but the credits it still owed, none
+/// after; the block's length when it finished).
+struct Share {
+    results: Results,
+    stopped_at: usize,
+    /// Credits before `stopped_at` the thread had not applied yet (transaction indices,
+    /// in block order): the caller applies them.
+    unapplied: Vec<usize>,
+}
+
+/// Credits a thread owes its accounts: split transfers it reached whose debit another
+/// thread posts. Credits to one account commute, so one is applied only when the
+/// thread is about to read the account (or at a meeting, or the end): by then its post
+/// is almost always there, and the threads do not wait on each other transaction by
+/// transaction.
+struct Owed {
+    /// (transaction, posting thread, its post's index, account), in block order.
+    queue: std::collections::VecDeque<(usize, usize, usize, usize)>,
+    /// Per account, the credits in `queue`.
+    per_account: Vec<u32>,
+}
+
+impl Owed {
+    fn new(accounts: usize) -> Owed {
+        Owed {
+            queue: std::collections::VecDeque::new(),
+            per_account: vec![0; accounts],
+        }
+    }
+
+    fn push(&mut self, i: usize, exec: usize, k: usize, to: usize) {
+        self.queue.push_back((i, exec, k, to));
+        self.per_account[to] += 1;
+    }
+
+    /// Applies queued credits, oldest first, until none is owed to any of `accounts`
+    /// (all of them when `accounts` is None); false when the replay stopped meanwhile.
+    fn settle(
+        &mut self,
+        accounts: Option<impl Iterator<Item = usize> + Clone>,
+        store: &AccountStore,
+        shared: &Shared,
+        wait: &mut Waiter,
+    ) -> bool {
+        let owed = |o: &Owed| match accounts.clone() {
+            None => !o.queue.is_empty(),
+            Some(mut a) => a.any(|a| o.per_account[a] > 0),
+        };
+        while owed(self) {
+            let (_, exec, k, to) = *self.queue.front().expect("owed");
+            let Some(v) = wait.until(|| shared.outboxes[exec].read(k)) else {
+                return false;
+            };
+            if v > 1 {
+                store.credit(to, v - 1);
+            }
+            self.queue.pop_front();
+            self.per_account[to] -= 1;
+        }
+        true
+    }
+}
+
+/// A thread's waiting budget: spins, then yields, until the total passes the stall.
+struct Waiter<'a> {
+    shared: &'a Shared,
+    waited: std::time::Duration,
+}
+
+impl Waiter<'_> {
+    /// Waits until `ready` gives a value; none when the replay stopped meanwhile.
+    fn until<T>(&mut self, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+        let (mut spins, mut since) = (0u32, None);
+        loop {
+            if let Some(v) = ready() {
+                if let Some(start) = since {
+                    self.waited += std::time::Instant::elapsed(&start);
+                }
+                return Some(v);
+            }
+            if self.shared.stopped() {
+                return None;
+            }
+            spins += 1;
+            if spins < SPINS {
+                std::hint::spin_loop();
+                continue;
+            }
+            let start = *since.get_or_insert_with(std::time::Instant::now);
+            if self.waited + start.elapsed() > self.shared.stall {
+                self.shared.stalled.store(true, Ordering::Relaxed);
+                return None;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Thread `t`'s part of the block (see the module docs): the roles of chunk `t`, then
+/// its parts of every transaction in block order.
+fn run_share<B: AsRef<[u8]>>(plan: &Plan, txs: &[B], shared: &Shared, t: usize) -> Share {
+    let n = plan.threads;
+    let store = plan.store;
+    // A thread executes about 1 / threads of the block; room for a quarter more.
+    let mut results = Results::with_capacity(txs.len() / n + txs.len() / (4 * n) + 16);
+    // Posts each thread made so far, as every thread counts them.
+    let mut posted = vec![0usize; n];
+    let mut owed = Owed::new(store.len());
+    let mut indices = [0usize; tx::MAX_ACCOUNTS];
+    let first = (t * shared.chunk).min(txs.len());
+    let last = (first + shared.chunk).min(txs.len());
+    for (b, r) in txs[first..last].iter().zip(&shared.roles[first..last]) {
+        r.store(
+            plan.role(b.as_ref(), &mut indices).0.pack(),
+            Ordering::Relaxed,
+        );
+    }
+    shared.ready[t].store(true, Ordering::Release);
+    let mut wait = Waiter {
+        shared,
+        waited: std::time::Duration::ZERO,
+    };
+    let decode = |i: usize| match tx::decode(txs[i].as_ref()) {
+        Ok(d) => Some(d),
+        Err(_) => {
+            shared.failed.store(true, Ordering::Relaxed);
+            None
+        }
+    };
+    let stop = |results, i, owed: Owed| Share {
+        results,
+        stopped_at: i,
+        unapplied: owed.queue.iter().map(|q| q.0).collect(),
+    };
+    let mut ready_to = 0;
+    for (i, b) in txs.iter().enumerate() {
+        if i >= ready_to {
+            // The next chunk's roles: written by its thread, usually long ago.
+            let c = i / shared.chunk;
+            let ready = || shared.ready[c].load(Ordering::Acquire).then_some(());
+            if wait.until(ready).is_none() {
+                return stop(results, i, owed);
+            }
+            ready_to = (c + 1) * shared.chunk;
+        }
+        // Stop between transactions once any thread asked to.
+        if (i & 63) == 0 && shared.stopped() {
+            return stop(results, i, owed);
+        }
+        let role = Role::unpack(shared.roles[i].load(Ordering::Relaxed));
+        let exec = role.exec(i, n);
+        match role {
+            Role::Alone => {
+                if exec == t {
+                    let Some(d) = decode(i) else { break };
+                    results.push(execute(store, &d.message, seed_of(&d)));
+                }
+            }
+            Role::Whole(_) => {
+                if exec == t {
+                    let Some(d) = decode(i) else { break };
+                    if !owed.settle(Some(accounts_of(&d)), store, shared, &mut wait) {
+                        return stop(results, i, owed);
+                    }
+                    results.push(execute(store, &d.message, seed_of(&d)));
+                }
+            }
+            Role::Split { to, to_owner, .. } => {
+                let k = posted[exec];
+                posted[exec] += 1;
+                if exec == t {
+                    let Some(d) = decode(i) else { break };
+                    if !owed.settle(Some(accounts_of(&d).take(1)), store, shared, &mut wait) {
+                        return stop(results, i, owed);
+                    }
+                    let (done, credit) = debit(store, &d.message, seed_of(&d));
+                    results.push(done);
+                    shared.outboxes[t].post(k, credit.map_or(1, |(_, a)| a + 1));
+                } else if to_owner == t {
+                    owed.push(i, exec, k, to);
+                }
+            }
+            Role::Meet(_) => {
+                let k = posted[exec];
+                posted[exec] += 1;
+                let accounts = plan.role(b.as_ref(), &mut indices).1;
+                let accounts = accounts.iter().copied();
+                if exec == t {
+                    if !owed.settle(Some(accounts.clone()), store, shared, &mut wait) {
+                        return stop(results, i, owed);
+                    }
+                    // Every other owner of its accounts has done all before it.
+                    let reached = (0..n).filter(|&o| o != t).all(|o| {
+                        !accounts.clone().any(|a| plan.owner(a) == o)
+                            || wait
+                                .until(|| {
+                                    (shared.reached[o].0.load(Ordering::Acquire) >= i).then_some(())
+                                })
+                                .is_some()
+                    });
+                    if !reached {
+                        return stop(results, i, owed);
+                    }
+                    let Some(d) = decode(i) else { break };
+                    results.push(execute(store, &d.message, seed_of(&d)));
+                    shared.outboxes[t].post(k, 1);
+                } else if accounts.clone().any(|a| plan.owner(a) == t) {
+                    if !owed.settle(Some(accounts), store, shared, &mut wait) {
+                        return stop(results, i, owed);
+                    }
+                    shared.reached[t].0.store(i, Ordering::Release);
+                    if wait.until(|| shared.outboxes[exec].read(k)).is_none() {
+                        return stop(results, i, owed);
+                    }
+                }
+            }
+        }
+    }
+    // Finished (or a transaction did not decode: the caller then refuses the block).
+    owed.settle(None::<std::iter::Empty<usize>>, store, shared, &mut wait);
+    stop(results, txs.len(), owed)
+}
+
+/// The results in block order: each transaction's from its executor's share, and what
+/// a thread that stopped left of it run here, in block order (see the module docs).
+fn finish<B: AsRef<[u8]>>(
+    plan: &Plan,
+    txs: &[B],
+    shared: &Shared,
+    shares: Vec<Share>,
+) -> Result<Vec<Executed>, usize> {
+    let stopped: Vec<usize> = shares.iter().map(|s| s.stopped_at).collect();
+    let all_done = shares
+        .iter()
+        .all(|s| s.stopped_at == txs.len() && s.unapplied.is_empty());
+    let n = plan.threads;
+    let mut unapplied = Vec::with_capacity(shares.len());
+    let mut iters: Vec<_> = shares
         .into_iter()
-        .map(|r| r.expect("checked above").into_iter())
+        .map(|s| {
+            unapplied.push(s.unapplied.into_iter().peekable());
+            s.results.into_iter()
+        })
         .collect();
     let mut out = Vec::with_capacity(txs.len());
-    for i in 0..txs.len() {
-        out.push(match iters[i % threads].next() {
-            Some(done) => done,
-            None => {
-                let t = tx::decode(txs[i].as_ref()).map_err(|_| i)?;
-                execute(store, &t.message, seed_of(&t))
+    if all_done {
+        for (i, r) in shared.roles.iter().enumerate() {
+            let e = Role::unpack(r.load(Ordering::Relaxed)).exec(i, n);
+            out.push(iters[e].next().expect("one result per executed"));
+        }
+        return Ok(out);
+    }
+    let store = plan.store;
+    let mut posted = vec![0usize; n];
+    let mut indices = [0usize; tx::MAX_ACCOUNTS];
+    for (i, b) in txs.iter().enumerate() {
+        let b = b.as_ref();
+        let run = |i: usize| tx::decode(b).map_err(|_| i);
+        match plan.role(b, &mut indices).0 {
+            role @ (Role::Alone | Role::Whole(_) | Role::Meet(_)) => {
+                let exec = match role {
+                    Role::Whole(e) | Role::Meet(e) => e,
+                    _ => i % n,
+                };
+                if matches!(role, Role::Meet(_)) {
+                    posted[exec] += 1;
+                }
+                out.push(if i < stopped[exec] {
+                    iters[exec].next().expect("one result per executed")
+                } else {
+                    let d = run(i)?;
+                    execute(store, &d.message, seed_of(&d))
+                });
             }
-        });
+            Role::Split { exec, to, to_owner } => {
+                let k = posted[exec];
+                posted[exec] += 1;
+                let credit = if i < stopped[exec] {
+                    out.push(iters[exec].next().expect("one result per executed"));
+                    shared.outboxes[exec]
+                        .read(k)
+                        .expect("posted before it stopped")
+                } else {
+                    let d = run(i)?;
+                    let (done, credit) = debit(store, &d.message, seed_of(&d));
+                    out.push(done);
+                    credit.map_or(1, |(_, a)| a + 1)
+                };
+                // Its owner applied it, unless it stopped before it or still owed it.
+                let owed = unapplied[to_owner].next_if_eq(&i).is_some();
+                if (i >= stopped[to_owner] || owed) && credit > 1 {
+                    store.credit(to, credit - 1);
+                }
+            }
+        }
     }
     Ok(out)
 }
@@ -224,196 +813,6 @@ fn accounts_in(b: &[u8]) -> Option<impl Iterator<Item = AccountRef> + '_> {
             writable: w & tx::WRITABLE != 0,
         }
     }))
-}
-
-/// Each access's predecessor: the previous transaction that named the same account
-/// (read or written: reads of one account run in turn too, which keeps each access to
-/// one predecessor; a writer waiting for the last reader waits, through it, for every
-/// earlier one). Computed on the threads, one contiguous chunk each; an access whose
-/// predecessor is in an earlier chunk takes that chunk's last access to the account.
-struct Order {
-    /// Transactions per chunk (the last may have fewer).
-    size: usize,
-    chunks: Vec<OrderChunk>,
-    /// Per chunk, per account: the last access in the chunks before it (or [`NONE`]).
-    before: Vec<Vec<u32>>,
-}
-
-/// One chunk's accesses: per transaction (`items[starts[j]..starts[j+1]]`) its accounts,
-/// each with the previous access within the chunk ([`NONE`]: none in this chunk); and
-/// per account the chunk's last access.
-struct OrderChunk {
-    starts: Vec<u32>,
-    items: Vec<(u32, u32)>,
-    last: Vec<u32>,
-}
-
-const NONE: u32 = u32::MAX;
-
-impl Order {
-    fn of<B: AsRef<[u8]> + Sync>(txs: &[B], accounts: usize, threads: usize) -> Order {
-        let size = txs.len().div_ceil(threads).max(1);
-        let chunks: Vec<OrderChunk> = std::thread::scope(|s| {
-            let handles: Vec<_> = txs
-                .chunks(size)
-                .enumerate()
-                .map(|(c, chunk)| s.spawn(move || OrderChunk::of(chunk, c * size, accounts)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a replay thread panicked"))
-                .collect()
-        });
-        let mut last = vec![NONE; accounts];
-        let before = chunks
-            .iter()
-            .map(|c| {
-                let row = last.clone();
-                for (l, &x) in last.iter_mut().zip(&c.last) {
-                    if x != NONE {
-                        *l = x;
-                    }
-                }
-                row
-            })
-            .collect();
-        Order {
-            size,
-            chunks,
-            before,
-        }
-    }
-
-    /// The transactions `i` waits for (one per account it names, none for a first
-    /// access).
-    fn deps(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
-        let (c, j) = (i / self.size, i % self.size);
-        let chunk = &self.chunks[c];
-        let before = &self.before[c];
-        chunk.items[chunk.starts[j] as usize..chunk.starts[j + 1] as usize]
-            .iter()
-            .map(move |&(a, p)| if p == NONE { before[a as usize] } else { p })
-            .filter(|&d| d != NONE)
-    }
-}
-
-impl OrderChunk {
-    fn of<B: AsRef<[u8]>>(txs: &[B], first: usize, accounts: usize) -> OrderChunk {
-        let mut last = vec![NONE; accounts];
-        let mut starts = Vec::with_capacity(txs.len() + 1);
-        let mut items = Vec::with_capacity(txs.len() * 2);
-        let mut set = [0u32; tx::MAX_ACCOUNTS];
-        for (j, b) in txs.iter().enumerate() {
-            starts.push(items.len() as u32);
-            // A transaction that does not decode, or names an account outside the
-            // account space, touches no balance: nothing to order.
-            let Some(accts) = accounts_in(b.as_ref()) else {
-                continue;
-            };
-            let (mut n, mut outside) = (0, false);
-            for a in accts {
-                outside |= a.index as usize >= accounts;
-                // An account listed twice is one access.
-                if !set[..n].contains(&a.index) {
-                    set[n] = a.index;
-                    n += 1;
-                }
-            }
-            if outside {
-                continue;
-            }
-            let i = (first + j) as u32;
-            for &a in &set[..n] {
-                let l = &mut last[a as usize];
-                items.push((a, *l));
-                *l = i;
-            }
-        }
-        starts.push(items.len() as u32);
-        OrderChunk {
-            starts,
-            items,
-            last,
-        }
-    }
-}
-
-/// How many of its transactions a replay thread has finished, alone on a cache line.
-#[derive(Default)]
-#[repr(align(128))]
-struct Progress(AtomicUsize);
-
-/// Spins before a waiting thread starts yielding its core (a predecessor being executed
-/// is done within a few hundred ns).
-const SPINS: u32 = 512;
-
-/// A thread that has waited this long in all (past its spins) stops the parallel
-/// replay: the threads finish the transaction they hold and the calling thread runs the
-/// rest in order. Waits on a machine with a core per thread last microseconds; this
-/// much means threads are being preempted (more runnable threads than cores), and the
-/// others keep waiting for them, slower than one thread alone.
-const STALL: std::time::Duration = std::time::Duration::from_micros(500);
-
-/// Thread `t`'s share: transactions `t`, `t + n`, ... in order, each after its
-/// predecessors; the index of one that does not decode stops it.
-fn run_share<B: AsRef<[u8]>>(
-    store: &AccountStore,
-    txs: &[B],
-    order: &Order,
-    (progress, stalled, stall): (&[Progress], &AtomicBool, std::time::Duration),
-    t: usize,
-) -> Result<Vec<Executed>, usize> {
-    let n = progress.len();
-    // The last value read of each thread's counter (they only grow).
-    let mut seen = vec![0usize; n];
-    let mut out = Vec::with_capacity(txs.len() / n + 1);
-    // Time spent waiting past the spins, over the whole share: many short waits stall
-    // a replay as surely as one long one.
-    let mut waited = std::time::Duration::ZERO;
-    'txs: for (k, i) in (t..txs.len()).step_by(n).enumerate() {
-        for d in order.deps(i) {
-            let (owner, pos) = (d as usize % n, d as usize / n);
-            if owner == t {
-                continue; // earlier on this thread: done
-            }
-            let (mut spins, mut since) = (0u32, None);
-            while seen[owner] <= pos {
-                seen[owner] = progress[owner].0.load(Ordering::Acquire);
-                if seen[owner] > pos {
-                    break;
-                }
-                if stalled.load(Ordering::Relaxed) {
-                    break 'txs;
-                }
-                spins += 1;
-                if spins < SPINS {
-                    std::hint::spin_loop();
-                    continue;
-                }
-                let start = *since.get_or_insert_with(std::time::Instant::now);
-                if waited + start.elapsed() > stall {
-                    stalled.store(true, Ordering::Relaxed);
-                    break 'txs;
-                }
-                std::thread::yield_now();
-            }
-            if let Some(start) = since {
-                waited += start.elapsed();
-            }
-        }
-        if stalled.load(Ordering::Relaxed) {
-            break;
-        }
-        let Ok(d) = tx::decode(txs[i].as_ref()) else {
-            // The threads waiting for it wait for nothing it would have written: let
-            // them finish, the caller refuses the block.
-            progress[t].0.store(usize::MAX, Ordering::Release);
-            return Err(i);
-        };
-        out.push(execute(store, &d.message, seed_of(&d)));
-        progress[t].0.store(k + 1, Ordering::Release);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub const MSG_OFFSET: usize = SIG_LEN;
 pub const HEADER_LEN: usize = 146;
 /// Most accounts a transaction may name.
 pub const MAX_ACCOUNTS: usize = 8;
+/// Offset of the kind byte (0 = transfer, 1 = script).
+pub const KIND_AT: usize = 136;
 /// Largest encoded transaction.
 pub const MAX_TX_LEN: usize = HEADER_LEN + 4 * MAX_ACCOUNTS;
 /// Bit of an account entry marking it writable.
@@ -170,7 +172,7 @@ pub fn decode(b: &[u8]) -> Result<Tx, DecodeError> {
         return Err(DecodeError::Trailing(b.len() - need));
     }
     let v = u64_at(b, 137);
-    let kind = match b[136] {
+    let kind = match b[KIND_AT] {
         0 => TxKind::Transfer { amount: v },
         1 => TxKind::Script { budget: v },
         k => return Err(DecodeError::Kind(k)),
