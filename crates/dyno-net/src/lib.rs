@@ -62,7 +62,7 @@ pub use error::NetError;
 pub use fault::LinkFault;
 pub use frame::RefuseReason;
 pub use ingress::{
-    Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport,
+    Ingress, IngressClient, IngressConfig, IngressCounters, IngressMode, IngressReport, Room,
 };
 pub use io::IoThread;
 pub use peer::{

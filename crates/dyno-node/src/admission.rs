@@ -9,7 +9,9 @@
 //! its way to it (queued for, or in, the verify threads and the node loop's inbox) has
 //! room. Refused ones cost one counter read, are counted by reason here, and are
 //! answered to the client as refused (the ingress's per-connection progress, which
-//! `dyno load` reports per second and in total).
+//! `dyno load` reports per second and in total). Before it comes to that, the ingress
+//! does not read a stream client at all while [`Admission::has_room`] is false (up to a
+//! pause of `dyno_net::Room::MAX_PAUSE`), so QUIC's flow control holds the client back.
 //!
 //! The node loop publishes the mempool's size after each client transaction it takes,
 //! before it counts that transaction off the way, so the gate's sum never reads low
@@ -88,6 +90,13 @@ impl Admission {
         Err(refusal)
     }
 
+    /// True while [`Admission::admit`] would take one more (the ingress pauses a stream
+    /// while it is false).
+    pub fn has_room(&self) -> bool {
+        let on_the_way = self.on_the_way.load(Relaxed);
+        on_the_way < MAX_ON_THE_WAY && on_the_way + self.mempool.load(Relaxed) < self.capacity
+    }
+
     /// The node loop took one transaction in; `mempool` is the mempool's size after it.
     pub fn taken(&self, mempool: usize) {
         self.mempool.store(mempool, Relaxed);
@@ -123,6 +132,7 @@ mod tests {
         assert_eq!(a.admit(), Ok(()));
         assert_eq!(a.admit(), Ok(()));
         assert_eq!(a.admit(), Ok(()));
+        assert!(!a.has_room());
         assert_eq!(a.admit(), Err(Refusal::MempoolFull), "three on the way");
         // The loop takes two into the mempool: still full.
         a.taken(1);
@@ -130,6 +140,7 @@ mod tests {
         assert_eq!(a.admit(), Err(Refusal::MempoolFull));
         // A block takes them out of the mempool: room for two more.
         a.mempool_now(0);
+        assert!(a.has_room());
         assert_eq!(a.admit(), Ok(()));
         assert_eq!(a.admit(), Ok(()));
         assert_eq!(a.admit(), Err(Refusal::MempoolFull));

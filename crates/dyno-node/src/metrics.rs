@@ -200,7 +200,7 @@ const INGRESS_REFUSED: Desc = Desc::counter(
 
 type IngressFamily = (Desc, fn(&IngressCounters) -> u64);
 
-const INGRESS: [IngressFamily; 4] = [
+const INGRESS: [IngressFamily; 5] = [
     (
         Desc::counter(
             "dyno_node_ingress_bytes_total",
@@ -228,6 +228,13 @@ const INGRESS: [IngressFamily; 4] = [
             "QUIC client connections refused because the most allowed were being served.",
         ),
         |c| c.connections_refused,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_ingress_paused_total",
+            "Times a QUIC client's stream was paused, not read, while the node had no room.",
+        ),
+        |c| c.paused,
     ),
 ];
 

@@ -191,6 +191,13 @@ fn start_ingress(
     // thread's Ed25519 rate capped the node there): the sink only counts and queues.
     // Refused before the verify threads when the mempool could not keep it (graceful
     // overload, see `crate::admission`): a refusal costs a counter read.
+    // While the gate would refuse, streams are not read at all (their clients' writes
+    // stop at QUIC's flow-control window).
+    let gate = admission.clone();
+    let room = dyno_net::Room {
+        has_room: Box::new(move || gate.has_room()),
+        max_pause: dyno_net::Room::MAX_PAUSE,
+    };
     let (admission, pool) = (admission.clone(), pool.clone());
     let sink = move |tx: &[u8]| admission.admit().is_ok() && pool.submit(tx.to_vec());
     let cfg = IngressConfig {
@@ -198,7 +205,8 @@ fn start_ingress(
         genesis_hash: genesis.hash,
         max_frame: dyno_txn::tx::MAX_TX_LEN,
     };
-    let ingress = Ingress::start_on(io.handle(), cfg, sink).map_err(net_error)?;
+    let ingress =
+        Ingress::start_on_paused(io.handle(), cfg, sink, Some(room)).map_err(net_error)?;
     Ok(Some(Arc::new(ingress)))
 }
 

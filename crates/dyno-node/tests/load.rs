@@ -179,6 +179,8 @@ fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
     assert_eq!(report.targets[0].taken, Some(300));
     assert_eq!(report.targets[0].refused, Some(260));
     assert_eq!((ingress.accepted, ingress.dropped_full), (40, 260));
+    // The stream was paused first (a node that stays full refuses after each pause).
+    assert!(ingress.paused >= 1);
     // Exactly the mempool's capacity was verified and admitted; the rest cost no check.
     assert_eq!(verified, (40, 0));
     assert_eq!(st.mempool, 40);

@@ -28,7 +28,7 @@ mod client;
 mod server;
 
 pub use client::{IngressClient, IngressReport};
-pub use server::Ingress;
+pub use server::{Ingress, Room};
 
 /// First bytes of a client's hello.
 pub const HELLO_MAGIC: [u8; 8] = *b"DYNOTXIN";
@@ -97,6 +97,9 @@ pub struct IngressCounters {
     pub oversized: u64,
     /// Bytes of the transactions handed to the node.
     pub bytes: u64,
+    /// Times a stream was paused because the node had no room (a server started with a
+    /// room check: [`Ingress::start_on_paused`]).
+    pub paused: u64,
 }
 
 #[derive(Default)]
@@ -109,6 +112,7 @@ struct Tally {
     malformed: AtomicU64,
     oversized: AtomicU64,
     bytes: AtomicU64,
+    paused: AtomicU64,
 }
 
 impl Tally {
@@ -122,6 +126,7 @@ impl Tally {
             malformed: self.malformed.load(Relaxed),
             oversized: self.oversized.load(Relaxed),
             bytes: self.bytes.load(Relaxed),
+            paused: self.paused.load(Relaxed),
         }
     }
 }

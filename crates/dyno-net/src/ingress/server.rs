@@ -18,12 +18,36 @@ const LATE_DATAGRAMS: Duration = Duration::from_millis(500);
 
 type Sink = dyn Fn(&[u8]) -> bool + Send + Sync;
 
+/// When a stream is paused (see [`Ingress::start_on_paused`]).
+pub struct Room {
+    /// Whether the node has room for another transaction now.
+    pub has_room: Box<dyn Fn() -> bool + Send + Sync>,
+    /// The longest one pause lasts: after it, what the stream's last read brought (at
+    /// most 64 KiB) is offered to the node, refused if it still has no room, before the
+    /// stream is read and paused again; so a client of a node that stays full still has
+    /// its transactions answered and its stream ended, at a bounded rate.
+    /// [`Room::MAX_PAUSE`] is what a node uses.
+    pub max_pause: Duration,
+}
+
+impl Room {
+    /// A node's longest pause: half a 400 ms slot, by when a block has usually made room.
+    pub const MAX_PAUSE: Duration = Duration::from_millis(200);
+}
+
+/// How long a paused stream waits at most between two looks at the node's room (it
+/// starts at half a millisecond and doubles): a thousand paused connections look about
+/// 125,000 times a second in all, each look two atomic loads and a timer.
+const MAX_PAUSE_NAP: Duration = Duration::from_millis(8);
+
 struct ServerState {
     /// Connections being served now.
     live: std::sync::atomic::AtomicUsize,
     genesis: [u8; 32],
     max_frame: usize,
     sink: Box<Sink>,
+    /// None: never pause (every transaction read is offered to the sink).
+    room: Option<Room>,
     tally: Tally,
 }
 
@@ -116,11 +140,21 @@ impl Ingress {
         cfg: IngressConfig,
         sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
     ) -> Result<Ingress, NetError> {
+        Ingress::start_paused(cfg, sink, None)
+    }
+
+    /// [`Ingress::start`], pausing streams while `room` says the node has none (see
+    /// [`Ingress::start_on_paused`]).
+    pub fn start_paused(
+        cfg: IngressConfig,
+        sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+        room: Option<Room>,
+    ) -> Result<Ingress, NetError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| NetError::QuicSetup(format!("tokio runtime: {e}")))?;
-        let mut ingress = Ingress::bind(rt.handle(), &cfg, Box::new(sink))?;
+        let mut ingress = Ingress::bind(rt.handle(), &cfg, Box::new(sink), room)?;
         let (ep, st) = (ingress.endpoint.clone(), Arc::clone(&ingress.state));
         // The port in the name tells several ingress servers of one process apart.
         let name = format!("net-quic-{}", ingress.local_addr.port());
@@ -139,7 +173,22 @@ impl Ingress {
         cfg: IngressConfig,
         sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
     ) -> Result<Ingress, NetError> {
-        let mut ingress = Ingress::bind(rt, &cfg, Box::new(sink))?;
+        Ingress::start_on_paused(rt, cfg, sink, None)
+    }
+
+    /// [`Ingress::start_on`], and while `room` (when given) says the node has no room,
+    /// a stream's next transaction is not offered to the sink and the stream is not
+    /// read: the client's writes stop once QUIC's flow-control window is full, so an
+    /// overloaded node spends nothing on what it could not keep, and neither does its
+    /// client, where refusing costs a read, a decryption and a frame each. Datagrams
+    /// (no flow control) are still read and refused by the sink.
+    pub fn start_on_paused(
+        rt: &tokio::runtime::Handle,
+        cfg: IngressConfig,
+        sink: impl Fn(&[u8]) -> bool + Send + Sync + 'static,
+        room: Option<Room>,
+    ) -> Result<Ingress, NetError> {
+        let mut ingress = Ingress::bind(rt, &cfg, Box::new(sink), room)?;
         let (ep, st) = (ingress.endpoint.clone(), Arc::clone(&ingress.state));
         let task = rt.spawn(serve(ep, st));
         ingress.runs_on = RunsOn::Task(rt.clone(), Some(task));
@@ -151,6 +200,7 @@ impl Ingress {
         rt: &tokio::runtime::Handle,
         cfg: &IngressConfig,
         sink: Box<Sink>,
+        room: Option<Room>,
     ) -> Result<Ingress, NetError> {
         let mut server = quinn::ServerConfig::with_crypto(Arc::new(crate::tls::server_config()?));
         server.transport_config(transport());
@@ -172,6 +222,7 @@ impl Ingress {
             genesis: cfg.genesis_hash,
             max_frame: cfg.max_frame,
             sink,
+            room,
             tally: Tally::default(),
         });
         Ok(Ingress {
@@ -302,6 +353,8 @@ async fn read_frames(
 ) -> Option<u64> {
     let mut buf: Vec<u8> = Vec::with_capacity(128 * 1024);
     loop {
+        // At most one pause per read (see Room::max_pause).
+        let mut may_pause = true;
         match recv.read_chunk(64 * 1024, true).await {
             Ok(Some(chunk)) => buf.extend_from_slice(&chunk.bytes),
             Ok(None) => {
@@ -332,9 +385,51 @@ async fn read_frames(
             if buf.len() - at - 4 < len {
                 break;
             }
+            if may_pause {
+                match room_for_one(conn, st).await {
+                    Pause::Room => {}
+                    Pause::TimedOut => may_pause = false,
+                    Pause::Closed => return None,
+                }
+            }
             st.take(&buf[at + 4..at + 4 + len], progress);
             at += 4 + len;
         }
         buf.drain(..at);
     }
+}
+
+/// How a wait for the node's room ended.
+enum Pause {
+    /// The node has room (or the server never pauses).
+    Room,
+    /// [`Room::max_pause`] passed without room.
+    TimedOut,
+    /// The connection closed meanwhile.
+    Closed,
+}
+
+/// Waits while the node has no room, at most [`Room::max_pause`], reading nothing more of
+/// the stream meanwhile.
+async fn room_for_one(conn: &quinn::Connection, st: &ServerState) -> Pause {
+    let Some(room) = &st.room else {
+        return Pause::Room;
+    };
+    if (room.has_room)() {
+        return Pause::Room;
+    }
+    st.tally.paused.fetch_add(1, Relaxed);
+    let until = tokio::time::Instant::now() + room.max_pause;
+    let mut nap = Duration::from_micros(500);
+    while tokio::time::Instant::now() < until {
+        if conn.close_reason().is_some() {
+            return Pause::Closed;
+        }
+        tokio::time::sleep(nap).await;
+        nap = (nap * 2).min(MAX_PAUSE_NAP);
+        if (room.has_room)() {
+            return Pause::Room;
+        }
+    }
+    Pause::TimedOut
 }

@@ -195,3 +195,69 @@ fn a_server_on_a_shared_io_thread_starts_no_thread_of_its_own() {
     ingress.shutdown();
     io.stop();
 }
+
+#[test]
+fn a_stream_is_not_read_while_the_node_has_no_room_and_is_refused_only_after_the_longest_pause() {
+    // The node has room for 50, then none until the test makes some.
+    let taken = Arc::new(AtomicU64::new(0));
+    let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (t, o) = (Arc::clone(&taken), Arc::clone(&open));
+    let room = Room {
+        has_room: Box::new(move || o.load(Relaxed) || t.load(Relaxed) < 50),
+        max_pause: std::time::Duration::from_millis(50),
+    };
+    let t = Arc::clone(&taken);
+    let ingress = Ingress::start_paused(
+        config(1232),
+        move |_: &[u8]| t.fetch_add(1, Relaxed) < 50 || open.load(Relaxed),
+        Some(room),
+    )
+    .unwrap();
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    client.send_batch(&txs(200)).unwrap();
+    // It takes its 50, then pauses the stream instead of refusing what follows.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ingress.counters().paused == 0 {
+        assert!(std::time::Instant::now() < deadline, "never paused");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // A pause that outlasts max_pause offers the rest of that read to the node, which
+    // refuses it: the client's stream still ends, every transaction answered.
+    let report = client.close().unwrap();
+    assert_eq!(report.sent, 200);
+    assert_eq!(report.taken, 200);
+    let c = ingress.counters();
+    assert_eq!(c.accepted + c.dropped_full, 200);
+    assert_eq!(c.accepted, 50);
+    assert_eq!(report.refused, 150);
+    ingress.shutdown();
+}
+
+#[test]
+fn a_paused_stream_resumes_when_the_node_has_room_again_and_nothing_is_refused() {
+    let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let o = Arc::clone(&open);
+    // A pause longer than the test: only room ends it.
+    let room = Room {
+        has_room: Box::new(move || o.load(Relaxed)),
+        max_pause: std::time::Duration::from_secs(3600),
+    };
+    let ingress = Ingress::start_paused(config(1232), |_: &[u8]| true, Some(room)).unwrap();
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    client.send_batch(&txs(100)).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ingress.counters().paused == 0 {
+        assert!(std::time::Instant::now() < deadline, "never paused");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        ingress.counters().accepted,
+        0,
+        "nothing is read while paused"
+    );
+    open.store(true, Relaxed);
+    let report = client.close().unwrap();
+    assert_eq!((report.sent, report.taken, report.refused), (100, 100, 0));
+    assert_eq!(ingress.counters().accepted, 100);
+    ingress.shutdown();
+}
