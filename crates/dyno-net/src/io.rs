@@ -18,7 +18,7 @@ use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
 use crate::error::NetError;
-use crate::shape::{TimerPrecision, REALTIME_PRIORITY};
+use crate::shape::TimerPrecision;
 
 /// How long stopping waits for work handed to tokio's blocking pool (a host-name lookup
 /// of a dialer) before leaving it behind.
@@ -48,11 +48,7 @@ impl IoThread {
         let thread = std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || {
-                // Failure only costs precision (the default 50 us slack), so it is not fatal.
-                let _ = crate::sys::set_timer_slack_ns(precision.slack_ns);
-                if precision.realtime {
-                    let _ = crate::sys::set_realtime_fifo(REALTIME_PRIORITY);
-                }
+                precision.apply_to_this_thread();
                 rt.block_on(async {
                     let _ = stopped.await;
                 });

@@ -125,6 +125,18 @@ pub struct TimerPrecision {
     pub realtime: bool,
 }
 
+impl TimerPrecision {
+    /// Asks the kernel for this precision on the calling thread (a timer's or an I/O
+    /// thread's). A refusal only costs precision (the default 50 us slack, normal
+    /// priority), so it is not an error.
+    pub(crate) fn apply_to_this_thread(&self) {
+        let _ = crate::sys::set_timer_slack_ns(self.slack_ns);
+        if self.realtime {
+            let _ = crate::sys::set_realtime_fifo(REALTIME_PRIORITY);
+        }
+    }
+}
+
 impl Default for TimerPrecision {
     /// 1 ns slack, no spin, normal scheduling class: see docs/network.md for the
     /// measurements behind this choice.
@@ -196,11 +208,7 @@ impl<T: Send + 'static> DeliveryTimer<T> {
         let thread = std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || {
-                // Failure only costs precision (the default 50 us slack), so it is not fatal.
-                let _ = crate::sys::set_timer_slack_ns(precision.slack_ns);
-                if precision.realtime {
-                    let _ = crate::sys::set_realtime_fifo(REALTIME_PRIORITY);
-                }
+                precision.apply_to_this_thread();
                 run_timer(&inbox, &left, precision, &mut deliver);
             })
             .map_err(|source| NetError::Thread {

@@ -571,11 +571,11 @@ struct Waiter<'a> {
 impl Waiter<'_> {
     /// Waits until `ready` gives a value; none when the replay stopped meanwhile.
     fn until<T>(&mut self, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
-        let (mut spins, mut since) = (0u32, None);
+        let (mut spins, mut since) = (0u32, None::<std::time::Instant>);
         loop {
             if let Some(v) = ready() {
                 if let Some(start) = since {
-                    self.waited += std::time::Instant::elapsed(&start);
+                    self.waited += start.elapsed();
                 }
                 return Some(v);
             }
