@@ -144,16 +144,15 @@ impl AccountStore {
         self.supply <= u64::MAX as u128
     }
 
-    /// The cache line account `i`'s balance lies on (counted from the line the first
-    /// balance lies on): threads that write balances of different lines share nothing.
-    pub(crate) fn line_of(&self, i: usize) -> usize {
-        let first = self.balances.as_ptr() as usize;
-        (first % 64 + i * std::mem::size_of::<AtomicU64>()) / 64
-    }
-
     /// Adds `amount` to account `i`, which [`credits_cannot_overflow`] says fits.
     pub(crate) fn credit(&self, i: usize, amount: u64) {
         self.set(i, self.balance(i) + amount);
+    }
+
+    /// Takes `takes` from account `i` and gives it `gets`: the balance must cover
+    /// `takes`, and the result fit (which [`credits_cannot_overflow`] says it does).
+    pub(crate) fn take_and_give(&self, i: usize, takes: u64, gets: u64) {
+        self.set(i, self.balance(i) - takes + gets);
     }
 
     /// SHA-256 over every balance in account order (little-endian): two nodes that
@@ -241,6 +240,15 @@ pub fn execute(store: &AccountStore, m: &Message, sig_seed: u64) -> (Outcome, u6
     }
 }
 
+/// True when `m` can be loaded: every account it names is inside the account space and
+/// its signer is the payer's key. One that cannot fails with [`FailReason::BadAccount`],
+/// charged nothing and touching nothing, whatever the balances.
+pub(crate) fn loadable(store: &AccountStore, m: &Message) -> bool {
+    let n = store.len();
+    m.accounts.iter().all(|a| (a.index as usize) < n)
+        && store.pubkeys[m.accounts[0].index as usize] == m.signer
+}
+
 /// [`execute`] up to a transfer's credit: everything but the destination's balance, and
 /// the credit still to make (account, amount) when the transfer went through. Where no
 /// credit can overflow ([`AccountStore::credits_cannot_overflow`]) the outcome is then
@@ -250,10 +258,7 @@ pub(crate) fn debit(
     m: &Message,
     sig_seed: u64,
 ) -> ((Outcome, u64), Option<(usize, u64)>) {
-    let n = store.len();
-    if m.accounts.iter().any(|a| a.index as usize >= n)
-        || store.pubkeys[m.accounts[0].index as usize] != m.signer
-    {
+    if !loadable(store, m) {
         let o = Outcome::Failed {
             reason: FailReason::BadAccount,
             fee_charged: 0,

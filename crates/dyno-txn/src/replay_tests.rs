@@ -100,30 +100,29 @@ fn block() -> impl Strategy<Value = (usize, Vec<Spec>, usize)> {
     })
 }
 
-/// How long a wait may last before the threads stop: the node's, or none at all (the
-/// first wait past the spins stops them: the calling thread's fallback runs).
-fn stall() -> impl Strategy<Value = std::time::Duration> {
-    prop_oneof![Just(STALL), Just(std::time::Duration::ZERO)]
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 96 }))]
 
-    /// Any block, any number of threads: the outcome and fee of every transaction and
-    /// every balance after it are sequential replay's.
+    /// Any block, any number of threads, short or ample balances: the outcome and fee of
+    /// every transaction and every balance after it are sequential replay's; a block of
+    /// transfers whose payers can pay is replayed without an ordered remainder.
     #[test]
-    fn parallel_replay_is_sequential_replay((accounts, specs, threads) in block(), stall in stall()) {
-        // A small balance, so fees and transfers fail often.
-        let g = fund_initial_accounts(accounts, 400, 5);
+    fn parallel_replay_is_sequential_replay(
+        (accounts, specs, threads) in block(),
+        balance in prop_oneof![Just(400u64), Just(1u64 << 40)],
+    ) {
+        // A small balance, so fees and transfers fail often; a large one, so they do not.
+        let g = fund_initial_accounts(accounts, balance, 5);
         let txs: Vec<Vec<u8>> = specs.iter().map(|s| build(&g, s)).collect();
         let seq_store = AccountStore::new(&g);
         let seq = replay_sequential(&seq_store, &txs).unwrap();
-        for grain in [Grain::Line, Grain::Account] {
-            let par_store = AccountStore::new(&g);
-            let par = replay_grained(&par_store, &txs, threads, stall, grain).unwrap();
-            prop_assert_eq!(&par, &seq, "{:?}", grain);
-            prop_assert_eq!(par_store.balances(), seq_store.balances());
-            prop_assert_eq!(par_store.state_hash(), seq_store.state_hash());
+        let par_store = AccountStore::new(&g);
+        let (par, in_order) = replay_on(&par_store, &txs, threads).unwrap();
+        prop_assert_eq!(&par, &seq);
+        prop_assert_eq!(par_store.balances(), seq_store.balances());
+        prop_assert_eq!(par_store.state_hash(), seq_store.state_hash());
+        if balance > 1 << 20 && specs.iter().all(|s| s.transfer) {
+            prop_assert_eq!(in_order, 0);
         }
         let fees: u128 = seq.iter().map(|e| e.1 as u128).sum();
         prop_assert_eq!(seq_store.total() + fees, g.total());
@@ -209,15 +208,37 @@ fn a_chain_of_conflicts_runs_in_block_order() {
     let seq_store = AccountStore::new(&g);
     let seq = replay_sequential(&seq_store, &txs).unwrap();
     let a = AccountStore::new(&g);
-    assert_eq!(replay_on(&a, &txs, 3).unwrap(), seq);
+    let (done, in_order) = replay_on(&a, &txs, 3).unwrap();
+    assert_eq!(done, seq);
     assert_eq!(a.balances(), seq_store.balances());
-    // Every wait stops the threads at once: the calling thread's fallback finishes.
-    let c = AccountStore::new(&g);
-    assert_eq!(
-        replay_with(&c, &txs, 3, std::time::Duration::ZERO).unwrap(),
-        seq
-    );
-    assert_eq!(c.balances(), seq_store.balances());
+    // No payer can pay its block's transfers: every one runs in order.
+    assert_eq!(in_order, txs.len());
+}
+
+#[test]
+fn payers_who_can_pay_leave_nothing_in_order_and_one_who_cannot_only_its_own() {
+    let g = fund_initial_accounts(64, 1_000_000, 6);
+    let txs = transfer_block(&g, 3_000, 8);
+    let seq_store = AccountStore::new(&g);
+    let seq = replay_sequential(&seq_store, &txs).unwrap();
+    let a = AccountStore::new(&g);
+    assert_eq!(replay_on(&a, &txs, 4).unwrap(), (seq, 0));
+    assert_eq!(a.balances(), seq_store.balances());
+    // The first payer now starts with nothing: its transfers (and those alone) run in
+    // order, some fail, and the result is still sequential replay's.
+    let payer_of = |t: &Vec<u8>| crate::tx::decode(t).unwrap().message.accounts[0].index;
+    let first = payer_of(&txs[0]);
+    let mut balances = vec![1_000_000; 64];
+    balances[first as usize] = 0;
+    let seq_store = AccountStore::restore(&g, &balances).unwrap();
+    let seq = replay_sequential(&seq_store, &txs).unwrap();
+    assert!(seq.iter().any(|(o, _)| *o != Outcome::Executed));
+    let paid_by_first = txs.iter().filter(|t| payer_of(t) == first).count();
+    let b = AccountStore::restore(&g, &balances).unwrap();
+    let (done, in_order) = replay_on(&b, &txs, 4).unwrap();
+    assert_eq!(done, seq);
+    assert_eq!(b.balances(), seq_store.balances());
+    assert_eq!(in_order, paid_by_first);
 }
 
 #[test]
@@ -257,15 +278,10 @@ fn a_store_whose_supply_overflows_a_u64_replays_in_order_with_the_overflow_refus
         },
         1
     )));
-    for grain in [Grain::Line, Grain::Account] {
-        let par_store = AccountStore::restore(&g, &balances).unwrap();
-        assert!(!par_store.credits_cannot_overflow());
-        assert_eq!(
-            replay_grained(&par_store, &txs, 2, STALL, grain).unwrap(),
-            seq
-        );
-        assert_eq!(par_store.balances(), seq_store.balances());
-    }
+    let par_store = AccountStore::restore(&g, &balances).unwrap();
+    assert!(!par_store.credits_cannot_overflow());
+    assert_eq!(replay(&par_store, &txs, 2).unwrap(), seq);
+    assert_eq!(par_store.balances(), seq_store.balances());
 }
 
 #[test]

@@ -155,6 +155,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+/// The value field of encoded transaction `b` (a transfer's amount, a script's budget),
+/// read in place: `b` must hold a whole header.
+pub(crate) fn value_in(b: &[u8]) -> u64 {
+    u64_at(b, KIND_AT + 1)
+}
+
 /// Decodes a transaction; never panics on any input.
 pub fn decode(b: &[u8]) -> Result<Tx, DecodeError> {
     if b.len() < HEADER_LEN {
@@ -171,7 +177,7 @@ pub fn decode(b: &[u8]) -> Result<Tx, DecodeError> {
     if b.len() > need {
         return Err(DecodeError::Trailing(b.len() - need));
     }
-    let v = u64_at(b, 137);
+    let v = value_in(b);
     let kind = match b[KIND_AT] {
         0 => TxKind::Transfer { amount: v },
         1 => TxKind::Script { budget: v },
