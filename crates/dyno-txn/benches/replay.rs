@@ -1,7 +1,11 @@
 //! Replay of one block as a follower validates it (decode and execute every transaction;
 //! signatures are checked elsewhere): a 20,000-transfer block over 1,024 accounts,
-//! sequentially and with [`dyno_txn::replay`] on 1, 2, 4, ... threads (powers of two up
-//! to the cores, and the core count itself).
+//! with [`replay_sequential`] and with [`dyno_txn::replay`] on 1, 2, 4, ... threads
+//! (powers of two up to the cores, and the core count itself), twice: from balances
+//! every payer can pay its block's transfers from (group `replay_20000_txs_1024_accounts`:
+//! no transaction needs the block's order), and from balances of 1,500, which some
+//! payers' transfers in the block exceed (group `..._tight`: their transactions run in
+//! block order after the parallel tally).
 //!
 //! Run: `cargo bench -p dyno-txn --bench replay` (`scripts/bench/crates.sh replay`). On
 //! another machine, copy the bench executable alone (`cargo bench -p dyno-txn --bench
@@ -10,10 +14,11 @@
 //! `parallel/N` (both medians of criterion's samples).
 //!
 //! `ceiling/N` is what the machine itself offers in the same run: the block cut in N
-//! contiguous parts, each replayed on its own thread against its own copy of the
-//! accounts, with no order kept between them (a wrong replay, but no scheduler can beat
-//! it): `sequential` over `ceiling/N` is the most any parallel replay could gain here. A
-//! machine whose other cores are busy shows it (a ceiling near 1).
+//! contiguous parts, each decoded and executed on its own new thread against its own
+//! copy of the accounts, with no order kept between them and no results kept (a wrong
+//! replay doing the same per-transaction work): `sequential` over `ceiling/N` is about
+//! the most a parallel replay can gain here. A machine whose other cores are busy shows
+//! it (a ceiling near 1).
 
 use std::hint::black_box;
 
