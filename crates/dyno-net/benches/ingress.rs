@@ -26,6 +26,7 @@ fn main() {
             listen: "127.0.0.1:0".parse().unwrap(),
             genesis_hash: genesis,
             max_frame: 1232,
+            max_tps_per_connection: None,
         },
         // The node only counts: what is measured is the transport.
         |_tx: &[u8]| true,

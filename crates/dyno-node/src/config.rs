@@ -21,6 +21,8 @@
 //!                                    # replayed on (default: one per core)
 //! bank_tiles = 2                     # optional: the leader's bank tiles (default 1, at
 //!                                    # most the cores)
+//! ingress_tps_per_connection = 20000 # optional: most transactions a second one QUIC
+//!                                    # client connection hands the node (default: none)
 //!
 //! [[peers]]
 //! id = "n2"
@@ -109,6 +111,10 @@ pub struct NodeConfig {
     /// Bank tiles of the leader's forge (none: 1); at most the cores.
     #[serde(default)]
     pub bank_tiles: Option<usize>,
+    /// Most transactions a second one QUIC client connection may hand this node (none:
+    /// no limit; see [`dyno_net::IngressConfig::max_tps_per_connection`]).
+    #[serde(default)]
+    pub ingress_tps_per_connection: Option<u32>,
     /// Peers.
     #[serde(default)]
     pub peers: Vec<PeerEntry>,
@@ -330,6 +336,12 @@ impl LoadedConfig {
         if c.mempool_capacity == 0 {
             return Err(self.bad("mempool_capacity", "must be at least 1".into()));
         }
+        if c.ingress_tps_per_connection == Some(0) {
+            return Err(self.bad(
+                "ingress_tps_per_connection",
+                "must be at least 1 (leave it out for no limit)".into(),
+            ));
+        }
         let most = crate::verify::MAX_VERIFY_TILES;
         if c.verify_tiles.is_some_and(|n| n == 0 || n > most) {
             return Err(self.bad("verify_tiles", format!("must be 1 to {most}")));
@@ -497,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn replay_threads_and_bank_tiles_out_of_range_are_named_with_their_line() {
+    fn replay_threads_bank_tiles_and_the_connection_rate_out_of_range_are_named_with_their_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.toml");
         let head = "id = \"a\"\ngenesis = \"g\"\npeer_listen = \"127.0.0.1:1\"\n";
@@ -506,6 +518,10 @@ mod tests {
             ("replay_threads = 0".to_string(), "replay_threads"),
             (format!("bank_tiles = {}", cores + 1), "bank_tiles"),
             ("bank_tiles = 0".to_string(), "bank_tiles"),
+            (
+                "ingress_tps_per_connection = 0".to_string(),
+                "ingress_tps_per_connection",
+            ),
         ] {
             std::fs::write(&p, format!("{head}{line}\n")).unwrap();
             let e = NodeConfig::from_file(&p)
@@ -517,14 +533,20 @@ mod tests {
         }
         std::fs::write(
             &p,
-            format!("{head}replay_threads = 3\nbank_tiles = {cores}\n"),
+            format!(
+                "{head}replay_threads = 3\nbank_tiles = {cores}\ningress_tps_per_connection = 500\n"
+            ),
         )
         .unwrap();
         let c = NodeConfig::from_file(&p).unwrap();
         c.check(&genesis()).unwrap();
         assert_eq!(
-            (c.config.replay_threads, c.config.bank_tiles),
-            (Some(3), Some(cores))
+            (
+                c.config.replay_threads,
+                c.config.bank_tiles,
+                c.config.ingress_tps_per_connection
+            ),
+            (Some(3), Some(cores), Some(500))
         );
     }
 }

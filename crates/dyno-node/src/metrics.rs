@@ -200,7 +200,7 @@ const INGRESS_REFUSED: Desc = Desc::counter(
 
 type IngressFamily = (Desc, fn(&IngressCounters) -> u64);
 
-const INGRESS: [IngressFamily; 5] = [
+const INGRESS: [IngressFamily; 7] = [
     (
         Desc::counter(
             "dyno_node_ingress_bytes_total",
@@ -235,6 +235,20 @@ const INGRESS: [IngressFamily; 5] = [
             "Times a QUIC client's stream was paused, not read, while the node had no room.",
         ),
         |c| c.paused,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_ingress_throttled_total",
+            "Times a QUIC client's stream waited because its connection was above ingress_tps_per_connection.",
+        ),
+        |c| c.throttled,
+    ),
+    (
+        Desc::counter(
+            "dyno_node_ingress_over_rate_total",
+            "QUIC datagrams refused, never offered to the node, because their connection was above ingress_tps_per_connection.",
+        ),
+        |c| c.over_rate,
     ),
 ];
 

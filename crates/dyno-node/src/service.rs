@@ -204,6 +204,7 @@ fn start_ingress(
         listen,
         genesis_hash: genesis.hash,
         max_frame: dyno_txn::tx::MAX_TX_LEN,
+        max_tps_per_connection: cfg.ingress_tps_per_connection,
     };
     let ingress =
         Ingress::start_on_paused(io.handle(), cfg, sink, Some(room)).map_err(net_error)?;

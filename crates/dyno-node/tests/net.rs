@@ -61,6 +61,7 @@ fn config(
         verify_batch: None,
         replay_threads: None,
         bank_tiles: None,
+        ingress_tps_per_connection: None,
         forge: Default::default(),
         forge_at: Default::default(),
         peers: peers

@@ -74,6 +74,13 @@ pub struct IngressConfig {
     pub genesis_hash: [u8; 32],
     /// Largest transaction accepted; a longer one is counted `oversized`.
     pub max_frame: usize,
+    /// Most transactions a second one connection may hand the node (None: no limit), so
+    /// that one client cannot take a node's whole capacity from the others. A stream
+    /// above it is read no faster (QUIC's flow control then holds its client back:
+    /// `throttled`); a datagram above it is refused without being offered to the node
+    /// (`over_rate`, and the client sees it refused). A connection may send a tenth of
+    /// a second's worth at once (at least one).
+    pub max_tps_per_connection: Option<u32>,
 }
 
 /// What the ingress server has seen since it started.
@@ -100,6 +107,12 @@ pub struct IngressCounters {
     /// Times a stream was paused because the node had no room (a server started with a
     /// room check: [`Ingress::start_on_paused`]).
     pub paused: u64,
+    /// Times a stream waited because its connection was above
+    /// [`IngressConfig::max_tps_per_connection`].
+    pub throttled: u64,
+    /// Datagrams refused because their connection was above
+    /// [`IngressConfig::max_tps_per_connection`] (never offered to the node).
+    pub over_rate: u64,
 }
 
 #[derive(Default)]
@@ -113,6 +126,8 @@ struct Tally {
     oversized: AtomicU64,
     bytes: AtomicU64,
     paused: AtomicU64,
+    throttled: AtomicU64,
+    over_rate: AtomicU64,
 }
 
 impl Tally {
@@ -127,6 +142,8 @@ impl Tally {
             oversized: self.oversized.load(Relaxed),
             bytes: self.bytes.load(Relaxed),
             paused: self.paused.load(Relaxed),
+            throttled: self.throttled.load(Relaxed),
+            over_rate: self.over_rate.load(Relaxed),
         }
     }
 }

@@ -45,6 +45,8 @@ struct ServerState {
     live: std::sync::atomic::AtomicUsize,
     genesis: [u8; 32],
     max_frame: usize,
+    /// [`IngressConfig::max_tps_per_connection`].
+    max_tps: Option<u32>,
     sink: Box<Sink>,
     /// None: never pause (every transaction read is offered to the sink).
     room: Option<Room>,
@@ -72,14 +74,66 @@ impl ServerState {
     }
 }
 
-/// One connection's transactions the node accepted and refused.
+/// One connection's transactions the node accepted and refused, and its allowance.
 #[derive(Default)]
 struct Progress {
     accepted: AtomicU64,
     refused: AtomicU64,
+    /// None without a per-connection limit.
+    quota: Option<std::sync::Mutex<Quota>>,
+}
+
+/// A token bucket: `rate` transactions a second, at most `burst` at once.
+struct Quota {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    at: tokio::time::Instant,
+}
+
+impl Quota {
+    fn new(rate: u32) -> Quota {
+        let burst = (f64::from(rate) / 10.0).max(1.0);
+        Quota {
+            rate: f64::from(rate),
+            burst,
+            tokens: burst,
+            at: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Takes one transaction's token: None when there was one, else how long until
+    /// there is.
+    fn take(&mut self) -> Option<Duration> {
+        let now = tokio::time::Instant::now();
+        let earned = now.duration_since(self.at).as_secs_f64() * self.rate;
+        self.tokens = (self.tokens + earned).min(self.burst);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            return None;
+        }
+        Some(Duration::from_secs_f64((1.0 - self.tokens) / self.rate))
+    }
 }
 
 impl Progress {
+    fn new(max_tps: Option<u32>) -> Progress {
+        Progress {
+            quota: max_tps.map(|r| std::sync::Mutex::new(Quota::new(r))),
+            ..Progress::default()
+        }
+    }
+
+    /// [`Quota::take`] of the connection's quota (None without one).
+    fn take_token(&self) -> Option<Duration> {
+        self.quota
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
     fn taken(&self) -> u64 {
         self.accepted.load(Relaxed) + self.refused.load(Relaxed)
     }
@@ -221,6 +275,7 @@ impl Ingress {
             live: std::sync::atomic::AtomicUsize::new(0),
             genesis: cfg.genesis_hash,
             max_frame: cfg.max_frame,
+            max_tps: cfg.max_tps_per_connection,
             sink,
             room,
             tally: Tally::default(),
@@ -314,7 +369,7 @@ async fn serve_connection(incoming: quinn::Incoming, st: Arc<ServerState>) {
         return;
     }
     st.tally.connections.fetch_add(1, Relaxed);
-    let progress = Arc::new(Progress::default());
+    let progress = Arc::new(Progress::new(st.max_tps));
     let (end, ended) = tokio::sync::oneshot::channel();
     let reporter = tokio::spawn(report_progress(send, Arc::clone(&progress), ended));
     let datagrams = tokio::spawn(read_datagrams(
@@ -339,6 +394,12 @@ async fn serve_connection(incoming: quinn::Incoming, st: Arc<ServerState>) {
 
 async fn read_datagrams(conn: quinn::Connection, st: Arc<ServerState>, progress: Arc<Progress>) {
     while let Ok(d) = conn.read_datagram().await {
+        if progress.take_token().is_some() {
+            // Above the connection's rate: refused here, never offered to the node.
+            st.tally.over_rate.fetch_add(1, Relaxed);
+            progress.refused.fetch_add(1, Relaxed);
+            continue;
+        }
         st.take(&d, &progress);
     }
 }
@@ -392,6 +453,9 @@ async fn read_frames(
                     Pause::Closed => return None,
                 }
             }
+            if !within_rate(conn, st, progress).await {
+                return None;
+            }
             st.take(&buf[at + 4..at + 4 + len], progress);
             at += 4 + len;
         }
@@ -432,4 +496,24 @@ async fn room_for_one(conn: &quinn::Connection, st: &ServerState) -> Pause {
         }
     }
     Pause::TimedOut
+}
+
+/// Waits, reading nothing more of the stream, until the connection may hand the node
+/// another transaction ([`IngressConfig::max_tps_per_connection`]); false when the
+/// connection closed meanwhile.
+async fn within_rate(conn: &quinn::Connection, st: &ServerState, progress: &Progress) -> bool {
+    let Some(wait) = progress.take_token() else {
+        return true;
+    };
+    st.tally.throttled.fetch_add(1, Relaxed);
+    let mut wait = Some(wait);
+    while let Some(w) = wait {
+        if conn.close_reason().is_some() {
+            return false;
+        }
+        // At least a millisecond: a fast limit refills several tokens per nap.
+        tokio::time::sleep(w.max(Duration::from_millis(1))).await;
+        wait = progress.take_token();
+    }
+    true
 }

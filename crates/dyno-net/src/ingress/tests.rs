@@ -14,6 +14,7 @@ fn config(max_frame: usize) -> IngressConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         genesis_hash: GENESIS,
         max_frame,
+        max_tps_per_connection: None,
     }
 }
 
@@ -259,5 +260,67 @@ fn a_paused_stream_resumes_when_the_node_has_room_again_and_nothing_is_refused()
     let report = client.close().unwrap();
     assert_eq!((report.sent, report.taken, report.refused), (100, 100, 0));
     assert_eq!(ingress.counters().accepted, 100);
+    ingress.shutdown();
+}
+
+/// A server that takes everything, limited to `tps` transactions a second a connection.
+fn limited(tps: u32) -> Ingress {
+    let cfg = IngressConfig {
+        max_tps_per_connection: Some(tps),
+        ..config(1232)
+    };
+    Ingress::start(cfg, |_: &[u8]| true).unwrap()
+}
+
+#[test]
+fn a_stream_above_its_connections_rate_is_read_no_faster_and_loses_nothing() {
+    // 200 a second, 20 at once: 120 transactions take at least (120 - 20) / 200 s.
+    let ingress = limited(200);
+    let start = std::time::Instant::now();
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    client.send_batch(&txs(120)).unwrap();
+    let report = client.close().unwrap();
+    let took = start.elapsed();
+    assert_eq!((report.sent, report.taken, report.refused), (120, 120, 0));
+    assert!(took >= std::time::Duration::from_millis(500), "{took:?}");
+    let c = ingress.counters();
+    assert_eq!((c.accepted, c.over_rate), (120, 0));
+    assert!(c.throttled >= 1);
+    ingress.shutdown();
+}
+
+#[test]
+fn datagrams_above_their_connections_rate_are_refused_before_the_node_sees_them() {
+    let offered = Arc::new(AtomicU64::new(0));
+    let seen = Arc::clone(&offered);
+    let cfg = IngressConfig {
+        max_tps_per_connection: Some(100),
+        ..config(1232)
+    };
+    let ingress = Ingress::start(cfg, move |_: &[u8]| {
+        seen.fetch_add(1, Relaxed);
+        true
+    })
+    .unwrap();
+    let start = std::time::Instant::now();
+    let client =
+        IngressClient::connect_with(ingress.local_addr(), GENESIS, IngressMode::Datagram).unwrap();
+    for chunk in txs(300).chunks(50) {
+        client.send_batch(chunk).unwrap();
+    }
+    let report = client.close().unwrap();
+    let took = start.elapsed().as_secs_f64();
+    let c = ingress.counters();
+    // What reached the server was offered to the node or refused for the rate.
+    assert_eq!(c.accepted + c.over_rate, report.taken);
+    assert_eq!(c.accepted, offered.load(Relaxed));
+    assert_eq!(report.refused, c.over_rate);
+    assert!(c.over_rate >= 1, "{c:?}");
+    // No more than 10 at once plus 100 a second of the time the client was connected.
+    assert!(
+        c.accepted as f64 <= 10.0 + 100.0 * took + 1.0,
+        "{c:?} in {took} s"
+    );
+    assert_eq!(c.throttled, 0);
     ingress.shutdown();
 }
