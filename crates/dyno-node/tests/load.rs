@@ -103,15 +103,16 @@ fn fates_hold(connections: usize, verify_tiles: usize, verify_batch: usize) {
     assert!(seconds >= 1);
 }
 
-/// Graceful overload: a node whose mempool is full refuses further client transactions
-/// at its ingress, before any signature check, and the load sees them refused.
-#[test]
-fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
-    // `solo` leads no slot (`idle` has all the stake and never runs), so nothing leaves
-    // its mempool of 40.
+/// A genesis of 64 accounts whose only slot leader, `idle`, never runs, and the config of
+/// `solo`, a node that so leads no slot (nothing leaves its mempool) with an ingress.
+fn solo(
+    network: &str,
+    mempool: usize,
+    tps: Option<u32>,
+) -> (Arc<dyno_node::genesis::Genesis>, NodeConfig) {
     let g = Arc::new(
         GenesisFile {
-            network: "overload".into(),
+            network: network.into(),
             seed: 3,
             accounts: 64,
             balance: 1_000_000_000,
@@ -139,18 +140,26 @@ fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
         metrics_listen: None,
         node_log: None,
         max_block_txs: None,
-        mempool_capacity: 40,
+        mempool_capacity: mempool,
         lead_until_slot: None,
         control: None,
         verify_tiles: Some(2),
         verify_batch: Some(8),
         replay_threads: None,
         bank_tiles: None,
-        ingress_tps_per_connection: None,
+        ingress_tps_per_connection: tps,
         forge: Default::default(),
         forge_at: Default::default(),
         peers: Vec::new(),
     };
+    (g, cfg)
+}
+
+/// Graceful overload: a node whose mempool is full refuses further client transactions
+/// at its ingress, before any signature check, and the load sees them refused.
+#[test]
+fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
+    let (g, cfg) = solo("overload", 40, None);
     let node = RunningNode::start(&cfg, g.clone()).unwrap();
     let plan = LoadPlan {
         targets: vec![node.ingress_addr.unwrap()],
@@ -193,4 +202,35 @@ fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
     );
     assert_eq!(st.counters.ingress_refused.get("mempool_full"), Some(&260));
     assert_eq!(st.counters.ingress_refused.get("queue_full"), Some(&0));
+}
+
+/// A node's per-connection rate: one load connection above it is slowed to it (the
+/// ingress reads its stream no faster), and nothing it sends is lost or refused.
+#[test]
+fn a_connection_above_the_nodes_rate_is_slowed_to_it_and_loses_nothing() {
+    let (g, cfg) = solo("rate", 100_000, Some(200));
+    let node = RunningNode::start(&cfg, g.clone()).unwrap();
+    let plan = LoadPlan {
+        targets: vec![node.ingress_addr.unwrap()],
+        rate: 0,
+        duration: Duration::from_secs(30),
+        pool: 150,
+        connections: 1,
+        datagrams: false,
+        nonce: 79,
+    };
+    let txs = sign_transfers(&g, plan.pool, plan.nonce);
+    let clients = connect(&g, &plan).unwrap();
+    let start = std::time::Instant::now();
+    let report = run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {});
+    let took = start.elapsed();
+    let ingress = node.ingress_counters().unwrap();
+    node.stop();
+    assert_eq!(report.sent, 150);
+    assert_eq!(report.targets[0].taken, Some(150));
+    assert_eq!(report.targets[0].refused, Some(0));
+    // 200 a second, 20 at once: 150 take at least 0.65 s however fast the machine.
+    assert!(took >= Duration::from_millis(600), "{took:?}");
+    assert!(ingress.throttled >= 1);
+    assert_eq!((ingress.accepted, ingress.over_rate), (150, 0));
 }
