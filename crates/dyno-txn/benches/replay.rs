@@ -14,8 +14,8 @@
 //! `parallel/N` (both medians of criterion's samples).
 //!
 //! `ceiling/N` is what the machine itself offers in the same run: the block cut in N
-//! contiguous parts, each decoded and executed on its own new thread against its own
-//! copy of the accounts, with no order kept between them and no results kept (a wrong
+//! contiguous parts, each decoded and executed on a thread of the pool the replay uses
+//! (rayon's) against its own copy of the accounts, with no order kept between them and no results kept (a wrong
 //! replay doing the same per-transaction work): `sequential` over `ceiling/N` is about
 //! the most a parallel replay can gain here. A machine whose other cores are busy shows
 //! it (a ceiling near 1).
@@ -83,10 +83,11 @@ fn bench_replay(c: &mut Criterion) {
             let size = BLOCK.div_ceil(threads);
             group.bench_with_input(BenchmarkId::new("ceiling", threads), &threads, |b, _| {
                 b.iter(|| {
-                    std::thread::scope(|s| {
+                    // On the pool the replay uses, so both pay the same to start.
+                    rayon::in_place_scope(|s| {
                         for part in block.chunks(size) {
                             let fresh = &fresh;
-                            s.spawn(move || {
+                            s.spawn(move |_| {
                                 let store = fresh();
                                 let mut fees = 0u64;
                                 for raw in part {
@@ -94,7 +95,7 @@ fn bench_replay(c: &mut Criterion) {
                                     fees = fees
                                         .wrapping_add(execute(&store, &t.message, seed_of(&t)).1);
                                 }
-                                black_box(fees)
+                                black_box(fees);
                             });
                         }
                     })

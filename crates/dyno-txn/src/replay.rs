@@ -117,6 +117,55 @@ pub fn replay_sequential<B: AsRef<[u8]>>(
     Ok(out)
 }
 
+/// A block's results in block order, kept as the threads that made them left them: one
+/// vector per chunk (putting them in one vector would cost the calling thread a copy of
+/// the whole block's results).
+#[derive(Debug, Clone, Default)]
+pub struct Replayed {
+    chunks: Vec<Vec<Executed>>,
+}
+
+impl Replayed {
+    /// Transactions replayed.
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// True when the block had none.
+    pub fn is_empty(&self) -> bool {
+        self.chunks.iter().all(Vec::is_empty)
+    }
+
+    /// Each transaction's result, in block order.
+    pub fn iter(&self) -> impl Iterator<Item = &Executed> {
+        self.chunks.iter().flatten()
+    }
+
+    /// The results in one vector.
+    pub fn into_vec(self) -> Vec<Executed> {
+        self.chunks.concat()
+    }
+
+    /// The result of transaction `i` (chunks of `size`), to overwrite.
+    fn at(&mut self, i: usize, size: usize) -> &mut Executed {
+        &mut self.chunks[i / size][i % size]
+    }
+}
+
+impl PartialEq for Replayed {
+    fn eq(&self, other: &Replayed) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl IntoIterator for Replayed {
+    type Item = Executed;
+    type IntoIter = std::iter::Flatten<std::vec::IntoIter<Vec<Executed>>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.chunks.into_iter().flatten()
+    }
+}
+
 /// Decodes and executes `txs` (encoded) against `store` with the result of
 /// [`replay_sequential`], the tally on up to `threads` threads (see the module docs;
 /// small blocks use fewer, see [`threads_for`]). A transaction that does not decode: the
@@ -126,7 +175,7 @@ pub fn replay<B: AsRef<[u8]> + Sync>(
     store: &AccountStore,
     txs: &[B],
     threads: usize,
-) -> Result<Vec<Executed>, usize> {
+) -> Result<Replayed, usize> {
     replay_on(store, txs, threads_for(txs.len(), threads)).map(|(done, _)| done)
 }
 
@@ -136,25 +185,30 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     store: &AccountStore,
     txs: &[B],
     threads: usize,
-) -> Result<(Vec<Executed>, usize), usize> {
+) -> Result<(Replayed, usize), usize> {
     if threads <= 1 || !store.credits_cannot_overflow() {
-        return replay_sequential(store, txs).map(|done| (done, txs.len()));
+        let done = replay_sequential(store, txs)?;
+        return Ok((Replayed { chunks: vec![done] }, txs.len()));
     }
-    let mut out = vec![(Outcome::Executed, 0); txs.len()];
     let size = txs.len().div_ceil(threads).max(1);
-    let chunks: Vec<Tally> = on_pool(
-        txs.chunks(size).zip(out.chunks_mut(size)).enumerate(),
-        |(c, (chunk, out))| Tally::of(store, chunk, c * size, out),
-    );
+    // The chunks go to the pool first thing: a sleeping worker takes tens of
+    // microseconds to wake, and each chunk's results are made by its own thread.
+    let chunks: Vec<Tally> = on_pool(txs.chunks(size).enumerate(), |(c, chunk)| {
+        Tally::of(store, chunk, c * size)
+    });
     if let Some(i) = chunks.iter().find_map(|t| t.undecodable) {
         // Chunks are in block order: the first that stopped holds the lowest index.
         return Err(i);
     }
+    let mut out = Replayed::default();
+    let mut records = Vec::with_capacity(chunks.len());
     let mut chunks = chunks.into_iter();
     let mut total = chunks.next().expect("a block has a chunk");
-    let mut records = vec![std::mem::take(&mut total.records)];
+    out.chunks.push(std::mem::take(&mut total.results));
+    records.push(std::mem::take(&mut total.records));
     for mut t in chunks {
         total.absorb(&mut t);
+        out.chunks.push(t.results);
         records.push(t.records);
     }
     let ordered = total.ordered_accounts(store);
@@ -176,7 +230,7 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
             in_order += 1;
             let d = tx::decode(txs[i].as_ref()).expect("decoded by the tally");
             let (done, credit) = debit(store, &d.message, seed_of(&d));
-            out[i] = done;
+            *out.at(i, size) = done;
             match credit {
                 Some((to, amount)) if ordered[to] => store.credit(to, amount),
                 Some(_) => {}
@@ -253,65 +307,63 @@ struct Tally {
     scripted: Vec<u32>,
     /// One record per transaction of the chunk, in order.
     records: Vec<Record>,
+    /// Each transaction's result as it is if its payer covers the block, in order.
+    results: Vec<Executed>,
     /// The first transaction of the chunk that does not decode (its block index).
     undecodable: Option<usize>,
 }
 
 impl Tally {
-    /// Tallies `chunk` (transactions `offset..` of the block), writing each one's
-    /// result to `out` as it is if its payer covers the block.
-    fn of<B: AsRef<[u8]>>(
-        store: &AccountStore,
-        chunk: &[B],
-        offset: usize,
-        out: &mut [Executed],
-    ) -> Tally {
+    /// Tallies `chunk` (transactions `offset..` of the block).
+    fn of<B: AsRef<[u8]>>(store: &AccountStore, chunk: &[B], offset: usize) -> Tally {
         let mut t = Tally {
             takes: vec![0; store.len()],
             gets: vec![0; store.len()],
             touched: Vec::new(),
             scripted: Vec::new(),
             records: Vec::with_capacity(chunk.len()),
+            results: Vec::with_capacity(chunk.len()),
             undecodable: None,
         };
-        for (i, (b, out)) in chunk.iter().zip(out).enumerate() {
+        for (i, b) in chunk.iter().enumerate() {
             let Ok(d) = tx::decode(b.as_ref()) else {
                 t.undecodable = Some(offset + i);
                 break;
             };
             let m = &d.message;
             let payer = m.accounts[0].index;
-            let r = if !loadable(store, m) {
-                *out = (
-                    Outcome::Failed {
-                        reason: FailReason::BadAccount,
-                        fee_charged: 0,
-                    },
-                    0,
-                );
-                Record {
+            let (r, result) = if !loadable(store, m) {
+                let bad = Outcome::Failed {
+                    reason: FailReason::BadAccount,
+                    fee_charged: 0,
+                };
+                let fixed = Record {
                     payer: Record::FIXED,
                     to: 0,
-                }
+                };
+                (fixed, (bad, 0))
             } else if let TxKind::Transfer { amount } = m.kind {
                 let to = m.accounts[1].index;
                 t.add(payer, m.fee.saturating_add(amount), 0);
                 t.add(to, 0, amount);
-                *out = (Outcome::Executed, m.fee);
-                Record { payer, to }
+                (Record { payer, to }, (Outcome::Executed, m.fee))
             } else {
+                // Its result is the ordered remainder's to find.
                 t.scripted.extend(m.accounts.iter().map(|a| a.index));
-                Record {
+                let script = Record {
                     payer,
                     to: Record::SCRIPT,
-                }
+                };
+                (script, (Outcome::Executed, 0))
             };
             t.records.push(r);
+            t.results.push(result);
         }
         t
     }
 
     /// Adds a take and a gift to `account`'s sums (saturating: see `takes`).
+    #[inline]
     fn add(&mut self, account: u32, takes: u64, gets: u64) {
         let a = account as usize;
         if self.takes[a] == 0 && self.gets[a] == 0 {

@@ -118,7 +118,8 @@ proptest! {
         let seq = replay_sequential(&seq_store, &txs).unwrap();
         let par_store = AccountStore::new(&g);
         let (par, in_order) = replay_on(&par_store, &txs, threads).unwrap();
-        prop_assert_eq!(&par, &seq);
+        prop_assert_eq!(par.len(), seq.len());
+        prop_assert_eq!(par.into_vec(), seq.clone());
         prop_assert_eq!(par_store.balances(), seq_store.balances());
         prop_assert_eq!(par_store.state_hash(), seq_store.state_hash());
         if balance > 1 << 20 && specs.iter().all(|s| s.transfer) {
@@ -209,7 +210,7 @@ fn a_chain_of_conflicts_runs_in_block_order() {
     let seq = replay_sequential(&seq_store, &txs).unwrap();
     let a = AccountStore::new(&g);
     let (done, in_order) = replay_on(&a, &txs, 3).unwrap();
-    assert_eq!(done, seq);
+    assert_eq!(done.into_vec(), seq);
     assert_eq!(a.balances(), seq_store.balances());
     // No payer can pay its block's transfers: every one runs in order.
     assert_eq!(in_order, txs.len());
@@ -222,7 +223,8 @@ fn payers_who_can_pay_leave_nothing_in_order_and_one_who_cannot_only_its_own() {
     let seq_store = AccountStore::new(&g);
     let seq = replay_sequential(&seq_store, &txs).unwrap();
     let a = AccountStore::new(&g);
-    assert_eq!(replay_on(&a, &txs, 4).unwrap(), (seq, 0));
+    let (done, in_order) = replay_on(&a, &txs, 4).unwrap();
+    assert_eq!((done.into_vec(), in_order), (seq, 0));
     assert_eq!(a.balances(), seq_store.balances());
     // The first payer now starts with nothing: its transfers (and those alone) run in
     // order, some fail, and the result is still sequential replay's.
@@ -236,7 +238,7 @@ fn payers_who_can_pay_leave_nothing_in_order_and_one_who_cannot_only_its_own() {
     let paid_by_first = txs.iter().filter(|t| payer_of(t) == first).count();
     let b = AccountStore::restore(&g, &balances).unwrap();
     let (done, in_order) = replay_on(&b, &txs, 4).unwrap();
-    assert_eq!(done, seq);
+    assert_eq!(done.into_vec(), seq);
     assert_eq!(b.balances(), seq_store.balances());
     assert_eq!(in_order, paid_by_first);
 }
@@ -280,7 +282,7 @@ fn a_store_whose_supply_overflows_a_u64_replays_in_order_with_the_overflow_refus
     )));
     let par_store = AccountStore::restore(&g, &balances).unwrap();
     assert!(!par_store.credits_cannot_overflow());
-    assert_eq!(replay(&par_store, &txs, 2).unwrap(), seq);
+    assert_eq!(replay(&par_store, &txs, 2).unwrap().into_vec(), seq);
     assert_eq!(par_store.balances(), seq_store.balances());
 }
 
@@ -291,4 +293,25 @@ fn small_blocks_use_fewer_threads() {
     assert_eq!(threads_for(1_000_000, 8), 8);
     assert_eq!(threads_for(1_000_000, 0), 1);
     assert!(default_replay_threads() >= 1);
+}
+
+#[test]
+fn results_chunked_differently_are_equal_in_block_order() {
+    let r = |n: u64| (Outcome::Executed, n);
+    let a = Replayed {
+        chunks: vec![vec![r(1), r(2)], vec![r(3)]],
+    };
+    let b = Replayed {
+        chunks: vec![vec![r(1)], vec![], vec![r(2), r(3)]],
+    };
+    assert_eq!(a, b);
+    assert_eq!((a.len(), a.is_empty()), (3, false));
+    assert_ne!(
+        a,
+        Replayed {
+            chunks: vec![vec![r(1), r(3), r(2)]]
+        }
+    );
+    assert!(Replayed::default().is_empty());
+    assert_eq!(b.into_iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2, 3]);
 }
