@@ -119,13 +119,74 @@ pub fn replay_sequential<B: AsRef<[u8]>>(
 
 /// A block's results in block order, kept as the threads that made them left them: one
 /// vector per chunk (putting them in one vector would cost the calling thread a copy of
-/// the whole block's results).
+/// the whole block's results), a word per transaction (24 bytes each would be three
+/// times the memory the threads write).
 #[derive(Debug, Clone, Default)]
 pub struct Replayed {
-    chunks: Vec<Vec<Executed>>,
+    /// Per chunk, a word per transaction (see [`word`]).
+    chunks: Vec<Vec<u64>>,
+    /// The results whose word is [`WHOLE`], by block index.
+    whole: std::collections::BTreeMap<usize, Executed>,
+}
+
+/// The word of a result kept whole beside the words (a fee of 2^61 or more).
+const WHOLE: u64 = 7;
+
+/// A result in one word: the fee above three bits of outcome; None when it does not fit
+/// (a fee of 2^61 or more, or a fee charged that is not the fee collected).
+fn word((o, fee): Executed) -> Option<u64> {
+    let code = match o {
+        Outcome::Executed => 0,
+        Outcome::Failed {
+            reason,
+            fee_charged,
+        } if fee_charged == fee => match reason {
+            FailReason::BadAccount => 1,
+            FailReason::FeeUnpaid => 2,
+            FailReason::InsufficientFunds => 3,
+            FailReason::ScriptAborted => 4,
+        },
+        Outcome::Failed { .. } => return None,
+    };
+    (fee < 1 << 61).then_some(fee << 3 | code)
+}
+
+/// The result of a [`word`]; None for [`WHOLE`].
+fn unword(w: u64) -> Option<Executed> {
+    let fee = w >> 3;
+    let failed = |reason| Outcome::Failed {
+        reason,
+        fee_charged: fee,
+    };
+    let o = match w & 7 {
+        0 => Outcome::Executed,
+        1 => failed(FailReason::BadAccount),
+        2 => failed(FailReason::FeeUnpaid),
+        3 => failed(FailReason::InsufficientFunds),
+        4 => failed(FailReason::ScriptAborted),
+        _ => return None,
+    };
+    Some((o, fee))
 }
 
 impl Replayed {
+    /// Results in block order as one chunk.
+    fn of(results: Vec<Executed>) -> Replayed {
+        let mut r = Replayed::default();
+        let words = results
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| {
+                word(e).unwrap_or_else(|| {
+                    r.whole.insert(i, e);
+                    WHOLE
+                })
+            })
+            .collect();
+        r.chunks.push(words);
+        r
+    }
+
     /// Transactions replayed.
     pub fn len(&self) -> usize {
         self.chunks.iter().map(Vec::len).sum()
@@ -137,18 +198,29 @@ impl Replayed {
     }
 
     /// Each transaction's result, in block order.
-    pub fn iter(&self) -> impl Iterator<Item = &Executed> {
-        self.chunks.iter().flatten()
+    pub fn iter(&self) -> impl Iterator<Item = Executed> + '_ {
+        self.chunks
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, &w)| unword(w).unwrap_or_else(|| self.whole[&i]))
     }
 
     /// The results in one vector.
     pub fn into_vec(self) -> Vec<Executed> {
-        self.chunks.concat()
+        self.iter().collect()
     }
 
-    /// The result of transaction `i` (chunks of `size`), to overwrite.
-    fn at(&mut self, i: usize, size: usize) -> &mut Executed {
-        &mut self.chunks[i / size][i % size]
+    /// Sets the result of transaction `i` (chunks of `size`).
+    fn set(&mut self, i: usize, size: usize, e: Executed) {
+        let w = word(e).unwrap_or_else(|| {
+            self.whole.insert(i, e);
+            WHOLE
+        });
+        if w != WHOLE {
+            self.whole.remove(&i);
+        }
+        self.chunks[i / size][i % size] = w;
     }
 }
 
@@ -158,11 +230,31 @@ impl PartialEq for Replayed {
     }
 }
 
+/// The iterator of [`Replayed::into_iter`].
+pub struct ReplayedIntoIter {
+    words: std::iter::Flatten<std::vec::IntoIter<Vec<u64>>>,
+    whole: std::collections::BTreeMap<usize, Executed>,
+    at: usize,
+}
+
+impl Iterator for ReplayedIntoIter {
+    type Item = Executed;
+    fn next(&mut self) -> Option<Executed> {
+        let w = self.words.next()?;
+        self.at += 1;
+        Some(unword(w).unwrap_or_else(|| self.whole[&(self.at - 1)]))
+    }
+}
+
 impl IntoIterator for Replayed {
     type Item = Executed;
-    type IntoIter = std::iter::Flatten<std::vec::IntoIter<Vec<Executed>>>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.chunks.into_iter().flatten()
+    type IntoIter = ReplayedIntoIter;
+    fn into_iter(self) -> ReplayedIntoIter {
+        ReplayedIntoIter {
+            words: self.chunks.into_iter().flatten(),
+            whole: self.whole,
+            at: 0,
+        }
     }
 }
 
@@ -186,9 +278,9 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     txs: &[B],
     threads: usize,
 ) -> Result<(Replayed, usize), usize> {
-    if threads <= 1 || !store.credits_cannot_overflow() {
+    if threads <= 1 || txs.is_empty() || !store.credits_cannot_overflow() {
         let done = replay_sequential(store, txs)?;
-        return Ok((Replayed { chunks: vec![done] }, txs.len()));
+        return Ok((Replayed::of(done), txs.len()));
     }
     let size = txs.len().div_ceil(threads).max(1);
     // The chunks go to the pool first thing: a sleeping worker takes tens of
@@ -205,10 +297,12 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     let mut chunks = chunks.into_iter();
     let mut total = chunks.next().expect("a block has a chunk");
     out.chunks.push(std::mem::take(&mut total.results));
+    out.whole.append(&mut total.whole);
     records.push(std::mem::take(&mut total.records));
     for mut t in chunks {
         total.absorb(&mut t);
         out.chunks.push(t.results);
+        out.whole.append(&mut t.whole);
         records.push(t.records);
     }
     let ordered = total.ordered_accounts(store);
@@ -230,7 +324,7 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
             in_order += 1;
             let d = tx::decode(txs[i].as_ref()).expect("decoded by the tally");
             let (done, credit) = debit(store, &d.message, seed_of(&d));
-            *out.at(i, size) = done;
+            out.set(i, size, done);
             match credit {
                 Some((to, amount)) if ordered[to] => store.credit(to, amount),
                 Some(_) => {}
@@ -307,8 +401,10 @@ struct Tally {
     scripted: Vec<u32>,
     /// One record per transaction of the chunk, in order.
     records: Vec<Record>,
-    /// Each transaction's result as it is if its payer covers the block, in order.
-    results: Vec<Executed>,
+    /// Each transaction's result as it is if its payer covers the block, in order
+    /// ([`word`]s; those that do not fit in `whole`, by block index).
+    results: Vec<u64>,
+    whole: std::collections::BTreeMap<usize, Executed>,
     /// The first transaction of the chunk that does not decode (its block index).
     undecodable: Option<usize>,
 }
@@ -323,6 +419,7 @@ impl Tally {
             scripted: Vec::new(),
             records: Vec::with_capacity(chunk.len()),
             results: Vec::with_capacity(chunk.len()),
+            whole: Default::default(),
             undecodable: None,
         };
         for (i, b) in chunk.iter().enumerate() {
@@ -357,7 +454,11 @@ impl Tally {
                 (script, (Outcome::Executed, 0))
             };
             t.records.push(r);
-            t.results.push(result);
+            let w = word(result).unwrap_or_else(|| {
+                t.whole.insert(offset + i, result);
+                WHOLE
+            });
+            t.results.push(w);
         }
         t
     }

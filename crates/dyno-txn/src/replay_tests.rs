@@ -296,22 +296,52 @@ fn small_blocks_use_fewer_threads() {
 }
 
 #[test]
-fn results_chunked_differently_are_equal_in_block_order() {
+fn results_chunked_differently_are_equal_in_block_order_and_any_result_round_trips() {
     let r = |n: u64| (Outcome::Executed, n);
-    let a = Replayed {
-        chunks: vec![vec![r(1), r(2)], vec![r(3)]],
+    let a = Replayed::of(vec![r(1), r(2), r(3)]);
+    let mut b = Replayed {
+        chunks: vec![vec![word(r(1)).unwrap(), 0], vec![0]],
+        whole: Default::default(),
     };
-    let b = Replayed {
-        chunks: vec![vec![r(1)], vec![], vec![r(2), r(3)]],
-    };
+    b.set(1, 2, r(2));
+    b.set(2, 2, r(3));
     assert_eq!(a, b);
     assert_eq!((a.len(), a.is_empty()), (3, false));
-    assert_ne!(
-        a,
-        Replayed {
-            chunks: vec![vec![r(1), r(3), r(2)]]
-        }
-    );
+    assert_ne!(a, Replayed::of(vec![r(1), r(3), r(2)]));
     assert!(Replayed::default().is_empty());
     assert_eq!(b.into_iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2, 3]);
+    // Every outcome, with fees that fit a word and fees that do not.
+    let failed = |reason, fee| {
+        (
+            Outcome::Failed {
+                reason,
+                fee_charged: fee,
+            },
+            fee,
+        )
+    };
+    let all = vec![
+        r(0),
+        r(u64::MAX),
+        failed(FailReason::BadAccount, 0),
+        failed(FailReason::FeeUnpaid, 0),
+        failed(FailReason::InsufficientFunds, 7),
+        failed(FailReason::ScriptAborted, 1 << 61),
+        (
+            Outcome::Failed {
+                reason: FailReason::InsufficientFunds,
+                fee_charged: 3,
+            },
+            5,
+        ),
+    ];
+    let kept = Replayed::of(all.clone());
+    assert_eq!(kept.whole.len(), 3);
+    assert_eq!(kept.clone().into_vec(), all);
+    assert_eq!(kept.into_iter().collect::<Vec<_>>(), all);
+    // A result kept whole, then overwritten by one that fits, is no longer kept.
+    let mut c = Replayed::of(vec![r(u64::MAX)]);
+    c.set(0, 1, r(4));
+    assert!(c.whole.is_empty());
+    assert_eq!(c.into_vec(), [r(4)]);
 }
