@@ -35,7 +35,9 @@
 //! The tally runs on a pool of threads kept between blocks (rayon's), not threads
 //! started per block: Linux starts a new thread on its parent's core, and one whose
 //! parent keeps that core busy waits for it (a replay that took a chunk on the calling
-//! thread ran its two chunks one after the other on a 2-vCPU VM).
+//! thread ran its two chunks one after the other on a 2-vCPU VM). Each thread keeps its
+//! chunk's results, a word per transaction ([`Replayed`]): the calling thread neither
+//! fills nor copies a block's results.
 
 use crate::bank::{debit, execute, loadable, AccountStore, FailReason, Outcome};
 use crate::tx::{self, Tx, TxKind};
