@@ -54,7 +54,7 @@ pub struct LoadSecond {
     /// Send errors in that second.
     pub errors: u64,
     /// Transactions the nodes accepted in that second, as their ingress servers last
-    /// said (they say it once a second, so this lags the sending by up to a second).
+    /// said (they say it every 250 ms, so this lags the sending by up to a quarter second).
     pub accepted: u64,
     /// Transactions the nodes refused (queue full) in that second, as `accepted`.
     pub refused: u64,

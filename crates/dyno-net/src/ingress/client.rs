@@ -216,7 +216,7 @@ impl IngressClient {
     }
 
     /// What the server last said the node accepted and refused of this connection's
-    /// transactions (it says so once a second).
+    /// transactions (it says so every 250 ms when it changed).
     pub fn progress(&self) -> (u64, u64) {
         (self.progress.0.load(Relaxed), self.progress.1.load(Relaxed))
     }

@@ -146,19 +146,25 @@ impl Progress {
     }
 }
 
-/// Writes the connection's progress once a second until `end` fires (or its sender is
-/// dropped), then once more, and finishes the stream.
+/// Writes the connection's progress every [`PROGRESS_EVERY`] when it changed, until
+/// `end` fires (or its sender is dropped), then once more, and finishes the stream.
 async fn report_progress(
     mut send: quinn::SendStream,
     progress: Arc<Progress>,
     mut end: tokio::sync::oneshot::Receiver<()>,
 ) {
+    let mut said = [0u8; PROGRESS_LEN];
     loop {
         match tokio::time::timeout(PROGRESS_EVERY, &mut end).await {
             Err(_) => {
-                if send.write_all(&progress.message()).await.is_err() {
+                let now = progress.message();
+                if now == said {
+                    continue;
+                }
+                if send.write_all(&now).await.is_err() {
                     return;
                 }
+                said = now;
             }
             Ok(_) => {
                 let _ = send.write_all(&progress.message()).await;

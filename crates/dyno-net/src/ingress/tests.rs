@@ -162,7 +162,7 @@ fn shutdown_joins_the_server_thread_and_frees_the_port() {
 }
 
 #[test]
-fn the_server_reports_progress_once_a_second_while_a_client_sends() {
+fn the_server_reports_progress_while_a_client_sends() {
     let (ingress, _) = server(1232);
     let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
     assert_eq!(client.progress(), (0, 0));
