@@ -203,8 +203,9 @@ impl NodeConfig {
     /// limits. Main thread, node loop, the one I/O thread (every socket), the verify
     /// threads (the ingress's transactions and the peers' relays), while a block is
     /// validated the scoped threads that check its signatures (more than one verify
-    /// thread) or replay it (more than one replay thread; the default is one per core:
-    /// see [`NodeConfig::replay_threads`]), and the tile forge's threads.
+    /// thread), the replay pool of one thread per core a node keeps once it replayed on
+    /// more than one thread (the default is one per core: see
+    /// [`NodeConfig::replay_threads`]), and the tile forge's threads.
     pub fn threads(&self) -> usize {
         let verify = self
             .verify_tiles
@@ -212,19 +213,21 @@ impl NodeConfig {
         let replay = self
             .replay_threads
             .unwrap_or_else(dyno_txn::replay::default_replay_threads);
-        // A block's signatures are checked, then it is replayed: one at a time.
-        let validating = [verify, replay]
-            .into_iter()
-            .filter(|&n| n > 1)
-            .max()
-            .unwrap_or(0);
+        // The scoped threads that check a block's signatures, and the replay pool a
+        // node keeps once it replayed on more than one thread (a thread per core).
+        let validating = if verify > 1 { verify } else { 0 };
+        let pool = if replay > 1 {
+            dyno_txn::replay::default_replay_threads()
+        } else {
+            0
+        };
         let forge = match self.forge {
             crate::node::ForgeMode::Tiles => {
                 crate::node::tile_forge_config(self.bank_tiles.unwrap_or(1)).threads()
             }
             crate::node::ForgeMode::Sequential => 0,
         };
-        NODE_BASE_THREADS + verify + validating + forge
+        NODE_BASE_THREADS + verify + validating + pool + forge
     }
 }
 

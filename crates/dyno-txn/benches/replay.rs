@@ -84,7 +84,7 @@ fn bench_replay(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("ceiling", threads), &threads, |b, _| {
                 b.iter(|| {
                     // On the pool the replay uses, so both pay the same to start.
-                    rayon::in_place_scope(|s| {
+                    dyno_txn::replay::pool().in_place_scope(|s| {
                         for part in block.chunks(size) {
                             let fresh = &fresh;
                             s.spawn(move |_| {

@@ -32,7 +32,7 @@
 //! short balances and failing transactions. A store whose supply does not fit a u64
 //! replays sequentially.
 //!
-//! The tally runs on a pool of threads kept between blocks (rayon's), not threads
+//! The tally runs on a pool of threads kept between blocks ([`pool`]), not threads
 //! started per block: Linux starts a new thread on its parent's core, and one whose
 //! parent keeps that core busy waits for it (a replay that took a chunk on the calling
 //! thread ran its two chunks one after the other on a 2-vCPU VM). Each thread keeps its
@@ -351,6 +351,21 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     Ok((out, in_order))
 }
 
+/// The replay pool: one thread per core ([`default_replay_threads`]), named `replay-N`,
+/// started by the first replay on more than one thread and kept for the process (idle
+/// threads sleep). A replay on `threads` cuts the block in that many chunks; more chunks
+/// than the pool's threads wait their turn.
+pub fn pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(default_replay_threads())
+            .thread_name(|i| format!("replay-{i}"))
+            .build()
+            .expect("the replay threads start")
+    })
+}
+
 /// Runs `work` on each of `parts` on the thread pool and returns the results in order;
 /// the calling thread waits (see the module docs for why it does not take a part).
 fn on_pool<P: Send, R: Send>(
@@ -360,7 +375,7 @@ fn on_pool<P: Send, R: Send>(
     let parts: Vec<P> = parts.collect();
     let mut results: Vec<Option<R>> = Vec::new();
     results.resize_with(parts.len(), || None);
-    rayon::in_place_scope(|s| {
+    pool().in_place_scope(|s| {
         let work = &work;
         for (p, slot) in parts.into_iter().zip(results.iter_mut()) {
             s.spawn(move |_| *slot = Some(work(p)));

@@ -491,9 +491,10 @@ fn a_nodes_threads_grow_with_its_config_not_its_peers_or_the_cores() {
         })
         .collect();
     // (extra config, threads once started, NodeConfig::threads: the peak, which counts
-    // the scoped threads a block validated on several verify or replay threads adds).
-    // The first is the node a cluster runs; replay_threads alone defaults to the cores,
-    // and only while a large block is replayed.
+    // the scoped threads a block's signatures are checked on with several verify
+    // threads, and the replay pool). The first is the node a cluster runs;
+    // replay_threads alone defaults to the cores, whose pool of a thread per core starts
+    // with the first large block replayed.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let replaying = if cores > 1 { cores.min(256) } else { 0 };
     for (i, (extra, steady, peak)) in [
