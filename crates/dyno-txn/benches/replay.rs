@@ -79,12 +79,13 @@ fn bench_replay(c: &mut Criterion) {
             group.finish();
             continue;
         }
+        let pool = dyno_txn::replay::pool().expect("the replay threads start");
         for threads in thread_counts().into_iter().filter(|&n| n > 1) {
             let size = BLOCK.div_ceil(threads);
             group.bench_with_input(BenchmarkId::new("ceiling", threads), &threads, |b, _| {
                 b.iter(|| {
                     // On the pool the replay uses, so both pay the same to start.
-                    dyno_txn::replay::pool().in_place_scope(|s| {
+                    pool.in_place_scope(|s| {
                         for part in block.chunks(size) {
                             let fresh = &fresh;
                             s.spawn(move |_| {

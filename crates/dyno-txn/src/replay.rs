@@ -354,16 +354,19 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
 /// The replay pool: one thread per core ([`default_replay_threads`]), named `replay-N`,
 /// started by the first replay on more than one thread and kept for the process (idle
 /// threads sleep). A replay on `threads` cuts the block in that many chunks; more chunks
-/// than the pool's threads wait their turn.
-pub fn pool() -> &'static rayon::ThreadPool {
-    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+/// than the pool's threads wait their turn. None when its threads could not be started
+/// (a process at its thread limit): replays then run their chunks one after the other
+/// on the calling thread, with the same results.
+pub fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(default_replay_threads())
             .thread_name(|i| format!("replay-{i}"))
             .build()
-            .expect("the replay threads start")
+            .ok()
     })
+    .as_ref()
 }
 
 /// Runs `work` on each of `parts` on the thread pool and returns the results in order;
@@ -372,10 +375,13 @@ fn on_pool<P: Send, R: Send>(
     parts: impl Iterator<Item = P>,
     work: impl Fn(P) -> R + Sync,
 ) -> Vec<R> {
+    let Some(pool) = pool() else {
+        return parts.map(work).collect();
+    };
     let parts: Vec<P> = parts.collect();
     let mut results: Vec<Option<R>> = Vec::new();
     results.resize_with(parts.len(), || None);
-    pool().in_place_scope(|s| {
+    pool.in_place_scope(|s| {
         let work = &work;
         for (p, slot) in parts.into_iter().zip(results.iter_mut()) {
             s.spawn(move |_| *slot = Some(work(p)));
