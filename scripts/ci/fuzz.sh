@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fuzz targets of fuzz/ (docs/fuzzing.md), briefly: cargo-fuzz at a pinned version,
-# one build of every target, then each target for FUZZ_SECONDS (default 6; 14 targets,
+# one build of every target, then each target for FUZZ_SECONDS (default 6; 15 targets,
 # under a minute and a half of fuzzing in all) from its committed seeds with a fixed -seed, so a
 # run is repeatable. Without nightly or cargo-fuzz it prints a note and skips; a crash
 # fails the run, with the input that made it kept under fuzz/artifacts/.

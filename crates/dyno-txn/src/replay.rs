@@ -273,6 +273,17 @@ pub fn replay<B: AsRef<[u8]> + Sync>(
     replay_on(store, txs, threads_for(txs.len(), threads)).map(|(done, _)| done)
 }
 
+/// [`replay`] on exactly `threads` threads however small the block (at least one):
+/// what the differential fuzz target compares with [`replay_sequential`] on blocks too
+/// small for [`replay`] to cut.
+pub fn replay_on_threads<B: AsRef<[u8]> + Sync>(
+    store: &AccountStore,
+    txs: &[B],
+    threads: usize,
+) -> Result<Replayed, usize> {
+    replay_on(store, txs, threads.clamp(1, MAX_REPLAY_THREADS)).map(|(done, _)| done)
+}
+
 /// [`replay`] on exactly `threads` threads (one: [`replay_sequential`]), with the
 /// number of transactions the ordered remainder executed.
 fn replay_on<B: AsRef<[u8]> + Sync>(
