@@ -338,14 +338,13 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
             let d = tx::decode(txs[i].as_ref()).expect("decoded by the tally");
             let (done, credit) = debit(store, &d.message, seed_of(&d));
             out.set(i, size, done);
-            match credit {
-                Some((to, amount)) if ordered[to] => store.credit(to, amount),
-                Some(_) => {}
-                None if to != Record::SCRIPT && !ordered[to as usize] => {
+            match (credit, d.message.kind) {
+                (Some((to, amount)), _) if ordered[to] => store.credit(to, amount),
+                (None, TxKind::Transfer { amount }) if !ordered[to as usize] => {
                     // The tally gave the amount; the transfer failed.
-                    total.gets[to as usize] -= tx::value_in(txs[i].as_ref());
+                    total.gets[to as usize] -= amount;
                 }
-                None => {}
+                _ => {}
             }
         }
     }
@@ -381,7 +380,8 @@ pub fn pool() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// Runs `work` on each of `parts` on the thread pool and returns the results in order;
-/// the calling thread waits (see the module docs for why it does not take a part).
+/// the calling thread waits (taking a part itself measured no faster on the 2-vCPU VM:
+/// docs/benchmarks/node.md, "Tried and not kept").
 fn on_pool<P: Send, R: Send>(
     parts: impl Iterator<Item = P>,
     work: impl Fn(P) -> R + Sync,
