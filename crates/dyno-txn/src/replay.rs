@@ -306,43 +306,50 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
         return Err(i);
     }
     let mut out = Replayed::default();
-    let mut records = Vec::with_capacity(chunks.len());
     let mut chunks = chunks.into_iter();
     let mut total = chunks.next().expect("a block has a chunk");
     out.chunks.push(std::mem::take(&mut total.results));
     out.whole.append(&mut total.whole);
-    records.push(std::mem::take(&mut total.records));
     for mut t in chunks {
         total.absorb(&mut t);
         out.chunks.push(t.results);
         out.whole.append(&mut t.whole);
-        records.push(t.records);
     }
     let ordered = total.ordered_accounts(store);
     let mut in_order = 0;
     if ordered.iter().any(|&o| o) {
-        for (i, &Record { payer, to }) in records.iter().flatten().enumerate() {
-            if payer == Record::FIXED {
+        for (i, raw) in txs.iter().enumerate() {
+            // Read in place (every transaction decoded in the tally): the accounts
+            // decide whether the order matters, and most transactions are passed by.
+            let b = raw.as_ref();
+            let word = out.chunks[i / size][i % size];
+            if word == NOT_LOADED {
+                // Failed whatever the balances; the tally summed nothing for it.
                 continue;
             }
-            let payer_ordered = ordered[payer as usize];
-            if !payer_ordered {
-                if to != Record::SCRIPT && ordered[to as usize] {
-                    // A transfer its unordered payer pays for certain, to an ordered
-                    // account: credited in the block's order.
-                    store.credit(to as usize, tx::value_in(txs[i].as_ref()));
+            if !ordered[tx::account_in(b, 0) as usize] {
+                // Its result is the tally's: a script's payer is ordered, so this is
+                // a transfer that executes. One to an ordered account is credited in
+                // the block's order.
+                debug_assert!(tx::is_transfer(b));
+                let to = tx::account_in(b, 1) as usize;
+                if ordered[to] {
+                    store.credit(to, tx::value_in(b));
                 }
                 continue;
             }
             in_order += 1;
-            let d = tx::decode(txs[i].as_ref()).expect("decoded by the tally");
+            let d = tx::decode(b).expect("decoded by the tally");
             let (done, credit) = debit(store, &d.message, seed_of(&d));
             out.set(i, size, done);
             match (credit, d.message.kind) {
                 (Some((to, amount)), _) if ordered[to] => store.credit(to, amount),
-                (None, TxKind::Transfer { amount }) if !ordered[to as usize] => {
-                    // The tally gave the amount; the transfer failed.
-                    total.gets[to as usize] -= amount;
+                (None, TxKind::Transfer { amount }) => {
+                    let to = d.message.accounts[1].index as usize;
+                    if !ordered[to] {
+                        // The tally gave the amount; the transfer failed.
+                        total.sums[to][GETS] -= amount;
+                    }
                 }
                 _ => {}
             }
@@ -351,10 +358,7 @@ fn replay_on<B: AsRef<[u8]> + Sync>(
     for &a in &total.touched {
         let a = a as usize;
         if !ordered[a] {
-            let (takes, gets) = (
-                std::mem::take(&mut total.takes[a]),
-                std::mem::take(&mut total.gets[a]),
-            );
+            let [takes, gets] = std::mem::take(&mut total.sums[a]);
             store.take_and_give(a, takes, gets);
         }
     }
@@ -404,37 +408,28 @@ fn on_pool<P: Send, R: Send>(
         .collect()
 }
 
-/// One transaction as the ordered remainder needs it: its payer and a transfer's
-/// destination (the amount is read again from its bytes when needed).
-#[derive(Clone, Copy, Debug)]
-struct Record {
-    payer: u32,
-    to: u32,
-}
+/// The [`word`] of a transaction that cannot be loaded (failed, no fee), which the tally
+/// writes for no other.
+const NOT_LOADED: u64 = 1;
 
-impl Record {
-    /// `payer` of a transaction whose result is final whatever the balances (it cannot
-    /// be loaded; account indices are below 2^31).
-    const FIXED: u32 = u32::MAX;
-    /// `to` of a script (its accounts are all ordered).
-    const SCRIPT: u32 = u32::MAX;
-}
+/// Index in [`Tally::sums`] of what a chunk's transfers take from an account.
+const TAKES: usize = 0;
+/// Index in [`Tally::sums`] of what they give it.
+const GETS: usize = 1;
 
 /// What a chunk of a block does to the accounts (see the module docs).
 struct Tally {
     /// Per account of the store: what the chunk's transfers take from it (fees and
-    /// amounts) and give it, assuming every one executes; `u64::MAX` once a sum does
-    /// not fit (the account is then ordered).
-    takes: Vec<u64>,
-    gets: Vec<u64>,
+    /// amounts, [`TAKES`]) and give it ([`GETS`]), assuming every one executes;
+    /// `u64::MAX` once a sum does not fit (the account is then ordered). Side by side:
+    /// a transfer touches two accounts' sums, a cache line each.
+    sums: Vec<[u64; 2]>,
     /// The accounts with a take or a gift, each listed when it first got one (listed
     /// twice when its sums were zero again: a second listing adds nothing, since
     /// merging and applying take the sums out).
     touched: Vec<u32>,
     /// The accounts the chunk's scripts name.
     scripted: Vec<u32>,
-    /// One record per transaction of the chunk, in order.
-    records: Vec<Record>,
     /// Each transaction's result as it is if its payer covers the block, in order
     /// ([`word`]s; those that do not fit in `whole`, by block index).
     results: Vec<u64>,
@@ -447,11 +442,9 @@ impl Tally {
     /// Tallies `chunk` (transactions `offset..` of the block).
     fn of<B: AsRef<[u8]>>(store: &AccountStore, chunk: &[B], offset: usize) -> Tally {
         let mut t = Tally {
-            takes: vec![0; store.len()],
-            gets: vec![0; store.len()],
+            sums: vec![[0; 2]; store.len()],
             touched: Vec::new(),
             scripted: Vec::new(),
-            records: Vec::with_capacity(chunk.len()),
             results: Vec::with_capacity(chunk.len()),
             whole: Default::default(),
             undecodable: None,
@@ -463,31 +456,22 @@ impl Tally {
             };
             let m = &d.message;
             let payer = m.accounts[0].index;
-            let (r, result) = if !loadable(store, m) {
+            let result = if !loadable(store, m) {
                 let bad = Outcome::Failed {
                     reason: FailReason::BadAccount,
                     fee_charged: 0,
                 };
-                let fixed = Record {
-                    payer: Record::FIXED,
-                    to: 0,
-                };
-                (fixed, (bad, 0))
+                (bad, 0)
             } else if let TxKind::Transfer { amount } = m.kind {
                 let to = m.accounts[1].index;
                 t.add(payer, m.fee.saturating_add(amount), 0);
                 t.add(to, 0, amount);
-                (Record { payer, to }, (Outcome::Executed, m.fee))
+                (Outcome::Executed, m.fee)
             } else {
                 // Its result is the ordered remainder's to find.
                 t.scripted.extend(m.accounts.iter().map(|a| a.index));
-                let script = Record {
-                    payer,
-                    to: Record::SCRIPT,
-                };
-                (script, (Outcome::Executed, 0))
+                (Outcome::Executed, 0)
             };
-            t.records.push(r);
             let w = word(result).unwrap_or_else(|| {
                 t.whole.insert(offset + i, result);
                 WHOLE
@@ -501,21 +485,19 @@ impl Tally {
     #[inline]
     fn add(&mut self, account: u32, takes: u64, gets: u64) {
         let a = account as usize;
-        if self.takes[a] == 0 && self.gets[a] == 0 {
+        let sums = &mut self.sums[a];
+        if *sums == [0, 0] {
             self.touched.push(account);
         }
-        self.takes[a] = self.takes[a].saturating_add(takes);
-        self.gets[a] = self.gets[a].saturating_add(gets);
+        sums[TAKES] = sums[TAKES].saturating_add(takes);
+        sums[GETS] = sums[GETS].saturating_add(gets);
     }
 
     /// Moves `other`'s sums and script accounts into this one's.
     fn absorb(&mut self, other: &mut Tally) {
         for &a in &other.touched {
             let i = a as usize;
-            let (takes, gets) = (
-                std::mem::take(&mut other.takes[i]),
-                std::mem::take(&mut other.gets[i]),
-            );
+            let [takes, gets] = std::mem::take(&mut other.sums[i]);
             self.add(a, takes, gets);
         }
         self.scripted.append(&mut other.scripted);
@@ -526,9 +508,8 @@ impl Tally {
         let mut ordered = vec![false; store.len()];
         for &a in &self.touched {
             let i = a as usize;
-            ordered[i] |= self.takes[i] > store.balance(i)
-                || self.takes[i] == u64::MAX
-                || self.gets[i] == u64::MAX;
+            let [takes, gets] = self.sums[i];
+            ordered[i] |= takes > store.balance(i) || takes == u64::MAX || gets == u64::MAX;
         }
         for &a in &self.scripted {
             ordered[a as usize] = true;

@@ -337,6 +337,12 @@ fn results_chunked_differently_are_equal_in_block_order_and_any_result_round_tri
     ];
     let kept = Replayed::of(all.clone());
     assert_eq!(kept.whole.len(), 3);
+    // The ordered remainder passes by the word of a transaction that cannot be loaded.
+    assert_eq!(word(failed(FailReason::BadAccount, 0)), Some(NOT_LOADED));
+    assert!(all
+        .iter()
+        .filter(|e| **e != failed(FailReason::BadAccount, 0))
+        .all(|&e| word(e) != Some(NOT_LOADED)));
     assert_eq!(kept.clone().into_vec(), all);
     assert_eq!(kept.into_iter().collect::<Vec<_>>(), all);
     // A result kept whole, then overwritten by one that fits, is no longer kept.

@@ -161,6 +161,18 @@ pub(crate) fn value_in(b: &[u8]) -> u64 {
     u64_at(b, KIND_AT + 1)
 }
 
+/// Account `k`'s index in encoded transaction `b`, read in place: `b` must be a
+/// transaction [`decode`] took, with more than `k` accounts.
+pub(crate) fn account_in(b: &[u8], k: usize) -> u32 {
+    let at = HEADER_LEN + 4 * k;
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) & !WRITABLE
+}
+
+/// Whether encoded transaction `b` (one [`decode`] took) is a transfer.
+pub(crate) fn is_transfer(b: &[u8]) -> bool {
+    b[KIND_AT] == 0
+}
+
 /// Decodes a transaction; never panics on any input.
 pub fn decode(b: &[u8]) -> Result<Tx, DecodeError> {
     if b.len() < HEADER_LEN {
