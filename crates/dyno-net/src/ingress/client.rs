@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
-use super::{hello, transport, IngressMode, END_MARK, PROGRESS_LEN};
+use super::{hello, transport, IngressMode, END_MARK, PROGRESS_LEN, WIDE_STREAM_WINDOW};
 use crate::error::NetError;
 use crate::shape::lock;
 
@@ -94,7 +94,7 @@ impl IngressClient {
             .map_err(|e| NetError::QuicSetup(format!("tokio runtime: {e}")))?;
         let mut cfg =
             quinn::ClientConfig::new(std::sync::Arc::new(crate::tls::client_config(alpn)?));
-        cfg.transport_config(transport());
+        cfg.transport_config(transport(WIDE_STREAM_WINDOW));
         let local: SocketAddr = match addr {
             SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
             SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),

@@ -83,7 +83,9 @@ pub struct IngressConfig {
     /// above it is read no faster (QUIC's flow control then holds its client back:
     /// `throttled`); a datagram above it is refused without being offered to the node
     /// (`over_rate`, and the client sees it refused). A connection may send a tenth of
-    /// a second's worth at once (at least one).
+    /// a second's worth at once (at least one). Its stream's flow-control window is then
+    /// one second's worth of `max_frame` frames, not 8 MiB, so a throttled client gets
+    /// little ahead of the node (see `stream_window`).
     pub max_tps_per_connection: Option<u32>,
 }
 
@@ -160,11 +162,28 @@ fn hello(genesis: &[u8; 32]) -> [u8; HELLO_LEN] {
     h
 }
 
-fn transport() -> Arc<quinn::TransportConfig> {
+/// The widest window a stream and a connection advertise, so that a flat-out client is
+/// limited by the node, not by flow control.
+const WIDE_STREAM_WINDOW: u32 = 8 << 20;
+
+/// The stream window a server advertises: [`WIDE_STREAM_WINDOW`], or, where each
+/// connection may hand the node at most `max_tps` transactions a second, one second of
+/// that rate in frames of `max_frame` bytes (at least 16 frames). A throttled client
+/// then gets no more than that ahead of what the node took: the server holds at most
+/// that much of its unread data, not 8 MiB a connection, and the client's writes wait.
+pub(crate) fn stream_window(max_tps: Option<u32>, max_frame: usize) -> u32 {
+    let frame = (max_frame as u64).saturating_add(4);
+    max_tps.map_or(WIDE_STREAM_WINDOW, |tps| {
+        (u64::from(tps).max(16).saturating_mul(frame)).min(u64::from(WIDE_STREAM_WINDOW)) as u32
+    })
+}
+
+/// The transport both ends use, with a stream window of `stream_window` bytes (the
+/// connection's is twice that: the hello and the stream's frames share it).
+fn transport(stream_window: u32) -> Arc<quinn::TransportConfig> {
     let mut t = quinn::TransportConfig::default();
-    // Wide windows so a flat-out client is limited by the node, not by flow control.
-    t.stream_receive_window(quinn::VarInt::from_u32(8 << 20))
-        .receive_window(quinn::VarInt::from_u32(16 << 20))
+    t.stream_receive_window(quinn::VarInt::from_u32(stream_window))
+        .receive_window(quinn::VarInt::from_u32(stream_window.saturating_mul(2)))
         .send_window(16 << 20)
         .datagram_receive_buffer_size(Some(16 << 20))
         .datagram_send_buffer_size(4 << 20)

@@ -8,8 +8,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{
-    hello, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED, CLOSE_UNKNOWN_CLIENT,
-    END_MARK, HELLO_LEN, HELLO_TIMEOUT, MAX_CONNECTIONS, PROGRESS_EVERY, PROGRESS_LEN,
+    hello, stream_window, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED,
+    CLOSE_UNKNOWN_CLIENT, END_MARK, HELLO_LEN, HELLO_TIMEOUT, MAX_CONNECTIONS, PROGRESS_EVERY,
+    PROGRESS_LEN,
 };
 use crate::error::NetError;
 
@@ -263,7 +264,10 @@ impl Ingress {
         room: Option<Room>,
     ) -> Result<Ingress, NetError> {
         let mut server = quinn::ServerConfig::with_crypto(Arc::new(crate::tls::server_config()?));
-        server.transport_config(transport());
+        server.transport_config(transport(stream_window(
+            cfg.max_tps_per_connection,
+            cfg.max_frame,
+        )));
         let endpoint = {
             let _in_runtime = rt.enter();
             quinn::Endpoint::server(server, cfg.listen).map_err(|source| NetError::Bind {

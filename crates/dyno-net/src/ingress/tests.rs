@@ -290,6 +290,31 @@ fn a_stream_above_its_connections_rate_is_read_no_faster_and_loses_nothing() {
 }
 
 #[test]
+fn a_throttled_client_gets_no_more_than_a_second_of_its_rate_ahead_of_the_node() {
+    // 200 a second of frames up to 1,232 bytes: a window of 247,200 bytes. 400 frames of
+    // 1,204 bytes are 481,600: the client's writes wait until the server has read the
+    // 195 or so frames beyond the window, about (195 - 20) / 200 s. With the 8 MiB
+    // window of an unlimited server they return at once.
+    assert_eq!(super::stream_window(Some(200), 1232), 247_200);
+    assert_eq!(super::stream_window(Some(1), 1232), 16 * 1236);
+    assert_eq!(super::stream_window(None, 1232), 8 << 20);
+    assert_eq!(super::stream_window(Some(u32::MAX), usize::MAX), 8 << 20);
+    let ingress = limited(200);
+    let client = IngressClient::connect(ingress.local_addr(), GENESIS).unwrap();
+    let big: Vec<Vec<u8>> = (0..400).map(|i| vec![(i % 251) as u8 + 1; 1200]).collect();
+    let start = std::time::Instant::now();
+    client.send_batch(&big).unwrap();
+    let written = start.elapsed();
+    let report = client.close().unwrap();
+    assert_eq!((report.sent, report.taken), (400, 400));
+    assert!(
+        written >= std::time::Duration::from_millis(500),
+        "the client wrote 481,600 bytes in {written:?}"
+    );
+    ingress.shutdown();
+}
+
+#[test]
 fn datagrams_above_their_connections_rate_are_refused_before_the_node_sees_them() {
     let offered = Arc::new(AtomicU64::new(0));
     let seen = Arc::clone(&offered);
