@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dyno_node::config::NodeConfig;
-use dyno_node::genesis::{GenesisFile, Validator};
-use dyno_node::load::{connect, run_load, sign_transfers, LoadPlan};
+use dyno_node::genesis::{Genesis, GenesisFile, Validator};
+use dyno_node::load::{connect, run_load, sign_transfers, LoadPlan, LoadReport};
 use dyno_node::log::now_ns;
 use dyno_node::service::RunningNode;
 
@@ -105,11 +105,7 @@ fn fates_hold(connections: usize, verify_tiles: usize, verify_batch: usize) {
 
 /// A genesis of 64 accounts whose only slot leader, `idle`, never runs, and the config of
 /// `solo`, a node that so leads no slot (nothing leaves its mempool) with an ingress.
-fn solo(
-    network: &str,
-    mempool: usize,
-    tps: Option<u32>,
-) -> (Arc<dyno_node::genesis::Genesis>, NodeConfig) {
+fn solo(network: &str, mempool: usize, tps: Option<u32>) -> (Arc<Genesis>, NodeConfig) {
     let g = Arc::new(
         GenesisFile {
             network: network.into(),
@@ -155,24 +151,36 @@ fn solo(
     (g, cfg)
 }
 
+/// Sends `pool` transfers (signed with `nonce`) to `node` over one stream connection as
+/// fast as it takes them, for at most `duration`.
+fn flat_out(
+    g: &Genesis,
+    node: &RunningNode,
+    pool: usize,
+    duration: Duration,
+    nonce: u64,
+) -> LoadReport {
+    let plan = LoadPlan {
+        targets: vec![node.ingress_addr.unwrap()],
+        rate: 0,
+        duration,
+        pool,
+        connections: 1,
+        datagrams: false,
+        nonce,
+    };
+    let txs = sign_transfers(g, plan.pool, plan.nonce);
+    let clients = connect(g, &plan).unwrap();
+    run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {})
+}
+
 /// Graceful overload: a node whose mempool is full refuses further client transactions
 /// at its ingress, before any signature check, and the load sees them refused.
 #[test]
 fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
     let (g, cfg) = solo("overload", 40, None);
     let node = RunningNode::start(&cfg, g.clone()).unwrap();
-    let plan = LoadPlan {
-        targets: vec![node.ingress_addr.unwrap()],
-        rate: 0,
-        duration: Duration::from_secs(5),
-        pool: 300,
-        connections: 1,
-        datagrams: false,
-        nonce: 78,
-    };
-    let txs = sign_transfers(&g, plan.pool, plan.nonce);
-    let clients = connect(&g, &plan).unwrap();
-    let report = run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {});
+    let report = flat_out(&g, &node, 300, Duration::from_secs(5), 78);
     // The admitted ones may still be in the verify threads: wait for them, then a little
     // longer, so a refused one that had been verified after all would be counted too.
     for _ in 0..500 {
@@ -210,19 +218,8 @@ fn a_full_mempool_refuses_at_the_ingress_without_verifying() {
 fn a_connection_above_the_nodes_rate_is_slowed_to_it_and_loses_nothing() {
     let (g, cfg) = solo("rate", 100_000, Some(200));
     let node = RunningNode::start(&cfg, g.clone()).unwrap();
-    let plan = LoadPlan {
-        targets: vec![node.ingress_addr.unwrap()],
-        rate: 0,
-        duration: Duration::from_secs(30),
-        pool: 150,
-        connections: 1,
-        datagrams: false,
-        nonce: 79,
-    };
-    let txs = sign_transfers(&g, plan.pool, plan.nonce);
-    let clients = connect(&g, &plan).unwrap();
     let start = std::time::Instant::now();
-    let report = run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {});
+    let report = flat_out(&g, &node, 150, Duration::from_secs(30), 79);
     let took = start.elapsed();
     let ingress = node.ingress_counters().unwrap();
     node.stop();
