@@ -15,8 +15,9 @@
 //!
 //! `ceiling/N` is what the machine itself offers in the same run: the block cut in N
 //! contiguous parts, each decoded and executed on a thread of the pool the replay uses
-//! (rayon's) against its own copy of the accounts, with no order kept between them and no results kept (a wrong
-//! replay doing the same per-transaction work): `sequential` over `ceiling/N` is about
+//! ([`dyno_txn::replay::pool`]) against its own copy of the accounts, with no order
+//! kept between them and no results kept (a wrong replay doing the same
+//! per-transaction work): `sequential` over `ceiling/N` is about
 //! the most a parallel replay can gain here. A machine whose other cores are busy shows
 //! it (a ceiling near 1).
 

@@ -188,8 +188,9 @@ fn every_failure_kind_is_reached_by_the_generated_blocks() {
 
 #[test]
 fn a_chain_of_conflicts_runs_in_block_order() {
-    // Every transfer moves a balance on one account ring; all conflict with the last,
-    // so each waits for a transaction another thread runs.
+    // Every transfer moves a balance on one account ring and each depends on the one
+    // before: no payer can pay its block's transfers from its balance, so the whole
+    // block is the ordered remainder, run in order after the tally.
     let g = fund_initial_accounts(4, 100, 9);
     let txs: Vec<Vec<u8>> = (0..2_000u32)
         .map(|i| {
