@@ -179,15 +179,18 @@ impl Browser {
 
     /// Clicks the element the JavaScript expression `find` yields and waits for the page
     /// it leads to. The click runs after the evaluation returns, so the navigation does
-    /// not cut the evaluation short.
+    /// not cut the evaluation short; nothing else is evaluated until the new page loaded.
     pub fn click_found(&mut self, find: &str, what: &str) {
         let before = self.loads;
         let found = self.eval(&format!(
             "(() => {{ const a = {find}; if (!a) return false; \
                setTimeout(() => a.click(), 0); return true; }})()"
         ));
-        let url = self.url();
-        assert_eq!(found, true, "no {what} on {url}");
+        if found != true {
+            // Only now is it safe to ask the page its address: once the click is queued,
+            // an evaluation can meet the navigation and fail.
+            panic!("no {what} on {}", self.url());
+        }
         self.wait_loaded(before);
     }
 
