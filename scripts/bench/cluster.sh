@@ -20,7 +20,7 @@
 #        (node.forge_at: whole_slot|slot_start), BASE_PORT (cluster.base_port; ports
 #        from 32768 up are the kernel's ephemeral range), RATE (workload.rate_tps: every
 #        transaction reaches every node, so a node's CPU grows with it, not with the
-#        cluster: about 0.04% of a core per TPS on the 2-core machine);
+#        cluster: about 0.03% of a core per TPS on the 2-core machine);
 #        --scale: STEPS (node counts, ascending; default the file's nodes.count), the
 #        producers then the file's nodes.producers or the step's count if smaller.
 set -euo pipefail
