@@ -36,7 +36,8 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 /// What to send.
 #[derive(Debug, Clone)]
 pub struct LoadPlan {
-    /// Node ingress addresses (transactions go round robin, batch by batch).
+    /// Node ingress addresses: the load's transactions take turns over the connections,
+    /// `connections` of them per target (see the module docs).
     pub targets: Vec<SocketAddr>,
     /// Transactions per second; 0 = flat out.
     pub rate: u64,
@@ -180,6 +181,12 @@ impl Turns {
         (n * self.senders + self.turn) as f64 / self.rate
     }
 
+    /// Whether a share of `len` transactions runs out before `duration` ends: its next
+    /// turn would have come before the end.
+    fn runs_out(&self, len: usize, duration: Duration) -> bool {
+        self.due_at(len) < duration.as_secs_f64()
+    }
+
     /// How many of this sender's transactions are due `t` seconds after the start.
     fn due_by(&self, t: f64) -> usize {
         let load = t * self.rate - self.turn as f64;
@@ -253,7 +260,12 @@ fn send_share(
     SenderResult {
         sent,
         lateness,
-        ran_out: next >= share.len() && t0.elapsed() < duration,
+        // Paced, a sender ends early by its schedule (its last turn came before the
+        // end): it ran out only if its next turn would have come before the end too.
+        ran_out: next >= share.len()
+            && turns.map_or(t0.elapsed() < duration, |p| {
+                p.runs_out(share.len(), duration)
+            }),
     }
 }
 
@@ -519,8 +531,8 @@ mod tests {
     #[test]
     fn a_load_over_many_targets_leaves_evenly_spaced_not_in_bursts() {
         // A cluster's 20 TPS over 416 nodes (one connection each): the senders used to
-        // each pace a share from the same start, so every ~19 s 376 transactions left
-        // in the same millisecond and none in between.
+        // each pace a share from the same start, so 376 transactions left at once, then
+        // 375 every 18.8 s, and none in between.
         for (total, senders, rate) in [(1501, 416, 20.0), (801, 52, 20.0), (10, 3, 5.0)] {
             let at = schedule(total, senders, rate);
             assert_eq!(at.len(), total);
@@ -531,6 +543,38 @@ mod tests {
                     g as f64 / rate
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_pool_of_rate_x_duration_plus_one_never_runs_out_however_many_senders() {
+        // dyno load's default pool for 20 TPS over 10 s.
+        let duration = Duration::from_secs(10);
+        for senders in [1, 2, 4, 416] {
+            let txs = vec![Vec::new(); 201];
+            let out: Vec<usize> = shares(&txs, senders)
+                .iter()
+                .enumerate()
+                .filter(|(turn, share)| {
+                    let p = Turns {
+                        rate: 20.0,
+                        senders,
+                        turn: *turn,
+                    };
+                    p.runs_out(share.len(), duration)
+                })
+                .map(|(turn, _)| turn)
+                .collect();
+            assert!(out.is_empty(), "{senders} senders: {out:?} ran out");
+            // 150 transactions last 7.5 s: the sender whose turn the 151st is runs out.
+            let short = shares(&txs[..150], senders);
+            let turn = 150 % senders;
+            let p = Turns {
+                rate: 20.0,
+                senders,
+                turn,
+            };
+            assert!(p.runs_out(short[turn].len(), duration), "{senders} senders");
         }
     }
 

@@ -174,6 +174,33 @@ fn flat_out(
     run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {})
 }
 
+/// A paced load over several connections: `dyno load`'s default pool (rate x duration + 1)
+/// lasts the duration, though every sender but one sends its last turn before the end;
+/// a pool of three quarters of that runs out.
+#[test]
+fn a_paced_load_over_several_connections_runs_out_only_when_its_pool_does() {
+    let (g, cfg) = solo("paced", 1000, None);
+    let node = RunningNode::start(&cfg, g.clone()).unwrap();
+    for (pool, nonce, runs_out) in [(201, 81, false), (150, 82, true)] {
+        let plan = LoadPlan {
+            targets: vec![node.ingress_addr.unwrap()],
+            rate: 200,
+            duration: Duration::from_secs(1),
+            pool,
+            connections: 3,
+            datagrams: false,
+            nonce,
+        };
+        let txs = sign_transfers(&g, plan.pool, plan.nonce);
+        let clients = connect(&g, &plan).unwrap();
+        let r = run_load(&plan, clients, &txs, &AtomicBool::new(false), &mut |_| {});
+        assert_eq!(r.errors, 0, "{:?}", r.first_error);
+        assert_eq!(r.pool_exhausted, runs_out, "pool {pool}: {}", r.text());
+        assert!(r.sent >= 150, "pool {pool}: {}", r.text());
+    }
+    node.stop();
+}
+
 /// Graceful overload: a node whose mempool is full refuses further client transactions
 /// at its ingress, before any signature check, and the load sees them refused.
 #[test]
