@@ -205,7 +205,7 @@ impl Replayed {
             .iter()
             .flatten()
             .enumerate()
-            .map(|(i, &w)| unword(w).unwrap_or_else(|| self.whole[&i]))
+            .map(|(i, &w)| result_of(w, i, &self.whole))
     }
 
     /// The results in one vector.
@@ -244,8 +244,14 @@ impl Iterator for ReplayedIntoIter {
     fn next(&mut self) -> Option<Executed> {
         let w = self.words.next()?;
         self.at += 1;
-        Some(unword(w).unwrap_or_else(|| self.whole[&(self.at - 1)]))
+        Some(result_of(w, self.at - 1, &self.whole))
     }
+}
+
+/// Transaction `i`'s result from its word, or from `whole` when the word says it did not
+/// fit one.
+fn result_of(w: u64, i: usize, whole: &std::collections::BTreeMap<usize, Executed>) -> Executed {
+    unword(w).unwrap_or_else(|| whole[&i])
 }
 
 impl IntoIterator for Replayed {
