@@ -422,5 +422,4 @@ impl Extractors {
 }
 
 #[cfg(test)]
-#[path = "extract_tests.rs"]
 mod tests;

@@ -1,8 +1,6 @@
 //! `dyno results`: what was measured before, here and across a fleet of machines.
 
-#[path = "fleet.rs"]
 mod fleet;
-#[path = "trend.rs"]
 mod trend;
 
 use anyhow::{bail, Context as _};
