@@ -367,49 +367,9 @@ impl ClusterSpec {
         let count = nodes.len();
         let base = base_port(&cx, c, count)?;
         let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
-        let node = raw.node.as_ref();
-        let reference = command == NodeCommand::Reference;
-        let forge = cx.reference_choice(
-            reference,
-            node.and_then(|n| n.forge.as_ref()),
-            "node.forge",
-            &["tiles", "sequential"],
-        )?;
-        // A cluster's reference node is lean unless the file asks: the sequential forge.
-        let forge = forge.or_else(|| reference.then(|| "sequential".to_string()));
-        let verify_tiles = node_threads(
-            &cx,
-            reference,
-            node.and_then(|n| n.verify_tiles.as_ref()),
-            "node.verify_tiles",
-        )?;
-        let replay_threads = node_threads(
-            &cx,
-            reference,
-            node.and_then(|n| n.replay_threads.as_ref()),
-            "node.replay_threads",
-        )?;
-        let forge_at = cx.reference_choice(
-            reference,
-            node.and_then(|n| n.forge_at.as_ref()),
-            "node.forge_at",
-            &["whole_slot", "slot_start"],
-        )?;
-        let ready_timeout_s = match raw.node.as_ref().and_then(|n| n.ready_timeout_s.as_ref()) {
-            Some(t) if *t.get_ref() == 0 => {
-                return Err(cx.err(t.span().start, "node.ready_timeout_s", "must be at least 1"))
-            }
-            Some(t) => *t.get_ref(),
-            None => 60,
-        };
-        let bw = &raw.links.bandwidth_mbit;
-        if !(bw.get_ref().is_finite() && *bw.get_ref() > 0.0) {
-            return Err(cx.err(
-                bw.span().start,
-                "links.bandwidth_mbit",
-                "must be a positive number",
-            ));
-        }
+        let tuning = reference_tuning(&cx, raw.node.as_ref(), &command)?;
+        let ready_timeout_s = ready_timeout_s(&cx, raw.node.as_ref())?;
+        let bandwidth_mbit = bandwidth_mbit(&cx, &raw.links)?;
         let t = raw.topology.get_ref();
         let kind = *t.kind.get_ref();
         let topology = topology(&cx, &raw.topology, count, regions.len())?;
@@ -420,23 +380,7 @@ impl ClusterSpec {
         if extract.is_some() && command == NodeCommand::Reference {
             return Err(extract_for_reference(&cx, raw.extract.as_ref()));
         }
-        let run_slots = (c.warmup_s + c.duration_s.get_ref()) * 1000 / c.slot_ms.get_ref();
-        let faults = faults_check::faults(
-            &cx,
-            &raw.fault,
-            &faults_check::Context {
-                nodes: &nodes,
-                regions: &regions,
-                command: &command,
-                run_slots,
-                run_said: format!(
-                    "slots 0..{run_slots} ({} s warm-up + {} s window at {} ms a slot)",
-                    c.warmup_s,
-                    c.duration_s.get_ref(),
-                    c.slot_ms.get_ref()
-                ),
-            },
-        )?;
+        let faults = faults(&cx, &raw, &nodes, &regions, &command)?;
         Ok(ClusterSpec {
             path: path.to_path_buf(),
             name: c.name.get_ref().clone(),
@@ -446,14 +390,14 @@ impl ClusterSpec {
             base_port: base,
             command,
             threads_per_node,
-            forge,
-            verify_tiles,
-            replay_threads,
-            forge_at,
+            forge: tuning.forge,
+            verify_tiles: tuning.verify_tiles,
+            replay_threads: tuning.replay_threads,
+            forge_at: tuning.forge_at,
             ready_timeout_s,
             nodes,
             regions,
-            bandwidth_mbit: *bw.get_ref(),
+            bandwidth_mbit,
             topology_kind: kind,
             seed: t.seed,
             topology,
@@ -543,6 +487,107 @@ pub const MAX_VERIFY_TILES: usize = 256;
 
 /// A thread count of the reference node (`node.verify_tiles`, `node.replay_threads`):
 /// only with the reference node, 1 to [`MAX_VERIFY_TILES`].
+/// How the reference node is tuned (`node.forge`, `verify_tiles`, `replay_threads`,
+/// `forge_at`); none of it for another node command.
+struct ReferenceTuning {
+    forge: Option<String>,
+    verify_tiles: Option<usize>,
+    replay_threads: Option<usize>,
+    forge_at: Option<String>,
+}
+
+fn reference_tuning(
+    cx: &Cx,
+    node: Option<&RawNode>,
+    command: &NodeCommand,
+) -> Result<ReferenceTuning, ClusterError> {
+    let reference = *command == NodeCommand::Reference;
+    let forge = cx.reference_choice(
+        reference,
+        node.and_then(|n| n.forge.as_ref()),
+        "node.forge",
+        &["tiles", "sequential"],
+    )?;
+    // A cluster's reference node is lean unless the file asks: the sequential forge.
+    let forge = forge.or_else(|| reference.then(|| "sequential".to_string()));
+    let verify_tiles = node_threads(
+        cx,
+        reference,
+        node.and_then(|n| n.verify_tiles.as_ref()),
+        "node.verify_tiles",
+    )?;
+    let replay_threads = node_threads(
+        cx,
+        reference,
+        node.and_then(|n| n.replay_threads.as_ref()),
+        "node.replay_threads",
+    )?;
+    let forge_at = cx.reference_choice(
+        reference,
+        node.and_then(|n| n.forge_at.as_ref()),
+        "node.forge_at",
+        &["whole_slot", "slot_start"],
+    )?;
+    Ok(ReferenceTuning {
+        forge,
+        verify_tiles,
+        replay_threads,
+        forge_at,
+    })
+}
+
+/// `node.ready_timeout_s`: at least 1, 60 when not given.
+fn ready_timeout_s(cx: &Cx, node: Option<&RawNode>) -> Result<u64, ClusterError> {
+    match node.and_then(|n| n.ready_timeout_s.as_ref()) {
+        Some(t) if *t.get_ref() == 0 => {
+            Err(cx.err(t.span().start, "node.ready_timeout_s", "must be at least 1"))
+        }
+        Some(t) => Ok(*t.get_ref()),
+        None => Ok(60),
+    }
+}
+
+/// `links.bandwidth_mbit`: a positive number.
+fn bandwidth_mbit(cx: &Cx, links: &RawLinks) -> Result<f64, ClusterError> {
+    let bw = &links.bandwidth_mbit;
+    if !(bw.get_ref().is_finite() && *bw.get_ref() > 0.0) {
+        return Err(cx.err(
+            bw.span().start,
+            "links.bandwidth_mbit",
+            "must be a positive number",
+        ));
+    }
+    Ok(*bw.get_ref())
+}
+
+/// The `[[fault]]` schedule, checked against the run's slots, nodes and regions.
+fn faults(
+    cx: &Cx,
+    raw: &RawFile,
+    nodes: &[NodeSpec],
+    regions: &[Region],
+    command: &NodeCommand,
+) -> Result<Vec<crate::faults::Fault>, ClusterError> {
+    let c = &raw.cluster;
+    let run_slots = (c.warmup_s + c.duration_s.get_ref()) * 1000 / c.slot_ms.get_ref();
+    faults_check::faults(
+        cx,
+        &raw.fault,
+        &faults_check::Context {
+            nodes,
+            regions,
+            command,
+            run_slots,
+            run_said: format!(
+                "slots 0..{run_slots} ({} s warm-up + {} s window at {} ms a slot)",
+                c.warmup_s,
+                c.duration_s.get_ref(),
+                c.slot_ms.get_ref()
+            ),
+        },
+    )
+}
+
 fn node_threads(
     cx: &Cx,
     reference: bool,
