@@ -432,5 +432,4 @@ impl Extractors {
 }
 
 #[cfg(test)]
-#[path = "extract_tests.rs"]
 mod tests;

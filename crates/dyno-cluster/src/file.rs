@@ -896,16 +896,12 @@ fn extract_for_reference(cx: &Cx, x: Option<&RawExtract>) -> ClusterError {
     )
 }
 
-#[path = "file_checks.rs"]
 mod checks;
-#[path = "file_faults.rs"]
 mod faults_check;
 pub use checks::NodeCommandError;
 use checks::{extract, ready_url, workload};
 
 #[cfg(test)]
-#[path = "file_faults_tests.rs"]
 mod faults_tests;
 #[cfg(test)]
-#[path = "file_tests.rs"]
 mod tests;

@@ -718,13 +718,11 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     s
 }
 
-#[path = "launch_faults.rs"]
 mod faults_driver;
 #[cfg(test)]
 pub(crate) use faults_driver::control_file;
 use faults_driver::FaultDriver;
 
-#[path = "launch_start.rs"]
 mod start;
 pub use start::{at_once, node_start_cpu_s, start_in_s, Startup, NODE_START_CPU_S};
 

@@ -42,9 +42,8 @@ pub enum TuneCommand {
 pub struct StudyArgs {
     /// The study file (TOML; `dyno tune init` writes an example).
     pub study: PathBuf,
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: db::DbArg,
 }
 
 /// Arguments of `dyno tune run`.
@@ -129,8 +128,8 @@ fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
-    let path = db::path(db);
+fn open_store(db: &db::DbArg) -> anyhow::Result<Store> {
+    let path = db.path();
     Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
 }
 
@@ -314,7 +313,7 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let study = load(&args.study.study)?;
-    let path = db::path(&args.study.db);
+    let path = args.study.db.path();
     let mut store =
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
     let here = dyno_proc::procfs::hostname().unwrap_or_default();
