@@ -99,3 +99,43 @@ fn a_subject_printing_dev_zero_keeps_dyno_bounded_and_the_drop_is_reported() {
         assert!(stderr.contains(&said), "no `{said}` in\n{stderr}");
     }
 }
+
+#[test]
+fn a_requirements_file_asking_for_a_billion_threads_is_refused_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("cores.toml");
+    let json = dir.path().join("reference_hardware.json");
+    for (path, text, said) in [
+        (
+            &toml,
+            "[[requirement]]\nmetric = \"Blake2256Parallel\"\nnum_cores = 1000000000\nminimum = 1\n",
+            "cores.toml:3:13: key `requirement[0].num_cores`: must be in 1..=4096 (as --parallel-cores), got 1000000000",
+        ),
+        (
+            &toml,
+            "[[requirement]]\nmetric = \"Blake2256Parallel\"\nnum_cores = 1e9\nminimum = 1\n",
+            "cores.toml:3:13: key `requirement[0].num_cores`: invalid type",
+        ),
+        (
+            &json,
+            "[{\"metric\": {\"Blake2256Parallel\": {\"num_cores\": 5000}}, \"minimum\": 1.0}]",
+            "reference_hardware.json: entry 1 (Blake2256Parallel): num_cores must be in 1..=4096 (as --parallel-cores), got 5000",
+        ),
+    ] {
+        std::fs::write(path, text).unwrap();
+        let out = dyno()
+            .args(["machine", "--requirements"])
+            .arg(path)
+            .arg("--db")
+            .arg(dir.path().join("r.db"))
+            .arg("--base-path")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(said), "no `{said}` in\n{stderr}");
+        // Refused before anything ran: no store, no disk file.
+        assert!(!dir.path().join("r.db").exists());
+    }
+}
