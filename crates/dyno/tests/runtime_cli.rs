@@ -139,3 +139,56 @@ fn a_requirements_file_asking_for_a_billion_threads_is_refused_naming_file_and_k
         assert!(!dir.path().join("r.db").exists());
     }
 }
+
+/// Pids of processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(marker) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_daemonising_subject_is_killed_and_named_at_the_end_of_its_execution() {
+    let dir = tempfile::tempdir().unwrap();
+    // A sleep length no other test uses (this process's pid in it).
+    let marker = format!("1012{}", std::process::id());
+    let path = comparison(
+        dir.path(),
+        &format!("setsid sleep {marker} & exec sleep 600"),
+        2,
+    );
+    let out = dyno()
+        .args(["compare", "run"])
+        .arg(&path)
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code().is_some(), "{stderr}");
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<u32>::new(),
+        "orphans left\n{stderr}"
+    );
+    for subject in ["old", "new"] {
+        let said = format!(
+            "warning: {subject} / value: killed 1 process that outlived it (left its process group): pid "
+        );
+        assert!(stderr.contains(&said), "no `{said}` in\n{stderr}");
+    }
+    assert_eq!(
+        stderr.matches(&format!("`sleep {marker}`")).count(),
+        2,
+        "{stderr}"
+    );
+}
