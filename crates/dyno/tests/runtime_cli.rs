@@ -192,3 +192,68 @@ fn a_daemonising_subject_is_killed_and_named_at_the_end_of_its_execution() {
         "{stderr}"
     );
 }
+
+/// Waits (60 s at most, polled) until `ready` holds.
+fn eventually(mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_killed_machine_runs_disk_file_is_cleared_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let file = disk.join(".disk_bench_seq_wr.tmp");
+    let mut killed = dyno()
+        .args(["machine", "--only", "DiskSeqWrite", "--disk-duration", "60"])
+        .arg("--base-path")
+        .arg(&disk)
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        eventually(|| file.exists()),
+        "the disk benchmark never started"
+    );
+    killed.kill().unwrap(); // SIGKILL: nothing of dyno's own clean-up runs
+    killed.wait().unwrap();
+    assert!(
+        file.exists(),
+        "SIGKILL leaves the file (what this test is about)"
+    );
+    let out = dyno()
+        .args([
+            "machine",
+            "--only",
+            "BLAKE2-256",
+            "--hash-duration",
+            "0.02",
+            "--allow-fail",
+        ])
+        .arg("--base-path")
+        .arg(&disk)
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!file.exists(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "note: removed {}, left by a dyno machine that was killed",
+            file.display()
+        )),
+        "{stderr}"
+    );
+}
