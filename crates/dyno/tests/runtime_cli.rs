@@ -257,3 +257,132 @@ fn a_killed_machine_runs_disk_file_is_cleared_by_the_next_run() {
         "{stderr}"
     );
 }
+
+/// A two-tile layout (a slow source, a sink, both parked when idle) whose workspace is
+/// `dyno-<name>` in `dir`.
+fn pipeline_layout(dir: &Path, name: &str) -> PathBuf {
+    let text = format!(
+        r#"[layout]
+affinity = "f2"
+idle = "park"
+
+[[layout.tiles]]
+kind = "source"
+count = 1
+
+[[layout.tiles]]
+kind = "sink"
+count = 1
+
+[[links]]
+from = "source"
+to = "sink"
+depth = 1024
+mtu = 1232
+reliable = true
+
+[workspace]
+name = "{name}"
+dir = "{}"
+
+[synthetic]
+frag_size = 64
+rate = 100
+count = 0
+"#,
+        dir.display()
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_killed_pipeline_is_shown_dead_by_the_monitor_and_cleared_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = pipeline_layout(dir.path(), "killed");
+    let workspace = dir.path().join("dyno-killed");
+    let mut killed = dyno()
+        .args([
+            "pipeline",
+            "run",
+            "--no-save",
+            "--duration",
+            "600",
+            "--config",
+        ])
+        .arg(&layout)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let monitor = || {
+        dyno()
+            .args([
+                "pipeline",
+                "monitor",
+                "--once",
+                "--interval-ms",
+                "50",
+                "--wait",
+                "120",
+                "--config",
+            ])
+            .arg(&layout)
+            .output()
+            .unwrap()
+    };
+    let live = monitor();
+    assert_eq!(
+        live.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&live.stderr)
+    );
+    killed.kill().unwrap(); // SIGKILL: the workspace is not closed
+    killed.wait().unwrap();
+    assert!(
+        workspace.exists(),
+        "SIGKILL leaves the workspace (what this test is about)"
+    );
+    let dead = monitor();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&dead.stdout),
+        String::from_utf8_lossy(&dead.stderr),
+    );
+    assert_eq!(dead.status.code(), Some(3), "{stdout}\n{stderr}");
+    assert_eq!(stdout.matches("dead (was run)").count(), 2, "{stdout}");
+    assert!(
+        stderr.contains(&format!(
+            "error: the pipeline that made {} (pid {}) is gone",
+            workspace.display(),
+            killed.id()
+        )),
+        "{stderr}"
+    );
+    // The next run of another layout in that directory clears it, and says so.
+    let other = pipeline_layout(dir.path(), "next");
+    let next = dyno()
+        .args([
+            "pipeline",
+            "run",
+            "--no-save",
+            "--duration",
+            "0.2",
+            "--config",
+        ])
+        .arg(&other)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert_eq!(next.status.code(), Some(0), "{stderr}");
+    assert!(!workspace.exists(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("note: removed {} (", workspace.display()))
+            && stderr.contains(&format!(
+                "left by a pipeline (pid {}) that was killed",
+                killed.id()
+            )),
+        "{stderr}"
+    );
+}
