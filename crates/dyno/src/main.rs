@@ -117,6 +117,13 @@ fn main() -> ExitCode {
     if let Some(outcome) = generated_docs(&cli.command) {
         return finish(outcome);
     }
+    if matches!(
+        cli.command,
+        Command::Compare(_) | Command::Cluster(_) | Command::Tune(_) | Command::Pipeline(_)
+    ) {
+        // What these commands start, and whatever escapes it, comes back to dyno.
+        dyno_proc::reaper::become_subreaper();
+    }
     let outcome = match cli.command {
         Command::Machine(args) => machine::run(*args),
         Command::Node(a) => node::run(*a),
