@@ -28,10 +28,11 @@
 //! into its log file (no reader threads; the last lines are read back from the file),
 //! and one [`GroupGuard`] can guard every child's group (one `sh` in all).
 
+use crate::lines::{BoundedLines, Dropped};
 use crate::signal::{signal_group, Signal};
 use regex::Regex;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -41,6 +42,11 @@ use std::time::{Duration, Instant};
 
 /// Output lines kept by default for the record of a failed run.
 pub const TAIL_LINES: usize = 20;
+
+/// The longest kept line of the tail ([`GuardedChild::last_lines`]): a failure's record
+/// shows a few lines, not 20 of 64 KiB. (Callbacks and the log file see lines up to
+/// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES).)
+pub const TAIL_LINE_BYTES: usize = 2048;
 
 /// Which output stream a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +144,8 @@ struct Output {
     ready_seen: AtomicBool,
     log: Option<Mutex<std::fs::File>>,
     on_line: Option<LineSink>,
+    /// What the readers cut from lines over [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES).
+    dropped: Mutex<Dropped>,
 }
 
 impl Output {
@@ -160,7 +168,7 @@ impl Output {
             if t.len() == self.tail_lines {
                 t.pop_front();
             }
-            t.push_back(line);
+            t.push_back(tail_line(line));
         }
     }
 }
@@ -171,17 +179,43 @@ fn read_lines(
     out: Arc<Output>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut reader = BufReader::new(stream);
-        let mut buf = Vec::new();
         // Bytes, not `lines()`: one line that is not UTF-8 must not end the reading (the
-        // pipe would fill and the child block).
-        while matches!(reader.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
-            let text = String::from_utf8_lossy(&buf);
-            let line = text.trim_end_matches(['\n', '\r']).to_string();
-            out.take(which, line);
-            buf.clear();
+        // pipe would fill and the child block). Cut at a cap: output without newlines
+        // (`cat /dev/zero`) must not become one line held in memory.
+        let mut reader = BoundedLines::new(BufReader::new(stream));
+        let mut buf = Vec::new();
+        let mut counted = Dropped::default();
+        while matches!(reader.next_line(&mut buf), Ok(true)) {
+            let now = reader.dropped();
+            if now != counted {
+                let mut d = out.dropped.lock().unwrap_or_else(|e| e.into_inner());
+                d.add(Dropped {
+                    cut_lines: now.cut_lines - counted.cut_lines,
+                    bytes: now.bytes - counted.bytes,
+                });
+                counted = now;
+            }
+            out.take(which, String::from_utf8_lossy(&buf).into_owned());
         }
     })
+}
+
+/// A kept line for the record of a failure: at most [`TAIL_LINE_BYTES`] of it, the cut
+/// said at its end.
+fn tail_line(mut line: String) -> String {
+    if line.len() > TAIL_LINE_BYTES {
+        let cut = line.len();
+        let mut end = TAIL_LINE_BYTES;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+        line.push_str(&format!(
+            " [... {} cut]",
+            crate::lines::bytes((cut - end) as u64)
+        ));
+    }
+    line
 }
 
 /// A running child in its own process group, guarded so that it never outlives dyno
@@ -224,6 +258,8 @@ pub struct Stopped {
     pub signal: Signal,
     /// The last output lines.
     pub last_lines: Vec<String>,
+    /// What was cut from output lines over the cap.
+    pub dropped: Dropped,
 }
 
 impl Stopped {
@@ -236,6 +272,12 @@ impl Stopped {
                 self.signal
             )
         })
+    }
+
+    /// A note to record when output lines were cut: "output: 1 line over 64 KiB cut,
+    /// 2.5 GB dropped".
+    pub fn output_note(&self) -> Option<String> {
+        self.dropped.describe().map(|d| format!("output: {d}"))
     }
 }
 
@@ -299,6 +341,7 @@ impl GuardedChild {
             ready_seen: AtomicBool::new(false),
             log,
             on_line: opts.on_line.clone(),
+            dropped: Mutex::default(),
         });
         let mut readers = Vec::new();
         if let Some(out) = child.stdout.take() {
@@ -342,6 +385,17 @@ impl GuardedChild {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// What was cut so far from output lines over
+    /// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) (nothing when the child writes
+    /// into its log file itself).
+    pub fn output_dropped(&self) -> Dropped {
+        *self
+            .output
+            .dropped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether a line matching [`SpawnOptions::ready_line`] has been output.
@@ -431,6 +485,7 @@ impl GuardedChild {
             killed_after,
             signal: self.stop_signal,
             last_lines: self.last_lines(),
+            dropped: self.output_dropped(),
         }
     }
 
@@ -475,7 +530,7 @@ fn last_lines_of(path: &std::path::Path, n: usize) -> Vec<String> {
         return Vec::new();
     };
     let len = f.metadata().map_or(0, |m| m.len());
-    let from = len.saturating_sub(64 * 1024);
+    let from = len.saturating_sub(crate::lines::MAX_LINE_BYTES as u64);
     if f.seek(SeekFrom::Start(from)).is_err() {
         return Vec::new();
     }
@@ -490,7 +545,10 @@ fn last_lines_of(path: &std::path::Path, n: usize) -> Vec<String> {
         lines.remove(0);
     }
     let skip = lines.len().saturating_sub(n);
-    lines[skip..].iter().map(|l| l.to_string()).collect()
+    lines[skip..]
+        .iter()
+        .map(|l| tail_line(l.to_string()))
+        .collect()
 }
 
 /// One group guard for many children (a cluster's thousands of nodes): a tiny `sh` that

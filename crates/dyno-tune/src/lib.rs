@@ -72,7 +72,7 @@ pub use race::{run_race, Contestant, Mode, RaceConfig, RaceOutcome, Replay, Stop
 pub use record::{JobRecord, JobResult, MemoryRecorder, Recorder, StoreRecorder};
 pub use study::{
     line_col, parse_duration, Baseline, Benchmark, Exclude, Invocation, Matrix, PgoSettings,
-    Project, RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE,
+    Project, RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE, MAX_JOBS, MAX_ROUNDS,
 };
 pub use variant::{build_plan, expand, profile_env_name, BuildPlan, Settings, Variant};
 

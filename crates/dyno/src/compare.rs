@@ -88,9 +88,8 @@ struct ReportArgs {
     candidates: Vec<String>,
     #[command(flatten)]
     out: OutputArgs,
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: db::DbArg,
 }
 
 #[derive(Debug, Args)]
@@ -148,9 +147,8 @@ struct PowerArgs {
     /// `table` or `json`.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: db::DbArg,
 }
 
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
@@ -341,8 +339,8 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The stored comparison that `runs` belong to, from the store `--db` names.
-fn load(db: &Option<PathBuf>, runs: &[RunId]) -> anyhow::Result<record::Loaded> {
-    let path = db::path(db);
+fn load(db: &db::DbArg, runs: &[RunId]) -> anyhow::Result<record::Loaded> {
+    let path = db.path();
     let context = || format!("results store {}", path.display());
     let store = Store::open_read_only(&path).with_context(context)?;
     record::load(&store, runs).with_context(context)

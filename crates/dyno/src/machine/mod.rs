@@ -86,7 +86,7 @@ pub struct MachineArgs {
     #[arg(long, conflicts_with_all = ["requirements", "reference"])]
     pub dev: bool,
     /// Threads of BLAKE2-256-Parallel (default: the requirement's num_cores, else 8 as upstream).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=dyno_hw::requirements::MAX_PARALLEL_CORES as i64))]
     pub parallel_cores: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
