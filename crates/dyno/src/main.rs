@@ -4,12 +4,14 @@
 //! results. Measuring, judging, storing and rendering live in the libraries.
 
 mod build_info;
+mod cli;
 mod cli_error;
 mod cluster;
 mod compare;
 mod db;
 mod interrupt;
 mod json_doc;
+mod leader;
 mod load;
 mod machine;
 mod node;
