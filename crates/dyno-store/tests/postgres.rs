@@ -1,4 +1,4 @@
-//! The PostgreSQL backend against a real, throwaway server (see `common/pg.rs`): the same
+//! The PostgreSQL backend against a real, throwaway server (crates/dyno-test-pg): the same
 //! answers as SQLite, idempotent copies, refusals that name the URL without its password,
 //! and writers that survive a server restart.
 //!
@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::pg::PgServer;
 use common::{info, metrics, sample};
 use dyno_model::{RunStatus, Sample};
 use dyno_store::{Copied, ExportFormat, FleetQuery, HistoryQuery, RunFilter, Store, StoreError};
+use dyno_test_pg::PgServer;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -10,9 +10,7 @@
 //! (scripts/ci/grafana-schema.sh), every dashboard is checked against Grafana's dashboard
 //! schema. That a running Prometheus answers every panel is prometheus.rs.
 
-mod grafana_common;
-
-use grafana_common::{
+use crate::harness::dashboards::{
     as_prometheus_sees_it, dashboards, on_path, panel_queries, variable_queries, workspace,
 };
 use std::collections::BTreeSet;
