@@ -76,12 +76,9 @@ pub use study::{
 };
 pub use variant::{build_plan, expand, profile_env_name, BuildPlan, Settings, Variant};
 
-/// The first 10 hex digits of the SHA-256 of `bytes`: short, stable ids.
-pub fn short_hash(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(bytes);
-    digest.iter().take(5).map(|b| format!("{b:02x}")).collect()
-}
+/// The first 10 hex digits of the SHA-256 of `bytes`: short, stable ids (the build
+/// layer's, so variant ids and build records stay what they were).
+pub use dyno_build::short_hash;
 
 /// The example study for a file at `path`. When the directory holds a Cargo project with
 /// binaries other than dyno, `[project]` names its first binary (its package too in a

@@ -3,6 +3,7 @@
 //! The binary parses arguments, calls the command crates, shows progress and prints
 //! results. Measuring, judging, storing and rendering live in the libraries.
 
+mod bisect;
 mod build_info;
 mod cli_error;
 mod cluster;
