@@ -105,10 +105,13 @@ pub(crate) fn plain_page(
 }
 
 /// A plain HTML table: header cells are escaped, row cells are markup (escape text with
-/// [`esc`] before adding it). Cells whose column is numeric are right-aligned.
+/// [`esc`] before adding it). Cells whose column is numeric are right-aligned and never
+/// wrap; text cells wrap, so the table fits the page. Secondary columns
+/// ([`HtmlTable::secondary`]) fold away on a narrow screen.
 pub(crate) struct HtmlTable {
     class: &'static str,
     head: Vec<(String, bool)>,
+    secondary: Vec<bool>,
     rows: Vec<Vec<String>>,
 }
 
@@ -118,7 +121,31 @@ impl HtmlTable {
         HtmlTable {
             class,
             head: head.iter().map(|(h, r)| (h.to_string(), *r)).collect(),
+            secondary: vec![false; head.len()],
             rows: Vec::new(),
+        }
+    }
+
+    /// Marks the columns headed `headers` as secondary: the page's stylesheet hides them
+    /// on a screen too narrow for the whole table (the figures stay in the full report).
+    pub(crate) fn secondary(mut self, headers: &[&str]) -> HtmlTable {
+        for (i, (h, _)) in self.head.iter().enumerate() {
+            if headers.contains(&h.as_str()) {
+                self.secondary[i] = true;
+            }
+        }
+        self
+    }
+
+    /// The class attribute of column `i`'s cells.
+    fn cell_class(&self, i: usize) -> &'static str {
+        let right = self.head.get(i).is_some_and(|h| h.1);
+        let secondary = self.secondary.get(i).copied().unwrap_or(false);
+        match (right, secondary) {
+            (true, true) => " class=\"num sec\"",
+            (true, false) => " class=\"num\"",
+            (false, true) => " class=\"sec\"",
+            (false, false) => "",
         }
     }
 
@@ -138,17 +165,14 @@ impl HtmlTable {
             "<div class=\"table-wrap\"><table class=\"{}\">\n<thead><tr>",
             self.class
         );
-        for (h, right) in &self.head {
-            let class = if *right { " class=\"num\"" } else { "" };
-            out.push_str(&format!("<th{class}>{}</th>", esc(h)));
+        for (i, (h, _)) in self.head.iter().enumerate() {
+            out.push_str(&format!("<th{}>{}</th>", self.cell_class(i), esc(h)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for row in &self.rows {
             out.push_str("<tr>");
             for (i, cell) in row.iter().enumerate() {
-                let right = self.head.get(i).is_some_and(|h| h.1);
-                let class = if right { " class=\"num\"" } else { "" };
-                out.push_str(&format!("<td{class}>{cell}</td>"));
+                out.push_str(&format!("<td{}>{cell}</td>", self.cell_class(i)));
             }
             out.push_str("</tr>\n");
         }
@@ -178,9 +202,39 @@ pub(crate) fn figure(
     }
 }
 
+/// The answer to the page's question, first on the page: `<section id="answer">` with
+/// `class` (`pass`, `fail`... colour its edge) around `body` (markup).
+pub(crate) fn answer(class: &str, heading: &str, body: &str) -> String {
+    format!(
+        "<section id=\"answer\" class=\"{class}\">\n<h2>{}</h2>\n{body}</section>\n",
+        esc(heading)
+    )
+}
+
+/// A time as the pages show it (`2026-11-25 13:40:02 UTC`), never wrapped or cut.
+pub(crate) fn when(unix: f64) -> String {
+    format!(
+        "<span class=\"when\">{}</span>",
+        esc(&dyno_report::format_when(unix))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secondary_columns_are_marked_and_numbers_keep_their_class() {
+        let mut t = HtmlTable::new("t", &[("Metric", false), ("Median", true), ("Max", true)])
+            .secondary(&["Max", "Nothing"]);
+        t.row(vec!["a".into(), "1".into(), "2".into()]);
+        let html = t.render();
+        assert!(html.contains(
+            "<th>Metric</th><th class=\"num\">Median</th><th class=\"num sec\">Max</th>"
+        ));
+        assert!(html.contains("<td>a</td><td class=\"num\">1</td><td class=\"num sec\">2</td>"));
+        assert!(STYLESHEET.contains(".sec"), "the stylesheet folds them");
+    }
 
     #[test]
     fn markup_in_data_is_escaped() {

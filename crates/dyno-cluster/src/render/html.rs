@@ -1,15 +1,17 @@
 //! The self-contained HTML report of a cluster run.
 
-use super::{headline, ms, tables, topology_svg, ClusterReport};
+use super::tables::propagation_lines;
+use super::{ms, tables, topology_svg, ClusterReport};
 use crate::file::ClusterSpec;
 use crate::propagation::Family;
 use dyno_model::{Direction, Metric, Unit};
 use dyno_report::plot::CdfPlot;
 use dyno_report::{HtmlReport, Section};
 
-/// The HTML report: headline, CDFs of adoption time per fraction (a CDF over blocks for
-/// each fraction, Cardano's "CDF of CDFs"), every table, and the topology when the
-/// cluster file is known.
+/// The HTML report: the answer first (adoption per fraction with the CDFs of adoption
+/// time, a CDF over blocks for each fraction, Cardano's "CDF of CDFs"), then what the
+/// faults did (each sentence once: here, not in the headline), every table, and the
+/// topology when the cluster file is known.
 pub fn html_report(report: &ClusterReport, spec: Option<&ClusterSpec>) -> String {
     let title = match &report.cluster {
         Some(name) => format!("dyno cluster: {name}"),
@@ -36,8 +38,8 @@ pub fn html_report(report: &ClusterReport, spec: Option<&ClusterSpec>) -> String
                     .to_lowercase(),
             );
     }
-    let mut summary = Section::new("Propagation");
-    for line in headline(report) {
+    let mut summary = Section::new("Propagation").answer();
+    for line in propagation_lines(report) {
         summary = summary.paragraph(line);
     }
     if report.blocks_without_slot_start > 0 {

@@ -1,8 +1,8 @@
 //! The fleet view: for one metric, the newest complete run of every machine in the
 //! store (host name and CPU model), as `dyno results fleet` reads it.
 
-use super::{given, when};
-use crate::markup::{esc, figure, link, page, query, HtmlTable};
+use super::given;
+use crate::markup::{esc, figure, link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{BoxPlot, PlotSize};
@@ -43,7 +43,8 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
             ("n", true),
             ("Median", true),
         ],
-    );
+    )
+    .secondary(&["n"]);
     let mut plot = BoxPlot::new(format!("{} across the fleet", m.name), m.clone()).size(PlotSize {
         width: 900,
         height: (160 + 46 * fleet.machines.len() as u32).min(1400),
@@ -62,7 +63,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
                 &r.hostname,
             ),
             link(&format!("/runs/{}", r.run), &r.run.to_string()),
-            esc(&when(r.started_at)),
+            when(r.started_at),
             sum.n.to_string(),
             esc(&format_value(sum.median, m.unit)),
         ]);

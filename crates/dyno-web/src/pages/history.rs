@@ -1,9 +1,9 @@
 //! Metric histories: the index of every (metric, command, host, subject, workload) series, and one
 //! metric's history with a plot and the run behind every point.
 
-use super::{given, when};
+use super::given;
 use crate::history::{histories, History, SeriesFilter};
-use crate::markup::{esc, figure, link, page, query, HtmlTable};
+use crate::markup::{esc, figure, link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{ChangeKind, PlotSize, TrendPlot};
@@ -74,7 +74,8 @@ fn index(found: &[History]) -> String {
             ("Change points", true),
             ("Latest", false),
         ],
-    );
+    )
+    .secondary(&["Workload"]);
     for h in found {
         let latest = h.points.last().map(|p| when(p.started_at));
         table.row(vec![
@@ -85,7 +86,7 @@ fn index(found: &[History]) -> String {
             esc(h.key.workload.as_deref().unwrap_or("-")),
             h.points.len().to_string(),
             h.changes.len().to_string(),
-            esc(&latest.unwrap_or_default()),
+            latest.unwrap_or_default(),
         ]);
     }
     let body = if table.is_empty() {
@@ -154,22 +155,23 @@ fn series_section(h: &History) -> String {
             ("Median", true),
             ("Change", false),
         ],
-    );
+    )
+    .secondary(&["n"]);
     for (i, p) in h.points.iter().enumerate() {
         let change = h.changes.iter().find(|c| c.index == i).map(|c| {
             format!(
-                "{} change: {} → {} ({:+.1} %, p = {:.2e})",
+                "{} change: {} → {} ({:+.1} %, {})",
                 c.strength.as_str(),
                 f(c.mean_before),
                 f(c.mean_after),
                 c.relative_change * 100.0,
-                c.p_value
+                dyno_report::format_p_clause(c.p_value)
             )
         });
         table.row(vec![
             (i + 1).to_string(),
             link(&format!("/runs/{}", p.run), &p.run.to_string()),
-            esc(&when(p.started_at)),
+            when(p.started_at),
             p.samples.to_string(),
             esc(&f(p.value)),
             esc(&change.unwrap_or_default()),
