@@ -71,6 +71,7 @@ fn the_scan_finds_what_the_exporters_render() {
     let empty = dyno_tango::Snapshot {
         workspace: String::new(),
         pid: 0,
+        creator_alive: true,
         generation: 0,
         taken_ns: 0,
         since_ns: None,
