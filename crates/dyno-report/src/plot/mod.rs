@@ -71,6 +71,13 @@ pub(crate) fn series_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// The colour plots draw the `i`-th series in (the palette repeats after eight), as a CSS
+/// or SVG colour (`#0072B2`): for a legend a page draws itself beside a plot.
+pub fn series_color_hex(i: usize) -> String {
+    let RGBColor(r, g, b) = series_color(i);
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
+
 /// One display scale for a whole axis: every tick in the same prefixed unit (never
 /// `953.67 MiB/s` beside `1.02 GiB/s`), with the unit in the axis label and as many
 /// decimals as it takes to tell neighbouring ticks apart.

@@ -113,6 +113,9 @@ async fn scrape_forever(hub: Arc<LiveHub>) {
             views.push(v);
         }
         recent.push(started.elapsed().as_secs_f64(), &views);
+        for v in &mut views {
+            v.node.adopted_rate = recent.adoption_rate(&v.name);
+        }
         let mut panel = render_panel(&views, dyno_model::now_unix());
         panel.push_str(&recent.render());
         hub.panel.send_replace(panel.replace('\r', ""));
@@ -131,7 +134,7 @@ fn render_panel(views: &[TargetView], now: f64) -> String {
             ("TPS", true),
             ("Height", true),
             ("Blocks adopted", true),
-            ("Adopted/s", true),
+            ("Adopted/s (10 s)", true),
             ("Blocks produced", true),
         ],
     );
