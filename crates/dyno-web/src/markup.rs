@@ -48,9 +48,29 @@ pub(crate) fn query(pairs: &[(&str, Option<&str>)]) -> String {
     }
 }
 
+/// A name as a table cell shows it: escaped, with a line-break opportunity (`<wbr>`)
+/// after each `_`, `.`, `:` and `/` inside it, so `cluster:fault_adoption_recovered_s`
+/// wraps between its words when its column is narrow, never in the middle of one.
+pub(crate) fn name_cell(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push_str(&esc(c.encode_utf8(&mut [0; 4])));
+        if matches!(c, '_' | '.' | ':' | '/') && chars.peek().is_some() {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
 /// A link; `href` must already be safe (built from [`query`] or numbers), `text` is escaped.
 pub(crate) fn link(href: &str, text: &str) -> String {
     format!("<a href=\"{}\">{}</a>", esc(href), esc(text))
+}
+
+/// A link whose text is a name that may wrap after its separators ([`name_cell`]).
+pub(crate) fn name_link(href: &str, name: &str) -> String {
+    format!("<a href=\"{}\">{}</a>", esc(href), name_cell(name))
 }
 
 /// The top navigation's entries: path and label.
@@ -202,13 +222,21 @@ pub(crate) fn figure(
     }
 }
 
-/// The answer to the page's question, first on the page: `<section id="answer">` with
-/// `class` (`pass`, `fail`... colour its edge) around `body` (markup).
+/// The answer to the page's question, first on the page: `<section id="answer"
+/// class="answer">` (`class` adds `pass`, `fail`... to colour its edge) around `body`.
 pub(crate) fn answer(class: &str, heading: &str, body: &str) -> String {
+    let class = format!("answer {class}");
     format!(
-        "<section id=\"answer\" class=\"{class}\">\n<h2>{}</h2>\n{body}</section>\n",
+        "<section id=\"answer\" class=\"{}\">\n<h2>{}</h2>\n{body}</section>\n",
+        class.trim_end(),
         esc(heading)
     )
+}
+
+/// A list page's answer is its list: `markup` (the table, the plot) under the stable id
+/// `answer` the browser test finds it by, without the answer panel's frame.
+pub(crate) fn answer_list(markup: &str) -> String {
+    format!("<div id=\"answer\">\n{markup}</div>\n")
 }
 
 /// A time as the pages show it (`2026-11-25 13:40:02 UTC`), never wrapped or cut.
@@ -222,6 +250,16 @@ pub(crate) fn when(unix: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_may_break_after_their_separators_only() {
+        assert_eq!(
+            name_cell("fault.back_at_tip_s"),
+            "fault.<wbr>back_<wbr>at_<wbr>tip_<wbr>s"
+        );
+        assert_eq!(name_cell("a<b>_"), "a&lt;b&gt;_");
+        assert_eq!(name_cell("plain"), "plain");
+    }
 
     #[test]
     fn secondary_columns_are_marked_and_numbers_keep_their_class() {

@@ -71,6 +71,13 @@ pub(crate) fn series_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Whether the `i`-th series of a plot without its own legend is drawn dashed: the
+/// palette's eight colours come round again from the ninth series, dashed (so nine to
+/// sixteen series stay told apart), solid again from the seventeenth.
+pub fn series_dashed(i: usize) -> bool {
+    (i / PALETTE.len()) % 2 == 1
+}
+
 /// The colour plots draw the `i`-th series in (the palette repeats after eight), as a CSS
 /// or SVG colour (`#0072B2`): for a legend a page draws itself beside a plot.
 pub fn series_color_hex(i: usize) -> String {

@@ -181,8 +181,13 @@ impl TimeSeriesPlot {
                     .points
                     .iter()
                     .map(|&(t, v)| (t_scale.to_axis(t), v_scale.to_axis(v)));
-                let color = series_color(self.colors.get(i).copied().unwrap_or(i));
-                frame::draw_line(&mut chart, points, color, s.label.as_str())?;
+                let index = self.colors.get(i).copied().unwrap_or(i);
+                let color = series_color(index);
+                if !self.legend && super::series_dashed(index) {
+                    frame::draw_dashed_line(&mut chart, points, color)?;
+                } else {
+                    frame::draw_line(&mut chart, points, color, s.label.as_str())?;
+                }
             }
             if !self.legend {
                 return Ok(());
@@ -271,7 +276,10 @@ mod tests {
             "no legend"
         );
         assert_eq!(polylines(&svg, series_color(3)), 1, "the line only");
-        assert_eq!(polylines(&svg, series_color(9)), 1, "the line only");
+        // The ninth series on comes round to the palette's colours again, dashed.
+        assert!(polylines(&svg, series_color(9)) > 4, "dashes, not one line");
+        assert!(svg.contains(&crate::plot::series_color_hex(9)));
+        assert!(!crate::plot::series_dashed(3) && crate::plot::series_dashed(9));
         assert_eq!(
             crate::plot::series_color_hex(9),
             crate::plot::series_color_hex(1)

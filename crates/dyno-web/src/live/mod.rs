@@ -218,7 +218,7 @@ pub(crate) async fn page(State(live): State<Live>) -> Response {
                 <noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript>\n";
     let body = format!(
         "<p class=\"hint\">Following {} endpoint(s): <span id=\"live-state\">connecting…</span></p>\n\
-         <div id=\"live\">{panel}</div>\n",
+         <div id=\"answer\"><div id=\"live\">{panel}</div></div>\n",
         hub.targets.len()
     );
     Html(page_with_head("Live", "/live", head, &body)).into_response()

@@ -11,7 +11,7 @@
 use super::view::TargetView;
 use crate::markup::{esc, figure, HtmlTable};
 use dyno_model::{Direction, Metric, Unit};
-use dyno_report::plot::{series_color_hex, PlotSize, TimeSeriesPlot};
+use dyno_report::plot::{series_color_hex, series_dashed, PlotSize, TimeSeriesPlot};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -62,8 +62,9 @@ pub(crate) struct Recent {
 }
 
 /// The rate of a counter's points over the trailing `window_s` seconds, one value per
-/// point that has an earlier point within the window; a counter that went down (the
-/// endpoint restarted) starts afresh there.
+/// point whose window reaches back at least half its length (a rate over the first
+/// second or two would be a spike again); a counter that went down (the endpoint
+/// restarted) starts afresh there.
 pub(crate) fn trailing_rate(points: &Points, window_s: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -75,7 +76,7 @@ pub(crate) fn trailing_rate(points: &Points, window_s: f64) -> Vec<(f64, f64)> {
             start += 1;
         }
         let (t0, v0) = points[start];
-        if start < i && t > t0 {
+        if start < i && t - t0 >= window_s / 2.0 {
             out.push((t, (v - v0) / (t - t0)));
         }
     }
@@ -190,8 +191,9 @@ impl Recent {
         if out.is_empty() {
             return String::new();
         }
+        // The legend takes the grid's next cell, beside the last plot.
         format!(
-            "<h2>The last minutes</h2>\n<div class=\"plots\">\n{out}</div>\n{}",
+            "<h2>The last minutes</h2>\n<div class=\"plots\">\n{out}<div class=\"legend\">\n{}</div>\n</div>\n",
             self.legend(&newest)
         )
     }
@@ -212,10 +214,22 @@ impl Recent {
             let Some(v) = newest.get(name.as_str()) else {
                 continue;
             };
+            let color = self.color(name);
+            // A solid square, or for the palette's second round a dashed line as plotted.
+            let mark = if series_dashed(color) {
+                format!(
+                    "<line x1=\"0\" y1=\"7\" x2=\"22\" y2=\"7\" stroke=\"{}\" \
+                     stroke-width=\"3\" stroke-dasharray=\"6 4\"/>",
+                    series_color_hex(color)
+                )
+            } else {
+                format!(
+                    "<rect width=\"22\" height=\"14\" rx=\"2\" fill=\"{}\"/>",
+                    series_color_hex(color)
+                )
+            };
             let swatch = format!(
-                "<svg class=\"swatch\" width=\"14\" height=\"14\" aria-hidden=\"true\">\
-                 <rect width=\"14\" height=\"14\" rx=\"2\" fill=\"{}\"/></svg> ",
-                series_color_hex(self.color(name))
+                "<svg class=\"swatch\" width=\"22\" height=\"14\" aria-hidden=\"true\">{mark}</svg> "
             );
             t.row(vec![
                 swatch + &esc(name),
@@ -281,10 +295,13 @@ mod tests {
             assert!(!plots.contains(n.as_str()), "{n} is named inside a plot");
         }
         let legend = &html[html.find("<table class=\"live-legend\">").unwrap()..];
-        for (i, n) in names.iter().enumerate() {
+        for (i, n) in names.iter().enumerate().take(8) {
             let row = format!("fill=\"{}\"/></svg> {n}</td>", series_color_hex(i));
             assert!(legend.contains(&row), "{row}: {legend}");
         }
+        // The ninth and tenth share the first two's colours, dashed.
+        let row = "stroke-dasharray=\"6 4\"/></svg> node-9</td>";
+        assert!(legend.contains(row), "{row}: {legend}");
         // node-9's newest TPS (900 + 4).
         assert!(legend.contains("<td class=\"num\">904</td>"), "{legend}");
     }
@@ -294,15 +311,12 @@ mod tests {
         // A block every third second: per second the rate would read 1, 0, 0, 1, 0, 0...
         let points: Points = (0..40).map(|t| (t as f64, (t / 3) as f64)).collect();
         let rate = trailing_rate(&points, ADOPTION_WINDOW_S);
-        assert_eq!(rate.len(), 39, "every point but the first");
+        assert_eq!(rate.len(), 35, "every point from the fifth second on");
         for &(t, r) in rate.iter().filter(|p| p.0 >= 10.0) {
             assert!((r - 1.0 / 3.0).abs() < 0.1, "at {t} s: {r}");
         }
         // A counter that went back to zero (the node restarted) starts afresh.
         let restarted: Points = [(0.0, 5.0), (1.0, 6.0), (2.0, 0.0), (3.0, 1.0)].into();
-        assert_eq!(
-            trailing_rate(&restarted, 10.0),
-            vec![(1.0, 1.0), (3.0, 1.0)]
-        );
+        assert_eq!(trailing_rate(&restarted, 2.0), vec![(1.0, 1.0), (3.0, 1.0)]);
     }
 }

@@ -46,7 +46,7 @@ pub(crate) fn answer_section(store: &Store, run: &StoredRun) -> Result<String, P
             _ => "-".to_string(),
         };
         body.push_str(&format!(
-            "<div><b>{figure}</b><span>to {share:.0}% of nodes, p50 ({})</span></div>\n",
+            "<div><b>{figure}</b><span>p50 to {share:.0}% of the nodes, over {}</span></div>\n",
             esc(&reached)
         ));
     }

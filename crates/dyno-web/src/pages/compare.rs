@@ -7,7 +7,7 @@
 
 use super::comparison::{judged, outcome, outcome_class};
 use super::stored::comparisons;
-use crate::markup::{esc, link, page, when, HtmlTable};
+use crate::markup::{answer_list, esc, link, page, when, HtmlTable};
 use crate::state::{AppState, PageError};
 use dyno_store::Store;
 
@@ -64,7 +64,7 @@ pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageErro
             "<p class=\"hint\">Each comparison is judged from its stored runs, as \
              <code>dyno compare report</code> judges it; the outcome counts its primary \
              metrics' verdicts.</p>\n{}",
-            table.render()
+            answer_list(&table.render())
         )
     };
     Ok(page("Comparisons", "/compare", &body))

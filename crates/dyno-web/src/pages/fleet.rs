@@ -2,7 +2,7 @@
 //! store (host name and CPU model), as `dyno results fleet` reads it.
 
 use super::given;
-use crate::markup::{esc, figure, link, page, query, when, HtmlTable};
+use crate::markup::{answer_list, esc, figure, link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{BoxPlot, PlotSize};
@@ -73,7 +73,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
         "<p class=\"hint\">The newest complete run of each of {} machine{}, by CPU model.</p>\n{}{}",
         fleet.machines.len(),
         if fleet.machines.len() == 1 { "" } else { "s" },
-        table.render(),
+        answer_list(&table.render()),
         figure(
             "fleet",
             &format!("{} ({}), every sample of each machine's newest run", m.name, m.unit.symbol()),
@@ -86,7 +86,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
 fn metric_list(store: &Store) -> Result<String, PageError> {
     let names = store.metric_names()?;
     let mut body = String::from(
-        "<p class=\"hint\">Pick a metric to see where every machine in the store stands on it.</p>\n<ul>\n",
+        "<p class=\"hint\">Pick a metric to see where every machine in the store stands on it.</p>\n<ul id=\"answer\">\n",
     );
     for n in &names {
         let href = format!("/fleet{}", query(&[("metric", Some(n))]));

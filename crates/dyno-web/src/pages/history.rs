@@ -3,7 +3,7 @@
 
 use super::given;
 use crate::history::{histories, History, SeriesFilter};
-use crate::markup::{esc, figure, link, page, query, when, HtmlTable};
+use crate::markup::{answer_list, esc, figure, link, name_link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{ChangeKind, PlotSize, TrendPlot};
@@ -79,7 +79,7 @@ fn index(found: &[History]) -> String {
     for h in found {
         let latest = h.points.last().map(|p| when(p.started_at));
         table.row(vec![
-            link(&href(h), &h.key.metric),
+            name_link(&href(h), &h.key.metric),
             esc(&h.key.command),
             esc(&h.key.host),
             esc(&h.key.subject),
@@ -97,7 +97,7 @@ fn index(found: &[History]) -> String {
         format!(
             "<p class=\"hint\">Every metric, per command, host and subject: pick one to see \
              its value run after run.</p>\n{}",
-            table.render()
+            answer_list(&table.render())
         )
     };
     page("History", "/history", &body)
@@ -111,8 +111,14 @@ fn metric_page(metric: &str, found: &[History]) -> String {
             found.len()
         ));
     }
-    for h in found {
-        body.push_str(&series_section(h));
+    for (i, h) in found.iter().enumerate() {
+        let section = series_section(h);
+        // The first series, its plot and table, is what the page answers with.
+        body.push_str(&if i == 0 {
+            answer_list(&section)
+        } else {
+            section
+        });
     }
     page(&format!("History of {metric}"), "/history", &body)
 }

@@ -5,7 +5,7 @@
 //! command's own report.
 
 use super::values;
-use crate::markup::{answer, esc, figure, link, page, query, HtmlTable};
+use crate::markup::{answer, esc, figure, link, name_cell, page, query, HtmlTable};
 use crate::state::{AppState, PageError};
 use dyno_model::{format_value, Host, Metric};
 use dyno_report::format_when;
@@ -240,7 +240,7 @@ fn metrics_table(run: &StoredRun) -> String {
             .map(|c| format!("{} .. {}", f(c.low), f(c.high)))
             .unwrap_or_else(|| "-".into());
         table.row(vec![
-            esc(&m.name),
+            name_cell(&m.name),
             sum.n.to_string(),
             f(sum.median),
             ci,

@@ -2,7 +2,7 @@
 //! it works without JavaScript and every filtered view has its own URL).
 
 use super::{given, status};
-use crate::markup::{esc, link, page, query, when, HtmlTable};
+use crate::markup::{answer_list, esc, link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_store::{RunFilter, Store};
 use serde::Deserialize;
@@ -91,7 +91,7 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
              try <code>dyno machine</code>, then reload.</p>\n",
         );
     } else {
-        body.push_str(&table.render());
+        body.push_str(&answer_list(&table.render()));
     }
     Ok(page("Runs", "/", &body))
 }

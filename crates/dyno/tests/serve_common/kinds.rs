@@ -168,15 +168,68 @@ pub fn cluster_adoption_80(b: u32) -> f64 {
     }
 }
 
+/// The cluster file of the planted cluster run: three nodes on a ring, n0 the producer,
+/// 400 ms slots.
+const CLUSTER_FILE: &str = "[cluster]\nname = \"three\"\nslot_ms = 400\nduration_s = 20\n\
+    warmup_s = 2\nbase_port = 31000\n\n[nodes]\ncount = 3\nproducers = 1\nstake = [1]\n\n\
+    [[region]]\nname = \"eu\"\nlatency_ms = { eu = 1 }\n\n[links]\nbandwidth_mbit = 100\n\n\
+    [topology]\nkind = \"ring\"\n\n[workload]\nrate_tps = 100\nkind = \"value\"\n";
+
+/// A run directory as `dyno cluster run` leaves it, for the run's full report: the
+/// cluster file and each node's event log, n0 forging a block in each slot of 5..45 that
+/// n1 adopts after the run's `adoption_0.50` and n2 after its `adoption_1.00`. Returns
+/// the directory and the cluster file.
+pub fn cluster_run_dir(dir: &Path, t: f64) -> (std::path::PathBuf, std::path::PathBuf) {
+    let run_dir = dir.join("cluster-run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    let file = run_dir.join("cluster.toml");
+    std::fs::write(&file, CLUSTER_FILE).unwrap();
+    let genesis = (t * 1e9) as u64;
+    let slot_ns = 400_000_000u64;
+    let ms = 1_000_000u64;
+    let line = |node: &str, ts: u64, event: &str, rest: &str| {
+        format!("{{\"kind\":\"event\",\"event\":\"{event}\",\"ts_ns\":{ts},\"node\":\"{node}\"{rest}}}\n")
+    };
+    for (n, node) in ["n0", "n1", "n2"].iter().enumerate() {
+        let mut log = line(
+            node,
+            genesis,
+            "started",
+            &format!(",\"genesis_time_ns\":{genesis},\"slot_ns\":{slot_ns}"),
+        );
+        for b in 0..40u32 {
+            let slot = 5 + b as u64;
+            let start = genesis + slot * slot_ns;
+            let block = format!(",\"slot\":{slot},\"block\":\"b{b:02}\"");
+            if n == 0 {
+                let scheduled = format!(",\"slot\":{slot},\"scheduled_ns\":{start}");
+                log.push_str(&line(node, start + 2 * ms, "slot_start", &scheduled));
+                log.push_str(&line(node, start + 5 * ms, "forged", &block));
+                log.push_str(&line(node, start + 6 * ms, "announced", &block));
+            }
+            let late = if (10..15).contains(&b) { 1.5 } else { 0.0 };
+            let base = 0.05 + 0.002 * (b % 7) as f64;
+            let after_s = [0.007, base, base * 2.0 + late][n];
+            let at = start + (after_s * 1e9) as u64;
+            log.push_str(&line(node, at, "adopted", &block));
+        }
+        std::fs::write(run_dir.join(format!("{node}.jsonl")), log).unwrap();
+    }
+    (run_dir, file)
+}
+
 /// A three-node `cluster run` with a partition of n2 over slots 10..15 and a restart of
 /// n1 over slots 25..27 (whose `to`, filled by the file for every kind, names no target),
 /// what each fault did, a lean n2 whose CPU reads 0 in most slots (one clock tick in
 /// others), and a forging stage that always took 0 s.
-pub fn cluster_run(store: &mut Store, t: f64) -> RunId {
+pub fn cluster_run(store: &mut Store, dir: &Path, t: f64) -> RunId {
     let subject = Subject::new(SubjectKind::Release, "three")
         .with("nodes", "3")
-        .with("topology", "full");
+        .with("topology", "ring");
+    let (run_dir, file) = cluster_run_dir(dir, t);
     let settings = json!({
+        "run_dir": run_dir.display().to_string(),
+        "cluster_file": file.display().to_string(),
         "slot_ms": 400, "duration_s": 20, "warmup_s": 2, "rate_tps": 100, "blocks": 40,
         "slots": [5, 45], "window_ns": [0, 1], "missing": {}, "problems": [],
         "node_names": ["n0", "n1", "n2"],
@@ -311,7 +364,7 @@ pub fn every_kind(path: &Path, dir: &Path) -> (String, String) {
     let after = comparison(&mut store, dir, "cmp-after", t + 10_000.0, 1.3);
     pipeline_bench(&mut store, t + 20_000.0);
     tune_study(&mut store, t + 30_000.0);
-    cluster_run(&mut store, t + 40_000.0);
+    cluster_run(&mut store, dir, t + 40_000.0);
     machine_run(&mut store, t + 50_000.0);
     (before, after)
 }
