@@ -239,6 +239,17 @@ pub fn run(
 /// last node's readiness (one sample).
 pub const STARTUP_METRIC: &str = "startup_s";
 
+/// The stored metrics of what a run's faults did, one sample per fault (labelled with the
+/// fault's index in the file, and the node for a node's way back), for the run's page:
+/// seconds from the fault's end until adoption on 80% of nodes was back at its pre-fault
+/// pace, until every node up agreed again, and until each struck node was back at the
+/// tip. A recovery that did not happen within the run has no sample.
+pub const FAULT_METRICS: [&str; 3] = [
+    "fault.adoption_recovered_s",
+    "fault.converged_s",
+    "fault.back_at_tip_s",
+];
+
 impl MeasuredRun {
     /// What may make the run's figures meaningless: the launcher's warnings, then nodes
     /// that saturated the `cores` of this machine.
@@ -361,6 +372,10 @@ pub fn finish(
         Metric::new("node.rss_anon_bytes", Unit::Bytes, Direction::LowerIsBetter),
         Metric::new(STARTUP_METRIC, Unit::Seconds, Direction::LowerIsBetter),
     ]);
+    if outcome.fault_report.is_some() {
+        metrics
+            .extend(FAULT_METRICS.map(|m| Metric::new(m, Unit::Seconds, Direction::LowerIsBetter)));
+    }
     for m in &metrics {
         store
             .add_metric(id, m)
@@ -388,6 +403,11 @@ pub fn finish(
     store
         .add_labeled_samples(id, &node_costs(outcome))
         .map_err(step("storing the nodes' CPU and memory"))?;
+    if let Some(faults) = &outcome.fault_report {
+        store
+            .add_labeled_samples(id, &fault_recoveries(faults))
+            .map_err(step("storing what the faults did"))?;
+    }
     store
         .update_settings(id, &final_settings(spec, run, &report, who))
         .map_err(step("recording the run's settings"))?;
@@ -463,6 +483,37 @@ fn final_settings(
     settings
 }
 
+/// What each fault did ([`FAULT_METRICS`]), labelled with the fault (and the node).
+fn fault_recoveries(
+    faults: &crate::fault_analysis::FaultReport,
+) -> Vec<(Sample, serde_json::Value)> {
+    let mut out = Vec::new();
+    let mut push = |metric: &str, value: Option<f64>, label: serde_json::Value| {
+        if let Some(value) = value {
+            let repetition = out.len() as u32;
+            let metric = metric.to_string();
+            out.push((
+                Sample {
+                    metric,
+                    repetition,
+                    value,
+                },
+                label,
+            ));
+        }
+    };
+    for f in &faults.faults {
+        let fault = serde_json::json!({ "fault": f.record.index });
+        push(FAULT_METRICS[0], f.adoption_recovered_s, fault.clone());
+        push(FAULT_METRICS[1], f.converged_s, fault);
+        for n in &f.nodes_recovered {
+            let label = serde_json::json!({ "fault": f.record.index, "node": n.node });
+            push(FAULT_METRICS[2], n.back_at_tip_s, label);
+        }
+    }
+    out
+}
+
 /// Each node's CPU and memory per slot of the window, labelled with the node.
 fn node_costs(outcome: &RunOutcome) -> Vec<(Sample, serde_json::Value)> {
     let mut cost = Vec::new();
@@ -498,6 +549,81 @@ mod tests {
 
     fn example() -> ClusterSpec {
         ClusterSpec::parse(Path::new("cluster.toml"), EXAMPLE).unwrap()
+    }
+
+    #[test]
+    fn what_each_fault_did_is_stored_labelled_and_a_recovery_that_never_came_is_left_out() {
+        use crate::fault_analysis::{FaultOutcome, FaultReport, Forks, NodeRecovery};
+        use crate::faults::FaultRecord;
+        let outcome =
+            |index: usize, recovered: Option<f64>, back: &[(&str, Option<f64>)]| FaultOutcome {
+                record: FaultRecord {
+                    index,
+                    kind: "restart".into(),
+                    what: format!("fault {index}"),
+                    nodes: back.iter().map(|b| b.0.to_string()).collect(),
+                    at_slot: 10,
+                    end_slot: Some(14),
+                    start_ns: Some(1),
+                    end_ns: Some(2),
+                    flavour: None,
+                },
+                nodes_recovered: back
+                    .iter()
+                    .map(|&(node, s)| NodeRecovery {
+                        node: node.into(),
+                        back_at_tip_s: s,
+                        synced_blocks: None,
+                        sync_rounds: None,
+                    })
+                    .collect(),
+                converged_s: None,
+                pre_fault_p50_s: Some(0.1),
+                adoption_recovered_s: recovered,
+                blocks_during: 1,
+                blocks_not_everywhere: 0,
+                byzantine: None,
+            };
+        let report = FaultReport {
+            faults: vec![
+                outcome(0, Some(0.9), &[("n1", Some(0.4))]),
+                outcome(1, None, &[("n2", None), ("n3", Some(1.5))]),
+            ],
+            forks: Forks {
+                contested_heights: 0,
+                reorgs: Vec::new(),
+                max_depth: 0,
+                resolved: true,
+            },
+            blocks_not_everywhere: 0,
+            adoption_during_faults: None,
+            adoption_outside_faults: None,
+            windows: Vec::new(),
+        };
+        let stored: Vec<(String, f64, String)> = fault_recoveries(&report)
+            .into_iter()
+            .map(|(s, l)| (s.metric, s.value, l.to_string()))
+            .collect();
+        assert_eq!(
+            stored,
+            vec![
+                (
+                    "fault.adoption_recovered_s".into(),
+                    0.9,
+                    r#"{"fault":0}"#.into()
+                ),
+                (
+                    "fault.back_at_tip_s".into(),
+                    0.4,
+                    r#"{"fault":0,"node":"n1"}"#.into()
+                ),
+                (
+                    "fault.back_at_tip_s".into(),
+                    1.5,
+                    r#"{"fault":1,"node":"n3"}"#.into()
+                ),
+            ]
+        );
     }
 
     #[test]

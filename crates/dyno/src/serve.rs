@@ -71,6 +71,14 @@ impl dyno_web::FullReport for CommandReports {
         .map(Some)
     }
 
+    fn answer(
+        &self,
+        _store: &Store,
+        run: &StoredRun,
+    ) -> Result<Option<dyno_report::Section>, WebError> {
+        Ok(dyno_hw::stored_verdict_section(run))
+    }
+
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
         dyno_compare::view::stored_view(store, run)
             .map(Some)
