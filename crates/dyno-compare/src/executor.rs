@@ -105,14 +105,24 @@ fn start(
 }
 
 /// Output lines of a load generator kept for its extractors: enough for a line a second
-/// of a long window, bounded so a chatty generator cannot exhaust memory.
+/// of a long window, bounded so a chatty generator cannot exhaust memory (each line is
+/// cut at dyno-proc's line cap, and all together at its body cap).
 const LOAD_LINES: usize = 100_000;
+
+/// The load's kept lines, with their bytes, so the kept output stays within the body cap.
+#[derive(Default)]
+struct LoadLines {
+    lines: Vec<(Instant, String)>,
+    bytes: u64,
+    /// Lines not kept because the caps were reached.
+    left_out: u64,
+}
 
 /// A running load generator and the lines it printed.
 struct Load {
     child: GuardedChild,
     /// Output lines with the time each arrived.
-    lines: Arc<Mutex<Vec<(Instant, String)>>>,
+    lines: Arc<Mutex<LoadLines>>,
     spec: crate::load::LoadSpec,
 }
 
@@ -122,13 +132,16 @@ impl Load {
         subject: &SubjectSpec,
         workload: &WorkloadSpec,
     ) -> Result<Load, StartError> {
-        let lines: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+        let lines: Arc<Mutex<LoadLines>> = Arc::default();
         let sink = lines.clone();
         let opts = SpawnOptions {
             on_line: Some(Arc::new(move |_, line: &str| {
                 let mut l = sink.lock().unwrap_or_else(|e| e.into_inner());
-                if l.len() < LOAD_LINES {
-                    l.push((Instant::now(), line.to_string()));
+                if l.lines.len() < LOAD_LINES && l.bytes < dyno_proc::lines::MAX_BODY_BYTES {
+                    l.bytes += line.len() as u64;
+                    l.lines.push((Instant::now(), line.to_string()));
+                } else {
+                    l.left_out += 1;
                 }
             })),
             cpus: spec.cpus.clone(),
@@ -160,12 +173,21 @@ impl Load {
         exec: &mut Execution,
     ) -> Vec<String> {
         let stopped = self.child.stop(grace);
-        if let Some(w) = stopped.warning() {
+        for w in stopped.warnings() {
             exec.warnings.push(format!("load command {w}"));
         }
         let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.left_out > 0 {
+            exec.warnings.push(format!(
+                "load command output: {} lines after the first {} ({}) were not read",
+                lines.left_out,
+                lines.lines.len(),
+                dyno_proc::lines::bytes(lines.bytes)
+            ));
+        }
         if let Some(start) = window_start {
             let window: Vec<String> = lines
+                .lines
                 .iter()
                 .filter(|(t, _)| *t >= start)
                 .map(|(_, l)| l.clone())
@@ -325,7 +347,7 @@ impl Executor for ProcessExecutor {
                     points: vec![(0.0, took.as_secs_f64())],
                 }),
                 Err(NotReady::Stopped) => {
-                    exec.warnings.extend(node.stop(self.grace).warning());
+                    exec.warnings.extend(node.stop(self.grace).warnings());
                     exec.outcome = Outcome::Interrupted;
                     return exec;
                 }
@@ -379,7 +401,7 @@ impl Executor for ProcessExecutor {
         // The load goes first, so the node is not stopped under load.
         let load_lines = load.map(|l| l.finish(self.grace, window_start, &mut exec));
         let stopped = node.stop(self.grace);
-        exec.warnings.extend(stopped.warning());
+        exec.warnings.extend(stopped.warnings());
         let last_lines = stopped.last_lines;
         exec.outcome = match result {
             Ok(()) => Outcome::Complete,
@@ -396,7 +418,10 @@ impl Executor for ProcessExecutor {
         };
         if let (Some(path), Some((start, end))) = (&jsonl_path, jsonl_window) {
             match jsonl::read_range(path, start, end) {
-                Ok(series) => exec.series.extend(series),
+                Ok(window) => {
+                    exec.series.extend(window.series);
+                    exec.warnings.extend(window.notes);
+                }
                 Err(e) => exec.warnings.push(format!("{}: {e}", path.display())),
             }
         }

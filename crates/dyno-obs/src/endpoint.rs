@@ -152,7 +152,6 @@ pub fn listen_address(spec: &str) -> Option<SocketAddr> {
 }
 
 #[cfg(feature = "tokio")]
-#[path = "endpoint_tokio.rs"]
 mod tokio_serve;
 
 #[cfg(test)]

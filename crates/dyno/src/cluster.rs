@@ -152,9 +152,8 @@ pub struct ReportArgs {
     /// files, or directories whose *.log and *.jsonl files are read.
     #[arg(required = true, value_name = "RUN|LOGS")]
     logs: Vec<PathBuf>,
-    /// Results store to read a run from (default: DYNO_DB, else the user's data directory).
-    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     /// The cluster file: its node count, names and topology (for the prediction and the
     /// drawing).
     #[arg(long, value_name = "FILE")]
@@ -326,7 +325,7 @@ fn report(a: &ReportArgs) -> Result<ExitCode> {
 
 /// A stored run, from the results store `--db` names.
 fn stored_run(a: &ReportArgs, id: dyno_store::RunId) -> Result<dyno_store::StoredRun> {
-    let path = crate::db::path(&a.db);
+    let path = a.db.path();
     let store = dyno_store::Store::open_read_only(&path)
         .map_err(crate::db::classify)
         .with_context(|| format!("results store {}", path.display()))?;

@@ -103,6 +103,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let online = dyno_tango::sys::online_cpus()?;
     let cfgs = dyno_pipeline::sweep_configs(&cfg, a.sweep.as_ref(), &origin, &online)?;
     build_info::guard()?;
+    super::clear_dead_workspaces(cfg.workspace.dir.as_deref());
     let mut log = match &a.node_log {
         Some(p) => Some(NodeLog::open(p).with_context(|| format!("--node-log {}", p.display()))?),
         None => None,

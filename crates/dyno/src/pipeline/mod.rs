@@ -83,6 +83,7 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     let online = dyno_tango::sys::online_cpus()?;
     cfg.plan(&online)?;
     let stop = interrupt::stop_flag();
+    clear_dead_workspaces(cfg.workspace.dir.as_deref());
     let server = match &cfg.metrics.listen {
         Some(addr) => Some(serve_metrics(
             addr,
@@ -123,6 +124,19 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
     Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
+}
+
+/// Removes the workspaces that pipelines killed outright left in `dir` (their shared
+/// memory stays until then), saying which.
+pub(crate) fn clear_dead_workspaces(dir: Option<&std::path::Path>) {
+    for stale in dyno_tango::workspace::clear_stale(dir) {
+        eprintln!(
+            "note: removed {} ({} MiB of shared memory), left by a pipeline (pid {}) that was killed",
+            stale.path.display(),
+            stale.bytes >> 20,
+            stale.pid
+        );
+    }
 }
 
 /// Serves the tiles' metrics of workspace `ws` (and the node's, when given) on `addr`,

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct FleetArgs {
     #[command(flatten)]
-    db: crate::results::DbArg,
+    db: crate::db::DbArg,
     /// The metric (as stored: Sr25519Verify, Blake2256, MemoryCopy...).
     #[arg(long)]
     metric: String,

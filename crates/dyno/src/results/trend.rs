@@ -6,7 +6,7 @@
 //! run, and lays out the table and the HTML page). This module parses the flags, asks for
 //! the report and prints it. Method and exit code: docs/trend.md.
 
-use crate::results::DbArg;
+use crate::db::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, ValueEnum};
 use dyno_report::TableFormat;

@@ -14,21 +14,21 @@ use crate::ClusterSpec;
 use std::path::Path;
 
 const V038: [&str; 4] = [
-    include_str!("fixtures/cometbft-v0.38.17-n0.log"),
-    include_str!("fixtures/cometbft-v0.38.17-n1.log"),
-    include_str!("fixtures/cometbft-v0.38.17-n2.log"),
-    include_str!("fixtures/cometbft-v0.38.17-n3.log"),
+    include_str!("../fixtures/cometbft-v0.38.17-n0.log"),
+    include_str!("../fixtures/cometbft-v0.38.17-n1.log"),
+    include_str!("../fixtures/cometbft-v0.38.17-n2.log"),
+    include_str!("../fixtures/cometbft-v0.38.17-n3.log"),
 ];
 const V100: [&str; 4] = [
-    include_str!("fixtures/cometbft-v1.0.1-n0.log"),
-    include_str!("fixtures/cometbft-v1.0.1-n1.log"),
-    include_str!("fixtures/cometbft-v1.0.1-n2.log"),
-    include_str!("fixtures/cometbft-v1.0.1-n3.log"),
+    include_str!("../fixtures/cometbft-v1.0.1-n0.log"),
+    include_str!("../fixtures/cometbft-v1.0.1-n1.log"),
+    include_str!("../fixtures/cometbft-v1.0.1-n2.log"),
+    include_str!("../fixtures/cometbft-v1.0.1-n3.log"),
 ];
 
 /// The rules as the example cluster files give them.
 fn cometbft() -> Extractors {
-    let example = include_str!("../../../examples/cluster-cometbft/v0.38.toml");
+    let example = include_str!("../../../../examples/cluster-cometbft/v0.38.toml");
     let table: toml::Table = toml::from_str(example).unwrap();
     let x = table["extract"].as_table().unwrap();
     let rules: Vec<(RuleEvent, &str)> = RuleEvent::ALL

@@ -1,6 +1,6 @@
 use super::*;
 
-const EXAMPLE: &str = include_str!("example.toml");
+const EXAMPLE: &str = include_str!("../example.toml");
 
 fn parse(text: &str) -> Result<ClusterSpec, ClusterError> {
     ClusterSpec::parse(Path::new("c.toml"), text)

@@ -4,7 +4,7 @@ use super::*;
 use crate::faults::{Fault, FaultKind};
 use crate::launch::control_file;
 
-const EXAMPLE: &str = include_str!("example.toml");
+const EXAMPLE: &str = include_str!("../example.toml");
 
 fn with_faults(faults: &str) -> String {
     format!("{EXAMPLE}\n{faults}")

@@ -58,16 +58,52 @@ pub(super) fn faults(
 }
 
 fn one(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Fault, ClusterError> {
-    let key = |k: &str| format!("fault[{i}].{k}");
+    let name = known_kind(cx, i, r)?;
+    no_foreign_keys(cx, i, r, name)?;
+    let kind = kind(cx, i, r, name)?;
+    command_takes(cx, i, r, &kind, name, c)?;
+    let at_slot = at_slot(cx, i, r, c)?;
+    let slots = slots(cx, i, r, &kind, c)?;
+    let nodes = targets(cx, i, r, c)?;
+    if nodes.is_empty() || (kind == FaultKind::Partition && nodes.len() == c.nodes.len()) {
+        return Err(cx.err(
+            r.kind.span().start,
+            key_of(i, "nodes"),
+            "a partition must leave some nodes on the other side",
+        ));
+    }
+    byzantine_targets(cx, i, r, &kind, &nodes, c)?;
+    let to = far_ends(cx, i, r, &kind, &nodes, c)?;
+    Ok(Fault {
+        index: i,
+        kind,
+        at_slot,
+        slots,
+        nodes,
+        to,
+    })
+}
+
+/// `fault[i].k`, the key an error names.
+fn key_of(i: usize, k: &str) -> String {
+    format!("fault[{i}].{k}")
+}
+
+/// The fault's kind, one of [`KINDS`].
+fn known_kind<'r>(cx: &Cx, i: usize, r: &'r RawFault) -> Result<&'r str, ClusterError> {
     let name = r.kind.get_ref().as_str();
     if !KINDS.contains(&name) {
         return Err(cx.err(
             r.kind.span().start,
-            key("kind"),
+            key_of(i, "kind"),
             format!("{name:?} is not one of {}", KINDS.join(", ")),
         ));
     }
-    // Keys a kind does not take are refused, so a typo'd plan cannot half-run.
+    Ok(name)
+}
+
+/// Keys a kind does not take are refused, so a typo'd plan cannot half-run.
+fn no_foreign_keys(cx: &Cx, i: usize, r: &RawFault, name: &str) -> Result<(), ClusterError> {
     let link_keys = [
         ("extra_latency_ms", &r.extra_latency_ms),
         ("jitter_ms", &r.jitter_ms),
@@ -105,52 +141,69 @@ fn one(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Fault, ClusterErr
     )
     .filter_map(|(k, at, only)| at.filter(|_| only != name).map(|at| (k, at)))
     .collect();
-    if let Some((k, at)) = foreign.first() {
-        return Err(cx.err(*at, key(k), format!("is not a key of a {name} fault")));
+    match foreign.first() {
+        Some((k, at)) => Err(cx.err(*at, key_of(i, k), format!("is not a key of a {name} fault"))),
+        None => Ok(()),
     }
-    let kind = kind(cx, i, r, name)?;
-    if kind.is_byzantine() && *c.command != NodeCommand::Reference {
-        return Err(cx.err(
-            r.kind.span().start,
-            key("kind"),
-            format!(
-                "a {name} fault makes the reference node lie through its control file's test-only \
-                 switch; node.command runs another node, which has no such switch"
-            ),
-        ));
+}
+
+/// A fault that needs the reference node (its lies, its link shaping and slot clock)
+/// is refused on another node command.
+fn command_takes(
+    cx: &Cx,
+    i: usize,
+    r: &RawFault,
+    kind: &FaultKind,
+    name: &str,
+    c: &Context,
+) -> Result<(), ClusterError> {
+    if *c.command == NodeCommand::Reference {
+        return Ok(());
     }
-    if kind.needs_control() && *c.command != NodeCommand::Reference {
-        return Err(cx.err(
-            r.kind.span().start,
-            key("kind"),
-            format!(
-                "a {name} fault acts through the reference node's link shaping and slot clock; \
-                 node.command runs another node, which takes only kill, restart, pause, resume and upgrade"
-            ),
-        ));
-    }
+    let why = if kind.is_byzantine() {
+        format!(
+            "a {name} fault makes the reference node lie through its control file's test-only \
+             switch; node.command runs another node, which has no such switch"
+        )
+    } else if kind.needs_control() {
+        format!(
+            "a {name} fault acts through the reference node's link shaping and slot clock; \
+             node.command runs another node, which takes only kill, restart, pause, resume and upgrade"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(cx.err(r.kind.span().start, key_of(i, "kind"), why))
+}
+
+/// The slot the fault strikes at: inside the run, and not slot 0.
+fn at_slot(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<u64, ClusterError> {
     let at_slot = *r.at_slot.get_ref();
     if at_slot == 0 || at_slot >= c.run_slots {
         return Err(cx.err(
             r.at_slot.span().start,
-            key("at_slot"),
+            key_of(i, "at_slot"),
             format!(
                 "slot {at_slot} is outside the run: {} (slot 0 cannot be struck: nodes are still starting)",
                 c.run_said
             ),
         ));
     }
-    let slots = slots(cx, i, r, &kind, c)?;
-    let nodes = targets(cx, i, r, c)?;
-    if nodes.is_empty() || (kind == FaultKind::Partition && nodes.len() == c.nodes.len()) {
-        return Err(cx.err(
-            r.kind.span().start,
-            key("nodes"),
-            "a partition must leave some nodes on the other side",
-        ));
-    }
-    byzantine_targets(cx, i, r, &kind, &nodes, c)?;
-    let to = match (&kind, &r.to, &r.to_region) {
+    Ok(at_slot)
+}
+
+/// The other ends of the links the fault changes: a link fault's `to` or `to_region`,
+/// else every node not struck; never a struck node.
+fn far_ends(
+    cx: &Cx,
+    i: usize,
+    r: &RawFault,
+    kind: &FaultKind,
+    nodes: &[usize],
+    c: &Context,
+) -> Result<Vec<usize>, ClusterError> {
+    let key = |k: &str| key_of(i, k);
+    let to = match (kind, &r.to, &r.to_region) {
         (FaultKind::Link { .. }, Some(_), Some(t)) => {
             return Err(cx.err(
                 t.span().start,
@@ -176,129 +229,127 @@ fn one(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Fault, ClusterErr
             ),
         ));
     }
-    Ok(Fault {
-        index: i,
-        kind,
-        at_slot,
-        slots,
-        nodes,
-        to,
-    })
+    Ok(to)
 }
 
 fn kind(cx: &Cx, i: usize, r: &RawFault, name: &str) -> Result<FaultKind, ClusterError> {
-    let key = |k: &str| format!("fault[{i}].{k}");
     Ok(match name {
         "kill" => FaultKind::Kill,
         "restart" => FaultKind::Restart,
         "pause" => FaultKind::Pause,
         "resume" => FaultKind::Resume,
         "partition" => FaultKind::Partition,
-        "upgrade" => {
-            let Some(argv) = &r.command else {
-                return Err(cx.err(
-                    r.kind.span().start,
-                    key("command"),
-                    "an upgrade needs the new release's node command (argv, with the node command's placeholders)",
-                ));
-            };
-            command(cx, &key("command"), argv)?;
-            FaultKind::Upgrade {
-                command: argv.get_ref().clone(),
-            }
-        }
+        "upgrade" => upgrade(cx, i, r)?,
         "equivocate" => FaultKind::Equivocate,
         "withhold" => FaultKind::Withhold,
         "garbage" => FaultKind::Garbage,
-        "invalid_block" => {
-            let names = INVALID_FLAVOURS.map(|f| f.0);
-            match &r.flavour {
-                Some(f) if names.contains(&f.get_ref().as_str()) => FaultKind::InvalidBlock {
-                    flavour: f.get_ref().clone(),
-                },
-                Some(f) => {
-                    return Err(cx.err(
-                        f.span().start,
-                        key("flavour"),
-                        format!("{:?} is not one of {}", f.get_ref(), names.join(", ")),
-                    ))
-                }
-                None => {
-                    return Err(cx.err(
-                        r.kind.span().start,
-                        key("flavour"),
-                        format!(
-                            "an invalid_block needs a flavour: what is wrong with the block ({})",
-                            names.join(", ")
-                        ),
-                    ))
-                }
-            }
-        }
-        "clock_skew" => {
-            let Some(s) = &r.skew_ms else {
-                return Err(cx.err(
-                    r.kind.span().start,
-                    key("skew_ms"),
-                    "a clock_skew needs skew_ms",
-                ));
-            };
-            let v = *s.get_ref();
-            if !(v.is_finite() && v.abs() <= 3_600_000.0 && v != 0.0) {
-                return Err(cx.err(
-                    s.span().start,
-                    key("skew_ms"),
-                    "must be a non-zero number of ms within an hour either way",
-                ));
-            }
-            FaultKind::ClockSkew { skew_ms: v }
-        }
-        _ => {
-            let value = |v: &Option<Spanned<f64>>, k: &str, max: f64| match v {
-                None => Ok(0.0),
-                Some(s) if s.get_ref().is_finite() && (0.0..=max).contains(s.get_ref()) => {
-                    Ok(*s.get_ref())
-                }
-                Some(s) => Err(cx.err(
-                    s.span().start,
-                    key(k),
-                    format!("must be between 0 and {max}"),
-                )),
-            };
-            let bandwidth_mbit = match &r.bandwidth_mbit {
-                Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => {
-                    return Err(cx.err(
-                        b.span().start,
-                        key("bandwidth_mbit"),
-                        "must be a positive number",
-                    ))
-                }
-                b => b.as_ref().map(|b| *b.get_ref()),
-            };
-            let k = FaultKind::Link {
-                extra_latency_ms: value(&r.extra_latency_ms, "extra_latency_ms", 60_000.0)?,
-                jitter_ms: value(&r.jitter_ms, "jitter_ms", 60_000.0)?,
-                loss: value(&r.loss, "loss", 1.0)?,
-                bandwidth_mbit,
-            };
-            if [
-                &r.extra_latency_ms,
-                &r.jitter_ms,
-                &r.loss,
-                &r.bandwidth_mbit,
-            ]
-            .iter()
-            .all(|v| v.is_none())
-            {
-                return Err(cx.err(
-                    r.kind.span().start,
-                    key("kind"),
-                    "a link fault changes something: give extra_latency_ms, jitter_ms, loss or bandwidth_mbit",
-                ));
-            }
-            k
-        }
+        "invalid_block" => invalid_block(cx, i, r)?,
+        "clock_skew" => clock_skew(cx, i, r)?,
+        _ => link(cx, i, r)?,
     })
+}
+
+/// An upgrade: the new release's node command.
+fn upgrade(cx: &Cx, i: usize, r: &RawFault) -> Result<FaultKind, ClusterError> {
+    let Some(argv) = &r.command else {
+        return Err(cx.err(
+            r.kind.span().start,
+            key_of(i, "command"),
+            "an upgrade needs the new release's node command (argv, with the node command's placeholders)",
+        ));
+    };
+    command(cx, &key_of(i, "command"), argv)?;
+    Ok(FaultKind::Upgrade {
+        command: argv.get_ref().clone(),
+    })
+}
+
+/// An invalid block: its flavour, one of [`INVALID_FLAVOURS`].
+fn invalid_block(cx: &Cx, i: usize, r: &RawFault) -> Result<FaultKind, ClusterError> {
+    let names = INVALID_FLAVOURS.map(|f| f.0);
+    match &r.flavour {
+        Some(f) if names.contains(&f.get_ref().as_str()) => Ok(FaultKind::InvalidBlock {
+            flavour: f.get_ref().clone(),
+        }),
+        Some(f) => Err(cx.err(
+            f.span().start,
+            key_of(i, "flavour"),
+            format!("{:?} is not one of {}", f.get_ref(), names.join(", ")),
+        )),
+        None => Err(cx.err(
+            r.kind.span().start,
+            key_of(i, "flavour"),
+            format!(
+                "an invalid_block needs a flavour: what is wrong with the block ({})",
+                names.join(", ")
+            ),
+        )),
+    }
+}
+
+/// A clock skew: non-zero, within an hour either way.
+fn clock_skew(cx: &Cx, i: usize, r: &RawFault) -> Result<FaultKind, ClusterError> {
+    let Some(s) = &r.skew_ms else {
+        return Err(cx.err(
+            r.kind.span().start,
+            key_of(i, "skew_ms"),
+            "a clock_skew needs skew_ms",
+        ));
+    };
+    let v = *s.get_ref();
+    if !(v.is_finite() && v.abs() <= 3_600_000.0 && v != 0.0) {
+        return Err(cx.err(
+            s.span().start,
+            key_of(i, "skew_ms"),
+            "must be a non-zero number of ms within an hour either way",
+        ));
+    }
+    Ok(FaultKind::ClockSkew { skew_ms: v })
+}
+
+/// A link fault: what it changes, each within its range, at least one given.
+fn link(cx: &Cx, i: usize, r: &RawFault) -> Result<FaultKind, ClusterError> {
+    let value = |v: &Option<Spanned<f64>>, k: &str, max: f64| match v {
+        None => Ok(0.0),
+        Some(s) if s.get_ref().is_finite() && (0.0..=max).contains(s.get_ref()) => Ok(*s.get_ref()),
+        Some(s) => Err(cx.err(
+            s.span().start,
+            key_of(i, k),
+            format!("must be between 0 and {max}"),
+        )),
+    };
+    let bandwidth_mbit = match &r.bandwidth_mbit {
+        Some(b) if !(b.get_ref().is_finite() && *b.get_ref() > 0.0) => {
+            return Err(cx.err(
+                b.span().start,
+                key_of(i, "bandwidth_mbit"),
+                "must be a positive number",
+            ))
+        }
+        b => b.as_ref().map(|b| *b.get_ref()),
+    };
+    let k = FaultKind::Link {
+        extra_latency_ms: value(&r.extra_latency_ms, "extra_latency_ms", 60_000.0)?,
+        jitter_ms: value(&r.jitter_ms, "jitter_ms", 60_000.0)?,
+        loss: value(&r.loss, "loss", 1.0)?,
+        bandwidth_mbit,
+    };
+    if [
+        &r.extra_latency_ms,
+        &r.jitter_ms,
+        &r.loss,
+        &r.bandwidth_mbit,
+    ]
+    .iter()
+    .all(|v| v.is_none())
+    {
+        return Err(cx.err(
+            r.kind.span().start,
+            key_of(i, "kind"),
+            "a link fault changes something: give extra_latency_ms, jitter_ms, loss or bandwidth_mbit",
+        ));
+    }
+    Ok(k)
 }
 
 fn slots(
@@ -401,11 +452,11 @@ fn target_key(i: usize, r: &RawFault) -> (String, usize) {
         (_, _, Some(n)) => ("region", n.span().start),
         _ => ("kind", r.kind.span().start),
     };
-    (format!("fault[{i}].{k}"), at)
+    (key_of(i, k), at)
 }
 
 fn targets(cx: &Cx, i: usize, r: &RawFault, c: &Context) -> Result<Vec<usize>, ClusterError> {
-    let key = |k: &str| format!("fault[{i}].{k}");
+    let key = |k: &str| key_of(i, k);
     match (&r.node, &r.nodes, &r.region) {
         (Some(n), None, None) => node_ids(
             cx,
