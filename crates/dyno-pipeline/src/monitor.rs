@@ -147,11 +147,11 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
             .iter()
             .find(|l| l.name == c.link)
             .map(|l| l.tx_seq);
-        let seen = d.frags + d.filt1 + d.filt2;
+        let seen = d.counters.frags + d.counters.filt1 + d.counters.filt2;
         let filt = if seen == 0 {
             0.0
         } else {
-            (d.filt1 + d.filt2) as f64 / seen as f64
+            (d.counters.filt1 + d.counters.filt2) as f64 / seen as f64
         };
         links.push_row([
             Cell::new(c.link.clone()),
@@ -160,11 +160,17 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
                 c.tile,
                 if c.reliable { "" } else { " (unreliable)" }
             )),
-            Cell::new(format_value(d.frags as f64 / secs, Unit::PerSecond)),
-            Cell::new(format_value(d.bytes as f64 / secs, Unit::BytesPerSecond)),
+            Cell::new(format_value(
+                d.counters.frags as f64 / secs,
+                Unit::PerSecond,
+            )),
+            Cell::new(format_value(
+                d.counters.bytes as f64 / secs,
+                Unit::BytesPerSecond,
+            )),
             Cell::new(format!("{:.1}", filt * 100.0)),
-            count_cell(c.ovrnp, d.ovrnp, true),
-            count_cell(c.ovrnr, d.ovrnr, true),
+            count_cell(c.counters.ovrnp, d.counters.ovrnp, true),
+            count_cell(c.counters.ovrnr, d.counters.ovrnr, true),
             count_cell(c.slow, d.slow, false),
             Cell::new(tx.map_or("-".into(), |t| t.to_string())),
         ]);
