@@ -405,3 +405,6 @@ impl HeapLink {
         Consumer::new(self.mcache.clone(), self.dcache.clone(), None)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -561,3 +561,6 @@ mod idle_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod tests;
