@@ -509,13 +509,13 @@ impl Watching<'_> {
 }
 
 /// Stops the load and every node (the stop signal, SIGKILL after 10 s); a warning for
-/// each that had to be killed. Every node is signalled first and then waited for, so a
+/// each that had to be killed, or left processes outside its group that dyno killed. Every node is signalled first and then waited for, so a
 /// thousand nodes stop in about the time one takes.
 fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) -> Vec<String> {
     let mut warnings = Vec::new();
     let grace = Duration::from_secs(10);
     if let Some(load) = load {
-        if let Some(w) = load.stop(grace).warning() {
+        for w in load.stop(grace).warnings() {
             warnings.push(format!("dyno load: {w}"));
         }
     }
@@ -526,7 +526,7 @@ fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) ->
     let deadline = Instant::now() + grace;
     for node in nodes {
         let left = deadline.saturating_duration_since(Instant::now());
-        if let Some(w) = node.child.stop(left).warning() {
+        for w in node.child.stop(left).warnings() {
             warnings.push(format!("{}: {w}", spec.nodes[node.id].name));
         }
     }

@@ -27,6 +27,7 @@
 //! [[subject]]          # or build a git revision of a Cargo project (see `gitbuild`)
 //! name = "v1.5"
 //! git = { manifest = "node/Cargo.toml", rev = "v1.5", package = "node", bin = "node" }
+//! # or any build: git = { repo = "../node", rev = "v1.5", build = ["make", "OUT={out}"] }
 //! args = ["--config", "{workload}.toml"]   # after the built binary
 //!
 //! [[workload]]
@@ -606,12 +607,8 @@ impl Cx<'_> {
                 "only for `git` subjects; put the arguments in `command`".into(),
             )),
             (None, Some(g), args) => {
-                let mut g = g.clone();
-                if let Some(dir) = s.cwd.as_ref().filter(|_| g.manifest.is_relative()) {
-                    g.manifest = dir.join(&g.manifest);
-                }
-                g.commit = crate::gitbuild::resolve(&g)
-                    .map_err(|why| self.invalid(span, key("git"), why.to_string()))?;
+                let g = crate::gitbuild::checked(g, s.cwd.as_deref())
+                    .map_err(|(k, why)| self.invalid(span, key(&k), why))?;
                 Ok((args.clone().unwrap_or_default(), Some(g)))
             }
             (Some(c), None, None) => {

@@ -152,11 +152,8 @@ impl Load {
         exec: &mut Execution,
     ) -> Vec<String> {
         let stopped = self.child.stop(grace);
-        if let Some(w) = stopped.warning() {
+        for w in stopped.warnings() {
             exec.warnings.push(format!("load command {w}"));
-        }
-        if let Some(note) = stopped.output_note() {
-            exec.warnings.push(format!("load command {note}"));
         }
         let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         if lines.left_out > 0 {
@@ -329,7 +326,7 @@ impl Executor for ProcessExecutor {
                     points: vec![(0.0, took.as_secs_f64())],
                 }),
                 Err(NotReady::Stopped) => {
-                    exec.warnings.extend(node.stop(self.grace).warning());
+                    exec.warnings.extend(node.stop(self.grace).warnings());
                     exec.outcome = Outcome::Interrupted;
                     return exec;
                 }
@@ -383,8 +380,7 @@ impl Executor for ProcessExecutor {
         // The load goes first, so the node is not stopped under load.
         let load_lines = load.map(|l| l.finish(self.grace, window_start, &mut exec));
         let stopped = node.stop(self.grace);
-        exec.warnings.extend(stopped.warning());
-        exec.warnings.extend(stopped.output_note());
+        exec.warnings.extend(stopped.warnings());
         let last_lines = stopped.last_lines;
         exec.outcome = match result {
             Ok(()) => Outcome::Complete,

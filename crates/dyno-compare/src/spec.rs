@@ -10,23 +10,38 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A subject built from a git revision of a Cargo project: dyno extracts the revision
-/// (`git archive`, the repository is not touched) and builds it with `cargo build
-/// --release` into a target directory of its own per commit (see [`crate::gitbuild`]).
+/// A subject built from a git revision: dyno extracts the revision (`git archive`, the
+/// repository is not touched) and builds it through the build layer, cached per commit
+/// and build settings (see [`crate::gitbuild`]): a Cargo project (`manifest`) with
+/// `cargo build --profile release`, or any build (`repo` and `build`, a command line with
+/// `{src}` and `{out}`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GitSource {
     /// Path of the project's Cargo.toml inside a git work tree (relative to the subject's
-    /// `cwd` when given).
-    pub manifest: PathBuf,
+    /// `cwd` when given), for a Cargo project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<PathBuf>,
+    /// A directory of the repository (relative to the subject's `cwd` when given), for a
+    /// `build` command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<PathBuf>,
     /// Revision to build.
     pub rev: String,
     /// Package to build.
     #[serde(default)]
     pub package: Option<String>,
-    /// Binary to run (default: `package`, else the manifest's package name).
+    /// Binary to run: a Cargo project's binary (default: `package`, else the manifest's
+    /// package name); with `build`, the program's path (default `{out}`).
     #[serde(default)]
     pub bin: Option<String>,
+    /// The build command (`{src}` the extracted revision, its working directory; `{out}`
+    /// where the artifact goes, which it must name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Vec<String>>,
+    /// A Cargo project's profile (default `release`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// The commit `rev` resolved to, filled in by validation.
     #[serde(skip_deserializing)]
     pub commit: String,

@@ -278,6 +278,7 @@ mod tests {
             cpu: None,
             heartbeat_ns: 0,
             state: "run".into(),
+            alive: true,
             in_backpressure: false,
             backpressure_count: 0,
             ctx_voluntary: 0,
@@ -296,6 +297,7 @@ mod tests {
         Snapshot {
             workspace: "w".into(),
             pid: 1,
+            creator_alive: true,
             generation: 1,
             taken_ns: 0,
             since_ns: None,

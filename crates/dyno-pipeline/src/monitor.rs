@@ -101,7 +101,12 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
             Cell::new(t.tid.to_string()),
             Cell::new(t.cpu.map_or("float".into(), |c| c.to_string())),
             if age > STALE_NS { stale.bad() } else { stale },
-            Cell::new(t.state.clone()),
+            // A killed run's tiles keep the state they last wrote: a dead thread says so.
+            if t.alive {
+                Cell::new(t.state.clone())
+            } else {
+                Cell::new(format!("dead (was {})", t.state)).bad()
+            },
             if t.in_backpressure {
                 Cell::new("yes").warn()
             } else {

@@ -219,6 +219,7 @@ mod tests {
         Snapshot {
             workspace: "/dev/shm/dyno-t".into(),
             pid: 1,
+            creator_alive: true,
             generation: 2,
             taken_ns: 3,
             since_ns: None,
@@ -229,6 +230,7 @@ mod tests {
                 cpu: Some(1),
                 heartbeat_ns: 5,
                 state: "run".into(),
+                alive: true,
                 in_backpressure: true,
                 backpressure_count: 7,
                 ctx_voluntary: 1,

@@ -105,8 +105,11 @@ pub struct TileSnapshot {
     pub cpu: Option<u64>,
     /// Wall-clock ns of the last heartbeat.
     pub heartbeat_ns: u64,
-    /// `boot`, `run`, `halt` or `fail`.
+    /// `boot`, `run`, `halt` or `fail`, as the tile last wrote it.
     pub state: String,
+    /// Whether the tile's thread still runs: a tile of a run killed outright keeps the
+    /// state it last wrote (`run`), so the state alone does not tell.
+    pub alive: bool,
     /// Backpressured right now.
     pub in_backpressure: bool,
     /// Times it entered backpressure.
@@ -119,6 +122,14 @@ pub struct TileSnapshot {
     pub loops: u64,
     /// Loop time per bucket.
     pub time_ns: TimeSplit,
+}
+
+/// Whether thread `tid` of process `pid` runs (a tile that never started has tid 0).
+fn thread_runs(pid: u64, tid: u64) -> bool {
+    if cfg!(miri) {
+        return true; // Miri's isolation forbids reading /proc.
+    }
+    tid != 0 && std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
 }
 
 impl TileSnapshot {
@@ -170,6 +181,9 @@ pub struct Snapshot {
     pub workspace: String,
     /// Creator pid.
     pub pid: u32,
+    /// Whether the creator still runs (false: the run was killed or crashed, and what the
+    /// snapshot shows is what it left).
+    pub creator_alive: bool,
     /// Run generation.
     pub generation: u64,
     /// Wall-clock ns when taken.
@@ -191,6 +205,7 @@ impl Snapshot {
         let mut s = Snapshot {
             workspace: ws.path().display().to_string(),
             pid: info.pid,
+            creator_alive: ws.creator_alive(),
             generation: info.generation,
             taken_ns: wallclock_ns(),
             since_ns: None,
@@ -209,10 +224,12 @@ impl Snapshot {
                         continue;
                     };
                     let cpu = ld(&m.cpu);
+                    let (pid, tid) = (ld(&m.pid), ld(&m.tid));
                     s.tiles.push(TileSnapshot {
                         name: o.name,
-                        pid: ld(&m.pid),
-                        tid: ld(&m.tid),
+                        pid,
+                        tid,
+                        alive: s.creator_alive && thread_runs(pid, tid),
                         cpu: (cpu != u64::MAX).then_some(cpu),
                         heartbeat_ns: ld(&m.heartbeat_ns),
                         state: TileState::from_word(ld(&m.state)).name().to_string(),
@@ -364,6 +381,7 @@ mod tests {
             cpu: None,
             heartbeat_ns: hb,
             state: "run".into(),
+            alive: true,
             in_backpressure: false,
             backpressure_count: loops / 10,
             ctx_voluntary: 0,
@@ -393,6 +411,7 @@ mod tests {
         let snap = |t, tile, consumer| Snapshot {
             workspace: "w".into(),
             pid: 1,
+            creator_alive: true,
             generation: 1,
             taken_ns: t,
             since_ns: None,

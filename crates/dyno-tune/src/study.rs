@@ -604,6 +604,13 @@ fn benchmarks(cx: &Ctx, raw: Vec<Spanned<RawBenchmark>>) -> Result<Vec<Benchmark
     Ok(out)
 }
 
+/// The most parallel builds (`[run] jobs`, `--jobs`): each is a compiler with threads of
+/// its own.
+pub const MAX_JOBS: u32 = 256;
+
+/// The most rounds (`[run] max_rounds`, `--max-rounds`).
+pub const MAX_ROUNDS: u32 = 100_000;
+
 fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, TuneError> {
     let mut s = RunSettings::default();
     let Some(raw) = raw else { return Ok(s) };
@@ -615,8 +622,14 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
         ));
     }
     if let Some(v) = raw.repetitions.or(raw.max_rounds) {
-        if *v.get_ref() == 0 {
-            return Err(cx.err(v.span().start, "run `max_rounds` must be at least 1"));
+        if !(1..=MAX_ROUNDS).contains(v.get_ref()) {
+            return Err(cx.err(
+                v.span().start,
+                format!(
+                    "run `max_rounds` must be in 1..={MAX_ROUNDS} (as --max-rounds), got {}",
+                    v.get_ref()
+                ),
+            ));
         }
         s.max_rounds = v.into_inner();
     }
@@ -675,8 +688,14 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
         s.futility = v.into_inner();
     }
     if let Some(v) = raw.jobs {
-        if *v.get_ref() == 0 {
-            return Err(cx.err(v.span().start, "run `jobs` must be at least 1"));
+        if !(1..=MAX_JOBS).contains(v.get_ref()) {
+            return Err(cx.err(
+                v.span().start,
+                format!(
+                    "run `jobs` must be in 1..={MAX_JOBS} (as --jobs), got {}",
+                    v.get_ref()
+                ),
+            ));
         }
         s.jobs = v.into_inner() as usize;
     }

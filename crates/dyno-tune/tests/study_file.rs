@@ -205,6 +205,18 @@ fn semantic_errors_name_line_and_key() {
         ),
         ("min_rounds = 6", "min_rounds = 1", "min_rounds"),
         ("jobs = 2", "jobs = 0", "jobs"),
+        // A file's counts have their flag's bounds (--jobs 1..=256, --max-rounds).
+        (
+            "jobs = 2",
+            "jobs = 1000000000",
+            "must be in 1..=256 (as --jobs), got 1000000000",
+        ),
+        ("jobs = 2", "jobs = 1e9", "jobs"),
+        (
+            "repetitions = 24",
+            "repetitions = 1000000",
+            "must be in 1..=100000 (as --max-rounds), got 1000000",
+        ),
         (
             "rustflags = [\"\", ",
             "rustflags = [\"-C target-cpu=native\", ",

@@ -46,7 +46,8 @@ struct RunArgs {
     /// Run only this workload (repeatable).
     #[arg(long, value_name = "NAME")]
     workload: Vec<String>,
-    /// Where `git` subjects are extracted and built (default: ~/.cache/dyno/compare).
+    /// Where `git` subjects are extracted and built (default: ~/.cache/dyno/builds, shared
+    /// with `dyno compare bisect`).
     #[arg(long, value_name = "DIR")]
     build_dir: Option<PathBuf>,
     /// Start a new comparison even when an interrupted one of this file (same contents,
@@ -204,12 +205,14 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         .build_dir
         .clone()
         .unwrap_or_else(dyno_compare::gitbuild::default_cache);
-    dyno_compare::gitbuild::build_all(&mut cfg, &cache, |subject, rev, commit| {
+    let builds = dyno_build::BuildCache::new(&cache);
+    dyno_compare::gitbuild::build_all(&mut cfg, &builds, stop_flag(), |subject, rev, commit| {
         eprintln!(
             "building `{subject}` at {rev} ({commit}) in {}",
             cache.display()
         );
-    })?;
+    })
+    .map_err(crate::bisect::build_error)?;
     let mut store = db::open_for_writing(&a.store)?;
     let tool = build_info::describe();
     let mut shown = Shown::new(&a.file);

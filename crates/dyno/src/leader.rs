@@ -1,7 +1,8 @@
 //! The reference leader pipeline (verify, dedup, pack, bank, poh, store) under its
 //! in-process load: the run `dyno pipeline bench` measures for a window and `dyno node`
 //! (no subcommand) runs until stopped, as `dyno compare` drives it. The flags both take
-//! ([`LeaderArgs`]), the run, and the tiles' metrics endpoint live here, in neither
+//! ([`LeaderArgs`]), the run, the tiles' metrics endpoint and the clearing of killed
+//! runs' workspaces (the last two `dyno pipeline run` uses too) live here, in neither
 //! command's module: each command says how long its run lasts ([`Window`]) and adds
 //! only its own flags.
 
@@ -129,6 +130,7 @@ pub fn run(a: LeaderArgs, default: Window) -> anyhow::Result<ExitCode> {
     let online = dyno_tango::sys::online_cpus()?;
     let cfgs = dyno_pipeline::sweep_configs(&cfg, a.sweep.as_ref(), &origin, &online)?;
     build_info::guard()?;
+    clear_dead_workspaces(cfg.workspace.dir.as_deref());
     let mut log = match &a.node_log {
         Some(p) => Some(NodeLog::open(p).with_context(|| format!("--node-log {}", p.display()))?),
         None => None,
@@ -207,6 +209,19 @@ fn show_progress(p: Progress) {
     if let Some(line) = dyno_pipeline::progress_line(&p) {
         use std::io::Write as _;
         let _ = writeln!(std::io::stderr(), "{line}");
+    }
+}
+
+/// Removes the workspaces that pipelines killed outright left in `dir` (their shared
+/// memory stays until then), saying which.
+pub fn clear_dead_workspaces(dir: Option<&std::path::Path>) {
+    for stale in dyno_tango::workspace::clear_stale(dir) {
+        eprintln!(
+            "note: removed {} ({} MiB of shared memory), left by a pipeline (pid {}) that was killed",
+            stale.path.display(),
+            stale.bytes >> 20,
+            stale.pid
+        );
     }
 }
 

@@ -55,13 +55,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub exhaustive: bool,
     /// Most rounds (overrides [run] max_rounds).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(dyno_tune::MAX_ROUNDS)))]
     pub max_rounds: Option<u32>,
     /// No new round starts after this much benchmark time (e.g. 90s, 30m, 2h).
     #[arg(long, value_name = "DURATION", value_parser = parse_budget)]
     pub time_budget: Option<f64>,
     /// Parallel builds (overrides [run] jobs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(dyno_tune::MAX_JOBS)))]
     pub jobs: Option<u32>,
     /// Build only; do not measure.
     #[arg(long)]

@@ -431,7 +431,11 @@ fn public_mode_is_refused_without_a_usable_key_or_tls_pair() {
 /// An answer whose headers forbid every other page to frame it: CSP `frame-ancestors
 /// 'none'` and, for older browsers, `X-Frame-Options: DENY`.
 fn assert_not_framable(answer: &str) {
-    let head = answer.split("\r\n\r\n").next().unwrap().to_ascii_lowercase();
+    let head = answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap()
+        .to_ascii_lowercase();
     let csp = head
         .lines()
         .find_map(|l| l.strip_prefix("content-security-policy: "))

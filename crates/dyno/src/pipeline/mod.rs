@@ -5,7 +5,7 @@ mod monitor;
 
 use crate::cli::{parse_seconds, SummaryFormat};
 use crate::db::{self, StoreArgs};
-use crate::leader::serve_metrics;
+use crate::leader::{clear_dead_workspaces, serve_metrics};
 use crate::{build_info, interrupt};
 use clap::{Args, Subcommand};
 use dyno_pipeline::LayoutInvocation;
@@ -57,6 +57,7 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     let online = dyno_tango::sys::online_cpus()?;
     cfg.plan(&online)?;
     let stop = interrupt::stop_flag();
+    clear_dead_workspaces(cfg.workspace.dir.as_deref());
     let server = match &cfg.metrics.listen {
         Some(addr) => Some(serve_metrics(
             addr,
