@@ -40,7 +40,7 @@ use crate::cluster_run::ClusterExecutor;
 use crate::execution::{Execution, Outcome};
 use crate::pinning::Busy;
 use crate::resume::{self, Resume};
-use crate::runner::{run_plan, schedule, Ending, Slot, Step};
+use crate::runner::{run_plan, starts, Ending, Slot, Step};
 use crate::{ComparisonFile, Executor, ProcessExecutor, SubjectSpec, WorkloadSpec};
 use dyno_judge::judged::{primary_metrics, Measured};
 use dyno_judge::precision::{complete_rounds, look, Look};
@@ -353,32 +353,46 @@ impl CompareSession {
         events: &mut dyn FnMut(Event<'_>),
     ) -> Result<CompareOutcome, SessionError> {
         let cfg = &self.cfg;
-        let per_round = cfg.subjects.len() * cfg.workloads.len();
-        let total = cfg.rounds as usize * per_round - self.done.len();
-        let per_exec = seconds_per_execution(cfg);
+        let windows = cfg.windows_per_start as usize;
+        let plan = starts(cfg);
+        let starts_per_round = plan.iter().filter(|s| s.round == 0).count().max(1);
+        let starts_left = plan
+            .iter()
+            .filter(|s| !s.slots().all(|slot| self.done.contains(&slot)))
+            .count();
+        let total = (cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len()
+            - self.done.len())
+            * windows;
+        let per_start = seconds_per_start(cfg);
         events(Event::Planned {
             executions: total,
             rounds: cfg.rounds,
-            left: Duration::from_secs_f64(total as f64 * per_exec),
+            left: Duration::from_secs_f64(starts_left as f64 * per_start),
         });
         // dyno's own CPU time (threads only; the nodes are children and not counted), so
         // the report can show what sampling cost.
         let own_cpu_start = dyno_proc::procfs::own_cpu_seconds();
         let wall_start = Instant::now();
-        let plan = schedule(
-            cfg.rounds,
-            cfg.subjects.len(),
-            cfg.workloads.len(),
-            cfg.seed,
-        );
+        let labels: Vec<String> = plan
+            .iter()
+            .map(|s| {
+                let names: Vec<&str> = s
+                    .subjects
+                    .iter()
+                    .map(|&i| cfg.subjects[i].name.as_str())
+                    .collect();
+                names.join(" + ")
+            })
+            .collect();
         let chosen = primary_metrics(primary, &self.meta).to_vec();
-        let mut finished = 0usize;
+        let (mut finished, mut starts_run) = (0usize, 0usize);
         let mut primary_checked = false;
         let mut predicted: Option<usize> = None;
         let (meta, host, tool) = (&self.meta, &self.host, &self.tool);
         let stored: Vec<Workload> = cfg.workloads.iter().map(WorkloadSpec::stored).collect();
         let (executions, runs) = (&mut self.executions, &mut self.runs);
-        let (earlier, quiet, done) = (self.earlier_s, self.quiet_look, self.done.len());
+        let (earlier, quiet) = (self.earlier_s, self.quiet_look);
+        let done = self.done.len() * windows;
         let elapsed = || earlier + wall_start.elapsed().as_secs_f64();
         let ending = run_plan(cfg, executor, stop, &self.done, |step| match step {
             Step::Round(round) => {
@@ -397,15 +411,18 @@ impl CompareSession {
                 }
                 Ok(None)
             }
-            Step::Executed(i, slot, exec) => {
-                if let Some(store) = store.as_deref_mut() {
-                    let workload = &stored[slot.workload];
-                    let at = Some(elapsed());
-                    runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
+            Step::Ran(i, start, execs) => {
+                for exec in execs {
+                    if let Some(store) = store.as_deref_mut() {
+                        let workload = &stored[start.workload];
+                        let at = Some(elapsed());
+                        runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
+                    }
+                    events(Event::Executed(exec));
+                    executions.push(exec.clone());
+                    finished += usize::from(exec.outcome.counts());
                 }
-                events(Event::Executed(exec));
-                executions.push(exec.clone());
-                finished += 1;
+                starts_run += 1;
                 if !primary_checked && every_subject_complete(meta, executions) {
                     primary_checked = true;
                     if let Some(refusal) = refusals(meta, executions, primary).into_iter().next() {
@@ -416,16 +433,16 @@ impl CompareSession {
                     }
                 }
                 if let Some(next) = plan.get(i + 1) {
-                    let mut left = total.saturating_sub(finished);
+                    let mut left = starts_left.saturating_sub(starts_run);
                     if let Some(rounds) = predicted {
-                        left = left.min((rounds + 1) * per_round);
+                        left = left.min((rounds + 1) * starts_per_round);
                     }
                     events(Event::Next {
                         round: next.round,
                         rounds: cfg.rounds,
-                        subject: &cfg.subjects[next.subject].name,
+                        subject: &labels[i + 1],
                         workload: &cfg.workloads[next.workload].name,
-                        left: Duration::from_secs_f64(left as f64 * per_exec),
+                        left: Duration::from_secs_f64(left as f64 * per_start),
                     });
                 }
                 Ok(None)
@@ -453,8 +470,8 @@ impl CompareSession {
             workloads: stored,
             host: self.host.clone(),
             ending,
-            done: self.done.len() + finished,
-            planned: total + self.done.len(),
+            done: self.done.len() * windows + finished,
+            planned: total + self.done.len() * windows,
             own_cpu,
             elapsed_s: earlier + wall_start.elapsed().as_secs_f64(),
         })
@@ -493,12 +510,13 @@ fn looked(
     })
 }
 
-/// The mean time one execution takes: its warm-up and window, and a second to start
-/// and stop the node.
-fn seconds_per_execution(cfg: &ComparisonFile) -> f64 {
+/// The mean time one start takes: its warm-up and windows, and a second to start and
+/// stop the nodes (side by side, all of a round's at once).
+fn seconds_per_start(cfg: &ComparisonFile) -> f64 {
+    let windows = f64::from(cfg.windows_per_start);
     cfg.workloads
         .iter()
-        .map(|w| w.warmup_s + w.measure_s + 1.0)
+        .map(|w| w.warmup_s + windows * w.measure_s + 1.0)
         .sum::<f64>()
         / cfg.workloads.len() as f64
 }

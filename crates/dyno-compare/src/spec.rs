@@ -7,6 +7,7 @@
 //! importing the parser or each other through it.
 
 use dyno_judge::work::WorkUnit;
+pub use dyno_judge::Schedule;
 use dyno_judge::Sequential;
 use dyno_judge::TestKind;
 use serde::{Deserialize, Serialize};
@@ -160,10 +161,45 @@ pub struct ComparisonFile {
     /// comparison continued with another target or budget continues its sequence.
     #[serde(skip)]
     pub sequential: Option<Sequential>,
+    /// How a round runs its subjects (`schedule`, `--schedule`): one at a time, or side
+    /// by side (see [`crate::runner`]). Left out of the fingerprint when interleaved, so
+    /// files written before it still resume.
+    #[serde(skip_serializing_if = "Schedule::is_interleaved")]
+    pub schedule: Schedule,
+    /// Consecutive measured windows per start of the nodes (`windows_per_start`, at least
+    /// 1). Left out of the fingerprint when 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub windows_per_start: u32,
+    /// Other work on the machine during a window, in percent of one core, above which an
+    /// interleaved execution is disturbed and run again (`max_disturbance`; `None`:
+    /// `"off"`). Which executions are run again, not what is measured: left out of the
+    /// fingerprint, so changing it continues an interrupted comparison.
+    #[serde(skip)]
+    pub max_disturbance: Option<f64>,
     /// Subjects; the first is the baseline.
     pub subjects: Vec<SubjectSpec>,
     /// Workloads.
     pub workloads: Vec<WorkloadSpec>,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// `max_disturbance` when not given, in percent of one core, for a machine whose
+/// comparison may use `cores` CPUs: 5% of the machine's CPU time, at least 10% and at most
+/// 100% of one core (10% on 2 cores, 40% on 8, 100% from 20 on).
+///
+/// Why: on a quiet machine the rest (kernel threads, journald, sshd, a monitoring agent)
+/// uses about 1-3% of one core of a small VM, and a little more per CPU on a larger one;
+/// a disturbance worth re-running a round for (a compile, a backup, a test suite, a
+/// browser) uses tens of percent to several cores. On 2 cores, 10% of one is well above
+/// the first and below any of the second, and already a tenth of the core a node shares
+/// with it. With more cores, other work more often finds an idle core of its own and
+/// costs the node less, while housekeeping grows with the CPUs: so the limit grows with
+/// the machine, and stops at one whole core, the most `max_disturbance` may be.
+pub fn default_max_disturbance(cores: usize) -> f64 {
+    (5.0 * cores as f64).clamp(10.0, 100.0)
 }
 
 /// `max_rounds` when not given.

@@ -64,6 +64,6 @@ pub mod verdict;
 pub mod view;
 pub mod work;
 
-pub use comparison::{ComparisonMeta, Sequential, TestKind, VerdictKey, Workload};
+pub use comparison::{ComparisonMeta, Schedule, Sequential, TestKind, VerdictKey, Workload};
 pub use dyno_stats::Verdict;
 pub use verdict::{judge, judge_with, Judgement, MetricVerdict};

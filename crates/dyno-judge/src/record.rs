@@ -56,8 +56,19 @@ pub struct ExecutionRecord {
     pub workload: Workload,
     /// Its round, zero-based.
     pub round: u32,
+    /// Which window of its round's start (zero-based; absent in stores from before a
+    /// start could hold several).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub window: u32,
+    /// Where and in which order its node was started (absent: one at a time, unpinned
+    /// or pinned as the file said).
+    #[serde(default, skip_serializing_if = "is_unplaced")]
+    pub placement: dyno_exec::Placement,
     /// How it ended.
     pub outcome: Outcome,
+    /// What the rest of the machine used during its window (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<dyno_exec::Disturbance>,
     /// Its warnings.
     pub warnings: Vec<String>,
     /// How each series is read, by series name.
@@ -74,6 +85,14 @@ pub struct ExecutionRecord {
     /// Metrics stored as one value per execution, as compare judges them (not series).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judged: Vec<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_unplaced(p: &dyno_exec::Placement) -> bool {
+    *p == dyno_exec::Placement::default()
 }
 
 /// The suffix of the name a rate's or peak's per-second points are stored under, so the
@@ -131,7 +150,10 @@ pub fn save(
         comparison: meta.clone(),
         workload: workload.clone(),
         round: exec.round,
+        window: exec.window,
+        placement: exec.placement.clone(),
         outcome: exec.outcome.clone(),
+        disturbance: exec.disturbance.clone(),
         warnings: exec.warnings.clone(),
         kinds: exec
             .series
@@ -192,7 +214,7 @@ pub fn save(
     let status = match exec.outcome {
         Outcome::Complete => RunStatus::Complete,
         Outcome::Failed { .. } => RunStatus::Failed,
-        Outcome::Interrupted => RunStatus::Incomplete,
+        Outcome::Interrupted | Outcome::Disturbed { .. } => RunStatus::Incomplete,
     };
     store.finish_run(id, status)?;
     Ok(id)
@@ -311,11 +333,14 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
             subject: run.info.subject.name.clone(),
             workload: s.workload.name.clone(),
             round: s.round,
+            window: s.window,
+            placement: s.placement,
             started_at: run.info.started_at,
             command_line: run.info.command_line.clone(),
             series,
             outcome: s.outcome,
             warnings: s.warnings,
+            disturbance: s.disturbance,
         });
     }
     Ok(out)

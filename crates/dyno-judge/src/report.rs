@@ -469,6 +469,12 @@ pub fn failures(executions: &[Execution]) -> Vec<String> {
                 e.workload,
                 e.round + 1
             )),
+            Outcome::Disturbed { reason } => Some(format!(
+                "{} / {} round {}: disturbed, run again: {reason}",
+                e.subject,
+                e.workload,
+                e.round + 1
+            )),
             Outcome::Failed { reason, last_lines } => Some(format!(
                 "{} / {} round {}: failed: {reason}{}",
                 e.subject,

@@ -862,6 +862,9 @@ pub(crate) mod tests {
                 .collect(),
             outcome: Outcome::Complete,
             warnings: vec![],
+            window: 0,
+            placement: Default::default(),
+            disturbance: None,
         };
         let execs: Vec<Execution> = (0..6)
             .flat_map(|r| [exec("a", r, 50.0 + r as f64), exec("b", r, 60.0 + r as f64)])
@@ -970,6 +973,9 @@ pub(crate) mod tests {
             ],
             outcome: Outcome::Complete,
             warnings: vec![],
+            window: 0,
+            placement: Default::default(),
+            disturbance: None,
         }
     }
 

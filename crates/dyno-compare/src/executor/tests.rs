@@ -1,0 +1,282 @@
+//! The process executor against real `sh` nodes: sampling, JSON lines, readiness, loads,
+//! CPU over the window, failures, and subjects side by side.
+
+use super::window::NodeMetrics;
+use super::*;
+use crate::execution::SeriesKind;
+use crate::prometheus::Endpoint;
+use crate::spec::ComparisonFile;
+use std::path::Path;
+
+#[test]
+fn an_endpoint_that_answered_and_then_stops_marks_the_node_as_not_answering() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ep = Endpoint::parse(&format!("http://127.0.0.1:{port}/metrics")).unwrap();
+    let mut m = NodeMetrics {
+        answered: true,
+        ..NodeMetrics::default()
+    };
+    let mut warnings = Vec::new();
+    for i in 1..MISSED_SCRAPES {
+        assert!(m.scrape(&ep, &[], i as f64, &mut warnings).is_ok());
+    }
+    let e = m
+        .scrape(&ep, &[], 9.0, &mut warnings)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("stopped answering: 5 scrapes"), "{e}");
+    assert!(warnings.is_empty());
+}
+
+#[test]
+fn a_real_node_is_sampled_its_json_lines_read_and_a_dead_endpoint_only_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bind, note, release.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text = format!(
+        r#"[[subject]]
+name = "a"
+command = ["sh", "-c", "while :; do echo '{{\"latency_s\": 0.25}}' >> lat.jsonl; sleep 0.1; done"]
+cwd = "{d}"
+metrics = {{ prometheus = "http://127.0.0.1:{port}/metrics", jsonl = "lat.jsonl" }}
+[[subject]]
+name = "b"
+command = ["sh"]
+[[workload]]
+name = "value"
+rate = 10
+warmup_s = 0.2
+measure_s = 2
+"#,
+        d = dir.path().display()
+    );
+    let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
+    let stop = AtomicBool::new(false);
+    // A generous grace: the shell exits at once on SIGINT, but on a loaded machine it
+    // may not be scheduled within a couple of seconds, and then the kill warning would
+    // be a second warning.
+    let e = ProcessExecutor::new(30.0).execute(&cfg.subjects[0], &cfg.workloads[0], 0, &stop);
+    assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
+    let cpu = e
+        .series
+        .iter()
+        .find(|s| s.metric.name == "cpu_percent")
+        .unwrap();
+    assert_eq!(cpu.points.len(), 2);
+    let lat = e
+        .series
+        .iter()
+        .find(|s| s.metric.name == "jsonl:latency_s")
+        .unwrap();
+    assert_eq!(lat.kind, SeriesKind::Observations);
+    assert!(lat.points.iter().all(|p| p.1 == 0.25) && !lat.points.is_empty());
+    assert_eq!(e.warnings.len(), 1, "{:?}", e.warnings);
+    assert!(e.warnings[0].contains("unreachable"), "{:?}", e.warnings);
+}
+
+fn one_subject(dir: &Path, node: &str, ready: &str, load: &str, measure_s: u32) -> ComparisonFile {
+    let text = format!(
+        r#"[[subject]]
+name = "a"
+command = ["sh", "-c", "{node}"]
+cwd = "{d}"
+ready = {ready}
+addresses = {{ rpc = "http://127.0.0.1:1" }}
+[[subject]]
+name = "b"
+command = ["sh"]
+addresses = {{ rpc = "http://127.0.0.1:2" }}
+[[workload]]
+name = "w"
+rate = 50
+warmup_s = 0.2
+measure_s = {measure_s}
+[workload.load]
+command = ["sh", "-c", "{load}", "load", "{{rpc}}", "{{rate}}"]
+"#,
+        d = dir.display()
+    );
+    ComparisonFile::parse(&text, Path::new("t.toml")).unwrap()
+}
+
+#[test]
+fn a_ready_node_is_loaded_and_the_load_is_measured_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = one_subject(
+        dir.path(),
+        "sleep 0.3; echo node up; exec sleep 600",
+        "{ log = 'node up$', timeout_s = 60 }",
+        r#"echo \"{\\\"target\\\": \\\"$1\\\"}\"; i=0; while :; do echo \"{\\\"achieved_tps\\\": $2}\"; i=$((i+1)); sleep 0.2; done"#,
+        2,
+    );
+    let e = ProcessExecutor::new(30.0).execute(
+        &cfg.subjects[0],
+        &cfg.workloads[0],
+        0,
+        &AtomicBool::new(false),
+    );
+    assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
+    let get = |n: &str| e.series.iter().find(|s| s.metric.name == n);
+    let ready = get("ready_s").expect("ready_s");
+    assert!(ready.points[0].1 > 0.0);
+    let tps = get("load:achieved_tps").expect("load:achieved_tps");
+    assert!(tps.points.iter().all(|p| p.1 == 50.0) && !tps.points.is_empty());
+    assert_eq!(get("load:cpu_percent").expect("load cpu").points.len(), 2);
+    assert_eq!(get("cpu_percent").expect("node cpu").points.len(), 2);
+    // The address placeholder reached the load's command line.
+    assert!(e.warnings.is_empty(), "{:?}", e.warnings);
+    let cmd = cfg.workloads[0]
+        .load
+        .as_ref()
+        .unwrap()
+        .command_for(&cfg.subjects[0], &cfg.workloads[0]);
+    assert_eq!(cmd[cmd.len() - 2..], ["http://127.0.0.1:1", "50"]);
+}
+
+/// Not a test on its own: run by `cpu_is_the_windows_cpu_time_not_a_median_of_seconds`
+/// as the node, it keeps its thread's CPU time at `DYNO_TEST_BURN_SHARE` of the wall
+/// time since it started (spinning while behind, sleeping 1 ms while ahead), until
+/// killed. Without the variable it returns at once.
+#[test]
+fn cpu_burner() {
+    let Some(share) = std::env::var("DYNO_TEST_BURN_SHARE")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+    else {
+        return;
+    };
+    let start = Instant::now();
+    let cpu0 = crate::sampler::own_thread_cpu_ns().expect("thread CPU clock");
+    loop {
+        let cpu = (crate::sampler::own_thread_cpu_ns().unwrap_or(cpu0) - cpu0) as f64 / 1e9;
+        if cpu < share * start.elapsed().as_secs_f64() {
+            std::hint::spin_loop();
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+#[test]
+fn cpu_is_the_windows_cpu_time_not_a_median_of_seconds() {
+    // A node that uses 7.3% of a core: a median of 1-second samples of /proc ticks
+    // reads 7 or 8 (1% of a core per second); the window's CPU time reads 7.3.
+    let exe = std::env::current_exe().unwrap();
+    let text = format!(
+        r#"[[subject]]
+name = "a"
+command = ["{exe}", "--exact", "executor::tests::cpu_burner", "--test-threads=1", "--nocapture"]
+env = {{ DYNO_TEST_BURN_SHARE = "0.073" }}
+[[subject]]
+name = "b"
+command = ["sh"]
+[[workload]]
+name = "w"
+rate = 1
+warmup_s = 1
+measure_s = 8
+"#,
+        exe = exe.display()
+    );
+    let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
+    let e = ProcessExecutor::new(30.0).execute(
+        &cfg.subjects[0],
+        &cfg.workloads[0],
+        0,
+        &AtomicBool::new(false),
+    );
+    assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
+    let values = dyno_judge::values::run_values(&e.series);
+    let cpu = values
+        .iter()
+        .find(|v| v.metric.name == "cpu_percent")
+        .unwrap()
+        .value;
+    let series = e
+        .series
+        .iter()
+        .find(|s| s.metric.name == "cpu_percent")
+        .unwrap();
+    assert_eq!(series.kind, SeriesKind::Rate);
+    assert_eq!(
+        series.points.len(),
+        8,
+        "the per-second series is kept for plots"
+    );
+    // The value is the CPU time over the whole window (each second's share weighted
+    // by its length), not a median of the seconds; a busy machine shifts when the
+    // burner catches up, not what the window adds up to.
+    let whole = dyno_judge::values::window_mean(&series.points).unwrap();
+    assert!((cpu - whole).abs() < 1e-9, "cpu_percent {cpu} vs {whole}");
+    // The burner's share itself is not asserted: a machine at load 50 starves it
+    // (4.2% was seen), and no test depends on the machine's speed.
+    assert!(cpu > 0.0 && cpu < 100.0, "cpu_percent {cpu}");
+}
+
+#[test]
+fn a_node_not_ready_in_time_fails_with_its_last_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = one_subject(
+        dir.path(),
+        "echo starting; echo still starting; exec sleep 600",
+        "{ log = 'never', timeout_s = 0.5 }",
+        "exec sleep 600",
+        2,
+    );
+    let e = ProcessExecutor::new(30.0).execute(
+        &cfg.subjects[0],
+        &cfg.workloads[0],
+        0,
+        &AtomicBool::new(false),
+    );
+    match &e.outcome {
+        Outcome::Failed { reason, last_lines } => {
+            assert!(reason.starts_with("not ready within 0."), "{reason}");
+            assert!(reason.contains("`never`"), "{reason}");
+            assert_eq!(last_lines, &["starting", "still starting"]);
+        }
+        o => panic!("{o:?}"),
+    }
+}
+
+#[test]
+fn a_load_that_dies_mid_window_fails_the_execution_with_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = one_subject(
+        dir.path(),
+        "echo up; exec sleep 600",
+        "{ log = 'up' }",
+        "echo sending to $1; sleep 1.2; echo connection refused >&2; exit 3",
+        30,
+    );
+    let started = Instant::now();
+    let e = ProcessExecutor::new(30.0).execute(
+        &cfg.subjects[0],
+        &cfg.workloads[0],
+        0,
+        &AtomicBool::new(false),
+    );
+    match &e.outcome {
+        Outcome::Failed { reason, last_lines } => {
+            assert!(
+                reason.starts_with("the load command exited (exit status: 3)"),
+                "{reason}"
+            );
+            assert_eq!(
+                last_lines,
+                &["sending to http://127.0.0.1:1", "connection refused"]
+            );
+        }
+        o => panic!("{o:?}"),
+    }
+    // It did not wait out the 30 s window.
+    assert!(started.elapsed() < Duration::from_secs(29));
+}
