@@ -11,12 +11,12 @@
 
 use dyno_tango::metrics::Bucket;
 use dyno_tango::snapshot::Snapshot;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use dyno_tiles::tiles::BenchgStats;
 
 /// Busy share of one tile kind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KindShare {
     /// Tile kind.
     pub kind: String,
@@ -29,7 +29,7 @@ pub struct KindShare {
 }
 
 /// The verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// The limiting tile kind, or `benchg` (generator) or `load` (offered rate).
     pub bottleneck: String,
