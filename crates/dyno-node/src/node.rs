@@ -226,19 +226,40 @@ pub struct Counters {
 pub struct Status {
     /// Tip height.
     pub height: u64,
-    /// Tip hash, hex.
-    pub tip: String,
-    /// Tip state hash, hex.
-    pub state_hash: String,
+    /// Tip hash.
+    pub tip: Hash,
+    /// Tip state hash.
+    pub state_hash: Hash,
     /// Mempool size.
     pub mempool: usize,
     /// Fates of client transactions.
     pub fates: Fates,
     /// Counters.
     pub counters: Counters,
-    /// The best chain, genesis side first: (slot, block hash hex, state hash hex, leader);
-    /// in the final status only (empty while running).
-    pub chain: Vec<(u64, String, String, String)>,
+    /// The best chain, genesis side first; in the final status only (empty while
+    /// running).
+    pub chain: Vec<ChainEntry>,
+}
+
+/// One block of the best chain in a node's final [`Status`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainEntry {
+    /// Its slot.
+    pub slot: u64,
+    /// Its hash.
+    pub block: Hash,
+    /// The state hash after it.
+    pub state_hash: Hash,
+    /// The leader that forged it.
+    pub leader: String,
+}
+
+impl serde::Serialize for ChainEntry {
+    /// As the node's summary has always written a block of its chain: `[slot, block,
+    /// state hash, leader]`, hashes in hex.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.slot, self.block, self.state_hash, &self.leader).serialize(s)
+    }
 }
 
 struct Fetch {
@@ -494,21 +515,19 @@ impl Node {
         let mut chain: Vec<_> = walk
             .into_iter()
             .filter_map(|h| {
-                self.chain.header(&h).map(|hd| {
-                    (
-                        hd.slot,
-                        h.to_string(),
-                        hd.state_hash.to_string(),
-                        hd.leader.clone(),
-                    )
+                self.chain.header(&h).map(|hd| ChainEntry {
+                    slot: hd.slot,
+                    block: h,
+                    state_hash: hd.state_hash,
+                    leader: hd.leader.clone(),
                 })
             })
             .collect();
         chain.reverse();
         Status {
             height: tip.height,
-            tip: tip.hash.to_string(),
-            state_hash: tip.state_hash.to_string(),
+            tip: tip.hash,
+            state_hash: tip.state_hash,
             mempool: self.mempool.len(),
             fates: self.mempool.fates(),
             counters: Counters {
@@ -977,5 +996,24 @@ impl Node {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_entry_is_written_as_the_summary_always_had_it() {
+        let e = ChainEntry {
+            slot: 7,
+            block: Hash([0xab; 32]),
+            state_hash: Hash([0x01; 32]),
+            leader: "n1".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!([7, "ab".repeat(32), "01".repeat(32), "n1"])
+        );
     }
 }

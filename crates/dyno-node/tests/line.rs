@@ -225,8 +225,8 @@ fn every_forged_block_is_adopted_everywhere_with_the_same_state() {
             .collect();
         // A forged block a fork left behind is adopted by nobody but its leader; every
         // block of the final chain is adopted by every node.
-        let on_chain: HashSet<&String> = reference.iter().map(|(_, b, _, _)| b).collect();
-        for b in forged.iter().filter(|b| on_chain.contains(b)) {
+        let on_chain: HashSet<String> = reference.iter().map(|e| e.block.to_string()).collect();
+        for b in forged.iter().filter(|b| on_chain.contains(*b)) {
             let s = adopted
                 .get(b)
                 .unwrap_or_else(|| panic!("{id} never adopted {b}"));
@@ -309,7 +309,7 @@ fn a_transaction_sent_to_the_end_of_the_line_is_executed_by_another_leader() {
     assert!(c
         .chain
         .iter()
-        .any(|(_, b, _, _)| b == holder["block"].as_str().unwrap()));
+        .any(|e| e.block.to_string() == holder["block"].as_str().unwrap()));
     assert!(!tag.is_empty());
 }
 
@@ -420,7 +420,9 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
         .all(|e| e["block"] != hex(&[0; 32]).as_str()));
     for (id, s) in &st {
         assert!(
-            s.chain.iter().all(|(_, b, _, _)| !hashes.contains(b)),
+            s.chain
+                .iter()
+                .all(|e| !hashes.contains(&e.block.to_string())),
             "{id} adopted a corrupt block"
         );
         assert_eq!(s.chain, st["a"].chain);
@@ -648,7 +650,7 @@ fn a_block_on_a_losing_fork_is_adopted_only_when_a_switch_selects_it() {
         at("adopted", &q[0].0) > at("validated", &q[1].0),
         "Q1 was adopted before a switch selected it"
     );
-    assert_eq!(st["a"].tip, q[2].0);
+    assert_eq!(st["a"].tip.to_string(), q[2].0);
     let f = st["a"].fates;
     assert_eq!((f.executed + f.failed, f.in_flight), (1, 0));
 }
@@ -711,7 +713,7 @@ fn a_transaction_sent_mid_slot_lands_in_that_slots_block() {
     assert!(st["b"]
         .chain
         .iter()
-        .any(|(_, b, _, _)| b == forged["block"].as_str().unwrap()));
+        .any(|e| e.block.to_string() == forged["block"].as_str().unwrap()));
 }
 
 #[test]
@@ -933,11 +935,7 @@ fn a_node_on_a_fork_asks_for_the_range_above_its_locator_and_serves_ranges_too()
     assert_eq!(served, vec![q[1].1.clone(), q[2].1.clone()]);
     let logs = line.logs.clone();
     let st = line.stop_mid_slot(&g);
-    assert_eq!(
-        st["a"].tip,
-        q[2].0.to_string(),
-        "a switched to the longer chain"
-    );
+    assert_eq!(st["a"].tip, q[2].0, "a switched to the longer chain");
     let caught = events(&logs["a"], "caught_up");
     assert_eq!(caught.len(), 1, "{caught:?}");
     assert_eq!(

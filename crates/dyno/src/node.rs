@@ -216,10 +216,10 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = &lc.config;
     let node = RunningNode::start(cfg, genesis.clone())?;
     eprintln!(
-        "node {} of {} (genesis {}): peers on {}, ingress {}, metrics {}, log {}",
+        "node {} of {} (genesis {:.16}): peers on {}, ingress {}, metrics {}, log {}",
         cfg.id,
         genesis.file.network,
-        format!("{:.16}", genesis.hash),
+        genesis.hash,
         node.peer_addr,
         node.ingress_addr.map_or("off".into(), |x| x.to_string()),
         node.metrics_addr.map_or("off".into(), |x| x.to_string()),
@@ -243,10 +243,10 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             if let (false, Some(s)) = (a.quiet, node.status()) {
                 let rejected: u64 = s.counters.rejected.values().sum();
                 eprintln!(
-                    "t={:>4.0}s height {} tip {} forged {} (tiles {}) adopted {} rejected {} mempool {} executed {}",
+                    "t={:>4.0}s height {} tip {:.12} forged {} (tiles {}) adopted {} rejected {} mempool {} executed {}",
                     t0.elapsed().as_secs_f64(),
                     s.height,
-                    &s.tip[..12],
+                    s.tip,
                     s.counters.forged,
                     s.counters.forged_by_tiles,
                     s.counters.adopted,
