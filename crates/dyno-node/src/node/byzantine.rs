@@ -90,8 +90,8 @@ impl Node {
     /// withheld, and forgets the spoiled bodies (a chain it built on a withheld block
     /// can then reach the others).
     pub(super) fn forget_lies_when_honest(&mut self) {
-        if !self.lies.order.is_empty() && self.misbehaving().is_none() {
-            self.lies = Lies::default();
+        if !self.leader.lies.order.is_empty() && self.misbehaving().is_none() {
+            self.leader.lies = Lies::default();
         }
     }
 
@@ -143,8 +143,8 @@ impl Node {
 
     /// Withholds `hash` (already adopted here): announced, never served; logs it.
     pub(super) fn withhold(&mut self, slot: u64, hash: Hash) {
-        self.lies.withheld.insert(hash);
-        self.lies.remember(hash);
+        self.leader.lies.withheld.insert(hash);
+        self.leader.lies.remember(hash);
         self.log.event(
             "misbehaved",
             json!({"lie": "withhold", "slot": slot, "block": hash.to_string()}),
@@ -167,8 +167,8 @@ impl Node {
             InvalidFlavour::Poh => b.entries[0].hash.0[0] ^= 1,
         }
         let hash = b.header.hash();
-        self.lies.served.insert(hash, Arc::new(b.encode()));
-        self.lies.remember(hash);
+        self.leader.lies.served.insert(hash, Arc::new(b.encode()));
+        self.leader.lies.remember(hash);
         self.broadcast(&Message::Header(b.header.encode()), None);
         self.log.event(
             "misbehaved",
@@ -183,9 +183,9 @@ impl Node {
     /// fork choice keeps one, alike on every node.
     pub(super) fn note_slot_block(&mut self, c: &Checked, peer: &str) {
         let slot = c.block.header.slot;
-        match self.slot_blocks.first.get(&slot).cloned() {
+        match self.follower.slot_blocks.first.get(&slot).cloned() {
             None => {
-                let seen = &mut self.slot_blocks;
+                let seen = &mut self.follower.slot_blocks;
                 seen.first
                     .insert(slot, (c.hash, c.block.header.clone(), c.block.signature));
                 while seen.first.len() > SLOTS_REMEMBERED {
@@ -195,7 +195,7 @@ impl Node {
                 }
             }
             Some((first, header, signature))
-                if first != c.hash && self.slot_blocks.recorded.insert(slot) =>
+                if first != c.hash && self.follower.slot_blocks.recorded.insert(slot) =>
             {
                 self.counters.equivocations += 1;
                 self.log.event(

@@ -51,12 +51,12 @@ impl Node {
     pub(super) fn sync_for(&mut self, h: &Header, hash: Hash, peer: &str) -> bool {
         let parent = h.parent;
         if self.chain.contains(&parent)
-            || self.fetching.contains_key(&parent)
-            || self.orphan_parent.contains_key(&parent)
+            || self.follower.fetching.contains_key(&parent)
+            || self.follower.orphans.contains(&parent)
         {
             return false;
         }
-        match &mut self.sync {
+        match &mut self.follower.sync {
             Some(s) if s.asked_at.elapsed() < 2 * self.opts.fetch_timeout => {
                 // One range request at a time; a newer block becomes the next round's
                 // target.
@@ -69,7 +69,7 @@ impl Node {
             }
             _ => {}
         }
-        self.sync = Some(Sync {
+        self.follower.sync = Some(Sync {
             peer: peer.to_string(),
             target: hash,
             target_peer: peer.to_string(),
@@ -85,7 +85,9 @@ impl Node {
 
     fn ask_range(&mut self) {
         let locator = self.locator();
-        let Some(s) = self.sync.as_mut() else { return };
+        let Some(s) = self.follower.sync.as_mut() else {
+            return;
+        };
         s.peer = s.target_peer.clone();
         s.rounds += 1;
         s.asked_at = Instant::now();
@@ -133,7 +135,11 @@ impl Node {
         for h in back.iter().rev() {
             // Bodies are kept only so far back: a gap past them cannot be served. A
             // withheld block (a node misbehaving on purpose) is not served either.
-            let Some(b) = self.chain.bytes(h).filter(|_| !self.lies.withholds(h)) else {
+            let Some(b) = self
+                .chain
+                .bytes(h)
+                .filter(|_| !self.leader.lies.withholds(h))
+            else {
                 break;
             };
             if blocks.len() >= SYNC_MAX_BLOCKS
@@ -156,14 +162,16 @@ impl Node {
         for b in blocks {
             self.body(peer, b, received_ns);
         }
-        let Some(s) = self.sync.as_mut() else { return };
+        let Some(mut s) = self.follower.sync.take() else {
+            return;
+        };
         if s.peer != peer {
+            self.follower.sync = Some(s);
             return;
         }
         s.blocks += n;
         let target = s.target;
         if self.chain.contains(&target) {
-            let s = self.sync.take().expect("checked above");
             let tip = self.chain.tip();
             self.log.event(
                 "caught_up",
@@ -172,11 +180,10 @@ impl Node {
                        "behind_since_ns": s.since_ns}),
             );
         } else if n > 0 && s.rounds < SYNC_MAX_ROUNDS {
+            self.follower.sync = Some(s);
             self.ask_range();
         } else {
-            let announcer = s.target_peer.clone();
-            self.sync = None;
-            self.want(target, None, &announcer);
+            self.want(target, None, &s.target_peer);
         }
     }
 }
