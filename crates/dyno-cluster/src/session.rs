@@ -295,51 +295,92 @@ fn step(what: &'static str) -> impl FnOnce(StoreError) -> StoreRunError {
     move |source| StoreRunError { what, source }
 }
 
-/// Stores the run: one metric per propagation figure (seconds, lower is better), one
-/// sample per block (or block and peer), each node's CPU and memory per slot (the node a
-/// label, the slot the repetition), and in the settings what `dyno cluster report RUN`
-/// needs to read the run again.
-pub fn store(
+/// Begins the run in the store before anything starts, as an incomplete run (its
+/// writer, this process, is recorded: a run killed outright reads as incomplete), with
+/// the start time and what is known before the launch; `dir` is the run directory.
+pub fn begin(
     store: &mut Store,
+    spec: &ClusterSpec,
+    dir: &Path,
+    who: &Provenance,
+) -> Result<RunId, StoreRunError> {
+    let command = match &spec.command {
+        NodeCommand::Reference => "dyno node run".to_string(),
+        NodeCommand::Argv(argv) => argv.join(" "),
+    };
+    let info = RunInfo {
+        command: "cluster run".into(),
+        subject: Subject::new(SubjectKind::Release, spec.name.clone())
+            .with("node_command", command)
+            .with("nodes", spec.nodes.len().to_string())
+            .with("topology", spec.topology_kind.name().to_string()),
+        // The run directory is not made yet: its filesystem is its nearest ancestor's.
+        host: dyno_proc::host::probe(
+            dir.ancestors()
+                .find(|d| d.is_dir())
+                .unwrap_or(Path::new(".")),
+        ),
+        started_at: dyno_model::now_unix(),
+        command_line: who.command_line.clone(),
+        tool_version: who.tool_version.clone(),
+        settings: start_settings(spec, dir, who),
+    };
+    store
+        .begin_run(&info, &[])
+        .map_err(step("recording the run in the results store"))
+}
+
+/// Records the measured window as soon as it is known ([`Progress::Window`]): from then
+/// on `dyno cluster report RUN` can read the run's logs, even if it is killed.
+pub fn checkpoint_window(
+    store: &mut Store,
+    id: RunId,
+    spec: &ClusterSpec,
+    dir: &Path,
+    who: &Provenance,
+    (slots, window_ns): (&std::ops::Range<u64>, &std::ops::Range<u64>),
+) -> Result<(), StoreRunError> {
+    let mut settings = start_settings(spec, dir, who);
+    settings["slots"] = serde_json::json!([slots.start, slots.end]);
+    settings["window_ns"] = serde_json::json!([window_ns.start, window_ns.end]);
+    store
+        .update_settings(id, &settings)
+        .map_err(step("recording the run's window"))
+}
+
+/// Completes the run [`begin`] stored: one metric per propagation figure (seconds, lower
+/// is better), one sample per block (or block and peer), each node's CPU and memory per
+/// slot (the node a label, the slot the repetition), in the settings what `dyno cluster
+/// report RUN` needs to read the run again, and its status.
+pub fn finish(
+    store: &mut Store,
+    id: RunId,
     spec: &ClusterSpec,
     run: &MeasuredRun,
     who: &Provenance,
-) -> Result<RunId, StoreRunError> {
+) -> Result<(), StoreRunError> {
     let outcome = &run.outcome;
     let report = ClusterReport::new(&outcome.analysis, Some(spec));
-    let info = run_info(spec, run, &report, who);
     let mut metrics: Vec<Metric> = report
         .metrics
         .iter()
         .map(|m| Metric::new(m.key.clone(), Unit::Seconds, Direction::LowerIsBetter))
         .collect();
-    metrics.push(Metric::new(
-        "node.cpu_percent",
-        Unit::Percent,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        "node.rss_bytes",
-        Unit::Bytes,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        "node.rss_anon_bytes",
-        Unit::Bytes,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        STARTUP_METRIC,
-        Unit::Seconds,
-        Direction::LowerIsBetter,
-    ));
+    metrics.extend([
+        Metric::new("node.cpu_percent", Unit::Percent, Direction::LowerIsBetter),
+        Metric::new("node.rss_bytes", Unit::Bytes, Direction::LowerIsBetter),
+        Metric::new("node.rss_anon_bytes", Unit::Bytes, Direction::LowerIsBetter),
+        Metric::new(STARTUP_METRIC, Unit::Seconds, Direction::LowerIsBetter),
+    ]);
     if outcome.fault_report.is_some() {
         metrics
             .extend(FAULT_METRICS.map(|m| Metric::new(m, Unit::Seconds, Direction::LowerIsBetter)));
     }
-    let id = store
-        .begin_run(&info, &metrics)
-        .map_err(step("recording the run in the results store"))?;
+    for m in &metrics {
+        store
+            .add_metric(id, m)
+            .map_err(step("recording the run's metrics"))?;
+    }
     let mut samples: Vec<Sample> = report
         .metrics
         .iter()
@@ -367,6 +408,9 @@ pub fn store(
             .add_labeled_samples(id, &fault_recoveries(faults))
             .map_err(step("storing what the faults did"))?;
     }
+    store
+        .update_settings(id, &final_settings(spec, run, &report, who))
+        .map_err(step("recording the run's settings"))?;
     let status = if outcome.complete {
         RunStatus::Complete
     } else {
@@ -374,61 +418,69 @@ pub fn store(
     };
     store
         .finish_run(id, status)
-        .map_err(step("finishing the run"))?;
-    Ok(id)
+        .map_err(step("finishing the run"))
 }
 
-/// The stored run's subject, host and settings.
-fn run_info(
+/// Marks the run [`begin`] stored as failed (the launch itself failed: nothing measured).
+pub fn fail(store: &mut Store, id: RunId) -> Result<(), StoreRunError> {
+    store
+        .finish_run(id, RunStatus::Failed)
+        .map_err(step("finishing the run"))
+}
+
+/// What the stored run's settings hold before the launch: the files, the shape of the
+/// run and who ran it.
+fn start_settings(spec: &ClusterSpec, dir: &Path, who: &Provenance) -> serde_json::Value {
+    // Before the launch the run directory does not exist yet: made absolute from here.
+    let absolute = |p: &Path| {
+        std::fs::canonicalize(p)
+            .unwrap_or_else(|_| std::env::current_dir().map_or(p.to_path_buf(), |cwd| cwd.join(p)))
+    };
+    serde_json::json!({
+        "cluster_file": absolute(&who.cluster_file).display().to_string(),
+        "run_dir": absolute(dir).display().to_string(),
+        "slot_ms": spec.slot_ms,
+        "duration_s": spec.duration_s,
+        "warmup_s": spec.warmup_s,
+        "rate_tps": spec.workload.rate_tps,
+        "debug_build": who.debug_build,
+        "build": who.build,
+        // The faults as the file scheduled them (kind, node ids, slots) and the node
+        // names the ids stand for, for the run's page.
+        "faults": spec.faults,
+        "node_names": spec.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+/// The stored run's settings once it has ended: [`start_settings`] with what the run
+/// found.
+fn final_settings(
     spec: &ClusterSpec,
     run: &MeasuredRun,
     report: &ClusterReport,
     who: &Provenance,
-) -> RunInfo {
+) -> serde_json::Value {
     let outcome = &run.outcome;
-    let command = match &spec.command {
-        NodeCommand::Reference => "dyno node run".to_string(),
-        NodeCommand::Argv(argv) => argv.join(" "),
-    };
-    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let missing: BTreeMap<_, _> = report
         .metrics
         .iter()
         .map(|m| (m.key.clone(), m.missing))
         .collect();
-    RunInfo {
-        command: "cluster run".into(),
-        subject: Subject::new(SubjectKind::Release, spec.name.clone())
-            .with("node_command", command)
-            .with("nodes", spec.nodes.len().to_string())
-            .with("topology", spec.topology_kind.name().to_string()),
-        host: dyno_proc::host::probe(&outcome.dir),
-        started_at: dyno_model::now_unix(),
-        command_line: who.command_line.clone(),
-        tool_version: who.tool_version.clone(),
-        settings: serde_json::json!({
-            "cluster_file": absolute(&who.cluster_file).display().to_string(),
-            "run_dir": absolute(&outcome.dir).display().to_string(),
-            "slot_ms": spec.slot_ms,
-            "duration_s": spec.duration_s,
-            "warmup_s": spec.warmup_s,
-            "rate_tps": spec.workload.rate_tps,
-            "blocks": report.blocks,
-            "slots": [outcome.slots.start, outcome.slots.end],
-            "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
-            "missing": missing,
-            "problems": outcome.problems,
-            "debug_build": who.debug_build,
-            "build": who.build,
-            "dyno_cpu_s": run.own_cpu_s,
-            "dyno_wall_s": run.wall_s,
-            "startup": outcome.startup,
-            // The faults as the file scheduled them (kind, node ids, slots) and the node
-            // names the ids stand for, for the run's page.
-            "faults": spec.faults,
-            "node_names": spec.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
-        }),
+    let mut settings = start_settings(spec, &outcome.dir, who);
+    let found = serde_json::json!({
+        "blocks": report.blocks,
+        "slots": [outcome.slots.start, outcome.slots.end],
+        "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
+        "missing": missing,
+        "problems": outcome.problems,
+        "dyno_cpu_s": run.own_cpu_s,
+        "dyno_wall_s": run.wall_s,
+        "startup": outcome.startup,
+    });
+    if let (Some(s), serde_json::Value::Object(found)) = (settings.as_object_mut(), found) {
+        s.extend(found);
     }
+    settings
 }
 
 /// What each fault did ([`FAULT_METRICS`]), labelled with the fault (and the node).

@@ -5,12 +5,14 @@
 
 mod bisect;
 mod build_info;
+mod cli;
 mod cli_error;
 mod cluster;
 mod compare;
 mod db;
 mod interrupt;
 mod json_doc;
+mod leader;
 mod load;
 mod machine;
 mod node;

@@ -386,3 +386,76 @@ fn a_killed_pipeline_is_shown_dead_by_the_monitor_and_cleared_by_the_next_run() 
         "{stderr}"
     );
 }
+
+/// A three-node reference cluster (ports from `base_port`), one-second slots, a 3-slot
+/// window after a 1-slot warm-up.
+fn three_nodes(dir: &Path, base_port: u16) -> PathBuf {
+    let file = dir.join("three.toml");
+    let text = format!(
+        "[cluster]\nname = \"three\"\nslot_ms = 1000\nduration_s = 3\nwarmup_s = 1\nbase_port = {base_port}\n\n\
+         [node]\nthreads = 1\n\n[nodes]\ncount = 3\nproducers = 3\n\n\
+         [[region]]\nname = \"a\"\nlatency_ms = {{ a = 1 }}\n\n[links]\nbandwidth_mbit = 100\n\n\
+         [topology]\nkind = \"ring\"\n\n[workload]\nrate_tps = 10\nkind = \"value\"\n"
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_killed_cluster_run_is_stored_incomplete_with_its_window_and_a_finished_one_with_its_real_start(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = three_nodes(dir.path(), 25300);
+    let db = dir.path().join("r.db");
+    let runs = || {
+        dyno_store::Store::open_read_only(&db)
+            .and_then(|s| s.list_runs(&dyno_store::RunFilter::default()))
+            .unwrap_or_default()
+    };
+    let window_of = |id| {
+        let run = dyno_store::Store::open_read_only(&db)
+            .unwrap()
+            .run(id)
+            .unwrap();
+        run.info.settings["slots"].clone()
+    };
+    let mut killed = dyno()
+        .args(["cluster", "run", "--db"])
+        .arg(&db)
+        .arg("--dir")
+        .arg(dir.path().join("killed"))
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Stored at its start, its window as soon as the nodes are up.
+    assert!(
+        eventually(|| runs().first().is_some_and(|r| window_of(r.id).is_array())),
+        "the run and its window were never stored"
+    );
+    killed.kill().unwrap(); // SIGKILL
+    killed.wait().unwrap();
+    let left = runs();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].status, dyno_model::RunStatus::Incomplete);
+    assert_eq!(left[0].command, "cluster run");
+    // The same command again runs to its end: stored complete, started before it ended
+    // by at least its window (issue 46: the start was stored as the end).
+    let out = dyno()
+        .args(["cluster", "run", "--db"])
+        .arg(&db)
+        .arg("--dir")
+        .arg(dir.path().join("again"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let all = runs();
+    let done = all.iter().find(|r| r.id != left[0].id).unwrap();
+    assert_eq!(done.status, dyno_model::RunStatus::Complete, "{stderr}");
+    let took = done.finished_at.unwrap() - done.started_at;
+    assert!(took >= 3.0, "stored as lasting {took} s\n{stderr}");
+    assert!(window_of(done.id).is_array());
+}

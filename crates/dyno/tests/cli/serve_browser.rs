@@ -6,10 +6,9 @@
 //! Skipped with a note where Chromium is not installed (scripts/ci/chromium.sh installs
 //! it); `DYNO_CHROMIUM` names another binary.
 
-mod serve_common;
-
+use crate::harness::heavy;
+use crate::harness::served::{fake_endpoint, plant, three_runs, Served};
 use dyno_store::Store;
-use serve_common::{fake_endpoint, plant, three_runs, Served};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -101,6 +100,7 @@ fn planted(path: &Path) {
 
 #[test]
 fn the_main_pages_load_in_chromium_without_console_messages() {
+    let _heavy = heavy();
     let Some(browser) = chromium() else {
         eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
         return;
@@ -189,6 +189,7 @@ fn the_main_pages_load_in_chromium_without_console_messages() {
 
 #[test]
 fn the_live_page_runs_its_script_under_the_content_security_policy() {
+    let _heavy = heavy();
     let Some(browser) = chromium() else {
         eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
         return;
@@ -235,20 +236,21 @@ fn the_live_page_runs_its_script_under_the_content_security_policy() {
 /// them).
 #[test]
 fn a_user_follows_a_comparison_to_a_history_and_reaches_every_run_kind() {
+    let _heavy = heavy();
     let Some(browser) = chromium() else {
         eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    let (_, after) = serve_common::kinds::every_kind(&db, dir.path());
+    let (_, after) = crate::harness::served::kinds::every_kind(&db, dir.path());
     let served = Served::start(&["--db", db.to_str().unwrap()]);
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .unwrap()
         .join("web-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
-    let mut b = serve_common::cdp::Browser::start(&browser, &dir.path().join("profile"));
+    let mut b = crate::harness::served::cdp::Browser::start(&browser, &dir.path().join("profile"));
 
     b.open(&served.url);
     let front = b.text();

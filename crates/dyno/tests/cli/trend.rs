@@ -2,7 +2,7 @@
 //! found at the runs where they were planted, the exit code follows the newest runs, and
 //! bad input exits 2 naming it.
 
-use super::dyno;
+use crate::harness::dyno;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{RunId, Store};
 use std::path::Path;

@@ -4,8 +4,11 @@
 //! deleted by `Drop`, also when a test fails. `initdb` refuses to run as root, so under
 //! root the server runs as the `postgres` user.
 //!
-//! Used by the dyno-store tests and (through `#[path]`) by the dyno CLI tests.
-#![allow(dead_code)]
+//! Shared by dyno-store's tests and fleet bench and by the dyno CLI tests, as a
+//! dev-dependency only. A server that cannot start is a skip, not a failure: the test
+//! says why on standard error (the one place this crate prints, as a skipped test must).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

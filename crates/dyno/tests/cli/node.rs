@@ -3,37 +3,15 @@
 //! on loopback, where blocks forged by one are adopted by the other and every
 //! transaction sent has one fate. Every child process is killed and reaped on drop.
 
-use assert_cmd::cargo::CommandCargoExt;
-use std::net::{TcpListener, UdpSocket};
+use crate::harness::{dyno_process, events, free_tcp, free_udp, write, Reaped};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-
-fn dyno() -> Command {
-    Command::cargo_bin("dyno").unwrap()
-}
-
-/// A child process killed and reaped when dropped (a failing test leaves no orphan).
-struct Reaped(Option<Child>);
-
-impl Reaped {
-    fn wait_output(mut self) -> std::process::Output {
-        self.0.take().unwrap().wait_with_output().unwrap()
-    }
-}
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn genesis(dir: &Path, validators: &str, start_in: &str) -> PathBuf {
     let p = dir.join("genesis.toml");
-    let out = dyno()
+    let out = dyno_process()
         .args(["node", "genesis", "--out"])
         .arg(&p)
         .args([
@@ -55,27 +33,6 @@ fn genesis(dir: &Path, validators: &str, start_in: &str) -> PathBuf {
     p
 }
 
-fn free_tcp() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_udp() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn write(p: &Path, text: &str) -> PathBuf {
-    std::fs::write(p, text).unwrap();
-    p.to_path_buf()
-}
-
 #[test]
 fn a_peer_that_is_not_in_the_genesis_is_named_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -84,7 +41,7 @@ fn a_peer_that_is_not_in_the_genesis_is_named_with_file_line_and_key() {
         &dir.path().join("n1.toml"),
         "id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:0\"\n\n[[peers]]\nid = \"n9\"\naddr = \"127.0.0.1:9\"\n",
     );
-    let out = dyno()
+    let out = dyno_process()
         .args(["node", "run", "--config"])
         .arg(&cfg)
         .output()
@@ -101,7 +58,7 @@ fn a_peer_that_is_not_in_the_genesis_is_named_with_file_line_and_key() {
 /// Runs `dyno node run` on `cfg`; asserts exit 2 and that stderr has `want` and the
 /// snippet line `line`; returns stderr.
 fn refused(cfg: &Path, want: &str, line: &str) -> String {
-    let out = dyno()
+    let out = dyno_process()
         .args(["node", "run", "--duration", "1", "--config"])
         .arg(cfg)
         .output()
@@ -204,7 +161,7 @@ fn genesis_errors_use_the_one_config_error_format() {
 #[test]
 fn a_genesis_where_no_node_gets_a_slot_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dyno()
+    let out = dyno_process()
         .args(["node", "genesis", "--out"])
         .arg(dir.path().join("g.toml"))
         .args(["--validators", "n1=0,n2=0"])
@@ -229,7 +186,7 @@ fn an_address_in_use_is_named() {
         &dir.path().join("n1.toml"),
         &format!("id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"{addr}\"\n"),
     );
-    let out = dyno()
+    let out = dyno_process()
         .args(["node", "run", "--config"])
         .arg(&cfg)
         .output()
@@ -251,15 +208,6 @@ fn node_config(dir: &Path, id: &str, peer: u16, ingress: u16, other: (&str, u16)
     )
 }
 
-fn events(path: &Path, name: &str) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["kind"] == "event" && v["event"] == name)
-        .collect()
-}
-
 #[test]
 fn two_nodes_and_a_load_generator() {
     let dir = tempfile::tempdir().unwrap();
@@ -269,7 +217,7 @@ fn two_nodes_and_a_load_generator() {
     let c2 = node_config(dir.path(), "n2", p2, i2, ("n1", p1));
     let start = |cfg: &Path| {
         Reaped(Some(
-            dyno()
+            dyno_process()
                 .args([
                     "node",
                     "run",
@@ -289,7 +237,7 @@ fn two_nodes_and_a_load_generator() {
     };
     let (n1, n2) = (start(&c1), start(&c2));
     std::thread::sleep(Duration::from_millis(2500));
-    let load = dyno()
+    let load = dyno_process()
         .args(["load", "--genesis"])
         .arg(&g)
         .args([
@@ -372,7 +320,7 @@ fn sigterm_stops_a_node_cleanly_with_its_log_flushed() {
         "id = \"n1\"\ngenesis = \"genesis.toml\"\npeer_listen = \"127.0.0.1:0\"\nnode_log = \"n1.jsonl\"\n",
     );
     let node = Reaped(Some(
-        dyno()
+        dyno_process()
             .args(["node", "run", "--quiet", "--config"])
             .arg(&cfg)
             .stdout(Stdio::piped())
@@ -418,8 +366,7 @@ fn the_single_process_node_honours_an_explicit_duration() {
     // Without --duration `dyno node --workload` runs until stopped; with one it stops
     // by itself, as `dyno pipeline bench` does.
     let mut node = Reaped(Some(
-        dyno()
-            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        dyno_process()
             .args([
                 "node",
                 "--workload",
@@ -526,7 +473,7 @@ fn a_nodes_threads_grow_with_its_config_not_its_peers_or_the_cores() {
             .config;
         assert_eq!(config.threads(), peak, "{extra}");
         let node = Reaped(Some(
-            dyno()
+            dyno_process()
                 .args(["node", "run", "--quiet", "--config"])
                 .arg(&cfg)
                 .stdout(Stdio::null())

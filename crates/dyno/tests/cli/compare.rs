@@ -4,17 +4,11 @@
 //! leaving no process behind, and an interrupted comparison continued by running the
 //! same command again. No assertion depends on the machine's speed.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, dyno_process, processes_with};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1");
-    c
-}
 
 /// A comparison of two subjects running `node_a` and `node_b` (shell snippets).
 fn file(dir: &Path, rounds: u32, measure_s: u32, node_a: &str, node_b: &str) -> PathBuf {
@@ -286,22 +280,6 @@ fn a_crashing_node_is_recorded_with_its_last_output_and_stops_the_comparison() {
         .any(|r| r.status == dyno_model::RunStatus::Failed));
 }
 
-/// Processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(marker) {
-                out.push(pid);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn ctrl_c_mid_round_keeps_the_rounds_done_and_leaves_no_process() {
     let dir = tempfile::tempdir().unwrap();
@@ -310,8 +288,7 @@ fn ctrl_c_mid_round_keeps_the_rounds_done_and_leaves_no_process() {
     let marker = format!("9{}1", std::process::id());
     let node = format!("sleep {marker} & sleep {marker}; wait");
     let path = file(dir.path(), 10, 2, &node, &node);
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+    let child = dyno_process()
         .args(["compare", "run"])
         .arg(&path)
         .arg("--db")
@@ -479,8 +456,7 @@ fn an_interrupted_comparison_continues_where_it_stopped() {
     let db = dir.path().join("r.db");
     let path = file(dir.path(), 2, 2, "exec sleep 30", "exec sleep 30");
     let run = || {
-        std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
-            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        dyno_process()
             .args(["compare", "run"])
             .arg(&path)
             .arg("--db")

@@ -1,8 +1,6 @@
 //! What the dashboard tests share: the dashboards under grafana/dashboards, their panel
 //! queries as Prometheus sees them once Grafana filled in its variables, and the tools
 //! (promtool, prometheus) where they are installed.
-// Each test file is its own crate and uses only part of this.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 

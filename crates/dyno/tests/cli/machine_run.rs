@@ -5,18 +5,15 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-mod common;
-use common::{entries, Env, QUICK};
+use crate::harness::{dyno, dyno_process, entries, Env, QUICK};
 
-impl Env {
-    /// `dyno` with the store in the temp dir; tests run the debug build on purpose.
-    fn dyno(&self) -> Command {
-        let mut c = Command::cargo_bin("dyno").unwrap();
-        c.env("DYNO_ALLOW_DEBUG_BUILD", "1")
-            .env("DYNO_DB", self.db())
-            .env_remove("NO_COLOR");
-        c
-    }
+/// A machine run with the disk benchmark in the test's directory, and what it stored.
+trait MachineRun {
+    fn runs(&self) -> serde_json::Value;
+    fn machine(&self, extra: &[&str]) -> Command;
+}
+
+impl MachineRun for Env {
     /// `dyno results list --format json`, parsed.
     fn runs(&self) -> serde_json::Value {
         let out = self
@@ -45,7 +42,7 @@ impl Env {
 #[test]
 fn a_debug_build_is_refused_without_the_test_override() {
     let env = Env::new();
-    let mut c = Command::cargo_bin("dyno").unwrap();
+    let mut c = dyno();
     c.env_remove("DYNO_ALLOW_DEBUG_BUILD")
         .env("DYNO_DB", env.db())
         .args(["machine", "--only", "Blake2256"]);
@@ -334,8 +331,15 @@ fn runs_reach_the_store_and_export() {
         .arg(env.dir.path().join("bad.parquet"))
         .assert()
         .code(2);
-    assert!(!env.dir.path().join("bad.parquet").exists());
-    assert!(!env.dir.path().join("bad.parquet.part").exists());
+    let left: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("bad.parquet"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "nothing left of the refused export: {left:?}"
+    );
     let html = env.dir.path().join("report.html");
     env.dyno()
         .args(["results", "report", "1", "--output"])
@@ -381,9 +385,7 @@ fn a_foreign_store_file_is_refused_untouched() {
 fn ctrl_c_keeps_samples_marks_the_run_incomplete_and_removes_files() {
     let env = Env::new();
     let disk = env.disk();
-    let bin = assert_cmd::cargo::cargo_bin("dyno");
-    let child = std::process::Command::new(bin)
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+    let child = dyno_process()
         .env("DYNO_DB", env.db())
         .args([
             "machine",

@@ -1,15 +1,9 @@
 //! `dyno cluster` from the command line: init, check (with the injected-delay
 //! prediction), bad files with exit code 2, report from node logs, exports.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, dyno_process, heavy, processes_mentioning};
 use predicates::prelude::*;
 use std::path::Path;
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env_remove("DYNO_DB");
-    c
-}
 
 fn init(dir: &Path) -> std::path::PathBuf {
     let file = dir.join("cluster.toml");
@@ -332,20 +326,6 @@ fn export_renders_kubernetes_and_nomad_for_a_node_command() {
         .code(2);
 }
 
-/// Processes whose command line mentions `needle` (a test's temporary directory).
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(needle) {
-                found.push(text);
-            }
-        }
-    }
-    found
-}
-
 fn small_cluster(dir: &Path, base_port: u16, node: &str) -> std::path::PathBuf {
     let file = dir.join("three.toml");
     std::fs::write(
@@ -391,12 +371,12 @@ kind = "value"
 
 #[test]
 fn run_starts_three_reference_nodes_reports_and_leaves_nothing_behind() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let file = small_cluster(dir.path(), 23100, "threads = 1");
     let run = dir.path().join("run");
     let db = dir.path().join("results.db");
     let out = dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--format", "json", "--db"])
         .arg(&db)
         .arg("--dir")
@@ -495,7 +475,6 @@ fn a_cluster_that_cannot_fit_is_refused_before_any_node_starts() {
         vec!["cluster", "run", "--no-save", "--dir", &run_dir],
     ] {
         let out = dyno()
-            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
             .args(&args)
             .arg(&file)
             .timeout(std::time::Duration::from_secs(120))
@@ -521,13 +500,13 @@ fn a_cluster_that_cannot_fit_is_refused_before_any_node_starts() {
 
 #[test]
 fn a_node_that_never_gets_ready_fails_with_its_output_and_no_process_left() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let node = r#"command = ["sh", "-c", "echo booting {id}; sleep 60; echo {log}"]
 ready_timeout_s = 2"#;
     let file = small_cluster(dir.path(), 23200, node);
     let run = dir.path().join("run");
     dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--no-save", "--dir"])
         .arg(&run)
         .arg(&file)
@@ -545,6 +524,7 @@ ready_timeout_s = 2"#;
 
 #[test]
 fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let dyno_bin = assert_cmd::cargo::cargo_bin("dyno");
     // Reference nodes that stop by themselves 9 s after starting: inside the window
@@ -556,7 +536,6 @@ fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
     let file = small_cluster(dir.path(), 23300, &node);
     let run = dir.path().join("run");
     dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--no-save", "--dir"])
         .arg(&run)
         .arg(&file)
@@ -579,12 +558,12 @@ fn a_node_that_exits_early_marks_the_run_incomplete_and_keeps_the_logs() {
 
 #[test]
 fn no_node_outlives_a_sigkilled_dyno() {
+    let _heavy = heavy();
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let file = small_cluster(dir.path(), 23400, "threads = 1");
     let run = dir.path().join("run");
-    let mut dyno = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+    let mut dyno = dyno_process()
         .args(["cluster", "run", "--no-save", "--dir"])
         .arg(&run)
         .arg(&file)
@@ -634,7 +613,6 @@ fn an_extract_rule_without_a_block_group_exits_2_before_any_node_starts() {
     std::fs::write(&file, text).unwrap();
     let run_dir = dir.path().join("run");
     dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--no-save", "--dir"])
         .arg(&run_dir)
         .arg(&file)
@@ -662,6 +640,7 @@ fn cometbft_installed(release: &str) -> bool {
 
 #[test]
 fn cometbft_testnets_run_with_commit_times_from_their_logs() {
+    let _heavy = heavy();
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cluster-cometbft");
     for (release, file, port) in [
         ("v0.38.17", "v0.38.toml", 28200),
@@ -695,7 +674,6 @@ fn cometbft_testnets_run_with_commit_times_from_their_logs() {
         std::fs::write(&cluster, text).unwrap();
         let run_dir = dir.path().join("run");
         let out = dyno()
-            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
             .args(["cluster", "run", "--no-save", "--format", "json", "--dir"])
             .arg(&run_dir)
             .arg(&cluster)
@@ -737,6 +715,7 @@ fn cometbft_testnets_run_with_commit_times_from_their_logs() {
 
 #[test]
 fn a_load_command_that_fails_mid_window_makes_the_run_incomplete_with_its_output() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     // Nodes that are not dyno's: a small HTTP server answering the readiness probe.
     let node = r#"command = ["sh", "-c", "exec python3 -m http.server --bind 127.0.0.1 $(echo $0 | cut -d: -f2)", "{metrics}"]
@@ -749,7 +728,6 @@ ready_url = "http://{metrics}/""#;
     std::fs::write(&file, text).unwrap();
     let run = dir.path().join("run");
     dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--no-save", "--dir"])
         .arg(&run)
         .arg(&file)

@@ -2,7 +2,7 @@
 //! anything starts, a two-tile run watched from a second process, and a metrics endpoint
 //! whose text a Prometheus parser accepts. No assertion depends on the machine's speed.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, dyno_process};
 use predicates::prelude::*;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -47,12 +47,6 @@ count = 0
 "#,
         dir.display()
     )
-}
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1");
-    c
 }
 
 #[test]
@@ -149,7 +143,7 @@ fn a_two_tile_run_is_watched_and_scraped_while_it_runs() {
     let file = dir.path().join("two.toml");
     std::fs::write(&file, layout("two", "f2", Some("127.0.0.1:0"), dir.path())).unwrap();
     let db = dir.path().join("results.db");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
+    let mut child = dyno_process()
         .env("DYNO_DB", &db)
         .args(["pipeline", "run", "--duration", "20", "--config"])
         .arg(&file)

@@ -1,15 +1,8 @@
 //! `dyno tune` from the command line: init, validation errors with exit code 2, and a
 //! full run and report on the tiny fixture crate.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env_remove("DYNO_DB");
-    c
-}
 
 fn tiny_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,6 +35,7 @@ min_rounds = 2
     std::fs::write(&path, text).unwrap();
     path
 }
+use crate::harness::dyno;
 
 #[test]
 fn init_writes_an_example_and_never_overwrites() {

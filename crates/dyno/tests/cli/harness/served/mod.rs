@@ -1,7 +1,5 @@
 //! What the `dyno serve` tests share: a server child process on a free loopback port
 //! (killed when dropped), a plain HTTP GET, and runs planted through the store API.
-// Each test file is its own crate and uses only part of this.
-#![allow(dead_code)]
 
 pub mod cdp;
 pub mod kinds;
@@ -11,7 +9,7 @@ use dyno_store::{RunId, Store};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Child, ChildStderr, Stdio};
 use std::time::Duration;
 
 /// A running `dyno serve`.
@@ -24,10 +22,9 @@ pub struct Served {
 impl Served {
     /// Starts `dyno serve --listen 127.0.0.1:0 ARGS...` and waits for the URL it prints.
     pub fn start(args: &[&str]) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dyno"))
+        let mut child = super::dyno_process()
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
-            .env_remove("DYNO_DB")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

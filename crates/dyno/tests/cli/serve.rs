@@ -5,14 +5,9 @@
 //! (skipped with a note without PostgreSQL).
 //! The pages in a real browser are in serve_browser.rs.
 
-mod common;
-#[path = "../../dyno-store/tests/common/pg.rs"]
-mod pg;
-mod serve_common;
-
-use assert_cmd::Command;
-use common::QUICK;
-use serve_common::{fake_endpoint, figure, get, plant, three_runs, Served};
+use crate::harness::served::{fake_endpoint, figure, get, plant, three_runs, Served};
+use crate::harness::QUICK;
+use crate::harness::{dyno, dyno_process};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -21,9 +16,7 @@ use std::time::{Duration, Instant};
 fn three_machine_runs(db: &str, disk: &std::path::Path) {
     for _ in 0..3 {
         // Exit 1 or 0: whether this machine meets the requirements does not matter here.
-        let code = Command::cargo_bin("dyno")
-            .unwrap()
-            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+        let code = dyno()
             .env_remove("PGPASSWORD")
             .args(["machine", "--db", db, "--base-path"])
             .arg(disk)
@@ -65,7 +58,7 @@ fn three_machine_runs_make_a_history_of_three_points() {
 
 #[test]
 fn the_postgresql_fleet_store_serves_the_same_pages() {
-    let Some(server) = pg::PgServer::start() else {
+    let Some(server) = crate::harness::PgServer::start() else {
         return;
     };
     let url = server.database("serve");
@@ -173,16 +166,14 @@ fn a_corrupt_store_gets_500_pages_and_a_log_line_and_is_left_untouched() {
 fn a_missing_store_or_an_open_address_without_the_flag_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none.db");
-    Command::cargo_bin("dyno")
-        .unwrap()
+    dyno()
         .args(["serve", "--db", missing.to_str().unwrap()])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("dyno machine"));
     let db = dir.path().join("results.db");
     three_runs(&db);
-    Command::cargo_bin("dyno")
-        .unwrap()
+    dyno()
         .args([
             "serve",
             "--db",
@@ -193,8 +184,7 @@ fn a_missing_store_or_an_open_address_without_the_flag_is_refused() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--listen 0.0.0.0:0"));
-    Command::cargo_bin("dyno")
-        .unwrap()
+    dyno()
         .args([
             "serve",
             "--db",
@@ -319,9 +309,7 @@ fn pipeline_bench_with_serve_streams_its_own_tiles() {
         ),
     )
     .unwrap();
-    let mut bench = std::process::Command::new(env!("CARGO_BIN_EXE_dyno"))
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
-        .env_remove("DYNO_DB")
+    let mut bench = dyno_process()
         .args([
             "pipeline",
             "bench",
@@ -388,7 +376,7 @@ fn public_mode_is_refused_without_a_usable_key_or_tls_pair() {
     let db = dir.path().join("results.db");
     three_runs(&db);
     let serve = |args: &[&str]| {
-        let mut c = Command::cargo_bin("dyno").unwrap();
+        let mut c = dyno();
         c.args(["serve", "--db", db.to_str().unwrap()]).args(args);
         c.assert().code(2)
     };

@@ -5,16 +5,10 @@
 //! equivocation), that none adopted a lie, and that the chain converged; bad schedules
 //! exit 2 naming file, line and key. Assertions are about structure, not speed.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, events, heavy};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env_remove("DYNO_DB");
-    c
-}
 
 const REGIONS3: &str = r#"
 [[region]]
@@ -71,17 +65,9 @@ fn fault(kind: &str, node: &str, at: u64, slots: u64, extra: &str) -> String {
     format!("\n[[fault]]\nkind = \"{kind}\"\nnode = \"{node}\"\nat_slot = {at}\nslots = {slots}\n{extra}")
 }
 
-fn events(log: &Path, name: &str) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["kind"] == "event" && v["event"] == name)
-        .collect()
-}
-
 #[test]
 fn nine_nodes_with_one_byzantine_of_each_kind_refuse_record_and_converge() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let faults = [
         fault("equivocate", "n0", 6, 4, ""),
@@ -100,11 +86,10 @@ fn nine_nodes_with_one_byzantine_of_each_kind_refuse_record_and_converge() {
     ]
     .concat();
     // Slots 0..56: 8 slots after the last fault for the links and chains to settle.
-    let file = cluster(dir.path(), "byz", 24600, 26, &faults);
+    let file = cluster(dir.path(), "byz", 25100, 26, &faults);
     let run_dir = dir.path().join("run");
     let html = dir.path().join("byz.html");
     let out = dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--no-save", "--format", "json", "--dir"])
         .arg(&run_dir)
         .arg("--html")

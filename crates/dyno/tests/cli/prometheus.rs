@@ -10,12 +10,10 @@
 //! Skipped with a printed note where the server is not installed (scripts/ci/promtool.sh
 //! installs Debian's package, server and promtool). About 15 seconds once built.
 
-mod grafana_common;
-
-use assert_cmd::cargo::CommandCargoExt;
-use grafana_common::{as_prometheus_sees_it, on_path, panel_queries, variable_queries};
+use crate::harness::dashboards::{as_prometheus_sees_it, on_path, panel_queries, variable_queries};
+use crate::harness::{alone, dyno_process, free_tcp, free_udp, write};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -73,28 +71,6 @@ impl Drop for Reaped {
     }
 }
 
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1").env_remove("DYNO_DB");
-    c
-}
-
-fn free_tcp() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_udp() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Percent-encodes a query-string value.
 fn encode(text: &str) -> String {
     text.bytes()
@@ -136,15 +112,10 @@ fn query(authority: &str, expr: &str) -> Result<Vec<serde_json::Value>, String> 
     })
 }
 
-fn write(p: &Path, text: &str) -> PathBuf {
-    std::fs::write(p, text).unwrap();
-    p.to_path_buf()
-}
-
 /// Two nodes that peer with each other, each with its metrics endpoint; returns their
 /// configs, their metrics addresses and the second node's ingress.
 fn node_pair(dir: &Path) -> (Vec<PathBuf>, Vec<String>, String) {
-    let out = dyno()
+    let out = dyno_process()
         .args(["node", "genesis", "--out"])
         .arg(dir.join("genesis.toml"))
         .args(["--validators", "n1=1,n2=1", "--slot-ms", "300"])
@@ -200,6 +171,7 @@ fn bench_config(dir: &Path) -> PathBuf {
 
 #[test]
 fn every_dashboard_panel_is_answered_by_a_prometheus_scraping_dyno() {
+    let _alone = alone();
     let Some(prometheus) = on_path("prometheus") else {
         eprintln!(
             "note: the Prometheus server is not installed (scripts/ci/promtool.sh installs \
@@ -218,7 +190,7 @@ fn every_dashboard_panel_is_answered_by_a_prometheus_scraping_dyno() {
         .map(|c| {
             Reaped::spawn(
                 "dyno node run",
-                dyno()
+                dyno_process()
                     .args(["node", "run", "--quiet", "--duration", "120", "--config"])
                     .arg(c)
                     .current_dir(dir.path()),
@@ -227,7 +199,7 @@ fn every_dashboard_panel_is_answered_by_a_prometheus_scraping_dyno() {
         .collect();
     let mut bench = Reaped::spawn(
         "dyno pipeline bench",
-        dyno()
+        dyno_process()
             .args(["pipeline", "bench", "--duration", "120", "--metrics-listen"])
             .arg(&bench_metrics)
             .arg("--db")
@@ -238,7 +210,7 @@ fn every_dashboard_panel_is_answered_by_a_prometheus_scraping_dyno() {
 
     // Prometheus as the example configuration sets it up (grafana/prometheus.yml: one job
     // per kind of endpoint, the node alerting rules), faster.
-    let rules = grafana_common::workspace().join("grafana/alerts/dyno-node.rules.yml");
+    let rules = crate::harness::dashboards::workspace().join("grafana/alerts/dyno-node.rules.yml");
     let quoted = |a: &[String]| {
         a.iter()
             .map(|t| format!("\"{t}\""))
@@ -281,7 +253,7 @@ fn every_dashboard_panel_is_answered_by_a_prometheus_scraping_dyno() {
 
     let mut load = Reaped::spawn(
         "dyno load",
-        dyno()
+        dyno_process()
             .args(["load", "--genesis"])
             .arg(dir.path().join("genesis.toml"))
             .args(["--target", &ingress, "--rate", "200", "--duration", "110"]),

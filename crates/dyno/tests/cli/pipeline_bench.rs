@@ -2,14 +2,8 @@
 //! anything starts (exit 2, naming the file, key or flag), and a short run whose summary
 //! accounts for every transaction and is stored. Nothing here depends on speed.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, dyno_process};
 use predicates::prelude::*;
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1");
-    c
-}
 
 fn config(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
     let text = format!(
@@ -188,8 +182,7 @@ fn a_node_logs_seconds_and_blocks_until_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let p = config(dir.path(), "");
     let log = dir.path().join("node.jsonl");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("dyno"))
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
+    let mut child = dyno_process()
         .args([
             "pipeline",
             "bench",

@@ -1,36 +1,22 @@
 //! `dyno results push`, `pull` and `fleet`, and `--db postgres://...`, against a real
-//! throwaway PostgreSQL server (skipped with a note where PostgreSQL is not installed);
-//! `dyno results trend` over a SQLite store (module `trend`).
+//! throwaway PostgreSQL server (skipped with a note where PostgreSQL is not installed).
 //!
 //! Two machines: this host (a real `dyno machine` run) and a peer with another host
 //! fingerprint (its runs written through the store API, as `dyno machine` writes them,
 //! into its own SQLite store). Each pushes from its own process; `dyno results fleet`
 //! then places this host among both. No assertion depends on this machine's speed.
 
-#[path = "../../dyno-store/tests/common/pg.rs"]
-mod pg;
-#[path = "results/trend.rs"]
-mod trend;
-
+use crate::harness::PgServer;
 use assert_cmd::Command;
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::Store;
-use pg::PgServer;
 use std::path::Path;
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1")
-        .env_remove("DYNO_DB")
-        .env_remove("PGPASSWORD")
-        .env("NO_COLOR", "1");
-    c
-}
 
 fn json(c: &mut Command) -> serde_json::Value {
     let out = c.assert().code(0).get_output().stdout.clone();
     serde_json::from_slice(&out).unwrap()
 }
+use crate::harness::dyno;
 
 /// A peer machine's store: `runs` complete `machine` runs of Sr25519Verify.
 fn peer_store(path: &Path, hostname: &str, cpu: &str, values: &[f64]) {

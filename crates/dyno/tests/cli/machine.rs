@@ -6,18 +6,15 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::Path;
 
-mod common;
-use common::{entries, Env, QUICK};
+use crate::harness::{entries, Env, QUICK};
 
-impl Env {
-    /// `dyno` with the store in the temp dir; tests run the debug build on purpose.
-    fn dyno(&self) -> Command {
-        let mut c = Command::cargo_bin("dyno").unwrap();
-        c.env("DYNO_ALLOW_DEBUG_BUILD", "1")
-            .env("DYNO_DB", self.db())
-            .env("NO_COLOR", "1");
-        c
-    }
+/// `dyno machine` with tiny durations and no disk path, and its JSON document.
+trait Machine {
+    fn machine(&self, extra: &[&str]) -> Command;
+    fn machine_json(&self, extra: &[&str]) -> (serde_json::Value, String);
+}
+
+impl Machine for Env {
     /// `dyno machine` with tiny durations and no disk path.
     fn machine(&self, extra: &[&str]) -> Command {
         let mut c = self.dyno();

@@ -3,11 +3,11 @@
 //! adopting, and the flooder is cut, refused and counted. The test asserts bounds and
 //! counts, never a speed.
 
-use assert_cmd::cargo::CommandCargoExt;
+use crate::harness::{alone, dyno_process, events_so_far, free_tcp, write, Reaped};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,40 +18,11 @@ use std::time::{Duration, Instant};
 const RSS_GROWTH_BOUND: u64 = 128 << 20;
 const FLOOD: Duration = Duration::from_secs(10);
 
-/// A child process killed and reaped when dropped (a failing test leaves no orphan).
-struct Reaped(Option<Child>);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_tcp() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn rss_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-fn events(path: &Path, name: &str) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["kind"] == "event" && v["event"] == name)
-        .collect()
 }
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -142,17 +113,12 @@ fn flood(addr: std::net::SocketAddr, genesis: &[u8], id: &str, stop: &AtomicBool
     t
 }
 
-fn write(p: &Path, text: &str) -> PathBuf {
-    std::fs::write(p, text).unwrap();
-    p.to_path_buf()
-}
-
 #[test]
 fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_keeps_forging() {
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let g = dir.path().join("genesis.toml");
-    let out = Command::cargo_bin("dyno")
-        .unwrap()
+    let out = dyno_process()
         .args(["node", "genesis", "--out"])
         .arg(&g)
         .args(["--validators", "n1=1,n2=0,n3=0", "--slot-ms", "300"])
@@ -186,8 +152,7 @@ fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_kee
     );
     let start = |cfg: &Path| {
         Reaped(Some(
-            Command::cargo_bin("dyno")
-                .unwrap()
+            dyno_process()
                 .args([
                     "node",
                     "run",
@@ -211,7 +176,7 @@ fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_kee
     let log2 = dir.path().join("n2.jsonl");
     // Wait for the chain to run: n2 has adopted a block of n1's.
     let t0 = Instant::now();
-    while events(&log2, "adopted").is_empty() {
+    while events_so_far(&log2, "adopted").is_empty() {
         assert!(
             t0.elapsed() < Duration::from_secs(30),
             "no block adopted before the flood"
@@ -219,7 +184,7 @@ fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_kee
         std::thread::sleep(Duration::from_millis(100));
     }
     let genesis = unhex(
-        events(&log1, "started")[0]["genesis_hash"]
+        events_so_far(&log1, "started")[0]["genesis_hash"]
             .as_str()
             .unwrap(),
     );
@@ -256,7 +221,7 @@ fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_kee
     // Forging and adopting went on through the flood: 10 s is 33 slots of 300 ms; on a
     // busy machine some may be late, but most must be there.
     let during = |log: &Path, name: &str| {
-        events(log, name)
+        events_so_far(log, name)
             .iter()
             .filter(|e| (flood_start_ns..flood_end_ns).contains(&e["ts_ns"].as_u64().unwrap()))
             .count()
@@ -271,7 +236,7 @@ fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_kee
         "n2 adopted only {adopted} blocks during the flood"
     );
     // The flooder was cut for misbehaving, refused while banned, and counted.
-    let cut = events(&log1, "peer_cut");
+    let cut = events_so_far(&log1, "peer_cut");
     assert!(!cut.is_empty(), "the flooder was never cut");
     assert!(cut.iter().all(|c| c["peer"] == "n3"));
     let summary: serde_json::Value = serde_json::from_slice(&out1.stdout).unwrap();

@@ -23,20 +23,19 @@ struct Case {
     says: &'static str,
 }
 
-fn dyno(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1")
-        .env("DYNO_DB", dir.join("results.db"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir);
+/// [`dyno`] run in `dir`, with its store there.
+fn dyno_in(dir: &Path) -> Command {
+    let mut c = dyno();
+    c.env("DYNO_DB", dir.join("results.db")).current_dir(dir);
     c
 }
+use crate::harness::dyno;
 
 fn check(case: Case) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(case.name);
     std::fs::write(&file, &case.text).unwrap();
-    let out = dyno(dir.path())
+    let out = dyno_in(dir.path())
         .args(case.args)
         .arg(&file)
         .args(case.after)

@@ -4,16 +4,10 @@
 //! starts. Every assertion is about structure (the node reached the tip, a fork existed
 //! and resolved), never about how fast this machine is.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, events, heavy};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn dyno() -> Command {
-    let mut c = Command::cargo_bin("dyno").unwrap();
-    c.env_remove("DYNO_DB");
-    c
-}
 
 const REGIONS3: &str = r#"
 [[region]]
@@ -75,7 +69,6 @@ rate_tps = 5
 
 fn run(file: &Path, dir: &Path) -> Value {
     let out = dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["cluster", "run", "--no-save", "--format", "json", "--dir"])
         .arg(dir)
         .arg("--html")
@@ -87,17 +80,9 @@ fn run(file: &Path, dir: &Path) -> Value {
     serde_json::from_slice(&out.get_output().stdout).unwrap()
 }
 
-fn events(log: &Path, name: &str) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["kind"] == "event" && v["event"] == name)
-        .collect()
-}
-
 #[test]
 fn a_killed_and_restarted_node_catches_up_and_the_report_says_when() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let file = cluster(
         dir.path(),
@@ -145,6 +130,7 @@ fn a_killed_and_restarted_node_catches_up_and_the_report_says_when() {
 
 #[test]
 fn nine_nodes_with_a_region_cut_off_for_twenty_slots_fork_and_the_fork_resolves() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     // The cut-off region's producer (n2) holds half the stake, so both sides lead slots
     // during the 20 (all but certain: 2 x 0.5^20 of the schedules would not).
@@ -198,7 +184,6 @@ fn a_bad_schedule_exits_2_naming_file_line_and_key_before_anything_starts() {
     let line = text.lines().position(|l| l.contains("n7")).unwrap() + 1;
     for cmd in ["check", "run"] {
         dyno()
-            .env("DYNO_ALLOW_DEBUG_BUILD", "1")
             .args(["cluster", cmd])
             .arg(&file)
             .current_dir(dir.path())
@@ -231,6 +216,7 @@ fn a_bad_schedule_exits_2_naming_file_line_and_key_before_anything_starts() {
 
 #[test]
 fn every_kind_of_fault_runs_and_a_node_killed_for_good_does_not_fail_the_run() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     // The upgrade's "new release" is this dyno again, started by another command line.
     let dyno_bin = assert_cmd::cargo::cargo_bin("dyno");

@@ -2,14 +2,10 @@
 //! choice, shell completions and the man page generated from the parser, and the exit
 //! code of a command stopped by a signal.
 
-use assert_cmd::Command;
+use crate::harness::{dyno, dyno_process};
 use predicates::prelude::*;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn dyno() -> Command {
-    Command::cargo_bin("dyno").unwrap()
-}
 
 #[test]
 fn completions_cover_every_subcommand_for_each_shell() {
@@ -104,8 +100,7 @@ fn sigterm_stops_a_run_cleanly_with_143() {
     let dir = tempfile::tempdir().unwrap();
     let name = format!("sigterm-{}", std::process::id());
     let cfg = two_tile_config(dir.path(), &name);
-    let bin = assert_cmd::cargo::cargo_bin("dyno");
-    let mut child = std::process::Command::new(bin)
+    let mut child = dyno_process()
         .args([
             "pipeline",
             "run",
@@ -146,7 +141,6 @@ fn stored_runs_as_json_carry_a_schema_and_rfc3339_times() {
     let disk = dir.path().join("disk");
     std::fs::create_dir_all(&disk).unwrap();
     dyno()
-        .env("DYNO_ALLOW_DEBUG_BUILD", "1")
         .args(["machine", "--only", "BLAKE2-256", "--hash-duration", "0.02"])
         .args(["--allow-fail", "--format", "json", "-d"])
         .arg(&disk)
