@@ -27,5 +27,6 @@ mod pipeline_bench;
 mod prometheus;
 mod serve;
 mod serve_browser;
+mod serve_pages;
 mod trend;
 mod tune;
