@@ -62,32 +62,46 @@ fn seconds(name: &str) -> Metric {
 /// mean over nodes per slot, a per-node figure as Cardano reports it, so the number of
 /// metrics (and Holm's correction) does not grow with the node count.
 fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
+    let mut out = propagation_series(run);
+    out.extend(resource_series(run, slot_s));
+    out.extend(fault_series(run.fault_report.as_ref()));
+    out
+}
+
+/// Per-block times as observations (none when no block gave one), preceded by their
+/// nearest-rank p90 as a one-point gauge when `p90`.
+fn observed(name: String, points: Vec<(f64, f64)>, p90: bool) -> Vec<Series> {
+    let mut out = Vec::new();
+    if points.is_empty() {
+        return out;
+    }
+    if p90 {
+        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+        if let Some(v) =
+            dyno_stats::quantile(&values, 0.90, dyno_stats::QuantileMethod::NearestRank)
+        {
+            out.push(Series {
+                metric: seconds(&format!("{name}_p90")),
+                kind: SeriesKind::Gauge,
+                points: vec![(0.0, v)],
+            });
+        }
+    }
+    out.push(Series {
+        metric: seconds(&name),
+        kind: SeriesKind::Observations,
+        points,
+    });
+    out
+}
+
+/// Adoption at the compared fractions, fetch times and the leader's slot start to
+/// announcement, each at its block's slot start (seconds into the window).
+fn propagation_series(run: &RunOutcome) -> Vec<Series> {
     let a = &run.analysis;
     let t0 = run.window_ns.start;
     let at = |ns: u64| (ns as f64 - t0 as f64) / 1e9;
     let mut out = Vec::new();
-    let mut observed = |name: String, points: Vec<(f64, f64)>, p90: bool| {
-        if points.is_empty() {
-            return;
-        }
-        if p90 {
-            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-            if let Some(v) =
-                dyno_stats::quantile(&values, 0.90, dyno_stats::QuantileMethod::NearestRank)
-            {
-                out.push(Series {
-                    metric: seconds(&format!("{name}_p90")),
-                    kind: SeriesKind::Gauge,
-                    points: vec![(0.0, v)],
-                });
-            }
-        }
-        out.push(Series {
-            metric: seconds(&name),
-            kind: SeriesKind::Observations,
-            points,
-        });
-    };
     for f in COMPARED_FRACTIONS {
         let key = format!("adoption_{f:.2}");
         let Some(i) = FRACTIONS.iter().position(|&x| x == f) else {
@@ -101,7 +115,7 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
             .iter()
             .filter_map(|b| Some((at(b.slot_start_ns), b.fractions[i]?)))
             .collect();
-        observed(format!("cluster:{key}_s"), points, true);
+        out.extend(observed(format!("cluster:{key}_s"), points, true));
     }
     if !a.unavailable.iter().any(|k| k == "peer.fetch") {
         let points = a
@@ -113,7 +127,7 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
                     .filter_map(move |p| Some((at(b.slot_start_ns), p.fetch_s?)))
             })
             .collect();
-        observed("cluster:fetch_s".into(), points, false);
+        out.extend(observed("cluster:fetch_s".into(), points, false));
     }
     if !a
         .unavailable
@@ -125,27 +139,39 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
             .iter()
             .filter_map(|b| Some((at(b.slot_start_ns), b.forging.slot_start_to_announced_s?)))
             .collect();
-        observed("cluster:slot_start_to_announced_s".into(), points, false);
+        out.extend(observed(
+            "cluster:slot_start_to_announced_s".into(),
+            points,
+            false,
+        ));
     }
+    out
+}
+
+/// CPU and RSS, the mean over nodes per slot (none without a slot every node sampled).
+fn resource_series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
     let slots = run
         .resources
         .iter()
         .map(|r| r.cpu_percent.len().min(r.rss_bytes.len()))
         .min()
         .unwrap_or(0);
+    if slots == 0 {
+        return Vec::new();
+    }
     let nodes = run.resources.len() as f64;
-    if slots > 0 {
-        let mean_per_slot = |pick: &dyn Fn(&crate::resources::NodeResources, usize) -> f64| {
-            (0..slots)
-                .map(|s| {
-                    (
-                        s as f64 * slot_s,
-                        run.resources.iter().map(|r| pick(r, s)).sum::<f64>() / nodes,
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
-        out.push(Series {
+    let mean_per_slot = |pick: &dyn Fn(&crate::resources::NodeResources, usize) -> f64| {
+        (0..slots)
+            .map(|s| {
+                (
+                    s as f64 * slot_s,
+                    run.resources.iter().map(|r| pick(r, s)).sum::<f64>() / nodes,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    vec![
+        Series {
             metric: Metric::new(
                 "cluster:node_cpu_percent",
                 Unit::Percent,
@@ -158,8 +184,8 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
                 .into_iter()
                 .map(|(t, v)| (t + slot_s, v))
                 .collect(),
-        });
-        out.push(Series {
+        },
+        Series {
             metric: Metric::new(
                 "cluster:node_rss_bytes",
                 Unit::Bytes,
@@ -167,10 +193,8 @@ fn series(run: &RunOutcome, slot_s: f64) -> Vec<Series> {
             ),
             kind: SeriesKind::Gauge,
             points: mean_per_slot(&|r, s| r.rss_bytes[s]),
-        });
-    }
-    out.extend(fault_series(run.fault_report.as_ref()));
-    out
+        },
+    ]
 }
 
 /// What a run's faults did, when its cluster file has a schedule, so "does release B

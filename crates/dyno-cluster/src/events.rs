@@ -138,47 +138,98 @@ struct Head {
 pub fn parse_log(path: &Path, text: &str) -> Result<Vec<Event>, ClusterError> {
     let mut events = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let err = |message: String| ClusterError::Log {
-            path: path.to_path_buf(),
-            line: i + 1,
-            message,
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| err(format!("not JSON: {e}")))?;
-        let kind: Line =
-            serde_json::from_value(value.clone()).map_err(|e| err(format!("`kind`: {e}")))?;
-        if kind.kind.as_deref() != Some("event") {
-            continue;
-        }
-        let head: Head =
-            serde_json::from_value(value.clone()).map_err(|e| err(format!("event line: {e}")))?;
-        if KNOWN_UNUSED.contains(&head.event.as_str()) {
-            continue;
-        }
-        let what = match serde_json::from_value::<EventKind>(value) {
-            Ok(what) => what,
-            Err(e) if e.to_string().starts_with("unknown variant") => continue,
-            Err(e) => return Err(err(format!("event `{}`: {e}", head.event))),
-        };
-        events.push(Event {
-            node: head.node,
-            ts_ns: head.ts_ns,
-            what,
-        });
+        events.extend(event_line(path, i + 1, line)?);
     }
     Ok(events)
 }
 
-/// Reads and parses a node log file.
+/// Line `number` of a node log: the event it holds, `None` for another line (a blank
+/// line, a metrics line, an event the analysis does not need).
+fn event_line(path: &Path, number: usize, line: &str) -> Result<Option<Event>, ClusterError> {
+    let err = |message: String| ClusterError::Log {
+        path: path.to_path_buf(),
+        line: number,
+        message,
+    };
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    if line.len() > dyno_proc::lines::MAX_LINE_BYTES {
+        return Err(too_long(path, number));
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| err(format!("not JSON: {e}")))?;
+    let kind: Line =
+        serde_json::from_value(value.clone()).map_err(|e| err(format!("`kind`: {e}")))?;
+    if kind.kind.as_deref() != Some("event") {
+        return Ok(None);
+    }
+    let head: Head =
+        serde_json::from_value(value.clone()).map_err(|e| err(format!("event line: {e}")))?;
+    if KNOWN_UNUSED.contains(&head.event.as_str()) {
+        return Ok(None);
+    }
+    let what = match serde_json::from_value::<EventKind>(value) {
+        Ok(what) => what,
+        Err(e) if e.to_string().starts_with("unknown variant") => return Ok(None),
+        Err(e) => return Err(err(format!("event `{}`: {e}", head.event))),
+    };
+    Ok(Some(Event {
+        node: head.node,
+        ts_ns: head.ts_ns,
+        what,
+    }))
+}
+
+/// Reads and parses a node log file, line by line (a log is never read whole, and a line
+/// over dyno-proc's line cap is refused, not held).
 pub fn read_log(path: &Path) -> Result<Vec<Event>, ClusterError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ClusterError::Io {
+    let mut events = Vec::new();
+    for_each_line(path, |number, line, cut| {
+        if cut {
+            return Err(too_long(path, number));
+        }
+        events.extend(event_line(path, number, line)?);
+        Ok(())
+    })?;
+    Ok(events)
+}
+
+/// A log line over dyno-proc's line cap, refused.
+fn too_long(path: &Path, number: usize) -> ClusterError {
+    ClusterError::Log {
+        path: path.to_path_buf(),
+        line: number,
+        message: format!(
+            "longer than {} KiB: no node writes such a line",
+            dyno_proc::lines::MAX_LINE_BYTES / 1024
+        ),
+    }
+}
+
+/// Calls `each` with every line of the file at `path`: its 1-based number, its text (cut
+/// at dyno-proc's line cap) and whether it was cut. The file is read through a buffer,
+/// never whole.
+pub(crate) fn for_each_line(
+    path: &Path,
+    mut each: impl FnMut(usize, &str, bool) -> Result<(), ClusterError>,
+) -> Result<(), ClusterError> {
+    let io = |source| ClusterError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    parse_log(path, &text)
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut lines = dyno_proc::lines::BoundedLines::new(std::io::BufReader::new(file));
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut cut = 0;
+    while lines.next_line(&mut line).map_err(io)? {
+        number += 1;
+        let was_cut = lines.dropped().cut_lines > cut;
+        cut = lines.dropped().cut_lines;
+        each(number, &String::from_utf8_lossy(&line), was_cut)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

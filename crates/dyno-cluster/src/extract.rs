@@ -374,16 +374,26 @@ impl Extractors {
     ) -> Result<Vec<Event>, crate::ClusterError> {
         let mut out = Vec::new();
         for (i, line) in text.lines().enumerate() {
-            let event = self
-                .line(node, line, None)
-                .map_err(|e| crate::ClusterError::Log {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    message: e.to_string(),
-                })?;
-            out.extend(event);
+            out.extend(self.numbered_line(path, node, i + 1, line)?);
         }
         Ok(out)
+    }
+
+    /// Line `number` of the log at `path` of `node`, whose lines carry their times: the
+    /// event it holds, if any; an error names the file and line.
+    pub fn numbered_line(
+        &self,
+        path: &std::path::Path,
+        node: &str,
+        number: usize,
+        line: &str,
+    ) -> Result<Option<Event>, crate::ClusterError> {
+        self.line(node, line, None)
+            .map_err(|e| crate::ClusterError::Log {
+                path: path.to_path_buf(),
+                line: number,
+                message: e.to_string(),
+            })
     }
 
     /// The metric keys (as [`crate::propagation::Analysis::distributions`] names them)
@@ -422,5 +432,4 @@ impl Extractors {
 }
 
 #[cfg(test)]
-#[path = "extract_tests.rs"]
 mod tests;

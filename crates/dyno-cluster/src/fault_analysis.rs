@@ -429,5 +429,4 @@ fn seconds(ns: u64) -> f64 {
 }
 
 #[cfg(test)]
-#[path = "fault_analysis_tests.rs"]
 mod tests;

@@ -367,49 +367,9 @@ impl ClusterSpec {
         let count = nodes.len();
         let base = base_port(&cx, c, count)?;
         let (command, threads_per_node) = node_command(&cx, raw.node.as_ref())?;
-        let node = raw.node.as_ref();
-        let reference = command == NodeCommand::Reference;
-        let forge = cx.reference_choice(
-            reference,
-            node.and_then(|n| n.forge.as_ref()),
-            "node.forge",
-            &["tiles", "sequential"],
-        )?;
-        // A cluster's reference node is lean unless the file asks: the sequential forge.
-        let forge = forge.or_else(|| reference.then(|| "sequential".to_string()));
-        let verify_tiles = node_threads(
-            &cx,
-            reference,
-            node.and_then(|n| n.verify_tiles.as_ref()),
-            "node.verify_tiles",
-        )?;
-        let replay_threads = node_threads(
-            &cx,
-            reference,
-            node.and_then(|n| n.replay_threads.as_ref()),
-            "node.replay_threads",
-        )?;
-        let forge_at = cx.reference_choice(
-            reference,
-            node.and_then(|n| n.forge_at.as_ref()),
-            "node.forge_at",
-            &["whole_slot", "slot_start"],
-        )?;
-        let ready_timeout_s = match raw.node.as_ref().and_then(|n| n.ready_timeout_s.as_ref()) {
-            Some(t) if *t.get_ref() == 0 => {
-                return Err(cx.err(t.span().start, "node.ready_timeout_s", "must be at least 1"))
-            }
-            Some(t) => *t.get_ref(),
-            None => 60,
-        };
-        let bw = &raw.links.bandwidth_mbit;
-        if !(bw.get_ref().is_finite() && *bw.get_ref() > 0.0) {
-            return Err(cx.err(
-                bw.span().start,
-                "links.bandwidth_mbit",
-                "must be a positive number",
-            ));
-        }
+        let tuning = reference_tuning(&cx, raw.node.as_ref(), &command)?;
+        let ready_timeout_s = ready_timeout_s(&cx, raw.node.as_ref())?;
+        let bandwidth_mbit = bandwidth_mbit(&cx, &raw.links)?;
         let t = raw.topology.get_ref();
         let kind = *t.kind.get_ref();
         let topology = topology(&cx, &raw.topology, count, regions.len())?;
@@ -420,23 +380,7 @@ impl ClusterSpec {
         if extract.is_some() && command == NodeCommand::Reference {
             return Err(extract_for_reference(&cx, raw.extract.as_ref()));
         }
-        let run_slots = (c.warmup_s + c.duration_s.get_ref()) * 1000 / c.slot_ms.get_ref();
-        let faults = faults_check::faults(
-            &cx,
-            &raw.fault,
-            &faults_check::Context {
-                nodes: &nodes,
-                regions: &regions,
-                command: &command,
-                run_slots,
-                run_said: format!(
-                    "slots 0..{run_slots} ({} s warm-up + {} s window at {} ms a slot)",
-                    c.warmup_s,
-                    c.duration_s.get_ref(),
-                    c.slot_ms.get_ref()
-                ),
-            },
-        )?;
+        let faults = faults(&cx, &raw, &nodes, &regions, &command)?;
         Ok(ClusterSpec {
             path: path.to_path_buf(),
             name: c.name.get_ref().clone(),
@@ -446,14 +390,14 @@ impl ClusterSpec {
             base_port: base,
             command,
             threads_per_node,
-            forge,
-            verify_tiles,
-            replay_threads,
-            forge_at,
+            forge: tuning.forge,
+            verify_tiles: tuning.verify_tiles,
+            replay_threads: tuning.replay_threads,
+            forge_at: tuning.forge_at,
             ready_timeout_s,
             nodes,
             regions,
-            bandwidth_mbit: *bw.get_ref(),
+            bandwidth_mbit,
             topology_kind: kind,
             seed: t.seed,
             topology,
@@ -537,33 +481,45 @@ impl ClusterSpec {
     }
 }
 
-/// Most verify threads `node.verify_tiles` (or replay threads, `node.replay_threads`)
-/// may ask for (the reference node's own limit).
-pub const MAX_VERIFY_TILES: usize = 256;
-
-/// A thread count of the reference node (`node.verify_tiles`, `node.replay_threads`):
-/// only with the reference node, 1 to [`MAX_VERIFY_TILES`].
-fn node_threads(
-    cx: &Cx,
-    reference: bool,
-    v: Option<&Spanned<usize>>,
-    key: &str,
-) -> Result<Option<usize>, ClusterError> {
-    let Some(v) = v else {
-        return Ok(None);
-    };
-    let at = v.span().start;
-    if !reference {
+/// `links.bandwidth_mbit`: a positive number.
+fn bandwidth_mbit(cx: &Cx, links: &RawLinks) -> Result<f64, ClusterError> {
+    let bw = &links.bandwidth_mbit;
+    if !(bw.get_ref().is_finite() && *bw.get_ref() > 0.0) {
         return Err(cx.err(
-            at,
-            key,
-            "is a setting of the reference node: leave it out with node.command",
+            bw.span().start,
+            "links.bandwidth_mbit",
+            "must be a positive number",
         ));
     }
-    if !(1..=MAX_VERIFY_TILES).contains(v.get_ref()) {
-        return Err(cx.err(at, key, format!("must be 1 to {MAX_VERIFY_TILES}")));
-    }
-    Ok(Some(*v.get_ref()))
+    Ok(*bw.get_ref())
+}
+
+/// The `[[fault]]` schedule, checked against the run's slots, nodes and regions.
+fn faults(
+    cx: &Cx,
+    raw: &RawFile,
+    nodes: &[NodeSpec],
+    regions: &[Region],
+    command: &NodeCommand,
+) -> Result<Vec<crate::faults::Fault>, ClusterError> {
+    let c = &raw.cluster;
+    let run_slots = (c.warmup_s + c.duration_s.get_ref()) * 1000 / c.slot_ms.get_ref();
+    faults_check::faults(
+        cx,
+        &raw.fault,
+        &faults_check::Context {
+            nodes,
+            regions,
+            command,
+            run_slots,
+            run_said: format!(
+                "slots 0..{run_slots} ({} s warm-up + {} s window at {} ms a slot)",
+                c.warmup_s,
+                c.duration_s.get_ref(),
+                c.slot_ms.get_ref()
+            ),
+        },
+    )
 }
 
 fn regions(cx: &Cx, raw: &[Spanned<RawRegion>]) -> Result<Vec<Region>, ClusterError> {
@@ -673,53 +629,6 @@ fn nodes(cx: &Cx, raw: &RawNodes, regions: usize) -> Result<Vec<NodeSpec>, Clust
             },
         })
         .collect())
-}
-
-fn node_command(
-    cx: &Cx,
-    raw: Option<&RawNode>,
-) -> Result<(NodeCommand, Option<u32>), ClusterError> {
-    let threads = match raw.and_then(|n| n.threads.as_ref()) {
-        Some(t) if *t.get_ref() == 0 => {
-            return Err(cx.err(t.span().start, "node.threads", "must be at least 1"))
-        }
-        Some(t) => Some(*t.get_ref()),
-        None => None,
-    };
-    let Some(argv) = raw.and_then(|n| n.command.as_ref()) else {
-        return Ok((NodeCommand::Reference, threads));
-    };
-    let at = argv.span().start;
-    let Some(program) = argv.get_ref().first() else {
-        return Err(cx.err(
-            at,
-            "node.command",
-            "is empty: give the program and its arguments, or leave it out for the reference node",
-        ));
-    };
-    for arg in argv.get_ref() {
-        for name in placeholders(arg) {
-            if !PLACEHOLDERS.contains(&name) {
-                return Err(cx.err(
-                    at,
-                    "node.command",
-                    format!(
-                        "unknown placeholder {{{name}}} in {arg:?} (known: {})",
-                        PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
-                    ),
-                ));
-            }
-        }
-    }
-    let dir = cx.path.parent().unwrap_or(Path::new("."));
-    if resolve_executable(program, dir).is_none() {
-        return Err(cx.err(
-            at,
-            "node.command",
-            format!("{program:?} is not an executable file (relative paths start at the cluster file's directory; bare names are looked up on PATH)"),
-        ));
-    }
-    Ok((NodeCommand::Argv(argv.get_ref().clone()), threads))
 }
 
 /// The `{name}` placeholders in `arg`.
@@ -896,16 +805,14 @@ fn extract_for_reference(cx: &Cx, x: Option<&RawExtract>) -> ClusterError {
     )
 }
 
-#[path = "file_checks.rs"]
 mod checks;
-#[path = "file_faults.rs"]
 mod faults_check;
+mod node;
 pub use checks::NodeCommandError;
 use checks::{extract, ready_url, workload};
+use node::{node_command, ready_timeout_s, reference_tuning};
 
 #[cfg(test)]
-#[path = "file_faults_tests.rs"]
 mod faults_tests;
 #[cfg(test)]
-#[path = "file_tests.rs"]
 mod tests;

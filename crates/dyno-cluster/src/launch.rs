@@ -56,6 +56,15 @@ pub enum Progress {
         /// What, e.g. `restart n3 at slot 10 for 4 slots starts`.
         line: String,
     },
+    /// The measured window is known (the nodes are up and the genesis time fixed): what
+    /// a report of the run needs to read its logs, stored at once so a run killed from
+    /// here on can still be reported.
+    Window {
+        /// The slots analysed.
+        slots: std::ops::Range<u64>,
+        /// The window, Unix ns.
+        window_ns: std::ops::Range<u64>,
+    },
     /// Everything is being stopped.
     Stopping,
 }
@@ -298,6 +307,11 @@ impl Launch {
         let end_ns = start_ns + (window + tail).as_nanos() as u64;
         let window_ns =
             (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
+        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
+        progress(Progress::Window {
+            slots: slot_of(window_ns.start)..slot_of(window_ns.end),
+            window_ns: window_ns.clone(),
+        });
         let mut watching = self.watching(spec, &nodes, genesis_time_ns, &window_ns, &guard);
         let mut last_tick = Instant::now();
         while problems.is_empty() && dyno_now_ns() < end_ns {
@@ -325,11 +339,15 @@ impl Launch {
         progress(Progress::Stopping);
         watching.faults.release(&nodes);
         let fault_records = watching.faults.records.clone();
-        let warnings = stop_all(spec, load, nodes);
-        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
+        let mut warnings = stop_all(spec, load, nodes);
         let slots = slot_of(window_ns.start)..slot_of(window_ns.end);
-        let (node_logs, analysis) =
-            self.analyse_logs(spec, watching.tails, watching.extracted, &slots, &window_ns)?;
+        let (node_logs, analysis) = self.analyse_logs(
+            spec,
+            watching.tails,
+            watching.extracted,
+            (&slots, &window_ns),
+            &mut warnings,
+        )?;
         let fault_report = crate::fault_analysis::of_run(
             spec,
             &fault_records,
@@ -409,20 +427,22 @@ impl Launch {
         }
     }
 
-    /// The propagation analysis of the window: from the extract rules over the nodes'
-    /// output, or from the reference node's event logs.
+    /// The propagation analysis of the window (its slots and nanoseconds): from the
+    /// extract rules over the nodes' output, or from the reference node's event logs.
+    /// What the line cap left out of the outputs goes to `warnings`.
     fn analyse_logs(
         &self,
         spec: &ClusterSpec,
         mut tails: Vec<OutputTail>,
         mut extracted: Vec<Event>,
-        slots: &std::ops::Range<u64>,
-        window_ns: &std::ops::Range<u64>,
+        (slots, window_ns): (&std::ops::Range<u64>, &std::ops::Range<u64>),
+        warnings: &mut Vec<String>,
     ) -> Result<(Vec<PathBuf>, Analysis), ClusterError> {
         if let Some(rules) = &spec.extract {
             for tail in &mut tails {
                 extracted.extend(tail.read(rules)?);
                 extracted.extend(tail.finish(rules)?);
+                warnings.extend(tail.dropped());
             }
             let events = in_window(extracted, window_ns);
             let logs = tails.into_iter().map(|t| t.path).collect();
@@ -502,13 +522,13 @@ impl Watching<'_> {
 }
 
 /// Stops the load and every node (the stop signal, SIGKILL after 10 s); a warning for
-/// each that had to be killed. Every node is signalled first and then waited for, so a
+/// each that had to be killed, or left processes outside its group that dyno killed. Every node is signalled first and then waited for, so a
 /// thousand nodes stop in about the time one takes.
 fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) -> Vec<String> {
     let mut warnings = Vec::new();
     let grace = Duration::from_secs(10);
     if let Some(load) = load {
-        if let Some(w) = load.stop(grace).warning() {
+        for w in load.stop(grace).warnings() {
             warnings.push(format!("dyno load: {w}"));
         }
     }
@@ -519,7 +539,7 @@ fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) ->
     let deadline = Instant::now() + grace;
     for node in nodes {
         let left = deadline.saturating_duration_since(Instant::now());
-        if let Some(w) = node.child.stop(left).warning() {
+        for w in node.child.stop(left).warnings() {
             warnings.push(format!("{}: {w}", spec.nodes[node.id].name));
         }
     }
@@ -577,12 +597,13 @@ fn adopted_everywhere(events: &[Event], nodes: usize) -> usize {
 }
 
 /// A node's output file read as it grows: each complete line goes through the extract
-/// rules, stamped with the time it was read (for rules without a `ts` group).
+/// rules, stamped with the time it was read (for rules without a `ts` group). Lines over
+/// dyno-proc's line cap are skipped and counted ([`OutputTail::dropped`]).
 struct OutputTail {
     path: PathBuf,
     node: String,
     offset: u64,
-    partial: Vec<u8>,
+    lines: dyno_proc::lines::LineSplitter,
     line: usize,
 }
 
@@ -592,7 +613,7 @@ impl OutputTail {
             path,
             node: node.to_string(),
             offset: 0,
-            partial: Vec::new(),
+            lines: Default::default(),
             line: 0,
         }
     }
@@ -604,24 +625,46 @@ impl OutputTail {
         };
         f.seek(SeekFrom::Start(self.offset))
             .map_err(io(&self.path))?;
-        let mut fresh = Vec::new();
-        f.read_to_end(&mut fresh).map_err(io(&self.path))?;
-        self.offset += fresh.len() as u64;
-        self.partial.extend_from_slice(&fresh);
         let now = dyno_now_ns();
         let mut out = Vec::new();
-        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            out.extend(self.one(rules, &line[..end], now)?);
+        // In chunks: a node writing without newlines must not be read into memory whole.
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = f.read(&mut chunk).map_err(io(&self.path))?;
+            if n == 0 {
+                break;
+            }
+            self.offset += n as u64;
+            let mut lines = std::mem::take(&mut self.lines);
+            let pushed = lines.push(&chunk[..n], |line| {
+                out.extend(self.one(rules, line, now)?);
+                Ok::<(), ClusterError>(())
+            });
+            self.lines = lines;
+            pushed?;
         }
         Ok(out)
     }
 
     /// The last line, when the node stopped without a newline.
     fn finish(&mut self, rules: &Extractors) -> Result<Vec<Event>, ClusterError> {
-        let line = std::mem::take(&mut self.partial);
-        self.one(rules, &line, dyno_now_ns())
-            .map(|e| e.into_iter().collect())
+        let mut lines = std::mem::take(&mut self.lines);
+        let mut out = Vec::new();
+        let finished = lines.finish(|line| {
+            out.extend(self.one(rules, line, dyno_now_ns())?);
+            Ok::<(), ClusterError>(())
+        });
+        self.lines = lines;
+        finished.map(|()| out)
+    }
+
+    /// What the line cap left out, for a warning: "n3.out: 1 line over 64 KiB cut, ...".
+    fn dropped(&self) -> Option<String> {
+        let d = self.lines.dropped().describe()?;
+        Some(format!(
+            "{}: {d} (not read by the extract rules)",
+            self.path.display()
+        ))
     }
 
     fn one(
@@ -688,13 +731,11 @@ pub fn node_config(spec: &ClusterSpec, id: usize) -> String {
     s
 }
 
-#[path = "launch_faults.rs"]
 mod faults_driver;
 #[cfg(test)]
 pub(crate) use faults_driver::control_file;
 use faults_driver::FaultDriver;
 
-#[path = "launch_start.rs"]
 mod start;
 pub use start::{at_once, node_start_cpu_s, start_in_s, Startup, NODE_START_CPU_S};
 

@@ -571,5 +571,4 @@ pub fn analyse_extracted(
 }
 
 #[cfg(test)]
-#[path = "propagation_tests.rs"]
 mod tests;

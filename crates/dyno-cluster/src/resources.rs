@@ -3,7 +3,7 @@
 //! of a core).
 
 /// CPU share (percent of one core) at or above which a slot counts towards a span.
-pub const SPAN_THRESHOLD_PERCENT: f64 = dyno_proc::sampler::CPU_SPAN_THRESHOLD;
+pub const SPAN_THRESHOLD_PERCENT: f64 = dyno_exec::CPU_SPAN_THRESHOLD;
 
 /// Share of all cores at or above which a slot counts as saturated.
 pub const SATURATED_SHARE: f64 = 0.9;
@@ -161,9 +161,9 @@ impl NodeResources {
     }
 }
 
-/// Lengths of the maximal runs of `values` at or above `threshold` (dyno-proc's, which
+/// Lengths of the maximal runs of `values` at or above `threshold` (dyno-stats', which
 /// `dyno compare` counts seconds with).
-pub use dyno_proc::sampler::cpu_spans as spans;
+pub use dyno_stats::spans_at_or_above as spans;
 
 /// A node's summary for tables and JSON.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -265,11 +265,12 @@ mod tests {
 }
 
 /// Follows the nodes' event logs while they run and counts the blocks every node has
-/// adopted, for progress. Reads only what was appended since the last call; a line cut
-/// by a concurrent write is kept until its end arrives.
+/// adopted, for progress. Reads only what was appended since the last call, in chunks; a
+/// line cut by a concurrent write is kept until its end arrives, a line over dyno-proc's
+/// line cap is skipped.
 #[derive(Debug)]
 pub struct AdoptionWatch {
-    logs: Vec<(std::path::PathBuf, u64, String)>,
+    logs: Vec<(std::path::PathBuf, u64, dyno_proc::lines::LineSplitter)>,
     adopted_by: std::collections::HashMap<String, usize>,
     nodes: usize,
 }
@@ -279,7 +280,10 @@ impl AdoptionWatch {
     pub fn new(logs: Vec<std::path::PathBuf>) -> Self {
         let nodes = logs.len();
         AdoptionWatch {
-            logs: logs.into_iter().map(|p| (p, 0, String::new())).collect(),
+            logs: logs
+                .into_iter()
+                .map(|p| (p, 0, Default::default()))
+                .collect(),
             adopted_by: std::collections::HashMap::new(),
             nodes,
         }
@@ -288,40 +292,44 @@ impl AdoptionWatch {
     /// Reads what the logs gained and returns how many blocks every node has adopted.
     pub fn blocks_adopted_everywhere(&mut self) -> usize {
         use std::io::{Read, Seek, SeekFrom};
-        for (path, offset, partial) in &mut self.logs {
+        let mut chunk = vec![0u8; 64 * 1024];
+        for (path, offset, lines) in &mut self.logs {
             let Ok(mut file) = std::fs::File::open(&*path) else {
                 continue;
             };
             if file.seek(SeekFrom::Start(*offset)).is_err() {
                 continue;
             }
-            let mut fresh = String::new();
-            let Ok(read) = file.read_to_string(&mut fresh) else {
-                continue;
-            };
-            *offset += read as u64;
-            partial.push_str(&fresh);
-            let complete = partial.rfind('\n').map_or(0, |i| i + 1);
-            for line in partial[..complete].lines() {
-                // Cheap filter first: most lines are not adoptions.
-                if !line.contains("\"adopted\"") {
-                    continue;
-                }
-                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                    continue;
-                };
-                if v["event"] == "adopted" {
-                    if let Some(block) = v["block"].as_str() {
-                        *self.adopted_by.entry(block.to_string()).or_default() += 1;
-                    }
-                }
+            while let Ok(n @ 1..) = file.read(&mut chunk) {
+                *offset += n as u64;
+                let adopted_by = &mut self.adopted_by;
+                let _ = lines.push(&chunk[..n], |line| {
+                    count_adoption(adopted_by, line);
+                    Ok::<(), ()>(())
+                });
             }
-            partial.drain(..complete);
         }
         self.adopted_by
             .values()
             .filter(|&&n| n >= self.nodes)
             .count()
+    }
+}
+
+/// Counts one event-log line if it is an adoption.
+fn count_adoption(adopted_by: &mut std::collections::HashMap<String, usize>, line: &[u8]) {
+    // Cheap filter first: most lines are not adoptions.
+    let needle = b"\"adopted\"";
+    if !line.windows(needle.len()).any(|w| w == needle) {
+        return;
+    }
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+        return;
+    };
+    if v["event"] == "adopted" {
+        if let Some(block) = v["block"].as_str() {
+            *adopted_by.entry(block.to_string()).or_default() += 1;
+        }
     }
 }
 

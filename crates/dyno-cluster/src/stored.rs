@@ -12,7 +12,7 @@ use crate::propagation::{self, Analysis};
 use crate::render::{html_report, ClusterReport};
 use crate::{ClusterError, ClusterSpec};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Node logs to report on, and which part of them is the measured window.
 #[derive(Debug, Clone)]
@@ -218,8 +218,13 @@ pub fn extracted_events(
     }
     let mut all = Vec::new();
     for (file, node) in files {
-        let text = read(&file)?;
-        all.extend(rules.parse_log(&file, &node, &text)?);
+        // A line over the line cap is no line a rule was written for: skipped.
+        events::for_each_line(&file, |number, line, cut| {
+            if !cut {
+                all.extend(rules.numbered_line(&file, &node, number, line)?);
+            }
+            Ok(())
+        })?;
     }
     Ok(all)
 }
@@ -251,13 +256,6 @@ pub fn log_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ClusterError> {
         }
     }
     Ok(files)
-}
-
-fn read(path: &Path) -> Result<String, ClusterError> {
-    std::fs::read_to_string(path).map_err(|source| ClusterError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 #[cfg(test)]

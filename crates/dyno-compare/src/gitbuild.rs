@@ -1,254 +1,189 @@
-//! Subjects given as a git revision of a Cargo project: extract the revision with
-//! `git archive` (the user's repository and work tree are never touched), build it with
-//! `cargo build --release` into a target directory of its own per commit, and run the
-//! binary. Extracted sources and builds are kept in a cache directory, so a revision is
-//! built once across comparisons.
+//! Subjects given as a git revision: the comparison file's `git` table turned into the
+//! build layer's terms (dyno-build: a repository, a commit, a recipe), checked before
+//! anything starts, and every git subject built (or taken from the build cache) with its
+//! program put in front of its arguments.
+//!
+//! Two forms:
+//!
+//! ```toml
+//! git = { manifest = "node/Cargo.toml", rev = "v1.5", package = "node", bin = "node" }   # cargo
+//! git = { repo = "../node-src", rev = "v1.5", build = ["go", "build", "-o", "{out}", "./cmd/node"] }
+//! ```
+//!
+//! The cargo form builds with `cargo build --profile release` (`profile` to choose
+//! another); the build form runs the command in the extracted revision (`{src}`), which
+//! must write the artifact to `{out}`; `bin` is then the program to run (default
+//! `{out}`; `{out}/bin/node` or `{src}/node.py` name a file inside them).
 
 use crate::spec::{ComparisonFile, GitSource};
+use dyno_build::{
+    BuildCache, BuildCommand, BuildError as LayerError, BuildSettings, CargoRecipe, Recipe, Repo,
+};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
 
-/// Why a revision could not be built.
+/// Why a git subject could not be built.
 #[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// git failed (extracting the revision).
-    #[error("subject `{subject}`: {message}")]
-    Git {
-        /// The subject.
-        subject: String,
-        /// What failed.
-        message: String,
-    },
-    /// cargo failed.
-    #[error("subject `{subject}`: `cargo build` of {rev} ({commit}) failed ({status}); last output:\n    {}", tail.join("\n    "))]
-    Cargo {
-        /// The subject.
-        subject: String,
-        /// The revision as written.
-        rev: String,
-        /// The commit.
-        commit: String,
-        /// cargo's exit status.
-        status: String,
-        /// cargo's last output lines.
-        tail: Vec<String>,
-    },
+#[error("subject `{subject}` at {rev}: {source}")]
+pub struct BuildError {
+    /// The subject.
+    pub subject: String,
+    /// The revision as written.
+    pub rev: String,
+    /// What the build layer said.
+    #[source]
+    pub source: LayerError,
 }
 
-/// What git, tar or a manifest said when a revision could not be found or extracted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct GitFailure(pub String);
+/// The cache `dyno compare` builds into when `--build-dir` is not given (the build
+/// layer's, shared with `dyno compare bisect`).
+pub fn default_cache() -> PathBuf {
+    dyno_build::cache::default_dir()
+}
 
-impl From<String> for GitFailure {
-    fn from(what: String) -> Self {
-        GitFailure(what)
+/// `g` checked and resolved: its paths taken relative to the subject's `cwd`, its form
+/// (cargo or build command) complete, its revision resolved to a commit. A refusal is
+/// the key under `git` at fault (`git`, `git.build`) and why.
+pub fn checked(g: &GitSource, cwd: Option<&Path>) -> Result<GitSource, (String, String)> {
+    let mut g = g.clone();
+    let under_cwd = |p: &mut PathBuf| {
+        if let Some(dir) = cwd.filter(|_| p.is_relative()) {
+            *p = dir.join(&*p);
+        }
+    };
+    g.manifest.iter_mut().for_each(under_cwd);
+    g.repo.iter_mut().for_each(under_cwd);
+    recipe(&g)?;
+    let repo = repo_of(&g).map_err(|e| ("git".to_string(), e))?;
+    g.commit = repo
+        .resolve(&g.rev)
+        .map_err(|e| ("git".to_string(), e.to_string()))?;
+    Ok(g)
+}
+
+fn refuse<T>(key: &str, why: &str) -> Result<T, (String, String)> {
+    Err((key.to_string(), why.to_string()))
+}
+
+/// The build layer's recipe of `g`.
+pub fn recipe(g: &GitSource) -> Result<Recipe, (String, String)> {
+    match (&g.manifest, &g.repo, &g.build) {
+        (Some(_), _, Some(_)) => refuse(
+            "git.manifest",
+            "`manifest` is for a Cargo project; a `build` command goes with `repo`",
+        ),
+        (Some(_), Some(_), None) => refuse(
+            "git.repo",
+            "a Cargo project's repository is the one holding `manifest`: give one of them",
+        ),
+        (None, None, _) => refuse(
+            "git",
+            "give `manifest` (a Cargo project) or `repo` and `build` (a build command with {out})",
+        ),
+        (None, Some(_), None) => refuse(
+            "git.build",
+            "missing: the command that builds a revision, e.g. [\"go\", \"build\", \"-o\", \"{out}\", \"./cmd/node\"] (or give `manifest` for a Cargo project)",
+        ),
+        (None, Some(_), Some(build)) => {
+            if g.package.is_some() || g.profile.is_some() {
+                return refuse(
+                    "git.build",
+                    "`package` and `profile` are for a Cargo project (`manifest`), not a build command",
+                );
+            }
+            BuildCommand::new(build.clone(), g.bin.clone())
+                .map(Recipe::Command)
+                .map_err(|e| {
+                    let key = match e {
+                        dyno_build::RecipeError::BinOutsideBuild { .. } => "git.bin",
+                        _ => "git.build",
+                    };
+                    (key.to_string(), e.to_string())
+                })
+        }
+        (Some(manifest), None, None) => {
+            let (_, rel) = manifest_in_repo(manifest).map_err(|e| ("git".to_string(), e))?;
+            Ok(Recipe::Cargo(CargoRecipe {
+                manifest: rel,
+                package: g.package.clone(),
+                bin: g.bin.clone(),
+                profile: g.profile.clone().unwrap_or_else(|| "release".into()),
+            }))
+        }
     }
 }
 
-impl From<&str> for GitFailure {
-    fn from(what: &str) -> Self {
-        GitFailure(what.to_string())
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) -> Result<String, GitFailure> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).trim().into());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn repo_of(g: &GitSource) -> Result<(PathBuf, PathBuf), GitFailure> {
-    let manifest = g
-        .manifest
+/// The repository and the manifest's path inside it.
+fn manifest_in_repo(manifest: &Path) -> Result<(Repo, PathBuf), String> {
+    let abs = manifest
         .canonicalize()
-        .map_err(|e| format!("manifest {}: {e}", g.manifest.display()))?;
-    let dir = manifest.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let root = PathBuf::from(git(&dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+        .map_err(|e| format!("manifest {}: {e}", manifest.display()))?;
+    let repo = Repo::open(&abs).map_err(|e| {
         format!(
             "manifest {} is not in a git work tree: {e}",
-            g.manifest.display()
+            manifest.display()
         )
-    })?);
-    let rel = manifest
+    })?;
+    let root = repo
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| repo.root().to_path_buf());
+    let rel = abs
         .strip_prefix(&root)
-        .map_err(|_| {
-            format!(
-                "manifest {} is outside its repository",
-                g.manifest.display()
-            )
-        })?
+        .map_err(|_| format!("manifest {} is outside its repository", manifest.display()))?
         .to_path_buf();
-    Ok((root, rel))
+    Ok((repo, rel))
 }
 
-/// The commit `g.rev` names, checked before anything starts.
-pub fn resolve(g: &GitSource) -> Result<String, GitFailure> {
-    let (root, _) = repo_of(g)?;
-    git(
-        &root,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{}^{{commit}}", g.rev),
-        ],
-    )
-    .map_err(|_| {
-        GitFailure(format!(
-            "rev `{}` is not a commit of the repository of {}",
-            g.rev,
-            g.manifest.display()
-        ))
-    })
+/// The repository `g` builds from.
+pub fn repo_of(g: &GitSource) -> Result<Repo, String> {
+    match (&g.manifest, &g.repo) {
+        (Some(m), _) => manifest_in_repo(m).map(|(repo, _)| repo),
+        (None, Some(r)) => Repo::open(r).map_err(|e| e.to_string()),
+        (None, None) => Err("no `manifest` or `repo`".into()),
+    }
 }
 
-/// The default cache: `$XDG_CACHE_HOME/dyno/compare`, else `~/.cache/dyno/compare`, else
-/// the temporary directory.
-pub fn default_cache() -> PathBuf {
-    let non_empty = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+/// The build settings of `g` (its recipe fingerprinted with its toolchain).
+pub fn settings(g: &GitSource) -> Result<BuildSettings, LayerError> {
+    let recipe = recipe(g)
+        .map_err(|(k, why)| LayerError::Git(dyno_build::GitError(format!("key `{k}`: {why}"))))?;
+    BuildSettings::new(recipe)
+}
+
+/// Builds (or takes from `cache`) the revision of `g`: the program to run.
+pub fn build(
+    subject: &str,
+    g: &GitSource,
+    cache: &BuildCache,
+    stop: &AtomicBool,
+) -> Result<PathBuf, BuildError> {
+    let err = |source| BuildError {
+        subject: subject.to_string(),
+        rev: g.rev.clone(),
+        source,
     };
-    non_empty("XDG_CACHE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| non_empty("HOME").map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("dyno")
-        .join("compare")
-}
-
-/// Extracts and builds one revision; returns the binary.
-pub fn build(subject: &str, g: &GitSource, cache: &Path) -> Result<PathBuf, BuildError> {
-    let git_err = |failure: GitFailure| BuildError::Git {
-        subject: subject.into(),
-        message: failure.0,
-    };
-    let (root, rel) = repo_of(g).map_err(git_err)?;
-    let short = &g.commit[..g.commit.len().min(12)];
-    let src = cache.join(format!("src-{short}"));
-    let done = src.join(".dyno-extracted");
-    if !done.exists() {
-        let _ = std::fs::remove_dir_all(&src);
-        std::fs::create_dir_all(&src)
-            .map_err(|e| git_err(format!("{}: {e}", src.display()).into()))?;
-        extract(&root, &g.commit, &src).map_err(git_err)?;
-        std::fs::write(&done, &g.commit)
-            .map_err(|e| git_err(format!("{}: {e}", done.display()).into()))?;
-    }
-    let manifest = src.join(&rel);
-    let target = cache.join(format!("target-{short}"));
-    let mut cmd = Command::new("cargo");
-    cmd.args(["build", "--release", "--manifest-path"])
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(&target)
-        .stdin(Stdio::null());
-    if let Some(p) = &g.package {
-        cmd.args(["-p", p]);
-    }
-    if let Some(b) = &g.bin {
-        cmd.args(["--bin", b]);
-    }
-    let out = cmd
-        .output()
-        .map_err(|e| git_err(format!("cannot run cargo: {e}").into()))?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
-        return Err(BuildError::Cargo {
-            subject: subject.into(),
-            rev: g.rev.clone(),
-            commit: g.commit.clone(),
-            status: out.status.to_string(),
-            tail: lines[lines.len().saturating_sub(20)..].to_vec(),
-        });
-    }
-    let name = match g.bin.clone().or_else(|| g.package.clone()) {
-        Some(n) => n,
-        None => package_name(&manifest).map_err(git_err)?,
-    };
-    let binary = target.join("release").join(name);
-    if !binary.is_file() {
-        return Err(git_err(
-            format!(
-                "cargo built {} but {} is missing: name the binary with `bin`",
-                g.rev,
-                binary.display()
-            )
-            .into(),
-        ));
-    }
-    Ok(binary)
-}
-
-fn extract(root: &Path, commit: &str, into: &Path) -> Result<(), GitFailure> {
-    let mut archive = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["archive", "--format=tar", commit])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run git archive: {e}"))?;
-    let stdout = archive.stdout.take().ok_or("git archive has no output")?;
-    let tar = Command::new("tar")
-        .arg("-x")
-        .arg("-C")
-        .arg(into)
-        .stdin(Stdio::from(stdout))
-        .output()
-        .map_err(|e| format!("cannot run tar: {e}"))?;
-    let git_status = archive.wait().map_err(|e| e.to_string())?;
-    if !git_status.success() || !tar.status.success() {
-        return Err(format!(
-            "extracting {commit} failed: {}",
-            String::from_utf8_lossy(&tar.stderr).trim()
-        )
-        .into());
-    }
-    Ok(())
-}
-
-fn package_name(manifest: &Path) -> Result<String, GitFailure> {
-    let text =
-        std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
-    let value: toml::Value =
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
-    value
-        .get("package")
-        .and_then(|p| p.get("name"))
-        .and_then(|n| n.as_str())
-        .map(str::to_string)
-        .ok_or_else(|| {
-            GitFailure(format!(
-                "{}: no [package] name; give `package` or `bin`",
-                manifest.display()
-            ))
-        })
+    let repo = repo_of(g).map_err(|e| err(LayerError::Git(e.into())))?;
+    let settings = settings(g).map_err(err)?;
+    let built = cache
+        .build(&repo, &g.commit, &settings, stop)
+        .map_err(err)?;
+    Ok(built.program)
 }
 
 /// Builds every `git` subject of `cfg` (calling `starting(subject, rev, commit)` before
-/// each) and puts its binary in front of its arguments.
+/// each) and puts its program in front of its arguments.
 pub fn build_all(
     cfg: &mut ComparisonFile,
-    cache: &Path,
+    cache: &BuildCache,
+    stop: &AtomicBool,
     mut starting: impl FnMut(&str, &str, &str),
 ) -> Result<(), BuildError> {
     for s in cfg.subjects.iter_mut() {
         let Some(g) = s.git.clone() else { continue };
         starting(&s.name, &g.rev, &g.commit);
-        let binary = build(&s.name, &g, cache)?;
-        s.command.insert(0, binary.display().to_string());
+        let program = build(&s.name, &g, cache, stop)?;
+        s.command.insert(0, program.display().to_string());
     }
     Ok(())
 }
@@ -256,6 +191,7 @@ pub fn build_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn sh(dir: &Path, script: &str) {
         let ok = Command::new("sh")
@@ -268,58 +204,72 @@ mod tests {
         assert!(ok, "{script}");
     }
 
+    const GIT: &str = "git -c user.email=t@example.invalid -c user.name=t";
+
     #[test]
-    fn builds_each_revision_of_a_cargo_project() {
+    fn a_build_command_subject_is_built_per_revision_and_checked_first() {
         let repo = tempfile::tempdir().unwrap();
         let cache = tempfile::tempdir().unwrap();
         let dir = repo.path();
-        std::fs::create_dir_all(dir.join("node/src")).unwrap();
-        std::fs::write(
-            dir.join("node/Cargo.toml"),
-            "[package]\nname = \"toy-node\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
-        )
-        .unwrap();
-        let main = |v: &str| format!("fn main() {{ println!(\"{v}\"); }}\n");
-        std::fs::write(dir.join("node/src/main.rs"), main("v1")).unwrap();
-        let git = "git -c user.email=t@example.invalid -c user.name=t";
+        let node = |v: &str| format!("#!/bin/sh\necho {v} \"$@\"\n");
+        std::fs::write(dir.join("node.sh"), node("v1")).unwrap();
         sh(
             dir,
-            &format!("git init -q . && git add -A && {git} commit -qm v1 && {git} tag v1"),
+            &format!("git init -q . && git add -A && {GIT} commit -qm v1 && {GIT} tag v1"),
         );
-        std::fs::write(dir.join("node/src/main.rs"), main("v2")).unwrap();
-        sh(dir, &format!("git add -A && {git} commit -qm v2"));
+        std::fs::write(dir.join("node.sh"), node("v2")).unwrap();
+        sh(dir, &format!("git add -A && {GIT} commit -qm v2"));
         // Uncommitted work must not leak into a build.
-        std::fs::write(dir.join("node/src/main.rs"), main("dirty")).unwrap();
+        std::fs::write(dir.join("node.sh"), node("dirty")).unwrap();
 
+        let build = r#"["sh", "-c", "cp node.sh {out} && chmod +x {out}"]"#;
         let text = format!(
-            "[[subject]]\nname = \"old\"\ngit = {{ manifest = \"{m}\", rev = \"v1\" }}\nargs = [\"--x\"]\n\
-             [[subject]]\nname = \"new\"\ngit = {{ manifest = \"{m}\", rev = \"HEAD\" }}\n\
+            "[[subject]]\nname = \"old\"\ngit = {{ repo = \"{r}\", rev = \"v1\", build = {build} }}\nargs = [\"--x\"]\n\
+             [[subject]]\nname = \"new\"\ngit = {{ repo = \"{r}\", rev = \"HEAD\", build = {build} }}\n\
              [[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n",
-            m = dir.join("node/Cargo.toml").display()
+            r = dir.display()
         );
         let mut cfg = ComparisonFile::parse(&text, Path::new("c.toml")).unwrap();
         assert_eq!(cfg.subjects[0].command, ["--x"]);
         let mut started = Vec::new();
-        build_all(&mut cfg, cache.path(), |s, rev, _| {
+        let cache = BuildCache::new(cache.path());
+        build_all(&mut cfg, &cache, &AtomicBool::new(false), |s, rev, _| {
             started.push(format!("{s}@{rev}"))
         })
         .unwrap();
         assert_eq!(started, ["old@v1", "new@HEAD"]);
-        let run = |bin: &str| {
-            let out = Command::new(bin).output().unwrap();
+        let run = |cmd: &[String]| {
+            let out = Command::new(&cmd[0]).args(&cmd[1..]).output().unwrap();
             String::from_utf8(out.stdout).unwrap()
         };
-        assert_eq!(run(&cfg.subjects[0].command[0]), "v1\n");
-        assert_eq!(cfg.subjects[0].command[1], "--x");
-        assert_eq!(run(&cfg.subjects[1].command[0]), "v2\n");
+        assert_eq!(run(&cfg.subjects[0].command), "v1 --x\n");
+        assert_eq!(run(&cfg.subjects[1].command), "v2\n");
 
-        let bad = text.replace("rev = \"v1\"", "rev = \"v9\"");
-        let e = ComparisonFile::parse(&bad, Path::new("c.toml"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("c.toml:3:1: key `subject[0].git`: rev `v9` is not a commit"),
-            "{e}"
-        );
+        let cases = [
+            (
+                text.replace("rev = \"v1\"", "rev = \"v9\""),
+                "key `subject[0].git`: rev `v9` is not a commit",
+            ),
+            (
+                text.replacen(build, r#"["sh", "-c", "cp node.sh node"]"#, 1),
+                "key `subject[0].git.build`: the build command",
+            ),
+            (
+                text.replacen(&format!(", build = {build}"), "", 1),
+                "key `subject[0].git.build`: missing",
+            ),
+            (
+                text.replacen("rev = \"v1\",", "rev = \"v1\", bin = \"node\",", 1),
+                "key `subject[0].git.bin`: ",
+            ),
+        ];
+        for (bad, want) in cases {
+            let e = ComparisonFile::parse(&bad, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            // The place of the key at fault, else of its subject.
+            assert!(e.starts_with("c.toml:"), "{e}");
+            assert!(e.contains(want), "{e}\nwanted: {want}");
+        }
     }
 }

@@ -3,8 +3,9 @@
 
 use crate::execution::{guess_direction, Series, SeriesKind};
 use dyno_model::{Metric, Unit};
+use dyno_proc::lines::{BoundedLines, Dropped, MAX_BODY_BYTES};
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// The current length of the file (0 when it does not exist yet).
@@ -12,37 +13,94 @@ pub fn offset(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
+/// What a window of a JSON-lines file gave.
+#[derive(Debug, Default)]
+pub struct Window {
+    /// One series per numeric field.
+    pub series: Vec<Series>,
+    /// What was not read, for the execution's warnings: lines over the line cap, a
+    /// window over the body cap.
+    pub notes: Vec<String>,
+}
+
 /// Observations written between offsets `start` and `end` (the measured window), one
 /// series per numeric field. A field named `t` (seconds) gives the time of the line's
 /// observations; otherwise the line index. A line cut by either offset does not parse
-/// and is skipped.
-pub fn read_range(path: &Path, start: u64, end: u64) -> std::io::Result<Vec<Series>> {
+/// and is skipped. Read in bounds: lines over dyno-proc's line cap are skipped, and no
+/// more than its body cap of the window is read; the notes say what was left out.
+pub fn read_range(path: &Path, start: u64, end: u64) -> std::io::Result<Window> {
     let mut f = std::fs::File::open(path)?;
     f.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::new();
-    f.take(end.saturating_sub(start)).read_to_end(&mut bytes)?;
-    Ok(parse(&String::from_utf8_lossy(&bytes)))
+    let length = end.saturating_sub(start);
+    let mut reader = BoundedLines::new(BufReader::new(f.take(length.min(MAX_BODY_BYTES))));
+    let mut series = SeriesByField::default();
+    let mut line = Vec::new();
+    let mut i = 0;
+    let mut cut = 0;
+    while reader.next_line(&mut line)? {
+        // A cut line is no JSON: it is counted, not parsed.
+        if reader.dropped().cut_lines == cut {
+            series.add(i, &String::from_utf8_lossy(&line));
+        }
+        cut = reader.dropped().cut_lines;
+        i += 1;
+    }
+    let mut notes = Vec::new();
+    if let Some(d) = reader.dropped().describe() {
+        notes.push(format!("{}: {d} (not read)", path.display()));
+    }
+    if length > MAX_BODY_BYTES {
+        notes.push(format!(
+            "{}: only the first {} of the window's {} were read",
+            path.display(),
+            dyno_proc::lines::bytes(MAX_BODY_BYTES),
+            dyno_proc::lines::bytes(length)
+        ));
+    }
+    Ok(Window {
+        series: series.finish(),
+        notes,
+    })
 }
 
 /// One series per numeric field, in the order the fields first appear in the text
 /// (the order the node wrote them, e.g. its stages in pipeline order). Lines with
-/// `"kind":"event"` are skipped.
+/// `"kind":"event"` are skipped, and so are lines over dyno-proc's line cap.
 pub fn parse(text: &str) -> Vec<Series> {
-    let mut out: BTreeMap<String, ((usize, usize), Series)> = BTreeMap::new();
-    for (i, line) in text.lines().enumerate() {
+    parse_counted(text).0
+}
+
+/// [`parse`], with what the line cap left out.
+pub fn parse_counted(text: &str) -> (Vec<Series>, Dropped) {
+    let (lines, dropped) = dyno_proc::lines::short_lines(text);
+    let mut series = SeriesByField::default();
+    for (i, line) in lines {
+        series.add(i, line);
+    }
+    (series.finish(), dropped)
+}
+
+/// Series by field name, each with where its field first appeared (line, column).
+#[derive(Default)]
+struct SeriesByField(BTreeMap<String, ((usize, usize), Series)>);
+
+impl SeriesByField {
+    /// Line `i`'s observations.
+    fn add(&mut self, i: usize, line: &str) {
         let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(line) else {
-            continue;
+            return;
         };
         // Propagation events (`"kind":"event"`, see the node-log schema) carry ids,
         // slots and wall-clock nanoseconds, not observations of the node's speed.
         if obj.get("kind").and_then(|k| k.as_str()) == Some("event") {
-            continue;
+            return;
         }
         let t = obj.get("t").and_then(|v| v.as_f64()).unwrap_or(i as f64);
         for (k, v) in obj.iter().filter(|(k, _)| k.as_str() != "t") {
             let Some(v) = v.as_f64() else { continue };
             let name = format!("jsonl:{k}");
-            out.entry(name.clone())
+            self.0
+                .entry(name.clone())
                 .or_insert_with(|| {
                     let at = line.find(&format!("\"{k}\"")).unwrap_or(usize::MAX);
                     let series = Series {
@@ -57,9 +115,12 @@ pub fn parse(text: &str) -> Vec<Series> {
                 .push((t, v));
         }
     }
-    let mut series: Vec<((usize, usize), Series)> = out.into_values().collect();
-    series.sort_by_key(|(at, _)| *at);
-    series.into_iter().map(|(_, s)| s).collect()
+
+    fn finish(self) -> Vec<Series> {
+        let mut series: Vec<((usize, usize), Series)> = self.0.into_values().collect();
+        series.sort_by_key(|(at, _)| *at);
+        series.into_iter().map(|(_, s)| s).collect()
+    }
 }
 
 /// The unit of a field, from its name: `..._per_s` and `tps` are rates, `..._s` and
@@ -80,6 +141,25 @@ fn unit_of(field: &str) -> Unit {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_window_without_newlines_is_read_in_bounds_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node.jsonl");
+        let mut text = String::from("{\"tps\": 5}\n");
+        text.push_str(&"x".repeat(3 * dyno_proc::lines::MAX_LINE_BYTES));
+        text.push_str("\n{\"tps\": 7}\n");
+        std::fs::write(&path, &text).unwrap();
+        let w = super::read_range(&path, 0, text.len() as u64).unwrap();
+        assert_eq!(w.series.len(), 1);
+        assert_eq!(w.series[0].points, vec![(0.0, 5.0), (2.0, 7.0)]);
+        assert_eq!(w.notes.len(), 1, "{:?}", w.notes);
+        assert!(
+            w.notes[0].ends_with("node.jsonl: 1 line over 64 KiB cut, 131.1 kB dropped (not read)"),
+            "{:?}",
+            w.notes
+        );
+    }
+
     #[test]
     fn numeric_fields_become_observations() {
         let s = super::parse(

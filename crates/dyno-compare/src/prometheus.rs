@@ -75,12 +75,13 @@ pub struct PromSample {
 }
 
 /// Parses Prometheus or OpenMetrics text, keeping families in `keep` (all when empty; a
-/// name in `keep` matches a family or a sample name). Lines that do not parse are
-/// skipped.
+/// name in `keep` matches a family or a sample name). Lines that do not parse, and lines
+/// over dyno-obs' line cap, are skipped.
 pub fn parse_text(text: &str, keep: &[String]) -> Vec<PromSample> {
     let mut kinds: HashMap<String, FamilyKind> = HashMap::new();
     let mut lines = Vec::new();
-    for line in text.lines() {
+    // Lines over the reader's cap are no real node's and are skipped unparsed.
+    for line in text.lines().filter(|l| l.len() <= read::MAX_LINE_BYTES) {
         let line = line.trim();
         if let Some((name, kind)) = read::type_line(line) {
             let kind = match kind {

@@ -12,6 +12,11 @@ use std::path::Path;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// The most threads BLAKE2-256-Parallel runs: the bound of `--parallel-cores`, and of
+/// `num_cores` in a requirements file (a file must not start more threads than the flag
+/// may; 4096 is beyond any machine a node runs on).
+pub const MAX_PARALLEL_CORES: usize = 4096;
+
 /// One minimum a machine must reach.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Requirement {
@@ -191,7 +196,7 @@ impl RequirementSet {
         #[derive(Deserialize)]
         enum SubstrateMetric {
             Blake2256,
-            Blake2256Parallel { num_cores: usize },
+            Blake2256Parallel { num_cores: u64 },
             Sr25519Verify,
             MemCopy,
             DiskSeqWrite,
@@ -216,9 +221,10 @@ impl RequirementSet {
         for (i, e) in entries.into_iter().enumerate() {
             let (metric, num_cores) = match e.metric {
                 SubstrateMetric::Blake2256 => (MetricId::Blake2256, None),
-                SubstrateMetric::Blake2256Parallel { num_cores } => {
-                    (MetricId::Blake2256Parallel, Some(num_cores))
-                }
+                SubstrateMetric::Blake2256Parallel { num_cores } => (
+                    MetricId::Blake2256Parallel,
+                    Some(usize::try_from(num_cores).unwrap_or(usize::MAX)),
+                ),
                 SubstrateMetric::Sr25519Verify => (MetricId::Sr25519Verify, None),
                 SubstrateMetric::MemCopy => (MetricId::MemCopy, None),
                 SubstrateMetric::DiskSeqWrite => (MetricId::DiskSeqWrite, None),
@@ -235,8 +241,10 @@ impl RequirementSet {
                     e.minimum
                 )));
             }
-            if num_cores == Some(0) {
-                return Err(invalid("num_cores must be at least 1".into()));
+            if let Some(n) = num_cores.filter(|n| !(1..=MAX_PARALLEL_CORES).contains(n)) {
+                return Err(invalid(format!(
+                    "num_cores must be in 1..={MAX_PARALLEL_CORES} (as --parallel-cores), got {n}"
+                )));
             }
             requirements.push(Requirement {
                 metric,
@@ -269,7 +277,7 @@ impl RequirementSet {
             metric: toml::Spanned<String>,
             minimum: toml::Spanned<f64>,
             unit: Option<toml::Spanned<String>>,
-            num_cores: Option<usize>,
+            num_cores: Option<toml::Spanned<i64>>,
             #[serde(default)]
             validator_only: bool,
         }
@@ -319,19 +327,34 @@ impl RequirementSet {
                     format!("must be a positive number, got {minimum}"),
                 ));
             }
-            if e.num_cores.is_some() && metric != MetricId::Blake2256Parallel {
-                return Err(invalid(
-                    None,
-                    key("num_cores"),
-                    format!("applies only to Blake2256Parallel, not {metric}"),
-                ));
-            }
-            if e.num_cores == Some(0) {
-                return Err(invalid(None, key("num_cores"), "must be at least 1".into()));
-            }
+            let num_cores = match &e.num_cores {
+                None => None,
+                Some(n) if metric != MetricId::Blake2256Parallel => {
+                    return Err(invalid(
+                        Some(n.span()),
+                        key("num_cores"),
+                        format!("applies only to Blake2256Parallel, not {metric}"),
+                    ))
+                }
+                Some(n) => Some(
+                    usize::try_from(*n.get_ref())
+                        .ok()
+                        .filter(|n| (1..=MAX_PARALLEL_CORES).contains(n))
+                        .ok_or_else(|| {
+                            invalid(
+                                Some(n.span()),
+                                key("num_cores"),
+                                format!(
+                                    "must be in 1..={MAX_PARALLEL_CORES} (as --parallel-cores), got {}",
+                                    n.get_ref()
+                                ),
+                            )
+                        })?,
+                ),
+            };
             requirements.push(Requirement {
                 metric,
-                num_cores: e.num_cores,
+                num_cores,
                 minimum: minimum * scale,
                 validator_only: e.validator_only,
             });
@@ -514,6 +537,26 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("positive"), "{err}");
+        for n in ["5000", "1000000000", "0", "18446744073709551615"] {
+            let json = format!(
+                "[{{\"metric\": {{\"Blake2256Parallel\": {{\"num_cores\": {n}}}}}, \"minimum\": 1.0}}]"
+            );
+            let err = RequirementSet::from_substrate_json(&json, "cores.json")
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                err,
+                format!("invalid requirements file cores.json: entry 1 (Blake2256Parallel): num_cores must be in 1..=4096 (as --parallel-cores), got {n}")
+            );
+        }
+        let json =
+            "[{\"metric\": {\"Blake2256Parallel\": {\"num_cores\": 1e9}}, \"minimum\": 1.0}]";
+        let err = RequirementSet::from_substrate_json(json, "cores.json").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid requirements file cores.json, line 1"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -558,7 +601,23 @@ mod tests {
             ),
             (
                 "[[requirement]]\nmetric = \"MemCopy\"\nnum_cores = 2\nminimum = 1\n",
-                "r.toml:3:1: key `requirement[0].num_cores`: applies only",
+                "r.toml:3:13: key `requirement[0].num_cores`: applies only",
+            ),
+            (
+                "[[requirement]]\nmetric = \"Blake2256Parallel\"\nnum_cores = 5000\nminimum = 1\n",
+                "r.toml:3:13: key `requirement[0].num_cores`: must be in 1..=4096 (as --parallel-cores), got 5000",
+            ),
+            (
+                "[[requirement]]\nmetric = \"Blake2256Parallel\"\nnum_cores = 1000000000\nminimum = 1\n",
+                "r.toml:3:13: key `requirement[0].num_cores`: must be in 1..=4096",
+            ),
+            (
+                "[[requirement]]\nmetric = \"Blake2256Parallel\"\nnum_cores = 0\nminimum = 1\n",
+                "r.toml:3:13: key `requirement[0].num_cores`: must be in 1..=4096",
+            ),
+            (
+                "[[requirement]]\nmetric = \"Blake2256Parallel\"\nnum_cores = 1e9\nminimum = 1\n",
+                "r.toml:3:13: key `requirement[0].num_cores`: invalid type",
             ),
             (
                 "[[requirement]]\nmetric = \"MemCopy\"\nminimum = 1\n[[requirement]]\nmetric = \"memcopy\"\nminimum = 2\n",

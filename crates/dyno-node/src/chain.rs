@@ -520,5 +520,4 @@ impl Chain {
 }
 
 #[cfg(test)]
-#[path = "chain_tests.rs"]
 mod tests;

@@ -30,21 +30,41 @@ impl Sample {
     }
 }
 
+/// The longest line a reader takes (64 KiB): a sample line of a real exposition is a few
+/// hundred bytes; one longer is refused ([`parse_exposition`]) or skipped by lenient
+/// readers, never parsed.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// The most of a refused line an error quotes.
+const QUOTED_CHARS: usize = 120;
+
 /// Every sample of an exposition, strictly: `Err` names the first line that is neither a
-/// sample nor a comment.
+/// sample nor a comment, or is longer than [`MAX_LINE_BYTES`].
 pub fn parse_exposition(text: &str) -> Result<Vec<Sample>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        if line.is_empty() || (line.starts_with('#') && line.len() <= MAX_LINE_BYTES) {
             continue;
         }
-        out.push(sample_line(line).ok_or_else(|| Error::Line {
+        let refused = || Error::Line {
             line: i + 1,
-            text: line.to_string(),
-        })?);
+            text: quoted(line),
+        };
+        if line.len() > MAX_LINE_BYTES {
+            return Err(refused());
+        }
+        out.push(sample_line(line).ok_or_else(refused)?);
     }
     Ok(out)
+}
+
+/// `line` for a message: its first [`QUOTED_CHARS`] characters, the length of the rest said.
+fn quoted(line: &str) -> String {
+    match line.char_indices().nth(QUOTED_CHARS) {
+        None => line.to_string(),
+        Some((at, _)) => format!("{}... ({} bytes more)", &line[..at], line.len() - at),
+    }
 }
 
 /// The family name and kind word of a `# TYPE name kind` line (kind as written:
@@ -131,6 +151,22 @@ fn label_set(inner: &str) -> Option<(Labels, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_over_the_cap_is_refused_and_quoted_short() {
+        let long = format!("x{{a=\"{}\"}} 1", "v".repeat(MAX_LINE_BYTES));
+        let err = parse_exposition(&format!("ok 1\n{long}\n")).unwrap_err();
+        let Error::Line { line, text } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(*line, 2);
+        assert!(
+            text.ends_with(&format!("... ({} bytes more)", long.len() - 120)),
+            "{text}"
+        );
+        let comment = format!("# {}", "c".repeat(MAX_LINE_BYTES));
+        assert!(parse_exposition(&comment).is_err());
+    }
 
     #[test]
     fn samples_with_and_without_labels() {

@@ -15,6 +15,11 @@
 //! child's whole group (with the shell's built-in `kill`), which the parent-death signal
 //! alone would not reach (a launcher shell's children, for one).
 //!
+//! A process that leaves the child's group (`setsid`, a daemon) is not reached by the
+//! group's stop signal: dyno is the subreaper of what it starts, every descendant carries
+//! the child's token in its environment, and [`GuardedChild::stop`] ends, names
+//! ([`Stopped::orphans`]) and reaps whatever of it is left ([`crate::reaper`]).
+//!
 //! The parent-death signal fires when the *thread* that spawned the child exits: spawn
 //! from a thread that lives as long as the child should (the main thread, or the thread
 //! that also stops it).
@@ -28,10 +33,11 @@
 //! into its log file (no reader threads; the last lines are read back from the file),
 //! and one [`GroupGuard`] can guard every child's group (one `sh` in all).
 
+use crate::lines::{BoundedLines, Dropped};
 use crate::signal::{signal_group, Signal};
 use regex::Regex;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -41,6 +47,11 @@ use std::time::{Duration, Instant};
 
 /// Output lines kept by default for the record of a failed run.
 pub const TAIL_LINES: usize = 20;
+
+/// The longest kept line of the tail ([`GuardedChild::last_lines`]): a failure's record
+/// shows a few lines, not 20 of 64 KiB. (Callbacks and the log file see lines up to
+/// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES).)
+pub const TAIL_LINE_BYTES: usize = 2048;
 
 /// Which output stream a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +149,8 @@ struct Output {
     ready_seen: AtomicBool,
     log: Option<Mutex<std::fs::File>>,
     on_line: Option<LineSink>,
+    /// What the readers cut from lines over [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES).
+    dropped: Mutex<Dropped>,
 }
 
 impl Output {
@@ -160,7 +173,7 @@ impl Output {
             if t.len() == self.tail_lines {
                 t.pop_front();
             }
-            t.push_back(line);
+            t.push_back(tail_line(line));
         }
     }
 }
@@ -171,17 +184,43 @@ fn read_lines(
     out: Arc<Output>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut reader = BufReader::new(stream);
-        let mut buf = Vec::new();
         // Bytes, not `lines()`: one line that is not UTF-8 must not end the reading (the
-        // pipe would fill and the child block).
-        while matches!(reader.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
-            let text = String::from_utf8_lossy(&buf);
-            let line = text.trim_end_matches(['\n', '\r']).to_string();
-            out.take(which, line);
-            buf.clear();
+        // pipe would fill and the child block). Cut at a cap: output without newlines
+        // (`cat /dev/zero`) must not become one line held in memory.
+        let mut reader = BoundedLines::new(BufReader::new(stream));
+        let mut buf = Vec::new();
+        let mut counted = Dropped::default();
+        while matches!(reader.next_line(&mut buf), Ok(true)) {
+            let now = reader.dropped();
+            if now != counted {
+                let mut d = out.dropped.lock().unwrap_or_else(|e| e.into_inner());
+                d.add(Dropped {
+                    cut_lines: now.cut_lines - counted.cut_lines,
+                    bytes: now.bytes - counted.bytes,
+                });
+                counted = now;
+            }
+            out.take(which, String::from_utf8_lossy(&buf).into_owned());
         }
     })
+}
+
+/// A kept line for the record of a failure: at most [`TAIL_LINE_BYTES`] of it, the cut
+/// said at its end.
+fn tail_line(mut line: String) -> String {
+    if line.len() > TAIL_LINE_BYTES {
+        let cut = line.len();
+        let mut end = TAIL_LINE_BYTES;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+        line.push_str(&format!(
+            " [... {} cut]",
+            crate::lines::bytes((cut - end) as u64)
+        ));
+    }
+    line
 }
 
 /// A running child in its own process group, guarded so that it never outlives dyno
@@ -194,6 +233,9 @@ pub struct GuardedChild {
     written_log: Option<PathBuf>,
     /// The group guard; `None` if it could not start.
     guard: Option<Guard>,
+    /// The child's [`OWNER_VAR`](crate::reaper::OWNER_VAR): what carries it descends
+    /// from this child.
+    token: String,
     stop_signal: Signal,
     /// Set once [`GuardedChild::begin_stop`] sent the stop signal.
     stop_sent: bool,
@@ -224,6 +266,10 @@ pub struct Stopped {
     pub signal: Signal,
     /// The last output lines.
     pub last_lines: Vec<String>,
+    /// What was cut from output lines over the cap.
+    pub dropped: Dropped,
+    /// Processes that outlived the child outside its group, killed and reaped.
+    pub orphans: Vec<crate::reaper::Orphan>,
 }
 
 impl Stopped {
@@ -236,6 +282,22 @@ impl Stopped {
                 self.signal
             )
         })
+    }
+
+    /// Every warning and note of the stop: killed after the grace, output cut, processes
+    /// that outlived the child.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warning()
+            .into_iter()
+            .chain(self.output_note())
+            .chain(crate::reaper::describe(&self.orphans))
+            .collect()
+    }
+
+    /// A note to record when output lines were cut: "output: 1 line over 64 KiB cut,
+    /// 2.5 GB dropped".
+    pub fn output_note(&self) -> Option<String> {
+        self.dropped.describe().map(|d| format!("output: {d}"))
     }
 }
 
@@ -277,14 +339,17 @@ impl GuardedChild {
             }
         };
         crate::sys::kill_when_parent_dies(&mut cmd);
+        // What the child starts and what escapes its group comes back to dyno, named.
+        crate::reaper::become_subreaper();
+        let token = crate::reaper::new_token();
+        cmd.env(crate::reaper::OWNER_VAR, &token);
         if let Some(cpus) = &opts.cpus {
             crate::sys::run_on_cpus(&mut cmd, cpus).map_err(|source| SpawnError::Start {
                 program: program.clone(),
                 source,
             })?;
         }
-        let mut child = cmd
-            .spawn()
+        let mut child = crate::reaper::spawn_listed(|| cmd.spawn(), Child::id)
             .map_err(|source| SpawnError::Start { program, source })?;
         let guard = match &opts.guard {
             Some(shared) => shared
@@ -299,6 +364,7 @@ impl GuardedChild {
             ready_seen: AtomicBool::new(false),
             log,
             on_line: opts.on_line.clone(),
+            dropped: Mutex::default(),
         });
         let mut readers = Vec::new();
         if let Some(out) = child.stdout.take() {
@@ -313,6 +379,7 @@ impl GuardedChild {
             readers,
             written_log,
             guard,
+            token,
             stop_signal: opts.stop_signal,
             stop_sent: false,
             reaped: false,
@@ -342,6 +409,17 @@ impl GuardedChild {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// What was cut so far from output lines over
+    /// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) (nothing when the child writes
+    /// into its log file itself).
+    pub fn output_dropped(&self) -> Dropped {
+        *self
+            .output
+            .dropped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether a line matching [`SpawnOptions::ready_line`] has been output.
@@ -416,8 +494,11 @@ impl GuardedChild {
         let _ = self.signal(Signal::Kill);
         let status = self.child.wait().ok();
         self.reaped = true;
-        // A process that left the group (setsid) may still hold the pipes: wait for the
-        // output briefly, then leave the reader threads behind rather than hang.
+        crate::reaper::unlist(self.pid());
+        let orphans = crate::reaper::sweep(&self.token, self.pid());
+        // What left the group (setsid) was ended by the sweep; whatever else still holds
+        // the pipes (a process that escaped dyno's tree too), is waited for briefly, then
+        // the reader threads are left behind rather than hang.
         let deadline = Instant::now() + Duration::from_secs(2);
         while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -431,6 +512,8 @@ impl GuardedChild {
             killed_after,
             signal: self.stop_signal,
             last_lines: self.last_lines(),
+            dropped: self.output_dropped(),
+            orphans,
         }
     }
 
@@ -443,6 +526,7 @@ impl GuardedChild {
             Some(Guard::Own(mut guard)) => {
                 let _ = guard.kill();
                 let _ = guard.wait();
+                crate::reaper::unlist(guard.id());
             }
             Some(Guard::Shared(shared, pgid)) => shared.forget(pgid),
             None => {}
@@ -456,6 +540,8 @@ impl Drop for GuardedChild {
             self.dismiss_guard();
             let _ = self.signal(Signal::Kill);
             let _ = self.child.wait();
+            crate::reaper::unlist(self.pid());
+            crate::reaper::sweep(&self.token, self.pid());
         }
     }
 }
@@ -475,7 +561,7 @@ fn last_lines_of(path: &std::path::Path, n: usize) -> Vec<String> {
         return Vec::new();
     };
     let len = f.metadata().map_or(0, |m| m.len());
-    let from = len.saturating_sub(64 * 1024);
+    let from = len.saturating_sub(crate::lines::MAX_LINE_BYTES as u64);
     if f.seek(SeekFrom::Start(from)).is_err() {
         return Vec::new();
     }
@@ -490,7 +576,10 @@ fn last_lines_of(path: &std::path::Path, n: usize) -> Vec<String> {
         lines.remove(0);
     }
     let skip = lines.len().saturating_sub(n);
-    lines[skip..].iter().map(|l| l.to_string()).collect()
+    lines[skip..]
+        .iter()
+        .map(|l| tail_line(l.to_string()))
+        .collect()
 }
 
 /// One group guard for many children (a cluster's thousands of nodes): a tiny `sh` that
@@ -522,14 +611,19 @@ while read -r op g; do
   esac
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
-        let mut child = Command::new("sh")
-            .args(["-c", script, "dyno-group-guard"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .ok()?;
+        let mut child = crate::reaper::spawn_listed(
+            || {
+                Command::new("sh")
+                    .args(["-c", script, "dyno-group-guard"])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .process_group(0)
+                    .spawn()
+            },
+            Child::id,
+        )
+        .ok()?;
         let stdin = child.stdin.take();
         Some(Arc::new(GroupGuard {
             guard: Mutex::new((child, stdin)),
@@ -567,6 +661,7 @@ impl Drop for GroupGuard {
         let g = self.guard.get_mut().unwrap_or_else(|e| e.into_inner());
         drop(g.1.take());
         let _ = g.0.wait();
+        crate::reaper::unlist(g.0.id());
     }
 }
 
@@ -576,19 +671,24 @@ impl Drop for GroupGuard {
 /// of its own so that a Ctrl-C at the terminal does not end it. `kill` is the shell's
 /// built-in: nothing more is spawned.
 fn group_guard(pgid: u32) -> Option<Child> {
-    Command::new("sh")
-        .args([
-            "-c",
-            "read -r _; kill -KILL \"-$1\" 2>/dev/null",
-            "dyno-group-guard",
-            &pgid.to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()
+    crate::reaper::spawn_listed(
+        || {
+            Command::new("sh")
+                .args([
+                    "-c",
+                    "read -r _; kill -KILL \"-$1\" 2>/dev/null",
+                    "dyno-group-guard",
+                    &pgid.to_string(),
+                ])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+        },
+        Child::id,
+    )
+    .ok()
 }
 
 #[cfg(test)]

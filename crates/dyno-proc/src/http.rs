@@ -7,10 +7,11 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Largest answer read (a metrics page of a big node is a few MB).
-pub const MAX_ANSWER_BYTES: u64 = 16 << 20;
+/// Largest answer read (a metrics page of a big node is a few MB): a longer one is an
+/// error, not a page silently cut.
+pub const MAX_ANSWER_BYTES: u64 = crate::lines::MAX_BODY_BYTES;
 
 /// What can go wrong with an HTTP endpoint: its URL, the exchange, or the answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +89,10 @@ impl Endpoint {
     }
 
     /// GETs the endpoint; every status is an answer, only a failed exchange an error.
+    /// The whole exchange takes at most `timeout` (a server that drips its answer a
+    /// byte at a time is cut off too).
     pub fn get(&self, timeout: Duration) -> Result<Answer, HttpError> {
+        let deadline = Instant::now() + timeout;
         let failed = |e: std::io::Error| HttpError::Exchange(e.to_string());
         let malformed = |what: String| HttpError::Exchange(what);
         let addr = self
@@ -106,25 +110,14 @@ impl Endpoint {
             self.path, self.authority
         );
         s.write_all(request.as_bytes()).map_err(failed)?;
-        let mut buf = Vec::new();
-        s.take(MAX_ANSWER_BYTES)
-            .read_to_end(&mut buf)
-            .map_err(failed)?;
-        let text = String::from_utf8_lossy(&buf);
-        let (head, body) = text
-            .split_once("\r\n\r\n")
-            .ok_or_else(|| malformed("malformed HTTP answer".into()))?;
-        let status_line = head.lines().next().unwrap_or_default().to_string();
-        let status = status_line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse::<u16>().ok())
-            .ok_or_else(|| malformed(format!("malformed status line `{status_line}`")))?;
-        Ok(Answer {
-            status,
-            status_line,
-            body: body.to_string(),
-        })
+        let buf = read_whole(&mut s, deadline).map_err(failed)?;
+        if buf.len() as u64 > MAX_ANSWER_BYTES {
+            return Err(malformed(format!(
+                "the answer is over {}: not read",
+                crate::lines::bytes(MAX_ANSWER_BYTES)
+            )));
+        }
+        parse_answer(&buf)
     }
 
     /// GETs the endpoint and returns the body of a 200 answer.
@@ -135,6 +128,52 @@ impl Endpoint {
         }
         Ok(a.body)
     }
+}
+
+/// Reads until end of file, [`MAX_ANSWER_BYTES`] and one more byte (to tell an answer
+/// over the cap) or `deadline`, whichever comes first; the deadline is an error.
+fn read_whole(s: &mut TcpStream, deadline: Instant) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    while buf.len() as u64 <= MAX_ANSWER_BYTES {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the answer did not end in time",
+            ));
+        }
+        s.set_read_timeout(Some(left))?;
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(buf)
+}
+
+/// An HTTP/1.x answer as read whole: status line, headers, body. `Err` when there is no
+/// end of the head or no status code in its first line.
+pub fn parse_answer(bytes: &[u8]) -> Result<Answer, HttpError> {
+    let malformed = |what: String| HttpError::Exchange(what);
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| malformed("malformed HTTP answer".into()))?;
+    let status_line = head.lines().next().unwrap_or_default();
+    let status_line: String = status_line.chars().take(200).collect();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse::<u16>().ok())
+        .ok_or_else(|| malformed(format!("malformed status line `{status_line}`")))?;
+    Ok(Answer {
+        status,
+        status_line,
+        body: body.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -165,6 +204,42 @@ pub(crate) mod tests {
             );
         });
         addr
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_is_an_error_not_a_cut_page() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let Ok((mut c, _)) = listener.accept() else {
+                return;
+            };
+            // The request read first: a socket closed with unread bytes is reset.
+            let mut req = [0u8; 512];
+            let _ = c.read(&mut req);
+            let _ = c.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
+            let chunk = vec![b'x'; 1 << 20];
+            for _ in 0..=(MAX_ANSWER_BYTES >> 20) {
+                if c.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        });
+        let e = Endpoint::parse(&format!("http://{addr}/metrics")).unwrap();
+        assert_eq!(
+            e.scrape(Duration::from_secs(60)).unwrap_err().to_string(),
+            "the answer is over 67.1 MB: not read"
+        );
+    }
+
+    #[test]
+    fn answers_are_parsed_or_named_malformed() {
+        let a = parse_answer(b"HTTP/1.1 204 No Content\r\nX: y\r\n\r\nbody").unwrap();
+        assert_eq!((a.status, a.body.as_str()), (204, "body"));
+        assert!(parse_answer(b"HTTP/1.1 200 OK\r\n").is_err());
+        let long = format!("HTTP/1.1 {}\r\n\r\n", "z".repeat(10_000));
+        let e = parse_answer(long.as_bytes()).unwrap_err().to_string();
+        assert!(e.len() < 300, "{e}");
     }
 
     #[test]

@@ -49,12 +49,14 @@
 #![deny(missing_docs)]
 
 mod escape;
+mod format;
 mod html;
 pub mod plot;
 mod table;
 mod write;
 
-pub use html::{Block, HtmlReport, Section, Verdict};
+pub use format::{format_p_clause, format_p_value, format_percent, format_when};
+pub use html::{section_html, Block, HtmlReport, Section, Verdict};
 pub use table::{
     Align, Cell, Column, CsvTable, HtmlTable, MarkdownTable, Status, Table, TableFormat,
     TableRenderer, TerminalTable,

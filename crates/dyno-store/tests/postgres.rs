@@ -46,6 +46,10 @@ fn write_runs(store: &mut Store) {
             ],
         )
         .unwrap();
+    // Settings learned on the way replace those the run began with, on both backends.
+    store
+        .update_settings(a, &serde_json::json!({"slots": [1, 4], "late": true}))
+        .unwrap();
     store.finish_run(a, RunStatus::Complete).unwrap();
     let b = store
         .begin_run(

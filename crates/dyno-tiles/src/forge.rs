@@ -742,5 +742,4 @@ pub use slot_tile::BETWEEN_SLOTS;
 use slot_tile::{Collect, Control, Setup, SlotTile, COLLECT_DOZE};
 
 #[cfg(test)]
-#[path = "forge_tests.rs"]
 mod tests;

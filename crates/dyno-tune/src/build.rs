@@ -9,9 +9,10 @@
 //! `<target dir>/dyno-build.json`; a build is skipped when its inputs and the binary's
 //! hash match that record.
 //!
-//! The data a build shares with the profile-guided one is in `artifact.rs`, the
-//! cargo run and the record on disk in `cargo.rs`; this module only chooses
-//! between reusing, building and [`crate::pgo`], and runs the builds in parallel.
+//! The data a build shares with the profile-guided one is in `artifact.rs`, the record
+//! on disk in `cargo.rs`, the cargo run itself (a guarded child, stopped by Ctrl-C) in
+//! the build layer (dyno-build); this module only chooses between reusing, building and
+//! [`crate::pgo`], and runs the builds in parallel.
 
 pub use crate::artifact::{BuildEvent, BuildOutcome, BuildRecord, BuildRequest};
 pub use crate::cargo::{
@@ -46,7 +47,9 @@ pub fn build_one(
     if stop.load(Ordering::SeqCst) {
         return Ok(BuildOutcome::Interrupted);
     }
-    let run = run_cargo(plan)?;
+    let Some(run) = run_cargo(plan, stop)? else {
+        return Ok(BuildOutcome::Interrupted);
+    };
     if stop.load(Ordering::SeqCst) {
         return Ok(BuildOutcome::Interrupted);
     }

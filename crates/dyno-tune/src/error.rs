@@ -83,6 +83,24 @@ pub enum TuneError {
     NoResults(PathBuf),
 }
 
+impl From<dyno_build::BuildError> for TuneError {
+    /// The build layer's errors as the tuner has always named them: a tool that could not
+    /// run, a file; anything else (git, a recipe, which the tuner does not use) as the
+    /// build that failed.
+    fn from(e: dyno_build::BuildError) -> Self {
+        match e {
+            dyno_build::BuildError::Tool { command, message } => {
+                TuneError::Tool { command, message }
+            }
+            dyno_build::BuildError::Io { path, source } => TuneError::Io { path, source },
+            other => TuneError::Tool {
+                command: "build".into(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
 impl TuneError {
     /// `true` for errors the user caused (bad study file, missing toolchain); the binary
     /// maps everything to exit code 2 today, but callers may want to tell them apart.

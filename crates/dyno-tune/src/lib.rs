@@ -72,16 +72,13 @@ pub use race::{run_race, Contestant, Mode, RaceConfig, RaceOutcome, Replay, Stop
 pub use record::{JobRecord, JobResult, MemoryRecorder, Recorder, StoreRecorder};
 pub use study::{
     line_col, parse_duration, Baseline, Benchmark, Exclude, Invocation, Matrix, PgoSettings,
-    Project, RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE,
+    Project, RunSettings, Study, DEFAULT_BENCHMARK_TIMEOUT_S, EXAMPLE, MAX_JOBS, MAX_ROUNDS,
 };
 pub use variant::{build_plan, expand, profile_env_name, BuildPlan, Settings, Variant};
 
-/// The first 10 hex digits of the SHA-256 of `bytes`: short, stable ids.
-pub fn short_hash(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(bytes);
-    digest.iter().take(5).map(|b| format!("{b:02x}")).collect()
-}
+/// The first 10 hex digits of the SHA-256 of `bytes`: short, stable ids (the build
+/// layer's, so variant ids and build records stay what they were).
+pub use dyno_build::short_hash;
 
 /// The example study for a file at `path`. When the directory holds a Cargo project with
 /// binaries other than dyno, `[project]` names its first binary (its package too in a

@@ -57,11 +57,30 @@ pub trait Executor {
 #[derive(Debug, Default, Clone)]
 pub struct ProcessExecutor;
 
-/// What the reader threads of a run collect: stdout and stderr, line by line.
+/// What the reader threads of a run collect: stdout and stderr, line by line, each up to
+/// dyno-proc's body cap (a benchmark's output is a few lines; one that floods is cut,
+/// and the cut said at the end of its stderr).
 #[derive(Default)]
 struct Captured {
     stdout: String,
     stderr: String,
+    /// Bytes of lines left out once a stream reached the cap.
+    left_out: u64,
+}
+
+impl Captured {
+    fn take(&mut self, stream: Stream, line: &str) {
+        let text = match stream {
+            Stream::Stdout => &mut self.stdout,
+            Stream::Stderr => &mut self.stderr,
+        };
+        if (text.len() + line.len()) as u64 >= dyno_proc::lines::MAX_BODY_BYTES {
+            self.left_out += line.len() as u64 + 1;
+            return;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
 }
 
 impl Executor for ProcessExecutor {
@@ -80,13 +99,9 @@ impl Executor for ProcessExecutor {
             // The whole output is kept below; no separate tail is needed.
             tail_lines: 0,
             on_line: Some(Arc::new(move |stream, line| {
-                let mut c = sink.lock().unwrap_or_else(|e| e.into_inner());
-                let text = match stream {
-                    Stream::Stdout => &mut c.stdout,
-                    Stream::Stderr => &mut c.stderr,
-                };
-                text.push_str(line);
-                text.push('\n');
+                sink.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take(stream, line);
             })),
             ..SpawnOptions::default()
         };
@@ -107,8 +122,26 @@ impl Executor for ProcessExecutor {
         // benchmark and everything it started, after a normal exit any background process
         // it left. The output read until then is kept.
         let stopped = child.stop(Duration::ZERO);
-        let Captured { stdout, mut stderr } =
-            std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
+        let Captured {
+            stdout,
+            mut stderr,
+            left_out,
+        } = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
+        // The grace was zero: being killed is the benchmark's normal end, not news.
+        for note in stopped
+            .warnings()
+            .into_iter()
+            .skip(usize::from(stopped.warning().is_some()))
+        {
+            stderr.push_str(&format!("\n(dyno: {note})"));
+        }
+        if left_out > 0 {
+            stderr.push_str(&format!(
+                "\n(dyno: output past {} per stream not kept: {} left out)",
+                dyno_proc::lines::bytes(dyno_proc::lines::MAX_BODY_BYTES),
+                dyno_proc::lines::bytes(left_out)
+            ));
+        }
         if timed_out {
             stderr.push_str(&format!(
                 "\n(killed after {:.0} s: the benchmark's timeout)",
@@ -285,6 +318,30 @@ mod tests {
         assert_eq!(out.stdout, "result\n");
         assert_eq!(out.stderr, "warning\n");
         assert!(!out.timed_out);
+    }
+
+    #[test]
+    fn a_flooding_benchmark_is_kept_within_the_caps_and_the_cut_said() {
+        // A line without newlines (cut at the line cap), then more lines than the body cap.
+        let out = ProcessExecutor.run(&job(
+            "head -c 1000000 /dev/zero; echo; yes \"$(printf '%01000d' 0)\" | head -c 70000000",
+            Duration::from_secs(600),
+        ));
+        let cap = dyno_proc::lines::MAX_BODY_BYTES as usize;
+        assert!(out.stdout.len() < cap, "{}", out.stdout.len());
+        assert!(out.stdout.len() > cap - 2000, "{}", out.stdout.len());
+        assert!(
+            out.stderr
+                .contains("(dyno: output: 1 line over 64 KiB cut, 934.5 kB dropped)"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("(dyno: output past 67.1 MB per stream not kept: "),
+            "{}",
+            out.stderr
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
 use crate::study_toml::{duration_value, Budget, Ctx};
 pub use crate::study_toml::{line_col, parse_duration, DEFAULT_BENCHMARK_TIMEOUT_S};
 pub use crate::training::PgoSettings;
+use crate::variant::Settings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -79,26 +80,14 @@ pub struct Matrix {
     pub pgo: Vec<Pgo>,
 }
 
-/// One `exclude` filter: a variant matching every key given is not built.
+/// One `exclude` filter: a variant matching every key given is not built. Its keys are
+/// a variant's [`Settings`], each one given matching that value, each one left out
+/// matching any.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(transparent)]
 pub struct Exclude {
-    /// Toolchain to match.
-    pub toolchain: Option<String>,
-    /// Target CPU to match.
-    pub target_cpu: Option<TargetCpu>,
-    /// Opt-level to match.
-    pub opt_level: Option<OptLevel>,
-    /// LTO to match.
-    pub lto: Option<Lto>,
-    /// Codegen units to match.
-    pub codegen_units: Option<u32>,
-    /// Panic strategy to match.
-    pub panic: Option<Panic>,
-    /// Extra RUSTFLAGS to match.
-    pub rustflags: Option<String>,
-    /// PGO to match.
-    pub pgo: Option<Pgo>,
+    /// The settings a variant must have to be left out (`None`: any value).
+    pub matching: Settings,
 }
 
 /// `[[baseline]]`: a binary that is measured but not built (e.g. the official release).
@@ -501,7 +490,7 @@ fn check_matrix(cx: &Ctx, m: &Matrix) -> Result<(), TuneError> {
 
 fn check_exclude(cx: &Ctx, m: &Matrix, rule: &Spanned<Exclude>) -> Result<(), TuneError> {
     let at = rule.span().start;
-    let r = rule.get_ref();
+    let r = &rule.get_ref().matching;
     let bad = |key: &str, value: String| {
         Err(cx.err(
             at,
@@ -548,7 +537,7 @@ fn check_exclude(cx: &Ctx, m: &Matrix, rule: &Spanned<Exclude>) -> Result<(), Tu
             return bad("pgo", format!("{:?}", v.value()));
         }
     }
-    if *r == Exclude::default() {
+    if *r == Settings::default() {
         return Err(cx.err(at, "exclude: an empty filter would exclude every variant"));
     }
     Ok(())
@@ -615,6 +604,13 @@ fn benchmarks(cx: &Ctx, raw: Vec<Spanned<RawBenchmark>>) -> Result<Vec<Benchmark
     Ok(out)
 }
 
+/// The most parallel builds (`[run] jobs`, `--jobs`): each is a compiler with threads of
+/// its own.
+pub const MAX_JOBS: u32 = 256;
+
+/// The most rounds (`[run] max_rounds`, `--max-rounds`).
+pub const MAX_ROUNDS: u32 = 100_000;
+
 fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, TuneError> {
     let mut s = RunSettings::default();
     let Some(raw) = raw else { return Ok(s) };
@@ -626,8 +622,14 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
         ));
     }
     if let Some(v) = raw.repetitions.or(raw.max_rounds) {
-        if *v.get_ref() == 0 {
-            return Err(cx.err(v.span().start, "run `max_rounds` must be at least 1"));
+        if !(1..=MAX_ROUNDS).contains(v.get_ref()) {
+            return Err(cx.err(
+                v.span().start,
+                format!(
+                    "run `max_rounds` must be in 1..={MAX_ROUNDS} (as --max-rounds), got {}",
+                    v.get_ref()
+                ),
+            ));
         }
         s.max_rounds = v.into_inner();
     }
@@ -686,8 +688,14 @@ fn run_settings(cx: &Ctx, raw: Option<Spanned<RawRun>>) -> Result<RunSettings, T
         s.futility = v.into_inner();
     }
     if let Some(v) = raw.jobs {
-        if *v.get_ref() == 0 {
-            return Err(cx.err(v.span().start, "run `jobs` must be at least 1"));
+        if !(1..=MAX_JOBS).contains(v.get_ref()) {
+            return Err(cx.err(
+                v.span().start,
+                format!(
+                    "run `jobs` must be in 1..={MAX_JOBS} (as --jobs), got {}",
+                    v.get_ref()
+                ),
+            ));
         }
         s.jobs = v.into_inner() as usize;
     }

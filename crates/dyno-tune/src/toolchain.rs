@@ -1,7 +1,7 @@
-//! The toolchain outside the study: running a tool and keeping the tail of its output,
-//! `rustc -vV`, and finding the LLVM tools a profile-guided build needs (the
-//! `llvm-profdata` of the compiler's own LLVM, since another LLVM cannot read its raw
-//! profiles, and `llvm-bolt`). A leaf: it imports nothing of this crate but its error.
+//! The toolchain outside the study: finding the LLVM tools a profile-guided build needs
+//! (the `llvm-profdata` of the compiler's own LLVM, since another LLVM cannot read its
+//! raw profiles, and `llvm-bolt`), over the build layer's running of a tool and `rustc
+//! -vV`. A leaf: it imports nothing of this crate but its error.
 
 use crate::error::TuneError;
 use std::path::{Path, PathBuf};
@@ -10,45 +10,14 @@ use std::process::Command;
 /// Runs a tool and returns its standard output; a failure names the command and ends
 /// with its last lines of standard error.
 pub(crate) fn tool(cmd: &mut Command) -> Result<String, TuneError> {
-    let line = format!("{cmd:?}").replace('"', "");
-    let out = cmd.output().map_err(|e| TuneError::Tool {
-        command: line.clone(),
-        message: e.to_string(),
-    })?;
-    if !out.status.success() {
-        return Err(TuneError::Tool {
-            command: line,
-            message: tail(&String::from_utf8_lossy(&out.stderr), 20),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(dyno_build::toolchain::tool(cmd)?)
 }
 
-/// The last `n` lines of `text`.
-pub fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
+pub use dyno_build::toolchain::tail;
 
 /// `rustc +TOOLCHAIN -vV`.
 pub fn rustc_version(toolchain: Option<&str>) -> Result<String, TuneError> {
-    let mut cmd = Command::new("rustc");
-    cmd.env_remove("RUSTUP_TOOLCHAIN").env_remove("RUSTC");
-    if let Some(t) = toolchain {
-        cmd.arg(format!("+{t}"));
-    }
-    cmd.arg("-vV");
-    let out = cmd.output().map_err(|e| TuneError::Tool {
-        command: format!("rustc +{} -vV", toolchain.unwrap_or("default")),
-        message: e.to_string(),
-    })?;
-    if !out.status.success() {
-        return Err(TuneError::Tool {
-            command: format!("rustc +{} -vV", toolchain.unwrap_or("default")),
-            message: tail(&String::from_utf8_lossy(&out.stderr), 5),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    Ok(dyno_build::toolchain::rustc_version(toolchain)?)
 }
 
 /// `LLVM version: 22.1.2` of `rustc -vV`.
@@ -220,12 +189,6 @@ pub fn find_bolt(toolchain: Option<&str>, rustc_vv: &str) -> Result<(PathBuf, Pa
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tails_keep_the_last_lines() {
-        assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(tail("a", 5), "a");
-    }
 
     const RUSTC: &str = "rustc 1.95.0 (59807616e 2026-04-14)\nbinary: rustc\nhost: x86_64-unknown-linux-gnu\nrelease: 1.95.0\nLLVM version: 22.1.2";
 

@@ -3,11 +3,13 @@
 
 use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
 use crate::study::{Exclude, Matrix, Project};
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
 
-/// The settings of one variant. `None` leaves a key to the project's own profile.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+/// The settings of one variant. `None` leaves a key to the project's own profile. (In
+/// an [`Exclude`] rule, read from the study file, `None` matches any value.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Rustup toolchain; `None` = whatever `cargo` resolves to.
     pub toolchain: Option<String>,
@@ -52,6 +54,7 @@ fn matches(rule: &Exclude, s: &Settings) -> bool {
     fn eq<T: PartialEq>(want: &Option<T>, have: &Option<T>) -> bool {
         want.is_none() || want == have
     }
+    let rule = &rule.matching;
     eq(&rule.toolchain, &s.toolchain)
         && eq(&rule.target_cpu, &s.target_cpu)
         && eq(&rule.opt_level, &s.opt_level)
@@ -210,28 +213,11 @@ fn label(s: &Settings) -> String {
 }
 
 /// Exactly how cargo is invoked for one variant: a pure function of the study, so it is
-/// tested without building anything.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildPlan {
-    /// `cargo`.
-    pub program: String,
-    /// Arguments, starting with `+TOOLCHAIN` when one is set.
-    pub args: Vec<String>,
-    /// Environment variables set for the build.
-    pub env: Vec<(String, String)>,
-    /// Environment variables removed so the caller's shell cannot change the build
-    /// behind the study's back (`CARGO_ENCODED_RUSTFLAGS` would override `RUSTFLAGS`).
-    pub env_remove: Vec<String>,
-    /// The variant's own target directory.
-    pub target_dir: PathBuf,
-    /// Where the binary will be.
-    pub binary: PathBuf,
-}
+/// tested without building anything. The build layer's cargo invocation, which runs it.
+pub use dyno_build::CargoPlan as BuildPlan;
 
 /// The environment-variable spelling of a profile name: `production` -> `PRODUCTION`.
-pub fn profile_env_name(profile: &str) -> String {
-    profile.to_ascii_uppercase().replace('-', "_")
-}
+pub use dyno_build::cargo::profile_env_name;
 
 /// The build of `variant` for `project`, into `<work_dir>/target/<variant id>`.
 pub fn build_plan(project: &Project, variant: &Variant, work_dir: &Path) -> BuildPlan {
@@ -310,6 +296,7 @@ pub fn build_plan(project: &Project, variant: &Variant, work_dir: &Path) -> Buil
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn project(profile: &str) -> Project {
         Project {
@@ -453,9 +440,11 @@ mod tests {
         };
         assert_eq!(expand(&m, &[], "production").len(), 16);
         let ex = Exclude {
-            lto: Some(Lto::Off),
-            codegen_units: Some(1),
-            ..Exclude::default()
+            matching: Settings {
+                lto: Some(Lto::Off),
+                codegen_units: Some(1),
+                ..Settings::default()
+            },
         };
         let vs = expand(&m, &[ex], "production");
         assert_eq!(vs.len(), 14);

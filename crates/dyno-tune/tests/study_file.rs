@@ -205,6 +205,18 @@ fn semantic_errors_name_line_and_key() {
         ),
         ("min_rounds = 6", "min_rounds = 1", "min_rounds"),
         ("jobs = 2", "jobs = 0", "jobs"),
+        // A file's counts have their flag's bounds (--jobs 1..=256, --max-rounds).
+        (
+            "jobs = 2",
+            "jobs = 1000000000",
+            "must be in 1..=256 (as --jobs), got 1000000000",
+        ),
+        ("jobs = 2", "jobs = 1e9", "jobs"),
+        (
+            "repetitions = 24",
+            "repetitions = 1000000",
+            "must be in 1..=100000 (as --max-rounds), got 1000000",
+        ),
         (
             "rustflags = [\"\", ",
             "rustflags = [\"-C target-cpu=native\", ",
@@ -359,4 +371,19 @@ fn pgo_dimension_training_and_their_errors() {
     let (line, msg) = error(&bad);
     assert_eq!(line, line_of(&bad, "exclude = "));
     assert!(msg.contains("exclude `pgo`"), "{msg}");
+}
+
+#[test]
+fn an_exclude_key_that_is_no_setting_is_refused_on_its_line() {
+    // An exclude rule's keys are a variant's settings: a typo is refused, not ignored
+    // (ignored, the rule would exclude more than meant).
+    let bad = with(
+        "exclude",
+        "exclude = [{ lto = \"off\", codegen_units = 1 }",
+        "exclude = [{ lto = \"off\", codegen_unit = 1 }",
+    );
+    let (line, msg) = error(&bad);
+    assert_eq!(line, line_of(&bad, "exclude = "));
+    assert!(msg.contains("unknown field `codegen_unit`"), "{msg}");
+    assert!(msg.contains("`codegen_units`"), "{msg}");
 }

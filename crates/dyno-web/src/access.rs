@@ -234,8 +234,8 @@ fn presents_key(headers: &HeaderMap, key: &AccessKey) -> bool {
         .get_all(header::AUTHORIZATION)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .filter_map(|v| v.strip_prefix("Bearer "))
-        .any(|k| key.matches(k.trim()));
+        .filter_map(bearer_token)
+        .any(|k| key.matches(k));
     let proof = key.cookie_value();
     let cookie = headers
         .get_all(header::COOKIE)
@@ -245,6 +245,16 @@ fn presents_key(headers: &HeaderMap, key: &AccessKey) -> bool {
         .filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('='))
         .any(|v| same(v.as_bytes(), proof.as_bytes()));
     bearer || cookie
+}
+
+/// The token of an `Authorization: Bearer TOKEN` value. HTTP auth schemes are
+/// case-insensitive (RFC 9110, 11.1): `bearer`, `BEARER` and `Bearer` all name it.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 /// The 401 page: a form asking for the key, posting to `/login` with the page wanted.
@@ -371,6 +381,25 @@ mod tests {
         assert!(presents_key(&h, &key));
         h.insert(header::AUTHORIZATION, "Bearer wrong".parse().unwrap());
         assert!(!presents_key(&h, &key));
+        // The scheme's name is case-insensitive; the token is not.
+        for scheme in ["bearer", "BEARER", "bEaReR"] {
+            h.insert(
+                header::AUTHORIZATION,
+                format!("{scheme} correct-horse-battery-staple")
+                    .parse()
+                    .unwrap(),
+            );
+            assert!(presents_key(&h, &key), "{scheme}");
+        }
+        for refused in [
+            "Bearer CORRECT-HORSE-BATTERY-STAPLE",
+            "Basic correct-horse-battery-staple",
+            "Bearercorrect-horse-battery-staple",
+            "Bearer ",
+        ] {
+            h.insert(header::AUTHORIZATION, refused.parse().unwrap());
+            assert!(!presents_key(&h, &key), "{refused}");
+        }
         let mut h = HeaderMap::new();
         h.insert(header::COOKIE, format!("{COOKIE}=00").parse().unwrap());
         assert!(!presents_key(&h, &key));

@@ -14,9 +14,16 @@ use axum::Router;
 use std::sync::Arc;
 
 /// Nothing on a page may come from elsewhere; the live page's script is the only script
-/// and it only talks back to this server.
+/// and it only talks back to this server. No page may be framed (the key form least of
+/// all: a framing page could trick a visitor into typing the key into it).
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; \
-                   connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'";
+                   connect-src 'self'; img-src 'self' data:; base-uri 'none'; \
+                   form-action 'self'; frame-ancestors 'none'";
+
+/// A command's report: a complete document with its own inline stylesheet, framed by
+/// nobody either.
+const REPORT_CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'";
 
 /// The app's routes over `state`.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
@@ -60,6 +67,8 @@ async fn security_headers(mut response: Response) -> Response {
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
+    // For browsers that predate `frame-ancestors`.
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
 
@@ -133,9 +142,7 @@ async fn report_page(
             let mut r = Html(html).into_response();
             r.headers_mut().insert(
                 header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-                ),
+                HeaderValue::from_static(REPORT_CSP),
             );
             r
         }

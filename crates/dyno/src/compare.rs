@@ -5,11 +5,11 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_compare::judged::{JudgeRequest, Judged, PowerError};
 use dyno_compare::runner::Ending;
 use dyno_compare::session::{self, CompareSession, Event};
-use dyno_compare::verdict::TestKind;
-use dyno_compare::{cluster_run, record, report, ComparisonFile};
+use dyno_compare::{cluster_run, ComparisonFile};
+use dyno_judge::judged::{JudgeRequest, Judged, PowerError};
+use dyno_judge::{record, report, TestKind};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
@@ -46,7 +46,8 @@ struct RunArgs {
     /// Run only this workload (repeatable).
     #[arg(long, value_name = "NAME")]
     workload: Vec<String>,
-    /// Where `git` subjects are extracted and built (default: ~/.cache/dyno/compare).
+    /// Where `git` subjects are extracted and built (default: ~/.cache/dyno/builds, shared
+    /// with `dyno compare bisect`).
     #[arg(long, value_name = "DIR")]
     build_dir: Option<PathBuf>,
     /// Start a new comparison even when an interrupted one of this file (same contents,
@@ -87,9 +88,8 @@ struct ReportArgs {
     candidates: Vec<String>,
     #[command(flatten)]
     out: OutputArgs,
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: db::DbArg,
 }
 
 #[derive(Debug, Args)]
@@ -147,9 +147,8 @@ struct PowerArgs {
     /// `table` or `json`.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: db::DbArg,
 }
 
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
@@ -170,7 +169,7 @@ enum Format {
     Markdown,
     /// RFC 4180 CSV.
     Csv,
-    /// Verdicts as JSON (see `dyno_compare::report::verdicts_json` for the fields).
+    /// Verdicts as JSON (see `dyno_judge::report::verdicts_json` for the fields).
     Json,
 }
 
@@ -207,12 +206,14 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         .build_dir
         .clone()
         .unwrap_or_else(dyno_compare::gitbuild::default_cache);
-    dyno_compare::gitbuild::build_all(&mut cfg, &cache, |subject, rev, commit| {
+    let builds = dyno_build::BuildCache::new(&cache);
+    dyno_compare::gitbuild::build_all(&mut cfg, &builds, stop_flag(), |subject, rev, commit| {
         eprintln!(
             "building `{subject}` at {rev} ({commit}) in {}",
             cache.display()
         );
-    })?;
+    })
+    .map_err(crate::bisect::build_error)?;
     let mut store = db::open_for_writing(&a.store)?;
     let tool = build_info::describe();
     let mut shown = Shown::new(&a.file);
@@ -339,8 +340,8 @@ fn report_runs(a: ReportArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The stored comparison that `runs` belong to, from the store `--db` names.
-fn load(db: &Option<PathBuf>, runs: &[RunId]) -> anyhow::Result<record::Loaded> {
-    let path = db::path(db);
+fn load(db: &db::DbArg, runs: &[RunId]) -> anyhow::Result<record::Loaded> {
+    let path = db.path();
     let context = || format!("results store {}", path.display());
     let store = Store::open_read_only(&path).with_context(context)?;
     record::load(&store, runs).with_context(context)

@@ -10,24 +10,34 @@ use clap::Args;
 use dyno_store::{Store, StoreError};
 use std::path::PathBuf;
 
+/// `--db`: the results store a command reads or writes, the one declaration of the flag
+/// (every command that reads or writes a store flattens it).
+#[derive(Debug, Clone, Args)]
+pub struct DbArg {
+    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
+    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
+    #[arg(long = "db", value_name = "PATH|URL", env = "DYNO_DB")]
+    pub given: Option<PathBuf>,
+}
+
+impl DbArg {
+    /// The store location the flag selects (a PostgreSQL URL without its password).
+    pub fn path(&self) -> PathBuf {
+        match &self.given {
+            Some(p) => location(&p.to_string_lossy()),
+            None => Store::default_path(),
+        }
+    }
+}
+
 /// Results-store flags shared by every command that measures.
 #[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
-    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
-    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB", global = true)]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArg,
     /// Do not record this run in the results store.
     #[arg(long)]
     pub no_save: bool,
-}
-
-/// The store location the flags select (a PostgreSQL URL without its password).
-pub fn path(db: &Option<PathBuf>) -> PathBuf {
-    match db {
-        Some(p) => location(&p.to_string_lossy()),
-        None => Store::default_path(),
-    }
 }
 
 /// A store location as given on the command line: a PostgreSQL URL loses its password to
@@ -46,7 +56,7 @@ pub fn open_for_writing(args: &StoreArgs) -> anyhow::Result<Option<Store>> {
     if args.no_save {
         return Ok(None);
     }
-    let path = path(&args.db);
+    let path = args.db.path();
     let store = Store::open(&path).map_err(classify).with_context(|| {
         format!(
             "results store {} (use --db PATH|URL or --no-save)",

@@ -1,10 +1,9 @@
 //! `dyno results`: what was measured before, here and across a fleet of machines.
 
-#[path = "fleet.rs"]
 mod fleet;
-#[path = "trend.rs"]
 mod trend;
 
+use crate::db::DbArg;
 use anyhow::{bail, Context as _};
 use clap::{Args, Subcommand, ValueEnum};
 use dyno_report::{Table, TableFormat};
@@ -36,15 +35,6 @@ pub enum ResultsCommand {
     /// Change points over a metric's stored history (E-Divisive means with a t-test);
     /// exits 1 when the newest run starts a regression.
     Trend(trend::TrendArgs),
-}
-
-/// Where the store is.
-#[derive(Debug, Args)]
-pub struct DbArg {
-    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
-    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
-    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB")]
-    pub db: Option<PathBuf>,
 }
 
 /// Arguments of `dyno results push`.
@@ -203,7 +193,7 @@ pub(crate) fn parse_date(s: &str) -> Result<f64, String> {
 }
 
 pub(crate) fn open_read(db: &DbArg) -> anyhow::Result<Store> {
-    let path = crate::db::path(&db.db);
+    let path = db.path();
     Store::open_read_only(&path)
         .map_err(crate::db::classify)
         .with_context(|| format!("results store {}", path.display()))
@@ -256,7 +246,7 @@ fn pull(a: PullArgs) -> anyhow::Result<ExitCode> {
         .map_err(crate::db::classify)
         .with_context(|| format!("--from {}", dyno_store::redact(&a.from)))?;
     let runs = select(&shared, &a.runs, &a.filter.filter(None))?;
-    let mut local = open_write(&crate::db::path(&a.db.db), "--db")?;
+    let mut local = open_write(&a.db.path(), "--db")?;
     copy_runs(&shared, &mut local, &runs, "pull")?;
     Ok(ExitCode::SUCCESS)
 }
@@ -275,7 +265,7 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::Fleet(a) => fleet::run(a),
         ResultsCommand::Trend(a) => trend::run(a),
         ResultsCommand::Delete(a) => {
-            let path = crate::db::path(&a.db.db);
+            let path = a.db.path();
             let mut store = open_write(&path, "results store")?;
             store.delete_run(a.run)?;
             println!("deleted run {}", a.run);

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use dyno_compare::judged::StoredReportError;
+use dyno_judge::judged::StoredReportError;
 use dyno_store::{RunId, Store, StoreError, StoredRun};
 use dyno_web::{ComparisonView, WebError};
 use std::net::SocketAddr;
@@ -14,10 +14,8 @@ use std::sync::Arc;
 /// Arguments of `dyno serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Results store: a SQLite file (default $XDG_DATA_HOME/dyno/results.db) or a shared
-    /// PostgreSQL database, postgres://USER@HOST/DB (password from PGPASSWORD or the URL).
-    #[arg(long, value_name = "PATH|URL", env = "DYNO_DB")]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     /// Where to listen: HOST:PORT, or a bare PORT on 127.0.0.1 (0 picks a free port).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878", value_parser = parse_listen)]
     listen: SocketAddr,
@@ -66,15 +64,23 @@ struct CommandReports;
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => dyno_compare::judged::stored_html(store, run.id).map_err(failed),
+            "compare" => dyno_judge::judged::stored_html(store, run.id).map_err(failed),
             "cluster run" => dyno_cluster::stored::stored_html(run).map_err(failed),
             _ => Ok(crate::run_report::render(std::slice::from_ref(run))),
         }
         .map(Some)
     }
 
+    fn answer(
+        &self,
+        _store: &Store,
+        run: &StoredRun,
+    ) -> Result<Option<dyno_report::Section>, WebError> {
+        Ok(dyno_hw::stored_verdict_section(run))
+    }
+
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        dyno_compare::view::stored_view(store, run)
+        dyno_judge::view::stored_view(store, run)
             .map(Some)
             .map_err(|e| match e {
                 StoredReportError::Load(e) => WebError::Report(e.to_string()),
@@ -93,10 +99,10 @@ fn failed(e: impl Into<anyhow::Error>) -> WebError {
 /// endpoints, until the command ends. Loopback only.
 pub fn start_beside(
     listen: SocketAddr,
-    db: &Option<PathBuf>,
+    db: &crate::db::DbArg,
     watch: Vec<String>,
 ) -> anyhow::Result<()> {
-    let config = dyno_web::Config::new(crate::db::path(db), listen)
+    let config = dyno_web::Config::new(db.path(), listen)
         .reports(Arc::new(CommandReports))
         .watch(watch)
         .log(Arc::new(|line: &str| eprintln!("{line}")));
@@ -116,7 +122,7 @@ pub fn start_beside(
 
 /// Serves until interrupted.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let path = crate::db::path(&a.db);
+    let path = a.db.path();
     // A missing store is the user's mistake and stops here; a store that cannot be read
     // (corrupt, server down) is served anyway: its pages say what is wrong, and it may
     // come back.

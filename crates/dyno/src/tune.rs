@@ -42,9 +42,8 @@ pub enum TuneCommand {
 pub struct StudyArgs {
     /// The study file (TOML; `dyno tune init` writes an example).
     pub study: PathBuf,
-    /// Results store file (SQLite). Default: $XDG_DATA_HOME/dyno/results.db.
-    #[arg(long, value_name = "PATH", env = "DYNO_DB")]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: db::DbArg,
 }
 
 /// Arguments of `dyno tune run`.
@@ -56,13 +55,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub exhaustive: bool,
     /// Most rounds (overrides [run] max_rounds).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(dyno_tune::MAX_ROUNDS)))]
     pub max_rounds: Option<u32>,
     /// No new round starts after this much benchmark time (e.g. 90s, 30m, 2h).
     #[arg(long, value_name = "DURATION", value_parser = parse_budget)]
     pub time_budget: Option<f64>,
     /// Parallel builds (overrides [run] jobs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(dyno_tune::MAX_JOBS)))]
     pub jobs: Option<u32>,
     /// Build only; do not measure.
     #[arg(long)]
@@ -129,8 +128,8 @@ fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn open_store(db: &Option<PathBuf>) -> anyhow::Result<Store> {
-    let path = db::path(db);
+fn open_store(db: &db::DbArg) -> anyhow::Result<Store> {
+    let path = db.path();
     Store::open(&path).with_context(|| format!("results store {} (use --db PATH)", path.display()))
 }
 
@@ -314,7 +313,7 @@ fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: 
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let study = load(&args.study.study)?;
-    let path = db::path(&args.study.db);
+    let path = args.study.db.path();
     let mut store =
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
     let here = dyno_proc::procfs::hostname().unwrap_or_default();

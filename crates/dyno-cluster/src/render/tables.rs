@@ -9,6 +9,16 @@ use dyno_report::{Align, Cell, Table};
 /// blocks)", one per fraction that any block reached; then, for a run with faults, a
 /// sentence per fault and the forks.
 pub fn headline(report: &ClusterReport) -> Vec<String> {
+    let mut lines = propagation_lines(report);
+    if let Some(f) = &report.faults {
+        lines.extend(super::fault_lines(f));
+    }
+    lines
+}
+
+/// The headline without the faults' sentences: the start-up, adoption per fraction and
+/// what a node cost (the HTML report gives the faults a section of their own).
+pub(crate) fn propagation_lines(report: &ClusterReport) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(s) = &report.startup {
         lines.push(s.line());
@@ -16,9 +26,6 @@ pub fn headline(report: &ClusterReport) -> Vec<String> {
     lines.extend(adoption_lines(report));
     if let Some(line) = cost_line(&report.resources) {
         lines.push(line);
-    }
-    if let Some(f) = &report.faults {
-        lines.extend(super::fault_lines(f));
     }
     lines
 }
@@ -98,72 +105,14 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
             "Slot-start lateness (per slot started by a leader)",
         ),
     ];
-    let mut out = Vec::new();
-    for (family, title) in families {
-        let mut t = Table::new(title)
-            .column("metric", Align::Left)
-            .column("n", Align::Right)
-            .column("missing", Align::Right)
-            .column("p50", Align::Right)
-            .column("p90", Align::Right)
-            .column("p99", Align::Right)
-            .column("max", Align::Right)
-            .column("mean", Align::Right);
-        for m in report.metrics.iter().filter(|m| m.family == family) {
-            if !m.available {
-                let mut row = vec![Cell::new(&m.label), Cell::new("not available")];
-                row.extend((0..6).map(|_| Cell::new("")));
-                t.push_row(row);
-                continue;
-            }
-            let mut row = vec![
-                Cell::new(&m.label),
-                Cell::new(m.summary.map_or(0, |s| s.count).to_string()),
-            ];
-            let missing = Cell::new(m.missing.to_string());
-            row.push(if m.missing > 0 && family == Family::Adoption {
-                missing.warn()
-            } else {
-                missing
-            });
-            match m.summary {
-                Some(s) => row.extend(
-                    [s.p50_s, s.p90_s, s.p99_s, s.max_s, s.mean_s].map(|v| Cell::new(ms(v))),
-                ),
-                None => row.extend((0..5).map(|_| Cell::new("-"))),
-            }
-            t.push_row(row);
-        }
-        out.push(t);
-    }
+    let mut out: Vec<Table> = families
+        .into_iter()
+        .map(|(family, title)| family_table(report, family, title))
+        .collect();
     if report.resources.len() > MAX_ROWS {
         out.push(cost_summary(&report.resources));
     } else if !report.resources.is_empty() {
-        let mut t = Table::new("Node cost (per slot of the window; CPU in % of one core)")
-            .column("node", Align::Left)
-            .column("slots", Align::Right)
-            .column("CPU mean", Align::Right)
-            .column("CPU max", Align::Right)
-            .column("RSS max", Align::Right)
-            .column("own (anon) max", Align::Right)
-            .column("CPU 85% spans", Align::Right)
-            .column("longest span", Align::Right);
-        for r in &report.resources {
-            t.push_row([
-                r.node.clone(),
-                r.slots.to_string(),
-                format!("{:.2}%", r.cpu_mean_percent),
-                format!("{:.2}%", r.cpu_max_percent),
-                format_value(r.rss_max_bytes, Unit::Bytes),
-                format_value(r.rss_anon_max_bytes, Unit::Bytes),
-                r.cpu_85_spans.len().to_string(),
-                r.cpu_85_spans
-                    .iter()
-                    .max()
-                    .map_or("-".to_string(), |l| format!("{l} slots")),
-            ]);
-        }
-        out.push(t);
+        out.push(cost_per_node(&report.resources));
     }
     if let Some(f) = &report.faults {
         out.push(super::fault_table(f));
@@ -171,24 +120,97 @@ pub fn tables(report: &ClusterReport) -> Vec<Table> {
     if report.predicted.len() > MAX_ROWS {
         out.push(predicted_summary(&report.predicted));
     } else if !report.predicted.is_empty() {
-        let mut t = Table::new("Predicted full adoption (topology shortest paths, from forging)")
-            .column("producer", Align::Left)
-            .column("all nodes after", Align::Right)
-            .column("last node", Align::Left)
-            .column("hops", Align::Right)
-            .column("cross-region", Align::Right);
-        for p in &report.predicted {
-            t.push_row([
-                p.producer.clone(),
-                ms(p.full_adoption_s),
-                p.farthest.clone(),
-                p.hops.to_string(),
-                p.cross_region_hops.to_string(),
-            ]);
-        }
-        out.push(t);
+        out.push(predicted_per_producer(&report.predicted));
     }
     out
+}
+
+/// The distribution of each metric of `family`, one row per metric.
+fn family_table(report: &ClusterReport, family: Family, title: &str) -> Table {
+    let mut t = Table::new(title)
+        .column("metric", Align::Left)
+        .column("n", Align::Right)
+        .column("missing", Align::Right)
+        .column("p50", Align::Right)
+        .column("p90", Align::Right)
+        .column("p99", Align::Right)
+        .column("max", Align::Right)
+        .column("mean", Align::Right);
+    for m in report.metrics.iter().filter(|m| m.family == family) {
+        if !m.available {
+            let mut row = vec![Cell::new(&m.label), Cell::new("not available")];
+            row.extend((0..6).map(|_| Cell::new("")));
+            t.push_row(row);
+            continue;
+        }
+        let mut row = vec![
+            Cell::new(&m.label),
+            Cell::new(m.summary.map_or(0, |s| s.count).to_string()),
+        ];
+        let missing = Cell::new(m.missing.to_string());
+        row.push(if m.missing > 0 && family == Family::Adoption {
+            missing.warn()
+        } else {
+            missing
+        });
+        match m.summary {
+            Some(s) => {
+                row.extend([s.p50_s, s.p90_s, s.p99_s, s.max_s, s.mean_s].map(|v| Cell::new(ms(v))))
+            }
+            None => row.extend((0..5).map(|_| Cell::new("-"))),
+        }
+        t.push_row(row);
+    }
+    t
+}
+
+/// The node cost table of a small cluster: one row per node.
+fn cost_per_node(resources: &[crate::resources::ResourceSummary]) -> Table {
+    let mut t = Table::new("Node cost (per slot of the window; CPU in % of one core)")
+        .column("node", Align::Left)
+        .column("slots", Align::Right)
+        .column("CPU mean", Align::Right)
+        .column("CPU max", Align::Right)
+        .column("RSS max", Align::Right)
+        .column("own (anon) max", Align::Right)
+        .column("CPU 85% spans", Align::Right)
+        .column("longest span", Align::Right);
+    for r in resources {
+        t.push_row([
+            r.node.clone(),
+            r.slots.to_string(),
+            format!("{:.2}%", r.cpu_mean_percent),
+            format!("{:.2}%", r.cpu_max_percent),
+            format_value(r.rss_max_bytes, Unit::Bytes),
+            format_value(r.rss_anon_max_bytes, Unit::Bytes),
+            r.cpu_85_spans.len().to_string(),
+            r.cpu_85_spans
+                .iter()
+                .max()
+                .map_or("-".to_string(), |l| format!("{l} slots")),
+        ]);
+    }
+    t
+}
+
+/// The prediction of a small cluster: one row per producer.
+fn predicted_per_producer(predicted: &[super::PredictedReport]) -> Table {
+    let mut t = Table::new("Predicted full adoption (topology shortest paths, from forging)")
+        .column("producer", Align::Left)
+        .column("all nodes after", Align::Right)
+        .column("last node", Align::Left)
+        .column("hops", Align::Right)
+        .column("cross-region", Align::Right);
+    for p in predicted {
+        t.push_row([
+            p.producer.clone(),
+            ms(p.full_adoption_s),
+            p.farthest.clone(),
+            p.hops.to_string(),
+            p.cross_region_hops.to_string(),
+        ]);
+    }
+    t
 }
 
 /// The node cost table of a large cluster: each column's distribution over the nodes.

@@ -383,7 +383,9 @@ fn cargo_step(
     what: &str,
     stop: &AtomicBool,
 ) -> Result<crate::cargo::CargoRun, StepError> {
-    let cargo = run_cargo(plan)?;
+    let Some(cargo) = run_cargo(plan, stop)? else {
+        return Err(StepError::Interrupted);
+    };
     if stop.load(Ordering::SeqCst) {
         return Err(StepError::Interrupted);
     }
@@ -446,6 +448,32 @@ impl PgoBuild<'_> {
     }
 }
 
+/// The `llvm-profdata` of the toolchain's LLVM and, for `on+bolt`, `llvm-bolt` with its
+/// `merge-fdata`.
+type PgoTools = (PathBuf, Option<(PathBuf, PathBuf)>);
+
+fn pgo_tools(job: &PgoJob, toolchain: Option<&str>, rustc: &str) -> Result<PgoTools, TuneError> {
+    let profdata = find_profdata(toolchain, rustc)?;
+    let bolt = match job.mode {
+        Pgo::OnBolt => Some(find_bolt(toolchain, rustc)?),
+        _ => None,
+    };
+    Ok((profdata, bolt))
+}
+
+/// The variant's last record, when it is still what these inputs would build: the same
+/// fingerprint, a successful build, its binary unchanged and its profile the stored one.
+fn reusable(base: &BuildPlan, dirs: &PgoDirs, key: &str, fingerprint: &str) -> Option<BuildRecord> {
+    let old = load_record(base)?;
+    let profile_same = old.pgo.as_ref().is_some_and(|p| {
+        load_profile(dirs).is_some_and(|s| s.key == key && s.sha256 == p.profile_sha256)
+    });
+    let same_binary = sha256_file(&old.binary).is_ok_and(|sha| sha == old.sha256);
+    // A failure is tried again (unlike a failed cargo build): a training command can
+    // fail for reasons outside the inputs fingerprinted here (a missing data file).
+    (old.fingerprint == fingerprint && old.ok && same_binary && profile_same).then_some(old)
+}
+
 /// Builds (or reuses) one PGO variant: see the module documentation.
 pub fn build_pgo(
     request: &BuildRequest,
@@ -455,7 +483,6 @@ pub fn build_pgo(
     stop: &AtomicBool,
 ) -> Result<BuildOutcome, TuneError> {
     let base = &request.plan;
-    let toolchain = request.variant.settings.toolchain.as_deref();
     let mut record = BuildRecord {
         variant: request.variant.id.clone(),
         fingerprint: String::new(),
@@ -468,20 +495,14 @@ pub fn build_pgo(
         error_tail: String::new(),
         pgo: None,
     };
-    let tools = find_profdata(toolchain, rustc).and_then(|p| {
-        let bolt = match job.mode {
-            Pgo::OnBolt => Some(find_bolt(toolchain, rustc)?),
-            _ => None,
+    let (profdata, bolt_tools) =
+        match pgo_tools(job, request.variant.settings.toolchain.as_deref(), rustc) {
+            Ok(t) => t,
+            Err(e) => {
+                record.error_tail = e.to_string();
+                return Ok(BuildOutcome::Failed(record));
+            }
         };
-        Ok((p, bolt))
-    });
-    let (profdata, bolt_tools) = match tools {
-        Ok(t) => t,
-        Err(e) => {
-            record.error_tail = e.to_string();
-            return Ok(BuildOutcome::Failed(record));
-        }
-    };
     let host = host_triple(rustc).unwrap_or_default();
     let dirs = PgoDirs::of(base);
     let instrumented = pgo_plan(
@@ -497,7 +518,7 @@ pub fn build_pgo(
         &base.target_dir,
         &final_flags(&dirs.profile, job.mode),
     );
-    let fingerprint = crate::short_hash(
+    record.fingerprint = crate::short_hash(
         serde_json::json!({
             "build": build_fingerprint(&final_plan, rustc, sources),
             "profile": key,
@@ -507,17 +528,8 @@ pub fn build_pgo(
         .to_string()
         .as_bytes(),
     );
-    record.fingerprint = fingerprint.clone();
-    if let Some(old) = load_record(base) {
-        let profile_same = old.pgo.as_ref().is_some_and(|p| {
-            load_profile(&dirs).is_some_and(|s| s.key == key && s.sha256 == p.profile_sha256)
-        });
-        let same_binary = sha256_file(&old.binary).is_ok_and(|sha| sha == old.sha256);
-        // A failure is tried again (unlike a failed cargo build): a training command can
-        // fail for reasons outside the inputs fingerprinted here (a missing data file).
-        if old.fingerprint == fingerprint && old.ok && same_binary && profile_same {
-            return Ok(BuildOutcome::Reused(old));
-        }
+    if let Some(old) = reusable(base, &dirs, &key, &record.fingerprint) {
+        return Ok(BuildOutcome::Reused(old));
     }
     if stop.load(Ordering::SeqCst) {
         return Ok(BuildOutcome::Interrupted);
@@ -538,6 +550,17 @@ pub fn build_pgo(
         bolt_tools,
     }
     .run(stop);
+    finish(base, record, steps, stop)
+}
+
+/// The outcome of a PGO build's steps, recorded: the optimised binary's hash and size and
+/// the steps' times, or the failing step's message (nothing for Ctrl-C).
+fn finish(
+    base: &BuildPlan,
+    mut record: BuildRecord,
+    steps: Result<(PathBuf, PgoRecord), StepError>,
+    stop: &AtomicBool,
+) -> Result<BuildOutcome, TuneError> {
     match steps {
         Ok((binary, pgo)) => {
             record.sha256 = sha256_file(&binary)?;

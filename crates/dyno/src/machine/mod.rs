@@ -86,7 +86,7 @@ pub struct MachineArgs {
     #[arg(long, conflicts_with_all = ["requirements", "reference"])]
     pub dev: bool,
     /// Threads of BLAKE2-256-Parallel (default: the requirement's num_cores, else 8 as upstream).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=dyno_hw::requirements::MAX_PARALLEL_CORES as i64))]
     pub parallel_cores: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -140,6 +140,13 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     let measures_disk = metrics.iter().any(|m| m.is_disk());
     if measures_disk {
         preflight::check_base_path(&args.base_path)?;
+    }
+    // A run killed outright left its 64 MiB files; nobody holds them, so they go now.
+    for left in dyno_hw::clear_leftovers(&args.base_path) {
+        eprintln!(
+            "note: removed {}, left by a dyno machine that was killed",
+            left.display()
+        );
     }
     let parallel_cores = args
         .parallel_cores

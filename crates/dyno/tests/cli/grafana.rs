@@ -16,31 +16,70 @@ use crate::harness::dashboards::{
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// The files that write Prometheus families, relative to the workspace.
-const EXPORTERS: [&str; 4] = [
+/// The files that declare Prometheus families, relative to the workspace (every
+/// `dyno_node_*` family of both nodes is declared in node_families.rs).
+const EXPORTERS: [&str; 3] = [
     "crates/dyno-obs/src/build_info.rs",
     "crates/dyno-tango/src/prometheus.rs",
-    "crates/dyno-node/src/metrics.rs",
-    "crates/dyno-tiles/src/node_metrics.rs",
+    "crates/dyno-tiles/src/node_families.rs",
 ];
 
 /// Every `"dyno_..."` string literal in the non-test part of the exporters.
 fn exported() -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for file in EXPORTERS {
-        let text = std::fs::read_to_string(workspace().join(file)).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap();
-        for literal in code.split('"').skip(1).step_by(2) {
-            let is_name = literal.starts_with("dyno_")
+    EXPORTERS.iter().flat_map(|f| exported_by(f)).collect()
+}
+
+/// The `"dyno_..."` string literals in the non-test part of one exporter's file.
+fn exported_by(file: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(workspace().join(file)).unwrap();
+    let code = text.split("#[cfg(test)]").next().unwrap();
+    code.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|literal| {
+            literal.starts_with("dyno_")
                 && literal
                     .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-            if is_name {
-                names.insert(literal.to_string());
-            }
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// Each dashboard's `instance` variable lists the endpoints of its own kind only: it asks
+/// for a family that only that kind exports (a node's chain, a pipeline's tiles), never
+/// `dyno_build_info`, which every endpoint serves, so the node dashboard would offer the
+/// benches' endpoints (and the pipeline dashboard the nodes'), whose panels are empty.
+#[test]
+fn each_dashboards_endpoint_variable_lists_its_own_kind_only() {
+    let node = exported_by("crates/dyno-node/src/metrics.rs");
+    let tiles = exported_by("crates/dyno-tango/src/prometheus.rs");
+    let bench = exported_by("crates/dyno-tiles/src/node_metrics.rs");
+    for v in variable_queries() {
+        let used = metrics_in(&v.expr);
+        assert_eq!(used.len(), 1, "{}, {}: `{}`", v.dashboard, v.panel, v.expr);
+        let m = &used[0];
+        let (own, others): (&BTreeSet<String>, Vec<&BTreeSet<String>>) = match v.dashboard.as_str()
+        {
+            "dyno-node.json" | "dyno-cluster.json" => (&node, vec![&tiles, &bench]),
+            "dyno-pipeline.json" => (&tiles, vec![&node]),
+            d => panic!("{d}: which kind of endpoint is it for?"),
+        };
+        assert!(
+            own.contains(m),
+            "{}, {}: `{m}` is not a family of its kind of endpoint",
+            v.dashboard,
+            v.panel
+        );
+        for other in others {
+            assert!(
+                !other.contains(m),
+                "{}, {}: `{m}` is exported by other endpoints too",
+                v.dashboard,
+                v.panel
+            );
         }
     }
-    names
 }
 
 /// The family names in an exposition (`# TYPE name kind` lines).
@@ -69,6 +108,7 @@ fn the_scan_finds_what_the_exporters_render() {
     let empty = dyno_tango::Snapshot {
         workspace: String::new(),
         pid: 0,
+        creator_alive: true,
         generation: 0,
         taken_ns: 0,
         since_ns: None,

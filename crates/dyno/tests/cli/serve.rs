@@ -416,6 +416,22 @@ fn public_mode_is_refused_without_a_usable_key_or_tls_pair() {
     assert_eq!(names.len(), 4, "{names:?}");
 }
 
+/// An answer whose headers forbid every other page to frame it: CSP `frame-ancestors
+/// 'none'` and, for older browsers, `X-Frame-Options: DENY`.
+fn assert_not_framable(answer: &str) {
+    let head = answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap()
+        .to_ascii_lowercase();
+    let csp = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-security-policy: "))
+        .unwrap_or_else(|| panic!("no CSP: {head}"));
+    assert!(csp.contains("frame-ancestors 'none'"), "{head}");
+    assert!(head.contains("\r\nx-frame-options: deny"), "{head}");
+}
+
 #[test]
 fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
     use predicates::prelude::*;
@@ -462,6 +478,8 @@ fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
         );
         assert!(answer.starts_with("HTTP/1.0 401"), "{path}: {answer}");
         assert!(!answer.contains("bench-01"), "{path}: {answer}");
+        // The key form, like every answer, may not be framed by another page.
+        assert_not_framable(&answer);
         seen.push_str(&answer);
         // A wrong key is no key.
         let answer = request(
@@ -482,7 +500,18 @@ fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
         answer.starts_with("HTTP/1.0 200") && answer.contains("bench-01"),
         "{answer}"
     );
+    assert_not_framable(&answer);
     seen.push_str(&answer);
+    // The scheme's name is case-insensitive (RFC 9110): `bearer` is `Bearer`.
+    for scheme in ["bearer", "BEARER"] {
+        let answer = request(
+            &served.url,
+            &format!("GET / HTTP/1.0\r\nHost: {host}\r\nAuthorization: {scheme} {KEY}"),
+            "",
+        );
+        assert!(answer.starts_with("HTTP/1.0 200"), "{scheme}: {answer}");
+        seen.push_str(&answer);
+    }
     // A wrong Host is refused even with the key.
     let answer = request(
         &served.url,
@@ -491,6 +520,7 @@ fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
     );
     assert!(answer.starts_with("HTTP/1.0 421"), "{answer}");
     assert!(!answer.contains("bench-01"));
+    assert_not_framable(&answer);
     // A browser posts the key form once and gets a cookie that is not the key.
     let form = format!("key={KEY}&next=%2Fhistory%3Fmetric%3DBlake2256");
     let answer = request(
@@ -522,6 +552,7 @@ fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
         "/",
         "/history?metric=Blake2256",
         "/runs/1",
+        "/runs/1/report",
         "/live",
         "/assets/dyno.css",
     ] {
@@ -531,6 +562,7 @@ fn public_mode_needs_the_key_on_every_route_and_never_shows_it() {
             "",
         );
         assert!(answer.starts_with("HTTP/1.0 200"), "{path}: {answer}");
+        assert_not_framable(&answer);
         seen.push_str(&answer);
     }
     // A wrong key in the form gets the form again; a redirect elsewhere is not followed.

@@ -44,7 +44,7 @@ impl Browser {
                 "--disable-dev-shm-usage",
                 "--hide-scrollbars",
                 "--remote-debugging-port=0",
-                "--window-size=1280,1000",
+                "--window-size=1400,1000",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")
@@ -192,6 +192,15 @@ impl Browser {
             panic!("no {what} on {}", self.url());
         }
         self.wait_loaded(before);
+    }
+
+    /// Lays the page out as a window `width` CSS pixels wide and `height` high (the
+    /// browser's own window stays as it started).
+    pub fn set_viewport(&mut self, width: u32, height: u32) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+        );
     }
 
     /// A PNG of the page as it is, the full page's height.

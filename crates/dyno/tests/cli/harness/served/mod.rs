@@ -146,15 +146,22 @@ pub fn figure<'a>(page: &'a str, class: &str) -> &'a str {
 
 /// A Prometheus endpoint that answers every request with `body`.
 pub fn fake_endpoint(body: &'static str) -> String {
+    changing_endpoint(move |_| body.to_string())
+}
+
+/// A Prometheus endpoint whose `n`-th answer (from 0) is `body(n)`: counters that grow
+/// as a scraper reads them.
+pub fn changing_endpoint(body: impl Fn(u64) -> String + Send + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/metrics", listener.local_addr().unwrap());
     std::thread::spawn(move || {
-        for mut conn in listener.incoming().flatten() {
+        for (n, mut conn) in listener.incoming().flatten().enumerate() {
             let mut buf = [0u8; 1024];
             let _ = conn.read(&mut buf);
             let _ = write!(
                 conn,
-                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n{body}"
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n{}",
+                body(n as u64)
             );
         }
     });
