@@ -190,6 +190,7 @@ fn stop_flag() -> &'static AtomicBool {
 }
 
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
+    crate::term::check_output("--html", a.out.html.as_deref())?;
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
