@@ -4,11 +4,9 @@
 //! page anywhere shows NaN or an infinity. How the pages look in a browser (widths, the
 //! answer's place on screen) is serve_browser.rs.
 
-mod serve_common;
-
+use crate::harness::served::{kinds, Served};
 use dyno_model::{format_value, Unit};
 use dyno_store::{RunFilter, RunId, Store};
-use serve_common::{kinds, Served};
 use std::path::Path;
 
 /// The newest run of `command` in the store at `db`.
