@@ -30,5 +30,6 @@ mod runtime;
 mod serve;
 mod serve_browser;
 mod serve_pages;
+mod stdout;
 mod trend;
 mod tune;
