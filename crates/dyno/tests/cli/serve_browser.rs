@@ -437,6 +437,7 @@ fn every_page_fits_a_laptop_screen_and_answers_on_its_first_screen() {
         eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
         return;
     };
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     let (_, after) = crate::harness::served::kinds::every_kind(&db, dir.path());

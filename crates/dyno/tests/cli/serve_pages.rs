@@ -4,6 +4,7 @@
 //! page anywhere shows NaN or an infinity. How the pages look in a browser (widths, the
 //! answer's place on screen) is serve_browser.rs.
 
+use crate::harness::heavy;
 use crate::harness::served::{kinds, Served};
 use dyno_model::{format_value, Unit};
 use dyno_store::{RunFilter, RunId, Store};
@@ -63,7 +64,11 @@ fn every_run_page_and_report_starts_with_its_commands_answer() {
         ),
         (
             "cluster run",
-            &["to 50% of nodes", "to 80% of nodes", "to 100% of nodes"],
+            &[
+                "to 50% of the nodes",
+                "to 80% of the nodes",
+                "to 100% of the nodes",
+            ],
         ),
         (
             "tune",
@@ -224,6 +229,8 @@ fn no_page_shows_a_nan_or_an_infinity() {
         non_finite("CV NaN % and inf or -inf, info"),
         ["NaN", "inf", "-inf"]
     );
+    // Some hundred pages, the comparisons judged on each of theirs.
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let (db, served) = every_kind(dir.path());
     // Every page a user reaches by following links from the front page, the history
