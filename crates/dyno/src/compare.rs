@@ -208,7 +208,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(dyno_compare::gitbuild::default_cache);
     let builds = dyno_build::BuildCache::new(&cache);
     dyno_compare::gitbuild::build_all(&mut cfg, &builds, stop_flag(), |subject, rev, commit| {
-        eprintln!(
+        errln!(
             "building `{subject}` at {rev} ({commit}) in {}",
             cache.display()
         );
@@ -238,10 +238,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let params = outcome.parameters(command_line, &tool);
     if let Some(share) = outcome.own_cpu_share() {
-        eprintln!("dyno's own CPU use while comparing: {share}");
+        errln!("dyno's own CPU use while comparing: {share}");
     }
     if let (Some((first, last)), Some(s)) = (outcome.stored_runs(), store.as_ref()) {
-        eprintln!(
+        errln!(
             "Stored as runs {first}..{last} in {}; re-report with: dyno compare report {first} --html report.html",
             s.path().display()
         );
@@ -309,7 +309,7 @@ impl Shown {
             }
             _ => {
                 for line in e.lines(&self.file) {
-                    eprintln!("{line}");
+                    errln!("{line}");
                 }
                 if let (Event::Executed(_), Some(p)) = (e, &self.progress) {
                     p.done_one();
@@ -322,7 +322,7 @@ impl Shown {
     fn say(&self, line: &str) {
         match &self.progress {
             Some(p) => p.note(line),
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 
@@ -361,19 +361,19 @@ impl OutputArgs {
 /// Prints the summary, writes the HTML report; exit 1 on a regression when asked.
 fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
     match out.format {
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&report::verdicts_json(&judged.judgement))
                 .unwrap_or_default()
-        ),
-        Format::Table => print!("{}", judged.summary(crate::term::table_format())),
-        Format::Markdown => print!("{}", judged.summary(TableFormat::Markdown)),
-        Format::Csv => print!("{}", judged.summary(TableFormat::Csv)),
+        )?,
+        Format::Table => out!("{}", judged.summary(crate::term::table_format()))?,
+        Format::Markdown => out!("{}", judged.summary(TableFormat::Markdown))?,
+        Format::Csv => out!("{}", judged.summary(TableFormat::Csv))?,
     }
     if let Some(path) = &out.html {
         write_atomic(path, judged.html().as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
-        eprintln!("HTML report: {}", path.display());
+        errln!("HTML report: {}", path.display());
     }
     if out.fail_on_regression && judged.judgement.has_regression() {
         return Ok(ExitCode::from(1));
@@ -397,10 +397,10 @@ fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
             PowerError::Judge(e) => anyhow::Error::new(e),
         })?;
     if a.format == Format::Json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&study).unwrap_or_default()
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let format = match a.format {
@@ -408,6 +408,6 @@ fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
         Format::Csv => TableFormat::Csv,
         _ => crate::term::table_format(),
     };
-    print!("{}", study.text(format));
+    out!("{}", study.text(format))?;
     Ok(ExitCode::SUCCESS)
 }

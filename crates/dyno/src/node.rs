@@ -165,14 +165,14 @@ fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
         validators: parse_validators(&a.validators)?,
     };
     g.write_new(&a.out, a.force)?;
-    println!(
+    outln!(
         "{}: network {}, {} validators, slot 0 starts in {} s, genesis hash {}",
         a.out.display(),
         g.network,
         g.validators.len(),
         a.start_in,
         g.hash()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -215,7 +215,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = interrupt::stop_flag_waited();
     let cfg = &lc.config;
     let node = RunningNode::start(cfg, genesis.clone())?;
-    eprintln!(
+    errln!(
         "node {} of {} (genesis {:.16}): peers on {}, ingress {}, metrics {}, log {}",
         cfg.id,
         genesis.file.network,
@@ -242,7 +242,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             next += Duration::from_secs(1);
             if let (false, Some(s)) = (a.quiet, node.status()) {
                 let rejected: u64 = s.counters.rejected.values().sum();
-                eprintln!(
+                errln!(
                     "t={:>4.0}s height {} tip {:.12} forged {} (tiles {}) adopted {} rejected {} mempool {} executed {}",
                     t0.elapsed().as_secs_f64(),
                     s.height,
@@ -259,7 +259,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let ingress = node.ingress_counters();
     let s = node.stop();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     match a.format {
         SummaryFormat::Json => {
             let v = serde_json::json!({"schema": "dyno.node.summary/1", "status": s, "ingress": ingress.map(|c| serde_json::json!({

@@ -105,15 +105,15 @@ pub fn start_beside(
     let config = dyno_web::Config::new(db.path(), listen)
         .reports(Arc::new(CommandReports))
         .watch(watch)
-        .log(Arc::new(|line: &str| eprintln!("{line}")));
+        .log(Arc::new(|line: &str| errln!("{line}")));
     let server =
         dyno_web::Server::bind(config).map_err(|e| anyhow::anyhow!("--serve {listen}: {e}"))?;
-    eprintln!("live view: {}live", server.url());
+    errln!("live view: {}live", server.url());
     std::thread::Builder::new()
         .name("dyno-serve".into())
         .spawn(move || {
             if let Err(e) = server.run() {
-                eprintln!("warning: --serve stopped: {e}");
+                errln!("warning: --serve stopped: {e}");
             }
         })
         .context("starting --serve")?;
@@ -132,7 +132,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 "{e}: no results yet? Run a dyno command first (`dyno machine`), or pass --db"
             )
         }
-        Err(e) => eprintln!("warning: {e}; its pages will show the error"),
+        Err(e) => errln!("warning: {e}; its pages will show the error"),
         Ok(_) => {}
     }
     let tls = a
@@ -149,7 +149,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     .reports(Arc::new(CommandReports))
     .watch(a.watch)
-    .log(Arc::new(|line: &str| eprintln!("{line}")));
+    .log(Arc::new(|line: &str| errln!("{line}")));
     let server = dyno_web::Server::bind(config).map_err(|e| match e {
         WebError::NotLoopback(_) => anyhow::anyhow!("--listen {}: {e}", a.listen),
         WebError::PublicWithoutKey => anyhow::anyhow!("--public needs --key-file FILE: {e}"),
@@ -159,13 +159,13 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         e => anyhow::anyhow!("--listen {}: {e}", a.listen),
     })?;
     if in_clear {
-        eprintln!(
+        errln!(
             "warning: --public without --tls-cert/--tls-key: the access key and the pages \
              cross the network unencrypted (serve HTTPS, or put a TLS proxy in front)"
         );
     }
-    println!("{}", server.url());
-    eprintln!(
+    outln!("{}", server.url())?;
+    errln!(
         "serving {} read-only at {} (Ctrl-C to stop)",
         path.display(),
         server.url()

@@ -56,7 +56,7 @@ pub fn write_file(flag: &str, path: &std::path::Path, text: &str) -> anyhow::Res
     use anyhow::Context as _;
     dyno_report::write_atomic(path, text.as_bytes())
         .with_context(|| format!("{flag} {}", path.display()))?;
-    eprintln!("wrote {}", path.display());
+    errln!("wrote {}", path.display());
     Ok(())
 }
 

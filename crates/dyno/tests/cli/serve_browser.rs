@@ -432,6 +432,7 @@ fn ten_endpoints() -> Vec<String> {
 /// lands in target/web-screenshots/page-*.png (docs/img/ has them).
 #[test]
 fn every_page_fits_a_laptop_screen_and_answers_on_its_first_screen() {
+    let _heavy = heavy();
     let Some(browser) = chromium() else {
         eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
         return;
