@@ -194,7 +194,7 @@ fn bottleneck(
         .consumers
         .iter()
         .filter(|c| c.link == "benchg->verify")
-        .map(|c| c.ovrnp + c.ovrnr)
+        .map(|c| c.counters.ovrnp + c.counters.ovrnr)
         .sum();
     // A pool that ran out while benchg ran flat out (or could not keep the pace): benchg
     // signing live competes with the tiles for CPU, and then the overruns and backlogs
@@ -267,6 +267,7 @@ pub fn diagnose(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dyno_tango::link::ConsumerCounters;
     use dyno_tango::snapshot::{ConsumerSnapshot, TileSnapshot, TimeSplit};
 
     fn tile(name: &str, finish: u64, backp: u64) -> TileSnapshot {
@@ -306,12 +307,14 @@ mod tests {
                 link: "benchg->verify".into(),
                 tile: "verify:0".into(),
                 reliable: false,
-                frags: 1,
-                bytes: 1,
-                filt1: 0,
-                filt2: 0,
-                ovrnp: ingress_lost,
-                ovrnr: 0,
+                counters: ConsumerCounters {
+                    frags: 1,
+                    bytes: 1,
+                    filt1: 0,
+                    filt2: 0,
+                    ovrnp: ingress_lost,
+                    ovrnr: 0,
+                },
                 slow: 0,
                 rx_seq: 0,
             }],

@@ -399,6 +399,8 @@ fn progress_lines(terminal: bool) -> impl FnMut(Progress) {
 
 fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     let debug_build = crate::build_info::guard()?;
+    crate::term::check_output("--html", a.html.as_deref())?;
+    crate::term::check_output("--compared", a.compare.compared.as_deref())?;
     let spec = ClusterSpec::load(&a.file)?;
     let c = &a.compare;
     let overrides = Overrides {

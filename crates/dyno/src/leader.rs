@@ -1,7 +1,8 @@
 //! The reference leader pipeline (verify, dedup, pack, bank, poh, store) under its
 //! in-process load: the run `dyno pipeline bench` measures for a window and `dyno node`
 //! (no subcommand) runs until stopped, as `dyno compare` drives it. The flags both take
-//! ([`LeaderArgs`]), the run, and the tiles' metrics endpoint live here, in neither
+//! ([`LeaderArgs`]), the run, the tiles' metrics endpoint and the clearing of killed
+//! runs' workspaces (the last two `dyno pipeline run` uses too) live here, in neither
 //! command's module: each command says how long its run lasts ([`Window`]) and adds
 //! only its own flags.
 

@@ -171,7 +171,7 @@ fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
         g.network,
         g.validators.len(),
         a.start_in,
-        dyno_node::block::hex(&g.hash())
+        g.hash()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -219,7 +219,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
         "node {} of {} (genesis {}): peers on {}, ingress {}, metrics {}, log {}",
         cfg.id,
         genesis.file.network,
-        &dyno_node::block::hex(&genesis.hash)[..16],
+        format!("{:.16}", genesis.hash),
         node.peer_addr,
         node.ingress_addr.map_or("off".into(), |x| x.to_string()),
         node.metrics_addr.map_or("off".into(), |x| x.to_string()),

@@ -22,6 +22,7 @@ mod machine;
 mod machine_run;
 mod node;
 mod output;
+mod outputs;
 mod pipeline;
 mod pipeline_bench;
 mod prometheus;

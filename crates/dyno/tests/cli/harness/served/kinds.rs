@@ -6,8 +6,8 @@
 //! `machine` run judged against two minimums (one met, one not).
 
 use dyno_compare::executor::Executor;
-use dyno_compare::record::{self, ComparisonMeta};
-use dyno_compare::{ComparisonFile, SyntheticExecutor};
+use dyno_compare::{resume, ComparisonFile, SyntheticExecutor};
+use dyno_judge::record;
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{RunId, Store};
 use serde_json::json;
@@ -47,20 +47,21 @@ pub fn comparison(store: &mut Store, dir: &Path, id: &str, t0: f64, v2_cpu: f64)
     let path = dir.join(format!("{id}.toml"));
     std::fs::write(&path, text).unwrap();
     let cfg = ComparisonFile::parse(text, &path).unwrap();
-    let mut meta = ComparisonMeta::new(&cfg);
+    let mut meta = resume::new_meta(&cfg);
     meta.id = id.to_string();
     let mut exec = SyntheticExecutor::new(11);
     exec.noise = 0.01;
     exec.slowdown.insert("v2".into(), v2_cpu);
     let stop = AtomicBool::new(false);
     let workload = &cfg.workloads[0];
+    let stored = workload.stored();
     let mut k = 0.0;
     for round in 0..cfg.rounds {
         for subject in &cfg.subjects {
             let mut e = exec.execute(subject, workload, round, &stop);
             e.started_at = t0 + k;
             k += 10.0;
-            record::save(store, &meta, workload, &host(), "test", &e, None).unwrap();
+            record::save(store, &meta, &stored, &host(), "test", &e, None).unwrap();
         }
     }
     meta.id

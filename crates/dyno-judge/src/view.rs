@@ -2,11 +2,11 @@
 //! compare report` judges it (the comparison file's test and primary metrics, through
 //! [`crate::judged`]), then handed over as dyno-results' plain data.
 
-use crate::execution::Outcome;
 use crate::family::UnjudgedReason;
 use crate::judged::{JudgeRequest, StoredReportError};
 use crate::record;
 use crate::verdict::MetricVerdict;
+use dyno_exec::Outcome;
 use dyno_results::{ComparisonView, Finding, UnjudgedView, VerdictView};
 use dyno_stats::Verdict;
 use dyno_store::{RunId, Store};

@@ -2,8 +2,8 @@
 //! between scrapes, units of work that no execution recorded, and the names closest to
 //! a name that is not there.
 
-use crate::execution::{Execution, Outcome, SeriesKind};
 use crate::work::WorkUnit;
+use dyno_exec::{Execution, Outcome, SeriesKind};
 use std::collections::BTreeMap;
 
 /// Notes for the report: every counter that went down between scrapes (naming it and
@@ -133,7 +133,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::Series;
+    use dyno_exec::Series;
     use dyno_model::{Direction, Metric, Unit};
 
     fn exec(points: &[f64]) -> Execution {
@@ -165,7 +165,7 @@ mod tests {
             n[0]
         );
         // Its rate is piecewise: 10 + (restart) 5 + 10 over 3 s.
-        let v = crate::execution::run_values(&execs[0].series);
+        let v = crate::values::run_values(&execs[0].series);
         assert_eq!(v[0].metric.name, "node:blocks_total_per_s");
         assert!((v[0].value - 25.0 / 3.0).abs() < 1e-12);
         assert!(counter_drops(&execs[1..]).is_empty());

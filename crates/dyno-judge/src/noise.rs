@@ -14,10 +14,10 @@
 //! time measured between stored executions) the window that needs the least time in
 //! all ([`Recommendation`]).
 
-use crate::execution::{Execution, Outcome, Series, SeriesKind};
-use crate::record::ComparisonMeta;
-use crate::spec::TestKind;
+use crate::comparison::{ComparisonMeta, Workload};
+use crate::comparison::{TestKind, VerdictKey};
 use crate::work::execution_values;
+use dyno_exec::{Execution, Outcome, Series, SeriesKind};
 use dyno_stats::{fastest_window, window_log_variance, NoiseSplit, PowerQuestion, WindowChoice};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -223,40 +223,44 @@ fn value_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) -
 
 /// Seconds an execution takes besides its warm-up and window: the median gap between
 /// consecutive stored executions' starts, less the warm-up and window of the first.
-fn overhead_s(executions: &[Execution], workloads: &[(String, f64, f64, f64)]) -> f64 {
+fn overhead_s(executions: &[Execution], workloads: &[Workload]) -> f64 {
     let gaps: Vec<f64> = executions
         .windows(2)
         .filter_map(|w| {
-            let spec = workloads.iter().find(|s| s.0 == w[0].workload)?;
-            let gap = w[1].started_at - w[0].started_at - spec.2 - spec.3;
+            let spec = workloads.iter().find(|s| s.name == w[0].workload)?;
+            let gap = w[1].started_at - w[0].started_at - spec.warmup_s - spec.measure_s;
             (0.0..600.0).contains(&gap).then_some(gap)
         })
         .collect();
     dyno_stats::median(&gaps).unwrap_or(1.0)
 }
 
-/// The noise report of a judgement's primary verdicts (`(workload, candidate, metric)`,
-/// the whole primary family): each one's split, and per workload the window reaching
-/// `target` soonest with `test`. `workloads` as `(name, rate, warmup_s, measure_s)`.
+/// The noise report of a judgement's primary verdicts (the whole primary family): each
+/// one's split, and per workload the window reaching `target` soonest with `test`.
 pub fn report(
     meta: &ComparisonMeta,
     executions: &[Execution],
-    workloads: &[(String, f64, f64, f64)],
-    primary: &[(String, String, String)],
+    workloads: &[Workload],
+    primary: &[VerdictKey],
     test: TestKind,
     target: f64,
 ) -> NoiseReport {
     let mut out = NoiseReport::default();
-    for (workload, candidate, metric) in primary {
-        let Some(&(_, _, _, measure_s)) = workloads.iter().find(|w| &w.0 == workload) else {
+    for key in primary {
+        let Some(w) = workloads.iter().find(|w| w.name == key.workload) else {
             continue;
         };
-        out.metrics.extend(metric_noise(
-            meta, executions, workload, candidate, metric, measure_s,
-        ));
+        out.metrics
+            .extend(metric_noise(meta, executions, key, w.measure_s));
     }
     let overhead = overhead_s(executions, workloads);
-    for (name, _, warmup_s, measure_s) in workloads {
+    for Workload {
+        name,
+        warmup_s,
+        measure_s,
+        ..
+    } in workloads
+    {
         let splits: Vec<NoiseSplit> = out
             .metrics
             .iter()
@@ -266,8 +270,8 @@ pub fn report(
         // The other workloads' executions keep their length.
         let others: f64 = workloads
             .iter()
-            .filter(|w| &w.0 != name)
-            .map(|w| w.2 + w.3 + overhead)
+            .filter(|w| &w.name != name)
+            .map(|w| w.warmup_s + w.measure_s + overhead)
             .sum::<f64>()
             * meta.subjects.len() as f64;
         let subjects = meta.subjects.len() as f64;
@@ -314,16 +318,15 @@ pub fn report(
 fn metric_noise(
     meta: &ComparisonMeta,
     executions: &[Execution],
-    workload: &str,
-    candidate: &str,
-    metric: &str,
+    key: &VerdictKey,
     measure_s: f64,
 ) -> Option<MetricNoise> {
+    let (workload, candidate, metric) = (&key.workload, &key.candidate, &key.metric);
     let baseline = meta.subjects.first()?;
     let complete = |subject: &str, round: u32| {
         executions.iter().find(|e| {
             e.subject == subject
-                && e.workload == workload
+                && e.workload == *workload
                 && e.round == round
                 && e.outcome == Outcome::Complete
         })

@@ -1,21 +1,15 @@
 //! The verdict table's change column and the way huge detectable changes are said.
 
 use super::*;
-use crate::mock::SyntheticExecutor;
-use crate::runner::run_rounds;
-use crate::verdict::{judge_with, JudgeOptions, TestKind};
-use std::sync::atomic::AtomicBool;
+use crate::synthetic::Synthetic;
+use crate::verdict::tests::{run, workloads};
+use crate::comparison::TestKind;
+use crate::verdict::{judge_with, JudgeOptions};
 
 fn judged(test: TestKind) -> (ComparisonMeta, Judgement) {
-    let cfg = crate::verdict::tests::file(6);
-    let mut ex = SyntheticExecutor::new(8);
+    let mut ex = Synthetic::new(8);
     ex.slowdown.insert("b".into(), 1.05);
-    let mut execs = Vec::new();
-    run_rounds(&cfg, &mut ex, &AtomicBool::new(false), |_, _, e| {
-        execs.push(e.clone());
-        Ok::<_, ()>(())
-    })
-    .unwrap();
+    let execs = run(6, &ex);
     let options = JudgeOptions {
         test,
         ..JudgeOptions::default()
@@ -27,7 +21,7 @@ fn judged(test: TestKind) -> (ComparisonMeta, Judgement) {
         &dyno_stats::ComparisonSettings::default(),
         &options,
     );
-    (ComparisonMeta::new(&cfg), j)
+    (ComparisonMeta::of(&["a", "b"], &workloads(), 6), j)
 }
 
 #[test]

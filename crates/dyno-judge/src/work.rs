@@ -15,7 +15,7 @@
 //!
 //! From it dyno derives, per execution:
 //! - `cpu_s_per_<unit>`: the node's CPU seconds over the window (the process tree's
-//!   utime + stime growth, see [`crate::execution::window_mean`]) divided by the units
+//!   utime + stime growth, see [`crate::values::window_mean`]) divided by the units
 //!   done in it, i.e. mean cores used / work rate;
 //! - `rss_per_<unit>`: the median RSS divided by the work rate (bytes per unit/s): at a
 //!   fixed rate it moves with the memory, and when the achieved rate differs it says what
@@ -28,69 +28,19 @@
 //! window. dyno's reference node needs no `work`: its `cpu_s_per_tx` and `bank_s_per_tx`
 //! come from its JSON lines ([`reference_values`]).
 
-use crate::execution::{
-    counter_rate, run_values, window_mean, RunValue, Series, SeriesKind, REFERENCE_METRIC,
-};
-pub use crate::spec::WorkUnit;
+use crate::values::{counter_rate, run_values, window_mean, RunValue, REFERENCE_METRIC};
+use dyno_exec::{Series, SeriesKind};
 use dyno_model::{Direction, Metric, Unit};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-/// `work` as the file writes it: a metric name, or a table with the unit named.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum RawWork {
-    Metric(String),
-    Table {
-        metric: String,
-        #[serde(default)]
-        unit: Option<String>,
-    },
-}
-
-/// Metric-name prefixes a unit of work can come from.
-const SOURCES: [&str; 3] = ["node:", "load:", "jsonl:"];
-
-impl RawWork {
-    /// Checks the names; `Err((key, why))` names the key at fault.
-    pub(crate) fn validate(&self) -> Result<WorkUnit, (String, String)> {
-        let (metric, unit) = match self {
-            RawWork::Metric(m) => (m.clone(), None),
-            RawWork::Table { metric, unit } => (metric.clone(), unit.clone()),
-        };
-        let Some(prefix) = SOURCES.iter().find(|p| metric.starts_with(*p)) else {
-            return Err((
-                "work".into(),
-                format!(
-                    "`{metric}` is not a metric a node or load reports: name one starting with {} (e.g. \"node:chain_txs_total\", \"load:confirmed\")",
-                    SOURCES.join(", ")
-                ),
-            ));
-        };
-        let unit = unit.unwrap_or_else(|| unit_from_metric(&metric[prefix.len()..]));
-        let valid = !unit.is_empty()
-            && unit
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !valid {
-            return Err((
-                "work.unit".into(),
-                format!("`{unit}` must be lowercase letters, digits and `_` (it names `cpu_s_per_<unit>`)"),
-            ));
-        }
-        Ok(WorkUnit { metric, unit })
-    }
-}
-
-/// `cometbft_consensus_total_txs` -> `cometbft_consensus_total_txs`; `chain_txs_total` ->
-/// `chain_txs`; `achieved_tps` -> `achieved_tps`: the metric's name without a counter's
-/// `_total` suffix or a label set, lowercased.
-fn unit_from_metric(name: &str) -> String {
-    let name = name.split('{').next().unwrap_or(name);
-    let name = name.strip_suffix("_total").unwrap_or(name);
-    name.to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
+/// A workload's unit of work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkUnit {
+    /// The metric that counts the work, as reports name it (`node:...`, `load:...`,
+    /// `jsonl:...`).
+    pub metric: String,
+    /// The unit's name in derived metrics (`cpu_s_per_<unit>`).
+    pub unit: String,
 }
 
 impl WorkUnit {
@@ -160,7 +110,7 @@ impl WorkUnit {
 }
 
 /// Every per-run value of one execution's series: the recorded metrics' values
-/// ([`crate::execution::run_values`]) and the costs per unit of work derived from them (the reference
+/// ([`crate::values::run_values`]) and the costs per unit of work derived from them (the reference
 /// node's, and `work`'s when the workload names one).
 pub fn execution_values(series: &[Series], work: Option<&WorkUnit>) -> Vec<RunValue> {
     let per_unit = work
@@ -245,34 +195,19 @@ pub fn reference_values(series: &[Series]) -> Vec<RunValue> {
 mod tests {
     use super::*;
 
+    fn unit(metric: &str, unit: &str) -> WorkUnit {
+        WorkUnit {
+            metric: metric.into(),
+            unit: unit.into(),
+        }
+    }
+
     fn series(name: &str, unit: Unit, kind: SeriesKind, points: &[(f64, f64)]) -> Series {
         Series {
             metric: Metric::new(name, unit, Direction::HigherIsBetter),
             kind,
             points: points.to_vec(),
         }
-    }
-
-    #[test]
-    fn names_and_units_are_checked() {
-        let w = RawWork::Metric("node:chain_txs_total".into())
-            .validate()
-            .unwrap();
-        assert_eq!(w.unit, "chain_txs");
-        assert_eq!(w.cpu_metric().name, "cpu_s_per_chain_txs");
-        let t = RawWork::Table {
-            metric: "load:confirmed".into(),
-            unit: Some("tx".into()),
-        };
-        assert_eq!(t.validate().unwrap().rss_metric().name, "rss_per_tx");
-        let (key, why) = RawWork::Metric("chain_txs".into()).validate().unwrap_err();
-        assert_eq!(key, "work");
-        assert!(why.contains("`chain_txs`"), "{why}");
-        let bad = RawWork::Table {
-            metric: "load:x".into(),
-            unit: Some("Tx/s".into()),
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "work.unit");
     }
 
     #[test]
@@ -295,9 +230,7 @@ mod tests {
             SeriesKind::Counter,
             &[(0.5, 1000.0), (2.5, 1200.0), (4.5, 1400.0)], // 100 tx/s
         );
-        let w = RawWork::Metric("node:chain_txs_total".into())
-            .validate()
-            .unwrap();
+        let w = unit("node:chain_txs_total", "chain_txs");
         let v = w.values(&[cpu.clone(), rss.clone(), counter], 4.0);
         assert_eq!(v.len(), 2);
         assert!((v[0].value - 0.2 / 100.0).abs() < 1e-15, "{}", v[0].value);
@@ -309,9 +242,7 @@ mod tests {
             SeriesKind::Observations,
             &[(1.0, 40.0), (2.0, 60.0)],
         );
-        let w = RawWork::Metric("load:achieved_tps".into())
-            .validate()
-            .unwrap();
+        let w = unit("load:achieved_tps", "achieved_tps");
         assert_eq!(w.rate(&[tps], 4.0), Some(50.0));
         let confirmed = series(
             "load:confirmed",
@@ -319,7 +250,7 @@ mod tests {
             SeriesKind::Observations,
             &[(1.0, 40.0), (2.0, 60.0)],
         );
-        let w = RawWork::Metric("load:confirmed".into()).validate().unwrap();
+        let w = unit("load:confirmed", "confirmed");
         assert_eq!(w.rate(std::slice::from_ref(&confirmed), 4.0), Some(25.0));
         // No work, or no such series: nothing derived.
         let idle = series(
@@ -341,7 +272,7 @@ mod tests {
             SeriesKind::Gauge,
             &pts,
         );
-        let w = RawWork::Metric("node:txs".into()).validate().unwrap();
+        let w = unit("node:txs", "txs");
         assert_eq!(w.rate(std::slice::from_ref(&one), 10.0), Some(2.0));
         let two = series(
             "node:txs{chain=\"b\"}",
@@ -360,7 +291,7 @@ mod tests {
             SeriesKind::Gauge,
             &[(0.0, 10.0), (5.0, 20.0), (10.0, 30.0)],
         );
-        let w = RawWork::Metric("node:height".into()).validate().unwrap();
+        let w = unit("node:height", "height");
         assert_eq!(w.rate(&[h], 10.0), Some(2.0));
     }
 }

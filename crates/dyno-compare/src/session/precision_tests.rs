@@ -2,12 +2,9 @@
 //! synthetic executor: deterministic and independent of the machine's speed.
 
 use super::*;
-use crate::executor::Executor;
 use crate::mock::SyntheticExecutor;
-use crate::runner::Ending;
-use crate::session::{CompareSession, Event, SessionError};
-use crate::spec::{ComparisonFile, SubjectSpec, WorkloadSpec};
-use dyno_store::Store;
+use dyno_judge::precision::{judge_sequential, summary, Stop};
+use dyno_judge::TestKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn file(head: &str) -> ComparisonFile {
@@ -199,7 +196,7 @@ fn an_unknown_work_metric_stops_the_run_after_the_first_executions() {
     let bad = file("rounds = 4").clone();
     let with_work = |metric: &str| {
         let mut cfg = bad.clone();
-        cfg.workloads[0].work = Some(crate::spec::WorkUnit {
+        cfg.workloads[0].work = Some(dyno_judge::work::WorkUnit {
             metric: metric.into(),
             unit: "frag".into(),
         });
@@ -224,12 +221,12 @@ fn an_unknown_work_metric_stops_the_run_after_the_first_executions() {
         "{text}"
     );
     // The stored comparison is still reported for its other metrics, with a note.
-    let loaded = crate::record::load(&store, &[1]).unwrap();
-    let j = crate::verdict::judge_with(
+    let loaded = record::load(&store, &[1]).unwrap();
+    let j = dyno_judge::judge_with(
         &loaded.executions,
         &loaded.meta.subjects,
         &dyno_stats::ComparisonSettings::default(),
-        &crate::verdict::JudgeOptions {
+        &dyno_judge::verdict::JudgeOptions {
             work: loaded.meta.work.clone(),
             ..Default::default()
         },
@@ -257,11 +254,11 @@ fn an_unknown_work_metric_stops_the_run_after_the_first_executions() {
     assert_eq!(out.ending, Ending::Finished);
     assert_eq!(out.executions.len(), 8);
     // Its cost per unit is the default primary CPU figure; cpu_percent is secondary.
-    let j = crate::verdict::judge_with(
+    let j = dyno_judge::judge_with(
         &out.executions,
         &out.meta.subjects,
         &dyno_stats::ComparisonSettings::default(),
-        &crate::verdict::JudgeOptions {
+        &dyno_judge::verdict::JudgeOptions {
             test: TestKind::Paired,
             work: out.meta.work.clone(),
             ..Default::default()
@@ -283,7 +280,7 @@ fn a_metric_history_reads_the_value_compare_judged() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("r.db")).unwrap();
     let mut cfg = file("rounds = 1");
-    cfg.workloads[0].work = Some(crate::spec::WorkUnit {
+    cfg.workloads[0].work = Some(dyno_judge::work::WorkUnit {
         metric: "node:frags_total".into(),
         unit: "frag".into(),
     });
@@ -302,7 +299,7 @@ fn a_metric_history_reads_the_value_compare_judged() {
         .iter()
         .find(|s| s.metric.name == "cpu_percent")
         .unwrap();
-    let window = crate::execution::window_mean(&cpu.points).unwrap();
+    let window = dyno_judge::values::window_mean(&cpu.points).unwrap();
     let samples = store.labeled_samples(out.runs[0]).unwrap();
     let of = |m: &str| -> Vec<f64> {
         samples
@@ -319,6 +316,6 @@ fn a_metric_history_reads_the_value_compare_judged() {
     assert_eq!(of("rss_per_frag").len(), 1);
     assert_eq!(of("node:frags_total_per_s").len(), 1);
     // Read back, the execution is what was measured.
-    let loaded = crate::record::load(&store, &out.runs).unwrap();
+    let loaded = record::load(&store, &out.runs).unwrap();
     assert_eq!(loaded.executions, out.executions);
 }

@@ -28,140 +28,41 @@
 //! comparison that stopped can be continued with a tighter target or a larger budget:
 //! the sequential test stays valid when continued.
 
-use crate::execution::Execution;
-use crate::record::ComparisonMeta;
-use crate::spec::Sequential;
-pub use crate::spec::Stop;
-use crate::verdict::{judge_with, JudgeOptions, Judgement, TestKind};
+use crate::comparison::Sequential;
+use crate::comparison::TestKind;
+use crate::comparison::{ComparisonMeta, Workload};
+use crate::verdict::{judge_with, JudgeOptions, Judgement};
+use dyno_exec::{Execution, Outcome};
 use dyno_stats::{ComparisonSettings, PowerQuestion, PowerTest, Verdict};
 use std::collections::HashSet;
 
-/// Parses `precision` as the file writes it: `"5%"`, or a fraction such as `0.05`.
-pub fn parse_precision(value: &toml::Value) -> Result<f64, String> {
-    match value {
-        toml::Value::String(s) => parse_precision_text(s),
-        toml::Value::Float(f) => fraction(*f, &f.to_string()),
-        toml::Value::Integer(i) => fraction(*i as f64, &i.to_string()),
-        other => Err(format!(
-            "{other} is not a precision: write a percentage such as \"5%\""
-        )),
-    }
+/// Why a comparison with a precision target stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Every primary metric's detectable change reached the target.
+    Reached,
+    /// A primary metric's change was flagged (these, as "metric of candidate under
+    /// workload").
+    Flagged(Vec<String>),
+    /// `max_rounds` rounds ran.
+    MaxRounds,
+    /// The next round would have ended past `max_minutes`.
+    MaxMinutes,
 }
 
-/// Parses a precision given as text (`--precision 5%`, or `0.05`).
-pub fn parse_precision_text(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    match t.strip_suffix('%') {
-        Some(number) => {
-            let pct: f64 = number
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{text}` is not a percentage such as \"5%\""))?;
-            if pct > 0.0 && pct < 100.0 {
-                Ok(pct / 100.0)
-            } else {
-                Err(format!("{text} is not in (0%, 100%)"))
-            }
+impl Stop {
+    /// A clause for the report: "every primary metric can see 5.0%", "a change was
+    /// flagged (...)", "the budget of 100 rounds ended".
+    pub fn sentence(&self, seq: &Sequential) -> String {
+        match self {
+            Stop::Reached => format!(
+                "every primary metric reached the precision of {:.1}%",
+                seq.precision * 100.0
+            ),
+            Stop::Flagged(what) => format!("a change was flagged ({})", what.join("; ")),
+            Stop::MaxRounds => format!("the budget of {} rounds ended", seq.max_rounds),
+            Stop::MaxMinutes => format!("the budget of {} minutes ended", seq.max_minutes),
         }
-        None => match t.parse::<f64>() {
-            Ok(f) => fraction(f, text),
-            Err(_) => Err(format!("`{text}` is not a percentage such as \"5%\"")),
-        },
-    }
-}
-
-fn fraction(f: f64, text: &str) -> Result<f64, String> {
-    if f > 0.0 && f < 1.0 {
-        Ok(f)
-    } else {
-        Err(format!(
-            "{text} is not in (0, 1): write the precision as a percentage such as \"5%\""
-        ))
-    }
-}
-
-impl crate::spec::ComparisonFile {
-    /// Applies `dyno compare run`'s flags to a parsed file: [`Self::apply_precision`],
-    /// then `--rounds`, which a precision target refuses (the target decides the rounds;
-    /// `--max-rounds` bounds them). `Err` names the flag at fault.
-    pub fn apply_run_flags(
-        &mut self,
-        precision: Option<&str>,
-        max_rounds: Option<u32>,
-        max_minutes: Option<f64>,
-        rounds: Option<u32>,
-    ) -> Result<(), String> {
-        self.apply_precision(precision, max_rounds, max_minutes)?;
-        if let Some(r) = rounds {
-            if self.sequential.is_some() {
-                return Err("--rounds: the comparison has a precision target, which decides the rounds; bound them with --max-rounds".into());
-            }
-            self.rounds = r;
-        }
-        Ok(())
-    }
-
-    /// Applies `--precision`, `--max-rounds` and `--max-minutes` to a parsed file: a
-    /// precision target makes the comparison sequential (the file's `test`, when it names
-    /// another, is refused), and a budget needs a target. `Err` names the flag at fault.
-    pub fn apply_precision(
-        &mut self,
-        precision: Option<&str>,
-        max_rounds: Option<u32>,
-        max_minutes: Option<f64>,
-    ) -> Result<(), String> {
-        let mut seq = self.sequential;
-        if let Some(text) = precision {
-            let p = parse_precision_text(text).map_err(|e| format!("--precision: {e}"))?;
-            if p < self.noise_band {
-                return Err(format!(
-                    "--precision: {} is inside the noise band ({}%), which no verdict can go below",
-                    percent(p),
-                    self.noise_band * 100.0
-                ));
-            }
-            if let Some(t) = self.test.filter(|t| *t != TestKind::Sequential) {
-                return Err(format!(
-                    "--precision: the file's `test = \"{}\"` cannot be looked at after every round; a precision target is judged by the sequential test (leave `test` out)",
-                    t.name()
-                ));
-            }
-            seq = Some(Sequential {
-                precision: p,
-                ..seq.unwrap_or(Sequential {
-                    precision: p,
-                    max_rounds: crate::spec::DEFAULT_MAX_ROUNDS,
-                    max_minutes: crate::spec::DEFAULT_MAX_MINUTES,
-                })
-            });
-        }
-        let Some(mut s) = seq else {
-            return match (max_rounds, max_minutes) {
-                (Some(_), _) => Err("--max-rounds: a budget for a precision target: give --precision too (or `precision` in the file)".into()),
-                (_, Some(_)) => Err("--max-minutes: a budget for a precision target: give --precision too (or `precision` in the file)".into()),
-                _ => Ok(()),
-            };
-        };
-        if let Some(r) = max_rounds {
-            if r < 2 {
-                return Err(format!(
-                    "--max-rounds: {r} is not a budget: give 2 rounds or more"
-                ));
-            }
-            s.max_rounds = r;
-        }
-        if let Some(m) = max_minutes {
-            if !(m.is_finite() && m > 0.0) {
-                return Err(format!(
-                    "--max-minutes: {m} is not a budget: give more than 0 minutes"
-                ));
-            }
-            s.max_minutes = m;
-        }
-        self.sequential = Some(s);
-        self.rounds = s.max_rounds;
-        self.test = Some(TestKind::Sequential);
-        Ok(())
     }
 }
 
@@ -237,7 +138,7 @@ pub fn complete_rounds(meta: &ComparisonMeta, executions: &[Execution]) -> u32 {
     let mut slots: std::collections::BTreeMap<u32, HashSet<(&str, &str)>> = Default::default();
     for e in executions
         .iter()
-        .filter(|e| e.outcome != crate::execution::Outcome::Interrupted)
+        .filter(|e| e.outcome != Outcome::Interrupted)
     {
         slots
             .entry(e.round)
@@ -352,6 +253,37 @@ pub fn look(
 }
 
 impl Look {
+    /// What the look says, one line each: where it stands after its rounds, then each
+    /// primary metric.
+    pub fn lines(&self) -> Vec<String> {
+        let look = self;
+        let left = match look.rounds_left {
+            _ if look.stop.is_some() => String::new(),
+            Some(r) => format!("; about {r} more rounds predicted"),
+            None => "; the rounds still needed are not known yet".into(),
+        };
+        let judged = if look.metrics.is_empty() {
+            ": no primary metric judged yet (two rounds are the least)"
+        } else {
+            ":"
+        };
+        let head = format!(
+            "precision after {} round{} ({:.0} min){left}{judged}",
+            look.rounds,
+            if look.rounds == 1 { "" } else { "s" },
+            look.elapsed_s / 60.0
+        );
+        std::iter::once(head)
+            .chain(
+                look.metrics
+                    .iter()
+                    .map(|m| format!("  {}", m.sentence(look.target))),
+            )
+            .collect()
+    }
+}
+
+impl Look {
     /// What the comparison reached and, when it stopped short of the target, what it
     /// would need: one line per primary metric that did not reach it.
     pub fn shortfall(&self) -> Vec<String> {
@@ -417,13 +349,13 @@ pub fn summary(
 /// precision: where each primary metric's noise comes from, with the window and rounds
 /// that would reach the comparison's precision (5% without one) soonest; and, with a
 /// precision target, [`summary`] (plus a note when it is judged with a test that cannot
-/// be looked at after every round). `workloads` as `(name, rate, warmup_s, measure_s)`,
+/// be looked at after every round). `workloads` as stored,
 /// `primary` as `--primary` or the file names them, `test` the test judged with.
 pub fn annotate(
     judgement: &mut Judgement,
     meta: &ComparisonMeta,
     executions: &[Execution],
-    workloads: &[(String, f64, f64, f64)],
+    workloads: &[Workload],
     primary: &[String],
     test: TestKind,
     elapsed_s: f64,
@@ -444,33 +376,3 @@ pub fn annotate(
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn precisions_are_percentages_in_the_open_unit_interval() {
-        let v = |s: &str| -> toml::Value {
-            toml::from_str::<toml::Table>(&format!("p = {s}")).unwrap()["p"].clone()
-        };
-        assert_eq!(parse_precision(&v("\"5%\"")), Ok(0.05));
-        assert_eq!(parse_precision(&v("\" 2.5 %\"")), Ok(0.025));
-        assert_eq!(parse_precision(&v("0.05")), Ok(0.05));
-        for bad in [
-            "\"0%\"", "\"100%\"", "\"-3%\"", "5", "1.0", "0", "\"five\"", "true",
-        ] {
-            assert!(parse_precision(&v(bad)).is_err(), "{bad}");
-        }
-        assert_eq!(
-            parse_precision_text("150%").unwrap_err(),
-            "150% is not in (0%, 100%)"
-        );
-        assert_eq!(percent(12.0), "over 1000%");
-        assert_eq!(percent(0.0512), "5.1%");
-    }
-}
-
-#[cfg(test)]
-#[path = "precision_tests.rs"]
-mod session_tests;

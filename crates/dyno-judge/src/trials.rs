@@ -12,11 +12,11 @@
 //! variance that longer windows would shrink ([`crate::noise`]), and the rounds a 5%
 //! change needs with 80% power.
 
-use crate::execution::{Execution, Outcome};
+use crate::comparison::TestKind;
+use crate::comparison::{ComparisonMeta, Workload};
 use crate::noise::NoiseReport;
-use crate::record::ComparisonMeta;
-use crate::spec::TestKind;
 use crate::verdict::{judge_with, JudgeOptions, Judgement, MetricVerdict};
+use dyno_exec::{Execution, Outcome};
 use dyno_report::{Align, Cell, Table};
 use dyno_stats::{ComparisonSettings, Verdict};
 use serde::Serialize;
@@ -120,11 +120,11 @@ pub struct Study {
 }
 
 /// Judges `executions` of the comparison `meta` trial by trial and as a whole; see the
-/// module docs. `workloads` as `(name, rate, warmup_s, measure_s)`.
+/// module docs.
 pub fn study(
     meta: &ComparisonMeta,
     executions: &[Execution],
-    workloads: &[(String, f64, f64, f64)],
+    workloads: &[Workload],
     opts: &TrialOptions,
 ) -> Result<Study, TrialError> {
     let rounds = executions
@@ -272,7 +272,7 @@ fn count_flags(candidate: &str, trials: impl Iterator<Item = Judgement>) -> Vec<
 fn whole_noise(
     pair: &ComparisonMeta,
     execs: &[Execution],
-    workloads: &[(String, f64, f64, f64)],
+    workloads: &[Workload],
     whole: &Judgement,
     test: TestKind,
 ) -> (Vec<MetricNoise>, NoiseReport) {
@@ -412,30 +412,22 @@ impl Study {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::SyntheticExecutor;
-    use crate::runner::run_rounds;
-    use std::sync::atomic::AtomicBool;
+    use crate::synthetic::Synthetic;
 
     #[test]
     fn trials_count_flags_per_candidate_and_the_a_a_pair_stays_quiet() {
-        let text = "rounds = 20\n[[subject]]\nname = \"base\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"again\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"plus10\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 20\n";
-        let cfg = crate::ComparisonFile::parse(text, std::path::Path::new("p.toml")).unwrap();
-        let mut ex = SyntheticExecutor::new(4);
+        let mut ex = Synthetic::new(4);
         ex.slowdown.insert("plus10".into(), 1.10);
-        let mut execs = Vec::new();
-        run_rounds(&cfg, &mut ex, &AtomicBool::new(false), |_, _, e| {
-            execs.push(e.clone());
-            Ok::<_, ()>(())
-        })
-        .unwrap();
-        let meta = ComparisonMeta::new(&cfg);
+        let subjects = ["base", "again", "plus10"];
+        let workloads = vec![Workload::new("value", 1000.0, 0.0, 20.0)];
+        let execs = ex.comparison(&subjects, &workloads, 20);
+        let meta = ComparisonMeta::of(&subjects, &workloads, 20);
         let opts = TrialOptions {
             trial_rounds: 5,
             test: TestKind::Paired,
             primary: vec!["cpu_percent".into()],
             settings: ComparisonSettings::default(),
         };
-        let workloads = vec![("value".to_string(), 1000.0, 0.0, 20.0)];
         let s = study(&meta, &execs, &workloads, &opts).unwrap();
         assert_eq!(s.trials, vec![(0, 5), (5, 10), (10, 15), (15, 20)]);
         let count = |c: &str, m: &str| {

@@ -1,10 +1,10 @@
 //! What people read: the verdict table, observations written from the numbers, and the
 //! self-contained HTML report. Returns data and strings; never prints or writes files.
 
-use crate::execution::{Execution, Outcome, SeriesKind};
+use crate::comparison::{ComparisonMeta, Workload};
 use crate::family::{summary_lines, UnjudgedReason};
-use crate::record::ComparisonMeta;
 use crate::verdict::{Judgement, MetricVerdict, RunTable};
+use dyno_exec::{Execution, Outcome, SeriesKind};
 use dyno_model::{format_value, Direction, Host, Metric, Unit};
 use dyno_report::plot::{BoxPlot, CdfPlot, TimeSeriesPlot};
 use dyno_report::{Align, Cell, HtmlReport, Section, Table};
@@ -496,8 +496,8 @@ fn badge(v: Verdict) -> dyno_report::Verdict {
 pub struct ReportInput<'a> {
     /// The comparison.
     pub meta: &'a ComparisonMeta,
-    /// Its workloads as `(name, rate, warmup_s, measure_s)`.
-    pub workloads: Vec<(String, f64, f64, f64)>,
+    /// Its workloads as run.
+    pub workloads: &'a [Workload],
     /// Host it ran on.
     pub host: &'a Host,
     /// Executions, in order.
@@ -522,10 +522,13 @@ pub fn html(input: &ReportInput<'_>) -> String {
         .parameter("alpha (Holm, family-wise)", meta.alpha.to_string())
         .parameter("seed", meta.seed.to_string())
         .host(input.host);
-    for (name, rate, warm, measure) in &input.workloads {
+    for w in input.workloads {
         report = report.parameter(
-            format!("workload {name}"),
-            format!("{rate} tx/s, warm-up {warm} s, measured {measure} s"),
+            format!("workload {}", w.name),
+            format!(
+                "{} tx/s, warm-up {} s, measured {} s",
+                w.rate, w.warmup_s, w.measure_s
+            ),
         );
     }
     for (k, v) in &input.parameters {
@@ -556,9 +559,9 @@ pub fn html(input: &ReportInput<'_>) -> String {
         summary = summary.details(unjudged.join("; "), unjudged_table(input.judgement));
     }
     report = report.section(summary);
-    for (w, ..) in &input.workloads {
-        let section = workload_section(w, meta, input.executions, input.judgement);
-        report = report.section(spread_plots(section, w, meta, input.judgement));
+    for w in input.workloads {
+        let section = workload_section(&w.name, meta, input.executions, input.judgement);
+        report = report.section(spread_plots(section, &w.name, meta, input.judgement));
     }
     report
         .footer("Per-round values: CPU and other counters as their total over the measured window divided by it, levels as medians, peaks as maxima. Verdicts need p <= alpha after Holm within their family (primary or secondary) and a change outside the noise band; \"detectable\" is the change each would have flagged with 80% power.")
@@ -695,26 +698,27 @@ pub fn cpu_metric() -> Metric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::SyntheticExecutor;
-    use crate::runner::run_rounds;
-    use std::sync::atomic::AtomicBool;
+    use crate::synthetic::Synthetic;
+    use crate::verdict::tests::{run, workloads};
 
     #[test]
     fn report_says_what_regressed_in_numbers() {
-        let cfg = crate::verdict::tests::file(8);
-        let mut ex = SyntheticExecutor::new(2);
+        let mut ex = Synthetic::new(2);
         ex.slowdown.insert("b".into(), 0.9);
-        let mut execs = Vec::new();
-        run_rounds(&cfg, &mut ex, &AtomicBool::new(false), |_, _, e| {
-            execs.push(e.clone());
-            Ok::<_, ()>(())
-        })
-        .unwrap();
+        let mut execs = run(8, &ex);
         // What the reference node logs as JSON lines: latencies (drawn as CDFs), a
         // throughput (not drawn: not a latency) and stage timings (a table), with b's
         // forging stage 30% slower.
-        let logged = |name: &str, level: f64| crate::execution::Series {
-            metric: Metric::new(name, Unit::Seconds, crate::declared::guess_direction(name)),
+        let logged = |name: &str, level: f64| dyno_exec::Series {
+            metric: Metric::new(
+                name,
+                Unit::Seconds,
+                if name.ends_with("tps") {
+                    Direction::HigherIsBetter
+                } else {
+                    Direction::LowerIsBetter
+                },
+            ),
             kind: SeriesKind::Observations,
             points: (0..51)
                 .map(|i| (i as f64, level * (1.0 + 0.001 * (i as f64 - 25.0))))
@@ -731,7 +735,7 @@ mod tests {
                 logged("jsonl:latency_s", 0.01 * jitter),
             ]);
         }
-        let subjects: Vec<String> = cfg.subjects.iter().map(|s| s.name.clone()).collect();
+        let subjects: Vec<String> = vec!["a".into(), "b".into()];
         let settings = dyno_stats::ComparisonSettings {
             resamples: 1000,
             ..Default::default()
@@ -744,15 +748,13 @@ mod tests {
             .unwrap();
         assert_eq!(cpu.0, Verdict::Improvement);
         assert!(cpu.1.contains("significant (p = "), "{}", cpu.1);
-        let meta = ComparisonMeta::new(&cfg);
+        let workloads = workloads();
+        let meta = ComparisonMeta::of(&["a", "b"], &workloads, 8);
         let table = verdict_table(&meta, &j);
         assert_eq!(table.rows.len(), j.verdicts.len());
         let html = html(&ReportInput {
             meta: &meta,
-            workloads: vec![
-                ("value".into(), 1000.0, 0.0, 20.0),
-                ("script".into(), 100.0, 0.0, 20.0),
-            ],
+            workloads: &workloads,
             host: &Host::default(),
             executions: &execs,
             judgement: &j,
@@ -785,5 +787,4 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "report_tests.rs"]
 mod change_tests;

@@ -6,45 +6,32 @@
 //! here, so a served report is the one `dyno compare report RUN --html` writes.
 //!
 //! ```
-//! use dyno_compare::judged::JudgeRequest;
-//! use dyno_compare::session::{CompareSession, Event};
-//! use dyno_compare::{ComparisonFile, SyntheticExecutor};
-//! use std::sync::atomic::AtomicBool;
+//! use dyno_judge::judged::{JudgeRequest, Measured};
+//! use dyno_judge::{ComparisonMeta, Workload};
+//! use dyno_judge::synthetic::Synthetic;
 //!
-//! let file = r#"
-//! rounds = 4
-//! [[subject]]
-//! name = "v1"
-//! command = ["sh", "-c", "exec sleep 60"]
-//! [[subject]]
-//! name = "v2"
-//! command = ["sh", "-c", "exec sleep 60"]
-//! [[workload]]
-//! name = "value"
-//! rate = 1000
-//! measure_s = 10
-//! "#;
-//! let cfg = ComparisonFile::parse(file, "cmp.toml".as_ref()).unwrap();
-//! let mut events = |_: Event<'_>| {};
-//! let mut session =
-//!     CompareSession::begin(cfg, "cmp.toml".as_ref(), None, false, "dyno test".into(), &mut events)
-//!         .unwrap();
-//! let outcome = session
-//!     .run(None, &mut SyntheticExecutor::new(7), &AtomicBool::new(false), &[], &mut events)
-//!     .unwrap();
-//! let judged = outcome.measured().judge(&JudgeRequest::default(), Vec::new()).unwrap();
+//! let workloads = [Workload::new("value", 1000.0, 0.0, 10.0)];
+//! let executions = Synthetic::new(7).comparison(&["v1", "v2"], &workloads, 4);
+//! let meta = ComparisonMeta::of(&["v1", "v2"], &workloads, 4);
+//! let measured = Measured {
+//!     meta: &meta,
+//!     workloads: &workloads,
+//!     host: &Default::default(),
+//!     executions: &executions,
+//!     elapsed_s: 0.0,
+//! };
+//! let judged = measured.judge(&JudgeRequest::default(), Vec::new()).unwrap();
 //! assert_eq!(judged.parameters, [("test".to_string(), "paired".to_string())]);
 //! assert!(judged.html().starts_with("<!DOCTYPE html>"));
 //! ```
 
-use crate::execution::Execution;
-use crate::record::{self, ComparisonMeta, LoadError, Loaded};
+use crate::comparison::{ComparisonMeta, TestKind, Workload};
+use crate::record::{self, LoadError, Loaded};
 use crate::report::{self, ReportInput};
-use crate::session::{primary_metrics, CompareOutcome};
-use crate::spec::{TestKind, WorkloadSpec};
 use crate::trials::{study, Study, TrialError, TrialOptions};
 use crate::verdict::{judge_with, pick_candidates, unknown_primary};
 use crate::verdict::{JudgeOptions, Judgement, Refused};
+use dyno_exec::Execution;
 use dyno_model::Host;
 use dyno_stats::ComparisonSettings;
 use dyno_store::{RunId, Store};
@@ -56,7 +43,7 @@ pub struct Measured<'a> {
     /// The comparison.
     pub meta: &'a ComparisonMeta,
     /// Its workloads as run.
-    pub workloads: &'a [WorkloadSpec],
+    pub workloads: &'a [Workload],
     /// The host it ran on.
     pub host: &'a Host,
     /// Its executions, in the order they ran.
@@ -119,6 +106,16 @@ pub enum StoredReportError {
     Candidates(Refused),
 }
 
+/// The primary metrics to judge by: `chosen` (`--primary`) when given, else the
+/// comparison file's `primary` (empty: the default family).
+pub fn primary_metrics<'a>(chosen: &'a [String], meta: &'a ComparisonMeta) -> &'a [String] {
+    if chosen.is_empty() {
+        &meta.primary
+    } else {
+        chosen
+    }
+}
+
 /// The judging settings a comparison was stored with.
 fn settings(meta: &ComparisonMeta) -> ComparisonSettings {
     ComparisonSettings {
@@ -171,7 +168,7 @@ impl<'a> Measured<'a> {
             &mut judgement,
             meta,
             self.executions,
-            &self.workload_rows(),
+            self.workloads,
             &primary,
             test,
             self.elapsed_s,
@@ -208,12 +205,7 @@ impl<'a> Measured<'a> {
             primary,
             settings: settings(meta),
         };
-        Ok(study(
-            meta,
-            self.executions,
-            &self.workload_rows(),
-            &options,
-        )?)
+        Ok(study(meta, self.executions, self.workloads, &options)?)
     }
 }
 
@@ -237,15 +229,6 @@ impl Measured<'_> {
         }
         Ok(primary)
     }
-
-    /// Each workload as the report and the precision rule read it: name, rate, warm-up and
-    /// measuring seconds.
-    fn workload_rows(&self) -> Vec<(String, f64, f64, f64)> {
-        self.workloads
-            .iter()
-            .map(|w| (w.name.clone(), w.rate, w.warmup_s, w.measure_s))
-            .collect()
-    }
 }
 
 impl Judged<'_> {
@@ -254,25 +237,12 @@ impl Judged<'_> {
         let m = &self.measured;
         report::html(&ReportInput {
             meta: m.meta,
-            workloads: m.workload_rows(),
+            workloads: m.workloads,
             host: m.host,
             executions: m.executions,
             judgement: &self.judgement,
             parameters: self.parameters.clone(),
         })
-    }
-}
-
-impl CompareOutcome {
-    /// What the session measured, for judging.
-    pub fn measured(&self) -> Measured<'_> {
-        Measured {
-            meta: &self.meta,
-            workloads: &self.workloads,
-            host: &self.host,
-            executions: &self.executions,
-            elapsed_s: self.elapsed_s,
-        }
     }
 }
 
@@ -345,36 +315,28 @@ pub fn stored_html(store: &Store, run: RunId) -> Result<String, StoredReportErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{CompareSession, Event};
-    use crate::{ComparisonFile, SyntheticExecutor};
+    use crate::synthetic::Synthetic;
     use std::error::Error as _;
-    use std::sync::atomic::AtomicBool;
 
-    fn outcome(primary: &str) -> CompareOutcome {
-        let text = format!(
-            "rounds = 3\n{primary}\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"c\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 10\n"
-        );
-        let cfg = ComparisonFile::parse(&text, "cmp.toml".as_ref()).unwrap();
-        let mut events = |_: Event<'_>| {};
-        let mut session = CompareSession::begin(
-            cfg,
-            "cmp.toml".as_ref(),
-            None,
-            false,
-            "t".into(),
-            &mut events,
-        )
-        .unwrap();
-        let stop = AtomicBool::new(false);
-        let mut node = SyntheticExecutor::new(3);
-        session
-            .run(None, &mut node, &stop, &[], &mut events)
-            .unwrap()
+    /// Three subjects, three rounds, stored as if from `cmp.toml`.
+    fn outcome() -> Loaded {
+        let workloads = vec![Workload::new("value", 1000.0, 0.0, 10.0)];
+        let subjects = ["a", "b", "c"];
+        let mut meta = ComparisonMeta::of(&subjects, &workloads, 3);
+        meta.file = "cmp.toml".into();
+        Loaded {
+            executions: Synthetic::new(3).comparison(&subjects, &workloads, 3),
+            meta,
+            workloads,
+            host: Host::default(),
+            runs: vec![3, 4, 9],
+            elapsed_s: 0.0,
+        }
     }
 
     #[test]
     fn the_report_lists_the_callers_parameters_then_how_it_judged() {
-        let o = outcome("");
+        let o = outcome();
         let request = JudgeRequest {
             test: Some(TestKind::Unpaired),
             primary: vec!["cpu_percent".into()],
@@ -420,7 +382,7 @@ mod tests {
         // A run stops at an unknown primary metric before it is judged; a comparison
         // stored before that check (or with its file's `primary` edited) still reaches
         // the judging, which refuses it too.
-        let mut o = outcome("");
+        let mut o = outcome();
         o.meta.primary = vec!["cpu_percnt".into()];
         let err = o
             .measured()
@@ -441,15 +403,7 @@ mod tests {
 
     #[test]
     fn narrowing_keeps_the_baseline_and_the_named_candidates_only() {
-        let o = outcome("");
-        let mut loaded = Loaded {
-            meta: o.meta.clone(),
-            executions: o.executions.clone(),
-            workloads: o.workloads.clone(),
-            host: o.host.clone(),
-            runs: vec![3, 4, 9],
-            elapsed_s: 0.0,
-        };
+        let mut loaded = outcome();
         assert_eq!(loaded.narrow_to(&[]).unwrap(), None);
         assert_eq!(loaded.executions.len(), 9);
         assert!(matches!(

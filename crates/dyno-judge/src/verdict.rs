@@ -15,11 +15,11 @@
 //! execution ([`crate::work`]): `cpu_s_per_<unit>` and `rss_per_<unit>` from a workload's
 //! `work`, and the reference node's `cpu_s_per_tx` and `bank_s_per_tx`.
 
-use crate::execution::{Execution, Outcome};
+use crate::comparison::{TestKind, VerdictKey};
 use crate::family::{is_primary_for, no_information, Unjudged};
 use crate::power::{stated_power, StatedPower};
-pub use crate::spec::TestKind;
 use crate::work::{execution_values, WorkUnit};
+use dyno_exec::{Execution, Outcome};
 use dyno_model::{Direction, Metric};
 use dyno_stats::{
     apply_holm, compare, compare_paired, compare_sequential, compare_signed_rank, mann_whitney_u,
@@ -73,6 +73,15 @@ pub struct MetricVerdict {
 }
 
 impl MetricVerdict {
+    /// Which verdict this is.
+    pub fn key(&self) -> VerdictKey {
+        VerdictKey {
+            workload: self.workload.clone(),
+            candidate: self.candidate.clone(),
+            metric: self.metric.name.clone(),
+        }
+    }
+
     /// Median of the baseline's per-round values.
     pub fn baseline_median(&self) -> f64 {
         dyno_stats::median(&self.baseline_values).unwrap_or(f64::NAN)
@@ -126,19 +135,13 @@ impl Judgement {
             .any(|v| !v.secondary && v.verdict() == Verdict::Regression)
     }
 
-    /// Each primary verdict's (workload, candidate, metric), in verdict order: what the
-    /// precision rule and the noise report look at.
-    pub fn primary_keys(&self) -> Vec<(String, String, String)> {
+    /// Each primary verdict's key, in verdict order: what the precision rule and the
+    /// noise report look at.
+    pub fn primary_keys(&self) -> Vec<VerdictKey> {
         self.verdicts
             .iter()
             .filter(|v| !v.secondary)
-            .map(|v| {
-                (
-                    v.workload.clone(),
-                    v.candidate.clone(),
-                    v.metric.name.clone(),
-                )
-            })
+            .map(MetricVerdict::key)
             .collect()
     }
 }
@@ -610,20 +613,20 @@ pub fn power_note(n: usize, m: usize, alpha: f64, test: TestKind) -> Option<Stri
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::execution::Series;
-    use crate::execution::REFERENCE_METRIC;
-    use crate::mock::SyntheticExecutor;
-    use crate::runner::{run_rounds, Ending};
-    use crate::spec::ComparisonFile;
+    use crate::comparison::Workload;
+    use crate::synthetic::Synthetic;
+    use crate::values::REFERENCE_METRIC;
     use crate::work::reference_values;
+    use dyno_exec::Series;
     use dyno_model::Unit;
-    use std::sync::atomic::AtomicBool;
 
-    pub(crate) fn file(rounds: u32) -> ComparisonFile {
-        let text = format!(
-            "rounds = {rounds}\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 20\n[[workload]]\nname = \"script\"\nrate = 100\nmeasure_s = 20\n"
-        );
-        ComparisonFile::parse(&text, std::path::Path::new("t.toml")).unwrap()
+    /// The workloads of the tests' comparisons of `a` against `b`: `value` at 1000 tx/s
+    /// and `script` at 100, 20 s windows.
+    pub(crate) fn workloads() -> Vec<Workload> {
+        vec![
+            Workload::new("value", 1000.0, 0.0, 20.0),
+            Workload::new("script", 100.0, 0.0, 20.0),
+        ]
     }
 
     fn settings(seed: u64) -> ComparisonSettings {
@@ -634,31 +637,23 @@ pub(crate) mod tests {
         }
     }
 
-    fn run(cfg: &ComparisonFile, ex: &mut SyntheticExecutor) -> (Vec<Execution>, Ending) {
-        let mut execs = Vec::new();
-        let stop = AtomicBool::new(false);
-        let ending = run_rounds(cfg, ex, &stop, |_, _, e| {
-            execs.push(e.clone());
-            Ok::<_, ()>(())
-        })
-        .unwrap();
-        (execs, ending)
+    /// `rounds` rounds of `a` against `b` under [`workloads`].
+    pub(crate) fn run(rounds: u32, ex: &Synthetic) -> Vec<Execution> {
+        ex.comparison(&["a", "b"], &workloads(), rounds)
     }
 
-    fn names(cfg: &ComparisonFile) -> Vec<String> {
-        cfg.subjects.iter().map(|s| s.name.clone()).collect()
+    fn names() -> Vec<String> {
+        vec!["a".into(), "b".into()]
     }
 
     #[test]
     fn a_against_itself_is_no_change_on_every_metric_for_20_seeds() {
-        let cfg = file(10);
         // Holm keeps the chance of any false verdict per family at alpha = 5%: of 20 A/A
         // comparisons (fixed seeds), at most 2 may have one.
         let mut flagged = 0;
         for seed in 0..20 {
-            let (execs, ending) = run(&cfg, &mut SyntheticExecutor::new(seed));
-            assert_eq!(ending, Ending::Finished);
-            let j = judge(&execs, &names(&cfg), &settings(seed));
+            let execs = run(10, &Synthetic::new(seed));
+            let j = judge(&execs, &names(), &settings(seed));
             // 9 process metrics + 1 node rate, 2 workloads; the 2 span metrics are 0 in
             // every execution (CPU 60%) and not judged.
             assert_eq!(j.verdicts.len(), 20, "{:?}", j.notes);
@@ -677,11 +672,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_slower_candidate_regresses_on_cpu_and_throughput_only() {
-        let cfg = file(10);
-        let mut ex = SyntheticExecutor::new(3);
+        let rounds = 10;
+        let mut ex = Synthetic::new(3);
         ex.slowdown.insert("b".into(), 1.10);
-        let (execs, _) = run(&cfg, &mut ex);
-        let j = judge(&execs, &names(&cfg), &settings(3));
+        let execs = run(rounds, &ex);
+        let j = judge(&execs, &names(), &settings(3));
         assert!(j.has_regression());
         let verdict = |w: &str, m: &str| {
             j.verdicts
@@ -714,12 +709,11 @@ pub(crate) mod tests {
 
     #[test]
     fn one_candidate_picked_is_judged_in_a_family_of_its_own() {
-        let text = "rounds = 10\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"c\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 20\n";
-        let cfg = ComparisonFile::parse(text, std::path::Path::new("t.toml")).unwrap();
-        let mut ex = SyntheticExecutor::new(5);
+        let mut ex = Synthetic::new(5);
         ex.slowdown.insert("b".into(), 1.05);
-        let (execs, _) = run(&cfg, &mut ex);
-        let all = names(&cfg);
+        let value = [Workload::new("value", 1000.0, 0.0, 20.0)];
+        let execs = ex.comparison(&["a", "b", "c"], &value, 10);
+        let all: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
         let cpu = |j: &Judgement| {
             j.verdicts
                 .iter()
@@ -760,11 +754,11 @@ pub(crate) mod tests {
 
     #[test]
     fn primary_metrics_are_one_family_and_the_rest_another() {
-        let cfg = file(10);
-        let mut ex = SyntheticExecutor::new(3);
+        let rounds = 10;
+        let mut ex = Synthetic::new(3);
         ex.slowdown.insert("b".into(), 1.10);
-        let (execs, _) = run(&cfg, &mut ex);
-        let subjects = names(&cfg);
+        let execs = run(rounds, &ex);
+        let subjects = names();
         let judged = |primary: &[&str]| {
             let options = JudgeOptions {
                 test: TestKind::Paired,
@@ -828,9 +822,9 @@ pub(crate) mod tests {
 
     #[test]
     fn too_few_rounds_are_flagged() {
-        let cfg = file(3);
-        let (execs, _) = run(&cfg, &mut SyntheticExecutor::new(1));
-        let j = judge(&execs, &names(&cfg), &settings(1));
+        let rounds = 3;
+        let execs = run(rounds, &Synthetic::new(1));
+        let j = judge(&execs, &names(), &settings(1));
         assert!(
             j.notes.iter().any(|n| n.contains("run at least")),
             "{:?}",
@@ -849,20 +843,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_failing_subject_stops_the_rounds() {
-        let cfg = file(10);
-        let mut ex = SyntheticExecutor::new(1);
-        ex.failing.push("b".into());
-        let (execs, ending) = run(&cfg, &mut ex);
-        assert!(matches!(ending, Ending::GaveUp { ref subject, .. } if subject == "b"));
-        assert!(execs.len() <= 4);
-        let j = judge(&execs, &names(&cfg), &settings(1));
-        assert!(j.verdicts.is_empty());
-    }
-
-    #[test]
     fn metrics_that_cannot_differ_do_not_dilute_holm() {
-        use crate::execution::{Series, SeriesKind};
+        use dyno_exec::{Series, SeriesKind};
         use dyno_model::Unit;
         let exec = |subject: &str, round: u32, cpu: f64| Execution {
             subject: subject.into(),
@@ -910,13 +892,13 @@ pub(crate) mod tests {
 
     #[test]
     fn paired_a_against_itself_is_no_change_and_a_slowdown_regresses() {
-        let cfg = file(10);
+        let rounds = 10;
         // Holm keeps the chance of any false verdict in a comparison at alpha = 5%: of
         // 20 A/A comparisons (fixed seeds), at most 2 may have one.
         let mut flagged = 0;
         for seed in 0..20 {
-            let (execs, _) = run(&cfg, &mut SyntheticExecutor::new(seed));
-            let j = judge_with(&execs, &names(&cfg), &settings(seed), &paired());
+            let execs = run(rounds, &Synthetic::new(seed));
+            let j = judge_with(&execs, &names(), &settings(seed), &paired());
             assert_eq!(j.verdicts.len(), 20, "{:?}", j.notes);
             let wrong = j
                 .verdicts
@@ -932,10 +914,10 @@ pub(crate) mod tests {
             }
         }
         assert!(flagged <= 2, "{flagged} of 20 A/A comparisons flagged");
-        let mut ex = SyntheticExecutor::new(3);
+        let mut ex = Synthetic::new(3);
         ex.slowdown.insert("b".into(), 1.10);
-        let (execs, _) = run(&cfg, &mut ex);
-        let j = judge_with(&execs, &names(&cfg), &settings(3), &paired());
+        let execs = run(rounds, &ex);
+        let j = judge_with(&execs, &names(), &settings(3), &paired());
         let cpu = j
             .verdicts
             .iter()
@@ -947,7 +929,7 @@ pub(crate) mod tests {
 
     /// One execution of the reference node's shape: CPU %, `tps` and block lines.
     fn node_exec(subject: &str, round: u32, cpu: f64, tps: f64, busy_s: f64) -> Execution {
-        use crate::execution::{Series, SeriesKind};
+        use dyno_exec::{Series, SeriesKind};
         use dyno_model::Unit;
         let series = |name: &str, unit, kind, points: Vec<(f64, f64)>| Series {
             metric: Metric::new(name, unit, Direction::LowerIsBetter),
@@ -1019,7 +1001,7 @@ pub(crate) mod tests {
                             Unit::Seconds,
                             Direction::LowerIsBetter,
                         ),
-                        kind: crate::execution::SeriesKind::Gauge,
+                        kind: dyno_exec::SeriesKind::Gauge,
                         points: vec![(1.0, 0.003 * (1.0 + r as f64)), (2.0, 0.003)],
                     });
                     e
@@ -1087,33 +1069,6 @@ pub(crate) mod tests {
             "{:?}",
             j.notes
         );
-    }
-
-    #[test]
-    fn the_file_names_its_test() {
-        let base = "[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n";
-        let parse = |head: &str| {
-            ComparisonFile::parse(&format!("{head}{base}"), std::path::Path::new("c.toml"))
-        };
-        assert_eq!(parse("").unwrap().test, None);
-        assert_eq!(
-            parse("test = \"signed-rank\"\n").unwrap().test,
-            Some(TestKind::SignedRank)
-        );
-        assert_eq!(
-            parse("test = \"unpaired\"\n").unwrap().test,
-            Some(TestKind::Unpaired)
-        );
-        // A file without `test` hashes as it did before the key existed (so it resumes);
-        // naming the test is a different comparison.
-        let json = serde_json::to_string(&parse("").unwrap()).unwrap();
-        assert!(!json.contains("\"test\""), "{json}");
-        let without = crate::record::fingerprint(&parse("").unwrap());
-        let with = crate::record::fingerprint(&parse("test = \"paired\"\n").unwrap());
-        assert_ne!(without, with);
-        let err = parse("test = \"welch\"\n").unwrap_err().to_string();
-        assert!(err.contains("test") && err.contains("welch"), "{err}");
-        assert!(err.contains("c.toml"), "{err}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! or as "this design could not have seen anything": a rank test whose smallest p-value
 //! cannot reach alpha over the family, with the rounds that would.
 
-use crate::spec::TestKind;
+use crate::comparison::TestKind;
 use dyno_stats::{PowerQuestion, PowerTest};
 use serde::Serialize;
 
