@@ -82,7 +82,11 @@ fn devices_are_written_through_never_replaced() {
         assert!(is_char_device(&null), "{args:?} replaced the device");
     }
     let cluster = dir.path().join("c.toml");
-    dyno().args(["cluster", "init"]).arg(&cluster).assert().code(0);
+    dyno()
+        .args(["cluster", "init"])
+        .arg(&cluster)
+        .assert()
+        .code(0);
     dyno()
         .args(["cluster", "export", "--nomad", "--image", "dyno:1", "-o"])
         .arg(&null)
