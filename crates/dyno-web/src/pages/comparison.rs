@@ -193,17 +193,29 @@ fn summary(view: &ComparisonView, known: &BTreeSet<String>) -> String {
         out.push_str("<ul class=\"flagged\">\n");
         for v in flagged {
             out.push_str(&format!(
-                "<li><span class=\"{}\">{}</span>: {} on {}, {} against {}: {}{} → {}, p = {:.2e})</li>\n",
-                if v.finding == Finding::Regression { "status-failed" } else { "improvement" },
+                "<li><span class=\"{}\">{}</span>: {} on {}, {} against {}: {}{} → {}, {})</li>\n",
+                if v.finding == Finding::Regression {
+                    "status-failed"
+                } else {
+                    "improvement"
+                },
                 v.finding.as_str(),
                 metric_link(view, &v.metric.name, &v.candidate, &v.workload, known),
                 esc(&v.workload),
                 esc(&v.candidate),
-                esc(view.subjects.first().map(String::as_str).unwrap_or("the baseline")),
-                if v.ratio.0.is_finite() { format!("{} (", change(v.ratio.0)) } else { "(".to_string() },
+                esc(view
+                    .subjects
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("the baseline")),
+                if v.ratio.0.is_finite() {
+                    format!("{} (", change(v.ratio.0))
+                } else {
+                    "(".to_string()
+                },
                 esc(&format_value(v.baseline, v.metric.unit)),
                 esc(&format_value(v.candidate_value, v.metric.unit)),
-                v.p_adjusted
+                esc(&dyno_report::format_p_clause(v.p_adjusted))
             ));
         }
         out.push_str("</ul>\n");
@@ -292,7 +304,7 @@ fn verdict_table(view: &ComparisonView, rows: &[&VerdictView], known: &BTreeSet<
             } else {
                 "n/a (baseline 0)".to_string()
             },
-            format!("{:.2e}", v.p_adjusted),
+            esc(&dyno_report::format_p_value(v.p_adjusted)),
             format!("<span class=\"{class}\">{}</span>", v.finding.as_str()),
             esc(&mdc(v)),
             v.rounds.to_string(),
