@@ -48,6 +48,11 @@ pub struct ComparisonMeta {
     /// session of the comparison ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<crate::spec::Sequential>,
+    /// The commit each git subject was built from, by subject name: stored with its runs
+    /// (subject attribute `git_commit`), so a change point between two of them in `dyno
+    /// results trend` says which `dyno compare bisect` would search it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub commits: std::collections::BTreeMap<String, String>,
 }
 
 impl ComparisonMeta {
@@ -75,6 +80,11 @@ impl ComparisonMeta {
                 .filter_map(|w| Some((w.name.clone(), w.work.clone()?)))
                 .collect(),
             sequential: cfg.sequential,
+            commits: cfg
+                .subjects
+                .iter()
+                .filter_map(|s| Some((s.name.clone(), s.git.as_ref()?.commit.clone())))
+                .collect(),
         }
     }
 
@@ -259,8 +269,13 @@ pub fn save(
     exec: &Execution,
     elapsed_s: Option<f64>,
 ) -> Result<RunId, StoreError> {
-    let subject = Subject::new(SubjectKind::Release, exec.subject.clone())
+    let mut subject = Subject::new(SubjectKind::Release, exec.subject.clone())
         .with("command", exec.command_line.join(" "));
+    if let Some(commit) = meta.commits.get(&exec.subject) {
+        subject = subject
+            .with(dyno_results::GIT_COMMIT, commit.clone())
+            .with(dyno_results::COMPARISON_FILE, meta.file.clone());
+    }
     let stored_as: std::collections::BTreeMap<String, String> = exec
         .series
         .iter()

@@ -58,6 +58,13 @@ fn kind_section(store: &Store, run: &StoredRun) -> Result<String, PageError> {
             ),
             None => String::new(),
         },
+        "bisect" => match run.info.settings["bisect"]["id"].as_str() {
+            Some(id) => format!(
+                "<p class=\"kind\">One step of bisection {}: its culprits and steps are on its page.</p>\n",
+                link(&format!("/bisect/{}", crate::markup::url_encode(id)), id)
+            ),
+            None => String::new(),
+        },
         _ => String::new(),
     })
 }
