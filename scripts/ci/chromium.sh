@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs headless Chromium for the browser test of `dyno serve`
-# (crates/dyno/tests/serve_browser.rs), which loads the main pages, checks the console and
+# (crates/dyno/tests/cli/serve_browser.rs), which loads the main pages, checks the console and
 # saves screenshots under target/web-screenshots/.
 # Never fails the caller: where Chromium cannot be installed, it says so and the test
 # skips with a printed note.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds grafana-schema-check (scripts/ci/grafana-schema/, Go, over the Apache-2.0 Grafana
 # Foundation SDK fetched from the Go module proxy) into ~/.cache/dyno/bin/, where the
-# Grafana dashboards test (crates/dyno/tests/grafana.rs) finds it and checks every
+# Grafana dashboards test (crates/dyno/tests/cli/grafana.rs) finds it and checks every
 # dashboard against Grafana's dashboard schema. About a minute and a half of both cores
 # the first time, seconds after (Go's build cache).
 # Never fails the caller: without Go or the module proxy it says so, and that check

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the PostgreSQL tests of dyno-store and dyno (tests/fleet_cli.rs) need: a
+# Installs what the PostgreSQL tests of dyno-store and dyno (tests/cli/fleet.rs) need: a
 # PostgreSQL server (initdb, postgres, pg_isready, psql) and pg_config to find them. The
 # tests start their own throwaway server on a Unix socket in a temporary directory; under
 # root they run it as the `postgres` user, which Debian's package creates.

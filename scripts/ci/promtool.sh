@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs promtool (Debian's prometheus package) for the Grafana dashboards test
-# (crates/dyno/tests/grafana.rs), which has Prometheus' own parser check every panel query.
-# The package also brings the server, which crates/dyno/tests/prometheus.rs starts on
+# (crates/dyno/tests/cli/grafana.rs), which has Prometheus' own parser check every panel query.
+# The package also brings the server, which crates/dyno/tests/cli/prometheus.rs starts on
 # loopback to have every dashboard query answered (it skips with a note without it).
 # Never fails the caller: where promtool cannot be installed, it says so and that check
 # skips with a printed note (the metric-name check runs either way).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the tools the export-schema test uses (crates/dyno/tests/cluster_faults_cli.rs,
+# Installs the tools the export-schema test uses (crates/dyno/tests/cli/cluster_faults.rs,
 # every_rendering_passes_kubeconform_strict_and_an_unknown_field_fails):
 # - kubeconform v0.6.7 (Apache-2.0), which validates the Kubernetes manifests and the Chaos
 #   Mesh Workflow against the schemas kept in schemas/ (offline);

@@ -232,7 +232,7 @@ impl Run<'_> {
             other => format!("{other:?}"),
         };
         let found = confirmation(outcome.measured(), &why).map_err(BisectError::Judge)?;
-        let rounds = dyno_compare::precision::complete_rounds(&outcome.meta, &outcome.executions);
+        let rounds = dyno_judge::precision::complete_rounds(&outcome.meta, &outcome.executions);
         let step = self.record(kind, &m, found, rounds);
         events(BisectEvent::StepDone(&step));
         self.save(bench, step)

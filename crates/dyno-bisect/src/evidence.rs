@@ -4,11 +4,11 @@
 //! sequential test decides on. Nothing here measures; it reads executions.
 
 use crate::record::{Confirmed, StepOutcome};
-use dyno_compare::judged::{JudgeRequest, Measured};
-use dyno_compare::spec::TestKind;
-use dyno_compare::verdict::{judge_with, JudgeOptions, MetricVerdict};
-use dyno_compare::work::WorkUnit;
 use dyno_compare::Execution;
+use dyno_judge::judged::{JudgeRequest, Measured};
+use dyno_judge::verdict::{judge_with, JudgeOptions, MetricVerdict};
+use dyno_judge::work::WorkUnit;
+use dyno_judge::TestKind;
 use dyno_model::Direction;
 use dyno_stats::{ComparisonSettings, PriorNoise, Verdict};
 use std::collections::BTreeMap;

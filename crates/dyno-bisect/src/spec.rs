@@ -6,7 +6,8 @@
 
 use crate::error::BisectError;
 use dyno_build::Repo;
-use dyno_compare::spec::{Sequential, TestKind, DEFAULT_MAX_MINUTES, DEFAULT_MAX_ROUNDS};
+use dyno_compare::spec::{DEFAULT_MAX_MINUTES, DEFAULT_MAX_ROUNDS};
+use dyno_judge::{Sequential, TestKind};
 use dyno_compare::ComparisonFile;
 use dyno_stats::SprtSettings;
 use std::path::{Path, PathBuf};
@@ -217,9 +218,9 @@ impl BisectSpec {
 
     /// The fingerprint of what the bisection measures: the file, good, bad and the walk.
     pub fn fingerprint(&self) -> String {
-        dyno_compare::record::digest(&format!(
+        dyno_compare::resume::digest(&format!(
             "{}\n{}\n{}\n{}",
-            dyno_compare::record::fingerprint(&self.template),
+            dyno_compare::resume::fingerprint(&self.template),
             self.good.commit,
             self.bad.commit,
             self.first_parent
@@ -253,7 +254,7 @@ impl BisectSpec {
             cfg.workloads.retain(|x| x.name == w);
         }
         cfg.primary = primary.to_vec();
-        cfg.seed = u64::from_str_radix(&dyno_compare::record::digest(tag), 16).unwrap_or(cfg.seed)
+        cfg.seed = u64::from_str_radix(&dyno_compare::resume::digest(tag), 16).unwrap_or(cfg.seed)
             ^ cfg.seed;
         match sequential {
             Some(seq) => {

@@ -56,6 +56,15 @@ pub enum Progress {
         /// What, e.g. `restart n3 at slot 10 for 4 slots starts`.
         line: String,
     },
+    /// The measured window is known (the nodes are up and the genesis time fixed): what
+    /// a report of the run needs to read its logs, stored at once so a run killed from
+    /// here on can still be reported.
+    Window {
+        /// The slots analysed.
+        slots: std::ops::Range<u64>,
+        /// The window, Unix ns.
+        window_ns: std::ops::Range<u64>,
+    },
     /// Everything is being stopped.
     Stopping,
 }
@@ -298,6 +307,11 @@ impl Launch {
         let end_ns = start_ns + (window + tail).as_nanos() as u64;
         let window_ns =
             (start_ns + spec.warmup_s * 1_000_000_000)..(start_ns + window.as_nanos() as u64);
+        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
+        progress(Progress::Window {
+            slots: slot_of(window_ns.start)..slot_of(window_ns.end),
+            window_ns: window_ns.clone(),
+        });
         let mut watching = self.watching(spec, &nodes, genesis_time_ns, &window_ns, &guard);
         let mut last_tick = Instant::now();
         while problems.is_empty() && dyno_now_ns() < end_ns {
@@ -326,7 +340,6 @@ impl Launch {
         watching.faults.release(&nodes);
         let fault_records = watching.faults.records.clone();
         let mut warnings = stop_all(spec, load, nodes);
-        let slot_of = |ns: u64| ns.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000);
         let slots = slot_of(window_ns.start)..slot_of(window_ns.end);
         let (node_logs, analysis) = self.analyse_logs(
             spec,
@@ -509,13 +522,13 @@ impl Watching<'_> {
 }
 
 /// Stops the load and every node (the stop signal, SIGKILL after 10 s); a warning for
-/// each that had to be killed. Every node is signalled first and then waited for, so a
+/// each that had to be killed, or left processes outside its group that dyno killed. Every node is signalled first and then waited for, so a
 /// thousand nodes stop in about the time one takes.
 fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) -> Vec<String> {
     let mut warnings = Vec::new();
     let grace = Duration::from_secs(10);
     if let Some(load) = load {
-        if let Some(w) = load.stop(grace).warning() {
+        for w in load.stop(grace).warnings() {
             warnings.push(format!("dyno load: {w}"));
         }
     }
@@ -526,7 +539,7 @@ fn stop_all(spec: &ClusterSpec, load: Option<GuardedChild>, nodes: Vec<Node>) ->
     let deadline = Instant::now() + grace;
     for node in nodes {
         let left = deadline.saturating_duration_since(Instant::now());
-        if let Some(w) = node.child.stop(left).warning() {
+        for w in node.child.stop(left).warnings() {
             warnings.push(format!("{}: {w}", spec.nodes[node.id].name));
         }
     }

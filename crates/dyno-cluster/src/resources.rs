@@ -3,7 +3,7 @@
 //! of a core).
 
 /// CPU share (percent of one core) at or above which a slot counts towards a span.
-pub const SPAN_THRESHOLD_PERCENT: f64 = dyno_proc::sampler::CPU_SPAN_THRESHOLD;
+pub const SPAN_THRESHOLD_PERCENT: f64 = dyno_exec::CPU_SPAN_THRESHOLD;
 
 /// Share of all cores at or above which a slot counts as saturated.
 pub const SATURATED_SHARE: f64 = 0.9;
@@ -161,9 +161,9 @@ impl NodeResources {
     }
 }
 
-/// Lengths of the maximal runs of `values` at or above `threshold` (dyno-proc's, which
+/// Lengths of the maximal runs of `values` at or above `threshold` (dyno-stats', which
 /// `dyno compare` counts seconds with).
-pub use dyno_proc::sampler::cpu_spans as spans;
+pub use dyno_stats::spans_at_or_above as spans;
 
 /// A node's summary for tables and JSON.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -239,6 +239,17 @@ pub fn run(
 /// last node's readiness (one sample).
 pub const STARTUP_METRIC: &str = "startup_s";
 
+/// The stored metrics of what a run's faults did, one sample per fault (labelled with the
+/// fault's index in the file, and the node for a node's way back), for the run's page:
+/// seconds from the fault's end until adoption on 80% of nodes was back at its pre-fault
+/// pace, until every node up agreed again, and until each struck node was back at the
+/// tip. A recovery that did not happen within the run has no sample.
+pub const FAULT_METRICS: [&str; 3] = [
+    "fault.adoption_recovered_s",
+    "fault.converged_s",
+    "fault.back_at_tip_s",
+];
+
 impl MeasuredRun {
     /// What may make the run's figures meaningless: the launcher's warnings, then nodes
     /// that saturated the `cores` of this machine.
@@ -284,47 +295,92 @@ fn step(what: &'static str) -> impl FnOnce(StoreError) -> StoreRunError {
     move |source| StoreRunError { what, source }
 }
 
-/// Stores the run: one metric per propagation figure (seconds, lower is better), one
-/// sample per block (or block and peer), each node's CPU and memory per slot (the node a
-/// label, the slot the repetition), and in the settings what `dyno cluster report RUN`
-/// needs to read the run again.
-pub fn store(
+/// Begins the run in the store before anything starts, as an incomplete run (its
+/// writer, this process, is recorded: a run killed outright reads as incomplete), with
+/// the start time and what is known before the launch; `dir` is the run directory.
+pub fn begin(
     store: &mut Store,
+    spec: &ClusterSpec,
+    dir: &Path,
+    who: &Provenance,
+) -> Result<RunId, StoreRunError> {
+    let command = match &spec.command {
+        NodeCommand::Reference => "dyno node run".to_string(),
+        NodeCommand::Argv(argv) => argv.join(" "),
+    };
+    let info = RunInfo {
+        command: "cluster run".into(),
+        subject: Subject::new(SubjectKind::Release, spec.name.clone())
+            .with("node_command", command)
+            .with("nodes", spec.nodes.len().to_string())
+            .with("topology", spec.topology_kind.name().to_string()),
+        // The run directory is not made yet: its filesystem is its nearest ancestor's.
+        host: dyno_proc::host::probe(
+            dir.ancestors()
+                .find(|d| d.is_dir())
+                .unwrap_or(Path::new(".")),
+        ),
+        started_at: dyno_model::now_unix(),
+        command_line: who.command_line.clone(),
+        tool_version: who.tool_version.clone(),
+        settings: start_settings(spec, dir, who),
+    };
+    store
+        .begin_run(&info, &[])
+        .map_err(step("recording the run in the results store"))
+}
+
+/// Records the measured window as soon as it is known ([`Progress::Window`]): from then
+/// on `dyno cluster report RUN` can read the run's logs, even if it is killed.
+pub fn checkpoint_window(
+    store: &mut Store,
+    id: RunId,
+    spec: &ClusterSpec,
+    dir: &Path,
+    who: &Provenance,
+    (slots, window_ns): (&std::ops::Range<u64>, &std::ops::Range<u64>),
+) -> Result<(), StoreRunError> {
+    let mut settings = start_settings(spec, dir, who);
+    settings["slots"] = serde_json::json!([slots.start, slots.end]);
+    settings["window_ns"] = serde_json::json!([window_ns.start, window_ns.end]);
+    store
+        .update_settings(id, &settings)
+        .map_err(step("recording the run's window"))
+}
+
+/// Completes the run [`begin`] stored: one metric per propagation figure (seconds, lower
+/// is better), one sample per block (or block and peer), each node's CPU and memory per
+/// slot (the node a label, the slot the repetition), in the settings what `dyno cluster
+/// report RUN` needs to read the run again, and its status.
+pub fn finish(
+    store: &mut Store,
+    id: RunId,
     spec: &ClusterSpec,
     run: &MeasuredRun,
     who: &Provenance,
-) -> Result<RunId, StoreRunError> {
+) -> Result<(), StoreRunError> {
     let outcome = &run.outcome;
     let report = ClusterReport::new(&outcome.analysis, Some(spec));
-    let info = run_info(spec, run, &report, who);
     let mut metrics: Vec<Metric> = report
         .metrics
         .iter()
         .map(|m| Metric::new(m.key.clone(), Unit::Seconds, Direction::LowerIsBetter))
         .collect();
-    metrics.push(Metric::new(
-        "node.cpu_percent",
-        Unit::Percent,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        "node.rss_bytes",
-        Unit::Bytes,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        "node.rss_anon_bytes",
-        Unit::Bytes,
-        Direction::LowerIsBetter,
-    ));
-    metrics.push(Metric::new(
-        STARTUP_METRIC,
-        Unit::Seconds,
-        Direction::LowerIsBetter,
-    ));
-    let id = store
-        .begin_run(&info, &metrics)
-        .map_err(step("recording the run in the results store"))?;
+    metrics.extend([
+        Metric::new("node.cpu_percent", Unit::Percent, Direction::LowerIsBetter),
+        Metric::new("node.rss_bytes", Unit::Bytes, Direction::LowerIsBetter),
+        Metric::new("node.rss_anon_bytes", Unit::Bytes, Direction::LowerIsBetter),
+        Metric::new(STARTUP_METRIC, Unit::Seconds, Direction::LowerIsBetter),
+    ]);
+    if outcome.fault_report.is_some() {
+        metrics
+            .extend(FAULT_METRICS.map(|m| Metric::new(m, Unit::Seconds, Direction::LowerIsBetter)));
+    }
+    for m in &metrics {
+        store
+            .add_metric(id, m)
+            .map_err(step("recording the run's metrics"))?;
+    }
     let mut samples: Vec<Sample> = report
         .metrics
         .iter()
@@ -347,6 +403,14 @@ pub fn store(
     store
         .add_labeled_samples(id, &node_costs(outcome))
         .map_err(step("storing the nodes' CPU and memory"))?;
+    if let Some(faults) = &outcome.fault_report {
+        store
+            .add_labeled_samples(id, &fault_recoveries(faults))
+            .map_err(step("storing what the faults did"))?;
+    }
+    store
+        .update_settings(id, &final_settings(spec, run, &report, who))
+        .map_err(step("recording the run's settings"))?;
     let status = if outcome.complete {
         RunStatus::Complete
     } else {
@@ -354,61 +418,100 @@ pub fn store(
     };
     store
         .finish_run(id, status)
-        .map_err(step("finishing the run"))?;
-    Ok(id)
+        .map_err(step("finishing the run"))
 }
 
-/// The stored run's subject, host and settings.
-fn run_info(
+/// Marks the run [`begin`] stored as failed (the launch itself failed: nothing measured).
+pub fn fail(store: &mut Store, id: RunId) -> Result<(), StoreRunError> {
+    store
+        .finish_run(id, RunStatus::Failed)
+        .map_err(step("finishing the run"))
+}
+
+/// What the stored run's settings hold before the launch: the files, the shape of the
+/// run and who ran it.
+fn start_settings(spec: &ClusterSpec, dir: &Path, who: &Provenance) -> serde_json::Value {
+    // Before the launch the run directory does not exist yet: made absolute from here.
+    let absolute = |p: &Path| {
+        std::fs::canonicalize(p)
+            .unwrap_or_else(|_| std::env::current_dir().map_or(p.to_path_buf(), |cwd| cwd.join(p)))
+    };
+    serde_json::json!({
+        "cluster_file": absolute(&who.cluster_file).display().to_string(),
+        "run_dir": absolute(dir).display().to_string(),
+        "slot_ms": spec.slot_ms,
+        "duration_s": spec.duration_s,
+        "warmup_s": spec.warmup_s,
+        "rate_tps": spec.workload.rate_tps,
+        "debug_build": who.debug_build,
+        "build": who.build,
+        // The faults as the file scheduled them (kind, node ids, slots) and the node
+        // names the ids stand for, for the run's page.
+        "faults": spec.faults,
+        "node_names": spec.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+/// The stored run's settings once it has ended: [`start_settings`] with what the run
+/// found.
+fn final_settings(
     spec: &ClusterSpec,
     run: &MeasuredRun,
     report: &ClusterReport,
     who: &Provenance,
-) -> RunInfo {
+) -> serde_json::Value {
     let outcome = &run.outcome;
-    let command = match &spec.command {
-        NodeCommand::Reference => "dyno node run".to_string(),
-        NodeCommand::Argv(argv) => argv.join(" "),
-    };
-    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let missing: BTreeMap<_, _> = report
         .metrics
         .iter()
         .map(|m| (m.key.clone(), m.missing))
         .collect();
-    RunInfo {
-        command: "cluster run".into(),
-        subject: Subject::new(SubjectKind::Release, spec.name.clone())
-            .with("node_command", command)
-            .with("nodes", spec.nodes.len().to_string())
-            .with("topology", spec.topology_kind.name().to_string()),
-        host: dyno_proc::host::probe(&outcome.dir),
-        started_at: dyno_model::now_unix(),
-        command_line: who.command_line.clone(),
-        tool_version: who.tool_version.clone(),
-        settings: serde_json::json!({
-            "cluster_file": absolute(&who.cluster_file).display().to_string(),
-            "run_dir": absolute(&outcome.dir).display().to_string(),
-            "slot_ms": spec.slot_ms,
-            "duration_s": spec.duration_s,
-            "warmup_s": spec.warmup_s,
-            "rate_tps": spec.workload.rate_tps,
-            "blocks": report.blocks,
-            "slots": [outcome.slots.start, outcome.slots.end],
-            "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
-            "missing": missing,
-            "problems": outcome.problems,
-            "debug_build": who.debug_build,
-            "build": who.build,
-            "dyno_cpu_s": run.own_cpu_s,
-            "dyno_wall_s": run.wall_s,
-            "startup": outcome.startup,
-            // The faults as the file scheduled them (kind, node ids, slots) and the node
-            // names the ids stand for, for the run's page.
-            "faults": spec.faults,
-            "node_names": spec.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
-        }),
+    let mut settings = start_settings(spec, &outcome.dir, who);
+    let found = serde_json::json!({
+        "blocks": report.blocks,
+        "slots": [outcome.slots.start, outcome.slots.end],
+        "window_ns": [outcome.window_ns.start, outcome.window_ns.end],
+        "missing": missing,
+        "problems": outcome.problems,
+        "dyno_cpu_s": run.own_cpu_s,
+        "dyno_wall_s": run.wall_s,
+        "startup": outcome.startup,
+    });
+    if let (Some(s), serde_json::Value::Object(found)) = (settings.as_object_mut(), found) {
+        s.extend(found);
     }
+    settings
+}
+
+/// What each fault did ([`FAULT_METRICS`]), labelled with the fault (and the node).
+fn fault_recoveries(
+    faults: &crate::fault_analysis::FaultReport,
+) -> Vec<(Sample, serde_json::Value)> {
+    let mut out = Vec::new();
+    let mut push = |metric: &str, value: Option<f64>, label: serde_json::Value| {
+        if let Some(value) = value {
+            let repetition = out.len() as u32;
+            let metric = metric.to_string();
+            out.push((
+                Sample {
+                    metric,
+                    repetition,
+                    value,
+                },
+                label,
+            ));
+        }
+    };
+    for f in &faults.faults {
+        let fault = serde_json::json!({ "fault": f.record.index });
+        push(FAULT_METRICS[0], f.adoption_recovered_s, fault.clone());
+        push(FAULT_METRICS[1], f.converged_s, fault);
+        for n in &f.nodes_recovered {
+            let label = serde_json::json!({ "fault": f.record.index, "node": n.node });
+            push(FAULT_METRICS[2], n.back_at_tip_s, label);
+        }
+    }
+    out
 }
 
 /// Each node's CPU and memory per slot of the window, labelled with the node.
@@ -446,6 +549,81 @@ mod tests {
 
     fn example() -> ClusterSpec {
         ClusterSpec::parse(Path::new("cluster.toml"), EXAMPLE).unwrap()
+    }
+
+    #[test]
+    fn what_each_fault_did_is_stored_labelled_and_a_recovery_that_never_came_is_left_out() {
+        use crate::fault_analysis::{FaultOutcome, FaultReport, Forks, NodeRecovery};
+        use crate::faults::FaultRecord;
+        let outcome =
+            |index: usize, recovered: Option<f64>, back: &[(&str, Option<f64>)]| FaultOutcome {
+                record: FaultRecord {
+                    index,
+                    kind: "restart".into(),
+                    what: format!("fault {index}"),
+                    nodes: back.iter().map(|b| b.0.to_string()).collect(),
+                    at_slot: 10,
+                    end_slot: Some(14),
+                    start_ns: Some(1),
+                    end_ns: Some(2),
+                    flavour: None,
+                },
+                nodes_recovered: back
+                    .iter()
+                    .map(|&(node, s)| NodeRecovery {
+                        node: node.into(),
+                        back_at_tip_s: s,
+                        synced_blocks: None,
+                        sync_rounds: None,
+                    })
+                    .collect(),
+                converged_s: None,
+                pre_fault_p50_s: Some(0.1),
+                adoption_recovered_s: recovered,
+                blocks_during: 1,
+                blocks_not_everywhere: 0,
+                byzantine: None,
+            };
+        let report = FaultReport {
+            faults: vec![
+                outcome(0, Some(0.9), &[("n1", Some(0.4))]),
+                outcome(1, None, &[("n2", None), ("n3", Some(1.5))]),
+            ],
+            forks: Forks {
+                contested_heights: 0,
+                reorgs: Vec::new(),
+                max_depth: 0,
+                resolved: true,
+            },
+            blocks_not_everywhere: 0,
+            adoption_during_faults: None,
+            adoption_outside_faults: None,
+            windows: Vec::new(),
+        };
+        let stored: Vec<(String, f64, String)> = fault_recoveries(&report)
+            .into_iter()
+            .map(|(s, l)| (s.metric, s.value, l.to_string()))
+            .collect();
+        assert_eq!(
+            stored,
+            vec![
+                (
+                    "fault.adoption_recovered_s".into(),
+                    0.9,
+                    r#"{"fault":0}"#.into()
+                ),
+                (
+                    "fault.back_at_tip_s".into(),
+                    0.4,
+                    r#"{"fault":0,"node":"n1"}"#.into()
+                ),
+                (
+                    "fault.back_at_tip_s".into(),
+                    1.5,
+                    r#"{"fault":1,"node":"n3"}"#.into()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -125,20 +125,38 @@ pub struct ClusterExecutor {
     dyno: PathBuf,
     /// Where each execution's run directory goes; complete runs are removed.
     runs: PathBuf,
+    /// [`RUNS_LOCK`] in `runs`, held (`flock`) while this executor lives: a later
+    /// comparison tells a killed one's directory (nobody holds it) from a live one's.
+    lock: std::fs::File,
     /// Seconds between SIGINT and SIGKILL of the child, beyond its own nodes' grace.
     grace: Duration,
 }
 
+/// The prefix of the run directories' parent, `dyno-compare-clusters-<pid>`.
+const RUNS_PREFIX: &str = "dyno-compare-clusters-";
+
+/// The lock file of a runs directory.
+const RUNS_LOCK: &str = ".owner.lock";
+
+/// Marks a failed execution's run directory kept for the user (named in its warnings):
+/// clearing a dead comparison's directory leaves it.
+const KEPT_MARK: &str = ".kept";
+
 impl ClusterExecutor {
     /// An executor whose children are `dyno`, stopped with `grace_s` seconds (plus the
     /// time their nodes need) of grace; run directories go under the temporary directory.
+    /// What comparisons killed outright left there is cleared first ([`clear_dead_runs`]).
     pub fn new(dyno: PathBuf, grace_s: f64) -> std::io::Result<Self> {
-        let runs =
-            std::env::temp_dir().join(format!("dyno-compare-clusters-{}", std::process::id()));
+        let tmp = std::env::temp_dir();
+        clear_dead_runs(&tmp);
+        let runs = tmp.join(format!("{RUNS_PREFIX}{}", std::process::id()));
         std::fs::create_dir_all(&runs)?;
+        let lock = std::fs::File::create(runs.join(RUNS_LOCK))?;
+        lock.lock()?;
         Ok(ClusterExecutor {
             dyno,
             runs,
+            lock,
             grace: Duration::from_secs_f64(grace_s + CHILD_EXTRA_GRACE_S),
         })
     }
@@ -207,8 +225,63 @@ impl ClusterExecutor {
 impl Drop for ClusterExecutor {
     fn drop(&mut self) {
         // Only when empty: a failed execution's logs are kept and named in its warnings.
+        let _ = std::fs::remove_file(self.runs.join(RUNS_LOCK));
+        let _ = self.lock.unlock();
         let _ = std::fs::remove_dir(&self.runs);
     }
+}
+
+/// Clears what comparisons killed outright (SIGKILL, the OOM killer) left in `tmp`: each
+/// `dyno-compare-clusters-<pid>` directory nobody holds locked loses its half-done run
+/// directories (a failed execution's, kept for the user, stay) and goes when empty.
+/// Returns the directories it cleared.
+pub fn clear_dead_runs(tmp: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return Vec::new();
+    };
+    let mut cleared = Vec::new();
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let ours = entry.file_name().to_str().is_some_and(|n| {
+            n.strip_prefix(RUNS_PREFIX)
+                .is_some_and(|pid| pid.parse::<u32>().is_ok())
+        });
+        if !ours || !dir.is_dir() {
+            continue;
+        }
+        // A directory without a lock file (a comparison that had not made it yet, or an
+        // older dyno's) is judged by its pid.
+        let owner_gone = match std::fs::File::open(dir.join(RUNS_LOCK)) {
+            Ok(lock) => lock.try_lock().is_ok(),
+            Err(_) => pid_of_runs(&dir).is_some_and(|pid| dyno_proc::start_ticks(pid).is_none()),
+        };
+        if !owner_gone {
+            continue;
+        }
+        for run in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = run.path();
+            if path.join(KEPT_MARK).exists() {
+                continue;
+            }
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+        let _ = std::fs::remove_dir(&dir);
+        cleared.push(dir);
+    }
+    cleared
+}
+
+/// The pid in a runs directory's name.
+fn pid_of_runs(dir: &Path) -> Option<u32> {
+    dir.file_name()?
+        .to_str()?
+        .strip_prefix(RUNS_PREFIX)?
+        .parse()
+        .ok()
 }
 
 impl Executor for ClusterExecutor {
@@ -262,6 +335,7 @@ impl Executor for ClusterExecutor {
         if !matches!(exec.outcome, Outcome::Failed { .. }) {
             let _ = std::fs::remove_dir_all(&dir);
         } else if dir.exists() {
+            let _ = std::fs::write(dir.join(KEPT_MARK), b"");
             exec.warnings.push(format!(
                 "the run's configs and logs are kept in {}",
                 dir.display()
@@ -295,4 +369,43 @@ fn dns_safe(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_killed_comparisons_runs_are_cleared_and_live_or_kept_ones_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let runs = |pid: u32| tmp.path().join(format!("{RUNS_PREFIX}{pid}"));
+        // Killed with a lock nobody holds: a half-done run goes, a kept failure stays.
+        let killed = runs(dead);
+        std::fs::create_dir_all(killed.join("r1-a-w/n0")).unwrap();
+        std::fs::write(killed.join("r1-a-w.compared.json"), b"{").unwrap();
+        std::fs::create_dir_all(killed.join("r0-b-w")).unwrap();
+        std::fs::write(killed.join("r0-b-w").join(KEPT_MARK), b"").unwrap();
+        std::fs::write(killed.join(RUNS_LOCK), b"").unwrap();
+        // Killed before it made its lock: judged by its pid (not the same dead pid twice,
+        // so a second dead one: an impossible pid).
+        let lockless = tmp.path().join(format!("{RUNS_PREFIX}4294967295"));
+        std::fs::create_dir_all(lockless.join("r1-a-w")).unwrap();
+        // Live: this process holds its lock; and one without a lock whose pid runs.
+        let live = runs(std::process::id());
+        std::fs::create_dir_all(live.join("r1-a-w")).unwrap();
+        let held = std::fs::File::create(live.join(RUNS_LOCK)).unwrap();
+        held.lock().unwrap();
+        let mut cleared = clear_dead_runs(tmp.path());
+        cleared.sort();
+        let mut expected = vec![killed.clone(), lockless.clone()];
+        expected.sort();
+        assert_eq!(cleared, expected);
+        assert!(!killed.join("r1-a-w").exists() && !killed.join("r1-a-w.compared.json").exists());
+        assert!(killed.join("r0-b-w").exists(), "a kept failure's logs stay");
+        assert!(!lockless.exists());
+        assert!(live.join("r1-a-w").exists());
+    }
 }

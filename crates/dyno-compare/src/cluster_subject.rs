@@ -89,7 +89,7 @@ pub(crate) fn validate(
         file,
         node_command,
         node_binary,
-        file_digest: crate::record::digest(&text),
+        file_digest: crate::resume::digest(&text),
     }))
 }
 

@@ -53,6 +53,8 @@ pub use crate::spec::{
     check_executable, substitute, ComparisonFile, GitSource, MetricSources, OnFailure, SubjectSpec,
     WorkloadSpec,
 };
+use dyno_judge::Sequential;
+use dyno_judge::TestKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -192,7 +194,7 @@ struct RawWorkload {
     #[serde(default)]
     load: Option<crate::load::RawLoad>,
     #[serde(default)]
-    work: Option<crate::work::RawWork>,
+    work: Option<work::RawWork>,
 }
 
 impl ComparisonFile {
@@ -214,7 +216,7 @@ impl ComparisonFile {
         let sequential = cx.sequential(&raw, &settings)?;
         if let Some(seq) = &sequential {
             settings.rounds = seq.max_rounds;
-            settings.test = Some(crate::spec::TestKind::Sequential);
+            settings.test = Some(TestKind::Sequential);
         }
         let primary = cx.primary(&raw)?;
         if raw.subject.len() < 2 {
@@ -294,7 +296,7 @@ struct Settings {
     alpha: f64,
     grace_s: f64,
     on_failure: OnFailure,
-    test: Option<crate::spec::TestKind>,
+    test: Option<TestKind>,
 }
 
 impl Cx<'_> {
@@ -363,7 +365,7 @@ impl Cx<'_> {
         };
         let test = match raw.test.as_ref() {
             None => None,
-            Some(t) => Some(crate::spec::TestKind::parse(t.get_ref()).ok_or_else(|| {
+            Some(t) => Some(TestKind::parse(t.get_ref()).ok_or_else(|| {
                 self.invalid(
                     t.span(),
                     "test".into(),
@@ -391,7 +393,7 @@ impl Cx<'_> {
         &self,
         raw: &RawFile,
         settings: &Settings,
-    ) -> Result<Option<crate::spec::Sequential>, ConfigError> {
+    ) -> Result<Option<Sequential>, ConfigError> {
         let Some(value) = &raw.precision else {
             for (given, key) in [
                 (raw.max_rounds.as_ref().map(|v| v.span()), "max_rounds"),
@@ -407,7 +409,7 @@ impl Cx<'_> {
             }
             return Ok(None);
         };
-        let precision = crate::precision::parse_precision(value.get_ref())
+        let precision = crate::overrides::parse_precision(value.get_ref())
             .map_err(|why| self.invalid(value.span(), "precision".into(), why))?;
         if precision < settings.noise_band {
             return Err(self.invalid(
@@ -462,7 +464,7 @@ impl Cx<'_> {
                 ))
             }
         };
-        Ok(Some(crate::spec::Sequential {
+        Ok(Some(Sequential {
             precision,
             max_rounds,
             max_minutes,
@@ -721,10 +723,10 @@ fn written(s: &RawSubject) -> crate::cluster_subject::Written<'_> {
 /// load command, `node:` a Prometheus endpoint and `jsonl:` a JSON-lines file on every
 /// subject (a cluster subject brings its own metrics and is not checked here).
 fn check_work(
-    raw: &crate::work::RawWork,
+    raw: &work::RawWork,
     has_load: bool,
     subjects: &[SubjectSpec],
-) -> Result<crate::work::WorkUnit, (String, String)> {
+) -> Result<dyno_judge::work::WorkUnit, (String, String)> {
     let unit = raw.validate()?;
     let lacking = |has: fn(&SubjectSpec) -> bool| {
         subjects
@@ -796,3 +798,4 @@ fn check_declarations(
 
 #[cfg(test)]
 mod tests;
+mod work;

@@ -25,9 +25,30 @@ pub use dyno_proc::child::TAIL_LINES;
 /// longer answering.
 pub const MISSED_SCRAPES: usize = 5;
 
-/// The executor trait, defined below compare and cluster (dyno-exec); compare's executors
-/// run a comparison file's [`SubjectSpec`]s under its [`WorkloadSpec`]s.
-pub use dyno_exec::Executor;
+/// Runs one subject under one workload and records the measured window.
+///
+/// What a subject and a workload are is the executor's own: compare's executors take a
+/// comparison file's [`SubjectSpec`]s and [`WorkloadSpec`]s (a node's command, its metric
+/// sources, a load command, or a cluster file). What comes back is the same for every
+/// executor (dyno-exec's [`Execution`]), so the rounds, the store and the judge do not
+/// know what ran.
+pub trait Executor {
+    /// What is run: a release and how to start it.
+    type Subject: ?Sized;
+    /// The load it runs under, and for how long.
+    type Workload: ?Sized;
+
+    /// Starts the node fresh, waits the warm-up, samples the measured window, stops the
+    /// node. Must return promptly (within the grace period) once `stop` is set, with
+    /// [`Outcome::Interrupted`], and must leave no process behind.
+    fn execute(
+        &mut self,
+        subject: &Self::Subject,
+        workload: &Self::Workload,
+        round: u32,
+        stop: &AtomicBool,
+    ) -> Execution;
+}
 
 /// Runs nodes as child processes.
 ///
@@ -152,11 +173,8 @@ impl Load {
         exec: &mut Execution,
     ) -> Vec<String> {
         let stopped = self.child.stop(grace);
-        if let Some(w) = stopped.warning() {
+        for w in stopped.warnings() {
             exec.warnings.push(format!("load command {w}"));
-        }
-        if let Some(note) = stopped.output_note() {
-            exec.warnings.push(format!("load command {note}"));
         }
         let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         if lines.left_out > 0 {
@@ -329,7 +347,7 @@ impl Executor for ProcessExecutor {
                     points: vec![(0.0, took.as_secs_f64())],
                 }),
                 Err(NotReady::Stopped) => {
-                    exec.warnings.extend(node.stop(self.grace).warning());
+                    exec.warnings.extend(node.stop(self.grace).warnings());
                     exec.outcome = Outcome::Interrupted;
                     return exec;
                 }
@@ -383,8 +401,7 @@ impl Executor for ProcessExecutor {
         // The load goes first, so the node is not stopped under load.
         let load_lines = load.map(|l| l.finish(self.grace, window_start, &mut exec));
         let stopped = node.stop(self.grace);
-        exec.warnings.extend(stopped.warning());
-        exec.warnings.extend(stopped.output_note());
+        exec.warnings.extend(stopped.warnings());
         let last_lines = stopped.last_lines;
         exec.outcome = match result {
             Ok(()) => Outcome::Complete,
@@ -737,7 +754,7 @@ measure_s = 8
             &AtomicBool::new(false),
         );
         assert_eq!(e.outcome, Outcome::Complete, "{:?}", e.warnings);
-        let values = crate::execution::run_values(&e.series);
+        let values = dyno_judge::values::run_values(&e.series);
         let cpu = values
             .iter()
             .find(|v| v.metric.name == "cpu_percent")
@@ -757,7 +774,7 @@ measure_s = 8
         // The value is the CPU time over the whole window (each second's share weighted
         // by its length), not a median of the seconds; a busy machine shifts when the
         // burner catches up, not what the window adds up to.
-        let whole = crate::execution::window_mean(&series.points).unwrap();
+        let whole = dyno_judge::values::window_mean(&series.points).unwrap();
         assert!((cpu - whole).abs() < 1e-9, "cpu_percent {cpu} vs {whole}");
         // The burner's share itself is not asserted: a machine at load 50 starves it
         // (4.2% was seen), and no test depends on the machine's speed.

@@ -513,7 +513,7 @@ mod tests {
         let p50 = s.iter().find(|s| s.metric.name == "load:p50_ms").unwrap();
         assert_eq!(p50.metric.unit, Unit::Seconds);
         assert_eq!(p50.points, vec![(1.0, 0.0125), (2.0, 0.014)]);
-        assert!(crate::family::default_primary(&p50.metric));
+        assert!(dyno_judge::family::default_primary(&p50.metric));
         assert_eq!(
             w,
             ["load output: field `never` (declared in `fields`) was never printed"]
@@ -522,7 +522,7 @@ mod tests {
         let (s, _) = read_output(&plain, &lines);
         let p50 = s.iter().find(|s| s.metric.name == "load:p50_ms").unwrap();
         assert_eq!(p50.metric.unit, Unit::Count);
-        assert!(!crate::family::default_primary(&p50.metric));
+        assert!(!dyno_judge::family::default_primary(&p50.metric));
         // Bad units and directions name their key.
         let e = raw("command = [\"sh\"]\n[fields]\nlat = { unit = \"fortnights\" }\n")
             .validate(None)

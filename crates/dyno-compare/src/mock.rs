@@ -1,50 +1,17 @@
-//! A node that is not run: [`SyntheticExecutor`] makes up seeded, noisy series, so the
-//! statistics and verdict pipeline can be tested end to end without processes or timing.
+//! A node that is not run: the judge's seeded synthetic executions
+//! ([`dyno_judge::synthetic::Synthetic`]) as an executor, so sessions, the store and the
+//! verdicts can be tested end to end without processes or timing.
 
-use crate::execution::{process_metrics, Execution, Outcome, Series, SeriesKind};
+use crate::execution::Execution;
 use crate::executor::Executor;
 use crate::spec::{SubjectSpec, WorkloadSpec};
-use dyno_model::{Direction, Metric, Unit};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
-/// Synthetic executions: every process metric plus a `node:frags_total` counter, each
-/// point `level * (1 + noise * u)` with `u` uniform in [-1, 1].
-#[derive(Debug, Clone)]
-pub struct SyntheticExecutor {
-    /// Seed; each execution draws from `seed`, its subject, workload and round.
-    pub seed: u64,
-    /// Relative noise of each point and of each run's level.
-    pub noise: f64,
-    /// Points per execution.
-    pub points: usize,
-    /// Per-subject multiplier of the CPU, faults and switches (1.0 when absent): 1.1 makes
-    /// a subject 10% hungrier, and its frag rate 1/1.1 as fast.
-    pub slowdown: BTreeMap<String, f64>,
-    /// Subjects whose executions fail.
-    pub failing: Vec<String>,
-}
-
-impl SyntheticExecutor {
-    /// Identical subjects with 3% noise, 20 points per execution.
-    pub fn new(seed: u64) -> Self {
-        SyntheticExecutor {
-            seed,
-            noise: 0.03,
-            points: 20,
-            slowdown: BTreeMap::new(),
-            failing: Vec::new(),
-        }
-    }
-}
-
-fn hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    })
-}
+/// Synthetic executions of a comparison file's subjects: every process metric plus a
+/// `node:frags_total` counter, seeded per subject, workload and round (see
+/// [`dyno_judge::synthetic::Synthetic`] for the knobs: noise, slowdowns, failing
+/// subjects).
+pub use dyno_judge::synthetic::Synthetic as SyntheticExecutor;
 
 impl Executor for SyntheticExecutor {
     type Subject = SubjectSpec;
@@ -57,62 +24,8 @@ impl Executor for SyntheticExecutor {
         round: u32,
         _stop: &AtomicBool,
     ) -> Execution {
-        let mut rng = Pcg64::seed_from_u64(
-            self.seed
-                ^ hash(&subject.name)
-                ^ hash(&workload.name).rotate_left(17)
-                ^ (round as u64) << 40,
-        );
-        let factor = self.slowdown.get(&subject.name).copied().unwrap_or(1.0);
-        let mut exec = Execution {
-            subject: subject.name.clone(),
-            workload: workload.name.clone(),
-            round,
-            started_at: 1_795_000_000.0 + round as f64 * 100.0,
-            command_line: subject.command_for(workload),
-            series: Vec::new(),
-            outcome: Outcome::Complete,
-            warnings: Vec::new(),
-        };
-        if self.failing.contains(&subject.name) {
-            exec.outcome = Outcome::Failed {
-                reason: "exited (exit status: 1) before the measured window ended".into(),
-                last_lines: vec!["panic: synthetic".into()],
-            };
-            return exec;
-        }
-        let noise = self.noise;
-        let u = move |rng: &mut Pcg64| 1.0 + noise * (rng.gen::<f64>() * 2.0 - 1.0);
-        for (metric, kind) in process_metrics() {
-            let (level, scaled) = match metric.name.as_str() {
-                "cpu_percent" => (60.0, true),
-                "rss_bytes" | "peak_rss_bytes" => (200.0 * 1024.0 * 1024.0, false),
-                "read_bytes_per_s" | "write_bytes_per_s" => (4096.0, false),
-                _ => (1000.0, true),
-            };
-            let run_level = level * if scaled { factor } else { 1.0 } * u(&mut rng);
-            let points = (0..self.points)
-                .map(|i| (i as f64 + 1.0, run_level * u(&mut rng)))
-                .collect();
-            exec.series.push(Series {
-                metric,
-                kind,
-                points,
-            });
-        }
-        let rate = workload.rate / factor * u(&mut rng);
-        let mut count = 0.0;
-        let points = (0..self.points)
-            .map(|i| {
-                count += rate * u(&mut rng);
-                (i as f64 + 1.0, count)
-            })
-            .collect();
-        exec.series.push(Series {
-            metric: Metric::new("node:frags_total", Unit::Count, Direction::HigherIsBetter),
-            kind: SeriesKind::Counter,
-            points,
-        });
+        let mut exec = self.execution(&subject.name, &workload.name, workload.rate, round);
+        exec.command_line = subject.command_for(workload);
         exec
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
-pub use crate::spec::Stop;
 use crate::spec::{ComparisonFile, OnFailure, SubjectSpec, WorkloadSpec};
+pub use dyno_judge::precision::Stop;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -61,7 +61,7 @@ pub enum Ending {
         /// Its last failure.
         reason: String,
     },
-    /// A comparison with a precision target stopped by its rule ([`crate::precision`]).
+    /// A comparison with a precision target stopped by its rule ([`dyno_judge::precision`]).
     Decided(Stop),
     /// The caller's own rule stopped the rounds
     /// ([`crate::session::CompareSession::stop_rounds_when`]); why, in its words.
@@ -237,5 +237,25 @@ mod tests {
         let (e, ran) = run(&cfg, &done);
         assert_eq!(e, Ending::Finished);
         assert_eq!(ran, plan[4..].to_vec());
+    }
+
+    #[test]
+    fn a_failing_subject_stops_the_rounds() {
+        let text = "rounds = 10\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 20\n";
+        let cfg = ComparisonFile::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.failing.push("b".into());
+        let mut execs = Vec::new();
+        let stop = AtomicBool::new(false);
+        let ending = run_rounds(&cfg, &mut ex, &stop, |_, _, e| {
+            execs.push(e.clone());
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert!(matches!(ending, Ending::GaveUp { ref subject, .. } if subject == "b"));
+        assert!(execs.len() <= 4);
+        assert!(execs
+            .iter()
+            .all(|e| e.subject == "a" || e.outcome != Outcome::Complete));
     }
 }

@@ -4,7 +4,7 @@
 //! The session decides everything a comparison needs besides arguments and terminal
 //! output: which stored comparison it continues, what the plan has left, what to store,
 //! when a misspelt primary metric or unit of work stops the rounds, whether a precision
-//! target is reached ([`crate::precision`]), whether the machine is quiet before a
+//! target is reached ([`dyno_judge::precision`]), whether the machine is quiet before a
 //! round, how long the rest will take. What happens
 //! is told through [`Event`]s; the binary turns them into progress and warnings.
 //!
@@ -39,11 +39,14 @@
 use crate::cluster_run::ClusterExecutor;
 use crate::execution::{Execution, Outcome};
 use crate::pinning::Busy;
-use crate::precision::{complete_rounds, look, Look};
-use crate::record::{self, ComparisonMeta, LoadError, Resume};
+use crate::resume::{self, Resume};
 use crate::runner::{run_plan, schedule, Ending, Slot, Step};
-use crate::verdict::{unknown_primary, unknown_work};
 use crate::{ComparisonFile, Executor, ProcessExecutor, SubjectSpec, WorkloadSpec};
+use dyno_judge::judged::{primary_metrics, Measured};
+use dyno_judge::precision::{complete_rounds, look, Look};
+use dyno_judge::record::{self, LoadError, Loaded};
+use dyno_judge::verdict::{unknown_primary, unknown_work};
+use dyno_judge::{ComparisonMeta, Workload};
 use dyno_model::Host;
 use dyno_store::{RunId, Store, StoreError};
 use std::collections::HashSet;
@@ -213,8 +216,8 @@ pub struct CompareOutcome {
     pub executions: Vec<Execution>,
     /// The stored runs, one per execution (empty without a store).
     pub runs: Vec<RunId>,
-    /// The workloads as run.
-    pub workloads: Vec<WorkloadSpec>,
+    /// The workloads as run and stored.
+    pub workloads: Vec<Workload>,
     /// The host the session ran on.
     pub host: Host,
     /// How the rounds ended.
@@ -228,16 +231,6 @@ pub struct CompareOutcome {
     pub own_cpu: Option<(f64, f64)>,
     /// Seconds of the comparison, every session together.
     pub elapsed_s: f64,
-}
-
-/// The primary metrics to judge by: `chosen` (`--primary`) when given, else the
-/// comparison file's `primary` (empty: every metric).
-pub fn primary_metrics<'a>(chosen: &'a [String], meta: &'a ComparisonMeta) -> &'a [String] {
-    if chosen.is_empty() {
-        &meta.primary
-    } else {
-        chosen
-    }
 }
 
 impl CompareSession {
@@ -257,7 +250,7 @@ impl CompareSession {
                 events(Event::BusyCpus(busy));
             }
         }
-        let mut meta = ComparisonMeta::new(&cfg);
+        let mut meta = resume::new_meta(&cfg);
         meta.file = std::fs::canonicalize(file)
             .unwrap_or_else(|_| file.to_path_buf())
             .display()
@@ -288,7 +281,7 @@ impl CompareSession {
         events: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), SessionError> {
         let found =
-            record::find_resumable(store, &self.cfg, &self.meta.file).map_err(|source| {
+            resume::find_resumable(store, &self.cfg, &self.meta.file).map_err(|source| {
                 SessionError::Resume {
                     path: store.path().to_path_buf(),
                     source,
@@ -304,7 +297,7 @@ impl CompareSession {
                 });
             }
             Resume::Continue(loaded) => {
-                self.done = record::done_slots(&loaded);
+                self.done = resume::done_slots(&loaded);
                 self.earlier_s = loaded.elapsed_s;
                 events(Event::Continuing {
                     id: &loaded.meta.id,
@@ -326,7 +319,7 @@ impl CompareSession {
 
     /// Why a stored comparison with a precision target has stopped under this session's
     /// target and budget, if it has (its rounds judged as the rule judges them).
-    fn decided(&self, loaded: &record::Loaded) -> Option<String> {
+    fn decided(&self, loaded: &Loaded) -> Option<String> {
         let seq = self.cfg.sequential.as_ref()?;
         let meta = ComparisonMeta {
             sequential: Some(*seq),
@@ -405,6 +398,7 @@ impl CompareSession {
         let mut primary_checked = false;
         let mut predicted: Option<usize> = None;
         let (meta, host, tool) = (&self.meta, &self.host, &self.tool);
+        let stored: Vec<Workload> = cfg.workloads.iter().map(WorkloadSpec::stored).collect();
         let (executions, runs) = (&mut self.executions, &mut self.runs);
         let (earlier, quiet, done) = (self.earlier_s, self.quiet_look, self.done.len());
         let rule = &mut self.round_rule;
@@ -431,7 +425,7 @@ impl CompareSession {
             }
             Step::Executed(i, slot, exec) => {
                 if let Some(store) = store.as_deref_mut() {
-                    let workload = &cfg.workloads[slot.workload];
+                    let workload = &stored[slot.workload];
                     let at = Some(elapsed());
                     runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
                 }
@@ -470,7 +464,7 @@ impl CompareSession {
                 l.iter().for_each(|l| events(Event::Looked(l)));
                 Ending::Decided(
                     l.and_then(|l| l.stop)
-                        .unwrap_or(crate::spec::Stop::MaxRounds),
+                        .unwrap_or(dyno_judge::precision::Stop::MaxRounds),
                 )
             }
             ending => ending,
@@ -482,7 +476,7 @@ impl CompareSession {
             meta: self.meta.clone(),
             executions: self.executions.clone(),
             runs: self.runs.clone(),
-            workloads: self.cfg.workloads.clone(),
+            workloads: stored,
             host: self.host.clone(),
             ending,
             done: self.done.len() + finished,
@@ -565,6 +559,17 @@ fn refusals(meta: &ComparisonMeta, executions: &[Execution], chosen: &[String]) 
 }
 
 impl CompareOutcome {
+    /// What the session measured, for judging.
+    pub fn measured(&self) -> Measured<'_> {
+        Measured {
+            meta: &self.meta,
+            workloads: &self.workloads,
+            host: &self.host,
+            executions: &self.executions,
+            elapsed_s: self.elapsed_s,
+        }
+    }
+
     /// The first and last stored run, when any was stored.
     pub fn stored_runs(&self) -> Option<(RunId, RunId)> {
         Some((*self.runs.first()?, *self.runs.last()?))
@@ -595,6 +600,9 @@ impl CompareOutcome {
         params
     }
 }
+
+#[cfg(test)]
+mod precision_tests;
 
 #[cfg(test)]
 mod tests {

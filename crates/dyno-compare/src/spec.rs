@@ -6,6 +6,9 @@
 //! (the runner, the executors, the store records, the git builds) reads them, without
 //! importing the parser or each other through it.
 
+use dyno_judge::work::WorkUnit;
+use dyno_judge::Sequential;
+use dyno_judge::TestKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -99,7 +102,7 @@ pub struct SubjectSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterSubject>,
     /// The CPUs the node's process tree runs on (`cpus`; all when `None`): see
-    /// [`crate::precision`]. Left out of the fingerprint when not given.
+    /// [`crate::pinning`]. Left out of the fingerprint when not given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
 }
@@ -120,7 +123,7 @@ pub struct WorkloadSpec {
     /// An outside load generator run against the node (see [`crate::load`]).
     #[serde(default)]
     pub load: Option<LoadSpec>,
-    /// The unit of work costs are given per (see [`crate::work`]). A judgement, not a
+    /// The unit of work costs are given per (see [`dyno_judge::work`]). A judgement, not a
     /// measurement: left out of the fingerprint (kept in the stored comparison), so
     /// naming it continues an interrupted comparison.
     #[serde(skip)]
@@ -152,7 +155,7 @@ pub struct ComparisonFile {
     #[serde(skip)]
     pub primary: Vec<String>,
     /// A precision target (`precision`, `max_rounds`, `max_minutes`): rounds are added
-    /// until it is reached ([`crate::precision`]); `rounds` is then `max_rounds`. When to
+    /// until it is reached ([`dyno_judge::precision`]); `rounds` is then `max_rounds`. When to
     /// stop, not what is measured: left out of the fingerprint (with `rounds`), so a
     /// comparison continued with another target or budget continues its sequence.
     #[serde(skip)]
@@ -163,52 +166,11 @@ pub struct ComparisonFile {
     pub workloads: Vec<WorkloadSpec>,
 }
 
-/// A precision target and the budget for reaching it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sequential {
-    /// Every primary metric's minimum detectable change must reach this (0.05 = 5%).
-    pub precision: f64,
-    /// Rounds at most.
-    pub max_rounds: u32,
-    /// Minutes at most, executions of every session of the comparison together.
-    pub max_minutes: f64,
-}
-
 /// `max_rounds` when not given.
 pub const DEFAULT_MAX_ROUNDS: u32 = 100;
 
 /// `max_minutes` when not given: an hour.
 pub const DEFAULT_MAX_MINUTES: f64 = 60.0;
-
-/// Why a comparison with a precision target stopped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    /// Every primary metric's detectable change reached the target.
-    Reached,
-    /// A primary metric's change was flagged (these, as "metric of candidate under
-    /// workload").
-    Flagged(Vec<String>),
-    /// `max_rounds` rounds ran.
-    MaxRounds,
-    /// The next round would have ended past `max_minutes`.
-    MaxMinutes,
-}
-
-impl Stop {
-    /// A clause for the report: "every primary metric can see 5.0%", "a change was
-    /// flagged (...)", "the budget of 100 rounds ended".
-    pub fn sentence(&self, seq: &Sequential) -> String {
-        match self {
-            Stop::Reached => format!(
-                "every primary metric reached the precision of {:.1}%",
-                seq.precision * 100.0
-            ),
-            Stop::Flagged(what) => format!("a change was flagged ({})", what.join("; ")),
-            Stop::MaxRounds => format!("the budget of {} rounds ended", seq.max_rounds),
-            Stop::MaxMinutes => format!("the budget of {} minutes ended", seq.max_minutes),
-        }
-    }
-}
 
 /// What a failed execution does to the comparison (`on_failure`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -220,6 +182,20 @@ pub enum OnFailure {
     Stop,
     /// Record failures and go on.
     Continue,
+}
+
+impl WorkloadSpec {
+    /// The workload as its executions are stored (the judge's record of it: the figures
+    /// judging reads, and the rest of this spec kept as written).
+    pub fn stored(&self) -> dyno_judge::Workload {
+        // Plain data with string keys: serialising cannot fail, and the record reads
+        // back every field this spec writes.
+        serde_json::to_value(self)
+            .and_then(serde_json::from_value)
+            .unwrap_or_else(|_| {
+                dyno_judge::Workload::new(&self.name, self.rate, self.warmup_s, self.measure_s)
+            })
+    }
 }
 
 impl SubjectSpec {
@@ -368,54 +344,4 @@ pub struct Extractor {
     pub unit: String,
     /// `higher` or `lower` is better (guessed from the name when absent).
     pub direction: Option<String>,
-}
-
-/// A workload's unit of work.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkUnit {
-    /// The metric that counts the work, as reports name it (`node:...`, `load:...`,
-    /// `jsonl:...`).
-    pub metric: String,
-    /// The unit's name in derived metrics (`cpu_s_per_<unit>`).
-    pub unit: String,
-}
-
-/// Which test judges a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TestKind {
-    /// Baseline and candidate values as two independent samples (Mann-Whitney).
-    Unpaired,
-    /// Per-round ratios candidate / baseline, t-test on their logarithms: rounds where
-    /// either has no value are left out.
-    #[default]
-    Paired,
-    /// Per-round ratios, exact Wilcoxon signed-rank test on their logarithms.
-    SignedRank,
-    /// Per-round ratios, the sequential t-test on their logarithms: valid however often
-    /// it is looked at (`dyno_stats::sequential_t`); the test of a precision target.
-    Sequential,
-}
-
-impl TestKind {
-    /// `"unpaired"` or `"paired"`, as the comparison file spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            TestKind::Unpaired => "unpaired",
-            TestKind::Paired => "paired",
-            TestKind::SignedRank => "signed-rank",
-            TestKind::Sequential => "sequential",
-        }
-    }
-
-    /// The kind named `name`, as the comparison file and `--test` spell it.
-    pub fn parse(name: &str) -> Option<TestKind> {
-        match name {
-            "unpaired" => Some(TestKind::Unpaired),
-            "paired" => Some(TestKind::Paired),
-            "signed-rank" => Some(TestKind::SignedRank),
-            "sequential" => Some(TestKind::Sequential),
-            _ => None,
-        }
-    }
 }

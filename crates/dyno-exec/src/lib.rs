@@ -1,18 +1,19 @@
-//! The execution contract of dyno: what one measured run of a release is, below both
-//! `dyno compare` (which plans, stores and judges executions) and `dyno cluster` (whose
-//! runs are executions of a cluster subject).
+//! The execution data of dyno: what one measured run of a release is, below `dyno
+//! compare` (which runs executions), the judge (dyno-judge, which judges stored ones) and
+//! `dyno cluster` (whose runs are executions of a cluster subject).
 //!
 //! - [`Execution`]: a subject under a workload in one round, its [`Series`] (points of
 //!   one metric over the measured window, read as their [`SeriesKind`] says) and its
 //!   [`Outcome`].
-//! - [`Executor`]: what runs one execution. Each executor says what its subjects and
-//!   workloads are; the rounds, the store and the verdicts see only executions.
+//! - [`process_metrics`]: what an execution of a node's process records about its process
+//!   tree, and [`CPU_SPAN_THRESHOLD`], the CPU share of a saturated second.
 //! - [`ComparedRun`] (schema [`COMPARED_SCHEMA`]): a run handed from a child dyno to the
 //!   comparison that started it, so a cluster runs in a process of its own and hands back
 //!   this one type.
 //!
-//! The crate holds data and the rules that read it; it measures, stores and prints
-//! nothing, and imports no workspace crate but dyno-model.
+//! The crate holds data and the rules that read it; it runs, measures, stores and prints
+//! nothing, and imports no workspace crate but dyno-model. What runs an execution (the
+//! `Executor` trait) is dyno-compare's, beside the judge, which never sees it.
 //!
 //! ```
 //! use dyno_exec::{ComparedRun, Execution, Outcome, Series, SeriesKind};
@@ -39,10 +40,10 @@
 
 pub mod compared;
 pub mod execution;
-pub mod executor;
+pub mod process;
 pub mod series;
 
 pub use compared::{ComparedError, ComparedRun, COMPARED_SCHEMA};
 pub use execution::{Execution, Outcome};
-pub use executor::Executor;
+pub use process::{process_metrics, CPU_SPAN_THRESHOLD};
 pub use series::{Series, SeriesKind};

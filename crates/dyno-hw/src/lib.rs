@@ -31,7 +31,9 @@ pub mod requirements;
 pub mod session;
 pub mod verdict;
 
-pub use bench::{benchmark, registry, remove_temp_files, Benchmark, Context, Execution};
+pub use bench::{
+    benchmark, clear_leftovers, registry, remove_temp_files, Benchmark, Context, Execution,
+};
 pub use harness::{Measurement, Workload};
 pub use metric::{DurationClass, MetricId};
 pub use output::{host_block, stored_verdict_section, MachineOutcome};

@@ -282,9 +282,11 @@ fn result_cell(m: &MetricResult) -> Cell {
     }
 }
 
-/// The "Requirements" section of a stored machine run's report (`dyno results report`):
-/// the minimums the run recorded judge its samples again, so a report made later judges
-/// against what the run saw. `None` for runs of other commands.
+/// The "Requirements" section of a stored machine run's report (`dyno results report`)
+/// and of its page in `dyno serve`: the minimums the run recorded judge its samples again,
+/// so a report made later judges against what the run saw. It is the run's answer (the
+/// overall verdict, then pass or fail per requirement, the result column first), so it
+/// is marked [`Section::answer`]. `None` for runs of other commands.
 pub fn stored_verdict_section(run: &StoredRun) -> Option<Section> {
     if run.info.command != "machine" {
         return None;
@@ -303,14 +305,23 @@ pub fn stored_verdict_section(run: &StoredRun) -> Option<Section> {
     };
     let (set, v, parallel_cores) = (&judged.requirements, &judged.verdict, judged.parallel_cores);
     let mut table = Table::new("Verdict")
+        .column("Result", Align::Left)
         .column("Category", Align::Left)
         .column("Function", Align::Left)
         .column("Score (median)", Align::Right)
-        .column("Minimum", Align::Right)
-        .column("Result", Align::Left);
+        .column("Minimum", Align::Right);
     for m in &v.results {
         let unit = m.id.unit();
+        let result = match m.judgement {
+            None => Cell::new("no minimum"),
+            Some(j) if j.bad_result => {
+                Cell::new(format!("Bad result ({:.1} %)", j.relative * 100.0)).bad()
+            }
+            Some(j) if j.passed => Cell::new(format!("Pass ({:.1} %)", j.relative * 100.0)).good(),
+            Some(j) => Cell::new(format!("Fail ({:.1} %)", j.relative * 100.0)).bad(),
+        };
         table.push_row([
+            result,
             Cell::new(m.id.category()),
             Cell::new(m.id.display(parallel_cores)),
             Cell::new(format_value(m.median, unit)),
@@ -320,12 +331,6 @@ pub fn stored_verdict_section(run: &StoredRun) -> Option<Section> {
                     .map(|q| format_value(q.minimum, unit))
                     .unwrap_or_else(|| "-".into()),
             ),
-            Cell::new(match m.judgement {
-                None => "no minimum".to_string(),
-                Some(j) if j.bad_result => format!("Bad result ({:.1} %)", j.relative * 100.0),
-                Some(j) if j.passed => format!("Pass ({:.1} %)", j.relative * 100.0),
-                Some(j) => format!("Fail ({:.1} %)", j.relative * 100.0),
-            }),
         ]);
     }
     let summary = format!(
@@ -338,6 +343,7 @@ pub fn stored_verdict_section(run: &StoredRun) -> Option<Section> {
         (Badge::Fail, "The hardware fails to meet the requirements.")
     };
     let mut section = Section::new(heading)
+        .answer()
         .verdict(badge, format!("{sentence} {summary}"))
         .table(table);
     if run.status != RunStatus::Complete {

@@ -146,8 +146,9 @@ pub struct PeerCounters {
     /// Links cut because the peer did not read what was queued to it
     /// ([`PeerOptions::max_queued_bytes`]).
     pub slow_peers: u64,
-    /// Inbound connections closed at once because [`PeerOptions::max_handshakes`] were in
-    /// progress.
+    /// Inbound connections closed in their handshake to make room for a new one because
+    /// [`PeerOptions::max_handshakes`] (or [`PeerOptions::max_handshakes_per_source`] of
+    /// their address) were in progress: the oldest that had sent nothing, else the oldest.
     pub handshakes_shed: u64,
     /// Failed `accept` calls (out of descriptors, a connection reset in the backlog).
     pub accept_errors: u64,
@@ -234,7 +235,7 @@ struct Shared {
     refused: Mutex<BTreeMap<RefuseReason, u64>>,
     stopping: AtomicBool,
     /// Inbound connections between accept and the end of their handshake.
-    handshakes: AtomicUsize,
+    handshakes: Mutex<accept::Handshakes>,
     /// When each listed peer last lost its link (absent: never linked; then `started`).
     unlinked_since: Mutex<HashMap<String, Instant>>,
     started: Instant,
@@ -606,7 +607,7 @@ impl Shared {
             traffic: Traffic::default(),
             refused: Mutex::new(BTreeMap::new()),
             stopping: AtomicBool::new(false),
-            handshakes: AtomicUsize::new(0),
+            handshakes: Mutex::default(),
             unlinked_since: Mutex::new(HashMap::new()),
             started: Instant::now(),
             rt,

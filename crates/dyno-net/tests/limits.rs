@@ -1,5 +1,6 @@
 //! What a peer can make a node hold is bounded: delivery times far ahead, bytes it does not
-//! read, idle handshakes; and a peer expected to dial in that never does is named.
+//! read, idle handshakes (which displace each other, never a peer that says hello); and a
+//! peer expected to dial in that never does is named.
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
@@ -176,47 +177,71 @@ fn a_peer_that_does_not_read_is_cut_once_its_queue_is_full() {
     m.shutdown();
 }
 
+/// True once the node has closed `s` (end of stream or a reset, not a read timeout).
+fn closed_by_node(s: &mut TcpStream) -> bool {
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut buf = [0u8; 16];
+    match s.read(&mut buf) {
+        Ok(0) => true,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+        Ok(n) => panic!("the node answered an idle connection with {n} bytes"),
+    }
+}
+
 #[test]
-fn connections_beyond_the_handshake_limit_are_closed_at_once() {
+fn past_the_handshake_limit_the_oldest_idle_connection_makes_room() {
     let opts = PeerOptions {
         max_handshakes: 2,
         ..PeerOptions::default()
     };
     let (m, m_rx) = PeerNet::start_with(cfg("m"), vec![absent("a")], opts).unwrap();
-    // Two connections that never say hello hold both places for the handshake timeout.
-    let idle: Vec<TcpStream> = (0..2)
+    // Two connections that never say hello hold both places...
+    let mut idle: Vec<TcpStream> = (0..2)
         .map(|_| TcpStream::connect(m.local_addr()).unwrap())
         .collect();
-    let mut third = TcpStream::connect(m.local_addr()).unwrap();
-    third.set_read_timeout(Some(WAIT)).unwrap();
-    let mut buf = [0u8; 16];
-    // Closed by the node: end of stream or a reset, not the read timeout running out.
-    match third.read(&mut buf) {
-        Ok(0) => {}
-        Err(e) => assert!(
-            !matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ),
-            "the shed connection was held open: {e}"
-        ),
-        Ok(n) => panic!("the node answered a shed connection with {n} bytes"),
-    }
-    assert_eq!(m.counters().handshakes_shed, 1);
-    // Closing the idle ones gives their places back: a real peer links again.
-    drop(idle);
-    let deadline = Instant::now() + WAIT;
-    let _a = loop {
-        match try_dial(m.local_addr(), "a") {
-            Ok(s) => break s,
-            Err(e) if Instant::now() < deadline => {
-                let _ = e;
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => panic!("no place freed for a real peer: {e}"),
-        }
-    };
+    // ...until a third comes: the oldest is closed to make room for it.
+    let _third = TcpStream::connect(m.local_addr()).unwrap();
+    assert!(
+        closed_by_node(&mut idle[0]),
+        "the oldest idle connection was kept"
+    );
+    assert_eq!(
+        poll(|| m.counters().handshakes_shed, |&n| n >= 1),
+        1,
+        "one connection shed"
+    );
+    // A real peer gets in while the idle ones are still open.
+    let _a = try_dial(m.local_addr(), "a").expect("a real peer was locked out");
     wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    m.shutdown();
+}
+
+#[test]
+fn three_hundred_idle_connections_do_not_lock_out_a_peers_hello() {
+    let (m, m_rx) =
+        PeerNet::start_with(cfg("m"), vec![absent("a")], PeerOptions::default()).unwrap();
+    // All from this one address, held open, never a byte: more than the node's places.
+    let idle: Vec<TcpStream> = (0..300)
+        .map(|_| TcpStream::connect(m.local_addr()).unwrap())
+        .collect();
+    let _a = try_dial(m.local_addr(), "a").expect("a real peer was locked out");
+    wait_for(&m_rx, |e| matches!(e, PeerEvent::Connected { .. }));
+    drop(idle);
+    m.shutdown();
+}
+
+#[test]
+fn a_connection_that_says_nothing_gives_its_place_back_on_its_own() {
+    let (m, _rx) =
+        PeerNet::start_with(cfg("m"), vec![absent("a")], PeerOptions::default()).unwrap();
+    let mut silent = TcpStream::connect(m.local_addr()).unwrap();
+    assert!(
+        closed_by_node(&mut silent),
+        "a silent connection was held open"
+    );
     m.shutdown();
 }
 

@@ -145,7 +145,7 @@ pub fn connect(g: &Genesis, plan: &LoadPlan) -> Result<Vec<IngressClient>, NetEr
     plan.targets
         .iter()
         .flat_map(|a| std::iter::repeat_n(*a, per_target))
-        .map(|a| IngressClient::connect_with(a, g.hash, mode))
+        .map(|a| IngressClient::connect_with(a, g.hash.0, mode))
         .collect()
 }
 

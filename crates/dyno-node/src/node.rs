@@ -19,9 +19,10 @@ use serde_json::json;
 use dyno_tiles::forge::{ForgeConfig, TileForge};
 
 use crate::admission::Admission;
-use crate::block::{hex, Block, Header};
+use crate::block::{Block, Header};
 use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
+use crate::hash::Hash;
 use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
@@ -271,15 +272,15 @@ pub struct Node {
     transport: Box<dyn Transport>,
     chain: Chain,
     mempool: Mempool,
-    fetching: HashMap<[u8; 32], Fetch>,
+    fetching: HashMap<Hash, Fetch>,
     /// Blocks waiting for their parent: parent -> block hash -> (bytes, peer). Keyed by
     /// hash so two copies of one block (a fetch asked twice) are one orphan.
-    orphans: HashMap<[u8; 32], HashMap<[u8; 32], Orphan>>,
+    orphans: HashMap<Hash, HashMap<Hash, Orphan>>,
     /// Orphan hash -> its parent.
-    orphan_parent: HashMap<[u8; 32], [u8; 32]>,
-    rejected: HashSet<[u8; 32]>,
+    orphan_parent: HashMap<Hash, Hash>,
+    rejected: HashSet<Hash>,
     /// `rejected` in the order it was filled ([`MAX_REJECTED`] kept).
-    rejected_order: std::collections::VecDeque<[u8; 32]>,
+    rejected_order: std::collections::VecDeque<Hash>,
     /// Bytes of the blocks in `orphans`.
     orphan_bytes: usize,
     /// Messages of each peer's link that were not the protocol ([`STRIKES`]).
@@ -369,7 +370,7 @@ impl Node {
         self.log.event(
             "started",
             json!({
-                "genesis_hash": hex(&self.genesis.hash),
+                "genesis_hash": self.genesis.hash.to_string(),
                 "genesis_time_ns": self.genesis.genesis_time_ns(),
                 "slot_ns": self.genesis.slot_ns(),
                 "peers": self.opts.peers,
@@ -493,16 +494,21 @@ impl Node {
         let mut chain: Vec<_> = walk
             .into_iter()
             .filter_map(|h| {
-                self.chain
-                    .header(&h)
-                    .map(|hd| (hd.slot, hex(&h), hex(&hd.state_hash), hd.leader.clone()))
+                self.chain.header(&h).map(|hd| {
+                    (
+                        hd.slot,
+                        h.to_string(),
+                        hd.state_hash.to_string(),
+                        hd.leader.clone(),
+                    )
+                })
             })
             .collect();
         chain.reverse();
         Status {
             height: tip.height,
-            tip: hex(&tip.hash),
-            state_hash: hex(&tip.state_hash),
+            tip: tip.hash.to_string(),
+            state_hash: tip.state_hash.to_string(),
             mempool: self.mempool.len(),
             fates: self.mempool.fates(),
             counters: Counters {
@@ -565,8 +571,8 @@ impl Node {
             self.counters.adopted += 1;
             self.log.event(
                 "adopted",
-                json!({"slot": h.slot, "block": hex(&b), "height": h.height,
-                       "state_hash": hex(&h.state_hash)}),
+                json!({"slot": h.slot, "block": b.to_string(), "height": h.height,
+                       "state_hash": h.state_hash.to_string()}),
             );
         }
     }
@@ -574,7 +580,7 @@ impl Node {
     /// After a fork switch, transactions of the abandoned blocks that the new chain
     /// lacks go back to the mempool, so the next leaders include them (their fates were
     /// counted when those blocks were adopted and stay as they are).
-    fn return_abandoned(&mut self, old_tip: &[u8; 32]) {
+    fn return_abandoned(&mut self, old_tip: &Hash) {
         for b in self.chain.abandoned_by_switch(old_tip) {
             let Some(bytes) = self.chain.bytes(&b) else {
                 continue;
@@ -689,7 +695,7 @@ impl Node {
                 self.log.event_at(
                     "header_received",
                     received_ns,
-                    json!({"slot": h.slot, "block": hex(&hash), "peer": peer}),
+                    json!({"slot": h.slot, "block": hash.to_string(), "peer": peer}),
                 );
                 // Cheap checks before spending a request and a transfer on it.
                 let current = self.genesis.slot_at(self.clock_ns());
@@ -719,7 +725,7 @@ impl Node {
     }
 
     /// Asks `peer` for `hash` unless it is held, refused before, or already asked.
-    fn want(&mut self, hash: [u8; 32], slot: Option<u64>, peer: &str) {
+    fn want(&mut self, hash: Hash, slot: Option<u64>, peer: &str) {
         if self.chain.contains(&hash)
             || self.rejected.contains(&hash)
             || self.orphan_parent.contains_key(&hash)
@@ -749,9 +755,9 @@ impl Node {
         );
     }
 
-    fn ask(&mut self, hash: [u8; 32], slot: Option<u64>, peer: &str) {
+    fn ask(&mut self, hash: Hash, slot: Option<u64>, peer: &str) {
         self.counters.fetches += 1;
-        let mut e = json!({"block": hex(&hash), "peer": peer});
+        let mut e = json!({"block": hash.to_string(), "peer": peer});
         if let Some(s) = slot {
             e["slot"] = json!(s);
         }
@@ -761,7 +767,7 @@ impl Node {
 
     fn retry_fetches(&mut self) {
         let timeout = self.opts.fetch_timeout;
-        let due: Vec<[u8; 32]> = self
+        let due: Vec<Hash> = self
             .fetching
             .iter()
             .filter(|(_, f)| f.at.elapsed() >= timeout)
@@ -772,7 +778,8 @@ impl Node {
                 continue;
             };
             if f.tries >= FETCH_TRIES {
-                let mut e = json!({"block": hex(&h), "tries": f.tries, "peers": f.announcers});
+                let mut e =
+                    json!({"block": h.to_string(), "tries": f.tries, "peers": f.announcers});
                 if let Some(s) = f.slot {
                     e["slot"] = json!(s);
                 }
@@ -804,7 +811,7 @@ impl Node {
     /// the peer is counted and not asked for it again, and the fetch stays open with
     /// the next announcer asked at once (a peer answering with a real header and a
     /// garbage body must not make the node refuse the real block).
-    fn body_failed(&mut self, hash: [u8; 32], peer: &str) {
+    fn body_failed(&mut self, hash: Hash, peer: &str) {
         *self
             .counters
             .bad_bodies
@@ -828,7 +835,7 @@ impl Node {
     }
 
     /// Forgets the blocks that waited for `parent` (and theirs): it will not come.
-    fn drop_orphans_of(&mut self, parent: [u8; 32]) {
+    fn drop_orphans_of(&mut self, parent: Hash) {
         let mut gone = vec![parent];
         while let Some(p) = gone.pop() {
             for (h, (b, _)) in self.orphans.remove(&p).unwrap_or_default() {
@@ -842,11 +849,11 @@ impl Node {
     /// Logs and counts a failed block. A header-level failure refuses the hash for
     /// good (with any children waiting for it); a body-level one blames this copy and
     /// its peer; a block from a future slot is neither (a later copy may be on time).
-    fn reject(&mut self, hash: [u8; 32], slot: u64, peer: &str, r: Reject) {
+    fn reject(&mut self, hash: Hash, slot: u64, peer: &str, r: Reject) {
         *self.counters.rejected.entry(r.name()).or_default() += 1;
         self.log.event(
             "rejected",
-            json!({"slot": slot, "block": hex(&hash), "peer": peer, "reason": r.name()}),
+            json!({"slot": slot, "block": hash.to_string(), "peer": peer, "reason": r.name()}),
         );
         if r.is_header_level() {
             self.refuse_for_good(hash);
@@ -872,7 +879,7 @@ impl Node {
                 let mut e = json!({"peer": peer, "reason": "malformed_block"});
                 self.strike(peer, "a block body that does not decode");
                 if let Some(h) = Header::decode_prefix(&bytes) {
-                    e["block"] = json!(hex(&h.hash()));
+                    e["block"] = json!(h.hash().to_string());
                     e["slot"] = json!(h.slot);
                     self.body_failed(h.hash(), peer);
                 } else {
@@ -893,7 +900,7 @@ impl Node {
             self.log.event_at(
                 "fetch_completed",
                 received_ns,
-                json!({"slot": slot, "block": hex(&hash), "peer": peer, "bytes": bytes.len()}),
+                json!({"slot": slot, "block": hash.to_string(), "peer": peer, "bytes": bytes.len()}),
             );
         } else if self.chain.contains(&hash)
             || self.rejected.contains(&hash)
@@ -908,7 +915,7 @@ impl Node {
     /// parent of (a worklist, not recursion: a node catching up on a long chain fetches
     /// it newest first and adopts it oldest first). A block already held is skipped, so
     /// two copies of one block are adopted once.
-    fn consider(&mut self, block: Block, hash: [u8; 32], bytes: Vec<u8>, peer: &str) {
+    fn consider(&mut self, block: Block, hash: Hash, bytes: Vec<u8>, peer: &str) {
         let mut work = vec![(block, hash, bytes, peer.to_string())];
         while let Some((block, hash, bytes, peer)) = work.pop() {
             if self.chain.contains(&hash) {
@@ -949,13 +956,17 @@ impl Node {
                     self.fetching.remove(&hash);
                     self.counters.last_validate_s = t.elapsed().as_secs_f64();
                     self.note_slot_block(&c, peer);
-                    self.log
-                        .event("validated", json!({"slot": slot, "block": hex(&hash)}));
+                    self.log.event(
+                        "validated",
+                        json!({"slot": slot, "block": hash.to_string()}),
+                    );
                     let header = c.block.header.encode();
                     self.adopt(c, Arc::new(bytes));
                     self.broadcast(&Message::Header(header), Some(peer));
-                    self.log
-                        .event("announced", json!({"slot": slot, "block": hex(&hash)}));
+                    self.log.event(
+                        "announced",
+                        json!({"slot": slot, "block": hash.to_string()}),
+                    );
                     for (h, (b, p)) in self.orphans.remove(&hash).unwrap_or_default() {
                         self.orphan_parent.remove(&h);
                         self.orphan_bytes -= b.len();

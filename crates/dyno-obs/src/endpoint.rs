@@ -138,6 +138,16 @@ impl Drop for MetricsEndpoint {
     }
 }
 
+/// The path of a request head's first line, `GET /path HTTP/1.x` (any method: the
+/// routes are read-only); `None` when the line is not one.
+pub fn request_path(head: &[u8]) -> Option<String> {
+    let line = head.split(|&b| b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
+    let mut parts = line.split(' ');
+    let (_method, path, version) = (parts.next()?, parts.next()?, parts.next()?);
+    (version.starts_with("HTTP/1.") && path.starts_with('/')).then(|| path.to_string())
+}
+
 /// A listen address as dyno's configs and flags write it: `7999` and `:7999` mean
 /// loopback (127.0.0.1), anything else must be a full `host:port`. `None` when it is not
 /// an address; the caller's message says what to write instead.

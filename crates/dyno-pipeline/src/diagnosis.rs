@@ -11,12 +11,12 @@
 
 use dyno_tango::metrics::Bucket;
 use dyno_tango::snapshot::Snapshot;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use dyno_tiles::tiles::BenchgStats;
 
 /// Busy share of one tile kind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KindShare {
     /// Tile kind.
     pub kind: String,
@@ -29,7 +29,7 @@ pub struct KindShare {
 }
 
 /// The verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// The limiting tile kind, or `benchg` (generator) or `load` (offered rate).
     pub bottleneck: String,
@@ -194,7 +194,7 @@ fn bottleneck(
         .consumers
         .iter()
         .filter(|c| c.link == "benchg->verify")
-        .map(|c| c.ovrnp + c.ovrnr)
+        .map(|c| c.counters.ovrnp + c.counters.ovrnr)
         .sum();
     // A pool that ran out while benchg ran flat out (or could not keep the pace): benchg
     // signing live competes with the tiles for CPU, and then the overruns and backlogs
@@ -267,6 +267,7 @@ pub fn diagnose(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dyno_tango::link::ConsumerCounters;
     use dyno_tango::snapshot::{ConsumerSnapshot, TileSnapshot, TimeSplit};
 
     fn tile(name: &str, finish: u64, backp: u64) -> TileSnapshot {
@@ -277,6 +278,7 @@ mod tests {
             cpu: None,
             heartbeat_ns: 0,
             state: "run".into(),
+            alive: true,
             in_backpressure: false,
             backpressure_count: 0,
             ctx_voluntary: 0,
@@ -295,6 +297,7 @@ mod tests {
         Snapshot {
             workspace: "w".into(),
             pid: 1,
+            creator_alive: true,
             generation: 1,
             taken_ns: 0,
             since_ns: None,
@@ -304,12 +307,14 @@ mod tests {
                 link: "benchg->verify".into(),
                 tile: "verify:0".into(),
                 reliable: false,
-                frags: 1,
-                bytes: 1,
-                filt1: 0,
-                filt2: 0,
-                ovrnp: ingress_lost,
-                ovrnr: 0,
+                counters: ConsumerCounters {
+                    frags: 1,
+                    bytes: 1,
+                    filt1: 0,
+                    filt2: 0,
+                    ovrnp: ingress_lost,
+                    ovrnr: 0,
+                },
                 slow: 0,
                 rx_seq: 0,
             }],

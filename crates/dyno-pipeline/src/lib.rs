@@ -29,6 +29,7 @@ pub mod layout_run;
 pub mod monitor;
 pub mod report;
 pub mod session;
+pub mod stored;
 pub mod summary;
 pub mod sweep;
 
@@ -38,5 +39,6 @@ pub use error::{Error, Result};
 pub use exposition::PipelineEndpoint;
 pub use layout_run::{layout_summary_text, store_layout_run, LayoutInvocation};
 pub use session::{BenchRun, BenchSession, Invocation, Sinks};
+pub use stored::stored_diagnosis_section;
 pub use summary::{progress_line, summary_text, sweep_table};
 pub use sweep::{sweep_configs, Sweep};

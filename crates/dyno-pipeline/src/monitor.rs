@@ -78,6 +78,11 @@ fn pct_cell(share: f64, status: Option<Status>) -> Cell {
 
 /// The tile pane and the link pane for the current snapshot and its change.
 pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
+    (tiles_pane(cur, delta), links_pane(cur, delta))
+}
+
+/// One row per tile: where it runs, its state, and its loop time per bucket.
+fn tiles_pane(cur: &Snapshot, delta: &Snapshot) -> Table {
     let mut tiles = Table::new("tiles")
         .column("tile", Align::Left)
         .column("tid", Align::Right)
@@ -101,7 +106,12 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
             Cell::new(t.tid.to_string()),
             Cell::new(t.cpu.map_or("float".into(), |c| c.to_string())),
             if age > STALE_NS { stale.bad() } else { stale },
-            Cell::new(t.state.clone()),
+            // A killed run's tiles keep the state they last wrote: a dead thread says so.
+            if t.alive {
+                Cell::new(t.state.clone())
+            } else {
+                Cell::new(format!("dead (was {})", t.state)).bad()
+            },
             if t.in_backpressure {
                 Cell::new("yes").warn()
             } else {
@@ -126,6 +136,11 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
         }
         tiles.push_row(row);
     }
+    tiles
+}
+
+/// One row per consumer of a link: its rates, filtering, losses and lag.
+fn links_pane(cur: &Snapshot, delta: &Snapshot) -> Table {
     let secs = delta
         .since_ns
         .map(|s| cur.taken_ns.saturating_sub(s) as f64 / 1e9)
@@ -147,11 +162,12 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
             .iter()
             .find(|l| l.name == c.link)
             .map(|l| l.tx_seq);
-        let seen = d.frags + d.filt1 + d.filt2;
+        let dc = &d.counters;
+        let seen = dc.frags + dc.filt1 + dc.filt2;
         let filt = if seen == 0 {
             0.0
         } else {
-            (d.filt1 + d.filt2) as f64 / seen as f64
+            (dc.filt1 + dc.filt2) as f64 / seen as f64
         };
         links.push_row([
             Cell::new(c.link.clone()),
@@ -160,16 +176,16 @@ pub fn panes(cur: &Snapshot, delta: &Snapshot) -> (Table, Table) {
                 c.tile,
                 if c.reliable { "" } else { " (unreliable)" }
             )),
-            Cell::new(format_value(d.frags as f64 / secs, Unit::PerSecond)),
-            Cell::new(format_value(d.bytes as f64 / secs, Unit::BytesPerSecond)),
+            Cell::new(format_value(dc.frags as f64 / secs, Unit::PerSecond)),
+            Cell::new(format_value(dc.bytes as f64 / secs, Unit::BytesPerSecond)),
             Cell::new(format!("{:.1}", filt * 100.0)),
-            count_cell(c.ovrnp, d.ovrnp, true),
-            count_cell(c.ovrnr, d.ovrnr, true),
+            count_cell(c.counters.ovrnp, dc.ovrnp, true),
+            count_cell(c.counters.ovrnr, dc.ovrnr, true),
             count_cell(c.slow, d.slow, false),
             Cell::new(tx.map_or("-".into(), |t| t.to_string())),
         ]);
     }
-    (tiles, links)
+    links
 }
 
 #[cfg(test)]

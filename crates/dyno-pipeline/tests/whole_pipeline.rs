@@ -128,7 +128,7 @@ fn check(reliable: bool) {
         for c in &r.window.consumers {
             eprintln!(
                 "{} {} rx {} frags {} slow {}",
-                c.link, c.tile, c.rx_seq, c.frags, c.slow
+                c.link, c.tile, c.rx_seq, c.counters.frags, c.slow
             );
         }
         for l in &r.window.links {

@@ -15,6 +15,11 @@
 //! child's whole group (with the shell's built-in `kill`), which the parent-death signal
 //! alone would not reach (a launcher shell's children, for one).
 //!
+//! A process that leaves the child's group (`setsid`, a daemon) is not reached by the
+//! group's stop signal: dyno is the subreaper of what it starts, every descendant carries
+//! the child's token in its environment, and [`GuardedChild::stop`] ends, names
+//! ([`Stopped::orphans`]) and reaps whatever of it is left ([`crate::reaper`]).
+//!
 //! The parent-death signal fires when the *thread* that spawned the child exits: spawn
 //! from a thread that lives as long as the child should (the main thread, or the thread
 //! that also stops it).
@@ -228,6 +233,9 @@ pub struct GuardedChild {
     written_log: Option<PathBuf>,
     /// The group guard; `None` if it could not start.
     guard: Option<Guard>,
+    /// The child's [`OWNER_VAR`](crate::reaper::OWNER_VAR): what carries it descends
+    /// from this child.
+    token: String,
     stop_signal: Signal,
     /// Set once [`GuardedChild::begin_stop`] sent the stop signal.
     stop_sent: bool,
@@ -260,6 +268,8 @@ pub struct Stopped {
     pub last_lines: Vec<String>,
     /// What was cut from output lines over the cap.
     pub dropped: Dropped,
+    /// Processes that outlived the child outside its group, killed and reaped.
+    pub orphans: Vec<crate::reaper::Orphan>,
 }
 
 impl Stopped {
@@ -272,6 +282,16 @@ impl Stopped {
                 self.signal
             )
         })
+    }
+
+    /// Every warning and note of the stop: killed after the grace, output cut, processes
+    /// that outlived the child.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warning()
+            .into_iter()
+            .chain(self.output_note())
+            .chain(crate::reaper::describe(&self.orphans))
+            .collect()
     }
 
     /// A note to record when output lines were cut: "output: 1 line over 64 KiB cut,
@@ -319,14 +339,17 @@ impl GuardedChild {
             }
         };
         crate::sys::kill_when_parent_dies(&mut cmd);
+        // What the child starts and what escapes its group comes back to dyno, named.
+        crate::reaper::become_subreaper();
+        let token = crate::reaper::new_token();
+        cmd.env(crate::reaper::OWNER_VAR, &token);
         if let Some(cpus) = &opts.cpus {
             crate::sys::run_on_cpus(&mut cmd, cpus).map_err(|source| SpawnError::Start {
                 program: program.clone(),
                 source,
             })?;
         }
-        let mut child = cmd
-            .spawn()
+        let mut child = crate::reaper::spawn_listed(|| cmd.spawn(), Child::id)
             .map_err(|source| SpawnError::Start { program, source })?;
         let guard = match &opts.guard {
             Some(shared) => shared
@@ -356,6 +379,7 @@ impl GuardedChild {
             readers,
             written_log,
             guard,
+            token,
             stop_signal: opts.stop_signal,
             stop_sent: false,
             reaped: false,
@@ -470,8 +494,11 @@ impl GuardedChild {
         let _ = self.signal(Signal::Kill);
         let status = self.child.wait().ok();
         self.reaped = true;
-        // A process that left the group (setsid) may still hold the pipes: wait for the
-        // output briefly, then leave the reader threads behind rather than hang.
+        crate::reaper::unlist(self.pid());
+        let orphans = crate::reaper::sweep(&self.token, self.pid());
+        // What left the group (setsid) was ended by the sweep; whatever else still holds
+        // the pipes (a process that escaped dyno's tree too), is waited for briefly, then
+        // the reader threads are left behind rather than hang.
         let deadline = Instant::now() + Duration::from_secs(2);
         while self.readers.iter().any(|r| !r.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -486,6 +513,7 @@ impl GuardedChild {
             signal: self.stop_signal,
             last_lines: self.last_lines(),
             dropped: self.output_dropped(),
+            orphans,
         }
     }
 
@@ -498,6 +526,7 @@ impl GuardedChild {
             Some(Guard::Own(mut guard)) => {
                 let _ = guard.kill();
                 let _ = guard.wait();
+                crate::reaper::unlist(guard.id());
             }
             Some(Guard::Shared(shared, pgid)) => shared.forget(pgid),
             None => {}
@@ -511,6 +540,8 @@ impl Drop for GuardedChild {
             self.dismiss_guard();
             let _ = self.signal(Signal::Kill);
             let _ = self.child.wait();
+            crate::reaper::unlist(self.pid());
+            crate::reaper::sweep(&self.token, self.pid());
         }
     }
 }
@@ -580,14 +611,7 @@ while read -r op g; do
   esac
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
-        let mut child = Command::new("sh")
-            .args(["-c", script, "dyno-group-guard"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .ok()?;
+        let mut child = guard_shell(&[script, "dyno-group-guard"])?;
         let stdin = child.stdin.take();
         Some(Arc::new(GroupGuard {
             guard: Mutex::new((child, stdin)),
@@ -625,6 +649,7 @@ impl Drop for GroupGuard {
         let g = self.guard.get_mut().unwrap_or_else(|e| e.into_inner());
         drop(g.1.take());
         let _ = g.0.wait();
+        crate::reaper::unlist(g.0.id());
     }
 }
 
@@ -634,19 +659,30 @@ impl Drop for GroupGuard {
 /// of its own so that a Ctrl-C at the terminal does not end it. `kill` is the shell's
 /// built-in: nothing more is spawned.
 fn group_guard(pgid: u32) -> Option<Child> {
-    Command::new("sh")
-        .args([
-            "-c",
-            "read -r _; kill -KILL \"-$1\" 2>/dev/null",
-            "dyno-group-guard",
-            &pgid.to_string(),
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()
+    guard_shell(&[
+        "read -r _; kill -KILL \"-$1\" 2>/dev/null",
+        "dyno-group-guard",
+        &pgid.to_string(),
+    ])
+}
+
+/// `sh -c SCRIPT NAME ARGS...` (`script_and_args`) as a guard: reading a pipe from dyno,
+/// in a group of its own, listed as a process dyno-proc reaps itself.
+fn guard_shell(script_and_args: &[&str]) -> Option<Child> {
+    crate::reaper::spawn_listed(
+        || {
+            Command::new("sh")
+                .arg("-c")
+                .args(script_and_args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+        },
+        Child::id,
+    )
+    .ok()
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@
 //!   of one or many process trees, from /proc, about once a second.
 //! - [`procfs`]: one parser of `/proc/PID/stat`, `status` and `io`, liveness, start times,
 //!   the clock tick (`sysconf`), boot id, host name, host CPU time.
+//! - [`reaper`]: dyno as the subreaper of what it starts; what escapes a child's group
+//!   is ended, named and reaped when the child stops.
 //! - [`signal`]: signals sent with kill(2), never by spawning `kill`.
 //! - [`lines`]: the line and body caps of every reader of another program's output.
 //! - [`http`]: the tiny loopback HTTP client used by metrics scrapes and probes.
@@ -63,6 +65,7 @@ pub mod limits;
 pub mod lines;
 pub mod procfs;
 pub mod ready;
+pub mod reaper;
 pub mod sampler;
 pub mod signal;
 pub mod signal_wait;

@@ -457,30 +457,6 @@ fn descendants(by_parent: &HashMap<u32, Vec<u32>>, pid: u32) -> Vec<u32> {
     out
 }
 
-/// CPU share (percent of one core) at or above which a sample counts towards a "CPU 85%
-/// span", Cardano's measure of how long a node stays saturated.
-pub const CPU_SPAN_THRESHOLD: f64 = 85.0;
-
-/// Lengths (in samples) of the maximal runs of consecutive samples whose CPU use is at or
-/// above `threshold` percent, in order of occurrence. `dyno compare` counts them over a
-/// node's seconds, `dyno cluster` over each node's slots.
-pub fn cpu_spans(cpu_percent: &[f64], threshold: f64) -> Vec<usize> {
-    let mut spans = Vec::new();
-    let mut current = 0;
-    for &c in cpu_percent {
-        if c >= threshold {
-            current += 1;
-        } else if current > 0 {
-            spans.push(current);
-            current = 0;
-        }
-    }
-    if current > 0 {
-        spans.push(current);
-    }
-    spans
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -763,28 +739,6 @@ mod tests {
             assert_eq!(ticks(&all[0]), Ok(105), "{with_children_files}");
             assert_eq!(ticks(&all[1]), Ok(207), "{with_children_files}");
             assert_eq!(all[2], Err(ReadError::Gone));
-        }
-    }
-
-    #[test]
-    fn spans_are_maximal_runs_at_or_above_threshold() {
-        let cpu = [90.0, 85.0, 84.9, 100.0, 0.0, 0.0, 99.0, 99.0, 99.0];
-        assert_eq!(cpu_spans(&cpu, 85.0), vec![2, 1, 3]);
-        assert_eq!(cpu_spans(&[], 85.0), Vec::<usize>::new());
-        assert_eq!(cpu_spans(&[10.0, 20.0], 85.0), Vec::<usize>::new());
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn span_lengths_count_every_busy_sample(cpu in proptest::collection::vec(0.0f64..120.0, 0..200)) {
-            let spans = cpu_spans(&cpu, CPU_SPAN_THRESHOLD);
-            let busy = cpu.iter().filter(|&&c| c >= CPU_SPAN_THRESHOLD).count();
-            proptest::prop_assert_eq!(spans.iter().sum::<usize>(), busy);
-            proptest::prop_assert!(spans.iter().all(|&l| l > 0));
-            let starts = cpu.iter().enumerate()
-                .filter(|&(i, &c)| c >= CPU_SPAN_THRESHOLD && (i == 0 || cpu[i - 1] < CPU_SPAN_THRESHOLD))
-                .count();
-            proptest::prop_assert_eq!(spans.len(), starts);
         }
     }
 }

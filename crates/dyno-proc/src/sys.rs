@@ -235,3 +235,34 @@ pub fn wait_exit(pid: u32, timeout: std::time::Duration) -> std::io::Result<bool
 pub fn wait_exit(_pid: u32, _timeout: std::time::Duration) -> std::io::Result<bool> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
+
+/// Makes this process the subreaper of its descendants (`PR_SET_CHILD_SUBREAPER`): an
+/// orphan among them is re-parented to it rather than to init. `false` when the kernel
+/// refuses.
+#[cfg(target_os = "linux")]
+pub fn set_child_subreaper() -> bool {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes integers only and touches no memory
+    // of this process.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
+}
+
+/// Elsewhere there are no subreapers.
+#[cfg(not(target_os = "linux"))]
+pub fn set_child_subreaper() -> bool {
+    false
+}
+
+/// This process's process group id.
+pub fn own_process_group() -> Option<u32> {
+    // SAFETY: getpgid(0) takes an integer and reads no memory of this process.
+    let pgid = unsafe { libc::getpgid(0) };
+    u32::try_from(pgid).ok()
+}
+
+/// Reaps child `pid` if it has exited (waitpid with WNOHANG); `true` when it was reaped.
+pub fn reap_if_exited(pid: u32) -> bool {
+    let mut status = 0;
+    // SAFETY: waitpid writes the status into `status`, a valid local integer that
+    // outlives the call; WNOHANG makes it return at once.
+    unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) == pid as libc::pid_t }
+}

@@ -82,6 +82,9 @@ pub struct Section {
     pub heading: String,
     /// Content, in order.
     pub blocks: Vec<Block>,
+    /// The report's answer to its command's question (the verdict, the bottleneck): drawn
+    /// first, under the title, as `<section id="answer">` (see [`Section::answer`]).
+    pub answer: bool,
 }
 
 impl Section {
@@ -90,7 +93,17 @@ impl Section {
         Section {
             heading: heading.into(),
             blocks: Vec::new(),
+            answer: false,
         }
+    }
+
+    /// Marks this section as the report's answer: whatever order sections were added in,
+    /// it comes first, under the title and before the run's facts, with the stable id
+    /// `answer` (one per report: the first section marked wins the id, later ones are
+    /// drawn as plain sections).
+    pub fn answer(mut self) -> Self {
+        self.answer = true;
+        self
     }
 
     /// Adds an observation.
@@ -246,14 +259,21 @@ impl HtmlReport {
         out.push_str(STYLESHEET);
         out.push_str("</style>\n</head>\n<body>\n<main>\n");
         out.push_str(&format!("<h1>{}</h1>\n", escape::html(&self.title)));
+        // The answer first, before the run's facts; then the rest in the order added.
+        let answer = self.sections.iter().position(|s| s.answer);
+        if let Some(i) = answer {
+            render_section(&mut out, &self.sections[i], true);
+        }
         if !self.parameters.is_empty() || !self.host.is_empty() {
             out.push_str("<div class=\"facts\">\n");
             facts(&mut out, "Run", &self.parameters);
             facts(&mut out, "Host", &self.host);
             out.push_str("</div>\n");
         }
-        for section in &self.sections {
-            render_section(&mut out, section);
+        for (i, section) in self.sections.iter().enumerate() {
+            if Some(i) != answer {
+                render_section(&mut out, section, false);
+            }
         }
         if let Some(footer) = &self.footer {
             out.push_str(&format!("<footer>{}</footer>\n", escape::html(footer)));
@@ -299,9 +319,31 @@ fn has_event_handler(lower: &str) -> bool {
     })
 }
 
-fn render_section(out: &mut String, section: &Section) {
+/// One section as an HTML fragment, as a report draws it: for a page that shows a
+/// command's section among its own markup (`dyno serve` shows a machine run's
+/// requirements on the run's page). A section marked [`Section::answer`] gets the id
+/// `answer`, and the class of its first verdict (`pass`, `fail`...).
+pub fn section_html(section: &Section) -> String {
+    let mut out = String::new();
+    render_section(&mut out, section, section.answer);
+    out
+}
+
+fn render_section(out: &mut String, section: &Section, answer: bool) {
+    let open = if answer {
+        let verdict = section.blocks.iter().find_map(|b| match b {
+            Block::Verdict(v, _) => Some(v.css_class()),
+            _ => None,
+        });
+        match verdict {
+            Some(class) => format!("<section id=\"answer\" class=\"answer {class}\">"),
+            None => "<section id=\"answer\" class=\"answer\">".to_string(),
+        }
+    } else {
+        "<section>".to_string()
+    };
     out.push_str(&format!(
-        "<section>\n<h2>{}</h2>\n",
+        "{open}\n<h2>{}</h2>\n",
         escape::html(&section.heading)
     ));
     for block in &section.blocks {
@@ -460,6 +502,25 @@ mod tests {
         assert!(!html.contains("<script") && !html.contains("onload") && !html.contains("<img"));
         assert_eq!(html.matches("class=\"note\"").count(), 4);
         assert!(html.contains("failed: not drawn: p: nothing to plot (no subjects)"));
+    }
+
+    #[test]
+    fn the_answer_comes_first_whatever_the_order_it_was_added_in() {
+        let html = HtmlReport::new("t")
+            .parameter("run", "1")
+            .section(Section::new("Summary").paragraph("medians"))
+            .section(Section::new("Verdict").answer().paragraph("meets"))
+            .section(Section::new("Other").answer().paragraph("second answer"))
+            .render();
+        let answer = html.find("<section id=\"answer\" class=\"answer\">\n<h2>Verdict</h2>");
+        let fragment = section_html(&Section::new("V").answer().verdict(Verdict::Fail, "no"));
+        assert!(fragment.starts_with("<section id=\"answer\" class=\"answer fail\">\n<h2>V</h2>"));
+        assert!(!section_html(&Section::new("plain")).contains("id="));
+        let summary = html.find("<h2>Summary</h2>").unwrap();
+        assert!(answer.expect("an answer section") < summary, "{html}");
+        assert!(html.find("<div class=\"facts\">").unwrap() > answer.unwrap());
+        assert_eq!(html.matches("id=\"answer\"").count(), 1, "one id per page");
+        assert!(html.find("<h2>Other</h2>").unwrap() > summary);
     }
 
     #[test]

@@ -72,8 +72,8 @@ pub use fleet::{
     MetricRef, Passes, ALL_MACHINES, FLEET_SCHEMA,
 };
 pub use run_docs::{
-    median_of, metric_stats, ListedRun, MetricStats, RunList, RunShow, ShownMetric, LIST_SCHEMA,
-    SHOW_SCHEMA,
+    cv_text, median_of, metric_stats, ListedRun, MetricStats, RunList, RunShow, ShownMetric,
+    LIST_SCHEMA, SHOW_SCHEMA,
 };
 pub use runs::{list_table, runs_report, show_header, show_table};
 pub use standing::Place;

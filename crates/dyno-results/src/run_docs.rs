@@ -46,6 +46,25 @@ pub fn metric_stats(run: &StoredRun, metric: &str) -> Option<MetricStats> {
     })
 }
 
+/// The coefficient of variation as every table of stored runs shows it: `-` for one
+/// sample (no spread to speak of), `0.00 %` when every sample is the same value (a metric
+/// that is always zero included: no spread, though its mean is zero), `- (mean 0)` when
+/// the samples spread around a mean of zero (the ratio has no value), else the CV in
+/// percent with two decimals. Never `NaN %`.
+pub fn cv_text(summary: &Summary) -> String {
+    if summary.n < 2 {
+        return "-".into();
+    }
+    if summary.min == summary.max {
+        return "0.00 %".into();
+    }
+    if summary.cv.is_finite() {
+        format!("{:.2} %", summary.cv * 100.0)
+    } else {
+        "- (mean 0)".into()
+    }
+}
+
 /// The median of `run`'s samples of `metric`; `None` when it has none.
 pub fn median_of(run: &StoredRun, metric: &str) -> Option<f64> {
     metric_stats(run, metric).map(|s| s.summary.median)
@@ -193,4 +212,19 @@ fn info_with_rfc3339_start<S: serde::Serializer>(info: &RunInfo, s: S) -> Result
     let mut v = serde_json::to_value(info).map_err(serde::ser::Error::custom)?;
     v["started_at"] = format_timestamp(info.started_at).into();
     v.serialize(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cv_is_never_nan_not_even_for_a_metric_that_is_always_zero() {
+        let cv = |v: &[f64]| cv_text(&dyno_stats::summarize(v).unwrap());
+        assert_eq!(cv(&[0.0, 0.0, 0.0]), "0.00 %");
+        assert_eq!(cv(&[5.0, 5.0]), "0.00 %");
+        assert_eq!(cv(&[-1.0, 1.0]), "- (mean 0)");
+        assert_eq!(cv(&[7.0]), "-");
+        assert_eq!(cv(&[1.0, 3.0]), "70.71 %");
+    }
 }

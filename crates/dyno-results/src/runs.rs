@@ -3,7 +3,7 @@
 //! (the parameters, the host, a summary table per run and a box plot per metric, one box
 //! per run, built from the raw samples).
 
-use crate::run_docs::{metric_stats, MetricStats};
+use crate::run_docs::{cv_text, metric_stats, MetricStats};
 use dyno_model::{format_timestamp, format_value, Metric, RunStatus};
 use dyno_report::plot::BoxPlot;
 use dyno_report::{Align, Cell, HtmlReport, Section, Table};
@@ -94,12 +94,7 @@ pub fn show_table(run: &StoredRun) -> Table {
             f(sum.median),
             ci.map(|c| format!("{} .. {}", f(c.low), f(c.high)))
                 .unwrap_or_else(|| "-".into()),
-            // A spread needs two samples: one shows none rather than 0.00 %.
-            if sum.n < 2 {
-                "-".to_string()
-            } else {
-                format!("{:.2} %", sum.cv * 100.0)
-            },
+            cv_text(&sum),
             f(sum.min),
             f(sum.max),
         ]);
@@ -199,12 +194,7 @@ fn medians_and_plots(runs: &[StoredRun]) -> (Table, Section) {
                     })
                     .unwrap_or_else(|| "-".into()),
                 ),
-                // One sample has no spread: "-", not a CV of zero.
-                Cell::new(if sum.n > 1 {
-                    format!("{:.2} %", sum.cv * 100.0)
-                } else {
-                    "-".into()
-                }),
+                Cell::new(cv_text(&sum)),
             ]);
             plot = plot.subject(label(r), v);
         }

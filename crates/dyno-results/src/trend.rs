@@ -239,7 +239,7 @@ impl TrendReport {
                 Cell::new(value(c.mean_before)),
                 Cell::new(value(c.mean_after)),
                 Cell::new(percent(c.relative_change)),
-                Cell::new(format!("{:.1e}", c.p_value)),
+                Cell::new(dyno_report::format_p_value(c.p_value)),
                 Cell::new(c.strength.as_str()),
                 effect,
             ]);
@@ -429,12 +429,12 @@ fn verdict_line(
     if let Some(c) = regression.map(|i| &changes[i]) {
         let run = &points[c.index];
         return format!(
-            "regression: {} moved from {} to {} ({}, p {:.1e}) at run {} ({}); the newest run, {}, is {} run(s) after it",
+            "regression: {} moved from {} to {} ({}, {}) at run {} ({}); the newest run, {}, is {} run(s) after it",
             metric.name,
             value(c.mean_before),
             value(c.mean_after),
             percent(c.relative_change),
-            c.p_value,
+            dyno_report::format_p_clause(c.p_value),
             run.run,
             format_timestamp(run.started_at),
             points[n - 1].run,

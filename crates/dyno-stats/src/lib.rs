@@ -48,6 +48,7 @@
 //!   [`compare_signed_rank`]: the same verdicts from values paired by round (noise common
 //!   to a round cancels in its ratio).
 //! - [`percentile_rank`]: where one value stands among others (`dyno results fleet`).
+//! - [`spans_at_or_above`]: maximal runs of values at or above a level (CPU 85% spans).
 //! - [`student_t_sf`], [`student_t_quantile`]: Student's t distribution.
 //! - [`PowerQuestion`]: the minimum detectable change of a comparison and the rounds a
 //!   change needs (stated power).
@@ -96,6 +97,7 @@ mod racing_paired;
 mod rank;
 mod sequential;
 mod shift;
+mod spans;
 mod sprt;
 mod student;
 mod variance;
@@ -144,6 +146,7 @@ pub use sequential::{
     sequential_t_with, SequentialT, MIXING_VARIANCE,
 };
 pub use shift::ratio_shift_ci;
+pub use spans::spans_at_or_above;
 pub use sprt::{sprt_three_way, PriorNoise, SprtDecision, SprtLook, SprtSettings};
 pub use student::{student_t_quantile, student_t_sf};
 pub use variance::{fastest_window, window_log_variance, NoiseSplit, WindowChoice};

@@ -16,9 +16,6 @@
 //! The throwaway server runs with `fsync=off` (as the tests' does): the figures are the
 //! client's and the server's work, not the disk's flush latency.
 
-#[path = "../tests/common/pg.rs"]
-mod pg;
-
 use dyno_model::{Direction, Host, Metric, RunInfo, RunStatus, Sample, Subject, SubjectKind, Unit};
 use dyno_store::{FleetQuery, Store};
 use std::path::Path;
@@ -40,7 +37,7 @@ fn main() {
     }
     let server = match std::env::var("DYNO_BENCH_PG") {
         Ok(_) => None,
-        Err(_) => Some(pg::PgServer::start().expect("PostgreSQL is not installed")),
+        Err(_) => Some(dyno_test_pg::PgServer::start().expect("PostgreSQL is not installed")),
     };
     let db = |name: &str| match (&server, std::env::var("DYNO_BENCH_PG")) {
         (Some(s), _) => s.database(name),

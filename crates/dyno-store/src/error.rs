@@ -156,8 +156,8 @@ pub enum StoreError {
         /// Every unit (direction) found.
         units: Vec<String>,
     },
-    /// Writing an export to its destination failed.
-    #[error("cannot write the export: {0}")]
+    /// Writing an export to its destination failed (the cause is the source, said once).
+    #[error("cannot write the export")]
     Export(#[source] std::io::Error),
     /// The Parquet encoder refused the data.
     #[error("cannot encode the Parquet export: {0}")]

@@ -83,6 +83,25 @@ impl Sqlite {
         )
     }
 
+    /// Replaces a run's settings (a run stored as it goes learns some of them late).
+    pub fn update_settings(
+        &mut self,
+        run: RunId,
+        settings: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE runs SET settings = ?1 WHERE id = ?2",
+                params![to_json(settings), run],
+            )
+            .map_err(self.sql())?;
+        match changed {
+            0 => Err(StoreError::UnknownRun(run)),
+            _ => Ok(()),
+        }
+    }
+
     /// Records how a run ended and when (now). `status` must not be `Running`.
     pub fn finish_run(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
         if status == RunStatus::Running {

@@ -172,6 +172,16 @@ impl Store {
         }
     }
 
+    /// Replaces a run's settings: a run stored as it goes (begun before its figures are
+    /// known) records what it learns on the way, so a run killed halfway keeps it.
+    pub fn update_settings(
+        &mut self,
+        run: RunId,
+        settings: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        dispatch_mut!(self, b => b.update_settings(run, settings))
+    }
+
     /// Records how a run ended and when (now). `status` must not be `Running`.
     pub fn finish_run(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
         dispatch_mut!(self, b => b.finish_run(run, status))

@@ -1,4 +1,4 @@
-//! The PostgreSQL backend against a real, throwaway server (see `common/pg.rs`): the same
+//! The PostgreSQL backend against a real, throwaway server (crates/dyno-test-pg): the same
 //! answers as SQLite, idempotent copies, refusals that name the URL without its password,
 //! and writers that survive a server restart.
 //!
@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::pg::PgServer;
 use common::{info, metrics, sample};
 use dyno_model::{RunStatus, Sample};
 use dyno_store::{Copied, ExportFormat, FleetQuery, HistoryQuery, RunFilter, Store, StoreError};
+use dyno_test_pg::PgServer;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -45,6 +45,10 @@ fn write_runs(store: &mut Store) {
                 (sample("Blake2256", 2, 5e-324), serde_json::Value::Null),
             ],
         )
+        .unwrap();
+    // Settings learned on the way replace those the run began with, on both backends.
+    store
+        .update_settings(a, &serde_json::json!({"slots": [1, 4], "late": true}))
         .unwrap();
     store.finish_run(a, RunStatus::Complete).unwrap();
     let b = store

@@ -73,6 +73,20 @@ fn a_run_comes_back_as_it_was_written() {
 }
 
 #[test]
+fn a_run_stored_as_it_goes_keeps_the_settings_it_learned_last() {
+    let (_dir, path) = temp_store();
+    let mut store = Store::open(&path).unwrap();
+    let id = store
+        .begin_run(&info("cluster run", "c", "h", 1.0), &metrics())
+        .unwrap();
+    let late = serde_json::json!({"run_dir": "/r", "slots": [3, 9]});
+    store.update_settings(id, &late).unwrap();
+    let run = store.run(id).unwrap();
+    assert_eq!(run.info.settings, late);
+    assert_eq!(run.status, RunStatus::Running);
+}
+
+#[test]
 fn hosts_and_subjects_are_stored_once() {
     let (_dir, path) = temp_store();
     let mut store = Store::open(&path).unwrap();
@@ -136,6 +150,11 @@ fn unknown_runs_are_named() {
     ));
     assert!(is_unknown_42(store.run(42).unwrap_err()));
     assert!(is_unknown_42(store.labeled_samples(42).unwrap_err()));
+    assert!(is_unknown_42(
+        store
+            .update_settings(42, &serde_json::json!({}))
+            .unwrap_err()
+    ));
     let err = store.delete_run(42).unwrap_err();
     assert_eq!(err.to_string(), "run 42 is not in the results store");
     assert!(err.is_user_error());

@@ -44,11 +44,6 @@ pub mod tile;
 pub mod wiring;
 pub mod workspace;
 
-#[cfg(test)]
-mod link_tests;
-#[cfg(test)]
-mod tile_tests;
-
 pub use config::LayoutConfig;
 pub use error::{Error, Result};
 pub use prometheus::prometheus_text;

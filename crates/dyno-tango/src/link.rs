@@ -20,8 +20,10 @@ use crate::mcache::{FragMeta, LineState, Mcache};
 use crate::region::{Region, REGION_ALIGN};
 use crate::seq::{seq_diff, seq_inc};
 
-/// Local producer counters (drained into shared metrics at housekeeping).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A link's producer counters: kept locally by the [`Producer`], stored into its
+/// shared [`crate::metrics::LinkMetrics`] at housekeeping, and read back into a
+/// [`crate::snapshot::LinkSnapshot`] (the one definition of these counters).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ProducerCounters {
     /// Frags published.
     pub frags: u64,
@@ -29,8 +31,10 @@ pub struct ProducerCounters {
     pub bytes: u64,
 }
 
-/// Local consumer counters (drained into shared metrics at housekeeping).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A consumer's counters: kept locally by the [`Consumer`], stored into its shared
+/// [`crate::metrics::ConsumerMetrics`] at housekeeping, and read back into a
+/// [`crate::snapshot::ConsumerSnapshot`] (the one definition of these counters).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ConsumerCounters {
     /// Frags whose payload was read and validated.
     pub frags: u64,
@@ -44,6 +48,32 @@ pub struct ConsumerCounters {
     pub ovrnp: u64,
     /// Frags lost because they were overwritten while being read.
     pub ovrnr: u64,
+}
+
+impl ProducerCounters {
+    /// The counts since `prev` (all of them when there was none before).
+    pub fn since(&self, prev: Option<&ProducerCounters>) -> ProducerCounters {
+        let prev = prev.copied().unwrap_or_default();
+        ProducerCounters {
+            frags: self.frags.saturating_sub(prev.frags),
+            bytes: self.bytes.saturating_sub(prev.bytes),
+        }
+    }
+}
+
+impl ConsumerCounters {
+    /// The counts since `prev` (all of them when there was none before).
+    pub fn since(&self, prev: Option<&ConsumerCounters>) -> ConsumerCounters {
+        let prev = prev.copied().unwrap_or_default();
+        ConsumerCounters {
+            frags: self.frags.saturating_sub(prev.frags),
+            bytes: self.bytes.saturating_sub(prev.bytes),
+            filt1: self.filt1.saturating_sub(prev.filt1),
+            filt2: self.filt2.saturating_sub(prev.filt2),
+            ovrnp: self.ovrnp.saturating_sub(prev.ovrnp),
+            ovrnr: self.ovrnr.saturating_sub(prev.ovrnr),
+        }
+    }
 }
 
 /// The producer end of a link.
@@ -375,3 +405,6 @@ impl HeapLink {
         Consumer::new(self.mcache.clone(), self.dcache.clone(), None)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,6 +18,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Result;
+use crate::link::{ConsumerCounters, ProducerCounters};
 use crate::mcache::check_magic;
 use crate::region::{Region, SharedPod};
 
@@ -193,6 +194,47 @@ pub struct ConsumerMetrics {
     /// Consumer's next sequence number.
     pub rx_seq: AtomicU64,
     _pad: [AtomicU64; 5],
+}
+
+impl LinkMetrics {
+    /// Stores the producer's counters (housekeeping; the producer's thread only).
+    pub fn store_counters(&self, c: &ProducerCounters) {
+        self.frags.store(c.frags, Ordering::Relaxed);
+        self.bytes.store(c.bytes, Ordering::Relaxed);
+    }
+
+    /// The producer's counters as last stored.
+    pub fn counters(&self) -> ProducerCounters {
+        ProducerCounters {
+            frags: self.frags.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl ConsumerMetrics {
+    /// Stores the consumer's counters (housekeeping; the consumer's thread only).
+    pub fn store_counters(&self, c: &ConsumerCounters) {
+        self.frags.store(c.frags, Ordering::Relaxed);
+        self.bytes.store(c.bytes, Ordering::Relaxed);
+        self.filt1.store(c.filt1, Ordering::Relaxed);
+        self.filt2.store(c.filt2, Ordering::Relaxed);
+        self.ovrnp.store(c.ovrnp, Ordering::Relaxed);
+        self.ovrnr.store(c.ovrnr, Ordering::Relaxed);
+    }
+
+    /// The consumer's counters as last stored.
+    pub fn counters(&self) -> ConsumerCounters {
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ConsumerCounters {
+            frags: ld(&self.frags),
+            bytes: ld(&self.bytes),
+            filt1: ld(&self.filt1),
+            filt2: ld(&self.filt2),
+            ovrnp: ld(&self.ovrnp),
+            ovrnr: ld(&self.ovrnr),
+        }
+    }
 }
 
 // SAFETY: repr(C), atomics only, valid for all bit patterns.

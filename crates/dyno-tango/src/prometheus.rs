@@ -70,7 +70,7 @@ type LinkFamily = (Desc, fn(&LinkSnapshot) -> u64);
 const LINK_FAMILIES: [LinkFamily; 4] = [
     (
         Desc::counter("dyno_link_frags_total", "Frags published on the link.").labels(&["link"]),
-        |l| l.frags,
+        |l| l.counters.frags,
     ),
     (
         Desc::counter(
@@ -78,7 +78,7 @@ const LINK_FAMILIES: [LinkFamily; 4] = [
             "Payload bytes published on the link.",
         )
         .labels(&["link"]),
-        |l| l.bytes,
+        |l| l.counters.bytes,
     ),
     (
         Desc::gauge("dyno_link_tx_seq", "Producer's next sequence number.").labels(&["link"]),
@@ -98,7 +98,7 @@ const CONSUMER: &[&str] = &["link", "tile"];
 const CONSUMER_FAMILIES_READ: [ConsumerFamily; 2] = [
     (
         Desc::counter("dyno_consumer_frags_total", "Frags read by the consumer.").labels(CONSUMER),
-        |c| c.frags,
+        |c| c.counters.frags,
     ),
     (
         Desc::counter(
@@ -106,7 +106,7 @@ const CONSUMER_FAMILIES_READ: [ConsumerFamily; 2] = [
             "Payload bytes read by the consumer.",
         )
         .labels(CONSUMER),
-        |c| c.bytes,
+        |c| c.counters.bytes,
     ),
 ];
 
@@ -124,7 +124,7 @@ const CONSUMER_FAMILIES_REST: [ConsumerFamily; 5] = [
             "Frags lost because the consumer was overrun while polling.",
         )
         .labels(CONSUMER),
-        |c| c.ovrnp,
+        |c| c.counters.ovrnp,
     ),
     (
         Desc::counter(
@@ -132,7 +132,7 @@ const CONSUMER_FAMILIES_REST: [ConsumerFamily; 5] = [
             "Frags lost because they were overwritten while being read.",
         )
         .labels(CONSUMER),
-        |c| c.ovrnr,
+        |c| c.counters.ovrnr,
     ),
     (
         Desc::counter(
@@ -202,8 +202,8 @@ fn consumer_families(w: &mut TextWriter, consumers: &[ConsumerSnapshot]) {
     per_consumer(w, &CONSUMER_FAMILIES_READ);
     let mut f = w.family(&CONSUMER_FILTERED);
     for c in consumers {
-        f.sample(&[&c.link, &c.tile, "before_read"], c.filt1);
-        f.sample(&[&c.link, &c.tile, "after_read"], c.filt2);
+        f.sample(&[&c.link, &c.tile, "before_read"], c.counters.filt1);
+        f.sample(&[&c.link, &c.tile, "after_read"], c.counters.filt2);
     }
     per_consumer(w, &CONSUMER_FAMILIES_REST);
 }
@@ -211,6 +211,7 @@ fn consumer_families(w: &mut TextWriter, consumers: &[ConsumerSnapshot]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::{ConsumerCounters, ProducerCounters};
     use crate::snapshot::{ConsumerSnapshot, LinkSnapshot, TileSnapshot, TimeSplit};
     use std::collections::HashMap;
 
@@ -218,6 +219,7 @@ mod tests {
         Snapshot {
             workspace: "/dev/shm/dyno-t".into(),
             pid: 1,
+            creator_alive: true,
             generation: 2,
             taken_ns: 3,
             since_ns: None,
@@ -228,6 +230,7 @@ mod tests {
                 cpu: Some(1),
                 heartbeat_ns: 5,
                 state: "run".into(),
+                alive: true,
                 in_backpressure: true,
                 backpressure_count: 7,
                 ctx_voluntary: 1,
@@ -237,8 +240,10 @@ mod tests {
             }],
             links: vec![LinkSnapshot {
                 name: "quic->verify".into(),
-                frags: 10,
-                bytes: 640,
+                counters: ProducerCounters {
+                    frags: 10,
+                    bytes: 640,
+                },
                 tx_seq: 10,
                 depth: 16,
                 mtu: 64,
@@ -247,12 +252,14 @@ mod tests {
                 link: "quic->verify".into(),
                 tile: "we\"ird\\name".into(),
                 reliable: false,
-                frags: 4,
-                bytes: 256,
-                filt1: 1,
-                filt2: 2,
-                ovrnp: 3,
-                ovrnr: 4,
+                counters: ConsumerCounters {
+                    frags: 4,
+                    bytes: 256,
+                    filt1: 1,
+                    filt2: 2,
+                    ovrnp: 3,
+                    ovrnr: 4,
+                },
                 slow: 0,
                 rx_seq: 9,
             }],

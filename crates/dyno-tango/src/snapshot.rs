@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 use serde::Serialize;
 
 use crate::clock::wallclock_ns;
+use crate::link::{ConsumerCounters, ProducerCounters};
 use crate::metrics::{Bucket, ConsumerMetrics, LinkMetrics, TileMetrics, TileState, BUCKETS};
 use crate::workspace::{ObjectKind, Workspace};
 
@@ -104,8 +105,11 @@ pub struct TileSnapshot {
     pub cpu: Option<u64>,
     /// Wall-clock ns of the last heartbeat.
     pub heartbeat_ns: u64,
-    /// `boot`, `run`, `halt` or `fail`.
+    /// `boot`, `run`, `halt` or `fail`, as the tile last wrote it.
     pub state: String,
+    /// Whether the tile's thread still runs: a tile of a run killed outright keeps the
+    /// state it last wrote (`run`), so the state alone does not tell.
+    pub alive: bool,
     /// Backpressured right now.
     pub in_backpressure: bool,
     /// Times it entered backpressure.
@@ -118,6 +122,14 @@ pub struct TileSnapshot {
     pub loops: u64,
     /// Loop time per bucket.
     pub time_ns: TimeSplit,
+}
+
+/// Whether thread `tid` of process `pid` runs (a tile that never started has tid 0).
+fn thread_runs(pid: u64, tid: u64) -> bool {
+    if cfg!(miri) {
+        return true; // Miri's isolation forbids reading /proc.
+    }
+    tid != 0 && std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
 }
 
 impl TileSnapshot {
@@ -133,10 +145,9 @@ impl TileSnapshot {
 pub struct LinkSnapshot {
     /// `from->to`.
     pub name: String,
-    /// Frags published.
-    pub frags: u64,
-    /// Bytes published.
-    pub bytes: u64,
+    /// Frags and bytes published.
+    #[serde(flatten)]
+    pub counters: ProducerCounters,
     /// Producer's next sequence number.
     pub tx_seq: u64,
     /// Ring depth.
@@ -154,18 +165,9 @@ pub struct ConsumerSnapshot {
     pub tile: String,
     /// Reliable (backpressures) or not (may be overrun).
     pub reliable: bool,
-    /// Frags read.
-    pub frags: u64,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Filtered before reading.
-    pub filt1: u64,
-    /// Filtered after reading.
-    pub filt2: u64,
-    /// Frags lost, overrun while polling.
-    pub ovrnp: u64,
-    /// Frags lost, overrun while reading.
-    pub ovrnr: u64,
+    /// Frags and bytes read, filtered and lost.
+    #[serde(flatten)]
+    pub counters: ConsumerCounters,
     /// Times it was the slowest consumer of a backpressured producer.
     pub slow: u64,
     /// Consumer's next sequence number.
@@ -179,6 +181,9 @@ pub struct Snapshot {
     pub workspace: String,
     /// Creator pid.
     pub pid: u32,
+    /// Whether the creator still runs (false: the run was killed or crashed, and what the
+    /// snapshot shows is what it left).
+    pub creator_alive: bool,
     /// Run generation.
     pub generation: u64,
     /// Wall-clock ns when taken.
@@ -200,6 +205,7 @@ impl Snapshot {
         let mut s = Snapshot {
             workspace: ws.path().display().to_string(),
             pid: info.pid,
+            creator_alive: ws.creator_alive(),
             generation: info.generation,
             taken_ns: wallclock_ns(),
             since_ns: None,
@@ -218,10 +224,12 @@ impl Snapshot {
                         continue;
                     };
                     let cpu = ld(&m.cpu);
+                    let (pid, tid) = (ld(&m.pid), ld(&m.tid));
                     s.tiles.push(TileSnapshot {
                         name: o.name,
-                        pid: ld(&m.pid),
-                        tid: ld(&m.tid),
+                        pid,
+                        tid,
+                        alive: s.creator_alive && thread_runs(pid, tid),
                         cpu: (cpu != u64::MAX).then_some(cpu),
                         heartbeat_ns: ld(&m.heartbeat_ns),
                         state: TileState::from_word(ld(&m.state)).name().to_string(),
@@ -239,8 +247,7 @@ impl Snapshot {
                     };
                     s.links.push(LinkSnapshot {
                         name: o.name,
-                        frags: ld(&m.frags),
-                        bytes: ld(&m.bytes),
+                        counters: m.counters(),
                         tx_seq: ld(&m.tx_seq),
                         depth: ld(&m.depth),
                         mtu: ld(&m.mtu),
@@ -255,12 +262,7 @@ impl Snapshot {
                         link: link.to_string(),
                         tile: tile.to_string(),
                         reliable: ld(&m.reliable) != 0,
-                        frags: ld(&m.frags),
-                        bytes: ld(&m.bytes),
-                        filt1: ld(&m.filt1),
-                        filt2: ld(&m.filt2),
-                        ovrnp: ld(&m.ovrnp),
-                        ovrnr: ld(&m.ovrnr),
+                        counters: m.counters(),
                         slow: ld(&m.slow),
                         rx_seq: ld(&m.rx_seq),
                     });
@@ -296,8 +298,7 @@ impl Snapshot {
             .map(|l| {
                 let p = prev.links.iter().find(|p| p.name == l.name);
                 LinkSnapshot {
-                    frags: d(l.frags, p.map(|p| p.frags)),
-                    bytes: d(l.bytes, p.map(|p| p.bytes)),
+                    counters: l.counters.since(p.map(|p| &p.counters)),
                     ..l.clone()
                 }
             })
@@ -311,12 +312,7 @@ impl Snapshot {
                     .iter()
                     .find(|p| p.link == c.link && p.tile == c.tile);
                 ConsumerSnapshot {
-                    frags: d(c.frags, p.map(|p| p.frags)),
-                    bytes: d(c.bytes, p.map(|p| p.bytes)),
-                    filt1: d(c.filt1, p.map(|p| p.filt1)),
-                    filt2: d(c.filt2, p.map(|p| p.filt2)),
-                    ovrnp: d(c.ovrnp, p.map(|p| p.ovrnp)),
-                    ovrnr: d(c.ovrnr, p.map(|p| p.ovrnr)),
+                    counters: c.counters.since(p.map(|p| &p.counters)),
                     slow: d(c.slow, p.map(|p| p.slow)),
                     ..c.clone()
                 }
@@ -338,6 +334,45 @@ mod tests {
     use crate::metrics::TileMetrics;
 
     #[test]
+    fn link_and_consumer_json_keeps_the_counters_flat() {
+        // The counters are one type (link.rs) inside the snapshot; the JSON the monitor,
+        // stored runs and scrapers read still has them beside the other fields.
+        let link = LinkSnapshot {
+            name: "a->b".into(),
+            counters: ProducerCounters {
+                frags: 3,
+                bytes: 96,
+            },
+            tx_seq: 3,
+            depth: 16,
+            mtu: 64,
+        };
+        assert_eq!(
+            serde_json::to_string(&link).unwrap(),
+            r#"{"name":"a->b","frags":3,"bytes":96,"tx_seq":3,"depth":16,"mtu":64}"#
+        );
+        let consumer = ConsumerSnapshot {
+            link: "a->b".into(),
+            tile: "sink:0".into(),
+            reliable: true,
+            counters: ConsumerCounters {
+                frags: 1,
+                bytes: 2,
+                filt1: 3,
+                filt2: 4,
+                ovrnp: 5,
+                ovrnr: 6,
+            },
+            slow: 7,
+            rx_seq: 8,
+        };
+        assert_eq!(
+            serde_json::to_string(&consumer).unwrap(),
+            r#"{"link":"a->b","tile":"sink:0","reliable":true,"frags":1,"bytes":2,"filt1":3,"filt2":4,"ovrnp":5,"ovrnr":6,"slow":7,"rx_seq":8}"#
+        );
+    }
+
+    #[test]
     fn delta_subtracts_counters_and_keeps_gauges() {
         let tile = |loops, hb, finish| TileSnapshot {
             name: "sink:0".into(),
@@ -346,6 +381,7 @@ mod tests {
             cpu: None,
             heartbeat_ns: hb,
             state: "run".into(),
+            alive: true,
             in_backpressure: false,
             backpressure_count: loops / 10,
             ctx_voluntary: 0,
@@ -361,18 +397,21 @@ mod tests {
             link: "a->b".into(),
             tile: "sink:0".into(),
             reliable: true,
-            frags,
-            bytes: frags * 64,
-            filt1: 0,
-            filt2: 0,
-            ovrnp: 0,
-            ovrnr: 0,
+            counters: ConsumerCounters {
+                frags,
+                bytes: frags * 64,
+                filt1: 0,
+                filt2: 0,
+                ovrnp: 0,
+                ovrnr: 0,
+            },
             slow: 0,
             rx_seq,
         };
         let snap = |t, tile, consumer| Snapshot {
             workspace: "w".into(),
             pid: 1,
+            creator_alive: true,
             generation: 1,
             taken_ns: t,
             since_ns: None,
@@ -392,8 +431,8 @@ mod tests {
         );
         assert_eq!(d.tiles[0].time_ns.finish, 30);
         assert_eq!(d.tiles[0].time_ns.wait, 0);
-        assert_eq!(d.consumers[0].frags, 15);
-        assert_eq!(d.consumers[0].bytes, 15 * 64);
+        assert_eq!(d.consumers[0].counters.frags, 15);
+        assert_eq!(d.consumers[0].counters.bytes, 15 * 64);
         assert_eq!(d.consumers[0].rx_seq, 25);
         assert_eq!(d.tiles[0].heartbeat_age_ns(2_000), 100);
         let shares = TimeSplit {
@@ -441,6 +480,6 @@ mod tests {
         assert!(s.links.is_empty());
         assert_eq!(s.consumers[0].link, "src->dst");
         assert_eq!(s.consumers[0].tile, "dst:0");
-        assert_eq!(s.consumers[0].ovrnp, 3);
+        assert_eq!(s.consumers[0].counters.ovrnp, 3);
     }
 }

@@ -482,15 +482,9 @@ impl<T: Tile> Stem<T> {
                 .as_ref()
                 .and_then(|r| ConsumerMetrics::join(r).ok())
             {
-                let c = input.consumer.counters;
                 m.reliable
                     .store(input.consumer.is_reliable() as u64, Ordering::Relaxed);
-                m.frags.store(c.frags, Ordering::Relaxed);
-                m.bytes.store(c.bytes, Ordering::Relaxed);
-                m.filt1.store(c.filt1, Ordering::Relaxed);
-                m.filt2.store(c.filt2, Ordering::Relaxed);
-                m.ovrnp.store(c.ovrnp, Ordering::Relaxed);
-                m.ovrnr.store(c.ovrnr, Ordering::Relaxed);
+                m.store_counters(&input.consumer.counters);
                 m.rx_seq.store(input.consumer.seq(), Ordering::Relaxed);
             }
         }
@@ -498,9 +492,7 @@ impl<T: Tile> Stem<T> {
             l.producer.publish_seq_hint();
             l.producer.refresh_credits();
             if let Some(m) = l.metrics.as_ref().and_then(|r| LinkMetrics::join(r).ok()) {
-                let c = l.producer.counters;
-                m.frags.store(c.frags, Ordering::Relaxed);
-                m.bytes.store(c.bytes, Ordering::Relaxed);
+                m.store_counters(&l.producer.counters);
                 m.tx_seq.store(l.producer.seq(), Ordering::Relaxed);
                 m.depth.store(l.producer.depth(), Ordering::Relaxed);
                 m.mtu.store(l.producer.mtu() as u64, Ordering::Relaxed);
@@ -569,3 +561,6 @@ mod idle_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod tests;

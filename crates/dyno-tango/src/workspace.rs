@@ -28,7 +28,9 @@
 //! stale and is replaced. A reader (`attach_read_only`) trusts nothing before it has seen
 //! the magic, the version and the state `ready`, so a stale, half-built or foreign file is
 //! reported, never misread. The creator's handle removes the file when dropped (clean
-//! shutdown); the file of a crashed run stays until the next `create` replaces it.
+//! shutdown); the file of a crashed run stays until the next `create` of its name
+//! replaces it, or [`clear_stale`] (which `pipeline run` and `pipeline bench` call first)
+//! removes every dead run's file of a directory.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -185,6 +187,62 @@ pub struct Workspace {
     replaced_stale: Option<u32>,
 }
 
+/// Whether process `pid`, started at `start_ticks` (0: not recorded), still runs: a pid
+/// reused by a later process has another start time.
+fn creator_alive(pid: u32, start_ticks: u64) -> bool {
+    sys::pid_alive(pid)
+        && (start_ticks == 0 || sys::process_start_ticks(pid).is_none_or(|s| s == start_ticks))
+}
+
+/// A workspace file whose creator is gone, removed by [`clear_stale`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleWorkspace {
+    /// The file.
+    pub path: PathBuf,
+    /// Its creator's pid (0 when the file died too young to name it).
+    pub pid: u32,
+    /// Its size in bytes (shared memory it held).
+    pub bytes: u64,
+}
+
+/// Removes every workspace file in `dir` (default [`DEFAULT_DIR`]) whose creator is gone:
+/// what a pipeline killed outright (SIGKILL, the OOM killer) left, which a clean stop
+/// removes. Only dyno workspaces (`dyno-*` files with a workspace's magic) are touched, and
+/// only those of a dead creator; returns what was removed.
+pub fn clear_stale(dir: Option<&Path>) -> Vec<StaleWorkspace> {
+    let dir = dir.unwrap_or(Path::new(DEFAULT_DIR));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let is_workspace_name = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with("dyno-"));
+        let path = entry.path();
+        if !is_workspace_name || !has_workspace_magic(&path) {
+            continue;
+        }
+        let Ok(pid) = Workspace::live_owner(&path) else {
+            continue;
+        };
+        let bytes = entry.metadata().map_or(0, |m| m.len());
+        if std::fs::remove_file(&path).is_ok() {
+            out.push(StaleWorkspace { path, pid, bytes });
+        }
+    }
+    out
+}
+
+/// Whether the file at `path` starts with [`WKSP_MAGIC`].
+fn has_workspace_magic(path: &Path) -> bool {
+    let mut head = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| u64::from_le_bytes(head) == WKSP_MAGIC)
+}
+
 /// The file path of workspace `name` in `dir` (default [`DEFAULT_DIR`]).
 pub fn workspace_path(name: &str, dir: Option<&Path>) -> PathBuf {
     dir.unwrap_or(Path::new(DEFAULT_DIR))
@@ -257,10 +315,7 @@ impl Workspace {
         }
         let word = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().expect("8"));
         let pid = word(24) as u32;
-        let start = word(32);
-        let alive = sys::pid_alive(pid)
-            && (start == 0 || sys::process_start_ticks(pid).is_none_or(|s| s == start));
-        if alive {
+        if creator_alive(pid, word(32)) {
             Err(Error::WorkspaceInUse {
                 path: path.to_path_buf(),
                 pid,
@@ -360,6 +415,16 @@ impl Workspace {
             generation: h.generation.load(Ordering::Relaxed),
             size: h.size.load(Ordering::Relaxed),
         }
+    }
+
+    /// Whether the creator still runs (a workspace still marked ready whose creator is
+    /// gone was left by a run killed outright).
+    pub fn creator_alive(&self) -> bool {
+        let h = self.header();
+        creator_alive(
+            h.pid.load(Ordering::Relaxed) as u32,
+            h.proc_start.load(Ordering::Relaxed),
+        )
     }
 
     /// True while the creator has not closed it.
@@ -547,5 +612,42 @@ mod tests {
         assert!(Workspace::attach_read_only_at(&junk).is_err());
         let ws3 = Workspace::create(&opts(dir.path(), "t3")).unwrap();
         assert_eq!(ws3.replaced_stale(), Some(0));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn clearing_removes_dead_runs_workspaces_of_any_name_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = Workspace::create(&opts(dir.path(), "live")).unwrap();
+        let mut dead = Workspace::create(&opts(dir.path(), "dead")).unwrap();
+        dead.mark_ready();
+        assert!(dead.creator_alive() && live.creator_alive());
+        let path = dead.path().to_path_buf();
+        std::mem::forget(dead);
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[24..32].copy_from_slice(&(gone as u64).to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let ro = Workspace::attach_read_only_at(&path).unwrap();
+        assert!(
+            !ro.creator_alive(),
+            "a killed run's workspace is still marked ready"
+        );
+        // Not workspaces: a foreign file of the same prefix, a file of another name.
+        std::fs::write(dir.path().join("dyno-notes"), vec![1u8; 64]).unwrap();
+        std::fs::write(dir.path().join("other"), vec![1u8; 64]).unwrap();
+        let cleared = clear_stale(Some(dir.path()));
+        assert_eq!(
+            cleared,
+            [StaleWorkspace {
+                path: path.clone(),
+                pid: gone,
+                bytes: 1 << 20,
+            }]
+        );
+        assert!(!path.exists() && live.path().exists());
+        assert!(dir.path().join("dyno-notes").exists() && dir.path().join("other").exists());
     }
 }

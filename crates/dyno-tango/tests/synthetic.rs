@@ -80,10 +80,13 @@ fn reliable_pipeline_delivers_every_frag_and_reports_it() {
     }
     let snap = &summary.snapshot;
     assert_eq!(snap.tiles.len(), 3);
-    assert_eq!(snap.links[0].frags, n);
+    assert_eq!(snap.links[0].counters.frags, n);
     assert_eq!(snap.links[0].name, "source->sink");
     assert_eq!(snap.consumers.len(), 2);
-    assert_eq!(snap.consumers.iter().map(|c| c.frags).sum::<u64>(), n);
+    assert_eq!(
+        snap.consumers.iter().map(|c| c.counters.frags).sum::<u64>(),
+        n
+    );
     for t in &snap.tiles {
         assert_eq!(t.state, "halt");
         let total: f64 = t.time_ns.shares().iter().sum();
@@ -100,7 +103,10 @@ fn reliable_pipeline_delivers_every_frag_and_reports_it() {
     if let Some((a, b)) = watched {
         let d = b.delta(&a);
         assert_eq!(d.since_ns, Some(a.taken_ns));
-        assert!(d.links.iter().all(|l| l.frags <= b.links[0].frags));
+        assert!(d
+            .links
+            .iter()
+            .all(|l| l.counters.frags <= b.links[0].counters.frags));
         serde_json::to_string(&d).unwrap();
     }
 }

@@ -8,7 +8,8 @@
 //! ledger file ([`ledger`]). [`forge`] runs the same tiles to forge one slot of a node's
 //! block from its mempool. [`telemetry`] times each block's stages; a run reports
 //! [`Progress`], from which the node log ([`node_log`]) and the node's metrics
-//! ([`node_metrics`]) are written.
+//! ([`node_metrics`]) are written; [`node_families`] declares every `dyno_node_*`
+//! family, the single-process node's and the network node's.
 //!
 //! This crate sits below both users: `dyno-node` forges with it and `dyno-pipeline`
 //! benches it, and neither imports the other. The transaction format and the bank kernel
@@ -23,6 +24,7 @@ pub mod error;
 pub mod forge;
 pub mod hist;
 pub mod ledger;
+pub mod node_families;
 pub mod node_log;
 pub mod node_metrics;
 pub mod progress;

@@ -5,7 +5,7 @@
 //! them without the log.
 //!
 //! Fed by the bench's progress events (one per second and one per block), so the tiles do
-//! no extra work for it. Families:
+//! no extra work for it. Families (declared in [`crate::node_families`]):
 //!
 //! | family | type | value |
 //! |---|---|---|
@@ -22,41 +22,13 @@
 
 use std::sync::Mutex;
 
-use dyno_obs::{Desc, TextWriter};
+use dyno_obs::TextWriter;
 
+use crate::node_families::{
+    BLOCKS_TOTAL, BLOCK_STAGE_SECONDS_LAST, BLOCK_STAGE_SECONDS_TOTAL, LATENCY_SECONDS, STAGES,
+    TPS, TRANSACTIONS_TOTAL,
+};
 use crate::progress::Progress;
-
-/// The stages in the order a block goes through them (the `stage` label of the node's
-/// stage families, here and in dyno-node's).
-pub const STAGES: [&str; 5] = ["leader_check", "ticking", "snapshot", "forged", "adopted"];
-
-const TPS: Desc = Desc::gauge(
-    "dyno_node_tps",
-    "Transactions landed (executed or failed) over the last second.",
-);
-const LATENCY: Desc = Desc::gauge(
-    "dyno_node_latency_seconds",
-    "Generation-to-PoH latency of the transactions recorded in the last second.",
-)
-.labels(&["quantile"]);
-const TRANSACTIONS: Desc = Desc::counter(
-    "dyno_node_transactions_total",
-    "Transactions recorded into produced blocks.",
-);
-const BLOCKS: Desc = Desc::counter(
-    "dyno_node_blocks_total",
-    "Blocks (PoH slots) produced and reported.",
-);
-const STAGE_TOTAL: Desc = Desc::counter(
-    "dyno_node_block_stage_seconds_total",
-    "Time spent in each stage of block production, summed over blocks.",
-)
-.labels(&["stage"]);
-const STAGE_LAST: Desc = Desc::gauge(
-    "dyno_node_block_stage_seconds_last",
-    "Time the last block spent in each stage.",
-)
-.labels(&["stage"]);
 
 #[derive(Debug, Default)]
 struct State {
@@ -123,20 +95,20 @@ impl NodeMetrics {
         if let Some(second) = s.second {
             w.single(&TPS, second.tps);
             if let Some(q) = second.latency {
-                let mut f = w.family(&LATENCY);
+                let mut f = w.family(&LATENCY_SECONDS);
                 for (quantile, ns) in ["0.5", "0.9", "0.99"].into_iter().zip(q) {
                     f.sample(&[quantile], secs(ns));
                 }
             }
         }
-        w.single(&TRANSACTIONS, s.transactions);
-        w.single(&BLOCKS, s.blocks);
-        let mut f = w.family(&STAGE_TOTAL);
+        w.single(&TRANSACTIONS_TOTAL, s.transactions);
+        w.single(&BLOCKS_TOTAL, s.blocks);
+        let mut f = w.family(&BLOCK_STAGE_SECONDS_TOTAL);
         for (stage, ns) in STAGES.into_iter().zip(s.stage_total_ns) {
             f.sample(&[stage], secs(ns));
         }
         if s.stage_last_ns.iter().any(Option::is_some) {
-            let mut f = w.family(&STAGE_LAST);
+            let mut f = w.family(&BLOCK_STAGE_SECONDS_LAST);
             for (stage, ns) in STAGES.into_iter().zip(s.stage_last_ns) {
                 if let Some(ns) = ns {
                     f.sample(&[stage], secs(ns));

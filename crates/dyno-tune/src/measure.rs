@@ -127,7 +127,12 @@ impl Executor for ProcessExecutor {
             mut stderr,
             left_out,
         } = std::mem::take(&mut *captured.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some(note) = stopped.output_note() {
+        // The grace was zero: being killed is the benchmark's normal end, not news.
+        for note in stopped
+            .warnings()
+            .into_iter()
+            .skip(usize::from(stopped.warning().is_some()))
+        {
             stderr.push_str(&format!("\n(dyno: {note})"));
         }
         if left_out > 0 {

@@ -122,7 +122,7 @@ pub struct StudyReport {
     /// The study per CPU family when the store holds runs from several CPU models
     /// ([`crate::report_cpu::per_cpu`]); empty otherwise, and then the report is unchanged.
     pub per_cpu: Vec<crate::report_cpu::CpuFamily>,
-    samples: Vec<Vec<(String, Vec<f64>)>>,
+    samples: Samples,
 }
 
 fn better(d: Direction) -> Better {
@@ -141,76 +141,20 @@ fn all_values(input: &ReportInput, s: usize, metric: &str) -> Vec<f64> {
 pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
     let n = input.contestants.len();
     let metrics = metrics_of(input.records);
-    let has_data = |s: usize| {
-        metrics
-            .iter()
-            .all(|m| !all_values(input, s, &m.name).is_empty())
-    };
-    let reference = (0..n)
-        .find(|&s| input.contestants[s].baseline && has_data(s))
-        .or_else(|| (0..n).find(|&s| !input.contestants[s].baseline && has_data(s)));
-    let settings = ComparisonSettings {
-        noise_band: input.min_effect,
-        alpha: input.alpha,
-        resamples: 2000,
-        ..ComparisonSettings::default()
-    };
-    let mut metric_reports = Vec::new();
-    let mut samples = vec![Vec::new(); n];
-    for m in &metrics {
-        let mut rows = metric_rows(input, m, &mut samples);
-        if let Some(r) = reference {
-            compare_to_reference(input, m, r, &settings, &mut rows)?;
-        }
-        rows.sort_by(|a, b| {
-            let o = a.median.total_cmp(&b.median);
-            match m.direction {
-                Direction::HigherIsBetter => o.reverse(),
-                Direction::LowerIsBetter => o,
-            }
-        });
-        metric_reports.push(MetricReport {
-            metric: m.clone(),
-            rows,
-        });
-    }
+    let reference = reference_subject(input, &metrics);
+    let (metric_reports, samples) = metric_reports(input, &metrics, reference)?;
     let variants: Vec<usize> = (0..n)
-        .filter(|&s| !input.contestants[s].baseline && has_data(s) && !metrics.is_empty())
+        .filter(|&s| {
+            !input.contestants[s].baseline && has_data(input, &metrics, s) && !metrics.is_empty()
+        })
         .collect();
     let (pareto, near) = pareto_sets(input, &metrics, &variants)?;
     let recommended = recommended(input.replay, input.records)?;
     let labels: Vec<String> = input.contestants.iter().map(|c| c.label.clone()).collect();
     let status = statuses(input, &labels, &recommended);
-    // A snippet for each recommended variant that is also on the Pareto front (the best
-    // medians among statistically equal ones); all recommended ones if none is.
-    let best: Vec<usize> = recommended
-        .iter()
-        .copied()
-        .filter(|s| pareto.contains(s))
-        .collect();
-    let best = if best.is_empty() {
-        recommended.clone()
-    } else {
-        best
-    };
-    let pgo_of = |s: usize| {
-        input.builds[s]
-            .as_ref()
-            .and_then(|b| b.pgo.as_deref().cloned())
-    };
-    // Every variant's commands (the JSON report carries them all, so a PGO variant that did
-    // not win still comes with its recipe); the text shows the winners'.
-    let commands: Vec<Option<String>> = (0..n)
-        .map(|s| {
-            let v = input.variants[s].as_ref()?;
-            Some(match (pgo_of(s), input.builds[s].as_ref()) {
-                (Some(p), Some(b)) => pgo_recipe(v, input.profile, input.bin, b, &p),
-                _ => v.build_command(input.profile),
-            })
-        })
-        .collect();
-    let (snippets, mut warnings) = snippets(input, &best, &commands);
-    let trained: Vec<PgoRecord> = (0..n).filter_map(pgo_of).collect();
+    let commands = build_commands(input);
+    let (snippets, mut warnings) = snippets(input, &winners(&recommended, &pareto), &commands);
+    let trained: Vec<PgoRecord> = (0..n).filter_map(|s| pgo_of(input, s)).collect();
     warnings.extend(study_warnings(input, &trained));
     Ok(StudyReport {
         metrics: metric_reports,
@@ -237,7 +181,7 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
                     .map(|b| (b.build_time_s, b.size, b.rustc_release()))
             })
             .collect(),
-        pgo: (0..n).map(pgo_of).collect(),
+        pgo: (0..n).map(|s| pgo_of(input, s)).collect(),
         cpu: (0..n)
             .map(|s| input.cpu.get(s).cloned().flatten())
             .collect(),
@@ -249,6 +193,97 @@ pub fn build_report(input: &ReportInput) -> Result<StudyReport, TuneError> {
         per_cpu: Vec::new(),
         samples,
     })
+}
+
+/// Whether subject `s` has samples of every metric.
+fn has_data(input: &ReportInput, metrics: &[Metric], s: usize) -> bool {
+    metrics
+        .iter()
+        .all(|m| !all_values(input, s, &m.name).is_empty())
+}
+
+/// The subject the changes are relative to: the first baseline with data, else the first
+/// variant with data.
+fn reference_subject(input: &ReportInput, metrics: &[Metric]) -> Option<usize> {
+    let n = input.contestants.len();
+    (0..n)
+        .find(|&s| input.contestants[s].baseline && has_data(input, metrics, s))
+        .or_else(|| (0..n).find(|&s| !input.contestants[s].baseline && has_data(input, metrics, s)))
+}
+
+/// Per subject, its metrics' samples by name (for the plots).
+type Samples = Vec<Vec<(String, Vec<f64>)>>;
+
+/// Each metric's rows, compared with the reference and best median first, and every
+/// subject's samples.
+fn metric_reports(
+    input: &ReportInput,
+    metrics: &[Metric],
+    reference: Option<usize>,
+) -> Result<(Vec<MetricReport>, Samples), TuneError> {
+    let settings = ComparisonSettings {
+        noise_band: input.min_effect,
+        alpha: input.alpha,
+        resamples: 2000,
+        ..ComparisonSettings::default()
+    };
+    let mut reports = Vec::new();
+    let mut samples = vec![Vec::new(); input.contestants.len()];
+    for m in metrics {
+        let mut rows = metric_rows(input, m, &mut samples);
+        if let Some(r) = reference {
+            compare_to_reference(input, m, r, &settings, &mut rows)?;
+        }
+        rows.sort_by(|a, b| {
+            let o = a.median.total_cmp(&b.median);
+            match m.direction {
+                Direction::HigherIsBetter => o.reverse(),
+                Direction::LowerIsBetter => o,
+            }
+        });
+        reports.push(MetricReport {
+            metric: m.clone(),
+            rows,
+        });
+    }
+    Ok((reports, samples))
+}
+
+/// The variants a snippet is written for: each recommended variant that is also on the
+/// Pareto front (the best medians among statistically equal ones); all recommended ones
+/// if none is.
+fn winners(recommended: &[usize], pareto: &[usize]) -> Vec<usize> {
+    let best: Vec<usize> = recommended
+        .iter()
+        .copied()
+        .filter(|s| pareto.contains(s))
+        .collect();
+    if best.is_empty() {
+        recommended.to_vec()
+    } else {
+        best
+    }
+}
+
+/// The steps of subject `s`'s profile-guided build, if it had one.
+fn pgo_of(input: &ReportInput, s: usize) -> Option<PgoRecord> {
+    input.builds[s]
+        .as_ref()
+        .and_then(|b| b.pgo.as_deref().cloned())
+}
+
+/// Every variant's commands (the JSON report carries them all, so a PGO variant that did
+/// not win still comes with its recipe); the text shows the winners'.
+fn build_commands(input: &ReportInput) -> Vec<Option<String>> {
+    (0..input.contestants.len())
+        .map(|s| {
+            let v = input.variants[s].as_ref()?;
+            Some(match (pgo_of(input, s), input.builds[s].as_ref()) {
+                (Some(p), Some(b)) => pgo_recipe(v, input.profile, input.bin, b, &p),
+                _ => v.build_command(input.profile),
+            })
+        })
+        .collect()
 }
 
 /// One row per subject with samples of `m`: its median and the median's 95% interval;

@@ -10,6 +10,7 @@ use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
 use crate::study_toml::{duration_value, Budget, Ctx};
 pub use crate::study_toml::{line_col, parse_duration, DEFAULT_BENCHMARK_TIMEOUT_S};
 pub use crate::training::PgoSettings;
+use crate::variant::Settings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -79,26 +80,14 @@ pub struct Matrix {
     pub pgo: Vec<Pgo>,
 }
 
-/// One `exclude` filter: a variant matching every key given is not built.
+/// One `exclude` filter: a variant matching every key given is not built. Its keys are
+/// a variant's [`Settings`], each one given matching that value, each one left out
+/// matching any.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(transparent)]
 pub struct Exclude {
-    /// Toolchain to match.
-    pub toolchain: Option<String>,
-    /// Target CPU to match.
-    pub target_cpu: Option<TargetCpu>,
-    /// Opt-level to match.
-    pub opt_level: Option<OptLevel>,
-    /// LTO to match.
-    pub lto: Option<Lto>,
-    /// Codegen units to match.
-    pub codegen_units: Option<u32>,
-    /// Panic strategy to match.
-    pub panic: Option<Panic>,
-    /// Extra RUSTFLAGS to match.
-    pub rustflags: Option<String>,
-    /// PGO to match.
-    pub pgo: Option<Pgo>,
+    /// The settings a variant must have to be left out (`None`: any value).
+    pub matching: Settings,
 }
 
 /// `[[baseline]]`: a binary that is measured but not built (e.g. the official release).
@@ -501,7 +490,7 @@ fn check_matrix(cx: &Ctx, m: &Matrix) -> Result<(), TuneError> {
 
 fn check_exclude(cx: &Ctx, m: &Matrix, rule: &Spanned<Exclude>) -> Result<(), TuneError> {
     let at = rule.span().start;
-    let r = rule.get_ref();
+    let r = &rule.get_ref().matching;
     let bad = |key: &str, value: String| {
         Err(cx.err(
             at,
@@ -548,7 +537,7 @@ fn check_exclude(cx: &Ctx, m: &Matrix, rule: &Spanned<Exclude>) -> Result<(), Tu
             return bad("pgo", format!("{:?}", v.value()));
         }
     }
-    if *r == Exclude::default() {
+    if *r == Settings::default() {
         return Err(cx.err(at, "exclude: an empty filter would exclude every variant"));
     }
     Ok(())

@@ -3,11 +3,13 @@
 
 use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
 use crate::study::{Exclude, Matrix, Project};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The settings of one variant. `None` leaves a key to the project's own profile.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+/// The settings of one variant. `None` leaves a key to the project's own profile. (In
+/// an [`Exclude`] rule, read from the study file, `None` matches any value.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Rustup toolchain; `None` = whatever `cargo` resolves to.
     pub toolchain: Option<String>,
@@ -52,6 +54,7 @@ fn matches(rule: &Exclude, s: &Settings) -> bool {
     fn eq<T: PartialEq>(want: &Option<T>, have: &Option<T>) -> bool {
         want.is_none() || want == have
     }
+    let rule = &rule.matching;
     eq(&rule.toolchain, &s.toolchain)
         && eq(&rule.target_cpu, &s.target_cpu)
         && eq(&rule.opt_level, &s.opt_level)
@@ -437,9 +440,11 @@ mod tests {
         };
         assert_eq!(expand(&m, &[], "production").len(), 16);
         let ex = Exclude {
-            lto: Some(Lto::Off),
-            codegen_units: Some(1),
-            ..Exclude::default()
+            matching: Settings {
+                lto: Some(Lto::Off),
+                codegen_units: Some(1),
+                ..Settings::default()
+            },
         };
         let vs = expand(&m, &[ex], "production");
         assert_eq!(vs.len(), 14);

@@ -372,3 +372,18 @@ fn pgo_dimension_training_and_their_errors() {
     assert_eq!(line, line_of(&bad, "exclude = "));
     assert!(msg.contains("exclude `pgo`"), "{msg}");
 }
+
+#[test]
+fn an_exclude_key_that_is_no_setting_is_refused_on_its_line() {
+    // An exclude rule's keys are a variant's settings: a typo is refused, not ignored
+    // (ignored, the rule would exclude more than meant).
+    let bad = with(
+        "exclude",
+        "exclude = [{ lto = \"off\", codegen_units = 1 }",
+        "exclude = [{ lto = \"off\", codegen_unit = 1 }",
+    );
+    let (line, msg) = error(&bad);
+    assert_eq!(line, line_of(&bad, "exclude = "));
+    assert!(msg.contains("unknown field `codegen_unit`"), "{msg}");
+    assert!(msg.contains("`codegen_units`"), "{msg}");
+}

@@ -385,7 +385,9 @@ mod tests {
         for scheme in ["bearer", "BEARER", "bEaReR"] {
             h.insert(
                 header::AUTHORIZATION,
-                format!("{scheme} correct-horse-battery-staple").parse().unwrap(),
+                format!("{scheme} correct-horse-battery-staple")
+                    .parse()
+                    .unwrap(),
             );
             assert!(presents_key(&h, &key), "{scheme}");
         }

@@ -3,6 +3,7 @@
 
 use crate::error::WebError;
 use crate::{BisectView, ComparisonView};
+use dyno_report::Section;
 use dyno_store::{RunId, Store, StoredRun};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,6 +16,14 @@ pub trait FullReport: Send + Sync {
     /// The full HTML document for `run`, `Ok(None)` when this command has no report
     /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError>;
+
+    /// What the command answers about `run` beyond what the store shows (a machine run's
+    /// requirements, judged again by dyno-hw), as the section its report shows: the run's
+    /// page starts with it. `Ok(None)` when the command has no such answer.
+    fn answer(&self, store: &Store, run: &StoredRun) -> Result<Option<Section>, WebError> {
+        let _ = (store, run);
+        Ok(None)
+    }
 
     /// The comparison stored run `run` belongs to, judged as `dyno compare` judges it,
     /// for the comparison page (`/compare/{id}`) and the outcome column of the list;

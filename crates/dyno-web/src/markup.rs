@@ -48,9 +48,29 @@ pub(crate) fn query(pairs: &[(&str, Option<&str>)]) -> String {
     }
 }
 
+/// A name as a table cell shows it: escaped, with a line-break opportunity (`<wbr>`)
+/// after each `_`, `.`, `:` and `/` inside it, so `cluster:fault_adoption_recovered_s`
+/// wraps between its words when its column is narrow, never in the middle of one.
+pub(crate) fn name_cell(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push_str(&esc(c.encode_utf8(&mut [0; 4])));
+        if matches!(c, '_' | '.' | ':' | '/') && chars.peek().is_some() {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
 /// A link; `href` must already be safe (built from [`query`] or numbers), `text` is escaped.
 pub(crate) fn link(href: &str, text: &str) -> String {
     format!("<a href=\"{}\">{}</a>", esc(href), esc(text))
+}
+
+/// A link whose text is a name that may wrap after its separators ([`name_cell`]).
+pub(crate) fn name_link(href: &str, name: &str) -> String {
+    format!("<a href=\"{}\">{}</a>", esc(href), name_cell(name))
 }
 
 /// The top navigation's entries: path and label.
@@ -105,10 +125,13 @@ pub(crate) fn plain_page(
 }
 
 /// A plain HTML table: header cells are escaped, row cells are markup (escape text with
-/// [`esc`] before adding it). Cells whose column is numeric are right-aligned.
+/// [`esc`] before adding it). Cells whose column is numeric are right-aligned and never
+/// wrap; text cells wrap, so the table fits the page. Secondary columns
+/// ([`HtmlTable::secondary`]) fold away on a narrow screen.
 pub(crate) struct HtmlTable {
     class: &'static str,
     head: Vec<(String, bool)>,
+    secondary: Vec<bool>,
     rows: Vec<Vec<String>>,
 }
 
@@ -118,7 +141,31 @@ impl HtmlTable {
         HtmlTable {
             class,
             head: head.iter().map(|(h, r)| (h.to_string(), *r)).collect(),
+            secondary: vec![false; head.len()],
             rows: Vec::new(),
+        }
+    }
+
+    /// Marks the columns headed `headers` as secondary: the page's stylesheet hides them
+    /// on a screen too narrow for the whole table (the figures stay in the full report).
+    pub(crate) fn secondary(mut self, headers: &[&str]) -> HtmlTable {
+        for (i, (h, _)) in self.head.iter().enumerate() {
+            if headers.contains(&h.as_str()) {
+                self.secondary[i] = true;
+            }
+        }
+        self
+    }
+
+    /// The class attribute of column `i`'s cells.
+    fn cell_class(&self, i: usize) -> &'static str {
+        let right = self.head.get(i).is_some_and(|h| h.1);
+        let secondary = self.secondary.get(i).copied().unwrap_or(false);
+        match (right, secondary) {
+            (true, true) => " class=\"num sec\"",
+            (true, false) => " class=\"num\"",
+            (false, true) => " class=\"sec\"",
+            (false, false) => "",
         }
     }
 
@@ -138,17 +185,14 @@ impl HtmlTable {
             "<div class=\"table-wrap\"><table class=\"{}\">\n<thead><tr>",
             self.class
         );
-        for (h, right) in &self.head {
-            let class = if *right { " class=\"num\"" } else { "" };
-            out.push_str(&format!("<th{class}>{}</th>", esc(h)));
+        for (i, (h, _)) in self.head.iter().enumerate() {
+            out.push_str(&format!("<th{}>{}</th>", self.cell_class(i), esc(h)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for row in &self.rows {
             out.push_str("<tr>");
             for (i, cell) in row.iter().enumerate() {
-                let right = self.head.get(i).is_some_and(|h| h.1);
-                let class = if right { " class=\"num\"" } else { "" };
-                out.push_str(&format!("<td{class}>{cell}</td>"));
+                out.push_str(&format!("<td{}>{cell}</td>", self.cell_class(i)));
             }
             out.push_str("</tr>\n");
         }
@@ -178,9 +222,57 @@ pub(crate) fn figure(
     }
 }
 
+/// The answer to the page's question, first on the page: `<section id="answer"
+/// class="answer">` (`class` adds `pass`, `fail`... to colour its edge) around `body`.
+pub(crate) fn answer(class: &str, heading: &str, body: &str) -> String {
+    let class = format!("answer {class}");
+    format!(
+        "<section id=\"answer\" class=\"{}\">\n<h2>{}</h2>\n{body}</section>\n",
+        class.trim_end(),
+        esc(heading)
+    )
+}
+
+/// A list page's answer is its list: `markup` (the table, the plot) under the stable id
+/// `answer` the browser test finds it by, without the answer panel's frame.
+pub(crate) fn answer_list(markup: &str) -> String {
+    format!("<div id=\"answer\">\n{markup}</div>\n")
+}
+
+/// A time as the pages show it (`2026-11-25 13:40:02 UTC`), never wrapped or cut.
+pub(crate) fn when(unix: f64) -> String {
+    format!(
+        "<span class=\"when\">{}</span>",
+        esc(&dyno_report::format_when(unix))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_may_break_after_their_separators_only() {
+        assert_eq!(
+            name_cell("fault.back_at_tip_s"),
+            "fault.<wbr>back_<wbr>at_<wbr>tip_<wbr>s"
+        );
+        assert_eq!(name_cell("a<b>_"), "a&lt;b&gt;_");
+        assert_eq!(name_cell("plain"), "plain");
+    }
+
+    #[test]
+    fn secondary_columns_are_marked_and_numbers_keep_their_class() {
+        let mut t = HtmlTable::new("t", &[("Metric", false), ("Median", true), ("Max", true)])
+            .secondary(&["Max", "Nothing"]);
+        t.row(vec!["a".into(), "1".into(), "2".into()]);
+        let html = t.render();
+        assert!(html.contains(
+            "<th>Metric</th><th class=\"num\">Median</th><th class=\"num sec\">Max</th>"
+        ));
+        assert!(html.contains("<td>a</td><td class=\"num\">1</td><td class=\"num sec\">2</td>"));
+        assert!(STYLESHEET.contains(".sec"), "the stylesheet folds them");
+    }
 
     #[test]
     fn markup_in_data_is_escaped() {

@@ -85,7 +85,7 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     let precision = a
         .precision
         .as_deref()
-        .map(dyno_compare::precision::parse_precision_text)
+        .map(dyno_compare::overrides::parse_precision_text)
         .transpose()
         .map_err(|e| anyhow::anyhow!("--precision: {e}"))?;
     let cfg = dyno_bisect::spec::read_file(&a.file).map_err(exit_error)?;

@@ -399,6 +399,8 @@ fn progress_lines(terminal: bool) -> impl FnMut(Progress) {
 
 fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     let debug_build = crate::build_info::guard()?;
+    crate::term::check_output("--html", a.html.as_deref())?;
+    crate::term::check_output("--compared", a.compare.compared.as_deref())?;
     let spec = ClusterSpec::load(&a.file)?;
     let c = &a.compare;
     let overrides = Overrides {
@@ -421,13 +423,48 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         dyno,
         dir: session::run_dir(&spec, a.dir.as_deref()),
     };
-    let mut progress = progress_lines(std::io::stderr().is_terminal());
+    let mut shown = progress_lines(std::io::stderr().is_terminal());
     let mut store = crate::db::open_for_writing(&a.store)?;
     if let Some(listen) = a.serve {
         crate::serve::start_beside(listen, &a.store.db, session::watch_urls(&spec))?;
     }
-    let measured = session::run(&spec, &launch, crate::interrupt::stop_flag(), &mut progress)
-        .with_context(|| format!("cluster {}", a.file.display()))?;
+    let who = session::Provenance {
+        cluster_file: a.file.clone(),
+        command_line: std::env::args().collect(),
+        tool_version: crate::build_info::describe(),
+        build: crate::build_info::json(),
+        debug_build,
+    };
+    // Stored as it goes: begun now (a run killed outright reads as incomplete), its
+    // window as soon as it is known, its figures at the end.
+    let stored = match store.as_mut() {
+        Some(s) => Some(session::begin(s, &spec, &launch.dir, &who)?),
+        None => None,
+    };
+    let ran = {
+        let mut progress = |p: Progress| {
+            if let (Progress::Window { slots, window_ns }, Some(s), Some(id)) =
+                (&p, store.as_mut(), stored)
+            {
+                let window = (slots, window_ns);
+                if let Err(e) = session::checkpoint_window(s, id, &spec, &launch.dir, &who, window)
+                {
+                    eprintln!("warning: {:#}", anyhow::Error::new(e));
+                }
+            }
+            shown(p);
+        };
+        session::run(&spec, &launch, crate::interrupt::stop_flag(), &mut progress)
+    };
+    let measured = match ran {
+        Ok(m) => m,
+        Err(e) => {
+            if let (Some(s), Some(id)) = (store.as_mut(), stored) {
+                let _ = session::fail(s, id);
+            }
+            return Err(e).with_context(|| format!("cluster {}", a.file.display()));
+        }
+    };
     if let Some(cpu) = measured.own_cpu_s {
         eprintln!(
             "dyno itself (launcher, sampler, analysis): {cpu:.2} s of CPU in {:.0} s = {:.2}% of one core",
@@ -435,15 +472,8 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
             100.0 * cpu / measured.wall_s.max(1e-9)
         );
     }
-    if let Some(store) = store.as_mut() {
-        let who = session::Provenance {
-            cluster_file: a.file.clone(),
-            command_line: std::env::args().collect(),
-            tool_version: crate::build_info::describe(),
-            build: crate::build_info::json(),
-            debug_build,
-        };
-        let id = session::store(store, &spec, &measured, &who)?;
+    if let (Some(store), Some(id)) = (store.as_mut(), stored) {
+        session::finish(store, id, &spec, &measured, &who)?;
         eprintln!("stored as run {id}: `dyno cluster report {id}`");
     }
     let outcome = &measured.outcome;

@@ -5,11 +5,11 @@ use crate::db::{self, StoreArgs};
 use crate::{build_info, progress::Progress};
 use anyhow::Context as _;
 use clap::{Args, Subcommand, ValueEnum};
-use dyno_compare::judged::{JudgeRequest, Judged, PowerError};
 use dyno_compare::runner::Ending;
 use dyno_compare::session::{self, CompareSession, Event};
-use dyno_compare::verdict::TestKind;
-use dyno_compare::{cluster_run, record, report, ComparisonFile};
+use dyno_compare::{cluster_run, ComparisonFile};
+use dyno_judge::judged::{JudgeRequest, Judged, PowerError};
+use dyno_judge::{record, report, TestKind};
 use dyno_report::{write_atomic, TableFormat};
 use dyno_store::{RunId, Store};
 use std::path::{Path, PathBuf};
@@ -173,7 +173,7 @@ enum Format {
     Markdown,
     /// RFC 4180 CSV.
     Csv,
-    /// Verdicts as JSON (see `dyno_compare::report::verdicts_json` for the fields).
+    /// Verdicts as JSON (see `dyno_judge::report::verdicts_json` for the fields).
     Json,
 }
 
@@ -195,6 +195,7 @@ fn stop_flag() -> &'static AtomicBool {
 }
 
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
+    crate::term::check_output("--html", a.out.html.as_deref())?;
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
     let dyno = std::env::current_exe().context("locating the dyno executable")?;

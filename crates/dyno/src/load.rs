@@ -12,8 +12,8 @@ use clap::Args;
 use dyno_node::genesis::GenesisFile;
 use dyno_node::load::{connect, run_load, sign_transfers, LoadPlan};
 
+use crate::cli::SummaryFormat;
 use crate::interrupt;
-use crate::pipeline::SummaryFormat;
 
 /// Arguments of `dyno load`.
 #[derive(Debug, Args)]

@@ -5,12 +5,14 @@
 
 mod bisect;
 mod build_info;
+mod cli;
 mod cli_error;
 mod cluster;
 mod compare;
 mod db;
 mod interrupt;
 mod json_doc;
+mod leader;
 mod load;
 mod machine;
 mod node;
@@ -117,6 +119,13 @@ fn main() -> ExitCode {
     term::set_color_choice(cli.color);
     if let Some(outcome) = generated_docs(&cli.command) {
         return finish(outcome);
+    }
+    if matches!(
+        cli.command,
+        Command::Compare(_) | Command::Cluster(_) | Command::Tune(_) | Command::Pipeline(_)
+    ) {
+        // What these commands start, and whatever escapes it, comes back to dyno.
+        dyno_proc::reaper::become_subreaper();
     }
     let outcome = match cli.command {
         Command::Machine(args) => machine::run(*args),

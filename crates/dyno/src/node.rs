@@ -1,8 +1,8 @@
 //! `dyno node`: the reference node. `dyno node run` joins a network (genesis file, node
 //! config, peers, QUIC ingress); `dyno node genesis` writes the shared genesis file;
 //! `dyno node --workload value` (no subcommand) is the single-process node with its
-//! load generator inside (today's `pipeline bench --duration 0`, which `dyno compare`
-//! drives).
+//! load generator inside, run until stopped ([`crate::leader`], whose run `dyno pipeline
+//! bench` measures for a window; `dyno compare` drives it).
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -17,8 +17,9 @@ use dyno_node::config::{LoadedConfig, NodeConfig};
 use dyno_node::genesis::{parse_validators, GenesisFile};
 use dyno_node::service::RunningNode;
 
+use crate::cli::{parse_seconds_or_zero, SummaryFormat};
 use crate::interrupt;
-use crate::pipeline::{parse_seconds_or_zero, SummaryFormat};
+use crate::leader::{LeaderArgs, Window};
 
 /// Arguments of `dyno node`.
 #[derive(Debug, Args)]
@@ -26,10 +27,10 @@ use crate::pipeline::{parse_seconds_or_zero, SummaryFormat};
 pub struct NodeArgs {
     #[command(subcommand)]
     cmd: Option<NodeCommand>,
-    /// Without a subcommand: the single-process node (in-process load generator), as
-    /// `dyno pipeline bench` takes it, run until Ctrl-C or SIGTERM.
+    /// Without a subcommand: the single-process node (in-process load generator), with
+    /// the leader pipeline's flags, run until Ctrl-C or SIGTERM unless `--duration`.
     #[command(flatten)]
-    local: crate::pipeline::bench::BenchArgs,
+    local: LeaderArgs,
 }
 
 /// `dyno node` subcommands.
@@ -147,7 +148,7 @@ pub fn run(a: NodeArgs) -> anyhow::Result<ExitCode> {
     match a.cmd {
         Some(NodeCommand::Run(r)) => run_node(r),
         Some(NodeCommand::Genesis(g)) => write_genesis(g),
-        None => crate::pipeline::bench::run(a.local.into_node()),
+        None => crate::leader::run(a.local, Window::UntilStopped),
     }
 }
 
@@ -170,7 +171,7 @@ fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
         g.network,
         g.validators.len(),
         a.start_in,
-        dyno_node::block::hex(&g.hash())
+        g.hash()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -218,7 +219,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
         "node {} of {} (genesis {}): peers on {}, ingress {}, metrics {}, log {}",
         cfg.id,
         genesis.file.network,
-        &dyno_node::block::hex(&genesis.hash)[..16],
+        format!("{:.16}", genesis.hash),
         node.peer_addr,
         node.ingress_addr.map_or("off".into(), |x| x.to_string()),
         node.metrics_addr.map_or("off".into(), |x| x.to_string()),

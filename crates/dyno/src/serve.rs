@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use dyno_compare::judged::StoredReportError;
+use dyno_judge::judged::StoredReportError;
 use dyno_store::{RunId, Store, StoreError, StoredRun};
 use dyno_web::{ComparisonView, WebError};
 use std::net::SocketAddr;
@@ -65,15 +65,23 @@ struct CommandReports;
 impl dyno_web::FullReport for CommandReports {
     fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => dyno_compare::judged::stored_html(store, run.id).map_err(failed),
+            "compare" => dyno_judge::judged::stored_html(store, run.id).map_err(failed),
             "cluster run" => dyno_cluster::stored::stored_html(run).map_err(failed),
             _ => Ok(crate::run_report::render(std::slice::from_ref(run))),
         }
         .map(Some)
     }
 
+    fn answer(
+        &self,
+        _store: &Store,
+        run: &StoredRun,
+    ) -> Result<Option<dyno_report::Section>, WebError> {
+        Ok(dyno_hw::stored_verdict_section(run))
+    }
+
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        dyno_compare::view::stored_view(store, run)
+        dyno_judge::view::stored_view(store, run)
             .map(Some)
             .map_err(|e| match e {
                 StoredReportError::Load(e) => WebError::Report(e.to_string()),

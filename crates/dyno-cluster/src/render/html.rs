@@ -1,6 +1,7 @@
 //! The self-contained HTML report of a cluster run.
 
-use super::{headline, ms, tables, topology_svg, ClusterReport};
+use super::tables::propagation_lines;
+use super::{ms, tables, topology_svg, ClusterReport};
 use crate::fault_analysis::FaultReport;
 use crate::file::ClusterSpec;
 use crate::propagation::Family;
@@ -8,9 +9,10 @@ use dyno_model::{Direction, Metric, Unit};
 use dyno_report::plot::CdfPlot;
 use dyno_report::{HtmlReport, Section};
 
-/// The HTML report: headline, CDFs of adoption time per fraction (a CDF over blocks for
-/// each fraction, Cardano's "CDF of CDFs"), every table, and the topology when the
-/// cluster file is known.
+/// The HTML report: the answer first (adoption per fraction with the CDFs of adoption
+/// time, a CDF over blocks for each fraction, Cardano's "CDF of CDFs"), then what the
+/// faults did (each sentence once: there, not in the headline), every table, and the
+/// topology when the cluster file is known.
 pub fn html_report(report: &ClusterReport, spec: Option<&ClusterSpec>) -> String {
     let mut html = parameters(report, spec).section(propagation_section(report));
     if let Some(faults) = &report.faults {
@@ -57,10 +59,11 @@ fn parameters(report: &ClusterReport, spec: Option<&ClusterSpec>) -> HtmlReport 
         )
 }
 
-/// The headline and the CDF of adoption time per fraction of nodes.
+/// The report's answer: the headline without the faults' sentences (their section has
+/// them, each once) and the CDF of adoption time per fraction of nodes.
 fn propagation_section(report: &ClusterReport) -> Section {
-    let mut summary = Section::new("Propagation");
-    for line in headline(report) {
+    let mut summary = Section::new("Propagation").answer();
+    for line in propagation_lines(report) {
         summary = summary.paragraph(line);
     }
     if report.blocks_without_slot_start > 0 {

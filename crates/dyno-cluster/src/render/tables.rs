@@ -9,6 +9,16 @@ use dyno_report::{Align, Cell, Table};
 /// blocks)", one per fraction that any block reached; then, for a run with faults, a
 /// sentence per fault and the forks.
 pub fn headline(report: &ClusterReport) -> Vec<String> {
+    let mut lines = propagation_lines(report);
+    if let Some(f) = &report.faults {
+        lines.extend(super::fault_lines(f));
+    }
+    lines
+}
+
+/// The headline without the faults' sentences: the start-up, adoption per fraction and
+/// what a node cost (the HTML report gives the faults a section of their own).
+pub(crate) fn propagation_lines(report: &ClusterReport) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(s) = &report.startup {
         lines.push(s.line());
@@ -16,9 +26,6 @@ pub fn headline(report: &ClusterReport) -> Vec<String> {
     lines.extend(adoption_lines(report));
     if let Some(line) = cost_line(&report.resources) {
         lines.push(line);
-    }
-    if let Some(f) = &report.faults {
-        lines.extend(super::fault_lines(f));
     }
     lines
 }

@@ -189,8 +189,8 @@ fn primary_metrics_are_named_once_each_and_do_not_change_the_fingerprint() {
     let c = parse(&with(r#"["cpu_s_per_tx", "jsonl:tps"]"#)).unwrap();
     assert_eq!(c.primary, ["cpu_s_per_tx", "jsonl:tps"]);
     assert_eq!(
-        crate::record::fingerprint(&c),
-        crate::record::fingerprint(&parse(GOOD).unwrap())
+        crate::resume::fingerprint(&c),
+        crate::resume::fingerprint(&parse(GOOD).unwrap())
     );
     let e = err(&with("[]"));
     assert!(
@@ -220,7 +220,7 @@ fn a_precision_target_and_its_budget_are_checked() {
     );
     assert_eq!(
         (c.rounds, c.test),
-        (100, Some(crate::spec::TestKind::Sequential))
+        (100, Some(dyno_judge::TestKind::Sequential))
     );
     let c = parse(&with(
         "precision = 0.03\nmax_rounds = 40\nmax_minutes = 15\n",
@@ -231,12 +231,12 @@ fn a_precision_target_and_its_budget_are_checked() {
     let a = parse(&with("precision = \"5%\"\nmax_rounds = 40\n")).unwrap();
     let b = parse(&with("precision = \"3%\"\nmax_rounds = 80\n")).unwrap();
     assert_eq!(
-        crate::record::fingerprint(&a),
-        crate::record::fingerprint(&b)
+        crate::resume::fingerprint(&a),
+        crate::resume::fingerprint(&b)
     );
     assert_ne!(
-        crate::record::fingerprint(&a),
-        crate::record::fingerprint(&parse(GOOD).unwrap())
+        crate::resume::fingerprint(&a),
+        crate::resume::fingerprint(&parse(GOOD).unwrap())
     );
     for (head, starts) in [
         (
@@ -327,7 +327,34 @@ fn cpu_sets_must_be_on_this_machine() {
     );
     // A pinned subject is a different comparison from an unpinned one.
     assert_ne!(
-        crate::record::fingerprint(&c),
-        crate::record::fingerprint(&parse(GOOD).unwrap())
+        crate::resume::fingerprint(&c),
+        crate::resume::fingerprint(&parse(GOOD).unwrap())
     );
+}
+
+#[test]
+fn the_file_names_its_test() {
+    let base = "[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n";
+    let parse = |head: &str| {
+        ComparisonFile::parse(&format!("{head}{base}"), std::path::Path::new("c.toml"))
+    };
+    assert_eq!(parse("").unwrap().test, None);
+    assert_eq!(
+        parse("test = \"signed-rank\"\n").unwrap().test,
+        Some(TestKind::SignedRank)
+    );
+    assert_eq!(
+        parse("test = \"unpaired\"\n").unwrap().test,
+        Some(TestKind::Unpaired)
+    );
+    // A file without `test` hashes as it did before the key existed (so it resumes);
+    // naming the test is a different comparison.
+    let json = serde_json::to_string(&parse("").unwrap()).unwrap();
+    assert!(!json.contains("\"test\""), "{json}");
+    let without = crate::resume::fingerprint(&parse("").unwrap());
+    let with = crate::resume::fingerprint(&parse("test = \"paired\"\n").unwrap());
+    assert_ne!(without, with);
+    let err = parse("test = \"welch\"\n").unwrap_err().to_string();
+    assert!(err.contains("test") && err.contains("welch"), "{err}");
+    assert!(err.contains("c.toml"), "{err}");
 }

@@ -2,7 +2,11 @@
 //!
 //! Temporary files are removed when the workload is dropped (success, error, full disk)
 //! and are also listed in a process-wide registry so that an interrupt handler can remove
-//! them with [`remove_temp_files`] when the process must exit at once.
+//! them with [`remove_temp_files`] when the process must exit at once. A run killed
+//! outright (SIGKILL, the OOM killer) removes nothing: each file is held with an
+//! exclusive `flock` while it exists, so the next run tells a dead run's file (nobody
+//! holds it) from a live one's and removes it ([`clear_leftovers`]), and two runs never
+//! write the same file.
 
 use super::{seeded_rng, Benchmark, Context, Execution};
 use crate::harness::Workload;
@@ -43,16 +47,44 @@ struct TempFile {
     path: PathBuf,
 }
 
+/// Removes the benchmark files a killed run left in `dir` (files no live process holds
+/// locked); returns those it removed. A live run's files are left alone.
+pub fn clear_leftovers(dir: &Path) -> Vec<PathBuf> {
+    [SEQ_FILE, RND_FILE]
+        .iter()
+        .filter_map(|name| {
+            let path = dir.join(name);
+            let file = File::open(&path).ok()?;
+            // Held while it is removed: a run starting now cannot take it meanwhile.
+            file.try_lock().ok()?;
+            std::fs::remove_file(&path).ok()?;
+            Some(path)
+        })
+        .collect()
+}
+
 impl TempFile {
     fn create(dir: &Path, name: &str) -> Result<TempFile, HwError> {
         let path = dir.join(name);
+        // Not truncated on open: another live run's file must be refused, not emptied.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
-            .truncate(true)
+            .truncate(false)
             .open(&path)
             .map_err(|e| HwError::io(&path, "create the disk benchmark file", e))?;
+        file.try_lock().map_err(|e| {
+            let e = match e {
+                std::fs::TryLockError::WouldBlock => std::io::Error::other(
+                    "another dyno machine is writing it (one disk benchmark per directory at a time)",
+                ),
+                std::fs::TryLockError::Error(e) => e,
+            };
+            HwError::io(&path, "lock the disk benchmark file", e)
+        })?;
+        file.set_len(0)
+            .map_err(|e| HwError::io(&path, "empty the disk benchmark file", e))?;
         TEMP_FILES
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -194,6 +226,28 @@ mod tests {
         assert!(sorted.iter().enumerate().all(|(i, &x)| x == i * STRIDE));
         assert_ne!(p, sorted, "shuffled");
         assert_eq!(p, random_positions(), "same seed, same order");
+    }
+
+    #[test]
+    fn a_dead_runs_file_is_cleared_and_a_live_runs_file_is_neither_cleared_nor_shared() {
+        let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        // What a killed run leaves: the file, no lock.
+        std::fs::write(dir.path().join(SEQ_FILE), vec![7u8; 4096]).unwrap();
+        assert_eq!(clear_leftovers(dir.path()), [dir.path().join(SEQ_FILE)]);
+        assert!(!dir.path().join(SEQ_FILE).exists());
+        // A live run's file: kept by the clearing, refused to a second run.
+        let live = TempFile::create(dir.path(), RND_FILE).unwrap();
+        assert!(clear_leftovers(dir.path()).is_empty());
+        assert!(dir.path().join(RND_FILE).exists());
+        let second = TempFile::create(dir.path(), RND_FILE).err().unwrap();
+        let why = std::error::Error::source(&second).unwrap().to_string();
+        assert!(
+            why.starts_with("another dyno machine is writing it"),
+            "{second}: {why}"
+        );
+        drop(live);
+        assert!(!dir.path().join(RND_FILE).exists());
     }
 
     #[test]

@@ -10,7 +10,8 @@ mod memory;
 
 pub use cpu::{sr25519_verify, Blake2, Blake2Parallel, Ed25519, Sha256Chain, Sr25519};
 pub use disk::{
-    random_positions, remove_temp_files, DiskRndWrite, DiskSeqWrite, RND_FILE, SEQ_FILE,
+    clear_leftovers, random_positions, remove_temp_files, DiskRndWrite, DiskSeqWrite, RND_FILE,
+    SEQ_FILE,
 };
 pub use exec::TransferExecute;
 pub use memory::MemCopy;

@@ -1,8 +1,10 @@
 //! The acceptor and both halves of the handshake.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::io;
-use std::sync::atomic::Ordering::Relaxed;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +13,11 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::{PeerSpec, Shared, HANDSHAKE_TIMEOUT, LINK_BUFFER};
 use crate::frame::{nonblocking as wire, Hello, ReadError, RefuseReason};
+use crate::shape::lock;
+
+/// How long an inbound connection may take to send its first byte (a peer sends its
+/// hello as soon as it has connected).
+const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Pause after a failed accept. Out of descriptors (EMFILE/ENFILE) the pending connection
 /// stays in the backlog and accept fails again at once: without a pause the acceptor
@@ -49,44 +56,111 @@ async fn serve_accepts<A, P>(
                 continue;
             }
         };
-        let Some(slot) = HandshakeSlot::take(s) else {
-            s.traffic.handshakes_shed.fetch_add(1, Relaxed);
-            drop(stream);
+        let Ok(remote) = stream.peer_addr() else {
             continue;
         };
+        let Some((conn, stream)) = s.open_stream(stream) else {
+            continue;
+        };
+        let slot = HandshakeSlot::take(s, conn, remote.ip());
         let me = Arc::clone(s);
-        s.spawn(async move { serve_inbound(&me, stream, slot).await });
+        s.spawn(async move { serve_inbound(&me, stream, conn, remote, slot).await });
     }
 }
 
-/// One of the `max_handshakes` places of inbound connections in their handshake; given
-/// back when dropped, on every path out of the handshake.
-struct HandshakeSlot(Arc<Shared>);
+/// The inbound connections in their handshake, in accept order (connection numbers grow):
+/// where each is from and whether it has sent anything yet.
+#[derive(Default)]
+pub(super) struct Handshakes(BTreeMap<u64, Handshaking>);
 
-impl HandshakeSlot {
-    fn take(s: &Arc<Shared>) -> Option<HandshakeSlot> {
-        // Only the acceptor thread adds, so load-then-add cannot overshoot.
-        if s.handshakes.load(Relaxed) >= s.opts.max_handshakes {
+struct Handshaking {
+    source: IpAddr,
+    spoke: Arc<AtomicBool>,
+}
+
+impl Handshakes {
+    /// The connection to close to make room for one more from `source`, if a bound is
+    /// reached: of that source when its own bound is the one reached, the oldest that
+    /// has sent nothing, else the oldest. Idle connections thus only ever displace each
+    /// other, and a peer, which says hello at once, gets its handshake done.
+    fn to_shed(&self, source: IpAddr, max: usize, max_per_source: usize) -> Option<u64> {
+        let from_source = self.0.values().filter(|h| h.source == source).count();
+        let of_source = from_source >= max_per_source;
+        if !of_source && self.0.len() < max {
             return None;
         }
-        s.handshakes.fetch_add(1, Relaxed);
-        Some(HandshakeSlot(Arc::clone(s)))
+        let mut candidates = self
+            .0
+            .iter()
+            .filter(|(_, h)| !of_source || h.source == source);
+        let oldest = candidates.clone().next().map(|(c, _)| *c);
+        candidates
+            .find(|(_, h)| !h.spoke.load(Relaxed))
+            .map(|(c, _)| *c)
+            .or(oldest)
+    }
+}
+
+/// The place of one inbound connection among those in their handshake; given back when
+/// dropped, on every path out of the handshake.
+struct HandshakeSlot {
+    shared: Arc<Shared>,
+    conn: u64,
+    /// Set once the remote has sent its first byte.
+    spoke: Arc<AtomicBool>,
+}
+
+impl HandshakeSlot {
+    /// Takes a place for connection `conn` from `source`, closing the connection
+    /// [`Handshakes::to_shed`] names first when the bounds are reached.
+    fn take(s: &Arc<Shared>, conn: u64, source: IpAddr) -> HandshakeSlot {
+        let spoke = Arc::new(AtomicBool::new(false));
+        let mut open = lock(&s.handshakes);
+        let (max, per_source) = (
+            s.opts.max_handshakes.max(1),
+            s.opts.max_handshakes_per_source.max(1),
+        );
+        while let Some(shed) = open.to_shed(source, max, per_source) {
+            open.0.remove(&shed);
+            // Its handshake reads end of stream and ends the way a vanished remote's does.
+            s.close_stream(shed);
+            s.traffic.handshakes_shed.fetch_add(1, Relaxed);
+        }
+        let entry = Handshaking {
+            source,
+            spoke: Arc::clone(&spoke),
+        };
+        open.0.insert(conn, entry);
+        HandshakeSlot {
+            shared: Arc::clone(s),
+            conn,
+            spoke,
+        }
     }
 }
 
 impl Drop for HandshakeSlot {
     fn drop(&mut self) {
-        self.0.handshakes.fetch_sub(1, Relaxed);
+        lock(&self.shared.handshakes).0.remove(&self.conn);
     }
 }
 
-async fn serve_inbound(s: &Arc<Shared>, stream: TcpStream, slot: HandshakeSlot) {
-    let Ok(remote) = stream.peer_addr() else {
+async fn serve_inbound(
+    s: &Arc<Shared>,
+    stream: TcpStream,
+    conn: u64,
+    remote: std::net::SocketAddr,
+    slot: HandshakeSlot,
+) {
+    // A connection that says nothing holds its place only so long.
+    let mut first = [0u8; 1];
+    let said = tokio::time::timeout(FIRST_BYTE_TIMEOUT, stream.peek(&mut first)).await;
+    if !matches!(said, Ok(Ok(1..))) {
+        drop(slot);
+        s.close_stream(conn);
         return;
-    };
-    let Some((conn, stream)) = s.open_stream(stream) else {
-        return;
-    };
+    }
+    slot.spoke.store(true, Relaxed);
     let _ = stream.set_nodelay(true);
     let (reader, mut writer) = stream.into_split();
     let mut reader = BufReader::with_capacity(LINK_BUFFER, reader);

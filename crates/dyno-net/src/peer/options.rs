@@ -28,10 +28,15 @@ pub struct PeerOptions {
     /// an honest node never does, and a peer that does would otherwise reconnect at once
     /// and do it again.
     pub ban_after_violation: Duration,
-    /// Inbound connections in their handshake at once; one more is closed at once
-    /// (`handshakes_shed`), so a flood of idle connections cannot hold a thread and a
-    /// descriptor each for the whole handshake timeout.
+    /// Inbound connections in their handshake at once. One more makes room by closing
+    /// the oldest that has sent nothing yet (else the oldest; counted `handshakes_shed`),
+    /// so a flood of idle connections cannot lock a peer out, nor hold a task and a
+    /// descriptor each for the whole handshake timeout (a connection must send its first
+    /// byte within 2 s anyway).
     pub max_handshakes: usize,
+    /// Inbound connections in their handshake at once from one address; past it, one more
+    /// from that address makes room among that address's own, the same way.
+    pub max_handshakes_per_source: usize,
     /// How far past now (plus this node's configured latency to the peer and the frame's
     /// serialisation at that link's bandwidth) a frame's delivery time may lie. A later one
     /// would hold that message, and every later one on the link, that long, so it cuts the
@@ -47,13 +52,15 @@ pub struct PeerOptions {
 
 impl Default for PeerOptions {
     /// 64 MiB queued per peer, 16 MiB read ahead of the node per peer, a 5 s ban after a
-    /// framing violation, 64 handshakes, 60 s ahead, 5 s grace, the default timer.
+    /// framing violation, 64 handshakes (32 from one address), 60 s ahead, 5 s grace, the
+    /// default timer.
     fn default() -> Self {
         PeerOptions {
             max_queued_bytes: 64 << 20,
             max_inbound_bytes: 16 << 20,
             ban_after_violation: Duration::from_secs(5),
             max_handshakes: 64,
+            max_handshakes_per_source: 32,
             max_delivery_ahead: Duration::from_secs(60),
             dial_grace: Duration::from_secs(5),
             timer: TimerPrecision::default(),

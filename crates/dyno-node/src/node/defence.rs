@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::Node;
+use crate::hash::Hash;
 
 /// Most blocks being fetched at once: a node keeping up fetches a few, one catching up
 /// ranges instead; more are announcements no honest network makes this fast.
@@ -66,7 +67,7 @@ impl Node {
 
     /// Remembers `hash` as refused for good, forgetting the oldest past
     /// [`MAX_REJECTED`].
-    pub(super) fn refuse_for_good(&mut self, hash: [u8; 32]) {
+    pub(super) fn refuse_for_good(&mut self, hash: Hash) {
         if self.rejected.insert(hash) {
             self.rejected_order.push_back(hash);
             if self.rejected_order.len() > MAX_REJECTED {

@@ -29,9 +29,10 @@ use dyno_tiles::forge::{ForgeError, ForgedEntry};
 use serde_json::json;
 
 use super::Node;
-use crate::block::{hex, Entry};
+use crate::block::Entry;
 use crate::chain::Checked;
 use crate::control::Misbehave;
+use crate::hash::Hash;
 use crate::log::now_ns;
 use crate::seal::Sealer;
 use crate::transport::Message;
@@ -208,7 +209,7 @@ impl Node {
         l.queue = txs.into();
         let tiles = self.tiles.as_mut().expect("leading with the tiles");
         tiles
-            .begin(&base.balances, base.poh_start, l.slot_end)
+            .begin(&base.balances, base.poh_start.0, l.slot_end)
             .map_err(|e| Some(e.to_string()))?;
         l.sealer = Some(self.chain.sealer(base));
         Ok(())
@@ -303,8 +304,8 @@ impl Node {
         let t_forged = now_ns();
         log.event(
             "forged",
-            json!({"slot": slot, "block": hex(&c.hash), "height": h.height,
-                   "parent": hex(&h.parent), "txs": h.tx_count, "bytes": bytes.len()}),
+            json!({"slot": slot, "block": c.hash.to_string(), "height": h.height,
+                   "parent": h.parent.to_string(), "txs": h.tx_count, "bytes": bytes.len()}),
         );
         self.counters.forged += 1;
         let hash = c.hash;
@@ -320,7 +321,10 @@ impl Node {
                 self.broadcast(&Message::Header(h.encode()), None);
             }
         }
-        log.event("announced", json!({"slot": slot, "block": hex(&hash)}));
+        log.event(
+            "announced",
+            json!({"slot": slot, "block": hash.to_string()}),
+        );
         let t_announced = now_ns();
         let s = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;
         let [loop_start_ns, t_check, t_tick, t_snap] = stages;
@@ -392,7 +396,7 @@ fn push(sealer: &mut Sealer, e: ForgedEntry) -> Result<(), TilesFailed> {
     sealer
         .push(Entry {
             num_hashes: e.num_hashes,
-            hash: e.hash,
+            hash: Hash(e.hash),
             txs: e.txs,
         })
         .map_err(|r| TilesFailed::Seal(r.name()))

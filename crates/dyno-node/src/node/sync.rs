@@ -10,7 +10,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::Node;
-use crate::block::{hex, Header};
+use crate::block::Header;
+use crate::hash::Hash;
 use crate::log::now_ns;
 use crate::transport::Message;
 
@@ -31,7 +32,7 @@ const SYNC_MAX_ROUNDS: u32 = 64;
 pub(super) struct Sync {
     peer: String,
     /// The newest block announced whose parent was missing.
-    target: [u8; 32],
+    target: Hash,
     /// Who announced it: the next round asks that peer (the one sure to hold it).
     target_peer: String,
     target_height: u64,
@@ -47,7 +48,7 @@ impl Node {
     /// Called for an announced header that passed the cheap checks. True when the
     /// block is behind a gap (its parent is neither held nor on its way) and a range
     /// request covers it: the caller then does not fetch it alone.
-    pub(super) fn sync_for(&mut self, h: &Header, hash: [u8; 32], peer: &str) -> bool {
+    pub(super) fn sync_for(&mut self, h: &Header, hash: Hash, peer: &str) -> bool {
         let parent = h.parent;
         if self.chain.contains(&parent)
             || self.fetching.contains_key(&parent)
@@ -91,7 +92,7 @@ impl Node {
         self.counters.sync_requests += 1;
         self.log.event(
             "sync_requested",
-            json!({"peer": s.peer, "block": hex(&s.target), "height": s.target_height,
+            json!({"peer": s.peer, "block": s.target.to_string(), "height": s.target_height,
                    "from_height": self.chain.tip().height}),
         );
         let m = Message::GetChain {
@@ -102,7 +103,7 @@ impl Node {
     }
 
     /// The best chain at heights tip, tip-1, tip-2, tip-4, ... and genesis.
-    fn locator(&self) -> Vec<[u8; 32]> {
+    fn locator(&self) -> Vec<Hash> {
         let best = self.chain.best_chain();
         let mut out = Vec::new();
         let mut i = 0usize;
@@ -116,8 +117,8 @@ impl Node {
 
     /// Answers a range request: the blocks after the newest locator hash on the chain
     /// ending at `to`, oldest first, within [`SYNC_MAX_BLOCKS`] and [`SYNC_MAX_BYTES`].
-    pub(super) fn serve_range(&mut self, peer: &str, to: [u8; 32], locator: &[[u8; 32]]) {
-        let known: HashSet<&[u8; 32]> = locator.iter().collect();
+    pub(super) fn serve_range(&mut self, peer: &str, to: Hash, locator: &[Hash]) {
+        let known: HashSet<&Hash> = locator.iter().collect();
         let mut back = Vec::new();
         let mut h = to;
         while !known.contains(&h) {
@@ -166,7 +167,7 @@ impl Node {
             let tip = self.chain.tip();
             self.log.event(
                 "caught_up",
-                json!({"peer": peer, "block": hex(&tip.hash), "height": tip.height,
+                json!({"peer": peer, "block": tip.hash.to_string(), "height": tip.height,
                        "slot": tip.slot, "blocks": s.blocks, "rounds": s.rounds,
                        "behind_since_ns": s.since_ns}),
             );

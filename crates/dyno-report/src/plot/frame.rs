@@ -132,6 +132,21 @@ pub(crate) fn draw_line(
     Ok(())
 }
 
+/// Draws `points` as a dashed line: the palette's second round of colours, told from
+/// the first by the dashes (no legend entry: its page draws the legend).
+pub(crate) fn draw_dashed_line(
+    chart: &mut Chart<'_, '_>,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    color: RGBColor,
+) -> Result<(), ReportError> {
+    let style = color.stroke_width(2);
+    let points: Vec<(f64, f64)> = points.into_iter().collect();
+    chart
+        .draw_series(DashedLineSeries::new(points, 6, 4, style))
+        .map_err(msg)?;
+    Ok(())
+}
+
 /// Draws the legend of the lines drawn with [`draw_line`], in a box at `position`.
 pub(crate) fn draw_legend<'a, 'b: 'a>(
     chart: &mut Chart<'a, 'b>,

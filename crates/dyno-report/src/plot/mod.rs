@@ -71,6 +71,20 @@ pub(crate) fn series_color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Whether the `i`-th series of a plot without its own legend is drawn dashed: the
+/// palette's eight colours come round again from the ninth series, dashed (so nine to
+/// sixteen series stay told apart), solid again from the seventeenth.
+pub fn series_dashed(i: usize) -> bool {
+    (i / PALETTE.len()) % 2 == 1
+}
+
+/// The colour plots draw the `i`-th series in (the palette repeats after eight), as a CSS
+/// or SVG colour (`#0072B2`): for a legend a page draws itself beside a plot.
+pub fn series_color_hex(i: usize) -> String {
+    let RGBColor(r, g, b) = series_color(i);
+    format!("#{r:02X}{g:02X}{b:02X}")
+}
+
 /// One display scale for a whole axis: every tick in the same prefixed unit (never
 /// `953.67 MiB/s` beside `1.02 GiB/s`), with the unit in the axis label and as many
 /// decimals as it takes to tell neighbouring ticks apart.

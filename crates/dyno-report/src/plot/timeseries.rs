@@ -40,6 +40,11 @@ pub struct TimeSeriesPlot {
     size: PlotSize,
     /// What the time axis measures from (default "time since start").
     time_axis: String,
+    /// Each series' colour, an index into the palette ([`super::series_color_hex`]).
+    colors: Vec<usize>,
+    /// Whether the legend is drawn in the plot's top right corner (the default), or left
+    /// to the page (many series: a legend that size would hide the newest points).
+    legend: bool,
 }
 
 /// Fill of a marked window: a light red under the lines.
@@ -55,7 +60,33 @@ impl TimeSeriesPlot {
             windows: Vec::new(),
             size: PlotSize::default(),
             time_axis: "time since start".into(),
+            colors: Vec::new(),
+            legend: true,
         }
+    }
+
+    /// Leaves the legend out (and the room above the lines it needs): the page shows one
+    /// of its own, beside or under the plot, with [`super::series_color_hex`] swatches.
+    pub fn without_legend(mut self) -> Self {
+        self.legend = false;
+        self
+    }
+
+    /// Adds a series drawn in the palette's colour `color` (see
+    /// [`super::series_color_hex`]), so one subject keeps its colour across plots where
+    /// some have no series of it.
+    pub fn series_in_color(
+        mut self,
+        label: impl Into<String>,
+        color: usize,
+        points: Vec<(f64, f64)>,
+    ) -> Self {
+        self.series.push(TimeSeries {
+            label: label.into(),
+            points,
+        });
+        self.colors.push(color);
+        self
     }
 
     /// Names the time axis (its unit is added): "time since start" unless set, e.g.
@@ -72,13 +103,10 @@ impl TimeSeriesPlot {
         self
     }
 
-    /// Adds a series of `(seconds, value)` points.
-    pub fn series(mut self, label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
-        self.series.push(TimeSeries {
-            label: label.into(),
-            points,
-        });
-        self
+    /// Adds a series of `(seconds, value)` points, in the next colour of the palette.
+    pub fn series(self, label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        let color = self.series.len();
+        self.series_in_color(label, color, points)
     }
 
     /// Sets the size.
@@ -117,7 +145,8 @@ impl TimeSeriesPlot {
         // Resource use reads best against zero; only values below zero move the floor.
         // The top gets room for the legend, so it does not hide the lines.
         let floor = v_lo.min(0.0);
-        let y_range = floor..padded(floor, v_hi, 0.05).end + (v_hi - floor) * 0.2;
+        let room = if self.legend { 0.2 } else { 0.0 };
+        let y_range = floor..padded(floor, v_hi, 0.05).end + (v_hi - floor) * room;
         let t_range = padded(t_lo, t_hi, 0.02);
         let t_scale = AxisScale::new(Unit::Seconds, &t_range);
         let v_scale = AxisScale::new(self.metric.unit, &y_range);
@@ -152,7 +181,16 @@ impl TimeSeriesPlot {
                     .points
                     .iter()
                     .map(|&(t, v)| (t_scale.to_axis(t), v_scale.to_axis(v)));
-                frame::draw_line(&mut chart, points, series_color(i), s.label.as_str())?;
+                let index = self.colors.get(i).copied().unwrap_or(i);
+                let color = series_color(index);
+                if !self.legend && super::series_dashed(index) {
+                    frame::draw_dashed_line(&mut chart, points, color)?;
+                } else {
+                    frame::draw_line(&mut chart, points, color, s.label.as_str())?;
+                }
+            }
+            if !self.legend {
+                return Ok(());
             }
             frame::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)
         })
@@ -222,6 +260,31 @@ mod tests {
             .window("w", f64::NAN, 1.0)
             .render_svg();
         assert!(matches!(nan, Err(ReportError::NonFinite { .. })));
+    }
+
+    #[test]
+    fn without_its_legend_a_plot_keeps_each_series_colour_and_names_none() {
+        let ramp = |k: f64| (0..5).map(|s| (f64::from(s), k + f64::from(s))).collect();
+        let svg = TimeSeriesPlot::new("TPS", rss())
+            .without_legend()
+            .series_in_color("node-3", 3, ramp(1.0))
+            .series_in_color("node-9", 9, ramp(2.0))
+            .render_svg()
+            .unwrap();
+        assert!(
+            !svg.contains("node-3") && !svg.contains("node-9"),
+            "no legend"
+        );
+        assert_eq!(polylines(&svg, series_color(3)), 1, "the line only");
+        // The ninth series on comes round to the palette's colours again, dashed.
+        assert!(polylines(&svg, series_color(9)) > 4, "dashes, not one line");
+        assert!(svg.contains(&crate::plot::series_color_hex(9)));
+        assert!(!crate::plot::series_dashed(3) && crate::plot::series_dashed(9));
+        assert_eq!(
+            crate::plot::series_color_hex(9),
+            crate::plot::series_color_hex(1)
+        );
+        assert_eq!(crate::plot::series_color_hex(0), "#0072B2");
     }
 
     #[test]

@@ -98,6 +98,24 @@ impl Pg {
         })
     }
 
+    pub(crate) fn update_settings(
+        &self,
+        run: RunId,
+        settings: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let settings = to_json(settings);
+        let changed = self.transact(|tx| {
+            Ok(tx.execute(
+                "UPDATE runs SET settings = $1 WHERE id = $2",
+                &[&settings, &run],
+            )?)
+        })?;
+        match changed {
+            0 => Err(StoreError::UnknownRun(run)),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn finish_run(&self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
         if status == RunStatus::Running {
             return Err(StoreError::FinishAsRunning(run));

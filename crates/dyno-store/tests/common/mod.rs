@@ -1,8 +1,6 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-pub mod pg;
-
 use dyno_model::{Direction, Host, Metric, RunInfo, Sample, Subject, SubjectKind, Unit};
 use std::path::{Path, PathBuf};
 

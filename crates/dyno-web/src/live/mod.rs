@@ -113,6 +113,9 @@ async fn scrape_forever(hub: Arc<LiveHub>) {
             views.push(v);
         }
         recent.push(started.elapsed().as_secs_f64(), &views);
+        for v in &mut views {
+            v.node.adopted_rate = recent.adoption_rate(&v.name);
+        }
         let mut panel = render_panel(&views, dyno_model::now_unix());
         panel.push_str(&recent.render());
         hub.panel.send_replace(panel.replace('\r', ""));
@@ -131,7 +134,7 @@ fn render_panel(views: &[TargetView], now: f64) -> String {
             ("TPS", true),
             ("Height", true),
             ("Blocks adopted", true),
-            ("Adopted/s", true),
+            ("Adopted/s (10 s)", true),
             ("Blocks produced", true),
         ],
     );
@@ -215,7 +218,7 @@ pub(crate) async fn page(State(live): State<Live>) -> Response {
                 <noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript>\n";
     let body = format!(
         "<p class=\"hint\">Following {} endpoint(s): <span id=\"live-state\">connecting…</span></p>\n\
-         <div id=\"live\">{panel}</div>\n",
+         <div id=\"answer\"><div id=\"live\">{panel}</div></div>\n",
         hub.targets.len()
     );
     Html(page_with_head("Live", "/live", head, &body)).into_response()

@@ -53,9 +53,11 @@ pub(crate) struct NodeView {
     pub height: Option<f64>,
     /// Blocks adopted since the start.
     pub adopted: Option<f64>,
-    /// Blocks adopted per second over the last interval.
+    /// Blocks adopted per second over the last [`super::recent::ADOPTION_WINDOW_S`]
+    /// seconds (set from the live page's memory: one scrape apart, a block every few
+    /// slots reads as spikes).
     pub adopted_rate: Option<f64>,
-    /// Blocks produced (pipeline bench).
+    /// Blocks produced: a pipeline bench's blocks, a node's forged blocks (0 on a relay).
     pub blocks: Option<f64>,
 }
 
@@ -153,8 +155,11 @@ pub(crate) fn view(name: &str, prev: Option<&Reading>, now: &Reading) -> TargetV
         tps,
         height: now.sum("dyno_node_height", &[]),
         adopted: now.sum("dyno_node_blocks_adopted_total", &[]),
-        adopted_rate: rate(prev, now, "dyno_node_blocks_adopted_total", &[]),
-        blocks: now.sum("dyno_node_blocks_total", &[]),
+        adopted_rate: None,
+        // A bench's pipeline counts the blocks it made; a node, those it forged.
+        blocks: now
+            .sum("dyno_node_blocks_total", &[])
+            .or_else(|| now.sum("dyno_node_blocks_forged_total", &[])),
     };
     TargetView {
         name: name.to_string(),
@@ -185,6 +190,20 @@ mod tests {
              dyno_tile_time_seconds_total{{tile=\"verify:0\",bucket=\"backp\"}} {backp}\n\
              dyno_tile_time_seconds_total{{tile=\"verify:0\",bucket=\"finish\"}} {finish}\n"
         )
+    }
+
+    #[test]
+    fn blocks_produced_are_a_benchs_blocks_or_a_nodes_forged_ones() {
+        let t0 = Instant::now();
+        let bench = reading(t0, "dyno_node_blocks_total 12\n");
+        assert_eq!(view("b", None, &bench).node.blocks, Some(12.0));
+        let producer = reading(
+            t0,
+            "dyno_node_blocks_forged_total 4\ndyno_node_blocks_adopted_total 9\n",
+        );
+        assert_eq!(view("n0", None, &producer).node.blocks, Some(4.0));
+        let nothing = reading(t0, "dyno_node_height 3\n");
+        assert_eq!(view("x", None, &nothing).node.blocks, None);
     }
 
     #[test]
@@ -220,14 +239,11 @@ mod tests {
         );
         let v = view("u", Some(&a), &b);
         assert_eq!(v.node.tps, Some(1000.0));
-        assert_eq!(
-            (v.node.adopted, v.node.adopted_rate, v.node.height),
-            (Some(7.0), Some(2.0), Some(9.0))
-        );
+        assert_eq!((v.node.adopted, v.node.height), (Some(7.0), Some(9.0)));
         assert_eq!(view("u", None, &b).node.tps, None);
         let gauge = reading(t0, "dyno_node_tps 1999.5\n");
         assert_eq!(view("u", None, &gauge).node.tps, Some(1999.5));
         // A counter that went backwards (the endpoint restarted) gives no rate.
-        assert_eq!(view("u", Some(&b), &a).node.adopted_rate, None);
+        assert_eq!(view("u", Some(&b), &a).node.tps, None);
     }
 }

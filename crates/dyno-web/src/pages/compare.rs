@@ -7,8 +7,7 @@
 
 use super::comparison::{judged, outcome, outcome_class};
 use super::stored::comparisons;
-use super::when;
-use crate::markup::{esc, link, page, HtmlTable};
+use crate::markup::{answer_list, esc, link, page, when, HtmlTable};
 use crate::state::{AppState, PageError};
 use dyno_store::Store;
 
@@ -27,7 +26,8 @@ pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageErro
             ("Runs", false),
             ("File", false),
         ],
-    );
+    )
+    .secondary(&["Runs", "File"]);
     for c in &comparisons {
         let (first, last) = (c.first(), c.last());
         // A comparison that cannot be judged says why in its row; the list stays.
@@ -46,7 +46,7 @@ pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageErro
             esc(&c.subjects.join(", ")),
             esc(&c.workloads.join(", ")),
             format!("{} of {}", c.runs.len(), c.planned),
-            esc(&when(c.started_at)),
+            when(c.started_at),
             format!(
                 "{}..{}",
                 link(&format!("/runs/{first}"), &first.to_string()),
@@ -64,7 +64,7 @@ pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageErro
             "<p class=\"hint\">Each comparison is judged from its stored runs, as \
              <code>dyno compare report</code> judges it; the outcome counts its primary \
              metrics' verdicts.</p>\n{}",
-            table.render()
+            answer_list(&table.render())
         )
     };
     Ok(page("Comparisons", "/compare", &body))

@@ -1,8 +1,8 @@
 //! The fleet view: for one metric, the newest complete run of every machine in the
 //! store (host name and CPU model), as `dyno results fleet` reads it.
 
-use super::{given, when};
-use crate::markup::{esc, figure, link, page, query, HtmlTable};
+use super::given;
+use crate::markup::{answer_list, esc, figure, link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{BoxPlot, PlotSize};
@@ -43,7 +43,8 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
             ("n", true),
             ("Median", true),
         ],
-    );
+    )
+    .secondary(&["n"]);
     let mut plot = BoxPlot::new(format!("{} across the fleet", m.name), m.clone()).size(PlotSize {
         width: 900,
         height: (160 + 46 * fleet.machines.len() as u32).min(1400),
@@ -62,7 +63,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
                 &r.hostname,
             ),
             link(&format!("/runs/{}", r.run), &r.run.to_string()),
-            esc(&when(r.started_at)),
+            when(r.started_at),
             sum.n.to_string(),
             esc(&format_value(sum.median, m.unit)),
         ]);
@@ -72,7 +73,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
         "<p class=\"hint\">The newest complete run of each of {} machine{}, by CPU model.</p>\n{}{}",
         fleet.machines.len(),
         if fleet.machines.len() == 1 { "" } else { "s" },
-        table.render(),
+        answer_list(&table.render()),
         figure(
             "fleet",
             &format!("{} ({}), every sample of each machine's newest run", m.name, m.unit.symbol()),
@@ -85,7 +86,7 @@ pub(crate) fn render(store: &Store, p: &FleetParams) -> Result<String, PageError
 fn metric_list(store: &Store) -> Result<String, PageError> {
     let names = store.metric_names()?;
     let mut body = String::from(
-        "<p class=\"hint\">Pick a metric to see where every machine in the store stands on it.</p>\n<ul>\n",
+        "<p class=\"hint\">Pick a metric to see where every machine in the store stands on it.</p>\n<ul id=\"answer\">\n",
     );
     for n in &names {
         let href = format!("/fleet{}", query(&[("metric", Some(n))]));

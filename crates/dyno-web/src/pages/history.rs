@@ -1,9 +1,9 @@
 //! Metric histories: the index of every (metric, command, host, subject, workload) series, and one
 //! metric's history with a plot and the run behind every point.
 
-use super::{given, when};
+use super::given;
 use crate::history::{histories, History, SeriesFilter};
-use crate::markup::{esc, figure, link, page, query, HtmlTable};
+use crate::markup::{answer_list, esc, figure, link, name_link, page, query, when, HtmlTable};
 use crate::state::PageError;
 use dyno_model::format_value;
 use dyno_report::plot::{ChangeKind, PlotSize, TrendPlot};
@@ -74,18 +74,19 @@ fn index(found: &[History]) -> String {
             ("Change points", true),
             ("Latest", false),
         ],
-    );
+    )
+    .secondary(&["Workload"]);
     for h in found {
         let latest = h.points.last().map(|p| when(p.started_at));
         table.row(vec![
-            link(&href(h), &h.key.metric),
+            name_link(&href(h), &h.key.metric),
             esc(&h.key.command),
             esc(&h.key.host),
             esc(&h.key.subject),
             esc(h.key.workload.as_deref().unwrap_or("-")),
             h.points.len().to_string(),
             h.changes.len().to_string(),
-            esc(&latest.unwrap_or_default()),
+            latest.unwrap_or_default(),
         ]);
     }
     let body = if table.is_empty() {
@@ -96,7 +97,7 @@ fn index(found: &[History]) -> String {
         format!(
             "<p class=\"hint\">Every metric, per command, host and subject: pick one to see \
              its value run after run.</p>\n{}",
-            table.render()
+            answer_list(&table.render())
         )
     };
     page("History", "/history", &body)
@@ -110,8 +111,14 @@ fn metric_page(metric: &str, found: &[History]) -> String {
             found.len()
         ));
     }
-    for h in found {
-        body.push_str(&series_section(h));
+    for (i, h) in found.iter().enumerate() {
+        let section = series_section(h);
+        // The first series, its plot and table, is what the page answers with.
+        body.push_str(&if i == 0 {
+            answer_list(&section)
+        } else {
+            section
+        });
     }
     page(&format!("History of {metric}"), "/history", &body)
 }
@@ -154,22 +161,23 @@ fn series_section(h: &History) -> String {
             ("Median", true),
             ("Change", false),
         ],
-    );
+    )
+    .secondary(&["n"]);
     for (i, p) in h.points.iter().enumerate() {
         let change = h.changes.iter().find(|c| c.index == i).map(|c| {
             format!(
-                "{} change: {} → {} ({:+.1} %, p = {:.2e})",
+                "{} change: {} → {} ({:+.1} %, {})",
                 c.strength.as_str(),
                 f(c.mean_before),
                 f(c.mean_after),
                 c.relative_change * 100.0,
-                c.p_value
+                dyno_report::format_p_clause(c.p_value)
             )
         });
         table.row(vec![
             (i + 1).to_string(),
             link(&format!("/runs/{}", p.run), &p.run.to_string()),
-            esc(&when(p.started_at)),
+            when(p.started_at),
             p.samples.to_string(),
             esc(&f(p.value)),
             esc(&change.unwrap_or_default()),

@@ -12,13 +12,7 @@ pub(crate) mod runs;
 pub(crate) mod stored;
 pub(crate) mod tune;
 
-use dyno_model::{format_timestamp, RunStatus};
-
-/// A start time as the pages show it: `2026-11-25 13:40:02 UTC`.
-pub(crate) fn when(unix: f64) -> String {
-    let t = format_timestamp(unix);
-    format!("{} {} UTC", &t[..10], &t[11..19])
-}
+use dyno_model::RunStatus;
 
 /// A run status, coloured by its CSS class.
 pub(crate) fn status(s: RunStatus) -> String {

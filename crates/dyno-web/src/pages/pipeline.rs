@@ -1,20 +1,29 @@
-//! A `pipeline bench` run: its layout, its TPS second by second, and the diagnosis of
-//! what limited it, from the run's subject, samples and settings.
+//! A `pipeline bench` run: the diagnosis of what limited it (the page's answer, first),
+//! its layout and its TPS second by second, from the run's subject, samples and settings.
 
 use super::values;
-use crate::markup::{esc, figure, HtmlTable};
+use crate::markup::{answer, esc, figure, HtmlTable};
 use dyno_model::{format_value, Direction, Metric, Unit};
 use dyno_report::plot::{PlotSize, TimeSeriesPlot};
 use dyno_store::StoredRun;
 
-/// The section of the run page.
+/// The answer at the top of the run page: the bottleneck, why, and each tile kind's
+/// busy and backpressured shares.
+pub(crate) fn answer_section(run: &StoredRun) -> String {
+    let d = &run.info.settings["diagnosis"];
+    let heading = match d["bottleneck"].as_str() {
+        Some(b) => format!("Bottleneck: {b}"),
+        None => "Bottleneck".to_string(),
+    };
+    answer("", &heading, &diagnosis(d))
+}
+
+/// The rest of the run page's section: the layout and the throughput.
 pub(crate) fn section(run: &StoredRun) -> String {
-    let mut out = String::from("<h2>Layout</h2>\n");
-    out.push_str(&layout(run));
-    out.push_str("<h2>Throughput</h2>\n");
+    let mut out = String::from("<h2>Throughput</h2>\n");
     out.push_str(&throughput(run));
-    out.push_str("<h2>Diagnosis</h2>\n");
-    out.push_str(&diagnosis(&run.info.settings["diagnosis"]));
+    out.push_str("<h2>Layout</h2>\n");
+    out.push_str(&layout(run));
     out
 }
 
@@ -110,8 +119,7 @@ fn diagnosis(d: &serde_json::Value) -> String {
             .into();
     };
     let mut out = format!(
-        "<p><strong>Bottleneck: {}</strong>. {}</p>\n",
-        esc(bottleneck),
+        "<p>{}</p>\n",
         esc(d["summary"].as_str().unwrap_or_default())
     );
     if let Some(notes) = d["notes"].as_array().filter(|n| !n.is_empty()) {

@@ -1,10 +1,14 @@
-//! One run: what was run where, and each metric's median, interval, spread and
-//! distribution, with a link to the metric's history and to the command's own report.
+//! One run: the command's answer first (a machine run's requirements, a bench's
+//! bottleneck, a cluster's adoption and recovery, a study's winning recipe, the comparison
+//! a compare execution belongs to), then what was run where, and each metric's median,
+//! interval, spread and distribution, with a link to the metric's history and to the
+//! command's own report.
 
-use super::{values, when};
-use crate::markup::{esc, figure, link, page, query, HtmlTable};
+use super::values;
+use crate::markup::{answer, esc, figure, link, name_cell, page, query, HtmlTable};
 use crate::state::{AppState, PageError};
 use dyno_model::{format_value, Host, Metric};
+use dyno_report::format_when;
 use dyno_report::plot::{BoxPlot, PlotSize};
 use dyno_store::{Store, StoredRun};
 
@@ -20,7 +24,9 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
         "Run {}: dyno {} of {}",
         run.id, info.command, info.subject.name
     );
-    let mut body = String::from("<div class=\"facts\">\n");
+    let (answer, kind) = kind_sections(state, store, &run)?;
+    let mut body = answer;
+    body.push_str("<div class=\"facts\">\n");
     body.push_str(&facts("Run", &run_facts(&run)));
     body.push_str(&facts("Host", &host_facts(&info.host)));
     body.push_str("</div>\n");
@@ -31,7 +37,7 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
             esc(&info.command)
         ));
     }
-    body.push_str(&kind_section(store, &run)?);
+    body.push_str(&kind);
     let settings = serde_json::to_string_pretty(&info.settings).unwrap_or_default();
     body.push_str(&format!(
         "<details><summary>Settings</summary><pre>{}</pre></details>\n",
@@ -43,30 +49,93 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
     Ok(page(&title, "/", &body))
 }
 
-/// What a run of this command has besides its samples: a tune study's race, a pipeline
-/// bench's layout, TPS and diagnosis, a cluster's adoption, nodes and faults, the
-/// comparison a compare run belongs to.
-fn kind_section(store: &Store, run: &StoredRun) -> Result<String, PageError> {
+/// What a run of this command has besides its samples, as the answer at the top of the
+/// page and the rest further down: a pipeline bench's diagnosis, then its TPS and layout;
+/// a cluster's adoption and recovery, then its nodes and faults; a tune study's winning
+/// recipe, then its race; the comparison a compare run belongs to; and for the other
+/// commands the answer their crate gives through [`crate::FullReport::answer`] (a
+/// machine run's requirements).
+fn kind_sections(
+    state: &AppState,
+    store: &Store,
+    run: &StoredRun,
+) -> Result<(String, String), PageError> {
     Ok(match run.info.command.as_str() {
-        "pipeline bench" => super::pipeline::section(run),
-        "cluster run" => super::cluster::section(store, run)?,
+        "pipeline bench" => (
+            super::pipeline::answer_section(run),
+            super::pipeline::section(run),
+        ),
+        "cluster run" => (
+            super::cluster::answer_section(store, run)?,
+            super::cluster::section(store, run)?,
+        ),
         "tune" => super::tune::section(store, run)?,
-        "compare" => match run.info.settings["comparison"]["id"].as_str() {
-            Some(id) => format!(
-                "<p class=\"kind\">One execution of comparison {}: its verdicts are on its page.</p>\n",
-                link(&format!("/compare{}", query(&[("id", Some(id))])), id)
-            ),
-            None => String::new(),
-        },
-        "bisect" => match run.info.settings["bisect"]["id"].as_str() {
-            Some(id) => format!(
-                "<p class=\"kind\">One step of bisection {}: its culprits and steps are on its page.</p>\n",
-                link(&format!("/bisect/{}", crate::markup::url_encode(id)), id)
-            ),
-            None => String::new(),
-        },
-        _ => String::new(),
+        "compare" => (compare_answer(state, store, run), String::new()),
+        "bisect" => (bisect_answer(run), String::new()),
+        _ => (plugged_answer(state, store, run), String::new()),
     })
+}
+
+/// A bisect step's answer: the bisection it belongs to, whose page names the culprits.
+fn bisect_answer(run: &StoredRun) -> String {
+    let Some(id) = run.info.settings["bisect"]["id"].as_str() else {
+        return String::new();
+    };
+    answer(
+        "",
+        "Bisection",
+        &format!(
+            "<p>One step of bisection {}: its culprits and steps are on its page.</p>\n",
+            link(&format!("/bisect/{}", crate::markup::url_encode(id)), id)
+        ),
+    )
+}
+
+/// A compare execution's answer: the comparison it belongs to, with what that found.
+fn compare_answer(state: &AppState, store: &Store, run: &StoredRun) -> String {
+    let Some(id) = run.info.settings["comparison"]["id"].as_str() else {
+        return String::new();
+    };
+    let href = format!("/compare{}", query(&[("id", Some(id))]));
+    let found = state
+        .reports
+        .as_ref()
+        .and_then(|r| r.comparison(store, run.id).ok().flatten());
+    let (class, outcome) = match &found {
+        // The answer's edge: red for a regression, green for an improvement.
+        Some(view) => (
+            match super::comparison::outcome_class(view) {
+                "status-failed" => "regression",
+                "improvement" => "improvement",
+                _ => "nochange",
+            },
+            format!(": {}", esc(&super::comparison::outcome(view))),
+        ),
+        None => ("", String::new()),
+    };
+    answer(
+        class,
+        "Comparison",
+        &format!(
+            "<p>One execution of comparison {}{outcome}. Its verdicts are on its page.</p>\n",
+            link(&href, id)
+        ),
+    )
+}
+
+/// The answer the command's crate gives (a machine run's requirements), if any.
+fn plugged_answer(state: &AppState, store: &Store, run: &StoredRun) -> String {
+    let Some(reports) = state.reports.as_ref() else {
+        return String::new();
+    };
+    match reports.answer(store, run) {
+        Ok(Some(section)) => dyno_report::section_html(&section.answer()),
+        Ok(None) => String::new(),
+        Err(e) => format!(
+            "<p class=\"note\">The verdict of this run cannot be given: {}</p>\n",
+            esc(&e.to_string())
+        ),
+    }
 }
 
 /// The command's own report of the run, from the plugged-in [`crate::FullReport`].
@@ -122,8 +191,11 @@ fn run_facts(run: &StoredRun) -> Vec<(&'static str, String)> {
             "subject",
             format!("{} ({})", i.subject.name, i.subject.kind.as_str()),
         ),
-        ("started", when(i.started_at)),
-        ("finished", run.finished_at.map(when).unwrap_or_default()),
+        ("started", format_when(i.started_at)),
+        (
+            "finished",
+            run.finished_at.map(format_when).unwrap_or_default(),
+        ),
         ("status", run.status.as_str().to_string()),
         ("dyno version", i.tool_version.clone()),
     ]
@@ -170,7 +242,8 @@ fn metrics_table(run: &StoredRun) -> String {
             ("Max", true),
             ("History", false),
         ],
-    );
+    )
+    .secondary(&["Min", "Max"]);
     for m in &run.metrics {
         let v = values(run, &m.name);
         let Some(sum) = dyno_stats::summarize(&v) else {
@@ -182,17 +255,12 @@ fn metrics_table(run: &StoredRun) -> String {
             .flatten()
             .map(|c| format!("{} .. {}", f(c.low), f(c.high)))
             .unwrap_or_else(|| "-".into());
-        let cv = if sum.n > 1 {
-            format!("{:.2} %", sum.cv * 100.0)
-        } else {
-            "-".into()
-        };
         table.row(vec![
-            esc(&m.name),
+            name_cell(&m.name),
             sum.n.to_string(),
             f(sum.median),
             ci,
-            cv,
+            esc(&dyno_results::cv_text(&sum)),
             f(sum.min),
             f(sum.max),
             link(&history_href(run, m), "history"),

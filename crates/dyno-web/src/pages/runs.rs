@@ -1,8 +1,8 @@
 //! The front page: stored runs, newest first, with a filter form (a plain GET form, so
 //! it works without JavaScript and every filtered view has its own URL).
 
-use super::{given, status, when};
-use crate::markup::{esc, link, page, query, url_encode, HtmlTable};
+use super::{given, status};
+use crate::markup::{answer_list, esc, link, page, query, url_encode, when, HtmlTable};
 use crate::state::PageError;
 use dyno_store::{RunFilter, Store};
 use serde::Deserialize;
@@ -46,7 +46,8 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
             ("Status", false),
             ("Samples", true),
         ],
-    );
+    )
+    .secondary(&["Samples"]);
     for r in &runs {
         table.row(vec![
             link(&format!("/runs/{}", r.id), &r.id.to_string()),
@@ -65,7 +66,7 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
                 &format!("/{}", query(&[("host", Some(&r.hostname))])),
                 &r.hostname,
             ),
-            esc(&when(r.started_at)),
+            when(r.started_at),
             status(r.status),
             r.samples.to_string(),
         ]);
@@ -96,7 +97,7 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
              try <code>dyno machine</code>, then reload.</p>\n",
         );
     } else {
-        body.push_str(&table.render());
+        body.push_str(&answer_list(&table.render()));
     }
     Ok(page("Runs", "/", &body))
 }

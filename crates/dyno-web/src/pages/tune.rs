@@ -1,11 +1,12 @@
 //! A `tune` run is one build variant of a study; its page shows the whole study from the
-//! store: the race (rounds each variant ran: a race stops measuring a variant once it is
-//! beaten), the Pareto set on the medians of the benchmark metrics, and the winning
-//! recipe (the `[profile]` section and flags of the best variant on the Pareto set).
+//! store: the winning recipe first (the `[profile]` section and flags of the best variant
+//! on the Pareto set: the study's answer), then the race (rounds each variant ran: a race
+//! stops measuring a variant once it is beaten) and the Pareto set on the medians of the
+//! benchmark metrics.
 //! `dyno tune report STUDY` gives the statistics behind each elimination.
 
 use super::values;
-use crate::markup::{esc, link, HtmlTable};
+use crate::markup::{answer, esc, link, HtmlTable};
 use crate::state::PageError;
 use dyno_model::{format_value, Direction, Metric};
 use dyno_stats::Better;
@@ -21,10 +22,11 @@ struct Contestant {
     medians: Vec<Option<f64>>,
 }
 
-/// The section of the run page.
-pub(crate) fn section(store: &Store, run: &StoredRun) -> Result<String, PageError> {
+/// The run page's answer (the winning recipe) and the rest of its section (the race).
+pub(crate) fn section(store: &Store, run: &StoredRun) -> Result<(String, String), PageError> {
     let Some(study) = run.info.subject.attributes.get("study").cloned() else {
-        return Ok("<p class=\"note\">This tune run names no study.</p>\n".into());
+        let none = "<p class=\"note\">This tune run names no study.</p>\n";
+        return Ok((answer("", "The winning recipe", none), String::new()));
     };
     let filter = RunFilter {
         command: Some("tune".into()),
@@ -66,6 +68,11 @@ pub(crate) fn section(store: &Store, run: &StoredRun) -> Result<String, PageErro
         .collect();
     let most = contestants.iter().map(|c| c.rounds).max().unwrap_or(0);
     let pareto = pareto(&contestants, &metrics);
+    let winner = answer(
+        "pass",
+        "The winning recipe",
+        &recipe(&contestants, &metrics, &pareto, most),
+    );
     let mut out = format!(
         "<p class=\"hint\">Study <code>{}</code> ({}): {} variants, {} rounds at most. \
          A variant measured for fewer rounds than the others was eliminated by the race \
@@ -78,9 +85,7 @@ pub(crate) fn section(store: &Store, run: &StoredRun) -> Result<String, PageErro
     );
     out.push_str("<h2>The race</h2>\n");
     out.push_str(&race(&contestants, &metrics, &pareto, most, run.id));
-    out.push_str("<h2>The winning recipe</h2>\n");
-    out.push_str(&recipe(&contestants, &metrics, &pareto, most));
-    Ok(out)
+    Ok((winner, out))
 }
 
 fn better(d: Direction) -> Better {

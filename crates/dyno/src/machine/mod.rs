@@ -141,6 +141,13 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     if measures_disk {
         preflight::check_base_path(&args.base_path)?;
     }
+    // A run killed outright left its 64 MiB files; nobody holds them, so they go now.
+    for left in dyno_hw::clear_leftovers(&args.base_path) {
+        eprintln!(
+            "note: removed {}, left by a dyno machine that was killed",
+            left.display()
+        );
+    }
     let parallel_cores = args
         .parallel_cores
         .map(|n| n as usize)

@@ -1,20 +1,18 @@
 //! `dyno pipeline`: run a tile layout, watch it live, serve its metrics.
 
-pub(crate) mod bench;
+mod bench;
 mod monitor;
 
+use crate::cli::{parse_seconds, SummaryFormat};
 use crate::db::{self, StoreArgs};
+use crate::leader::{clear_dead_workspaces, serve_metrics};
 use crate::{build_info, interrupt};
-use anyhow::Context as _;
-use clap::{Args, Subcommand, ValueEnum};
-use dyno_pipeline::{LayoutInvocation, PipelineEndpoint};
-use dyno_tango::config::WorkspaceConfig;
+use clap::{Args, Subcommand};
+use dyno_pipeline::LayoutInvocation;
 use dyno_tango::LayoutConfig;
-use dyno_tiles::node_metrics::NodeMetrics;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// `dyno pipeline` subcommands.
@@ -44,30 +42,6 @@ pub struct RunArgs {
     store: StoreArgs,
 }
 
-/// Summary formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SummaryFormat {
-    /// Lines for people.
-    Table,
-    /// The full summary as JSON.
-    Json,
-}
-
-fn parse_seconds(s: &str) -> Result<Duration, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(Duration::from_secs_f64(v)),
-        _ => Err(format!("must be a positive number of seconds, got `{s}`")),
-    }
-}
-
-/// `0` (run until stopped) or a positive number of seconds.
-pub(crate) fn parse_seconds_or_zero(s: &str) -> Result<Duration, String> {
-    if s.parse::<f64>() == Ok(0.0) {
-        return Ok(Duration::ZERO);
-    }
-    parse_seconds(s).map_err(|e| format!("{e} (or 0: until stopped)"))
-}
-
 /// Runs a `dyno pipeline` subcommand.
 pub fn run(cmd: PipelineCommand) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -83,6 +57,7 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     let online = dyno_tango::sys::online_cpus()?;
     cfg.plan(&online)?;
     let stop = interrupt::stop_flag();
+    clear_dead_workspaces(cfg.workspace.dir.as_deref());
     let server = match &cfg.metrics.listen {
         Some(addr) => Some(serve_metrics(
             addr,
@@ -123,20 +98,6 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
     Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
-}
-
-/// Serves the tiles' metrics of workspace `ws` (and the node's, when given) on `addr`,
-/// saying where; an error names `metrics.listen` of `origin`.
-pub(crate) fn serve_metrics(
-    addr: &str,
-    ws: &WorkspaceConfig,
-    node: Option<Arc<NodeMetrics>>,
-    origin: &str,
-) -> anyhow::Result<PipelineEndpoint> {
-    let s = PipelineEndpoint::start(addr, &ws.name, ws.dir.clone(), node, build_info::LABELS)
-        .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
-    eprintln!("metrics: http://{}/metrics", s.addr());
-    Ok(s)
 }
 
 /// Records the run's headline numbers in the results store, unless `--no-save`.

@@ -70,8 +70,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
         let delta = cur.delta(&prev);
         match a.format {
             MonitorFormat::Json => {
-                let v =
-                    serde_json::json!({ "snapshot": cur, "delta": delta, "alive": alive(cur.pid) });
+                let v = serde_json::json!({ "snapshot": cur, "delta": delta, "alive": cur.creator_alive });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             }
             MonitorFormat::Table => {
@@ -79,25 +78,36 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
                 let (tiles, links) = panes(&cur, &delta);
                 print!("{}", TableFormat::Terminal { color }.render(&tiles));
                 print!("{}", TableFormat::Terminal { color }.render(&links));
-                if !alive(cur.pid) {
-                    println!("pipeline (pid {}) has exited", cur.pid);
-                }
             }
+        }
+        if killed(&ws, &cur) {
+            // Its numbers are what a killed run left, not a pipeline at work.
+            eprintln!("error: {}", dead_pipeline(&cur));
+            return Ok(ExitCode::from(3));
         }
         return Ok(ExitCode::SUCCESS);
     }
     tui::run(&ws, interval)
 }
 
-/// True while process `pid` runs (a zombie has exited).
-fn alive(pid: u32) -> bool {
-    matches!(dyno_proc::liveness(pid), dyno_proc::Liveness::Alive { .. })
+/// Whether the workspace was left by a run killed outright: still marked ready (a clean
+/// stop closes it) while its creator is gone.
+fn killed(ws: &dyno_tango::Workspace, cur: &Snapshot) -> bool {
+    !cur.creator_alive && ws.is_ready()
+}
+
+/// What a workspace whose creator is gone is: a killed or crashed run's.
+fn dead_pipeline(cur: &Snapshot) -> String {
+    format!(
+        "the pipeline that made {} (pid {}) is gone, killed or crashed without closing it: its tiles are not running; the next `dyno pipeline run` removes the file",
+        cur.workspace, cur.pid
+    )
 }
 
 mod tui {
     //! The live view: ratatui over crossterm, `q`, Esc or Ctrl-C quits.
 
-    use super::{alive, panes};
+    use super::{dead_pipeline, killed, panes};
     use crossterm::event::{self, Event, KeyCode, KeyModifiers};
     use crossterm::terminal::{
         disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
@@ -167,15 +177,19 @@ mod tui {
         let mut last = Instant::now();
         let mut frame = (Table::new("tiles"), Table::new("links"), String::new());
         let mut exited = false;
+        let mut dead = false;
         loop {
             if !exited && last.elapsed() >= interval {
                 let cur = Snapshot::read(ws);
                 let delta = cur.delta(&prev);
                 let (t, l) = panes(&cur, &delta);
-                exited = !alive(cur.pid);
-                let status = if exited {
+                exited = !cur.creator_alive;
+                dead = killed(ws, &cur);
+                let status = if dead {
+                    format!("{}; showing its last numbers. q quits", dead_pipeline(&cur))
+                } else if exited {
                     format!(
-                        "pipeline (pid {}) has exited; showing its last numbers. q quits",
+                        "pipeline (pid {}) has stopped; showing its last numbers. q quits",
                         cur.pid
                     )
                 } else {
@@ -206,7 +220,11 @@ mod tui {
                     let ctrl_c =
                         k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
                     if matches!(k.code, KeyCode::Char('q') | KeyCode::Esc) || ctrl_c {
-                        return Ok(ExitCode::SUCCESS);
+                        return Ok(if dead {
+                            ExitCode::from(3)
+                        } else {
+                            ExitCode::SUCCESS
+                        });
                     }
                 }
             }
