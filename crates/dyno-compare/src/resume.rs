@@ -32,6 +32,11 @@ pub fn new_meta(cfg: &ComparisonFile) -> ComparisonMeta {
             .filter_map(|w| Some((w.name.clone(), w.work.clone()?)))
             .collect(),
         sequential: cfg.sequential,
+        commits: cfg
+            .subjects
+            .iter()
+            .filter_map(|s| Some((s.name.clone(), s.git.as_ref()?.commit.clone())))
+            .collect(),
     }
 }
 

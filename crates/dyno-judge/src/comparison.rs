@@ -44,6 +44,12 @@ pub struct ComparisonMeta {
     /// session of the comparison ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<Sequential>,
+    /// The commit each git subject was built from, by subject name: stored with its runs
+    /// (subject attribute `git_commit`, see [`crate::record::save`]), so a change point
+    /// between two of them in `dyno results trend` says which `dyno compare bisect`
+    /// would search it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub commits: std::collections::BTreeMap<String, String>,
 }
 
 impl ComparisonMeta {
@@ -65,6 +71,7 @@ impl ComparisonMeta {
             primary: Vec::new(),
             work: Default::default(),
             sequential: None,
+            commits: Default::default(),
         }
     }
 

@@ -78,7 +78,8 @@ pub use run_docs::{
 pub use runs::{list_table, runs_report, show_header, show_table};
 pub use standing::Place;
 pub use trend::{
-    metric_suggestion, mixed_series, percent, TrendChange, TrendFilters, TrendPoint, TrendReport,
-    TrendSettings, TrendVerdict, MIN_POINTS, TREND_SCHEMA,
+    bisect_command, metric_suggestion, mixed_series, percent, TrendChange, TrendFilters,
+    TrendPoint, TrendReport, TrendSettings, TrendVerdict, COMPARISON_FILE, GIT_COMMIT, MIN_POINTS,
+    TREND_SCHEMA,
 };
 pub use trend_query::TrendQuery;

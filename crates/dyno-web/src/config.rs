@@ -2,7 +2,7 @@
 //! watch, the commands' reports and where log lines go.
 
 use crate::error::WebError;
-use crate::ComparisonView;
+use crate::{BisectView, ComparisonView};
 use dyno_report::Section;
 use dyno_store::{RunId, Store, StoredRun};
 use std::net::SocketAddr;
@@ -30,6 +30,13 @@ pub trait FullReport: Send + Sync {
     /// `Ok(None)` when the caller cannot judge comparisons.
     fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
         let _ = (store, run);
+        Ok(None)
+    }
+
+    /// The report of bisection `id` (`dyno compare bisect`'s), for its page
+    /// (`/bisect/{id}`); `Ok(None)` when there is none or the caller cannot make it.
+    fn bisect(&self, store: &Store, id: &str) -> Result<Option<BisectView>, WebError> {
+        let _ = (store, id);
         Ok(None)
     }
 }

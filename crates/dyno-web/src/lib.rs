@@ -57,6 +57,7 @@ mod tls;
 pub use config::{Config, FullReport, LogSink, TlsPair};
 pub use dyno_results::{ComparisonView, Finding, UnjudgedView, VerdictView};
 pub use error::WebError;
+pub use pages::bisect::{BisectView, CommitView, ConfirmedView, CulpritView, StepView};
 
 use state::AppState;
 use std::net::SocketAddr;

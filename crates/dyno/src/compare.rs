@@ -34,6 +34,10 @@ enum CompareCommand {
     /// rounds the noise of every primary metric (per-round sd, lag-1 autocorrelation,
     /// within- and between-round variance) with the rounds a 5% change needs.
     Power(PowerArgs),
+    /// The commit(s) behind a change between two revisions of the file's git subject:
+    /// confirm the change, then bisect the commits between, each step decided by a
+    /// sequential test (docs/bisect.md).
+    Bisect(crate::bisect::BisectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -179,6 +183,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         CompareCommand::Run(a) => run_file(a),
         CompareCommand::Report(a) => report_runs(a),
         CompareCommand::Power(a) => power(a),
+        CompareCommand::Bisect(a) => crate::bisect::run(a),
     }
 }
 
@@ -249,7 +254,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let judged = outcome.measured().judge(&a.out.request(None), params)?;
     let code = show(&judged, &a.out)?;
     match outcome.ending {
-        Ending::Finished | Ending::Decided(_) => Ok(code),
+        Ending::Finished | Ending::Decided(_) | Ending::Ruled(_) => Ok(code),
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
             outcome.done, outcome.planned

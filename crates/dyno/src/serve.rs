@@ -56,6 +56,7 @@ pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
 }
 
 /// The commands' full reports: `dyno compare report`'s verdicts for compare runs,
+/// `dyno compare bisect`'s report for its bisections,
 /// `dyno cluster report`'s propagation report for cluster runs (while their node logs
 /// are still there), `dyno results report`'s page (with a machine run's requirements)
 /// for the others.
@@ -86,6 +87,14 @@ impl dyno_web::FullReport for CommandReports {
                 StoredReportError::Load(e) => WebError::Report(e.to_string()),
                 e => failed(e),
             })
+    }
+
+    fn bisect(&self, store: &Store, id: &str) -> Result<Option<dyno_web::BisectView>, WebError> {
+        let Some(stored) = dyno_bisect::record::load(store, id).map_err(failed)? else {
+            return Ok(None);
+        };
+        let json = dyno_bisect::BisectReport::of(&stored).json();
+        serde_json::from_value(json).map(Some).map_err(failed)
     }
 }
 

@@ -71,8 +71,24 @@ fn kind_sections(
         ),
         "tune" => super::tune::section(store, run)?,
         "compare" => (compare_answer(state, store, run), String::new()),
+        "bisect" => (bisect_answer(run), String::new()),
         _ => (plugged_answer(state, store, run), String::new()),
     })
+}
+
+/// A bisect step's answer: the bisection it belongs to, whose page names the culprits.
+fn bisect_answer(run: &StoredRun) -> String {
+    let Some(id) = run.info.settings["bisect"]["id"].as_str() else {
+        return String::new();
+    };
+    answer(
+        "",
+        "Bisection",
+        &format!(
+            "<p>One step of bisection {}: its culprits and steps are on its page.</p>\n",
+            link(&format!("/bisect/{}", crate::markup::url_encode(id)), id)
+        ),
+    )
 }
 
 /// A compare execution's answer: the comparison it belongs to, with what that found.
