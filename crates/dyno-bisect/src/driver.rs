@@ -124,7 +124,7 @@ pub fn replay(meta: &BisectMeta, steps: &[StepRecord]) -> Option<(Search, usize)
         .iter()
         .filter(|s| !matches!(s.kind, StepKind::Confirmation | StepKind::Done))
     {
-        let Some(q) = search.next() else { break };
+        let Some(q) = search.next_query() else { break };
         let Some(a) = answer_of(&s.outcome).filter(|_| answers(&q, &s.kind)) else {
             break;
         };
@@ -391,7 +391,7 @@ pub fn bisect(
     if let Some(c) = confirmed(&run.steps).cloned() {
         let (mut search, used) = replay(&run.meta, &run.steps).expect("a confirmed change");
         run.steps.truncate(used);
-        while let Some(q) = search.next() {
+        while let Some(q) = search.next_query() {
             let a = run.ask(&q, &search, &c, bench, events)?;
             search.answer(&q, a);
         }

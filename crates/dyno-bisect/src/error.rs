@@ -4,6 +4,20 @@
 
 use std::path::PathBuf;
 
+// The large errors of the layers below travel boxed, so every `Result` of a bisection
+// stays small.
+impl From<dyno_build::BuildError> for BisectError {
+    fn from(e: dyno_build::BuildError) -> Self {
+        BisectError::Build(Box::new(e))
+    }
+}
+
+impl From<dyno_compare::ConfigError> for BisectError {
+    fn from(e: dyno_compare::ConfigError) -> Self {
+        BisectError::Config(Box::new(e))
+    }
+}
+
 /// What went wrong in a bisection.
 #[derive(Debug, thiserror::Error)]
 pub enum BisectError {
@@ -45,7 +59,7 @@ pub enum BisectError {
     },
     /// The comparison file is not valid (its file, line and key named).
     #[error(transparent)]
-    Config(#[from] dyno_compare::ConfigError),
+    Config(Box<dyno_compare::ConfigError>),
     /// Something else the user gave is wrong.
     #[error("{what}: {why}")]
     Input {
@@ -61,11 +75,11 @@ pub enum BisectError {
         flag: String,
         /// The build's error.
         #[source]
-        source: dyno_build::BuildError,
+        source: Box<dyno_build::BuildError>,
     },
     /// A build could not even be tried (git, the cache).
     #[error(transparent)]
-    Build(#[from] dyno_build::BuildError),
+    Build(Box<dyno_build::BuildError>),
     /// A step's comparison failed (the store, a refused primary metric).
     #[error(transparent)]
     Session(#[from] dyno_compare::session::SessionError),

@@ -34,7 +34,7 @@ pub fn round_log_ratios(
         .verdicts
         .iter()
         .find(|v| v.workload == workload && v.metric.name == metric)
-        .map(|v| log_ratios(v))
+        .map(log_ratios)
         .unwrap_or_default()
 }
 

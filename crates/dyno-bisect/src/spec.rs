@@ -7,8 +7,8 @@
 use crate::error::BisectError;
 use dyno_build::Repo;
 use dyno_compare::spec::{DEFAULT_MAX_MINUTES, DEFAULT_MAX_ROUNDS};
-use dyno_judge::{Sequential, TestKind};
 use dyno_compare::ComparisonFile;
+use dyno_judge::{Sequential, TestKind};
 use dyno_stats::SprtSettings;
 use std::path::{Path, PathBuf};
 
@@ -96,7 +96,7 @@ pub fn read_file(path: &Path) -> Result<ComparisonFile, BisectError> {
         Some(t) => text + &t,
         None => text,
     };
-    ComparisonFile::parse(&text, path).map_err(BisectError::Config)
+    Ok(ComparisonFile::parse(&text, path)?)
 }
 
 impl BisectSpec {

@@ -10,9 +10,9 @@ use crate::spec::BisectSpec;
 use crate::BisectError;
 use dyno_build::{BuildCache, BuildSettings};
 use dyno_compare::session::{CompareOutcome, CompareSession, Event, RoundRule};
+use dyno_compare::{ComparisonFile, Ending, Executor, SubjectSpec, WorkloadSpec};
 use dyno_judge::work::WorkUnit;
 use dyno_judge::Sequential;
-use dyno_compare::{ComparisonFile, Ending, Executor, SubjectSpec, WorkloadSpec};
 use dyno_stats::{sprt_three_way, ComparisonSettings, PriorNoise, SprtLook};
 use dyno_store::Store;
 use std::cell::RefCell;
@@ -171,7 +171,7 @@ fn build_pair(
                 let flag = if index == 0 { "--good" } else { "--bad" };
                 return Err(BisectError::EndDoesNotBuild {
                     flag: flag.into(),
-                    source,
+                    source: Box::new(source),
                 });
             }
             Err(e) => return Err(e.into()),

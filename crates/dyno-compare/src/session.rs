@@ -199,7 +199,10 @@ pub struct CompareSession {
 /// (the continued comparison's stored ones first), `Some(why)` ends the rounds before the
 /// next one starts ([`Ending::Ruled`]). `dyno compare bisect` ends each step's rounds
 /// when its sequential test has decided.
-pub struct RoundRule(pub Box<dyn FnMut(&[Execution]) -> Option<String>>);
+pub struct RoundRule(pub Box<RuleFn>);
+
+/// The function of a [`RoundRule`].
+pub type RuleFn = dyn FnMut(&[Execution]) -> Option<String>;
 
 impl std::fmt::Debug for RoundRule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

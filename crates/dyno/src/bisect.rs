@@ -61,7 +61,7 @@ enum BisectFormat {
 /// interrupted (130, 143), a failed one as bad input (its message names the subject,
 /// the revision and the build's last lines).
 pub fn build_error(e: dyno_compare::gitbuild::BuildError) -> anyhow::Error {
-    match e.source {
+    match *e.source {
         dyno_build::BuildError::Interrupted => CliError::Interrupted(format!(
             "building `{}` at {}: nothing was measured; run the same command again to build it",
             e.subject, e.rev
@@ -104,7 +104,7 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
     let cache = dyno_build::BuildCache::new(&cache_dir);
     let mut store = db::open_for_writing(&a.store)?;
     let mut executor = dyno_compare::ProcessExecutor::new(spec.template.grace_s);
-    eprintln!(
+    errln!(
         "bisecting `{}` of {}: {} commits from good {} to bad {} ({})",
         spec.subject_name(),
         a.file.display(),
@@ -142,17 +142,17 @@ pub fn run(a: BisectArgs) -> anyhow::Result<ExitCode> {
             _ => {}
         }
         for line in event_lines(&e, &file, &cache_dir) {
-            eprintln!("{line}");
+            errln!("{line}");
         }
     })
     .map_err(exit_error)?;
     let report = BisectReport::of(&stored);
     match a.format {
-        BisectFormat::Text => print!("{}", report.text()),
-        BisectFormat::Json => println!("{}", serde_json::to_string_pretty(&report.json())?),
+        BisectFormat::Text => out!("{}", report.text())?,
+        BisectFormat::Json => outln!("{}", serde_json::to_string_pretty(&report.json())?)?,
     }
     if let Some(s) = &store {
-        eprintln!(
+        errln!(
             "Stored as bisect {} in {}; shown again by the same command, and in dyno serve at /bisect/{}",
             report.id,
             s.path().display(),
