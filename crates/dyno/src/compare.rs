@@ -254,7 +254,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let judged = outcome.measured().judge(&a.out.request(None), params)?;
     let code = show(&judged, &a.out)?;
     match outcome.ending {
-        Ending::Finished | Ending::Decided(_) | Ending::Ruled(_) => Ok(code),
+        Ending::Finished | Ending::Decided(_) | Ending::Ruled(_) => match unmeasured(&outcome) {
+            Some(what) => Err(CliError::Runtime(what).into()),
+            None => Ok(code),
+        },
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
             outcome.done, outcome.planned
@@ -264,10 +267,40 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             subject,
             in_a_row,
             reason,
-        } => anyhow::bail!(
+        } => Err(CliError::Runtime(format!(
             "subject `{subject}` failed {in_a_row} times in a row (last: {reason}); the comparison stopped (on_failure), the runs done are kept"
-        ),
+        ))
+        .into()),
     }
+}
+
+/// A subject that ran a workload and never completed it leaves that workload with
+/// nothing to judge: the comparison failed, however empty its table (exit 3). Says the
+/// first such subject and workload with its last failure.
+fn unmeasured(outcome: &session::CompareOutcome) -> Option<String> {
+    use dyno_compare::execution::Outcome;
+    for workload in &outcome.meta.workloads {
+        for subject in &outcome.meta.subjects {
+            let ran: Vec<_> = outcome
+                .executions
+                .iter()
+                .filter(|e| &e.subject == subject && &e.workload == workload)
+                .collect();
+            if ran.is_empty() || ran.iter().any(|e| e.outcome == Outcome::Complete) {
+                continue;
+            }
+            let last = ran.iter().rev().find_map(|e| match &e.outcome {
+                Outcome::Failed { reason, .. } => Some(reason.as_str()),
+                _ => None,
+            });
+            return Some(format!(
+                "subject `{subject}` completed none of its {} executions of workload `{workload}`{}: there is nothing to compare it with",
+                ran.len(),
+                last.map(|r| format!(" (last: {r})")).unwrap_or_default()
+            ));
+        }
+    }
+    None
 }
 
 /// The session's events on stderr: progress, what is continued, warnings.
