@@ -2,16 +2,17 @@
 //! watch, the commands' reports and where log lines go.
 
 use crate::error::WebError;
-use crate::{BisectView, ComparisonView};
+use crate::BisectView;
 use dyno_report::Section;
-use dyno_store::{RunId, Store, StoredRun};
+use dyno_store::{Store, StoredRun};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A command's own report of a stored run (the HTML document its `report` subcommand
 /// writes), served at `/runs/{id}/report`. The binary implements it with the command
-/// crates (machine requirements, compare verdicts), which this crate does not import.
+/// crates (machine requirements, cluster reports), which this crate does not import; a
+/// comparison's report is the judge's (dyno-judge) and needs no plug.
 pub trait FullReport: Send + Sync {
     /// The full HTML document for `run`, `Ok(None)` when this command has no report
     /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
@@ -21,14 +22,6 @@ pub trait FullReport: Send + Sync {
     /// requirements, judged again by dyno-hw), as the section its report shows: the run's
     /// page starts with it. `Ok(None)` when the command has no such answer.
     fn answer(&self, store: &Store, run: &StoredRun) -> Result<Option<Section>, WebError> {
-        let _ = (store, run);
-        Ok(None)
-    }
-
-    /// The comparison stored run `run` belongs to, judged as `dyno compare` judges it,
-    /// for the comparison page (`/compare/{id}`) and the outcome column of the list;
-    /// `Ok(None)` when the caller cannot judge comparisons.
-    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
         let _ = (store, run);
         Ok(None)
     }

@@ -169,10 +169,10 @@ async fn compare_page(
     let page = match q.id.filter(|id| !id.trim().is_empty()) {
         Some(id) => {
             state
-                .read(move |s, store| comparison::render(s, store, id.trim()))
+                .read(move |_, store| comparison::render(store, id.trim()))
                 .await
         }
-        None => state.read(compare::render).await,
+        None => state.read(|_, store| compare::render(store)).await,
     };
     respond(&state, &uri, page)
 }

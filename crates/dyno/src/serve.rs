@@ -3,9 +3,8 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use dyno_judge::judged::StoredReportError;
-use dyno_store::{RunId, Store, StoreError, StoredRun};
-use dyno_web::{ComparisonView, WebError};
+use dyno_store::{Store, StoreError, StoredRun};
+use dyno_web::WebError;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,17 +54,15 @@ pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("`{spec}` is not an address (use 127.0.0.1:7878 or 7878)"))
 }
 
-/// The commands' full reports: `dyno compare report`'s verdicts for compare runs,
-/// `dyno compare bisect`'s report for its bisections,
-/// `dyno cluster report`'s propagation report for cluster runs (while their node logs
-/// are still there), `dyno results report`'s page (with a machine run's requirements)
-/// for the others.
+/// The commands' full reports besides a comparison's (which dyno-web gets from the
+/// judge): `dyno compare bisect`'s report for its bisections, `dyno cluster report`'s
+/// propagation report for cluster runs (while their node logs are still there), `dyno
+/// results report`'s page (with a machine run's requirements) for the others.
 struct CommandReports;
 
 impl dyno_web::FullReport for CommandReports {
-    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
+    fn report(&self, _store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => dyno_judge::judged::stored_html(store, run.id).map_err(failed),
             "cluster run" => dyno_cluster::stored::stored_html(run).map_err(failed),
             _ => Ok(crate::run_report::render(std::slice::from_ref(run))),
         }
@@ -78,15 +75,6 @@ impl dyno_web::FullReport for CommandReports {
         run: &StoredRun,
     ) -> Result<Option<dyno_report::Section>, WebError> {
         Ok(dyno_hw::stored_verdict_section(run))
-    }
-
-    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        dyno_judge::view::stored_view(store, run)
-            .map(Some)
-            .map_err(|e| match e {
-                StoredReportError::Load(e) => WebError::Report(e.to_string()),
-                e => failed(e),
-            })
     }
 
     fn bisect(&self, store: &Store, id: &str) -> Result<Option<dyno_web::BisectView>, WebError> {
