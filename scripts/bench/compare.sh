@@ -10,12 +10,17 @@
 #   power: the statistical power of `dyno compare` on the reference node: one comparison
 #     of base, base-again (A/A), +3%, +5% and +10% CPU per transaction (`dyno node
 #     --extra-work-per-tx N`), judged by `dyno compare power` in disjoint trials.
+#   bisect: `dyno compare bisect` of the fixture repository (examples/bisect/
+#     make-fixture.sh: 64 commits of a small C server under a paced load) with one 10%
+#     culprit, then one 5% culprit; prints for each the culprit found, the revisions
+#     tested, the builds, the rounds and the minutes it took (docs/bisect.md).
 #
 # usage: scripts/bench/compare.sh FILE [ROUNDS]    (default: the file's rounds)
 #        scripts/bench/compare.sh precision         env NODE_CPUS (default: the last CPU),
 #                                                   LOAD_CPUS (default: the others),
 #                                                   MAX_MINUTES (each comparison's budget;
 #                                                   default the files' 45)
+#        scripts/bench/compare.sh bisect                env CULPRIT (commit index, default 41)
 #        scripts/bench/compare.sh power [ROUNDS [TRIAL_ROUNDS]]
 #                                                   env N="A,B,C" (hash rounds per tx for
 #                                                   +3/5/10%; default 43,71,139: the 10,000
@@ -24,11 +29,11 @@
 # env:   DYNO, OUT (scripts/bench/lib.sh)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-USAGE="$0 FILE [ROUNDS] | $0 precision | $0 power [ROUNDS [TRIAL_ROUNDS]]"
+USAGE="$0 FILE [ROUNDS] | $0 precision | $0 bisect | $0 power [ROUNDS [TRIAL_ROUNDS]]"
 [ $# -ge 1 ] || usage "$USAGE"
 MODE=$1
 case "$MODE" in
-precision) [ $# -eq 1 ] || usage "$USAGE" ;;
+precision | bisect) [ $# -eq 1 ] || usage "$USAGE" ;;
 power)
     [ $# -le 3 ] || usage "$USAGE"
     ROUNDS=${2:-40}
@@ -74,7 +79,33 @@ study() {
     grep -E '^(precision|noise|regression|improvement|no significant change):' "$OUT/$1.txt" || tail -3 "$OUT/$1.err"
 }
 
+# bisected NAME PERCENT: the fixture with one culprit of PERCENT at CULPRIT, bisected
+# from c0 to c63 into its own store; prints what it found and what it cost.
+bisected() {
+    local start end culprit=${CULPRIT:-41}
+    examples/bisect/make-fixture.sh "$OUT/$1" --culprit "$culprit:$2" >&2
+    start=$(date +%s)
+    echo "== $1: $(cut -d' ' -f1-3 /proc/loadavg) (load average at the start)" >&2
+    "$DYNO" compare bisect "$OUT/$1/cmp.toml" --good c0 --bad c63 --format json \
+        --db "$OUT/$1.db" --build-dir "$OUT/$1/builds" >"$OUT/$1.json" 2>"$OUT/$1.err" || true
+    end=$(date +%s)
+    echo "$1: $(( (end - start) / 60 )) min $(( (end - start) % 60 )) s, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+    python3 - "$OUT/$1.json" "$(git -C "$OUT/$1/repo" rev-parse "c$culprit")" <<'PY' || tail -3 "$OUT/$1.err"
+import json, sys
+r = json.load(open(sys.argv[1]))
+found = [c["commit"]["hash"] for c in r["culprits"]]
+rounds = sum(s["rounds"] for s in r["steps"])
+print(f"  culprit {'found' if found == [sys.argv[2]] else 'NOT found: ' + ', '.join(found)}; "
+      f"{r['tested']} revisions tested, {len(r['steps'])} steps, {r['builds']} builds, "
+      f"{rounds} rounds, {r['minutes']:.1f} min measuring and building")
+PY
+}
+
 case "$MODE" in
+bisect)
+    bisected bisect-10pct 10
+    bisected bisect-5pct 5
+    ;;
 precision)
     CPUS=$(grep Cpus_allowed_list /proc/self/status | cut -f2)
     LAST=${CPUS##*[,-]}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fuzz targets of fuzz/ (docs/fuzzing.md), briefly: cargo-fuzz at a pinned version,
-# one build of every target, then each target for FUZZ_SECONDS (default 6; 15 targets,
-# under a minute and a half of fuzzing in all) from its committed seeds with a fixed -seed, so a
+# one build of every target, then each target for FUZZ_SECONDS (default 6; 21 targets,
+# about two minutes of fuzzing in all) from its committed seeds with a fixed -seed, so a
 # run is repeatable. Without nightly or cargo-fuzz it prints a note and skips; a crash
 # fails the run, with the input that made it kept under fuzz/artifacts/.
 #
@@ -25,7 +25,11 @@ note() { echo "note: $1; the fuzz targets were not run"; exit 0; }
 rustup run nightly rustc --version >/dev/null 2>&1 \
   || rustup toolchain install nightly --profile minimal >/dev/null 2>&1 \
   || note "no nightly toolchain (cargo-fuzz needs it)"
-if ! cargo fuzz --version 2>/dev/null | grep -q " $CARGO_FUZZ_VERSION\$"; then
+# `cargo +nightly fuzz` is a cargo subcommand installed apart from the toolchain: on a
+# fresh machine with nightly it is "no such command" until this installs it.
+found=$(cargo fuzz --version 2>/dev/null || true)
+if ! grep -q " $CARGO_FUZZ_VERSION\$" <<<"$found"; then
+  echo "cargo-fuzz $CARGO_FUZZ_VERSION is not installed (${found:-no cargo fuzz}): installing it (cargo install --locked, a few minutes)"
   t=$(date +%s)
   cargo install --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION" >/dev/null 2>&1 \
     || note "cargo-fuzz $CARGO_FUZZ_VERSION could not be installed"

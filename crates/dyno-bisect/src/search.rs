@@ -197,7 +197,7 @@ impl Search {
 
     /// The next query, or `None` when the search is done. Ranges whose commits between
     /// all fail to build become findings here.
-    pub fn next(&mut self) -> Option<Query> {
+    pub fn next_query(&mut self) -> Option<Query> {
         while let Some(&(low, high)) = self.ranges.front() {
             if let Some(index) = self.candidate(low, high) {
                 return Some(Query::Test {
@@ -342,7 +342,7 @@ pub fn run<E>(
     search: &mut Search,
     mut oracle: impl FnMut(&Query) -> Result<Answer, E>,
 ) -> Result<(), E> {
-    while let Some(q) = search.next() {
+    while let Some(q) = search.next_query() {
         let a = oracle(&q)?;
         search.answer(&q, a);
     }

@@ -192,7 +192,7 @@ fn a_wrong_between_at_an_end_is_caught_by_the_confirmation() {
     };
     // True culprit: 12. Below 8 every revision is like good; 8's parent too.
     let truth = |i: usize| if i >= 12 { 0.1 } else { 0.0 };
-    while let Some(q) = s.next() {
+    while let Some(q) = s.next_query() {
         let a = if let Some(a) = answers.pop() {
             a
         } else {
@@ -241,7 +241,7 @@ fn the_same_answers_replay_to_the_same_queries() {
     .unwrap();
     let mut replay = search(&node, 0.025);
     for (q, a) in &log {
-        assert_eq!(replay.next().as_ref(), Some(q));
+        assert_eq!(replay.next_query().as_ref(), Some(q));
         replay.answer(q, *a);
     }
     assert!(replay.done());
@@ -264,6 +264,6 @@ fn a_change_below_the_minimum_is_not_searched() {
         min_change: 0.025,
     });
     assert!(s.done());
-    assert_eq!(s.next(), None);
+    assert_eq!(s.next_query(), None);
     assert_eq!(s.dropped(), [(0, 7)]);
 }

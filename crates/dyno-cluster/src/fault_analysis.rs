@@ -429,4 +429,6 @@ fn seconds(ns: u64) -> f64 {
 }
 
 #[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
 mod tests;

@@ -553,53 +553,11 @@ mod tests {
 
     #[test]
     fn what_each_fault_did_is_stored_labelled_and_a_recovery_that_never_came_is_left_out() {
-        use crate::fault_analysis::{FaultOutcome, FaultReport, Forks, NodeRecovery};
-        use crate::faults::FaultRecord;
-        let outcome =
-            |index: usize, recovered: Option<f64>, back: &[(&str, Option<f64>)]| FaultOutcome {
-                record: FaultRecord {
-                    index,
-                    kind: "restart".into(),
-                    what: format!("fault {index}"),
-                    nodes: back.iter().map(|b| b.0.to_string()).collect(),
-                    at_slot: 10,
-                    end_slot: Some(14),
-                    start_ns: Some(1),
-                    end_ns: Some(2),
-                    flavour: None,
-                },
-                nodes_recovered: back
-                    .iter()
-                    .map(|&(node, s)| NodeRecovery {
-                        node: node.into(),
-                        back_at_tip_s: s,
-                        synced_blocks: None,
-                        sync_rounds: None,
-                    })
-                    .collect(),
-                converged_s: None,
-                pre_fault_p50_s: Some(0.1),
-                adoption_recovered_s: recovered,
-                blocks_during: 1,
-                blocks_not_everywhere: 0,
-                byzantine: None,
-            };
-        let report = FaultReport {
-            faults: vec![
-                outcome(0, Some(0.9), &[("n1", Some(0.4))]),
-                outcome(1, None, &[("n2", None), ("n3", Some(1.5))]),
-            ],
-            forks: Forks {
-                contested_heights: 0,
-                reorgs: Vec::new(),
-                max_depth: 0,
-                resolved: true,
-            },
-            blocks_not_everywhere: 0,
-            adoption_during_faults: None,
-            adoption_outside_faults: None,
-            windows: Vec::new(),
-        };
+        use crate::fault_analysis::fixtures::{report, restart};
+        let report = report(vec![
+            restart(0, &[("n1", Some(0.4))], Some(0.9), None),
+            restart(1, &[("n2", None), ("n3", Some(1.5))], None, None),
+        ]);
         let stored: Vec<(String, f64, String)> = fault_recoveries(&report)
             .into_iter()
             .map(|(s, l)| (s.metric, s.value, l.to_string()))

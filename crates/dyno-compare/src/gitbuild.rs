@@ -30,9 +30,10 @@ pub struct BuildError {
     pub subject: String,
     /// The revision as written.
     pub rev: String,
-    /// What the build layer said.
+    /// What the build layer said (boxed: the layer's error is large, and a build error
+    /// travels up through every `Result` of a comparison's start).
     #[source]
-    pub source: LayerError,
+    pub source: Box<LayerError>,
 }
 
 /// The cache `dyno compare` builds into when `--build-dir` is not given (the build
@@ -161,7 +162,7 @@ pub fn build(
     let err = |source| BuildError {
         subject: subject.to_string(),
         rev: g.rev.clone(),
-        source,
+        source: Box::new(source),
     };
     let repo = repo_of(g).map_err(|e| err(LayerError::Git(e.into())))?;
     let settings = settings(g).map_err(err)?;

@@ -35,6 +35,11 @@ pub fn new_meta(cfg: &ComparisonFile) -> ComparisonMeta {
         schedule: cfg.schedule,
         windows_per_start: cfg.windows_per_start,
         max_disturbance: cfg.max_disturbance,
+        commits: cfg
+            .subjects
+            .iter()
+            .filter_map(|s| Some((s.name.clone(), s.git.as_ref()?.commit.clone())))
+            .collect(),
     }
 }
 

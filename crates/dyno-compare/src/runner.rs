@@ -156,6 +156,9 @@ pub enum Ending {
     },
     /// A comparison with a precision target stopped by its rule ([`dyno_judge::precision`]).
     Decided(Stop),
+    /// The caller's own rule stopped the rounds
+    /// ([`crate::session::CompareSession::stop_rounds_when`]); why, in its words.
+    Ruled(String),
 }
 
 /// What [`run_plan`] tells its caller.

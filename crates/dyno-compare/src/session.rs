@@ -191,6 +191,23 @@ pub struct CompareSession {
     earlier_s: f64,
     /// How long to look at the machine before each round (`None`: not at all).
     quiet_look: Option<Duration>,
+    /// The caller's rule, looked at before every round ([`CompareSession::stop_rounds_when`]).
+    round_rule: Option<RoundRule>,
+}
+
+/// A caller's rule for ending a comparison's rounds early: given every execution so far
+/// (the continued comparison's stored ones first), `Some(why)` ends the rounds before the
+/// next one starts ([`Ending::Ruled`]). `dyno compare bisect` ends each step's rounds
+/// when its sequential test has decided.
+pub struct RoundRule(pub Box<RuleFn>);
+
+/// The function of a [`RoundRule`].
+pub type RuleFn = dyn FnMut(&[Execution]) -> Option<String>;
+
+impl std::fmt::Debug for RoundRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoundRule")
+    }
 }
 
 /// What a session measured, for judging and reporting.
@@ -251,6 +268,7 @@ impl CompareSession {
             done: HashSet::new(),
             earlier_s: 0.0,
             quiet_look: Some(QUIET_LOOK),
+            round_rule: None,
         };
         if let (Some(s), false) = (store, fresh) {
             session.resume(s, events)?;
@@ -340,6 +358,13 @@ impl CompareSession {
         self.quiet_look = window;
     }
 
+    /// Looks at `rule` before every round (the first included, so a continued comparison
+    /// whose rule already holds runs nothing more); it ending the rounds ends the run
+    /// with [`Ending::Ruled`].
+    pub fn stop_rounds_when(&mut self, rule: RoundRule) {
+        self.round_rule = Some(rule);
+    }
+
     /// Runs the executions still to do with `executor`, storing each in `store` as it
     /// ends, until the plan is done, `stop` is set or a subject fails too often.
     /// `primary` is `--primary` (empty: the file's), checked once every subject has a
@@ -393,9 +418,13 @@ impl CompareSession {
         let (executions, runs) = (&mut self.executions, &mut self.runs);
         let (earlier, quiet) = (self.earlier_s, self.quiet_look);
         let done = self.done.len() * windows;
+        let rule = &mut self.round_rule;
         let elapsed = || earlier + wall_start.elapsed().as_secs_f64();
         let ending = run_plan(cfg, executor, stop, &self.done, |step| match step {
             Step::Round(round) => {
+                if let Some(why) = rule.as_mut().and_then(|r| (r.0)(executions)) {
+                    return Ok(Some(Ending::Ruled(why)));
+                }
                 let l = looked(cfg, meta, executions, &chosen, elapsed());
                 if let Some(l) = &l {
                     events(Event::Looked(l));
@@ -595,3 +624,49 @@ impl CompareOutcome {
 
 #[cfg(test)]
 mod precision_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SyntheticExecutor;
+
+    #[test]
+    fn a_round_rule_ends_the_rounds_before_the_next_round() {
+        let file = "rounds = 10\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n\
+                    [[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n\
+                    [[workload]]\nname = \"w\"\nrate = 1\nmeasure_s = 2\n";
+        let cfg = ComparisonFile::parse(file, "c.toml".as_ref()).unwrap();
+        let mut events = |_: Event<'_>| {};
+        let mut session =
+            CompareSession::begin(cfg, "c.toml".as_ref(), None, false, "t".into(), &mut events)
+                .unwrap();
+        session.quiet_look(None);
+        let mut looks = Vec::new();
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let told = seen.clone();
+        session.stop_rounds_when(RoundRule(Box::new(move |executions| {
+            told.borrow_mut().push(executions.len());
+            (executions.len() >= 6).then(|| "three rounds are enough".to_string())
+        })));
+        let outcome = session
+            .run(
+                None,
+                &mut SyntheticExecutor::new(1),
+                &AtomicBool::new(false),
+                &[],
+                &mut |e| {
+                    if let Event::Executed(x) = e {
+                        looks.push(x.round);
+                    }
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            outcome.ending,
+            Ending::Ruled("three rounds are enough".into())
+        );
+        assert_eq!(outcome.executions.len(), 6);
+        assert_eq!(*seen.borrow(), [0, 2, 4, 6], "looked before every round");
+        assert_eq!(looks, [0, 0, 1, 1, 2, 2]);
+    }
+}

@@ -55,6 +55,12 @@ pub struct ComparisonMeta {
     /// execution was disturbed and run again (absent: never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_disturbance: Option<f64>,
+    /// The commit each git subject was built from, by subject name: stored with its runs
+    /// (subject attribute `git_commit`, see [`crate::record::save`]), so a change point
+    /// between two of them in `dyno results trend` says which `dyno compare bisect`
+    /// would search it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub commits: std::collections::BTreeMap<String, String>,
 }
 
 fn one() -> u32 {
@@ -123,6 +129,7 @@ impl ComparisonMeta {
             schedule: Schedule::Interleaved,
             windows_per_start: 1,
             max_disturbance: None,
+            commits: Default::default(),
         }
     }
 

@@ -312,6 +312,38 @@ pub fn stored_html(store: &Store, run: RunId) -> Result<String, StoredReportErro
     Ok(judged.html())
 }
 
+/// A stored comparison with its judgement, owned: what `dyno serve`'s comparison pages
+/// show.
+#[derive(Debug, Clone)]
+pub struct StoredComparison {
+    /// The comparison as stored.
+    pub loaded: Loaded,
+    /// Its verdicts, judged as `dyno compare report` judges it.
+    pub judgement: Judgement,
+}
+
+impl StoredComparison {
+    /// Executions that completed.
+    pub fn complete(&self) -> usize {
+        self.loaded
+            .executions
+            .iter()
+            .filter(|e| e.outcome == dyno_exec::Outcome::Complete)
+            .count()
+    }
+}
+
+/// The comparison run `run` belongs to, judged as `dyno compare report` judges it (the
+/// comparison file's test and primary metrics).
+pub fn stored_comparison(store: &Store, run: RunId) -> Result<StoredComparison, StoredReportError> {
+    let loaded = record::load(store, &[run])?;
+    let judgement = loaded
+        .measured()
+        .judge(&JudgeRequest::default(), Vec::new())?
+        .judgement;
+    Ok(StoredComparison { loaded, judgement })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

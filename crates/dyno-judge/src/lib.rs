@@ -61,7 +61,6 @@ pub mod synthetic;
 pub mod trials;
 pub mod values;
 pub mod verdict;
-pub mod view;
 pub mod work;
 
 pub use comparison::{ComparisonMeta, Schedule, Sequential, TestKind, VerdictKey, Workload};

@@ -117,8 +117,13 @@ pub fn save(
     exec: &Execution,
     elapsed_s: Option<f64>,
 ) -> Result<RunId, StoreError> {
-    let subject = Subject::new(SubjectKind::Release, exec.subject.clone())
+    let mut subject = Subject::new(SubjectKind::Release, exec.subject.clone())
         .with("command", exec.command_line.join(" "));
+    if let Some(commit) = meta.commits.get(&exec.subject) {
+        subject = subject
+            .with(dyno_results::GIT_COMMIT, commit.clone())
+            .with(dyno_results::COMPARISON_FILE, meta.file.clone());
+    }
     let stored_as: std::collections::BTreeMap<String, String> = exec
         .series
         .iter()

@@ -29,6 +29,8 @@ use sha2::{Digest, Sha256};
 
 use dyno_tiles::ledger::{hash_once, mix};
 
+use crate::hash::Hash;
+
 /// Longest leader id.
 pub const MAX_LEADER_LEN: usize = 64;
 /// Most hashes before an entry (the PoH tick length of a node's pipeline; the
@@ -46,19 +48,19 @@ pub struct Header {
     /// Blocks since genesis (genesis = 0).
     pub height: u64,
     /// Hash of the parent block (the genesis hash for height 1).
-    pub parent: [u8; 32],
+    pub parent: Hash,
     /// Leader's node id.
     pub leader: String,
     /// Entries in the body.
     pub entry_count: u32,
     /// PoH chain start (the parent's `poh_end`).
-    pub poh_start: [u8; 32],
+    pub poh_start: Hash,
     /// PoH chain end.
-    pub poh_end: [u8; 32],
+    pub poh_end: Hash,
     /// Transactions in the body.
     pub tx_count: u32,
     /// State hash after executing the body on the parent's state.
-    pub state_hash: [u8; 32],
+    pub state_hash: Hash,
 }
 
 /// One PoH entry.
@@ -67,7 +69,7 @@ pub struct Entry {
     /// Hashes since the previous entry.
     pub num_hashes: u64,
     /// Chain hash after this entry.
-    pub hash: [u8; 32],
+    pub hash: Hash,
     /// Encoded transactions mixed in (none: a tick).
     pub txs: Vec<Vec<u8>>,
 }
@@ -105,8 +107,8 @@ impl<'a> Reader<'a> {
     fn u32(&mut self) -> Result<u32, Malformed> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
     }
-    fn hash(&mut self) -> Result<[u8; 32], Malformed> {
-        Ok(self.take(32)?.try_into().expect("32"))
+    fn hash(&mut self) -> Result<Hash, Malformed> {
+        Ok(Hash(self.take(32)?.try_into().expect("32")))
     }
 }
 
@@ -115,15 +117,15 @@ impl Header {
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.slot.to_le_bytes());
         out.extend_from_slice(&self.height.to_le_bytes());
-        out.extend_from_slice(&self.parent);
+        out.extend_from_slice(self.parent.as_bytes());
         let id = &self.leader.as_bytes()[..self.leader.len().min(MAX_LEADER_LEN)];
         out.push(id.len() as u8);
         out.extend_from_slice(id);
         out.extend_from_slice(&self.entry_count.to_le_bytes());
-        out.extend_from_slice(&self.poh_start);
-        out.extend_from_slice(&self.poh_end);
+        out.extend_from_slice(self.poh_start.as_bytes());
+        out.extend_from_slice(self.poh_end.as_bytes());
         out.extend_from_slice(&self.tx_count.to_le_bytes());
-        out.extend_from_slice(&self.state_hash);
+        out.extend_from_slice(self.state_hash.as_bytes());
     }
 
     /// The encoded header.
@@ -134,11 +136,11 @@ impl Header {
     }
 
     /// The block hash.
-    pub fn hash(&self) -> [u8; 32] {
+    pub fn hash(&self) -> Hash {
         let mut h = Sha256::new();
         h.update(b"dyno-block");
         h.update(self.encode());
-        h.finalize().into()
+        Hash(h.finalize().into())
     }
 
     fn read(r: &mut Reader<'_>) -> Result<Header, Malformed> {
@@ -184,32 +186,32 @@ impl Header {
 /// The mixin of an entry: SHA-256 over its execution records, per transaction its
 /// signature (the first 64 bytes) and a status byte (0 executed, 1 failed), as the
 /// bank tile hands them to the poh tile.
-pub fn mixin(txs: &[Vec<u8>], executed: &[bool]) -> [u8; 32] {
+pub fn mixin(txs: &[Vec<u8>], executed: &[bool]) -> Hash {
     let mut h = Sha256::new();
     for (t, ok) in txs.iter().zip(executed) {
         // Transactions shorter than a signature never get here: they do not decode.
         h.update(&t[..t.len().min(64)]);
         h.update([!ok as u8]);
     }
-    h.finalize().into()
+    Hash(h.finalize().into())
 }
 
 /// The hash after `num_hashes` steps from `prev`, mixed with `mixin` (none: a tick).
-pub fn next_hash(prev: &[u8; 32], num_hashes: u64, mixin: Option<[u8; 32]>) -> [u8; 32] {
-    let mut h = *prev;
+pub fn next_hash(prev: &Hash, num_hashes: u64, mixin: Option<Hash>) -> Hash {
+    let mut h = prev.0;
     for _ in 0..num_hashes {
         h = hash_once(&h);
     }
-    match mixin {
-        Some(m) => mix(&h, &m),
+    Hash(match mixin {
+        Some(m) => mix(&h, &m.0),
         None => h,
-    }
+    })
 }
 
 impl Block {
     /// Builds the entries of `txs` (in order, every one executed) from `poh_start`;
     /// returns them and the end (tests build blocks with it).
-    pub fn entries_of(poh_start: [u8; 32], txs: Vec<Vec<u8>>) -> (Vec<Entry>, [u8; 32]) {
+    pub fn entries_of(poh_start: Hash, txs: Vec<Vec<u8>>) -> (Vec<Entry>, Hash) {
         let executed = vec![true; txs.len()];
         Block::entries_with(poh_start, txs, &executed)
     }
@@ -218,10 +220,10 @@ impl Block {
     /// outcomes (`executed[i]` of `txs[i]`), [`HASHES_PER_ENTRY`] hashes before each, one
     /// tick when there are none.
     pub fn entries_with(
-        poh_start: [u8; 32],
+        poh_start: Hash,
         txs: Vec<Vec<u8>>,
         executed: &[bool],
-    ) -> (Vec<Entry>, [u8; 32]) {
+    ) -> (Vec<Entry>, Hash) {
         let mut prev = poh_start;
         let mut entries = Vec::new();
         let mut it = txs.into_iter().peekable();
@@ -254,7 +256,7 @@ impl Block {
         out.extend_from_slice(&self.signature);
         for e in &self.entries {
             out.extend_from_slice(&e.num_hashes.to_le_bytes());
-            out.extend_from_slice(&e.hash);
+            out.extend_from_slice(e.hash.as_bytes());
             out.extend_from_slice(&(e.txs.len() as u32).to_le_bytes());
             for t in &e.txs {
                 out.extend_from_slice(&(t.len() as u16).to_le_bytes());
@@ -312,7 +314,8 @@ impl Block {
     }
 }
 
-/// Lowercase hex of bytes (block hashes in the log).
+/// Lowercase hex of bytes: a signature, an encoded header (the log's evidence); a
+/// [`Hash`] shows itself so.
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -323,18 +326,18 @@ mod tests {
 
     fn sample(n: usize) -> Block {
         let txs: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; 10 + i % 7]).collect();
-        let (entries, end) = Block::entries_of([3; 32], txs);
+        let (entries, end) = Block::entries_of(Hash([3; 32]), txs);
         Block {
             header: Header {
                 slot: 9,
                 height: 4,
-                parent: [1; 32],
+                parent: Hash([1; 32]),
                 leader: "n1".into(),
                 entry_count: entries.len() as u32,
-                poh_start: [3; 32],
+                poh_start: Hash([3; 32]),
                 poh_end: end,
                 tx_count: n as u32,
-                state_hash: [5; 32],
+                state_hash: Hash([5; 32]),
             },
             signature: [6; 64],
             entries,
@@ -365,7 +368,7 @@ mod tests {
         v.slot += 1;
         assert_ne!(v.hash(), base);
         let mut v = h.clone();
-        v.state_hash[0] ^= 1;
+        v.state_hash.0[0] ^= 1;
         assert_ne!(v.hash(), base);
         let mut v = h.clone();
         v.leader = "n2".into();

@@ -22,6 +22,7 @@ use dyno_txn::tx;
 
 use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
 use crate::genesis::Genesis;
+use crate::hash::Hash;
 use crate::seal::Sealer;
 pub use crate::verdict::{Checked, ForgeBase, Reject};
 
@@ -45,17 +46,17 @@ struct Node {
 }
 
 /// What a child block builds on: balances, height, slot (none at genesis), PoH end.
-type ParentState = (Arc<Vec<u64>>, u64, Option<u64>, [u8; 32]);
+type ParentState = (Arc<Vec<u64>>, u64, Option<u64>, Hash);
 
 /// The block tree.
 #[derive(Debug)]
 pub struct Chain {
     genesis: Arc<Genesis>,
-    blocks: HashMap<[u8; 32], Node>,
+    blocks: HashMap<Hash, Node>,
     genesis_balances: Arc<Vec<u64>>,
-    tip: [u8; 32],
+    tip: Hash,
     /// Blocks by height, for heights whose body is still kept.
-    by_height: BTreeMap<u64, Vec<[u8; 32]>>,
+    by_height: BTreeMap<u64, Vec<Hash>>,
     /// Heights below this have no state snapshot.
     states_from: u64,
     /// Threads a block's signatures are checked on ([`crate::verify::verify_all`]).
@@ -70,13 +71,13 @@ pub struct Chain {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tip {
     /// Block hash (the genesis hash before any block).
-    pub hash: [u8; 32],
+    pub hash: Hash,
     /// Height.
     pub height: u64,
     /// Slot (none at genesis).
     pub slot: Option<u64>,
     /// State hash.
-    pub state_hash: [u8; 32],
+    pub state_hash: Hash,
 }
 
 impl Chain {
@@ -119,17 +120,17 @@ impl Chain {
     }
 
     /// The block with this hash is held (or is genesis).
-    pub fn contains(&self, hash: &[u8; 32]) -> bool {
+    pub fn contains(&self, hash: &Hash) -> bool {
         *hash == self.genesis.hash || self.blocks.contains_key(hash)
     }
 
     /// The encoded block (to serve a fetch); none when unknown or pruned.
-    pub fn bytes(&self, hash: &[u8; 32]) -> Option<Arc<Vec<u8>>> {
+    pub fn bytes(&self, hash: &Hash) -> Option<Arc<Vec<u8>>> {
         self.blocks.get(hash).and_then(|n| n.bytes.clone())
     }
 
     /// The header of a held block.
-    pub fn header(&self, hash: &[u8; 32]) -> Option<&Header> {
+    pub fn header(&self, hash: &Hash) -> Option<&Header> {
         self.blocks.get(hash).map(|n| &n.header)
     }
 
@@ -150,7 +151,7 @@ impl Chain {
                 hash: self.genesis.hash,
                 height: 0,
                 slot: None,
-                state_hash: dyno_txn::bank::state_hash_of(&self.genesis_balances),
+                state_hash: Hash(dyno_txn::bank::state_hash_of(&self.genesis_balances)),
             },
             Some(n) => Tip {
                 hash: self.tip,
@@ -162,7 +163,7 @@ impl Chain {
     }
 
     /// Hashes from the tip back to genesis (excluded), tip first.
-    pub fn best_chain(&self) -> Vec<[u8; 32]> {
+    pub fn best_chain(&self) -> Vec<Hash> {
         let mut out = Vec::new();
         let mut h = self.tip;
         while let Some(n) = self.blocks.get(&h) {
@@ -175,7 +176,7 @@ impl Chain {
     /// Blocks on the chain ending at `old_tip` that are not on the chain ending at the
     /// current tip (what a fork switch abandoned), newest first; empty when the current
     /// tip extends `old_tip`.
-    pub fn abandoned_by_switch(&self, old_tip: &[u8; 32]) -> Vec<[u8; 32]> {
+    pub fn abandoned_by_switch(&self, old_tip: &Hash) -> Vec<Hash> {
         let mut on_best = HashSet::new();
         let mut h = self.tip;
         let old_height = self.blocks.get(old_tip).map_or(0, |n| n.header.height);
@@ -200,7 +201,7 @@ impl Chain {
 
     /// Blocks on the best chain that are not on the chain ending at `old_tip` (what a
     /// switch from `old_tip` selected), oldest first.
-    pub fn selected_by_switch(&self, old_tip: &[u8; 32]) -> Vec<[u8; 32]> {
+    pub fn selected_by_switch(&self, old_tip: &Hash) -> Vec<Hash> {
         let mut on_old = HashSet::new();
         let mut h = *old_tip;
         while let Some(n) = self.blocks.get(&h) {
@@ -225,7 +226,7 @@ impl Chain {
 
     /// Marks `hash` as having been on the best chain; returns its header and its
     /// transactions' (tag, executed) the first time, none after (or when unknown).
-    pub fn mark_adopted(&mut self, hash: &[u8; 32]) -> Option<(Header, Vec<(u128, bool)>)> {
+    pub fn mark_adopted(&mut self, hash: &Hash) -> Option<(Header, Vec<(u128, bool)>)> {
         let n = self.blocks.get_mut(hash)?;
         if n.adopted {
             return None;
@@ -242,7 +243,7 @@ impl Chain {
         self.seen_in_ancestry(&self.tip.clone(), tag)
     }
 
-    fn state_of(&self, hash: &[u8; 32]) -> Result<ParentState, Reject> {
+    fn state_of(&self, hash: &Hash) -> Result<ParentState, Reject> {
         if *hash == self.genesis.hash {
             return Ok((self.genesis_balances.clone(), 0, None, self.genesis.hash));
         }
@@ -252,7 +253,7 @@ impl Chain {
     }
 
     /// A transaction with this tag is in `from` or one of its [`DEDUP_DEPTH`] ancestors.
-    fn seen_in_ancestry(&self, from: &[u8; 32], tag: u128) -> bool {
+    fn seen_in_ancestry(&self, from: &Hash, tag: u128) -> bool {
         let mut h = *from;
         for _ in 0..DEDUP_DEPTH {
             match self.blocks.get(&h) {
@@ -289,7 +290,7 @@ impl Chain {
         };
         let hash = h.hash();
         // The seal is judged by the rule every signature in the chain is (ZIP 215).
-        if !dyno_txn::sig::verify(&key.to_bytes(), &hash, &block.signature) {
+        if !dyno_txn::sig::verify(&key.to_bytes(), hash.as_bytes(), &block.signature) {
             return Err(Reject::BadLeaderSignature);
         }
         if h.slot > current_slot {
@@ -350,7 +351,7 @@ impl Chain {
         if prev != h.poh_end {
             return Err(Reject::BadPoh);
         }
-        if dyno_txn::bank::state_hash_of(&after) != h.state_hash {
+        if Hash(dyno_txn::bank::state_hash_of(&after)) != h.state_hash {
             return Err(Reject::StateMismatch);
         }
         Ok(Checked {
@@ -407,7 +408,7 @@ impl Chain {
         better
     }
 
-    fn better(&self, h: &Header, hash: &[u8; 32]) -> bool {
+    fn better(&self, h: &Header, hash: &Hash) -> bool {
         let t = self.tip();
         (h.height, std::cmp::Reverse(*hash)) > (t.height, std::cmp::Reverse(t.hash))
     }

@@ -32,9 +32,24 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A load's pool of signed transactions is empty or too large to hold.
-    #[error("--pool {0}: must be in 1..=50000000 (or lower --rate/--duration)")]
+    /// A load's pool of signed transactions, as `--pool` gave it, is empty or too large
+    /// to hold.
+    #[error("--pool {0}: must be in 1..=50000000")]
     Pool(usize),
+    /// The pool a load's rate and duration call for (no `--pool` given) is too large to
+    /// hold.
+    #[error(
+        "--duration {duration_s} s at --rate {rate} tx/s: {pool} transactions to sign, over the \
+         50000000 one load may hold (lower --rate or --duration, or give --pool)"
+    )]
+    PoolOfRate {
+        /// Transactions per second.
+        rate: u64,
+        /// Seconds of load.
+        duration_s: f64,
+        /// The pool they make (saturated).
+        pool: usize,
+    },
     /// A `--validators` entry of a genesis is not `ID=STAKE` with a whole stake.
     #[error("--validators `{spec}`: {reason}")]
     Validators {

@@ -28,6 +28,7 @@ use ed25519_dalek::{SigningKey, VerifyingKey};
 
 use crate::block::MAX_LEADER_LEN;
 use crate::error::{invalid, parse_toml, Error, Result};
+use crate::hash::Hash;
 
 /// Longest slot: the schedule's nanosecond arithmetic must not overflow, and a slot of
 /// more than a day is a mistake, not a network.
@@ -91,7 +92,7 @@ pub struct Genesis {
     /// The file's contents.
     pub file: GenesisFile,
     /// SHA-256 of the canonical encoding.
-    pub hash: [u8; 32],
+    pub hash: Hash,
     /// Keys and starting balances (the bank's genesis).
     pub accounts: std::sync::Arc<Accounts>,
     total_stake: u128,
@@ -172,7 +173,7 @@ impl GenesisFile {
     }
 
     /// SHA-256 of the canonical encoding.
-    pub fn hash(&self) -> [u8; 32] {
+    pub fn hash(&self) -> Hash {
         let mut h = Sha256::new();
         let s = |h: &mut Sha256, v: &str| {
             h.update((v.len() as u64).to_le_bytes());
@@ -195,7 +196,7 @@ impl GenesisFile {
             s(&mut h, &v.id);
             h.update(v.stake.to_le_bytes());
         }
-        h.finalize().into()
+        Hash(h.finalize().into())
     }
 
     /// Loads the accounts (signs nothing; derives the keys) and the hash.

@@ -32,6 +32,7 @@ pub mod control;
 pub mod error;
 mod flood;
 pub mod genesis;
+pub mod hash;
 pub mod load;
 pub mod log;
 pub mod mempool;
@@ -45,3 +46,4 @@ pub mod verdict;
 pub mod verify;
 
 pub use error::{Error, Result};
+pub use hash::Hash;

@@ -145,7 +145,7 @@ pub fn connect(g: &Genesis, plan: &LoadPlan) -> Result<Vec<IngressClient>, NetEr
     plan.targets
         .iter()
         .flat_map(|a| std::iter::repeat_n(*a, per_target))
-        .map(|a| IngressClient::connect_with(a, g.hash, mode))
+        .map(|a| IngressClient::connect_with(a, g.hash.0, mode))
         .collect()
 }
 
@@ -422,14 +422,24 @@ impl LoadPlan {
         connections: Option<usize>,
         nonce: u64,
     ) -> crate::Result<LoadPlan> {
+        const MOST: usize = 50_000_000;
         let pool = match (pool, rate) {
+            (Some(p), _) if p == 0 || p > MOST => return Err(crate::Error::Pool(p)),
             (Some(p), _) => p,
             (None, 0) => 200_000,
-            (None, r) => (r as f64 * duration_s).ceil() as usize + 1,
+            (None, r) => {
+                // Saturates: a float past usize's range casts to usize::MAX.
+                let pool = ((r as f64 * duration_s).ceil() as usize).saturating_add(1);
+                if pool > MOST {
+                    return Err(crate::Error::PoolOfRate {
+                        rate,
+                        duration_s,
+                        pool,
+                    });
+                }
+                pool
+            }
         };
-        if pool == 0 || pool > 50_000_000 {
-            return Err(crate::Error::Pool(pool));
-        }
         // A cluster's load targets every node: a quarter of the cores per target would
         // be thousands of threads there, so the default is shared over the targets.
         let connections = connections.unwrap_or_else(|| {
@@ -544,6 +554,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_pool_too_large_blames_the_flag_that_made_it() {
+        let at = vec!["127.0.0.1:9".parse().unwrap()];
+        let plan = |rate, duration_s, pool| {
+            LoadPlan::sized(at.clone(), rate, duration_s, pool, false, Some(1), 0)
+        };
+        let e = plan(10, 1e12, None).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--duration 1000000000000 s at --rate 10 tx/s"),
+            "{e}"
+        );
+        assert!(!e.contains("--pool 1"), "{e}");
+        let e = plan(10, 1.0, Some(60_000_000)).unwrap_err().to_string();
+        assert!(e.starts_with("--pool 60000000:"), "{e}");
+        assert_eq!(plan(10, 1.0, None).unwrap().pool, 11);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! the block itself and announces its header; the block leaves during its own slot and
 //! its propagation is measured from the slot's scheduled start.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -19,26 +19,35 @@ use serde_json::json;
 use dyno_tiles::forge::{ForgeConfig, TileForge};
 
 use crate::admission::Admission;
-use crate::block::{hex, Block, Header};
-use crate::chain::{Chain, Checked, Reject, Tip, KEEP_STATES};
+use crate::block::{Block, Header};
+use crate::chain::{Chain, Checked, Tip, KEEP_STATES};
 use crate::genesis::Genesis;
+use crate::hash::Hash;
 use crate::log::{now_ns, EventLog};
 use crate::mempool::{Admit, Fates, Mempool};
 use crate::transport::{Input, Message, Transport};
 
-// One type, `Node`, whose methods are split by concern into these files: each is an
-// `impl Node` block (so it names `super::Node`), and this file keeps their per-slot and
-// per-sync state in `Node`'s fields (so it names `leader::Lead`, `sync::Sync`). The
-// circle between this file and its children is the price of one loop state in several
-// files; nothing outside `node` sees it.
+// One loop state, `Node`, split by role: what it holds as a leader (`leader::Leader`:
+// how it forges, the slot being forged, its margin, its lies), as a follower
+// (`follower::Follower`: fetches, orphans, refusals, the range request, equivocation
+// evidence) and as a relay (`relay::RelayQueue`), beside what every role shares. Each
+// role's state is its file's type; its methods are an `impl Node` block there, since a
+// role's work uses the shared state too (the chain, the log, the transport). Nothing
+// outside `node` sees the roles.
 mod byzantine;
 mod defence;
+mod follower;
 mod leader;
 mod relay;
 mod sync;
 
+use follower::Follower;
+use leader::{Forge, Leader, TileLeader};
+use relay::RelayQueue;
+
 pub use byzantine::SLOTS_REMEMBERED;
 pub use defence::{MAX_FETCHES, MAX_FETCHES_PER_PEER, MAX_REJECTED, MISBEHAVING_BAN, STRIKES};
+pub use follower::{MAX_ORPHANS, MAX_ORPHAN_BYTES};
 pub use sync::{SYNC_MAX_BLOCKS, SYNC_MAX_BYTES};
 
 /// Longest the loop sleeps without looking at the stop flag.
@@ -225,45 +234,45 @@ pub struct Counters {
 pub struct Status {
     /// Tip height.
     pub height: u64,
-    /// Tip hash, hex.
-    pub tip: String,
-    /// Tip state hash, hex.
-    pub state_hash: String,
+    /// Tip hash.
+    pub tip: Hash,
+    /// Tip state hash.
+    pub state_hash: Hash,
     /// Mempool size.
     pub mempool: usize,
     /// Fates of client transactions.
     pub fates: Fates,
     /// Counters.
     pub counters: Counters,
-    /// The best chain, genesis side first: (slot, block hash hex, state hash hex, leader);
-    /// in the final status only (empty while running).
-    pub chain: Vec<(u64, String, String, String)>,
+    /// The best chain, genesis side first; in the final status only (empty while
+    /// running).
+    pub chain: Vec<ChainEntry>,
 }
 
-struct Fetch {
-    /// The block's slot, once a header said it (a parent asked for by its child has none).
-    slot: Option<u64>,
-    asked: String,
-    at: Instant,
-    announcers: Vec<String>,
-    tries: u32,
+/// One block of the best chain in a node's final [`Status`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainEntry {
+    /// Its slot.
+    pub slot: u64,
+    /// Its hash.
+    pub block: Hash,
+    /// The state hash after it.
+    pub state_hash: Hash,
+    /// The leader that forged it.
+    pub leader: String,
 }
 
-/// Requests for one block before the node gives up on it (and on the children that
-/// waited for it): a block nobody serves must not be asked for forever.
-const FETCH_TRIES: u32 = 5;
+impl serde::Serialize for ChainEntry {
+    /// As the node's summary has always written a block of its chain: `[slot, block,
+    /// state hash, leader]`, hashes in hex.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.slot, self.block, self.state_hash, &self.leader).serialize(s)
+    }
+}
 
-/// Most blocks waiting for their parents at once; a node catching up needs no more than
-/// the bodies its peers still serve ([`crate::chain::KEEP_BODIES`] heights), and a peer
-/// sending parentless blocks must not grow the node without bound.
-pub const MAX_ORPHANS: usize = 1024;
-/// Most bytes of blocks waiting for their parents at once (a block can be megabytes).
-pub const MAX_ORPHAN_BYTES: usize = 64 << 20;
-
-/// A block waiting for its parent: its bytes and the peer that sent it.
-type Orphan = (Vec<u8>, String);
-
-/// A running node's state (owned by its loop thread).
+/// A running node's state (owned by its loop thread): what every role shares, then
+/// what it holds as the leader of its slots, as the follower of the others' blocks and
+/// as a relay of transactions.
 pub struct Node {
     opts: NodeOptions,
     genesis: Arc<Genesis>,
@@ -271,43 +280,19 @@ pub struct Node {
     transport: Box<dyn Transport>,
     chain: Chain,
     mempool: Mempool,
-    fetching: HashMap<[u8; 32], Fetch>,
-    /// Blocks waiting for their parent: parent -> block hash -> (bytes, peer). Keyed by
-    /// hash so two copies of one block (a fetch asked twice) are one orphan.
-    orphans: HashMap<[u8; 32], HashMap<[u8; 32], Orphan>>,
-    /// Orphan hash -> its parent.
-    orphan_parent: HashMap<[u8; 32], [u8; 32]>,
-    rejected: HashSet<[u8; 32]>,
-    /// `rejected` in the order it was filled ([`MAX_REJECTED`] kept).
-    rejected_order: std::collections::VecDeque<[u8; 32]>,
-    /// Bytes of the blocks in `orphans`.
-    orphan_bytes: usize,
-    /// Messages of each peer's link that were not the protocol ([`STRIKES`]).
-    strikes: HashMap<String, u32>,
-    /// What this node serves instead of the truth while it misbehaves.
-    lies: byzantine::Lies,
-    /// The first valid block of each recent slot (equivocation evidence).
-    slot_blocks: byzantine::SlotBlocks,
     counters: Counters,
     status: Arc<Mutex<Option<Status>>>,
+    /// When `status` was last refreshed.
+    published: Instant,
+    /// Transactions landed since the last per-second line.
     landed_since: u64,
     /// The ingress's gate ([`crate::admission`]), told the mempool's size.
     admission: Option<Arc<Admission>>,
-    published: Instant,
-    /// Transactions waiting to be relayed, per peer, with their bytes.
-    relay: HashMap<String, (Vec<Vec<u8>>, usize)>,
-    /// When the oldest waiting relay must leave (none: nothing waits).
-    relay_due: Option<Instant>,
-    /// The pipeline's tiles ([`ForgeMode::Tiles`]), started when the loop starts.
-    tiles: Option<TileForge>,
-    /// The slot being forged with the tiles, across the loop's turns.
-    leading: Option<leader::Lead>,
-    /// The tails (feeding stopped -> announced) of the last [`leader::TAILS_KEPT`]
-    /// slots forged with the tiles and cut with transactions still queued, ns: the
-    /// leader's margin is measured from them.
-    tails: std::collections::VecDeque<u64>,
-    /// The range request in flight, while the node catches up ([`sync`]).
-    sync: Option<sync::Sync>,
+    /// Messages of each peer's link that were not the protocol ([`STRIKES`]).
+    strikes: HashMap<String, u32>,
+    leader: Leader,
+    follower: Follower,
+    relay: RelayQueue,
 }
 
 impl Node {
@@ -330,28 +315,17 @@ impl Node {
             genesis,
             log,
             transport,
-            fetching: HashMap::new(),
-            orphans: HashMap::new(),
-            orphan_parent: HashMap::new(),
-            rejected: HashSet::new(),
-            rejected_order: std::collections::VecDeque::new(),
-            orphan_bytes: 0,
-            strikes: HashMap::new(),
-            lies: byzantine::Lies::default(),
-            slot_blocks: byzantine::SlotBlocks::default(),
             counters: Counters::default(),
             status,
-            landed_since: 0,
-            admission: None,
             published: Instant::now()
                 .checked_sub(Duration::from_secs(1))
                 .unwrap_or_else(Instant::now),
-            relay: HashMap::new(),
-            relay_due: None,
-            tiles: None,
-            leading: None,
-            tails: std::collections::VecDeque::new(),
-            sync: None,
+            landed_since: 0,
+            admission: None,
+            strikes: HashMap::new(),
+            leader: Leader::default(),
+            follower: Follower::default(),
+            relay: RelayQueue::default(),
         }
     }
 
@@ -369,7 +343,7 @@ impl Node {
         self.log.event(
             "started",
             json!({
-                "genesis_hash": hex(&self.genesis.hash),
+                "genesis_hash": self.genesis.hash.to_string(),
                 "genesis_time_ns": self.genesis.genesis_time_ns(),
                 "slot_ns": self.genesis.slot_ns(),
                 "peers": self.opts.peers,
@@ -380,7 +354,9 @@ impl Node {
                 &tile_forge_config(self.opts.bank_tiles),
                 self.genesis.accounts.clone(),
             ) {
-                Ok(t) => self.tiles = Some(t),
+                Ok(forge) => {
+                    self.leader.forge = Forge::Tiles(Box::new(TileLeader { forge, lead: None }));
+                }
                 Err(e) => self.fall_back(e.to_string()),
             }
         }
@@ -413,7 +389,7 @@ impl Node {
             let mut wait = Duration::from_nanos(boundary.saturating_sub(self.clock_ns()))
                 .min(WAKE)
                 .min(next_second.saturating_duration_since(Instant::now()));
-            if let Some(due) = self.relay_due {
+            if let Some(due) = self.relay.due {
                 wait = wait.min(due.saturating_duration_since(Instant::now()));
             }
             if let Some(due) = self.lead_due() {
@@ -453,9 +429,10 @@ impl Node {
             self.publish();
         }
         self.flush_relay();
-        self.leading = None;
-        if let Some(t) = self.tiles.take() {
-            t.shutdown();
+        if let Forge::Tiles(tiles) = std::mem::take(&mut self.leader.forge) {
+            let TileLeader { forge, lead } = *tiles;
+            drop(lead);
+            forge.shutdown();
         }
         let _ = self.log.flush();
         let last = self.status_now(true);
@@ -493,16 +470,19 @@ impl Node {
         let mut chain: Vec<_> = walk
             .into_iter()
             .filter_map(|h| {
-                self.chain
-                    .header(&h)
-                    .map(|hd| (hd.slot, hex(&h), hex(&hd.state_hash), hd.leader.clone()))
+                self.chain.header(&h).map(|hd| ChainEntry {
+                    slot: hd.slot,
+                    block: h,
+                    state_hash: hd.state_hash,
+                    leader: hd.leader.clone(),
+                })
             })
             .collect();
         chain.reverse();
         Status {
             height: tip.height,
-            tip: hex(&tip.hash),
-            state_hash: hex(&tip.state_hash),
+            tip: tip.hash,
+            state_hash: tip.state_hash,
             mempool: self.mempool.len(),
             fates: self.mempool.fates(),
             counters: Counters {
@@ -565,8 +545,8 @@ impl Node {
             self.counters.adopted += 1;
             self.log.event(
                 "adopted",
-                json!({"slot": h.slot, "block": hex(&b), "height": h.height,
-                       "state_hash": hex(&h.state_hash)}),
+                json!({"slot": h.slot, "block": b.to_string(), "height": h.height,
+                       "state_hash": h.state_hash.to_string()}),
             );
         }
     }
@@ -574,7 +554,7 @@ impl Node {
     /// After a fork switch, transactions of the abandoned blocks that the new chain
     /// lacks go back to the mempool, so the next leaders include them (their fates were
     /// counted when those blocks were adopted and stay as they are).
-    fn return_abandoned(&mut self, old_tip: &[u8; 32]) {
+    fn return_abandoned(&mut self, old_tip: &Hash) {
         for b in self.chain.abandoned_by_switch(old_tip) {
             let Some(bytes) = self.chain.bytes(&b) else {
                 continue;
@@ -666,7 +646,7 @@ impl Node {
                 }
             }
             Message::GetBlock(h) => {
-                if let Some(lie) = self.lies.answer(&h) {
+                if let Some(lie) = self.leader.lies.answer(&h) {
                     if let Some(b) = lie {
                         self.transport
                             .send(peer, Message::Block(b.as_ref().clone()).encode());
@@ -689,7 +669,7 @@ impl Node {
                 self.log.event_at(
                     "header_received",
                     received_ns,
-                    json!({"slot": h.slot, "block": hex(&hash), "peer": peer}),
+                    json!({"slot": h.slot, "block": hash.to_string(), "peer": peer}),
                 );
                 // Cheap checks before spending a request and a transfer on it.
                 let current = self.genesis.slot_at(self.clock_ns());
@@ -717,254 +697,23 @@ impl Node {
             self.relay(b, Some(peer));
         }
     }
+}
 
-    /// Asks `peer` for `hash` unless it is held, refused before, or already asked.
-    fn want(&mut self, hash: [u8; 32], slot: Option<u64>, peer: &str) {
-        if self.chain.contains(&hash)
-            || self.rejected.contains(&hash)
-            || self.orphan_parent.contains_key(&hash)
-        {
-            return;
-        }
-        if let Some(f) = self.fetching.get_mut(&hash) {
-            f.slot = f.slot.or(slot);
-            if !f.announcers.iter().any(|a| a == peer) {
-                f.announcers.push(peer.to_string());
-            }
-            return;
-        }
-        if !self.fetch_fits(peer) {
-            return;
-        }
-        self.ask(hash, slot, peer);
-        self.fetching.insert(
-            hash,
-            Fetch {
-                slot,
-                asked: peer.to_string(),
-                at: Instant::now(),
-                announcers: vec![peer.to_string()],
-                tries: 1,
-            },
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_entry_is_written_as_the_summary_always_had_it() {
+        let e = ChainEntry {
+            slot: 7,
+            block: Hash([0xab; 32]),
+            state_hash: Hash([0x01; 32]),
+            leader: "n1".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!([7, "ab".repeat(32), "01".repeat(32), "n1"])
         );
-    }
-
-    fn ask(&mut self, hash: [u8; 32], slot: Option<u64>, peer: &str) {
-        self.counters.fetches += 1;
-        let mut e = json!({"block": hex(&hash), "peer": peer});
-        if let Some(s) = slot {
-            e["slot"] = json!(s);
-        }
-        self.log.event("fetch_requested", e);
-        self.transport.send(peer, Message::GetBlock(hash).encode());
-    }
-
-    fn retry_fetches(&mut self) {
-        let timeout = self.opts.fetch_timeout;
-        let due: Vec<[u8; 32]> = self
-            .fetching
-            .iter()
-            .filter(|(_, f)| f.at.elapsed() >= timeout)
-            .map(|(h, _)| *h)
-            .collect();
-        for h in due {
-            let Some(f) = self.fetching.get_mut(&h) else {
-                continue;
-            };
-            if f.tries >= FETCH_TRIES {
-                let mut e = json!({"block": hex(&h), "tries": f.tries, "peers": f.announcers});
-                if let Some(s) = f.slot {
-                    e["slot"] = json!(s);
-                }
-                self.fetching.remove(&h);
-                self.counters.fetches_abandoned += 1;
-                self.log.event("fetch_abandoned", e);
-                self.drop_orphans_of(h);
-                continue;
-            }
-            f.at = Instant::now();
-            f.tries += 1;
-            // Every announcer sent a bad body: wait (counting the try) for a new one.
-            if f.announcers.is_empty() {
-                continue;
-            }
-            let n = f.announcers.len();
-            let next = f
-                .announcers
-                .iter()
-                .position(|a| *a == f.asked)
-                .map_or(0, |i| (i + 1) % n);
-            f.asked = f.announcers[next].clone();
-            let (slot, peer) = (f.slot, f.asked.clone());
-            self.ask(h, slot, &peer);
-        }
-    }
-
-    /// A copy of `hash` from `peer` was bad (did not decode or failed a body check):
-    /// the peer is counted and not asked for it again, and the fetch stays open with
-    /// the next announcer asked at once (a peer answering with a real header and a
-    /// garbage body must not make the node refuse the real block).
-    fn body_failed(&mut self, hash: [u8; 32], peer: &str) {
-        *self
-            .counters
-            .bad_bodies
-            .entry(peer.to_string())
-            .or_default() += 1;
-        let Some(f) = self.fetching.get_mut(&hash) else {
-            return;
-        };
-        f.announcers.retain(|a| a != peer);
-        if f.asked != peer {
-            return;
-        }
-        let Some(next) = f.announcers.first().cloned() else {
-            return;
-        };
-        f.asked = next.clone();
-        f.at = Instant::now();
-        f.tries += 1;
-        let slot = f.slot;
-        self.ask(hash, slot, &next);
-    }
-
-    /// Forgets the blocks that waited for `parent` (and theirs): it will not come.
-    fn drop_orphans_of(&mut self, parent: [u8; 32]) {
-        let mut gone = vec![parent];
-        while let Some(p) = gone.pop() {
-            for (h, (b, _)) in self.orphans.remove(&p).unwrap_or_default() {
-                self.orphan_parent.remove(&h);
-                self.orphan_bytes -= b.len();
-                gone.push(h);
-            }
-        }
-    }
-
-    /// Logs and counts a failed block. A header-level failure refuses the hash for
-    /// good (with any children waiting for it); a body-level one blames this copy and
-    /// its peer; a block from a future slot is neither (a later copy may be on time).
-    fn reject(&mut self, hash: [u8; 32], slot: u64, peer: &str, r: Reject) {
-        *self.counters.rejected.entry(r.name()).or_default() += 1;
-        self.log.event(
-            "rejected",
-            json!({"slot": slot, "block": hex(&hash), "peer": peer, "reason": r.name()}),
-        );
-        if r.is_header_level() {
-            self.refuse_for_good(hash);
-            self.fetching.remove(&hash);
-            self.drop_orphans_of(hash);
-        } else if r != Reject::FutureSlot {
-            self.body_failed(hash, peer);
-        }
-    }
-
-    fn body(&mut self, peer: &str, bytes: Vec<u8>, received_ns: u64) {
-        let block = match Block::decode(&bytes) {
-            Ok(b) => b,
-            Err(_) => {
-                // Not a block: a refusal of the peer's message, not a verdict on a
-                // block (its hash is only what its header claims, if that decodes).
-                self.counters.malformed_blocks += 1;
-                *self
-                    .counters
-                    .refused
-                    .entry("malformed_block".into())
-                    .or_default() += 1;
-                let mut e = json!({"peer": peer, "reason": "malformed_block"});
-                self.strike(peer, "a block body that does not decode");
-                if let Some(h) = Header::decode_prefix(&bytes) {
-                    e["block"] = json!(hex(&h.hash()));
-                    e["slot"] = json!(h.slot);
-                    self.body_failed(h.hash(), peer);
-                } else {
-                    *self
-                        .counters
-                        .bad_bodies
-                        .entry(peer.to_string())
-                        .or_default() += 1;
-                }
-                self.log.event("refused", e);
-                return;
-            }
-        };
-        let hash = block.header.hash();
-        let slot = block.header.slot;
-        if self.fetching.contains_key(&hash) {
-            self.counters.fetched_bytes += bytes.len() as u64;
-            self.log.event_at(
-                "fetch_completed",
-                received_ns,
-                json!({"slot": slot, "block": hex(&hash), "peer": peer, "bytes": bytes.len()}),
-            );
-        } else if self.chain.contains(&hash)
-            || self.rejected.contains(&hash)
-            || self.orphan_parent.contains_key(&hash)
-        {
-            return;
-        }
-        self.consider(block, hash, bytes, peer);
-    }
-
-    /// Validates and adopts `block`, then any waiting children it was the missing
-    /// parent of (a worklist, not recursion: a node catching up on a long chain fetches
-    /// it newest first and adopts it oldest first). A block already held is skipped, so
-    /// two copies of one block are adopted once.
-    fn consider(&mut self, block: Block, hash: [u8; 32], bytes: Vec<u8>, peer: &str) {
-        let mut work = vec![(block, hash, bytes, peer.to_string())];
-        while let Some((block, hash, bytes, peer)) = work.pop() {
-            if self.chain.contains(&hash) {
-                self.fetching.remove(&hash);
-                continue;
-            }
-            let peer = peer.as_str();
-            let slot = block.header.slot;
-            let parent = block.header.parent;
-            let t = Instant::now();
-            let current = self.genesis.slot_at(self.clock_ns());
-            let mempool = &self.mempool;
-            match self.chain.check_with(block, current, &|t| mempool.holds(t)) {
-                Err(Reject::UnknownParent) if self.rejected.contains(&parent) => {
-                    // A child of a refused block can never be valid.
-                    self.reject(hash, slot, peer, Reject::UnknownParent);
-                }
-                Err(Reject::UnknownParent)
-                    if self.orphan_parent.len() >= MAX_ORPHANS
-                        || self.orphan_bytes + bytes.len() > MAX_ORPHAN_BYTES =>
-                {
-                    self.fetching.remove(&hash);
-                    self.counters.orphans_dropped += 1;
-                }
-                Err(Reject::UnknownParent) => {
-                    self.fetching.remove(&hash);
-                    self.orphan_bytes += bytes.len();
-                    self.orphan_parent.insert(hash, parent);
-                    self.orphans
-                        .entry(parent)
-                        .or_default()
-                        .insert(hash, (bytes, peer.to_string()));
-                    // The parent's slot is known only if its header was announced.
-                    self.want(parent, None, peer);
-                }
-                Err(r) => self.reject(hash, slot, peer, r),
-                Ok(c) => {
-                    self.fetching.remove(&hash);
-                    self.counters.last_validate_s = t.elapsed().as_secs_f64();
-                    self.note_slot_block(&c, peer);
-                    self.log
-                        .event("validated", json!({"slot": slot, "block": hex(&hash)}));
-                    let header = c.block.header.encode();
-                    self.adopt(c, Arc::new(bytes));
-                    self.broadcast(&Message::Header(header), Some(peer));
-                    self.log
-                        .event("announced", json!({"slot": slot, "block": hex(&hash)}));
-                    for (h, (b, p)) in self.orphans.remove(&hash).unwrap_or_default() {
-                        self.orphan_parent.remove(&h);
-                        self.orphan_bytes -= b.len();
-                        if let Ok(child) = Block::decode(&b) {
-                            work.push((child, h, b, p));
-                        }
-                    }
-                }
-            }
-        }
     }
 }

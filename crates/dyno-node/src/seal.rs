@@ -12,6 +12,7 @@ use dyno_txn::tx;
 
 use crate::block::{Block, Entry, Header, HASHES_PER_ENTRY};
 use crate::genesis::Genesis;
+use crate::hash::Hash;
 use crate::verdict::{Checked, ForgeBase, Reject};
 
 /// A block being sealed on a [`ForgeBase`].
@@ -22,7 +23,7 @@ pub struct Sealer {
     outcomes: Vec<(u128, bool)>,
     entries: Vec<Entry>,
     /// The PoH chain's hash after the last entry pushed.
-    prev: [u8; 32],
+    prev: Hash,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -95,14 +96,14 @@ impl Sealer {
             poh_start: self.base.poh_start,
             poh_end: self.prev,
             tx_count: self.outcomes.len() as u32,
-            state_hash: dyno_txn::bank::state_hash_of(&self.store.balances()),
+            state_hash: Hash(dyno_txn::bank::state_hash_of(&self.store.balances())),
         };
         let hash = header.hash();
         Ok(Checked {
             hash,
             block: Block {
                 header,
-                signature: key.sign(&hash).to_bytes(),
+                signature: key.sign(hash.as_bytes()).to_bytes(),
                 entries: self.entries,
             },
             balances: self.store.balances(),

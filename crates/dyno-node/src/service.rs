@@ -202,7 +202,7 @@ fn start_ingress(
     let sink = move |tx: &[u8]| admission.admit().is_ok() && pool.submit(tx.to_vec());
     let cfg = IngressConfig {
         listen,
-        genesis_hash: genesis.hash,
+        genesis_hash: genesis.hash.0,
         max_frame: dyno_txn::tx::MAX_TX_LEN,
         max_tps_per_connection: cfg.ingress_tps_per_connection,
     };
@@ -236,7 +236,7 @@ fn start_peers(
         .collect();
     let config = PeerConfig {
         node_id: cfg.id.clone(),
-        genesis_hash: genesis.hash,
+        genesis_hash: genesis.hash.0,
         listen: cfg.peer_listen,
         max_frame: max_frame(genesis.file.max_block_txs as usize),
     };

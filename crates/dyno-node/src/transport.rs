@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
+use crate::hash::Hash;
+
 /// Sends to peers.
 pub trait Transport: Send {
     /// Queues `payload` to `peer`; false when that peer is not connected.
@@ -85,7 +87,7 @@ pub enum Message {
     /// "I have this block": its encoded header.
     Header(Vec<u8>),
     /// "Send me the block with this hash."
-    GetBlock([u8; 32]),
+    GetBlock(Hash),
     /// An encoded block (the answer to `GetBlock`).
     Block(Vec<u8>),
     /// A transaction relayed between mempools.
@@ -100,9 +102,9 @@ pub enum Message {
     /// factor of two.
     GetChain {
         /// The newest block wanted (an announced header's hash).
-        to: [u8; 32],
+        to: Hash,
         /// Hashes the asker holds, newest first.
-        locator: Vec<[u8; 32]>,
+        locator: Vec<Hash>,
     },
     /// Encoded blocks, oldest first, each a parent of the next (the answer to
     /// `GetChain`; empty when the peer does not hold `to`).
@@ -119,8 +121,10 @@ impl Message {
             Message::GetChain { to, locator } => {
                 let mut v = Vec::with_capacity(33 + 32 * locator.len());
                 v.push(6);
-                v.extend_from_slice(to);
-                locator.iter().for_each(|h| v.extend_from_slice(h));
+                v.extend_from_slice(to.as_bytes());
+                locator
+                    .iter()
+                    .for_each(|h| v.extend_from_slice(h.as_bytes()));
                 return v;
             }
             Message::Chain(blocks) => {
@@ -144,7 +148,7 @@ impl Message {
         }
         let (tag, body): (u8, &[u8]) = match self {
             Message::Header(b) => (1, b),
-            Message::GetBlock(h) => (2, h),
+            Message::GetBlock(h) => (2, h.as_bytes()),
             Message::Block(b) => (3, b),
             Message::Tx(b) => (4, b),
             Message::Txs(_) | Message::GetChain { .. } | Message::Chain(_) => {
@@ -195,7 +199,7 @@ impl Message {
             6 if body.len() >= 32 && body.len() % 32 == 0 => {
                 let mut hashes = body
                     .chunks_exact(32)
-                    .map(|c| <[u8; 32]>::try_from(c).expect("32-byte chunk"));
+                    .map(|c| <Hash>::try_from(c).expect("32-byte chunk"));
                 let to = hashes.next()?;
                 Message::GetChain {
                     to,
@@ -283,17 +287,17 @@ mod tests {
     fn messages_round_trip_and_junk_is_refused() {
         for m in [
             Message::Header(vec![1, 2]),
-            Message::GetBlock([7; 32]),
+            Message::GetBlock(Hash([7; 32])),
             Message::Block(vec![]),
             Message::Tx(vec![9; 154]),
             Message::Txs(vec![vec![1; 154], vec![], vec![2; 3]]),
             Message::Txs(vec![]),
             Message::GetChain {
-                to: [3; 32],
-                locator: vec![[4; 32], [5; 32]],
+                to: Hash([3; 32]),
+                locator: vec![Hash([4; 32]), Hash([5; 32])],
             },
             Message::GetChain {
-                to: [3; 32],
+                to: Hash([3; 32]),
                 locator: vec![],
             },
             Message::Chain(vec![vec![1; 70_000], vec![], vec![2]]),

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use crate::block::Block;
+use crate::hash::Hash;
 
 /// Why a block was refused (the `reason` of a `rejected` event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +91,7 @@ impl Reject {
 #[derive(Debug)]
 pub struct Checked {
     /// The block hash.
-    pub hash: [u8; 32],
+    pub hash: Hash,
     /// The block.
     pub block: Block,
     pub(crate) balances: Vec<u64>,
@@ -102,11 +103,11 @@ pub struct Checked {
 #[derive(Debug, Clone)]
 pub struct ForgeBase {
     /// The tip's hash.
-    pub parent: [u8; 32],
+    pub parent: Hash,
     /// Balances after the tip.
     pub balances: Arc<Vec<u64>>,
     /// The tip's height.
     pub height: u64,
     /// The tip's PoH end (the new block's PoH start).
-    pub poh_start: [u8; 32],
+    pub poh_start: Hash,
 }

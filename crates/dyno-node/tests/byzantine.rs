@@ -14,6 +14,7 @@ use std::time::Duration;
 use dyno_node::block::Header;
 use dyno_node::control::{InvalidFlavour, Misbehave};
 use dyno_node::genesis::{Genesis, GenesisFile, Validator};
+use dyno_node::hash::Hash;
 use dyno_node::log::{now_ns, EventLog};
 use dyno_node::node::{ForgeMode, Node, NodeOptions, Status, MAX_FETCHES_PER_PEER, STRIKES};
 use dyno_node::transport::{Input, MemHub, Message};
@@ -228,10 +229,10 @@ fn a_peer_whose_messages_do_not_decode_is_cut_and_its_made_up_fetches_are_bounde
             parent: net.genesis.hash,
             leader: "a".into(),
             entry_count: 1,
-            poh_start: [0; 32],
-            poh_end: [1; 32],
+            poh_start: Hash([0; 32]),
+            poh_end: Hash([1; 32]),
             tx_count: 0,
-            state_hash: [i as u8; 32],
+            state_hash: Hash([i as u8; 32]),
         };
         net.hub
             .deliver("x", "b", Message::Header(h.encode()).encode());

@@ -13,6 +13,7 @@ use std::time::Duration;
 use dyno_node::block::{hex, Block};
 use dyno_node::chain::Chain;
 use dyno_node::genesis::{Genesis, GenesisFile, Validator};
+use dyno_node::hash::Hash;
 use dyno_node::log::{now_ns, EventLog};
 use dyno_node::node::{ForgeAt, ForgeMode, Node, NodeOptions, Status};
 use dyno_node::transport::{Input, MemHub, Message};
@@ -159,7 +160,7 @@ fn events(path: &Path, name: &str) -> Vec<Value> {
 /// Signs `b` again with its named leader's key (after a test changed its header).
 fn resign(g: &Genesis, mut b: Block) -> Block {
     let key = g.leader_key(&b.header.leader).unwrap();
-    b.signature = key.sign(&b.header.hash()).to_bytes();
+    b.signature = key.sign(b.header.hash().as_bytes()).to_bytes();
     b
 }
 
@@ -224,8 +225,8 @@ fn every_forged_block_is_adopted_everywhere_with_the_same_state() {
             .collect();
         // A forged block a fork left behind is adopted by nobody but its leader; every
         // block of the final chain is adopted by every node.
-        let on_chain: HashSet<&String> = reference.iter().map(|(_, b, _, _)| b).collect();
-        for b in forged.iter().filter(|b| on_chain.contains(b)) {
+        let on_chain: HashSet<String> = reference.iter().map(|e| e.block.to_string()).collect();
+        for b in forged.iter().filter(|b| on_chain.contains(*b)) {
             let s = adopted
                 .get(b)
                 .unwrap_or_else(|| panic!("{id} never adopted {b}"));
@@ -308,7 +309,7 @@ fn a_transaction_sent_to_the_end_of_the_line_is_executed_by_another_leader() {
     assert!(c
         .chain
         .iter()
-        .any(|(_, b, _, _)| b == holder["block"].as_str().unwrap()));
+        .any(|e| e.block.to_string() == holder["block"].as_str().unwrap()));
     assert!(!tag.is_empty());
 }
 
@@ -329,7 +330,7 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     let good = chain.forge(slot, &leader, txs.clone()).unwrap().block;
     let mut corrupt = Vec::new();
     let mut b = good.clone();
-    b.header.state_hash[0] ^= 1;
+    b.header.state_hash.0[0] ^= 1;
     corrupt.push((resign(&g, b), "state_mismatch"));
     let mut b = good.clone();
     b.header.leader = ["a", "b", "c"]
@@ -341,7 +342,7 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     // x names the scheduled leader but signs with a key of its own.
     let mut b = good.clone();
     b.signature = SigningKey::from_bytes(&[1; 32])
-        .sign(&b.header.hash())
+        .sign(b.header.hash().as_bytes())
         .to_bytes();
     corrupt.push((b, "bad_leader_signature"));
     let mut b = good.clone();
@@ -349,7 +350,7 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     corrupt.push((b, "bad_signature"));
     // The PoH chain broken inside the body (the header commits to its end only).
     let mut b = good.clone();
-    b.entries[0].hash[3] ^= 1;
+    b.entries[0].hash.0[3] ^= 1;
     corrupt.push((b, "bad_poh"));
     let mut b = good.clone();
     let mut txs_bad = txs.clone();
@@ -358,12 +359,12 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     (b.entries, b.header.poh_end) = (entries, end);
     corrupt.push((resign(&g, b), "bad_signature"));
     let mut b = good.clone();
-    b.header.parent = [9; 32];
+    b.header.parent = Hash([9; 32]);
     corrupt.push((resign(&g, b), "unknown_parent"));
     let mut hashes = HashSet::new();
     for (b, _) in &corrupt {
         let h = b.header.hash();
-        hashes.insert(hex(&h));
+        hashes.insert(h.to_string());
         line.hub
             .deliver("x", "a", Message::Header(b.header.encode()).encode());
         line.hub
@@ -375,7 +376,7 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
     (child.header.parent, child.header.slot) = (refused_parent, 2);
     child.header.leader = g.leader(2).into();
     let child = resign(&g, child);
-    let child_hash = hex(&child.header.hash());
+    let child_hash = child.header.hash().to_string();
     line.hub
         .deliver("x", "a", Message::Block(child.encode()).encode());
     // A body that is not a block at all.
@@ -419,7 +420,9 @@ fn corrupt_blocks_are_rejected_and_never_passed_on() {
         .all(|e| e["block"] != hex(&[0; 32]).as_str()));
     for (id, s) in &st {
         assert!(
-            s.chain.iter().all(|(_, b, _, _)| !hashes.contains(b)),
+            s.chain
+                .iter()
+                .all(|e| !hashes.contains(&e.block.to_string())),
             "{id} adopted a corrupt block"
         );
         assert_eq!(s.chain, st["a"].chain);
@@ -499,7 +502,7 @@ fn a_garbage_body_for_a_real_header_does_not_make_the_node_refuse_the_block() {
         .forge(1, g.leader(1), transfer_block(&g.accounts, 2, 21))
         .unwrap()
         .block;
-    let hash = hex(&good.header.hash());
+    let hash = good.header.hash().to_string();
     // Same header, a transaction altered: this copy fails (bad_signature), the block
     // does not.
     let mut garbage = good.clone();
@@ -584,14 +587,14 @@ fn two_copies_of_a_waiting_block_are_adopted_once() {
     for h in [h1, h2] {
         let n = events(a, "adopted")
             .iter()
-            .filter(|e| e["block"] == hex(&h).as_str())
+            .filter(|e| e["block"] == h.to_string().as_str())
             .count();
-        assert_eq!(n, 1, "{} adopted {n} times", hex(&h));
+        assert_eq!(n, 1, "{h} adopted {n} times");
     }
     // The parent was asked for before anything said its slot: the line has none.
     let ask = events(a, "fetch_requested")
         .into_iter()
-        .find(|e| e["block"] == hex(&h1).as_str())
+        .find(|e| e["block"] == h1.to_string().as_str())
         .expect("the parent was fetched");
     assert!(ask.get("slot").is_none(), "{ask}");
 }
@@ -612,7 +615,7 @@ fn a_block_on_a_losing_fork_is_adopted_only_when_a_switch_selects_it() {
             let txs = if i == 0 { txs.clone() } else { Vec::new() };
             let b = c.forge(slot, g.leader(slot), txs).unwrap();
             let bytes = b.block.encode();
-            out.push((hex(&b.hash), bytes.clone()));
+            out.push((b.hash.to_string(), bytes.clone()));
             c.insert(b, Arc::new(bytes));
         }
         out
@@ -647,7 +650,7 @@ fn a_block_on_a_losing_fork_is_adopted_only_when_a_switch_selects_it() {
         at("adopted", &q[0].0) > at("validated", &q[1].0),
         "Q1 was adopted before a switch selected it"
     );
-    assert_eq!(st["a"].tip, q[2].0);
+    assert_eq!(st["a"].tip.to_string(), q[2].0);
     let f = st["a"].fates;
     assert_eq!((f.executed + f.failed, f.in_flight), (1, 0));
 }
@@ -672,14 +675,14 @@ fn implausible_headers_are_not_fetched_and_orphans_are_capped() {
         .map(|h| {
             line.hub
                 .deliver("x", "a", Message::Header(h.encode()).encode());
-            hex(&h.hash())
+            h.hash().to_string()
         })
         .collect();
     // More parentless blocks than may wait.
     for i in 0..=dyno_node::node::MAX_ORPHANS as u32 {
         let mut b = good.clone();
-        b.header.parent[..4].copy_from_slice(&i.to_le_bytes());
-        b.header.parent[31] = 1;
+        b.header.parent.0[..4].copy_from_slice(&i.to_le_bytes());
+        b.header.parent.0[31] = 1;
         let b = resign(&g, b);
         line.hub
             .deliver("x", "a", Message::Block(b.encode()).encode());
@@ -710,7 +713,7 @@ fn a_transaction_sent_mid_slot_lands_in_that_slots_block() {
     assert!(st["b"]
         .chain
         .iter()
-        .any(|(_, b, _, _)| b == forged["block"].as_str().unwrap()));
+        .any(|e| e.block.to_string() == forged["block"].as_str().unwrap()));
 }
 
 #[test]
@@ -804,7 +807,7 @@ fn a_leader_forging_every_slot_answers_fetches_while_it_forges() {
     let mut last_header = None;
     let mut asked = 0;
     let mut answers = Vec::new();
-    let drain = |last_header: &mut Option<[u8; 32]>, answers: &mut Vec<u64>| {
+    let drain = |last_header: &mut Option<Hash>, answers: &mut Vec<u64>| {
         while let Ok(Input::Peer {
             payload,
             received_ns,
@@ -916,7 +919,7 @@ fn a_node_on_a_fork_asks_for_the_range_above_its_locator_and_serves_ranges_too()
         "a",
         Message::GetChain {
             to: q[2].0,
-            locator: vec![[9; 32], q[0].0],
+            locator: vec![Hash([9; 32]), q[0].0],
         }
         .encode(),
     );
@@ -932,7 +935,7 @@ fn a_node_on_a_fork_asks_for_the_range_above_its_locator_and_serves_ranges_too()
     assert_eq!(served, vec![q[1].1.clone(), q[2].1.clone()]);
     let logs = line.logs.clone();
     let st = line.stop_mid_slot(&g);
-    assert_eq!(st["a"].tip, hex(&q[2].0), "a switched to the longer chain");
+    assert_eq!(st["a"].tip, q[2].0, "a switched to the longer chain");
     let caught = events(&logs["a"], "caught_up");
     assert_eq!(caught.len(), 1, "{caught:?}");
     assert_eq!(

@@ -48,7 +48,26 @@ fn latency(l: &Latency) -> String {
 /// notes and warnings, the tiles' time shares, and the run it was saved as.
 pub fn summary_text(r: &BenchReport, run_id: Option<i64>) -> String {
     let mut o = String::new();
-    let f = &r.fates;
+    throughput_lines(&mut o, r);
+    accounting_lines(&mut o, r);
+    ledger_line(&mut o, r);
+    poh_and_benchg_lines(&mut o, r);
+    let _ = writeln!(o, "bottleneck: {}", r.diagnosis.summary);
+    for n in &r.diagnosis.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "  warning: {w}");
+    }
+    tile_shares(&mut o, r);
+    if let Some(id) = run_id {
+        let _ = writeln!(o, "Saved as run {id} (dyno results show {id}).");
+    }
+    o
+}
+
+/// The layout, TPS and the two latencies.
+fn throughput_lines(o: &mut String, r: &BenchReport) {
     let _ = writeln!(
         o,
         "layout: {} verify, {} bank ({} tiles on {} CPUs online), window {:.1} s, drained in {:.2} s",
@@ -78,6 +97,11 @@ pub fn summary_text(r: &BenchReport, run_id: Option<i64>) -> String {
         "latency generation -> PoH:       {}",
         latency(&r.latency_poh)
     );
+}
+
+/// Where every transaction went, and whether the balances add up.
+fn accounting_lines(o: &mut String, r: &BenchReport) {
+    let f = &r.fates;
     let _ = writeln!(
         o,
         "fates: {} generated = {} executed + {} failed + {} invalid signature + {} duplicate + {} overrun at ingress + {} dropped by pack + {} in flight at shutdown",
@@ -90,28 +114,30 @@ pub fn summary_text(r: &BenchReport, run_id: Option<i64>) -> String {
         r.genesis_total,
         if r.conserved { "ok" } else { "VIOLATED" }
     );
-    match (&r.ledger, &r.ledger_check) {
-        (None, _) => {
-            let _ = writeln!(o, "ledger: store disabled");
-        }
-        (Some(p), Some(Ok(s))) => {
-            let _ = writeln!(
-                o,
-                "ledger: {} ({} entries: {} ticks, {} microblocks, {} transactions); hash chain verifies from genesis",
-                p.display(),
-                s.entries,
-                s.ticks,
-                s.microblocks,
-                s.records
-            );
-        }
+}
+
+/// The ledger the store wrote, and whether its hash chain verifies.
+fn ledger_line(o: &mut String, r: &BenchReport) {
+    let _ = match (&r.ledger, &r.ledger_check) {
+        (None, _) => writeln!(o, "ledger: store disabled"),
+        (Some(p), Some(Ok(s))) => writeln!(
+            o,
+            "ledger: {} ({} entries: {} ticks, {} microblocks, {} transactions); hash chain verifies from genesis",
+            p.display(),
+            s.entries,
+            s.ticks,
+            s.microblocks,
+            s.records
+        ),
         (Some(p), Some(Err(e))) => {
-            let _ = writeln!(o, "ledger: {}: CHAIN DOES NOT VERIFY: {e}", p.display());
+            writeln!(o, "ledger: {}: CHAIN DOES NOT VERIFY: {e}", p.display())
         }
-        (Some(p), None) => {
-            let _ = writeln!(o, "ledger: {} (not checked)", p.display());
-        }
-    }
+        (Some(p), None) => writeln!(o, "ledger: {} (not checked)", p.display()),
+    };
+}
+
+/// PoH's rate and counts, and whether benchg's pre-signed pool lasted.
+fn poh_and_benchg_lines(o: &mut String, r: &BenchReport) {
     let _ = writeln!(
         o,
         "poh: {:.2} M hashes/s while hashing, {} ticks, {} slots",
@@ -127,13 +153,10 @@ pub fn summary_text(r: &BenchReport, run_id: Option<i64>) -> String {
         ),
         None => writeln!(o, "benchg: {} pre-signed before the window; signing never competed with the tiles", r.presigned),
     };
-    let _ = writeln!(o, "bottleneck: {}", r.diagnosis.summary);
-    for n in &r.diagnosis.notes {
-        let _ = writeln!(o, "  note: {n}");
-    }
-    for w in &r.warnings {
-        let _ = writeln!(o, "  warning: {w}");
-    }
+}
+
+/// Each tile's share of its loop time by bucket over the window.
+fn tile_shares(o: &mut String, r: &BenchReport) {
     let _ = writeln!(
         o,
         "{:<10} {:>7} {:>7} {:>7} {:>7} {:>7}",
@@ -152,10 +175,6 @@ pub fn summary_text(r: &BenchReport, run_id: Option<i64>) -> String {
             100.0 * (s[3] + s[4])
         );
     }
-    if let Some(id) = run_id {
-        let _ = writeln!(o, "Saved as run {id} (dyno results show {id}).");
-    }
-    o
 }
 
 /// The table after a sweep: one line per (verify, bank) layout with its TPS and bottleneck.

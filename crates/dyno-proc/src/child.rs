@@ -611,19 +611,7 @@ while read -r op g; do
   esac
 done
 for g in $groups; do kill -KILL "-$g" 2>/dev/null; done"#;
-        let mut child = crate::reaper::spawn_listed(
-            || {
-                Command::new("sh")
-                    .args(["-c", script, "dyno-group-guard"])
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .process_group(0)
-                    .spawn()
-            },
-            Child::id,
-        )
-        .ok()?;
+        let mut child = guard_shell(&[script, "dyno-group-guard"])?;
         let stdin = child.stdin.take();
         Some(Arc::new(GroupGuard {
             guard: Mutex::new((child, stdin)),
@@ -671,15 +659,21 @@ impl Drop for GroupGuard {
 /// of its own so that a Ctrl-C at the terminal does not end it. `kill` is the shell's
 /// built-in: nothing more is spawned.
 fn group_guard(pgid: u32) -> Option<Child> {
+    guard_shell(&[
+        "read -r _; kill -KILL \"-$1\" 2>/dev/null",
+        "dyno-group-guard",
+        &pgid.to_string(),
+    ])
+}
+
+/// `sh -c SCRIPT NAME ARGS...` (`script_and_args`) as a guard: reading a pipe from dyno,
+/// in a group of its own, listed as a process dyno-proc reaps itself.
+fn guard_shell(script_and_args: &[&str]) -> Option<Child> {
     crate::reaper::spawn_listed(
         || {
             Command::new("sh")
-                .args([
-                    "-c",
-                    "read -r _; kill -KILL \"-$1\" 2>/dev/null",
-                    "dyno-group-guard",
-                    &pgid.to_string(),
-                ])
+                .arg("-c")
+                .args(script_and_args)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

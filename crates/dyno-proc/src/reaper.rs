@@ -100,8 +100,12 @@ pub(crate) fn sweep(token: &str, group: u32) -> Vec<Orphan> {
         {
             let listed = spawned();
             for pid in children_of(me) {
+                // The list first: a launcher's thousand nodes cost no /proc read each.
+                if listed.contains(&pid) {
+                    continue;
+                }
                 let Some(stat) = read_stat(pid) else { continue };
-                if listed.contains(&pid) || Some(stat.pgid) == own_group {
+                if Some(stat.pgid) == own_group {
                     continue;
                 }
                 if stat.exited() {

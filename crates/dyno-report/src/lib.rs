@@ -14,8 +14,9 @@
 //! - [`HtmlReport`]: one self-contained HTML file (inline CSS, no scripts, no external
 //!   fonts or URLs) holding run parameters, host facts, observations, tables and plots.
 //!
-//! Nothing here prints or touches files, except [`write_atomic`], which writes a finished
-//! report so that a reader never sees half of it.
+//! Nothing here prints or touches files, except [`write_atomic`] and [`OutputFile`], which
+//! write a finished report or export so that a reader never sees half of it, and never
+//! replace a device, FIFO or symbolic link the path names (they are written through).
 //!
 //! ```
 //! use dyno_model::{Direction, Metric, Unit};
@@ -60,7 +61,7 @@ pub use table::{
     Align, Cell, Column, CsvTable, HtmlTable, MarkdownTable, Status, Table, TableFormat,
     TableRenderer, TerminalTable,
 };
-pub use write::write_atomic;
+pub use write::{check_output, write_atomic, OutputFile};
 
 /// The stylesheet rules every HTML page of dyno starts with (colours, type, fact panels,
 /// verdict badges, figures): the reports here and `dyno serve`'s pages add their own after

@@ -75,17 +75,10 @@ pub enum ResultsError {
         /// The metric.
         metric: String,
     },
-    /// The export file could not be created or moved into place.
+    /// The export file could not be created, written or moved into place (a full disk,
+    /// a directory named as the file).
     #[error("--output {}", path.display())]
     Output {
-        /// The file asked for.
-        path: PathBuf,
-        /// The operating system's error.
-        source: std::io::Error,
-    },
-    /// Writing the export file failed.
-    #[error("writing {}", path.display())]
-    Writing {
         /// The file asked for.
         path: PathBuf,
         /// The operating system's error.

@@ -14,8 +14,6 @@
 //!   [`TrendQuery`] selects and the verdict on its newest run, as a table or HTML.
 //! - [`FleetReport`] (`dyno.results.fleet/1`): each machine's median of its newest run,
 //!   grouped by CPU model, and where one machine or run ([`Place`]) stands.
-//! - [`ComparisonView`]: a stored comparison's verdicts as plain data, filled in by
-//!   dyno-compare (which judges) for `dyno serve`'s comparison page.
 //!
 //! Reports are data plus their tables and pages; the binary chooses the format and
 //! prints.
@@ -54,7 +52,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod comparison_view;
 mod error;
 mod export;
 mod fleet;
@@ -64,7 +61,6 @@ mod standing;
 mod trend;
 mod trend_query;
 
-pub use comparison_view::{ComparisonView, Finding, UnjudgedView, VerdictView};
 pub use error::ResultsError;
 pub use export::export_file;
 pub use fleet::{
@@ -78,7 +74,8 @@ pub use run_docs::{
 pub use runs::{list_table, runs_report, show_header, show_table};
 pub use standing::Place;
 pub use trend::{
-    metric_suggestion, mixed_series, percent, TrendChange, TrendFilters, TrendPoint, TrendReport,
-    TrendSettings, TrendVerdict, MIN_POINTS, TREND_SCHEMA,
+    bisect_command, metric_suggestion, mixed_series, percent, TrendChange, TrendFilters,
+    TrendPoint, TrendReport, TrendSettings, TrendVerdict, COMPARISON_FILE, GIT_COMMIT, MIN_POINTS,
+    TREND_SCHEMA,
 };
 pub use trend_query::TrendQuery;

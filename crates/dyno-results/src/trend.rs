@@ -102,6 +102,11 @@ pub struct TrendChange {
     pub started_at: String,
     /// `strong` or `weak`.
     pub strength: &'static str,
+    /// The `dyno compare bisect` command that searches the commits between the run before
+    /// the change and the run it starts at, when both measured a git subject of the same
+    /// comparison file at different commits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<String>,
 }
 
 /// The verdict on the newest run.
@@ -164,7 +169,7 @@ impl TrendReport {
         Ok(TrendReport {
             change_points: changes
                 .iter()
-                .map(|c| change(c, &history[c.index], effect(c)))
+                .map(|c| change(c, &history, effect(c)))
                 .collect(),
             filters,
             metric: MetricRef::from(&measured),
@@ -250,7 +255,19 @@ impl TrendReport {
         } else {
             format.render(&self.table()) + "\n"
         };
-        format!("{shown}{}\n", self.verdict.message)
+        let bisect: String = self
+            .change_points
+            .iter()
+            .filter_map(|c| {
+                let command = c.bisect.as_ref()?;
+                Some(format!(
+                    "bisect: the commits between run {} and run {}: {command}\n",
+                    self.history[c.index - 1].run,
+                    c.run
+                ))
+            })
+            .collect();
+        format!("{shown}{}\n{bisect}", self.verdict.message)
     }
 
     /// A self-contained HTML report: the verdict, the per-run medians plotted with their
@@ -332,8 +349,51 @@ fn point(p: &HistoryPoint) -> TrendPoint {
     }
 }
 
-fn change(c: &ChangePoint, p: &HistoryPoint, effect: &'static str) -> TrendChange {
+/// Subject attributes a compare run of a git subject carries (dyno-compare's record):
+/// the commit it measured and the comparison file it ran.
+pub const GIT_COMMIT: &str = "git_commit";
+/// See [`GIT_COMMIT`].
+pub const COMPARISON_FILE: &str = "comparison_file";
+
+/// `dyno compare bisect FILE --good BEFORE --bad AFTER` for two runs of a git subject of
+/// one comparison file at two commits; `None` for any other pair.
+pub fn bisect_command(before: &HistoryPoint, after: &HistoryPoint) -> Option<String> {
+    let of = |p: &HistoryPoint| {
+        let a = &p.subject.attributes;
+        // A bisection's own steps are stored as `FILE#step`: the file is FILE.
+        let file = a.get(COMPARISON_FILE)?.split('#').next()?.to_string();
+        Some((file, a.get(GIT_COMMIT)?.clone()))
+    };
+    let ((file, good), (other, bad)) = (of(before)?, of(after)?);
+    (file == other && good != bad).then(|| {
+        format!(
+            "dyno compare bisect {} --good {good} --bad {bad}",
+            shell_word(&file)
+        )
+    })
+}
+
+/// `word` as one shell word: as it is when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+fn change(c: &ChangePoint, history: &[HistoryPoint], effect: &'static str) -> TrendChange {
+    let p = &history[c.index];
+    let bisect = c
+        .index
+        .checked_sub(1)
+        .and_then(|before| bisect_command(&history[before], p));
     TrendChange {
+        bisect,
         effect,
         index: c.index,
         mean_after: c.mean_after,
@@ -488,6 +548,43 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_between_two_commits_of_one_file_names_its_bisect() {
+        let at = |commit: &str, file: &str| HistoryPoint {
+            run: 1,
+            run_uuid: String::new(),
+            started_at: 0.0,
+            command: "compare".into(),
+            subject: dyno_model::Subject::new(dyno_model::SubjectKind::Release, "node")
+                .with(GIT_COMMIT, commit)
+                .with(COMPARISON_FILE, file),
+            hostname: "h".into(),
+            workload: None,
+            value: 1.0,
+            samples: 1,
+            metric: Metric::new(
+                "cpu",
+                dyno_model::Unit::Seconds,
+                dyno_model::Direction::LowerIsBetter,
+            ),
+        };
+        let (a, b) = (at("aaa", "/x/cmp.toml"), at("bbb", "/x/cmp.toml"));
+        assert_eq!(
+            bisect_command(&a, &b).as_deref(),
+            Some("dyno compare bisect /x/cmp.toml --good aaa --bad bbb")
+        );
+        assert_eq!(bisect_command(&a, &a), None, "one commit");
+        let spaced = at("bbb", "/my files/cmp.toml#test-1");
+        assert_eq!(bisect_command(&a, &spaced), None, "another file");
+        assert_eq!(
+            bisect_command(&at("aaa", "/my files/cmp.toml"), &spaced).as_deref(),
+            Some("dyno compare bisect '/my files/cmp.toml' --good aaa --bad bbb")
+        );
+        let mut plain = a.clone();
+        plain.subject.attributes.clear();
+        assert_eq!(bisect_command(&plain, &b), None, "not a git subject");
+    }
 
     #[test]
     fn close_names_are_suggested() {

@@ -156,8 +156,8 @@ pub enum StoreError {
         /// Every unit (direction) found.
         units: Vec<String>,
     },
-    /// Writing an export to its destination failed.
-    #[error("cannot write the export: {0}")]
+    /// Writing an export to its destination failed (the cause is the source, said once).
+    #[error("cannot write the export")]
     Export(#[source] std::io::Error),
     /// The Parquet encoder refused the data.
     #[error("cannot encode the Parquet export: {0}")]
@@ -169,8 +169,9 @@ pub enum StoreError {
 
 impl StoreError {
     /// True when the error is the user's or the input's (a wrong `--db`, an unknown run id,
-    /// a read-only location): the binary exits with status 2. False for failures of the
-    /// machine or the library (disk full, SQLite errors, I/O errors).
+    /// a read-only location, a refused login): the binary exits with status 2. False for
+    /// failures of the machine, the network or the library (disk full, a server nobody
+    /// answers for, SQLite errors, I/O errors).
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
@@ -182,7 +183,6 @@ impl StoreError {
                 | StoreError::UnknownRun(_)
                 | StoreError::NoSuchMetric { .. }
                 | StoreError::BadUrl { .. }
-                | StoreError::Unreachable { .. }
                 | StoreError::Login { .. }
                 | StoreError::ParquetDisabled
         )

@@ -152,6 +152,16 @@ pub(crate) struct PgUrl {
     pub root_cert: Option<String>,
 }
 
+/// The rest of `url` from its first `%` that does not start a `%XX` escape, if any.
+fn bad_escape(url: &str) -> Option<&str> {
+    let bytes = url.as_bytes();
+    bytes.iter().enumerate().find_map(|(i, &b)| {
+        let escape = bytes.get(i + 1..i + 3);
+        let valid = escape.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+        (b == b'%' && !valid).then(|| &url[i..])
+    })
+}
+
 impl PgUrl {
     /// Splits `url`; an unknown `sslmode` is [`StoreError::BadUrl`].
     pub fn parse(url: &str) -> Result<PgUrl, StoreError> {
@@ -164,6 +174,15 @@ impl PgUrl {
             Some((a, q)) => (a, q),
             None => (url, ""),
         };
+        if bad_escape(url).is_some() {
+            // The client crate takes such a host literally and reports a failed
+            // connection, which blames the network for a typo. Where: as shown, so a
+            // password is never echoed.
+            let at = bad_escape(&shown).map_or("in the password".into(), |r| format!("at `{r}`"));
+            return Err(bad(format!(
+                "invalid URL: a `%` must start a %XX escape (two hex digits), {at}"
+            )));
+        }
         let mut ssl_mode = SslMode::Prefer;
         let mut root_cert = None;
         let mut kept = Vec::new();
@@ -206,6 +225,18 @@ impl PgUrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stray_percent_is_an_invalid_url_never_echoing_the_password() {
+        let e = PgUrl::parse("postgres://%%%").unwrap_err();
+        assert!(matches!(e, StoreError::BadUrl { .. }), "{e:?}");
+        assert!(e.to_string().contains("invalid URL"), "{e}");
+        assert!(e.to_string().contains("at `%%%`"), "{e}");
+        let e = PgUrl::parse("postgres://u:se%zzcret@h/x").unwrap_err();
+        assert!(e.to_string().contains("in the password"), "{e}");
+        assert!(!e.to_string().contains("cret"), "{e}");
+        assert!(PgUrl::parse("postgres://u@%2Ftmp%2fsock/x").is_ok());
+    }
 
     #[test]
     fn passwords_are_redacted_wherever_they_are() {

@@ -619,7 +619,7 @@ mod tests {
     fn clearing_removes_dead_runs_workspaces_of_any_name_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let live = Workspace::create(&opts(dir.path(), "live")).unwrap();
-        let mut dead = Workspace::create(&opts(dir.path(), "dead")).unwrap();
+        let dead = Workspace::create(&opts(dir.path(), "dead")).unwrap();
         dead.mark_ready();
         assert!(dead.creator_alive() && live.creator_alive());
         let path = dead.path().to_path_buf();

@@ -2,16 +2,17 @@
 //! watch, the commands' reports and where log lines go.
 
 use crate::error::WebError;
-use crate::ComparisonView;
+use crate::BisectView;
 use dyno_report::Section;
-use dyno_store::{RunId, Store, StoredRun};
+use dyno_store::{Store, StoredRun};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A command's own report of a stored run (the HTML document its `report` subcommand
 /// writes), served at `/runs/{id}/report`. The binary implements it with the command
-/// crates (machine requirements, compare verdicts), which this crate does not import.
+/// crates (machine requirements, cluster reports), which this crate does not import; a
+/// comparison's report is the judge's (dyno-judge) and needs no plug.
 pub trait FullReport: Send + Sync {
     /// The full HTML document for `run`, `Ok(None)` when this command has no report
     /// beyond the run page, or [`WebError::Report`] saying why it cannot be made.
@@ -25,11 +26,10 @@ pub trait FullReport: Send + Sync {
         Ok(None)
     }
 
-    /// The comparison stored run `run` belongs to, judged as `dyno compare` judges it,
-    /// for the comparison page (`/compare/{id}`) and the outcome column of the list;
-    /// `Ok(None)` when the caller cannot judge comparisons.
-    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        let _ = (store, run);
+    /// The report of bisection `id` (`dyno compare bisect`'s), for its page
+    /// (`/bisect/{id}`); `Ok(None)` when there is none or the caller cannot make it.
+    fn bisect(&self, store: &Store, id: &str) -> Result<Option<BisectView>, WebError> {
+        let _ = (store, id);
         Ok(None)
     }
 }

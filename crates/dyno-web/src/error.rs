@@ -65,3 +65,17 @@ pub enum WebError {
     #[error("web server: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl WebError {
+    /// A report that cannot be made, as its page says it: the error with its causes.
+    pub fn report(e: &dyn std::error::Error) -> WebError {
+        let mut text = e.to_string();
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        WebError::Report(text)
+    }
+}

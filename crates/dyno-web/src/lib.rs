@@ -6,13 +6,15 @@
 //! - **Runs** (`/`): every stored run, newest first, filtered by command, host and subject;
 //!   each run (`/runs/{id}`) with its host, settings and per-metric medians, intervals and
 //!   box plots, a link to each metric's history, and the command's own full report
-//!   (`/runs/{id}/report`: machine requirements, compare verdicts...) when the caller
-//!   plugged one in (see [`FullReport`]).
+//!   (`/runs/{id}/report`: a comparison's, judged here by dyno-judge; machine
+//!   requirements, cluster reports... when the caller plugged them in, see
+//!   [`FullReport`]).
 //! - **History** (`/history`): each metric's value run after run, per command, host and
 //!   subject, as an SVG plot with one point per run (its median and 95% interval) and a
 //!   table linking every point to its run.
-//! - **Comparisons** (`/compare`): every `dyno compare` comparison with its runs, linking
-//!   to its verdicts.
+//! - **Comparisons** (`/compare`): every `dyno compare` comparison with its outcome,
+//!   and each comparison's verdicts, judged from its stored runs by dyno-judge (the
+//!   judge `dyno compare report` uses) without any measuring code.
 //! - **Fleet** (`/fleet`): where each machine stands on a metric (the newest complete run
 //!   of every machine, grouped by CPU model).
 //! - **Live** (`/live`): while a pipeline or nodes run, their Prometheus endpoints
@@ -55,8 +57,8 @@ mod state;
 mod tls;
 
 pub use config::{Config, FullReport, LogSink, TlsPair};
-pub use dyno_results::{ComparisonView, Finding, UnjudgedView, VerdictView};
 pub use error::WebError;
+pub use pages::bisect::{BisectView, CommitView, ConfirmedView, CulpritView, StepView};
 
 use state::AppState;
 use std::net::SocketAddr;

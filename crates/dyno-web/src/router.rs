@@ -4,7 +4,7 @@
 use crate::access;
 use crate::live;
 use crate::markup::{LIVE_SCRIPT, STYLESHEET};
-use crate::pages::{compare, comparison, fleet, history, run, runs};
+use crate::pages::{bisect, compare, comparison, fleet, history, run, runs};
 use crate::state::{AppState, PageError};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, Uri};
@@ -33,6 +33,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/runs/{id}/report", get(report_page))
         .route("/history", get(history_page))
         .route("/compare", get(compare_page))
+        .route("/bisect/{id}", get(bisect_page))
         .route("/fleet", get(fleet_page))
         .route("/live", get(live::page))
         .route("/live/events", get(live::events))
@@ -168,11 +169,22 @@ async fn compare_page(
     let page = match q.id.filter(|id| !id.trim().is_empty()) {
         Some(id) => {
             state
-                .read(move |s, store| comparison::render(s, store, id.trim()))
+                .read(move |_, store| comparison::render(store, id.trim()))
                 .await
         }
-        None => state.read(compare::render).await,
+        None => state.read(|_, store| compare::render(store)).await,
     };
+    respond(&state, &uri, page)
+}
+
+async fn bisect_page(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    Path(id): Path<String>,
+) -> Response {
+    let page = state
+        .read(move |s, store| bisect::render(s, store, &id))
+        .await;
     respond(&state, &uri, page)
 }
 

@@ -220,7 +220,7 @@ fn init(file: &Path, force: bool) -> Result<ExitCode> {
     }
     write_atomic(file, EXAMPLE.as_bytes())
         .with_context(|| format!("writing {}", file.display()))?;
-    eprintln!(
+    errln!(
         "wrote {}: edit it, then `dyno cluster check {}`",
         file.display(),
         file.display()
@@ -276,20 +276,20 @@ fn check(a: &CheckArgs) -> Result<ExitCode> {
     if a.format == Format::Json {
         // Through a JSON value, whose maps are sorted: the key order dyno always wrote.
         let json = serde_json::to_value(&checked)?;
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{}", checked.headline(&spec, &a.file));
+    outln!("{}", checked.headline(&spec, &a.file))?;
     if let Some(fit) = &checked.fit {
-        println!("fits this machine: {}", fit.checked.join("; "));
+        outln!("fits this machine: {}", fit.checked.join("; "))?;
     }
     for w in &checked.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let t = checked.prediction_table(&spec, a.inject_cross_ms.map(|_| extra));
-    print!("{}", render(&t, a.format));
+    out!("{}", render(&t, a.format))?;
     for f in &spec.faults {
-        println!("fault[{}]: {}", f.index, f.describe(&spec));
+        outln!("fault[{}]: {}", f.index, f.describe(&spec))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -351,13 +351,13 @@ fn print_report(
     if let Some(path) = html {
         write_atomic(path, html_report(&report, spec).as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
-        eprintln!("HTML report: {}", path.display());
+        errln!("HTML report: {}", path.display());
     }
     if format == Format::Json {
-        println!("{}", report.to_json());
+        outln!("{}", report.to_json())?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{} blocks over {} nodes{}",
         report.blocks,
         report.node_count,
@@ -365,12 +365,12 @@ fn print_report(
             0 => String::new(),
             n => format!(" ({n} forged blocks left out: no slot start or genesis in any log)"),
         }
-    );
+    )?;
     for line in headline(&report) {
-        println!("{line}");
+        outln!("{line}")?;
     }
     for t in tables(&report) {
-        print!("{}", render(&t, format));
+        out!("{}", render(&t, format))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -378,27 +378,29 @@ fn print_report(
 /// A run's progress on stderr: every line on a terminal, else the milestones only.
 fn progress_lines(terminal: bool) -> impl FnMut(Progress) {
     move |p: Progress| match p {
-        Progress::Prepared { dir } => eprintln!("run directory {}", dir.display()),
+        Progress::Prepared { dir } => errln!("run directory {}", dir.display()),
         Progress::NodeReady { ready, of } if terminal || ready == of => {
-            eprintln!("nodes ready: {ready}/{of}")
+            errln!("nodes ready: {ready}/{of}")
         }
-        Progress::LoadStarted => eprintln!("load started"),
+        Progress::LoadStarted => errln!("load started"),
         Progress::Running {
             slot,
             left_s,
             adopted_everywhere,
         } if terminal => {
-            eprint!("\rslot {slot}, {adopted_everywhere} blocks adopted by every node, {left_s} s left   ")
+            errout!("\rslot {slot}, {adopted_everywhere} blocks adopted by every node, {left_s} s left   ")
         }
-        Progress::Fault { line } if terminal => eprintln!("\rfault: {line}{:30}", ""),
-        Progress::Fault { line } => eprintln!("fault: {line}"),
-        Progress::Stopping => eprintln!("\nstopping"),
+        Progress::Fault { line } if terminal => errln!("\rfault: {line}{:30}", ""),
+        Progress::Fault { line } => errln!("fault: {line}"),
+        Progress::Stopping => errln!("\nstopping"),
         _ => {}
     }
 }
 
 fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     let debug_build = crate::build_info::guard()?;
+    crate::term::check_output("--html", a.html.as_deref())?;
+    crate::term::check_output("--compared", a.compare.compared.as_deref())?;
     let spec = ClusterSpec::load(&a.file)?;
     let c = &a.compare;
     let overrides = Overrides {
@@ -411,7 +413,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     // Refused before anything starts (no run directory, no node) with the arithmetic.
     fits(&spec).with_context(|| a.file.display().to_string())?;
     for w in spec.warnings(cores()) {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let dyno = match &a.compare.node_dyno {
         Some(d) => d.clone(),
@@ -447,7 +449,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
                 let window = (slots, window_ns);
                 if let Err(e) = session::checkpoint_window(s, id, &spec, &launch.dir, &who, window)
                 {
-                    eprintln!("warning: {:#}", anyhow::Error::new(e));
+                    errln!("warning: {:#}", anyhow::Error::new(e));
                 }
             }
             shown(p);
@@ -464,7 +466,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         }
     };
     if let Some(cpu) = measured.own_cpu_s {
-        eprintln!(
+        errln!(
             "dyno itself (launcher, sampler, analysis): {cpu:.2} s of CPU in {:.0} s = {:.2}% of one core",
             measured.wall_s,
             100.0 * cpu / measured.wall_s.max(1e-9)
@@ -472,7 +474,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     }
     if let (Some(store), Some(id)) = (store.as_mut(), stored) {
         session::finish(store, id, &spec, &measured, &who)?;
-        eprintln!("stored as run {id}: `dyno cluster report {id}`");
+        errln!("stored as run {id}: `dyno cluster report {id}`");
     }
     let outcome = &measured.outcome;
     if let Some(path) = &a.compare.compared {
@@ -481,7 +483,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
             .with_context(|| format!("--compared {}", path.display()))?;
     }
     for w in measured.warnings(cores()) {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let code = print_report(
         &outcome.analysis,
@@ -492,10 +494,10 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         a.format,
         a.html.as_deref(),
     )?;
-    eprintln!("node logs and outputs kept in {}", outcome.dir.display());
+    errln!("node logs and outputs kept in {}", outcome.dir.display());
     if !outcome.complete {
         for p in &outcome.problems {
-            eprintln!("error: {p}");
+            errln!("error: {p}");
         }
         if crate::interrupt::stop_flag().load(std::sync::atomic::Ordering::SeqCst) {
             return Err(crate::cli_error::CliError::Interrupted(format!(
@@ -525,7 +527,7 @@ fn export(a: &ExportArgs) -> Result<ExitCode> {
     };
     match &a.output {
         Some(path) => crate::term::write_file("--output", path, &text)?,
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -34,6 +34,10 @@ enum CompareCommand {
     /// rounds the noise of every primary metric (per-round sd, lag-1 autocorrelation,
     /// within- and between-round variance) with the rounds a 5% change needs.
     Power(PowerArgs),
+    /// The commit(s) behind a change between two revisions of the file's git subject:
+    /// confirm the change, then bisect the commits between, each step decided by a
+    /// sequential test (docs/bisect.md).
+    Bisect(crate::bisect::BisectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -179,6 +183,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         CompareCommand::Run(a) => run_file(a),
         CompareCommand::Report(a) => report_runs(a),
         CompareCommand::Power(a) => power(a),
+        CompareCommand::Bisect(a) => crate::bisect::run(a),
     }
 }
 
@@ -190,6 +195,7 @@ fn stop_flag() -> &'static AtomicBool {
 }
 
 fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
+    crate::term::check_output("--html", a.out.html.as_deref())?;
     let mut cfg = ComparisonFile::from_file(&a.file)?;
     cfg.select_workloads(&a.workload, &a.file)?;
     let dyno = std::env::current_exe().context("locating the dyno executable")?;
@@ -207,7 +213,7 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(dyno_compare::gitbuild::default_cache);
     let builds = dyno_build::BuildCache::new(&cache);
     dyno_compare::gitbuild::build_all(&mut cfg, &builds, stop_flag(), |subject, rev, commit| {
-        eprintln!(
+        errln!(
             "building `{subject}` at {rev} ({commit}) in {}",
             cache.display()
         );
@@ -237,10 +243,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let command_line = std::env::args().collect::<Vec<_>>().join(" ");
     let params = outcome.parameters(command_line, &tool);
     if let Some(share) = outcome.own_cpu_share() {
-        eprintln!("dyno's own CPU use while comparing: {share}");
+        errln!("dyno's own CPU use while comparing: {share}");
     }
     if let (Some((first, last)), Some(s)) = (outcome.stored_runs(), store.as_ref()) {
-        eprintln!(
+        errln!(
             "Stored as runs {first}..{last} in {}; re-report with: dyno compare report {first} --html report.html",
             s.path().display()
         );
@@ -248,7 +254,10 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
     let judged = outcome.measured().judge(&a.out.request(None), params)?;
     let code = show(&judged, &a.out)?;
     match outcome.ending {
-        Ending::Finished | Ending::Decided(_) => Ok(code),
+        Ending::Finished | Ending::Decided(_) | Ending::Ruled(_) => match unmeasured(&outcome) {
+            Some(what) => Err(CliError::Runtime(what).into()),
+            None => Ok(code),
+        },
         Ending::Interrupted => Err(CliError::Interrupted(format!(
             "{} of {} executions done and kept; run the same command again to continue",
             outcome.done, outcome.planned
@@ -258,10 +267,40 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             subject,
             in_a_row,
             reason,
-        } => anyhow::bail!(
+        } => Err(CliError::Runtime(format!(
             "subject `{subject}` failed {in_a_row} times in a row (last: {reason}); the comparison stopped (on_failure), the runs done are kept"
-        ),
+        ))
+        .into()),
     }
+}
+
+/// A subject that ran a workload and never completed it leaves that workload with
+/// nothing to judge: the comparison failed, however empty its table (exit 3). Says the
+/// first such subject and workload with its last failure.
+fn unmeasured(outcome: &session::CompareOutcome) -> Option<String> {
+    use dyno_compare::execution::Outcome;
+    for workload in &outcome.meta.workloads {
+        for subject in &outcome.meta.subjects {
+            let ran: Vec<_> = outcome
+                .executions
+                .iter()
+                .filter(|e| &e.subject == subject && &e.workload == workload)
+                .collect();
+            if ran.is_empty() || ran.iter().any(|e| e.outcome == Outcome::Complete) {
+                continue;
+            }
+            let last = ran.iter().rev().find_map(|e| match &e.outcome {
+                Outcome::Failed { reason, .. } => Some(reason.as_str()),
+                _ => None,
+            });
+            return Some(format!(
+                "subject `{subject}` completed none of its {} executions of workload `{workload}`{}: there is nothing to compare it with",
+                ran.len(),
+                last.map(|r| format!(" (last: {r})")).unwrap_or_default()
+            ));
+        }
+    }
+    None
 }
 
 /// The session's events on stderr: progress, what is continued, warnings.
@@ -308,7 +347,7 @@ impl Shown {
             }
             _ => {
                 for line in e.lines(&self.file) {
-                    eprintln!("{line}");
+                    errln!("{line}");
                 }
                 if let (Event::Executed(_), Some(p)) = (e, &self.progress) {
                     p.done_one();
@@ -321,7 +360,7 @@ impl Shown {
     fn say(&self, line: &str) {
         match &self.progress {
             Some(p) => p.note(line),
-            None => eprintln!("{line}"),
+            None => errln!("{line}"),
         }
     }
 
@@ -360,19 +399,19 @@ impl OutputArgs {
 /// Prints the summary, writes the HTML report; exit 1 on a regression when asked.
 fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
     match out.format {
-        Format::Json => println!(
+        Format::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&report::verdicts_json(&judged.judgement))
                 .unwrap_or_default()
-        ),
-        Format::Table => print!("{}", judged.summary(crate::term::table_format())),
-        Format::Markdown => print!("{}", judged.summary(TableFormat::Markdown)),
-        Format::Csv => print!("{}", judged.summary(TableFormat::Csv)),
+        )?,
+        Format::Table => out!("{}", judged.summary(crate::term::table_format()))?,
+        Format::Markdown => out!("{}", judged.summary(TableFormat::Markdown))?,
+        Format::Csv => out!("{}", judged.summary(TableFormat::Csv))?,
     }
     if let Some(path) = &out.html {
         write_atomic(path, judged.html().as_bytes())
             .with_context(|| format!("--html {}", path.display()))?;
-        eprintln!("HTML report: {}", path.display());
+        errln!("HTML report: {}", path.display());
     }
     if out.fail_on_regression && judged.judgement.has_regression() {
         return Ok(ExitCode::from(1));
@@ -396,10 +435,10 @@ fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
             PowerError::Judge(e) => anyhow::Error::new(e),
         })?;
     if a.format == Format::Json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&study).unwrap_or_default()
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let format = match a.format {
@@ -407,6 +446,6 @@ fn power(a: PowerArgs) -> anyhow::Result<ExitCode> {
         Format::Csv => TableFormat::Csv,
         _ => crate::term::table_format(),
     };
-    print!("{}", study.text(format));
+    out!("{}", study.text(format))?;
     Ok(ExitCode::SUCCESS)
 }

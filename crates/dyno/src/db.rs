@@ -66,9 +66,9 @@ pub fn open_for_writing(args: &StoreArgs) -> anyhow::Result<Option<Store>> {
     Ok(Some(store))
 }
 
-/// A store error as the binary reports it: the user's input (a wrong `--db`, an
-/// unreachable server, a refused login, an unknown run) exits 2; a failure while working
-/// (a lost server, a full disk) exits with the runtime code.
+/// A store error as the binary reports it: the user's input (a wrong `--db`, a refused
+/// login, an unknown run) exits 2; a failure of the machine or network (a server that
+/// cannot be reached or was lost, a full disk) exits with the runtime code.
 pub fn classify(e: StoreError) -> anyhow::Error {
     if e.is_user_error() {
         e.into()

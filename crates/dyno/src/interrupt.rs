@@ -43,7 +43,7 @@ fn install(mode: Mode) -> &'static AtomicBool {
         let mut signals = match Signals::new([SIGINT, SIGTERM, SIGHUP]) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!(
+                errln!(
                     "warning: cannot install signal handlers ({e}); Ctrl-C will end dyno at once"
                 );
                 return;
@@ -65,18 +65,18 @@ fn on_signal(sig: i32) {
     STOP.store(true, Ordering::SeqCst);
     let keep = MODE.load(Ordering::SeqCst) == Mode::KeepStopping as u8;
     match (first, keep) {
-        (true, false) => eprintln!(
+        (true, false) => errln!(
             "\n{}: stopping after the current iteration (press Ctrl-C again to quit now)",
             name(sig)
         ),
-        (true, true) => eprintln!("\n{}: stopping; what was done is kept", name(sig)),
+        (true, true) => errln!("\n{}: stopping; what was done is kept", name(sig)),
         (false, false) => {
             dyno_hw::remove_temp_files();
-            eprintln!("\n{} again: exiting now", name(sig));
+            errln!("\n{} again: exiting now", name(sig));
             std::process::exit(exit_code().into());
         }
         (false, true) => {
-            eprintln!("\n{} again: still stopping the child processes", name(sig))
+            errln!("\n{} again: still stopping the child processes", name(sig))
         }
     }
 }

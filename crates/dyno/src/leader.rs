@@ -174,12 +174,12 @@ pub fn run(a: LeaderArgs, default: Window) -> anyhow::Result<ExitCode> {
         failed_check |= run.report.check_failed();
         match a.format {
             // Through a Value, as every JSON document dyno prints: keys in order.
-            SummaryFormat::Json => println!(
+            SummaryFormat::Json => outln!(
                 "{}",
                 serde_json::to_string_pretty(&serde_json::to_value(run.document())?)?
-            ),
+            )?,
             SummaryFormat::Table => {
-                print!("{}", dyno_pipeline::summary_text(&run.report, run.run_id))
+                out!("{}", dyno_pipeline::summary_text(&run.report, run.run_id))?
             }
         }
         rows.push((
@@ -192,10 +192,10 @@ pub fn run(a: LeaderArgs, default: Window) -> anyhow::Result<ExitCode> {
         }
     }
     if a.sweep.is_some() && a.format == SummaryFormat::Table {
-        print!("{}", dyno_pipeline::sweep_table(&rows));
+        out!("{}", dyno_pipeline::sweep_table(&rows))?;
     }
     if failed_check {
-        eprintln!(
+        errln!(
             "error: a correctness check failed (conservation, fates or ledger); see the summary"
         );
         return Ok(ExitCode::from(1));
@@ -216,7 +216,7 @@ fn show_progress(p: Progress) {
 /// memory stays until then), saying which.
 pub fn clear_dead_workspaces(dir: Option<&std::path::Path>) {
     for stale in dyno_tango::workspace::clear_stale(dir) {
-        eprintln!(
+        errln!(
             "note: removed {} ({} MiB of shared memory), left by a pipeline (pid {}) that was killed",
             stale.path.display(),
             stale.bytes >> 20,
@@ -235,6 +235,6 @@ pub fn serve_metrics(
 ) -> anyhow::Result<PipelineEndpoint> {
     let s = PipelineEndpoint::start(addr, &ws.name, ws.dir.clone(), node, build_info::LABELS)
         .with_context(|| format!("{origin}: metrics.listen = \"{addr}\""))?;
-    eprintln!("metrics: http://{}/metrics", s.addr());
+    errln!("metrics: http://{}/metrics", s.addr());
     Ok(s)
 }

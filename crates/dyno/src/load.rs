@@ -67,10 +67,10 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     )?;
     let pool = plan.pool;
     let stop = interrupt::stop_flag();
-    eprintln!("signing {pool} transfers on every core ...");
+    errln!("signing {pool} transfers on every core ...");
     let txs = sign_transfers(&g, pool, plan.nonce);
     let clients = connect(&g, &plan).context("--target")?;
-    eprintln!(
+    errln!(
         "sending to {} target(s) over {} connection(s) each at {} for {} s",
         plan.targets.len(),
         plan.connections,
@@ -82,12 +82,16 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         a.duration
     );
     let r = run_load(&plan, clients, &txs, stop, &mut |s| {
-        eprintln!(
+        errln!(
             "t={:>4.0}s offered {:>7}/s accepted {:>7}/s refused {:>6}/s send errors {}",
-            s.t, s.sent, s.accepted, s.refused, s.errors
+            s.t,
+            s.sent,
+            s.accepted,
+            s.refused,
+            s.errors
         )
     });
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     match a.format {
         SummaryFormat::Json => writeln!(
             out,

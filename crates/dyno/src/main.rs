@@ -3,6 +3,13 @@
 //! The binary parses arguments, calls the command crates, shows progress and prints
 //! results. Measuring, judging, storing and rendering live in the libraries.
 
+// Standard output and error go through out.rs's macros: a closed or full stream is
+// handled there, never a panic.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+#[macro_use]
+mod out;
+
 mod bisect;
 mod build_info;
 mod cli;
@@ -93,8 +100,14 @@ fn generated_docs(command: &Command) -> Option<anyhow::Result<ExitCode>> {
     let mut cmd = Cli::command();
     match command {
         Command::Completions { shell } => {
-            clap_complete::generate(*shell, &mut cmd, "dyno", &mut std::io::stdout());
-            Some(Ok(ExitCode::SUCCESS))
+            // clap_complete panics when its writer fails: it writes into memory first.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cmd, "dyno", &mut script);
+            Some(
+                std::io::Write::write_all(&mut out::stdout(), &script)
+                    .map_err(anyhow::Error::from)
+                    .map(|()| ExitCode::SUCCESS),
+            )
         }
         Command::Man { dir: Some(dir) } => Some(
             std::fs::create_dir_all(dir)
@@ -104,8 +117,8 @@ fn generated_docs(command: &Command) -> Option<anyhow::Result<ExitCode>> {
         ),
         Command::Man { dir: None } => Some(
             clap_mangen::Man::new(cmd)
-                .render(&mut std::io::stdout())
-                .context("writing the man page to standard output")
+                .render(&mut out::stdout())
+                .map_err(anyhow::Error::from)
                 .map(|()| ExitCode::SUCCESS),
         ),
         _ => None,
@@ -113,9 +126,12 @@ fn generated_docs(command: &Command) -> Option<anyhow::Result<ExitCode>> {
 }
 
 fn main() -> ExitCode {
-    // `dyno ... | head` ends dyno quietly, as it ends any Unix tool, instead of a panic.
-    dyno_proc::die_on_closed_pipe();
-    let cli = Cli::parse();
+    // SIGPIPE stays ignored (the Rust runtime's choice): out.rs ends a closed stdout
+    // quietly, and a dyno that owns children never dies between two writes.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage(&e),
+    };
     term::set_color_choice(cli.color);
     if let Some(outcome) = generated_docs(&cli.command) {
         return finish(outcome);
@@ -142,12 +158,32 @@ fn main() -> ExitCode {
     finish(outcome)
 }
 
+/// `--help`, `--version` (standard output, as clap prints them) or a usage error
+/// (standard error, exit 2), with standard output's rules of out.rs.
+fn usage(e: &clap::Error) -> ExitCode {
+    if !e.use_stderr() {
+        let text = e.render();
+        let text = if term::color_stdout() {
+            text.ansi().to_string()
+        } else {
+            text.to_string()
+        };
+        return finish(
+            out!("{text}")
+                .map_err(anyhow::Error::from)
+                .map(|()| ExitCode::SUCCESS),
+        );
+    }
+    let _ = e.print();
+    ExitCode::from(cli_error::USAGE)
+}
+
 fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(err) => {
             let code = CliError::exit_code(&err);
-            eprintln!("error: {err:#}");
+            errln!("error: {err:#}");
             ExitCode::from(code)
         }
     }

@@ -165,14 +165,14 @@ fn write_genesis(a: GenesisArgs) -> anyhow::Result<ExitCode> {
         validators: parse_validators(&a.validators)?,
     };
     g.write_new(&a.out, a.force)?;
-    println!(
+    outln!(
         "{}: network {}, {} validators, slot 0 starts in {} s, genesis hash {}",
         a.out.display(),
         g.network,
         g.validators.len(),
         a.start_in,
-        dyno_node::block::hex(&g.hash())
-    );
+        g.hash()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -215,11 +215,11 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = interrupt::stop_flag_waited();
     let cfg = &lc.config;
     let node = RunningNode::start(cfg, genesis.clone())?;
-    eprintln!(
-        "node {} of {} (genesis {}): peers on {}, ingress {}, metrics {}, log {}",
+    errln!(
+        "node {} of {} (genesis {:.16}): peers on {}, ingress {}, metrics {}, log {}",
         cfg.id,
         genesis.file.network,
-        &dyno_node::block::hex(&genesis.hash)[..16],
+        genesis.hash,
         node.peer_addr,
         node.ingress_addr.map_or("off".into(), |x| x.to_string()),
         node.metrics_addr.map_or("off".into(), |x| x.to_string()),
@@ -242,11 +242,11 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
             next += Duration::from_secs(1);
             if let (false, Some(s)) = (a.quiet, node.status()) {
                 let rejected: u64 = s.counters.rejected.values().sum();
-                eprintln!(
-                    "t={:>4.0}s height {} tip {} forged {} (tiles {}) adopted {} rejected {} mempool {} executed {}",
+                errln!(
+                    "t={:>4.0}s height {} tip {:.12} forged {} (tiles {}) adopted {} rejected {} mempool {} executed {}",
                     t0.elapsed().as_secs_f64(),
                     s.height,
-                    &s.tip[..12],
+                    s.tip,
                     s.counters.forged,
                     s.counters.forged_by_tiles,
                     s.counters.adopted,
@@ -259,7 +259,7 @@ fn run_node(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let ingress = node.ingress_counters();
     let s = node.stop();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     match a.format {
         SummaryFormat::Json => {
             let v = serde_json::json!({"schema": "dyno.node.summary/1", "status": s, "ingress": ingress.map(|c| serde_json::json!({

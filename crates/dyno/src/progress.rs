@@ -34,14 +34,14 @@ impl Progress {
         let message = format!("{what}  (about {} s left)", remaining.as_secs());
         if self.lines {
             let total = self.bar.length().unwrap_or(0);
-            eprintln!("[{}/{total}] {message}", self.bar.position());
+            errln!("[{}/{total}] {message}", self.bar.position());
         }
         self.bar.set_message(message);
     }
 
     /// Prints a line on stderr above the bar (or among the step lines).
     pub fn note(&self, line: &str) {
-        self.bar.suspend(|| eprintln!("{line}"));
+        self.bar.suspend(|| errln!("{line}"));
     }
 
     /// Marks one step done.

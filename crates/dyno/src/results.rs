@@ -215,7 +215,7 @@ fn copy_runs(from: &Store, to: &mut Store, runs: &[RunSummary], verb: &str) -> a
             runs.len()
         ))
     })?;
-    eprintln!(
+    errln!(
         "{verb}: {} run(s) copied to {}, {} already there{}",
         tally.new,
         to.path().display(),
@@ -268,7 +268,7 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
             let path = a.db.path();
             let mut store = open_write(&path, "results store")?;
             store.delete_run(a.run)?;
-            println!("deleted run {}", a.run);
+            outln!("deleted run {}", a.run)?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -290,14 +290,14 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
     let runs = store.list_runs(&a.filter.filter(Some(a.limit)))?;
     if a.format == ListFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&RunList::new(&runs))?);
+        outln!("{}", serde_json::to_string_pretty(&RunList::new(&runs))?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() && a.format == ListFormat::Table {
-        eprintln!("no runs in {}", store.path().display());
+        errln!("no runs in {}", store.path().display());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render(&dyno_results::list_table(&runs), a.format));
+    out!("{}", render(&dyno_results::list_table(&runs), a.format))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -305,11 +305,11 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let store = open_read(&a.db)?;
     let run = store.run(a.run)?;
     if a.format == ListFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&RunShow::new(&run))?);
+        outln!("{}", serde_json::to_string_pretty(&RunShow::new(&run))?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", dyno_results::show_header(&run));
-    print!("{}", render(&dyno_results::show_table(&run), a.format));
+    out!("{}", dyno_results::show_header(&run))?;
+    out!("{}", render(&dyno_results::show_table(&run), a.format))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -330,14 +330,13 @@ fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         if a.format == ExportKind::Parquet {
             bail!("--format parquet needs --output FILE (Parquet is binary)");
         }
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
+        let mut out = std::io::BufWriter::new(crate::out::stdout());
         store.export(&a.runs, format, &mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
     let rows = dyno_results::export_file(&store, &a.runs, format, &path)?;
-    eprintln!("exported {rows} samples to {}", path.display());
+    errln!("exported {rows} samples to {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 

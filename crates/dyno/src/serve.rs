@@ -3,9 +3,8 @@
 
 use anyhow::Context as _;
 use clap::Args;
-use dyno_judge::judged::StoredReportError;
-use dyno_store::{RunId, Store, StoreError, StoredRun};
-use dyno_web::{ComparisonView, WebError};
+use dyno_store::{Store, StoreError, StoredRun};
+use dyno_web::WebError;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,16 +54,15 @@ pub(crate) fn parse_listen(spec: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("`{spec}` is not an address (use 127.0.0.1:7878 or 7878)"))
 }
 
-/// The commands' full reports: `dyno compare report`'s verdicts for compare runs,
-/// `dyno cluster report`'s propagation report for cluster runs (while their node logs
-/// are still there), `dyno results report`'s page (with a machine run's requirements)
-/// for the others.
+/// The commands' full reports besides a comparison's (which dyno-web gets from the
+/// judge): `dyno compare bisect`'s report for its bisections, `dyno cluster report`'s
+/// propagation report for cluster runs (while their node logs are still there), `dyno
+/// results report`'s page (with a machine run's requirements) for the others.
 struct CommandReports;
 
 impl dyno_web::FullReport for CommandReports {
-    fn report(&self, store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
+    fn report(&self, _store: &Store, run: &StoredRun) -> Result<Option<String>, WebError> {
         match run.info.command.as_str() {
-            "compare" => dyno_judge::judged::stored_html(store, run.id).map_err(failed),
             "cluster run" => dyno_cluster::stored::stored_html(run).map_err(failed),
             _ => Ok(crate::run_report::render(std::slice::from_ref(run))),
         }
@@ -79,13 +77,12 @@ impl dyno_web::FullReport for CommandReports {
         Ok(dyno_hw::stored_verdict_section(run))
     }
 
-    fn comparison(&self, store: &Store, run: RunId) -> Result<Option<ComparisonView>, WebError> {
-        dyno_judge::view::stored_view(store, run)
-            .map(Some)
-            .map_err(|e| match e {
-                StoredReportError::Load(e) => WebError::Report(e.to_string()),
-                e => failed(e),
-            })
+    fn bisect(&self, store: &Store, id: &str) -> Result<Option<dyno_web::BisectView>, WebError> {
+        let Some(stored) = dyno_bisect::record::load(store, id).map_err(failed)? else {
+            return Ok(None);
+        };
+        let json = dyno_bisect::BisectReport::of(&stored).json();
+        serde_json::from_value(json).map(Some).map_err(failed)
     }
 }
 
@@ -105,15 +102,15 @@ pub fn start_beside(
     let config = dyno_web::Config::new(db.path(), listen)
         .reports(Arc::new(CommandReports))
         .watch(watch)
-        .log(Arc::new(|line: &str| eprintln!("{line}")));
+        .log(Arc::new(|line: &str| errln!("{line}")));
     let server =
         dyno_web::Server::bind(config).map_err(|e| anyhow::anyhow!("--serve {listen}: {e}"))?;
-    eprintln!("live view: {}live", server.url());
+    errln!("live view: {}live", server.url());
     std::thread::Builder::new()
         .name("dyno-serve".into())
         .spawn(move || {
             if let Err(e) = server.run() {
-                eprintln!("warning: --serve stopped: {e}");
+                errln!("warning: --serve stopped: {e}");
             }
         })
         .context("starting --serve")?;
@@ -132,7 +129,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 "{e}: no results yet? Run a dyno command first (`dyno machine`), or pass --db"
             )
         }
-        Err(e) => eprintln!("warning: {e}; its pages will show the error"),
+        Err(e) => errln!("warning: {e}; its pages will show the error"),
         Ok(_) => {}
     }
     let tls = a
@@ -149,7 +146,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     .reports(Arc::new(CommandReports))
     .watch(a.watch)
-    .log(Arc::new(|line: &str| eprintln!("{line}")));
+    .log(Arc::new(|line: &str| errln!("{line}")));
     let server = dyno_web::Server::bind(config).map_err(|e| match e {
         WebError::NotLoopback(_) => anyhow::anyhow!("--listen {}: {e}", a.listen),
         WebError::PublicWithoutKey => anyhow::anyhow!("--public needs --key-file FILE: {e}"),
@@ -159,13 +156,13 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         e => anyhow::anyhow!("--listen {}: {e}", a.listen),
     })?;
     if in_clear {
-        eprintln!(
+        errln!(
             "warning: --public without --tls-cert/--tls-key: the access key and the pages \
              cross the network unencrypted (serve HTTPS, or put a TLS proxy in front)"
         );
     }
-    println!("{}", server.url());
-    eprintln!(
+    outln!("{}", server.url())?;
+    errln!(
         "serving {} read-only at {} (Ctrl-C to stop)",
         path.display(),
         server.url()

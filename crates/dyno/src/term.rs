@@ -1,7 +1,7 @@
 //! Colour on the terminal: `--color auto|always|never` (every command), NO_COLOR
 //! (<https://no-color.org>: set and non-empty = no colour unless `--color always`), and
-//! in `auto`, colour only where the stream is a terminal. And the one way a command says
-//! it wrote a file a flag named.
+//! in `auto`, colour only where the stream is a terminal. And the one way a command checks
+//! and writes a file a flag named, and says it wrote it.
 
 use clap::ValueEnum;
 use std::io::IsTerminal;
@@ -56,8 +56,18 @@ pub fn write_file(flag: &str, path: &std::path::Path, text: &str) -> anyhow::Res
     use anyhow::Context as _;
     dyno_report::write_atomic(path, text.as_bytes())
         .with_context(|| format!("{flag} {}", path.display()))?;
-    eprintln!("wrote {}", path.display());
+    errln!("wrote {}", path.display());
     Ok(())
+}
+
+/// Refuses, before any work, an output path `flag` names that cannot be written: a
+/// directory, or a file in a directory that does not exist (exit 2, naming the flag).
+pub fn check_output(flag: &str, path: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    match path {
+        Some(p) => dyno_report::check_output(p).with_context(|| format!("{flag} {}", p.display())),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ pub fn run(cmd: TuneCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         TuneCommand::Init { path } => {
             let chosen = dyno_tune::init(&path)?;
-            println!("{}", dyno_tune::init_next_steps(&path, chosen.as_ref()));
+            outln!("{}", dyno_tune::init_next_steps(&path, chosen.as_ref()))?;
             Ok(ExitCode::SUCCESS)
         }
         TuneCommand::Check(args) => check(&args),
@@ -124,7 +124,7 @@ fn load(path: &std::path::Path) -> anyhow::Result<Study> {
 fn check(args: &StudyArgs) -> anyhow::Result<ExitCode> {
     let study = load(&args.study)?;
     check_environment(&study)?;
-    print!("{}", dyno_tune::session::plan_text(&args.study, &study));
+    out!("{}", dyno_tune::session::plan_text(&args.study, &study))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -136,17 +136,17 @@ fn open_store(db: &db::DbArg) -> anyhow::Result<Store> {
 /// Builds every variant (reusing unchanged ones) and lines up those that built.
 fn build_variants(study: &Study, root: &std::path::Path) -> anyhow::Result<Lineup> {
     let total = build_requests(study).len();
-    eprintln!(
+    errln!(
         "building {total} variants ({} at a time) into {}",
         study.run.jobs,
         study.work_dir().display()
     );
     let done = AtomicUsize::new(0);
     let built = build_lineup(study, root, interrupt::stop_flag(), &|e| match e {
-        BuildEvent::Started { label } => eprintln!("  build {label} ..."),
+        BuildEvent::Started { label } => errln!("  build {label} ..."),
         BuildEvent::Finished { label, outcome } => {
             let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-            eprintln!("  [{n}/{total}] {label}: {}", outcome_line(&outcome));
+            errln!("  [{n}/{total}] {label}: {}", outcome_line(&outcome));
         }
     })?;
     built.ok_or_else(|| {
@@ -195,20 +195,23 @@ impl RaceProgress {
                 );
                 bar.done_one();
             }
-            None if self.log_each_job => eprintln!(
+            None if self.log_each_job => errln!(
                 "  round {} {} {} ({} left in round){mark}",
-                e.round, e.label, e.benchmark, e.left_in_round
+                e.round,
+                e.label,
+                e.benchmark,
+                e.left_in_round
             ),
             None => {
                 if e.left_in_round == 0 {
-                    eprintln!(
+                    errln!(
                         "  round {} done ({:.0} s since the start)",
                         e.round,
                         self.started.elapsed().as_secs_f64()
                     );
                 }
                 if e.failed {
-                    eprintln!("  round {} {} {}{mark}", e.round, e.label, e.benchmark);
+                    errln!("  round {} {} {}{mark}", e.round, e.label, e.benchmark);
                 }
             }
         }
@@ -232,7 +235,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let root = check_environment(&study)?;
     let lineup = build_variants(&study, &root)?;
     for (v, _) in &lineup.failed {
-        eprintln!(
+        errln!(
             "warning: variant {} did not build; the study goes on without it",
             v.label
         );
@@ -244,16 +247,16 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if args.build_only {
-        println!(
+        outln!(
             "{} variants built, {} failed",
             lineup.contestants.iter().filter(|c| !c.baseline).count(),
             lineup.failed.len()
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(busy) = dyno_proc::host::cpu_busy_fraction(Duration::from_millis(300)) {
         if busy > 0.15 {
-            eprintln!("warning: the CPU is {:.0}% busy before the first round; other work will add noise to every sample", busy * 100.0);
+            errln!("warning: the CPU is {:.0}% busy before the first round; other work will add noise to every sample", busy * 100.0);
         }
     }
     let mode = if args.exhaustive {
@@ -278,7 +281,7 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
     });
     progress.finish();
     let (outcome, hostname) = raced?;
-    eprintln!(
+    errln!(
         "{} benchmark runs this session; race over: {}",
         outcome.jobs_run,
         outcome.stop.describe()
@@ -290,25 +293,29 @@ fn run_study(args: &RunArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let report = full_report(&study, &mut store, &hostname, args.exhaustive)?;
-    print_report(&report, Format::Table, &args.study.study);
+    print_report(&report, Format::Table, &args.study.study)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_report(report: &dyno_tune::report::StudyReport, format: Format, study: &std::path::Path) {
+fn print_report(
+    report: &dyno_tune::report::StudyReport,
+    format: Format,
+    study: &std::path::Path,
+) -> std::io::Result<()> {
     let f = match format {
         Format::Table => crate::term::table_format(),
         Format::Markdown => TableFormat::Markdown,
         Format::Csv => TableFormat::Csv,
         Format::Json => {
             let doc = report.json(&study.display().to_string(), dyno_model::now_unix());
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&doc).expect("a JSON value serializes")
-            );
-            return;
+            )?;
+            return Ok(());
         }
     };
-    print!("{}", report.text(f));
+    out!("{}", report.text(f))
 }
 
 fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
@@ -318,7 +325,7 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         Store::open(&path).with_context(|| format!("results store {}", path.display()))?;
     let here = dyno_proc::procfs::hostname().unwrap_or_default();
     let report = stored_report(&study, &mut store, args.host.as_deref(), &here)?;
-    print_report(&report, args.format, &args.study.study);
+    print_report(&report, args.format, &args.study.study)?;
     if let Some(html) = &args.html {
         write_atomic(
             html,
@@ -326,7 +333,7 @@ fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
                 .html(&args.study.study.display().to_string())
                 .as_bytes(),
         )?;
-        eprintln!("wrote {}", html.display());
+        errln!("wrote {}", html.display());
     }
     Ok(ExitCode::SUCCESS)
 }

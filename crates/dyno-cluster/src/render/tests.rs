@@ -211,47 +211,10 @@ fn metrics_a_log_extractor_cannot_give_read_not_available() {
 
 #[test]
 fn the_html_report_answers_first_and_says_each_fault_sentence_once() {
-    use crate::fault_analysis::{FaultOutcome, FaultReport, Forks, NodeRecovery};
-    use crate::faults::FaultRecord;
+    use crate::fault_analysis::fixtures;
     let spec = ClusterSpec::parse(Path::new("c.toml"), crate::EXAMPLE).unwrap();
-    let restart = FaultOutcome {
-        record: FaultRecord {
-            index: 0,
-            kind: "restart".into(),
-            what: "restart n1 at slot 2 for 1 slot".into(),
-            nodes: vec!["n1".into()],
-            at_slot: 2,
-            end_slot: Some(3),
-            start_ns: Some(1),
-            end_ns: Some(2),
-            flavour: None,
-        },
-        nodes_recovered: vec![NodeRecovery {
-            node: "n1".into(),
-            back_at_tip_s: Some(0.4),
-            synced_blocks: None,
-            sync_rounds: None,
-        }],
-        converged_s: Some(0.5),
-        pre_fault_p50_s: Some(0.1),
-        adoption_recovered_s: Some(0.9),
-        blocks_during: 1,
-        blocks_not_everywhere: 0,
-        byzantine: None,
-    };
-    let faults = FaultReport {
-        faults: vec![restart],
-        forks: Forks {
-            contested_heights: 0,
-            reorgs: Vec::new(),
-            max_depth: 0,
-            resolved: true,
-        },
-        blocks_not_everywhere: 0,
-        adoption_during_faults: None,
-        adoption_outside_faults: None,
-        windows: vec![(2, 3)],
-    };
+    let restart = fixtures::restart(0, &[("n1", Some(0.4))], Some(0.9), Some(0.5));
+    let faults = fixtures::report(vec![restart]);
     let report = ClusterReport::new(&analysis(), Some(&spec)).with_faults(Some(faults.clone()));
     let html = html_report(&report, Some(&spec));
     for line in fault_lines(&faults) {

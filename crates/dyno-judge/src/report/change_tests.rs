@@ -1,9 +1,9 @@
 //! The verdict table's change column and the way huge detectable changes are said.
 
 use super::*;
+use crate::comparison::TestKind;
 use crate::synthetic::Synthetic;
 use crate::verdict::tests::{run, workloads};
-use crate::comparison::TestKind;
 use crate::verdict::{judge_with, JudgeOptions};
 
 fn judged(test: TestKind) -> (ComparisonMeta, Judgement) {

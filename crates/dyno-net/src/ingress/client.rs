@@ -54,9 +54,9 @@ async fn read_progress(
         match recv.read_exact(&mut m).await {
             Ok(()) => {
                 any = true;
-                let word = |i: usize| u64::from_be_bytes(m[i..i + 8].try_into().expect("8 bytes"));
-                progress.0.store(word(0), Relaxed);
-                progress.1.store(word(8), Relaxed);
+                let (accepted, refused) = super::wire::progress(&m);
+                progress.0.store(accepted, Relaxed);
+                progress.1.store(refused, Relaxed);
             }
             Err(quinn::ReadExactError::FinishedEarly(0)) if any => return Ok(()),
             Err(e) => return Err(format!("no count from the server: {e}")),
@@ -228,8 +228,7 @@ impl IngressClient {
         let addr = self.addr;
         let reader = self.reader;
         let done = self.rt.block_on(async {
-            let mut end = END_MARK.to_be_bytes().to_vec();
-            end.extend_from_slice(&sent.to_be_bytes());
+            let end = super::wire::encode_end(sent);
             send.write_all(&end).await.map_err(|e| e.to_string())?;
             let _ = send.finish();
             reader.await.map_err(|e| e.to_string())?

@@ -29,6 +29,9 @@ use std::time::Duration;
 
 mod client;
 mod server;
+pub mod wire;
+
+use wire::hello;
 
 pub use client::{IngressClient, IngressReport};
 pub use server::{Ingress, Room};
@@ -152,14 +155,6 @@ impl Tally {
             over_rate: self.over_rate.load(Relaxed),
         }
     }
-}
-
-fn hello(genesis: &[u8; 32]) -> [u8; HELLO_LEN] {
-    let mut h = [0u8; HELLO_LEN];
-    h[..8].copy_from_slice(&HELLO_MAGIC);
-    h[8..10].copy_from_slice(&HELLO_VERSION.to_be_bytes());
-    h[10..].copy_from_slice(genesis);
-    h
 }
 
 /// The widest window a stream and a connection advertise, so that a flat-out client is

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::wire::Framed;
 use super::{
-    hello, stream_window, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED,
-    CLOSE_UNKNOWN_CLIENT, END_MARK, HELLO_LEN, HELLO_TIMEOUT, MAX_CONNECTIONS, PROGRESS_EVERY,
-    PROGRESS_LEN,
+    stream_window, transport, IngressConfig, IngressCounters, Tally, CLOSE_OVERSIZED,
+    CLOSE_UNKNOWN_CLIENT, HELLO_LEN, HELLO_TIMEOUT, MAX_CONNECTIONS, PROGRESS_EVERY, PROGRESS_LEN,
 };
 use crate::error::NetError;
 
@@ -369,7 +369,7 @@ async fn serve_connection(incoming: quinn::Incoming, st: Arc<ServerState>) {
     };
     let mut got = [0u8; HELLO_LEN];
     match tokio::time::timeout(HELLO_TIMEOUT, recv.read_exact(&mut got)).await {
-        Ok(Ok(())) if got == hello(&st.genesis) => {}
+        Ok(Ok(())) if super::wire::accepts_hello(&got, &st.genesis) => {}
         _ => {
             let _ = send.write_all(&[1]).await;
             return unknown(Some(&conn), b"unknown client: bad hello or genesis");
@@ -437,25 +437,17 @@ async fn read_frames(
             Err(_) => return None,
         }
         let mut at = 0;
-        while buf.len() - at >= 4 {
-            let len = u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
-            if len == END_MARK {
-                if buf.len() - at < 12 {
-                    break;
+        loop {
+            let len = match super::wire::next_frame(&buf[at..], st.max_frame) {
+                Framed::Incomplete => break,
+                Framed::End { sent } => return Some(sent),
+                Framed::Oversized { .. } => {
+                    st.tally.oversized.fetch_add(1, Relaxed);
+                    conn.close(CLOSE_OVERSIZED.into(), b"oversized frame");
+                    return None;
                 }
-                let mut sent = [0u8; 8];
-                sent.copy_from_slice(&buf[at + 4..at + 12]);
-                return Some(u64::from_be_bytes(sent));
-            }
-            let len = len as usize;
-            if len > st.max_frame {
-                st.tally.oversized.fetch_add(1, Relaxed);
-                conn.close(CLOSE_OVERSIZED.into(), b"oversized frame");
-                return None;
-            }
-            if buf.len() - at - 4 < len {
-                break;
-            }
+                Framed::Frame { len } => len,
+            };
             if may_pause {
                 match room_for_one(conn, st).await {
                     Pause::Room => {}

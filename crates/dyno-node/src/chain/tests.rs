@@ -7,6 +7,7 @@ use dyno_txn::bank::transfer_block;
 
 use super::*;
 use crate::genesis::{GenesisFile, Validator};
+use crate::hash::Hash;
 
 fn genesis() -> Arc<Genesis> {
     Arc::new(
@@ -44,11 +45,11 @@ impl ForgeOk for Chain {
 fn resign(g: &Genesis, mut b: Block) -> Block {
     use ed25519_dalek::Signer;
     let key = g.leader_key(&b.header.leader).unwrap();
-    b.signature = key.sign(&b.header.hash()).to_bytes();
+    b.signature = key.sign(b.header.hash().as_bytes()).to_bytes();
     b
 }
 
-fn adopt(chain: &mut Chain, c: Checked) -> [u8; 32] {
+fn adopt(chain: &mut Chain, c: Checked) -> Hash {
     let bytes = Arc::new(c.block.encode());
     let h = c.hash;
     chain.insert(c, bytes);
@@ -68,13 +69,13 @@ fn each_corruption_has_its_reason() {
     b.header.leader = if g.leader(3) == "a" { "b" } else { "a" }.into();
     assert_eq!(check(b, 3), Reject::WrongLeader);
     let mut b = good.clone();
-    b.header.parent = [1; 32];
+    b.header.parent = Hash([1; 32]);
     assert_eq!(check(b, 3), Reject::UnknownParent);
     let mut b = good.clone();
     b.header.height = 2;
     assert_eq!(check(b, 3), Reject::BadHeight);
     let mut b = good.clone();
-    b.header.poh_end[5] ^= 1;
+    b.header.poh_end.0[5] ^= 1;
     assert_eq!(check(b, 3), Reject::BadPoh);
     let mut b = good.clone();
     b.entries[0].num_hashes = 0;
@@ -90,7 +91,7 @@ fn each_corruption_has_its_reason() {
     b.header.tx_count = 2;
     assert_eq!(check(b, 3), Reject::DuplicateTx);
     let mut b = good.clone();
-    b.header.state_hash[0] ^= 1;
+    b.header.state_hash.0[0] ^= 1;
     assert_eq!(check(b, 3), Reject::StateMismatch);
     // The network's block limit is the genesis's: a block above it is refused by its
     // header alone, whatever its body.
@@ -105,7 +106,7 @@ fn each_corruption_has_its_reason() {
     assert!(Reject::TooManyTxs.is_header_level());
     // Unsigned after a change: nothing else is looked at.
     let mut b = good;
-    b.header.state_hash[0] ^= 1;
+    b.header.state_hash.0[0] ^= 1;
     assert_eq!(chain.check(b, 3).unwrap_err(), Reject::BadLeaderSignature);
 }
 
@@ -141,7 +142,7 @@ fn poh_work_is_bounded_by_the_forger_shape() {
     (b.header.entry_count, b.header.poh_end) = (2, tick);
     assert!(chain.check(resign(&g, b.clone()), 3).is_ok());
     // Its status changed (executed -> failed) is another chain: refused.
-    b.entries[0].hash[0] ^= 1;
+    b.entries[0].hash.0[0] ^= 1;
     assert_eq!(chain.check(resign(&g, b), 3).unwrap_err(), Reject::BadPoh);
 }
 
@@ -157,7 +158,7 @@ fn a_block_signed_by_another_than_its_named_leader_is_refused() {
     b.signature = g
         .leader_key(other)
         .unwrap()
-        .sign(&b.header.hash())
+        .sign(b.header.hash().as_bytes())
         .to_bytes();
     assert_eq!(chain.check(b, 3).unwrap_err(), Reject::BadLeaderSignature);
     let ok = chain.forge_ok(3, leader, Vec::new());
@@ -262,7 +263,7 @@ fn a_fork_switch_names_the_abandoned_blocks() {
     let fresh = c.check(b2.block, 10).unwrap();
     adopt(&mut c, fresh);
     assert_eq!(c.tip().height, 2, "the longer B chain is the tip");
-    assert_eq!(c.abandoned_by_switch(&c.tip().hash), Vec::<[u8; 32]>::new());
+    assert_eq!(c.abandoned_by_switch(&c.tip().hash), Vec::<Hash>::new());
     assert!(
         !c.on_best_chain(dyno_txn::tx::sig_tag(&tx[0])),
         "the B chain lacks it"
@@ -346,7 +347,7 @@ fn a_chain_replaying_on_several_threads_judges_as_one_thread() {
         )
     };
     let mut bad = good.block.clone();
-    bad.header.state_hash[0] ^= 1;
+    bad.header.state_hash.0[0] ^= 1;
     assert_eq!(
         judged(bad),
         (Err(Reject::StateMismatch), Err(Reject::StateMismatch))

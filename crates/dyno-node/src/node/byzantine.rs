@@ -22,6 +22,7 @@ use super::Node;
 use crate::block::{hex, next_hash, Entry, Header, HASHES_PER_ENTRY};
 use crate::chain::Checked;
 use crate::control::{InvalidFlavour, Misbehave};
+use crate::hash::Hash;
 use crate::transport::Message;
 
 /// Blocks a lying leader keeps spoiled bodies of, or withholds, at once (the oldest is
@@ -35,14 +36,14 @@ pub const SLOTS_REMEMBERED: usize = 1024;
 #[derive(Default)]
 pub(super) struct Lies {
     /// Spoiled bodies, by the hash their header claims.
-    served: HashMap<[u8; 32], Arc<Vec<u8>>>,
+    served: HashMap<Hash, Arc<Vec<u8>>>,
     /// Blocks announced and never served.
-    withheld: HashSet<[u8; 32]>,
-    order: VecDeque<[u8; 32]>,
+    withheld: HashSet<Hash>,
+    order: VecDeque<Hash>,
 }
 
 impl Lies {
-    fn remember(&mut self, hash: [u8; 32]) {
+    fn remember(&mut self, hash: Hash) {
         self.order.push_back(hash);
         if self.order.len() > LIES_KEPT {
             if let Some(old) = self.order.pop_front() {
@@ -54,7 +55,7 @@ impl Lies {
 
     /// What to answer a `GetBlock` of `hash` with instead of the chain's body: a
     /// spoiled body, or `Some(None)` for nothing at all; `None`: the truth.
-    pub(super) fn answer(&self, hash: &[u8; 32]) -> Option<Option<Arc<Vec<u8>>>> {
+    pub(super) fn answer(&self, hash: &Hash) -> Option<Option<Arc<Vec<u8>>>> {
         if let Some(b) = self.served.get(hash) {
             return Some(Some(b.clone()));
         }
@@ -62,7 +63,7 @@ impl Lies {
     }
 
     /// Whether `hash` is withheld (a range answer stops before it).
-    pub(super) fn withholds(&self, hash: &[u8; 32]) -> bool {
+    pub(super) fn withholds(&self, hash: &Hash) -> bool {
         self.withheld.contains(hash)
     }
 }
@@ -70,7 +71,7 @@ impl Lies {
 /// The first valid block an honest node saw of each recent slot, to tell a second one.
 #[derive(Default)]
 pub(super) struct SlotBlocks {
-    first: std::collections::BTreeMap<u64, ([u8; 32], Header, [u8; 64])>,
+    first: std::collections::BTreeMap<u64, (Hash, Header, [u8; 64])>,
     /// Slots whose equivocation is already recorded (once each).
     recorded: HashSet<u64>,
 }
@@ -89,8 +90,8 @@ impl Node {
     /// withheld, and forgets the spoiled bodies (a chain it built on a withheld block
     /// can then reach the others).
     pub(super) fn forget_lies_when_honest(&mut self) {
-        if !self.lies.order.is_empty() && self.misbehaving().is_none() {
-            self.lies = Lies::default();
+        if !self.leader.lies.order.is_empty() && self.misbehaving().is_none() {
+            self.leader.lies = Lies::default();
         }
     }
 
@@ -136,17 +137,17 @@ impl Node {
         self.log.event(
             "misbehaved",
             json!({"lie": "equivocate", "slot": slot,
-                   "blocks": [hex(&hash_a), hex(&hash_b)], "peers": [to_a, to_b]}),
+                   "blocks": [hash_a.to_string(), hash_b.to_string()], "peers": [to_a, to_b]}),
         );
     }
 
     /// Withholds `hash` (already adopted here): announced, never served; logs it.
-    pub(super) fn withhold(&mut self, slot: u64, hash: [u8; 32]) {
-        self.lies.withheld.insert(hash);
-        self.lies.remember(hash);
+    pub(super) fn withhold(&mut self, slot: u64, hash: Hash) {
+        self.leader.lies.withheld.insert(hash);
+        self.leader.lies.remember(hash);
         self.log.event(
             "misbehaved",
-            json!({"lie": "withhold", "slot": slot, "block": hex(&hash)}),
+            json!({"lie": "withhold", "slot": slot, "block": hash.to_string()}),
         );
     }
 
@@ -157,22 +158,22 @@ impl Node {
         match flavour {
             InvalidFlavour::BadSignature => b.signature[0] ^= 1,
             InvalidFlavour::StateHash => {
-                b.header.state_hash[0] ^= 1;
+                b.header.state_hash.0[0] ^= 1;
                 if let Some(key) = self.genesis.leader_key(&self.opts.id) {
-                    b.signature = key.sign(&b.header.hash()).to_bytes();
+                    b.signature = key.sign(b.header.hash().as_bytes()).to_bytes();
                 }
             }
             // The header (and so the signature) stays: the chain breaks inside.
-            InvalidFlavour::Poh => b.entries[0].hash[0] ^= 1,
+            InvalidFlavour::Poh => b.entries[0].hash.0[0] ^= 1,
         }
         let hash = b.header.hash();
-        self.lies.served.insert(hash, Arc::new(b.encode()));
-        self.lies.remember(hash);
+        self.leader.lies.served.insert(hash, Arc::new(b.encode()));
+        self.leader.lies.remember(hash);
         self.broadcast(&Message::Header(b.header.encode()), None);
         self.log.event(
             "misbehaved",
             json!({"lie": "invalid_block", "flavour": flavour.name(),
-                   "slot": b.header.slot, "block": hex(&hash)}),
+                   "slot": b.header.slot, "block": hash.to_string()}),
         );
     }
 
@@ -182,9 +183,9 @@ impl Node {
     /// fork choice keeps one, alike on every node.
     pub(super) fn note_slot_block(&mut self, c: &Checked, peer: &str) {
         let slot = c.block.header.slot;
-        match self.slot_blocks.first.get(&slot).cloned() {
+        match self.follower.slot_blocks.first.get(&slot).cloned() {
             None => {
-                let seen = &mut self.slot_blocks;
+                let seen = &mut self.follower.slot_blocks;
                 seen.first
                     .insert(slot, (c.hash, c.block.header.clone(), c.block.signature));
                 while seen.first.len() > SLOTS_REMEMBERED {
@@ -194,13 +195,13 @@ impl Node {
                 }
             }
             Some((first, header, signature))
-                if first != c.hash && self.slot_blocks.recorded.insert(slot) =>
+                if first != c.hash && self.follower.slot_blocks.recorded.insert(slot) =>
             {
                 self.counters.equivocations += 1;
                 self.log.event(
                     "equivocation",
                     json!({"slot": slot, "leader": c.block.header.leader, "peer": peer,
-                           "blocks": [hex(&first), hex(&c.hash)],
+                           "blocks": [first.to_string(), c.hash.to_string()],
                            "evidence": {
                                "headers": [hex(&header.encode()), hex(&c.block.header.encode())],
                                "signatures": [hex(&signature), hex(&c.block.signature)]}}),

@@ -53,27 +53,15 @@ impl Node {
     /// when not.
     pub(super) fn fetch_fits(&mut self, peer: &str) -> bool {
         let of_peer = self
+            .follower
             .fetching
             .values()
             .filter(|f| f.announcers.first().is_some_and(|a| a == peer))
             .count();
-        if self.fetching.len() >= MAX_FETCHES || of_peer >= MAX_FETCHES_PER_PEER {
+        if self.follower.fetching.len() >= MAX_FETCHES || of_peer >= MAX_FETCHES_PER_PEER {
             self.counters.fetches_shed += 1;
             return false;
         }
         true
-    }
-
-    /// Remembers `hash` as refused for good, forgetting the oldest past
-    /// [`MAX_REJECTED`].
-    pub(super) fn refuse_for_good(&mut self, hash: [u8; 32]) {
-        if self.rejected.insert(hash) {
-            self.rejected_order.push_back(hash);
-            if self.rejected_order.len() > MAX_REJECTED {
-                if let Some(old) = self.rejected_order.pop_front() {
-                    self.rejected.remove(&old);
-                }
-            }
-        }
     }
 }

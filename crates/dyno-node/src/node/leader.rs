@@ -25,13 +25,15 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dyno_tiles::forge::{ForgeError, ForgedEntry};
+use dyno_tiles::forge::{ForgeError, ForgedEntry, TileForge};
 use serde_json::json;
 
+use super::byzantine::Lies;
 use super::Node;
-use crate::block::{hex, Entry};
+use crate::block::Entry;
 use crate::chain::Checked;
 use crate::control::Misbehave;
+use crate::hash::Hash;
 use crate::log::now_ns;
 use crate::seal::Sealer;
 use crate::transport::Message;
@@ -47,24 +49,93 @@ pub const TAILS_KEPT: usize = 16;
 /// The longest the loop waits for inputs between two turns of the slot it forges.
 pub const LEAD_TURN: Duration = Duration::from_millis(2);
 
+/// What a node holds as the leader of its slots.
+#[derive(Default)]
+pub(super) struct Leader {
+    /// How it forges.
+    pub(super) forge: Forge,
+    /// The tails (feeding stopped -> announced) of the last [`TAILS_KEPT`] slots forged
+    /// with the tiles and cut with transactions still queued, ns: the margin is
+    /// measured from them.
+    tails: VecDeque<u64>,
+    /// What it serves instead of the truth while it misbehaves.
+    pub(super) lies: Lies,
+}
+
+impl Leader {
+    /// The slot being forged with the tiles, if any.
+    fn lead(&self) -> Option<&Lead> {
+        match &self.forge {
+            Forge::Tiles(t) => t.lead.as_ref(),
+            Forge::Sequential => None,
+        }
+    }
+
+    /// The same, to change it.
+    fn lead_mut(&mut self) -> Option<&mut Lead> {
+        match &mut self.forge {
+            Forge::Tiles(t) => t.lead.as_mut(),
+            Forge::Sequential => None,
+        }
+    }
+}
+
+/// How a leader forges its blocks.
+#[derive(Default)]
+pub(super) enum Forge {
+    /// With one sequential bank on the loop, the whole slot at once: the node's choice
+    /// ([`super::ForgeMode::Sequential`]), or the tiles did not start (or have not yet:
+    /// they start with the loop).
+    #[default]
+    Sequential,
+    /// With the leader pipeline's tiles, across the loop's turns.
+    Tiles(Box<TileLeader>),
+}
+
+/// The tiles and the slot they forge.
+pub(super) struct TileLeader {
+    pub(super) forge: TileForge,
+    /// The slot being forged, between its start and its announcement (none between
+    /// slots).
+    pub(super) lead: Option<Lead>,
+}
+
 /// A slot this node leads with the tiles, between its start and its announcement.
 pub(super) struct Lead {
+    plan: SlotPlan,
+    phase: Phase,
+}
+
+/// When a led slot's stages happened and must happen.
+struct SlotPlan {
     slot: u64,
     /// Stage times (ns): the loop's turn that saw the slot, leadership checked,
     /// ticked, snapshot taken.
     stages: [u64; 4],
-    /// The block, replayed entry by entry (none until the slot is opened).
-    sealer: Option<Sealer>,
-    /// Candidates not yet fed, oldest first: the snapshot, then arrivals.
-    queue: VecDeque<Vec<u8>>,
-    /// Signature tags fed this slot (a transaction goes into a block once).
-    fed: HashSet<u128>,
     /// Feeding stops here...
     feed_until: Instant,
     /// ... and the block must be out by here (the slot's end).
     slot_end: Instant,
     /// The slot is opened no later than this even if the parent is still awaited.
     wait_parent_until: Instant,
+}
+
+/// Where a led slot is.
+enum Phase {
+    /// Not yet opened in the tiles: the previous slot's block may still come.
+    AwaitingParent,
+    /// Opened on the tip: being fed and replayed.
+    Open(Box<OpenSlot>),
+}
+
+/// A slot opened in the tiles.
+struct OpenSlot {
+    /// The block, replayed entry by entry.
+    sealer: Sealer,
+    /// Candidates not yet fed, oldest first: the snapshot, then arrivals.
+    queue: VecDeque<Vec<u8>>,
+    /// Signature tags fed this slot (a transaction goes into a block once).
+    fed: HashSet<u128>,
 }
 
 impl Node {
@@ -88,18 +159,18 @@ impl Node {
         let at = |ns: u64| real + Duration::from_nanos(ns.saturating_sub(clock));
         let slot_ns = self.genesis.slot_ns();
         let margin = self.margin_ns();
-        let lead = Lead {
+        let plan = SlotPlan {
             slot,
             stages: [loop_start_ns, t_check, t_tick, 0],
-            sealer: None,
-            queue: VecDeque::new(),
-            fed: HashSet::new(),
             feed_until: at(scheduled + slot_ns.saturating_sub(margin)),
             slot_end: at(scheduled + slot_ns),
             wait_parent_until: at(scheduled + slot_ns / 2),
         };
-        if self.tiles.is_some() {
-            self.leading = Some(lead);
+        if let Forge::Tiles(t) = &mut self.leader.forge {
+            t.lead = Some(Lead {
+                plan,
+                phase: Phase::AwaitingParent,
+            });
             self.step_lead();
             return;
         }
@@ -125,125 +196,154 @@ impl Node {
         if self.opts.forge_at == super::ForgeAt::SlotStart {
             return; // the block is the slot start's snapshot
         }
-        if let Some(l) = self.leading.as_mut() {
-            if l.sealer.is_some() {
-                l.queue.push_back(b.to_vec());
-            }
+        if let Some(Lead {
+            phase: Phase::Open(open),
+            ..
+        }) = self.leader.lead_mut()
+        {
+            open.queue.push_back(b.to_vec());
         }
     }
 
     /// When the loop must come back to the slot it leads (none: it leads none).
     pub(super) fn lead_due(&self) -> Option<Instant> {
-        self.leading.as_ref().map(|l| {
-            if l.sealer.is_none() {
-                Instant::now() + Duration::from_millis(1)
-            } else {
-                // Often enough to keep the tiles fed (IN_FLIGHT transactions are
-                // milliseconds of their work) and to replay entries soon after poh
-                // records them (one a tick, 1 ms); an input wakes the loop sooner.
-                (Instant::now() + LEAD_TURN).min(l.feed_until)
-            }
+        let l = self.leader.lead()?;
+        Some(match l.phase {
+            Phase::AwaitingParent => Instant::now() + Duration::from_millis(1),
+            // Often enough to keep the tiles fed (IN_FLIGHT transactions are
+            // milliseconds of their work) and to replay entries soon after poh
+            // records them (one a tick, 1 ms); an input wakes the loop sooner.
+            Phase::Open(_) => (Instant::now() + LEAD_TURN).min(l.plan.feed_until),
         })
     }
 
     /// One turn of the slot being led: open it (once its parent is in), feed the
     /// tiles, replay what they recorded, and finish the block once feeding is over.
     pub(super) fn step_lead(&mut self) {
-        let Some(mut l) = self.leading.take() else {
+        // The tiles leave the node for the turn, so that forging can use them and the
+        // rest of the node at once; they go back after it.
+        let Forge::Tiles(mut tiles) = std::mem::take(&mut self.leader.forge) else {
             return;
         };
-        if l.sealer.is_none() {
-            let now = Instant::now();
-            let prev = l.slot.checked_sub(1);
-            let parent_coming = self
-                .fetching
-                .values()
-                .any(|f| f.slot.is_some() && f.slot == prev);
-            if parent_coming && now < l.wait_parent_until {
-                self.leading = Some(l);
-                return;
+        if let Some(lead) = tiles.lead.take() {
+            tiles.lead = self.turn(&mut tiles.forge, lead);
+        }
+        self.leader.forge = Forge::Tiles(tiles);
+    }
+
+    /// A turn of `lead` with `tiles`; the slot, when it is still being forged after it.
+    fn turn(&mut self, tiles: &mut TileForge, lead: Lead) -> Option<Lead> {
+        let Lead { mut plan, phase } = lead;
+        let mut open = match phase {
+            Phase::Open(open) => open,
+            Phase::AwaitingParent
+                if self.follower.fetching_slot(plan.slot.checked_sub(1))
+                    && Instant::now() < plan.wait_parent_until =>
+            {
+                return Some(Lead {
+                    plan,
+                    phase: Phase::AwaitingParent,
+                });
             }
-            if let Err(why) = self.open_lead(&mut l) {
-                if let Some(why) = why {
+            Phase::AwaitingParent => match self.open_lead(tiles, &mut plan) {
+                Ok(open) => Box::new(open),
+                Err(None) => return None,
+                Err(Some(why)) => {
                     self.fall_back(why);
-                    self.forge_sequentially(l);
+                    self.forge_sequentially(tiles, &plan);
+                    return None;
                 }
-                return;
-            }
-        }
-        if let Err(why) = self.feed_lead(&mut l) {
+            },
+        };
+        if let Err(why) = self.feed_lead(tiles, &plan, &mut open) {
             self.fall_back(why.to_string());
-            self.forge_sequentially(l);
-            return;
+            self.forge_sequentially(tiles, &plan);
+            return None;
         }
-        let snapshot_fed = self.opts.forge_at == super::ForgeAt::SlotStart && l.queue.is_empty();
-        if Instant::now() < l.feed_until && !snapshot_fed {
-            self.leading = Some(l);
-            return;
+        let snapshot_fed = self.opts.forge_at == super::ForgeAt::SlotStart && open.queue.is_empty();
+        if Instant::now() < plan.feed_until && !snapshot_fed {
+            return Some(Lead {
+                plan,
+                phase: Phase::Open(open),
+            });
         }
         let t_feed_end = now_ns();
-        match self.finish_lead(&mut l) {
+        let unfed = open.queue.len() as u64;
+        match self.finish_lead(tiles, &plan, *open) {
             Ok(c) => {
                 self.counters.forged_by_tiles += 1;
-                self.counters.forge_unrecorded += l.queue.len() as u64;
+                self.counters.forge_unrecorded += unfed;
                 // Only a tail with the tiles full (transactions still queued when feeding
                 // stopped) measures the margin: with less in flight, as when the load
                 // has just begun, the tail is shorter than a loaded slot's.
-                let measured = !l.queue.is_empty();
-                self.announce(l.slot, c, l.stages, t_feed_end, measured);
+                let measured = unfed > 0;
+                self.announce(plan.slot, c, plan.stages, t_feed_end, measured);
             }
             Err(why) => {
                 self.fall_back(why.to_string());
-                self.forge_sequentially(l);
+                self.forge_sequentially(tiles, &plan);
             }
         }
+        None
     }
 
     /// Opens the slot in the tiles on the tip; `Err(None)`: nothing to lead (the tip
     /// is already at this slot or later).
-    fn open_lead(&mut self, l: &mut Lead) -> Result<(), Option<String>> {
-        let base = self.chain.forge_base(l.slot).ok_or(None)?;
-        let txs = self.snapshot(l.slot);
-        l.stages[3] = now_ns();
-        l.queue = txs.into();
-        let tiles = self.tiles.as_mut().expect("leading with the tiles");
+    fn open_lead(
+        &mut self,
+        tiles: &mut TileForge,
+        plan: &mut SlotPlan,
+    ) -> Result<OpenSlot, Option<String>> {
+        let base = self.chain.forge_base(plan.slot).ok_or(None)?;
+        let txs = self.snapshot(plan.slot);
+        plan.stages[3] = now_ns();
         tiles
-            .begin(&base.balances, base.poh_start, l.slot_end)
+            .begin(&base.balances, base.poh_start.0, plan.slot_end)
             .map_err(|e| Some(e.to_string()))?;
-        l.sealer = Some(self.chain.sealer(base));
-        Ok(())
+        Ok(OpenSlot {
+            sealer: self.chain.sealer(base),
+            queue: txs.into(),
+            fed: HashSet::new(),
+        })
     }
 
     /// Feeds what fits and replays every entry recorded so far.
-    fn feed_lead(&mut self, l: &mut Lead) -> Result<(), TilesFailed> {
-        let tiles = self.tiles.as_mut().expect("leading with the tiles");
-        let sealer = l.sealer.as_mut().expect("an open slot");
+    fn feed_lead(
+        &mut self,
+        tiles: &mut TileForge,
+        plan: &SlotPlan,
+        open: &mut OpenSlot,
+    ) -> Result<(), TilesFailed> {
         let max = self.opts.max_block_txs;
-        while Instant::now() < l.feed_until && tiles.fed() < max {
-            let Some(t) = l.queue.pop_front() else {
+        while Instant::now() < plan.feed_until && tiles.fed() < max {
+            let Some(t) = open.queue.pop_front() else {
                 break;
             };
             let tag = dyno_txn::tx::sig_tag(&t);
-            if l.fed.contains(&tag) || !self.chain.fresh_on_tip(&t) {
+            if open.fed.contains(&tag) || !self.chain.fresh_on_tip(&t) {
                 continue;
             }
             if !tiles.feed(&t) {
-                l.queue.push_front(t);
+                open.queue.push_front(t);
                 break;
             }
-            l.fed.insert(tag);
+            open.fed.insert(tag);
         }
         for e in tiles.entries(Duration::ZERO)? {
-            push(sealer, e)?;
+            push(&mut open.sealer, e)?;
         }
         Ok(())
     }
 
     /// Lets the tiles record what they were fed, replays the last entries and signs.
-    fn finish_lead(&mut self, l: &mut Lead) -> Result<Checked, TilesFailed> {
-        let tiles = self.tiles.as_mut().expect("leading with the tiles");
-        let done = tiles.finish(l.slot_end)?;
-        let mut sealer = l.sealer.take().expect("an open slot");
+    fn finish_lead(
+        &mut self,
+        tiles: &mut TileForge,
+        plan: &SlotPlan,
+        open: OpenSlot,
+    ) -> Result<Checked, TilesFailed> {
+        let done = tiles.finish(plan.slot_end)?;
+        let mut sealer = open.sealer;
         for e in done.entries {
             push(&mut sealer, e)?;
         }
@@ -251,7 +351,7 @@ impl Node {
         // transactions in the same order on the same base); a difference is a bug the
         // block must not carry.
         let c = sealer
-            .finish(l.slot, &self.opts.id)
+            .finish(plan.slot, &self.opts.id)
             .map_err(|r| TilesFailed::Seal(r.name()))?;
         if c.balances != done.balances {
             return Err(TilesFailed::Diverged);
@@ -261,18 +361,16 @@ impl Node {
 
     /// The tiles could not forge the slot: the sequential bank forges it from the
     /// mempool (a late block is better than none; a follower refuses none for it).
-    fn forge_sequentially(&mut self, l: Lead) {
-        if let Some(t) = self.tiles.as_mut() {
-            t.close();
-        }
+    fn forge_sequentially(&mut self, tiles: &mut TileForge, plan: &SlotPlan) {
+        tiles.close();
         let txs = self.mempool.snapshot(self.opts.max_block_txs);
         let t = now_ns();
-        if let Some(c) = self.chain.forge(l.slot, &self.opts.id, txs) {
-            let mut stages = l.stages;
+        if let Some(c) = self.chain.forge(plan.slot, &self.opts.id, txs) {
+            let mut stages = plan.stages;
             if stages[3] == 0 {
                 stages[3] = t;
             }
-            self.announce(l.slot, c, stages, t, false);
+            self.announce(plan.slot, c, stages, t, false);
         }
     }
 
@@ -303,8 +401,8 @@ impl Node {
         let t_forged = now_ns();
         log.event(
             "forged",
-            json!({"slot": slot, "block": hex(&c.hash), "height": h.height,
-                   "parent": hex(&h.parent), "txs": h.tx_count, "bytes": bytes.len()}),
+            json!({"slot": slot, "block": c.hash.to_string(), "height": h.height,
+                   "parent": h.parent.to_string(), "txs": h.tx_count, "bytes": bytes.len()}),
         );
         self.counters.forged += 1;
         let hash = c.hash;
@@ -320,7 +418,10 @@ impl Node {
                 self.broadcast(&Message::Header(h.encode()), None);
             }
         }
-        log.event("announced", json!({"slot": slot, "block": hex(&hash)}));
+        log.event(
+            "announced",
+            json!({"slot": slot, "block": hash.to_string()}),
+        );
         let t_announced = now_ns();
         let s = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e9;
         let [loop_start_ns, t_check, t_tick, t_snap] = stages;
@@ -333,9 +434,10 @@ impl Node {
         ];
         let tail = t_announced.saturating_sub(t_feed_end);
         if measured {
-            self.tails.push_back(tail);
-            if self.tails.len() > TAILS_KEPT {
-                self.tails.pop_front();
+            let tails = &mut self.leader.tails;
+            tails.push_back(tail);
+            if tails.len() > TAILS_KEPT {
+                tails.pop_front();
             }
         }
         let st = self.counters.last_forge_stages_s;
@@ -361,7 +463,7 @@ impl Node {
     /// slot over [`MIN_MARGIN_PARTS`] and at most half of it (before any: a quarter).
     fn margin_ns(&self) -> u64 {
         let slot_ns = self.genesis.slot_ns();
-        match self.tails.iter().max() {
+        match self.leader.tails.iter().max() {
             None => slot_ns / 4,
             Some(&t) => (2 * t).clamp(slot_ns / MIN_MARGIN_PARTS, slot_ns / 2),
         }
@@ -392,7 +494,7 @@ fn push(sealer: &mut Sealer, e: ForgedEntry) -> Result<(), TilesFailed> {
     sealer
         .push(Entry {
             num_hashes: e.num_hashes,
-            hash: e.hash,
+            hash: Hash(e.hash),
             txs: e.txs,
         })
         .map_err(|r| TilesFailed::Seal(r.name()))

@@ -1,9 +1,19 @@
 //! Relaying transactions between mempools, in batches per peer.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use super::{Node, RELAY_BATCH_BYTES, RELAY_FLUSH};
 use crate::transport::Message;
+
+/// Transactions waiting to be relayed.
+#[derive(Default)]
+pub(super) struct RelayQueue {
+    /// Per peer, the transactions waiting and their bytes.
+    pending: HashMap<String, (Vec<Vec<u8>>, usize)>,
+    /// When the oldest waiting one must leave (none: nothing waits).
+    pub(super) due: Option<Instant>,
+}
 
 impl Node {
     /// Queues `tx` for every peer but `except`; a peer's batch leaves when full, the
@@ -14,7 +24,7 @@ impl Node {
             if Some(p.as_str()) == except {
                 continue;
             }
-            let (txs, bytes) = self.relay.entry(p.clone()).or_default();
+            let (txs, bytes) = self.relay.pending.entry(p.clone()).or_default();
             *bytes += tx.len() + 2;
             txs.push(tx.clone());
             if *bytes >= RELAY_BATCH_BYTES {
@@ -24,13 +34,13 @@ impl Node {
         for p in full {
             self.send_batch(&p);
         }
-        if self.relay_due.is_none() && self.relay.values().any(|(t, _)| !t.is_empty()) {
-            self.relay_due = Some(Instant::now() + RELAY_FLUSH);
+        if self.relay.due.is_none() && self.relay.pending.values().any(|(t, _)| !t.is_empty()) {
+            self.relay.due = Some(Instant::now() + RELAY_FLUSH);
         }
     }
 
     pub(super) fn send_batch(&mut self, peer: &str) {
-        let Some((txs, _)) = self.relay.remove(peer) else {
+        let Some((txs, _)) = self.relay.pending.remove(peer) else {
             return;
         };
         if txs.is_empty() {
@@ -44,16 +54,16 @@ impl Node {
     }
 
     pub(super) fn flush_relay_if_due(&mut self) {
-        if self.relay_due.is_some_and(|d| Instant::now() >= d) {
+        if self.relay.due.is_some_and(|d| Instant::now() >= d) {
             self.flush_relay();
         }
     }
 
     pub(super) fn flush_relay(&mut self) {
-        let peers: Vec<String> = self.relay.keys().cloned().collect();
+        let peers: Vec<String> = self.relay.pending.keys().cloned().collect();
         for p in peers {
             self.send_batch(&p);
         }
-        self.relay_due = None;
+        self.relay.due = None;
     }
 }

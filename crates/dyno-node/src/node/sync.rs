@@ -10,7 +10,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::Node;
-use crate::block::{hex, Header};
+use crate::block::Header;
+use crate::hash::Hash;
 use crate::log::now_ns;
 use crate::transport::Message;
 
@@ -31,7 +32,7 @@ const SYNC_MAX_ROUNDS: u32 = 64;
 pub(super) struct Sync {
     peer: String,
     /// The newest block announced whose parent was missing.
-    target: [u8; 32],
+    target: Hash,
     /// Who announced it: the next round asks that peer (the one sure to hold it).
     target_peer: String,
     target_height: u64,
@@ -47,15 +48,15 @@ impl Node {
     /// Called for an announced header that passed the cheap checks. True when the
     /// block is behind a gap (its parent is neither held nor on its way) and a range
     /// request covers it: the caller then does not fetch it alone.
-    pub(super) fn sync_for(&mut self, h: &Header, hash: [u8; 32], peer: &str) -> bool {
+    pub(super) fn sync_for(&mut self, h: &Header, hash: Hash, peer: &str) -> bool {
         let parent = h.parent;
         if self.chain.contains(&parent)
-            || self.fetching.contains_key(&parent)
-            || self.orphan_parent.contains_key(&parent)
+            || self.follower.fetching.contains_key(&parent)
+            || self.follower.orphans.contains(&parent)
         {
             return false;
         }
-        match &mut self.sync {
+        match &mut self.follower.sync {
             Some(s) if s.asked_at.elapsed() < 2 * self.opts.fetch_timeout => {
                 // One range request at a time; a newer block becomes the next round's
                 // target.
@@ -68,7 +69,7 @@ impl Node {
             }
             _ => {}
         }
-        self.sync = Some(Sync {
+        self.follower.sync = Some(Sync {
             peer: peer.to_string(),
             target: hash,
             target_peer: peer.to_string(),
@@ -84,14 +85,16 @@ impl Node {
 
     fn ask_range(&mut self) {
         let locator = self.locator();
-        let Some(s) = self.sync.as_mut() else { return };
+        let Some(s) = self.follower.sync.as_mut() else {
+            return;
+        };
         s.peer = s.target_peer.clone();
         s.rounds += 1;
         s.asked_at = Instant::now();
         self.counters.sync_requests += 1;
         self.log.event(
             "sync_requested",
-            json!({"peer": s.peer, "block": hex(&s.target), "height": s.target_height,
+            json!({"peer": s.peer, "block": s.target.to_string(), "height": s.target_height,
                    "from_height": self.chain.tip().height}),
         );
         let m = Message::GetChain {
@@ -102,7 +105,7 @@ impl Node {
     }
 
     /// The best chain at heights tip, tip-1, tip-2, tip-4, ... and genesis.
-    fn locator(&self) -> Vec<[u8; 32]> {
+    fn locator(&self) -> Vec<Hash> {
         let best = self.chain.best_chain();
         let mut out = Vec::new();
         let mut i = 0usize;
@@ -116,8 +119,8 @@ impl Node {
 
     /// Answers a range request: the blocks after the newest locator hash on the chain
     /// ending at `to`, oldest first, within [`SYNC_MAX_BLOCKS`] and [`SYNC_MAX_BYTES`].
-    pub(super) fn serve_range(&mut self, peer: &str, to: [u8; 32], locator: &[[u8; 32]]) {
-        let known: HashSet<&[u8; 32]> = locator.iter().collect();
+    pub(super) fn serve_range(&mut self, peer: &str, to: Hash, locator: &[Hash]) {
+        let known: HashSet<&Hash> = locator.iter().collect();
         let mut back = Vec::new();
         let mut h = to;
         while !known.contains(&h) {
@@ -132,7 +135,11 @@ impl Node {
         for h in back.iter().rev() {
             // Bodies are kept only so far back: a gap past them cannot be served. A
             // withheld block (a node misbehaving on purpose) is not served either.
-            let Some(b) = self.chain.bytes(h).filter(|_| !self.lies.withholds(h)) else {
+            let Some(b) = self
+                .chain
+                .bytes(h)
+                .filter(|_| !self.leader.lies.withholds(h))
+            else {
                 break;
             };
             if blocks.len() >= SYNC_MAX_BLOCKS
@@ -155,27 +162,28 @@ impl Node {
         for b in blocks {
             self.body(peer, b, received_ns);
         }
-        let Some(s) = self.sync.as_mut() else { return };
+        let Some(mut s) = self.follower.sync.take() else {
+            return;
+        };
         if s.peer != peer {
+            self.follower.sync = Some(s);
             return;
         }
         s.blocks += n;
         let target = s.target;
         if self.chain.contains(&target) {
-            let s = self.sync.take().expect("checked above");
             let tip = self.chain.tip();
             self.log.event(
                 "caught_up",
-                json!({"peer": peer, "block": hex(&tip.hash), "height": tip.height,
+                json!({"peer": peer, "block": tip.hash.to_string(), "height": tip.height,
                        "slot": tip.slot, "blocks": s.blocks, "rounds": s.rounds,
                        "behind_since_ns": s.since_ns}),
             );
         } else if n > 0 && s.rounds < SYNC_MAX_ROUNDS {
+            self.follower.sync = Some(s);
             self.ask_range();
         } else {
-            let announcer = s.target_peer.clone();
-            self.sync = None;
-            self.want(target, None, &announcer);
+            self.want(target, None, &s.target_peer);
         }
     }
 }

@@ -236,8 +236,13 @@ mod tests {
         out
     }
 
-    #[test]
-    fn a_task_endpoint_answers_like_the_threaded_one() {
+    /// A current-thread runtime on a thread of its own, as a node's I/O thread: its handle,
+    /// and what ends it.
+    fn io_thread() -> (
+        tokio::runtime::Handle,
+        tokio::sync::oneshot::Sender<()>,
+        std::thread::JoinHandle<()>,
+    ) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -249,6 +254,12 @@ mod tests {
                 let _ = stopped.await;
             })
         });
+        (handle, stop, io)
+    }
+
+    #[test]
+    fn a_task_endpoint_answers_like_the_threaded_one() {
+        let (handle, stop, io) = io_thread();
         let mut scrapes = 0;
         let e = super::super::MetricsEndpoint::start_on(
             &handle,
@@ -287,17 +298,7 @@ mod tests {
 
     #[test]
     fn idle_connections_do_not_lock_out_a_scrape() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let handle = rt.handle().clone();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let io = std::thread::spawn(move || {
-            rt.block_on(async {
-                let _ = stopped.await;
-            })
-        });
+        let (handle, stop, io) = io_thread();
         let e = super::super::MetricsEndpoint::start_on(
             &handle,
             "127.0.0.1:0".parse().unwrap(),

@@ -397,9 +397,13 @@ fn output_without_newlines_is_cut_and_counted_not_held() {
         GuardedChild::spawn(sh(&format!("head -c {WRITTEN} /dev/zero")), &opts).unwrap();
     assert!(child.wait_timeout(Duration::from_secs(600)).is_some());
     let stopped = child.stop(Duration::from_secs(5));
+    // Held whole, the output would cost twice what was written (the line, then its
+    // copy as text): 512 MiB. The peak is the test process's, shared with the tests
+    // running beside this one (the HTTP client's cap test holds 64 MiB), so the bound
+    // leaves room for them and still fails a reader that holds the line.
     let grown = peak_rss_bytes().saturating_sub(before);
     assert!(
-        grown < 64 << 20,
+        grown < 200 << 20,
         "dyno grew by {grown} bytes reading {WRITTEN}"
     );
     let cap = crate::lines::MAX_LINE_BYTES;

@@ -112,19 +112,12 @@ fn secs(x: f64) -> String {
     format_value(x, Unit::Seconds)
 }
 
-/// One line per scheduled fault: what it was, and how long after it ended adoption was
-/// back at its pre-fault pace, the nodes agreed again and each struck node was back at the
-/// tip (the run's `fault.*` samples; a run stored before dyno kept them says so).
-fn recoveries(store: &Store, run: &StoredRun) -> Result<String, PageError> {
-    let Some(list) = run.info.settings["faults"]
-        .as_array()
-        .filter(|l| !l.is_empty())
-    else {
-        return Ok(String::new());
-    };
-    let kept = run.metrics.iter().any(|m| m.name.starts_with("fault."));
-    // (metric, fault index) -> [(node, seconds)]
-    let mut found: BTreeMap<(String, u64), Vec<(Option<String>, f64)>> = BTreeMap::new();
+/// What the run's `fault.*` samples say: (metric, fault index) -> [(node, seconds)].
+type FaultSamples = BTreeMap<(String, u64), Vec<(Option<String>, f64)>>;
+
+/// The run's `fault.*` samples, by metric and fault.
+fn fault_samples(store: &Store, run: &StoredRun) -> Result<FaultSamples, PageError> {
+    let mut found = FaultSamples::new();
     for (sample, label) in store.labeled_samples(run.id)? {
         let Some(label) = label.filter(|_| sample.metric.starts_with("fault.")) else {
             continue;
@@ -138,6 +131,21 @@ fn recoveries(store: &Store, run: &StoredRun) -> Result<String, PageError> {
             .or_default()
             .push((node, sample.value));
     }
+    Ok(found)
+}
+
+/// One line per scheduled fault: what it was, and how long after it ended adoption was
+/// back at its pre-fault pace, the nodes agreed again and each struck node was back at the
+/// tip (the run's `fault.*` samples; a run stored before dyno kept them says so).
+fn recoveries(store: &Store, run: &StoredRun) -> Result<String, PageError> {
+    let Some(list) = run.info.settings["faults"]
+        .as_array()
+        .filter(|l| !l.is_empty())
+    else {
+        return Ok(String::new());
+    };
+    let kept = run.metrics.iter().any(|m| m.name.starts_with("fault."));
+    let found = fault_samples(store, run)?;
     let names = node_names(&run.info.settings);
     let mut out = String::from("<ul class=\"notes\">\n");
     for f in list {

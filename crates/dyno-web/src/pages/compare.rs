@@ -1,18 +1,16 @@
 //! Comparisons: every `dyno compare` comparison in the store (its runs share a
 //! comparison id in their settings), each with what it found and a link to its page.
 //!
-//! The verdicts are `dyno compare`'s, plugged in through
-//! [`FullReport::comparison`](crate::FullReport::comparison): judging lives in
-//! dyno-compare, which this crate does not import.
+//! The verdicts are dyno-judge's, as `dyno compare report` judges them.
 
 use super::comparison::{judged, outcome, outcome_class};
 use super::stored::comparisons;
 use crate::markup::{answer_list, esc, link, page, when, HtmlTable};
-use crate::state::{AppState, PageError};
+use crate::state::PageError;
 use dyno_store::Store;
 
 /// The comparison list.
-pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageError> {
+pub(crate) fn render(store: &Store) -> Result<String, PageError> {
     let comparisons = comparisons(store)?;
     let mut table = HtmlTable::new(
         "comparisons",
@@ -31,13 +29,12 @@ pub(crate) fn render(state: &AppState, store: &Store) -> Result<String, PageErro
     for c in &comparisons {
         let (first, last) = (c.first(), c.last());
         // A comparison that cannot be judged says why in its row; the list stays.
-        let found = match judged(state, store, c) {
-            Ok(Some(view)) => format!(
+        let found = match judged(store, c) {
+            Ok(view) => format!(
                 "<span class=\"{}\">{}</span>",
                 outcome_class(&view),
                 esc(&outcome(&view))
             ),
-            Ok(None) => link(&format!("/runs/{first}/report"), "verdicts"),
             Err(e) => format!("<span class=\"down\">{}</span>", esc(&e.to_string())),
         };
         table.row(vec![

@@ -1,35 +1,31 @@
 //! One comparison inside the app (`/compare/{id}`): the verdict summary first (what was
 //! flagged, the precision the comparison reached, its least sensitive metric), then the
 //! primary metrics, then the secondary and unjudged ones folded; every metric links to
-//! its history. The judging is `dyno compare`'s, plugged in through
-//! [`FullReport::comparison`](crate::FullReport::comparison).
+//! its history. The judging is dyno-judge's, the same `dyno compare report` does.
 
 use super::stored::{comparisons, Comparison};
 use crate::markup::{esc, link, page, query, HtmlTable};
-use crate::state::{AppState, PageError};
-use crate::{ComparisonView, Finding, VerdictView};
+use crate::state::PageError;
+use dyno_judge::family::UnjudgedReason;
+use dyno_judge::judged::StoredComparison;
+use dyno_judge::{MetricVerdict, Verdict};
 use dyno_model::format_value;
 use dyno_store::Store;
 use std::collections::BTreeSet;
 
 /// The comparison `id`'s page.
-pub(crate) fn render(state: &AppState, store: &Store, id: &str) -> Result<String, PageError> {
+pub(crate) fn render(store: &Store, id: &str) -> Result<String, PageError> {
     let all = comparisons(store)?;
     let c = all
         .iter()
         .find(|c| c.id == id)
         .ok_or_else(|| PageError::NotFound(format!("There is no comparison {id:?}.")))?;
-    let view = judged(state, store, c)?.ok_or_else(|| {
-        PageError::NotFound(format!(
-            "This server cannot judge comparisons; the runs of {id:?} are at /runs/{}.",
-            c.first()
-        ))
-    })?;
+    let view = judged(store, c)?;
     let known: BTreeSet<String> = store.metric_names()?.into_iter().collect();
     let mut body = facts(&view, c);
     body.push_str(&summary(&view, &known));
-    let (primary, secondary): (Vec<&VerdictView>, Vec<&VerdictView>) =
-        view.verdicts.iter().partition(|v| !v.secondary);
+    let (primary, secondary): (Vec<&MetricVerdict>, Vec<&MetricVerdict>) =
+        view.judgement.verdicts.iter().partition(|v| !v.secondary);
     body.push_str(&format!("<h2>Primary metrics ({})</h2>\n", primary.len()));
     body.push_str(&verdict_table(&view, &primary, &known));
     if !secondary.is_empty() {
@@ -40,7 +36,8 @@ pub(crate) fn render(state: &AppState, store: &Store, id: &str) -> Result<String
             verdict_table(&view, &secondary, &known)
         ));
     }
-    if !view.unjudged.is_empty() {
+    let unjudged = &view.judgement.unjudged;
+    if !unjudged.is_empty() {
         let mut t = HtmlTable::new(
             "unjudged",
             &[
@@ -50,23 +47,30 @@ pub(crate) fn render(state: &AppState, store: &Store, id: &str) -> Result<String
                 ("Why not judged", false),
             ],
         );
-        for u in &view.unjudged {
+        for u in unjudged {
+            let why = match &u.reason {
+                UnjudgedReason::Unchanged { value } => {
+                    format!("the same value ({value}) in every execution")
+                }
+                UnjudgedReason::Missing { subject } => format!("{subject} never reported it"),
+            };
             t.row(vec![
                 esc(&u.workload),
                 esc(&u.candidate),
                 metric_link(&view, &u.metric, &u.candidate, &u.workload, &known),
-                esc(&u.why),
+                esc(&why),
             ]);
         }
         body.push_str(&format!(
             "<details class=\"fold\"><summary>Not judged ({})</summary>\n{}</details>\n",
-            view.unjudged.len(),
+            unjudged.len(),
             t.render()
         ));
     }
-    if !view.notes.is_empty() {
+    let notes = &view.judgement.notes;
+    if !notes.is_empty() {
         body.push_str("<h2>Notes</h2>\n<ul class=\"notes\">\n");
-        for n in &view.notes {
+        for n in notes {
             body.push_str(&format!("<li>{}</li>\n", esc(n)));
         }
         body.push_str("</ul>\n");
@@ -74,26 +78,32 @@ pub(crate) fn render(state: &AppState, store: &Store, id: &str) -> Result<String
     Ok(page(&format!("Comparison {id}"), "/compare", &body))
 }
 
-/// The plugged-in judgement of comparison `c`, if the server has one.
-pub(crate) fn judged(
-    state: &AppState,
-    store: &Store,
-    c: &Comparison,
-) -> Result<Option<ComparisonView>, PageError> {
-    let Some(reports) = &state.reports else {
-        return Ok(None);
-    };
-    reports
-        .comparison(store, c.first())
-        .map_err(|e| PageError::Internal(format!("judging comparison {}: {e}", c.id)))
+/// Comparison `c` judged from its stored runs.
+pub(crate) fn judged(store: &Store, c: &Comparison) -> Result<StoredComparison, PageError> {
+    dyno_judge::judged::stored_comparison(store, c.first()).map_err(|e| {
+        let why = match &e {
+            dyno_judge::judged::StoredReportError::Load(e) => e.to_string(),
+            e => crate::WebError::report(e).to_string(),
+        };
+        PageError::Internal(format!("judging comparison {}: {why}", c.id))
+    })
+}
+
+/// The primary verdicts of a judged comparison.
+fn primary(view: &StoredComparison) -> Vec<&MetricVerdict> {
+    view.judgement
+        .verdicts
+        .iter()
+        .filter(|v| !v.secondary)
+        .collect()
 }
 
 /// What the comparison found, in a few words (the list's outcome column).
-pub(crate) fn outcome(view: &ComparisonView) -> String {
-    let primary: Vec<&VerdictView> = view.verdicts.iter().filter(|v| !v.secondary).collect();
-    let count = |f: Finding| primary.iter().filter(|v| v.finding == f).count();
+pub(crate) fn outcome(view: &StoredComparison) -> String {
+    let primary = primary(view);
+    let count = |f: Verdict| primary.iter().filter(|v| v.verdict() == f).count();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    let (reg, imp) = (count(Finding::Regression), count(Finding::Improvement));
+    let (reg, imp) = (count(Verdict::Regression), count(Verdict::Improvement));
     let mut out = match (reg, imp) {
         _ if primary.is_empty() => "nothing judged yet".to_string(),
         (0, 0) => format!(
@@ -104,7 +114,7 @@ pub(crate) fn outcome(view: &ComparisonView) -> String {
         (0, i) => plural(i, "improvement"),
         (r, i) => format!("{}, {}", plural(r, "regression"), plural(i, "improvement")),
     };
-    let (done, planned) = view.executions;
+    let (done, planned) = (view.complete(), view.loaded.meta.planned());
     if done < planned {
         out.push_str(&format!(" (incomplete: {done} of {planned} executions)"));
     }
@@ -112,38 +122,47 @@ pub(crate) fn outcome(view: &ComparisonView) -> String {
 }
 
 /// The CSS class of an outcome.
-pub(crate) fn outcome_class(view: &ComparisonView) -> &'static str {
-    let primary = view.verdicts.iter().filter(|v| !v.secondary);
+pub(crate) fn outcome_class(view: &StoredComparison) -> &'static str {
     let mut class = "status-complete";
-    for v in primary {
-        match v.finding {
-            Finding::Regression => return "status-failed",
-            Finding::Improvement => class = "improvement",
-            Finding::NoChange => {}
+    for v in primary(view) {
+        match v.verdict() {
+            Verdict::Regression => return "status-failed",
+            Verdict::Improvement => class = "improvement",
+            Verdict::NoSignificantChange => {}
         }
     }
     class
 }
 
-fn facts(view: &ComparisonView, c: &Comparison) -> String {
+/// `regression`, `improvement`, `no change`.
+fn finding(v: &MetricVerdict) -> &'static str {
+    match v.verdict() {
+        Verdict::Regression => "regression",
+        Verdict::Improvement => "improvement",
+        Verdict::NoSignificantChange => "no change",
+    }
+}
+
+fn facts(view: &StoredComparison, c: &Comparison) -> String {
+    let meta = &view.loaded.meta;
     let pairs = [
-        ("file", view.file.clone()),
-        ("subjects", view.subjects.join(" (baseline), ")),
-        ("workloads", view.workloads.join(", ")),
+        ("file", meta.file.clone()),
+        ("subjects", meta.subjects.join(" (baseline), ")),
+        ("workloads", meta.workloads.join(", ")),
         (
             "test",
             format!(
                 "{}, alpha {} per family, noise band ±{:.1}%",
-                view.test,
-                view.alpha,
-                view.noise_band * 100.0
+                meta.test.unwrap_or_default().name(),
+                meta.alpha,
+                meta.noise_band * 100.0
             ),
         ),
         (
             "executions",
-            format!("{} of {}", view.executions.0, view.executions.1),
+            format!("{} of {}", view.complete(), meta.planned()),
         ),
-        ("host", view.host.clone()),
+        ("host", view.loaded.host.hostname.clone()),
     ];
     let mut out = String::from("<div class=\"facts\"><section><dl>\n");
     for (k, v) in pairs.iter().filter(|(_, v)| !v.is_empty()) {
@@ -170,54 +189,75 @@ fn change(ratio: f64) -> String {
     }
 }
 
-fn mdc(v: &VerdictView) -> String {
-    match v.min_detectable_change {
-        Some(m) if v.limited_by_noise_band => format!("±{:.1}% (noise band)", m * 100.0),
+/// The smallest relative change a verdict could have flagged (0.05 = 5%), when any.
+fn min_detectable(v: &MetricVerdict) -> Option<f64> {
+    v.power.as_ref().and_then(|p| p.min_detectable_change)
+}
+
+fn mdc(v: &MetricVerdict) -> String {
+    let band = v.power.as_ref().is_some_and(|p| p.limited_by_noise_band);
+    match min_detectable(v) {
+        Some(m) if band => format!("±{:.1}% (noise band)", m * 100.0),
         Some(m) => format!("±{:.1}%", m * 100.0),
         None => "none".to_string(),
     }
 }
 
-fn summary(view: &ComparisonView, known: &BTreeSet<String>) -> String {
-    let primary: Vec<&VerdictView> = view.verdicts.iter().filter(|v| !v.secondary).collect();
+fn summary(view: &StoredComparison, known: &BTreeSet<String>) -> String {
+    let primary = primary(view);
     let mut out = format!(
         "<section class=\"summary {}\">\n<h2>Verdict: {}</h2>\n",
         outcome_class(view),
         esc(&outcome(view))
     );
-    let flagged: Vec<&&VerdictView> = primary
+    let flagged: Vec<&&MetricVerdict> = primary
         .iter()
-        .filter(|v| v.finding != Finding::NoChange)
+        .filter(|v| v.verdict() != Verdict::NoSignificantChange)
         .collect();
     if !flagged.is_empty() {
         out.push_str("<ul class=\"flagged\">\n");
         for v in flagged {
+            let ratio = v.comparison.ratio.estimate;
             out.push_str(&format!(
-                "<li><span class=\"{}\">{}</span>: {} on {}, {} against {}: {}{} → {}, p = {:.2e})</li>\n",
-                if v.finding == Finding::Regression { "status-failed" } else { "improvement" },
-                v.finding.as_str(),
+                "<li><span class=\"{}\">{}</span>: {} on {}, {} against {}: {}{} → {}, {})</li>\n",
+                if v.verdict() == Verdict::Regression {
+                    "status-failed"
+                } else {
+                    "improvement"
+                },
+                finding(v),
                 metric_link(view, &v.metric.name, &v.candidate, &v.workload, known),
                 esc(&v.workload),
                 esc(&v.candidate),
-                esc(view.subjects.first().map(String::as_str).unwrap_or("the baseline")),
-                if v.ratio.0.is_finite() { format!("{} (", change(v.ratio.0)) } else { "(".to_string() },
-                esc(&format_value(v.baseline, v.metric.unit)),
-                esc(&format_value(v.candidate_value, v.metric.unit)),
-                v.p_adjusted
+                esc(view
+                    .loaded
+                    .meta
+                    .subjects
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("the baseline")),
+                if ratio.is_finite() {
+                    format!("{} (", change(ratio))
+                } else {
+                    "(".to_string()
+                },
+                esc(&format_value(v.baseline_median(), v.metric.unit)),
+                esc(&format_value(v.candidate_median(), v.metric.unit)),
+                esc(&dyno_report::format_p_clause(v.comparison.p_adjusted))
             ));
         }
         out.push_str("</ul>\n");
     }
     // The precision: what the comparison says it reached, else what its verdicts could see.
     out.push_str("<p><strong>Precision:</strong> ");
-    let seen: Vec<f64> = primary
-        .iter()
-        .filter_map(|v| v.min_detectable_change)
-        .collect();
-    match &view.precision {
-        Some(p) => out.push_str(&esc(p)),
-        None if seen.is_empty() => out.push_str("no primary verdict states what it could see."),
-        None => {
+    let seen: Vec<f64> = primary.iter().filter_map(|v| min_detectable(v)).collect();
+    // The precision rule's own sentences (target, what it reached, rounds still needed);
+    // none for a comparison run to a fixed number of rounds.
+    let precision = &view.judgement.precision;
+    match precision.is_empty() {
+        false => out.push_str(&esc(&precision.join(" "))),
+        true if seen.is_empty() => out.push_str("no primary verdict states what it could see."),
+        true => {
             let (lo, hi) = seen.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), m| {
                 (lo.min(*m), hi.max(*m))
             });
@@ -234,7 +274,7 @@ fn summary(view: &ComparisonView, known: &BTreeSet<String>) -> String {
     out.push_str("</p>\n");
     // The least sensitive primary metric: the largest change it could have missed.
     let least = primary.iter().max_by(|a, b| {
-        let key = |v: &VerdictView| v.min_detectable_change.unwrap_or(f64::INFINITY);
+        let key = |v: &MetricVerdict| min_detectable(v).unwrap_or(f64::INFINITY);
         key(a).total_cmp(&key(b))
     });
     if let Some(v) = least {
@@ -243,7 +283,7 @@ fn summary(view: &ComparisonView, known: &BTreeSet<String>) -> String {
             metric_link(view, &v.metric.name, &v.candidate, &v.workload, known),
             esc(&v.workload),
             esc(&v.candidate),
-            match v.min_detectable_change {
+            match min_detectable(v) {
                 Some(m) => format!("a change under ±{:.1}% could go unseen", m * 100.0),
                 None => "it could not flag a change of any size".to_string(),
             }
@@ -253,7 +293,11 @@ fn summary(view: &ComparisonView, known: &BTreeSet<String>) -> String {
     out
 }
 
-fn verdict_table(view: &ComparisonView, rows: &[&VerdictView], known: &BTreeSet<String>) -> String {
+fn verdict_table(
+    view: &StoredComparison,
+    rows: &[&MetricVerdict],
+    known: &BTreeSet<String>,
+) -> String {
     let mut t = HtmlTable::new(
         "verdicts",
         &[
@@ -271,31 +315,36 @@ fn verdict_table(view: &ComparisonView, rows: &[&VerdictView], known: &BTreeSet<
     );
     for v in rows {
         let f = |x: f64| esc(&format_value(x, v.metric.unit));
-        let class = match v.finding {
-            Finding::Regression => "status-failed",
-            Finding::Improvement => "improvement",
-            Finding::NoChange => "",
+        let class = match v.verdict() {
+            Verdict::Regression => "status-failed",
+            Verdict::Improvement => "improvement",
+            Verdict::NoSignificantChange => "",
         };
+        let ratio = v.comparison.ratio;
+        let rounds = v
+            .power
+            .as_ref()
+            .map_or(v.candidate_values.len(), |p| p.rounds);
         t.row(vec![
             esc(&v.workload),
             esc(&v.candidate),
             metric_link(view, &v.metric.name, &v.candidate, &v.workload, known),
-            f(v.baseline),
-            f(v.candidate_value),
-            if v.ratio.0.is_finite() {
+            f(v.baseline_median()),
+            f(v.candidate_median()),
+            if ratio.estimate.is_finite() {
                 format!(
                     "{} ({} .. {})",
-                    change(v.ratio.0),
-                    change(v.ratio.1),
-                    change(v.ratio.2)
+                    change(ratio.estimate),
+                    change(ratio.low),
+                    change(ratio.high)
                 )
             } else {
                 "n/a (baseline 0)".to_string()
             },
-            format!("{:.2e}", v.p_adjusted),
-            format!("<span class=\"{class}\">{}</span>", v.finding.as_str()),
+            esc(&dyno_report::format_p_value(v.comparison.p_adjusted)),
+            format!("<span class=\"{class}\">{}</span>", finding(v)),
             esc(&mdc(v)),
-            v.rounds.to_string(),
+            rounds.to_string(),
         ]);
     }
     if t.is_empty() {
@@ -307,7 +356,7 @@ fn verdict_table(view: &ComparisonView, rows: &[&VerdictView], known: &BTreeSet<
 /// The metric's name, linked to the candidate's history of it on this workload when the
 /// store has one (derived figures such as `cpu_s_per_tx` may exist only in the verdicts).
 fn metric_link(
-    view: &ComparisonView,
+    view: &StoredComparison,
     metric: &str,
     subject: &str,
     workload: &str,
@@ -323,7 +372,7 @@ fn metric_link(
             ("command", Some("compare")),
             (
                 "host",
-                Some(&view.host)
+                Some(&view.loaded.host.hostname)
                     .filter(|h| !h.is_empty())
                     .map(|h| h.as_str())
             ),

@@ -1,5 +1,6 @@
 //! One module per page: each reads what it needs from the store and returns the HTML.
 
+pub mod bisect;
 pub(crate) mod cluster;
 pub(crate) mod compare;
 pub(crate) mod comparison;

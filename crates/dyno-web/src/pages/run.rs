@@ -30,7 +30,7 @@ pub(crate) fn render(state: &AppState, store: &Store, id: i64) -> Result<String,
     body.push_str(&facts("Run", &run_facts(&run)));
     body.push_str(&facts("Host", &host_facts(&info.host)));
     body.push_str("</div>\n");
-    if state.reports.is_some() {
+    if state.reports.is_some() || info.command == "compare" {
         body.push_str(&format!(
             "<p>{} · the self-contained HTML report dyno writes for this {} run.</p>\n",
             link(&format!("/runs/{}/report", run.id), "Full report"),
@@ -70,21 +70,35 @@ fn kind_sections(
             super::cluster::section(store, run)?,
         ),
         "tune" => super::tune::section(store, run)?,
-        "compare" => (compare_answer(state, store, run), String::new()),
+        "compare" => (compare_answer(store, run), String::new()),
+        "bisect" => (bisect_answer(run), String::new()),
         _ => (plugged_answer(state, store, run), String::new()),
     })
 }
 
-/// A compare execution's answer: the comparison it belongs to, with what that found.
-fn compare_answer(state: &AppState, store: &Store, run: &StoredRun) -> String {
-    let Some(id) = run.info.settings["comparison"]["id"].as_str() else {
+/// A bisect step's answer: the bisection it belongs to, whose page names the culprits.
+fn bisect_answer(run: &StoredRun) -> String {
+    let Some(id) = run.info.settings["bisect"]["id"].as_str() else {
         return String::new();
     };
+    answer(
+        "",
+        "Bisection",
+        &format!(
+            "<p>One step of bisection {}: its culprits and steps are on its page.</p>\n",
+            link(&format!("/bisect/{}", crate::markup::url_encode(id)), id)
+        ),
+    )
+}
+
+/// A compare execution's answer: the comparison it belongs to, with what that found.
+fn compare_answer(store: &Store, run: &StoredRun) -> String {
+    let Some(record) = dyno_judge::record::record_of(run) else {
+        return String::new();
+    };
+    let id = &record.comparison.id;
     let href = format!("/compare{}", query(&[("id", Some(id))]));
-    let found = state
-        .reports
-        .as_ref()
-        .and_then(|r| r.comparison(store, run.id).ok().flatten());
+    let found = dyno_judge::judged::stored_comparison(store, run.id).ok();
     let (class, outcome) = match &found {
         // The answer's edge: red for a regression, green for an improvement.
         Some(view) => (
@@ -122,7 +136,8 @@ fn plugged_answer(state: &AppState, store: &Store, run: &StoredRun) -> String {
     }
 }
 
-/// The command's own report of the run, from the plugged-in [`crate::FullReport`].
+/// The command's own report of the run: a comparison's from the judge, the others' from
+/// the plugged-in [`crate::FullReport`].
 pub(crate) fn full_report(state: &AppState, store: &Store, id: i64) -> Result<String, PageError> {
     let run = store.run(id)?;
     let none = || {
@@ -131,8 +146,15 @@ pub(crate) fn full_report(state: &AppState, store: &Store, id: i64) -> Result<St
             run.info.command
         ))
     };
-    let reports = state.reports.as_ref().ok_or_else(none)?;
-    match reports.report(store, &run) {
+    let report = if run.info.command == "compare" {
+        dyno_judge::judged::stored_html(store, run.id)
+            .map(Some)
+            .map_err(|e| crate::WebError::report(&e))
+    } else {
+        let reports = state.reports.as_ref().ok_or_else(none)?;
+        reports.report(store, &run)
+    };
+    match report {
         Ok(Some(html)) => Ok(with_way_back(html, id)),
         Ok(None) => Err(none()),
         // What a report needs beyond the store (a cluster run's node logs) may be gone.

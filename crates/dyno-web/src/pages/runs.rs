@@ -2,7 +2,7 @@
 //! it works without JavaScript and every filtered view has its own URL).
 
 use super::{given, status};
-use crate::markup::{answer_list, esc, link, page, query, when, HtmlTable};
+use crate::markup::{answer_list, esc, link, page, query, url_encode, when, HtmlTable};
 use crate::state::PageError;
 use dyno_store::{RunFilter, Store};
 use serde::Deserialize;
@@ -55,7 +55,13 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
                 &format!("/{}", query(&[("command", Some(&r.command))])),
                 &r.command,
             ),
-            esc(&r.subject.name),
+            match r.subject.attributes.get("bisect") {
+                // A bisection's step: its subject links to the bisection's page.
+                Some(id) if r.command == "bisect" => {
+                    link(&format!("/bisect/{}", url_encode(id)), &r.subject.name)
+                }
+                _ => esc(&r.subject.name),
+            },
             link(
                 &format!("/{}", query(&[("host", Some(&r.hostname))])),
                 &r.hostname,

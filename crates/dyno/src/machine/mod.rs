@@ -143,7 +143,7 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
     }
     // A run killed outright left its 64 MiB files; nobody holds them, so they go now.
     for left in dyno_hw::clear_leftovers(&args.base_path) {
-        eprintln!(
+        errln!(
             "note: removed {}, left by a dyno machine that was killed",
             left.display()
         );
@@ -172,13 +172,13 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if args.format == Format::Table {
-        print!(
+        out!(
             "{}",
             dyno_hw::host_block(&host, &args.base_path, &build_info::describe())
-        );
+        )?;
     }
     for w in &warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
 
     let request = MachineRequest {
@@ -219,7 +219,7 @@ pub fn run(args: MachineArgs) -> anyhow::Result<ExitCode> {
         }
     })?;
     let ok = outcome.verdict.meets_requirements();
-    print!("{}", render(&outcome, args.format));
+    out!("{}", render(&outcome, args.format))?;
     Ok(if ok || args.allow_fail {
         ExitCode::SUCCESS
     } else {
@@ -243,7 +243,7 @@ fn requirement_set(args: &MachineArgs) -> anyhow::Result<RequirementSet> {
         };
         let (set, requirements) =
             RequirementSet::for_chain(chain).map_err(|e| anyhow::anyhow!("--chain: {e}"))?;
-        eprintln!(
+        errln!(
             "{flag}: judging against the built-in requirement set `{set}` (polkadot-sdk's reference_hardware.json, which this chain's nodes check at start-up)"
         );
         return Ok(requirements);

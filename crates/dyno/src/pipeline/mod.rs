@@ -67,7 +67,7 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
-    eprintln!(
+    errln!(
         "running {} tiles in workspace `{}`; watch with: dyno pipeline monitor --name {}",
         cfg.tile_names().len(),
         cfg.workspace.name,
@@ -83,18 +83,18 @@ fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
     let summary = dyno_tango::run_synthetic(&cfg, stop)?;
     drop(server);
     for w in &summary.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
     let run_id = save(&a, &cfg, &summary, started_at)?;
     match a.format {
-        SummaryFormat::Json => println!(
+        SummaryFormat::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&crate::json_doc::with_schema(
                 "dyno.pipeline.run/1",
                 &summary
             )?)?
-        ),
-        SummaryFormat::Table => print!("{}", dyno_pipeline::layout_summary_text(&summary, run_id)),
+        )?,
+        SummaryFormat::Table => out!("{}", dyno_pipeline::layout_summary_text(&summary, run_id))?,
     }
     // Stopped by a signal: a clean stop, reported the way supervisors expect (143, 130).
     Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))

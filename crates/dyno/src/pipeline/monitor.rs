@@ -57,7 +57,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
         None => dyno_tango::workspace::workspace_path(&a.name, a.dir.as_deref()),
     };
     let ws = dyno_pipeline::monitor::attach(&path, a.wait, || {
-        eprintln!(
+        errln!(
             "waiting for a pipeline at {} (Ctrl-C to give up)",
             path.display()
         );
@@ -71,18 +71,18 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<ExitCode> {
         match a.format {
             MonitorFormat::Json => {
                 let v = serde_json::json!({ "snapshot": cur, "delta": delta, "alive": cur.creator_alive });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?)?;
             }
             MonitorFormat::Table => {
                 let color = crate::term::color_stdout();
                 let (tiles, links) = panes(&cur, &delta);
-                print!("{}", TableFormat::Terminal { color }.render(&tiles));
-                print!("{}", TableFormat::Terminal { color }.render(&links));
+                out!("{}", TableFormat::Terminal { color }.render(&tiles))?;
+                out!("{}", TableFormat::Terminal { color }.render(&links))?;
             }
         }
         if killed(&ws, &cur) {
             // Its numbers are what a killed run left, not a pipeline at work.
-            eprintln!("error: {}", dead_pipeline(&cur));
+            errln!("error: {}", dead_pipeline(&cur));
             return Ok(ExitCode::from(3));
         }
         return Ok(ExitCode::SUCCESS);

@@ -90,7 +90,7 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         crate::term::write_file("--html", path, &report.html(&place, store.path()))?;
     }
     if a.format == ListFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let format = match a.format {
@@ -98,6 +98,6 @@ pub fn run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         ListFormat::Csv => TableFormat::Csv,
         _ => crate::term::table_format(),
     };
-    print!("{}", report.text(format, &place));
+    out!("{}", report.text(format, &place))?;
     Ok(ExitCode::SUCCESS)
 }

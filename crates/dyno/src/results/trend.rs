@@ -136,7 +136,7 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     };
     let points = query.history(&store).map_err(crate::results::classify)?;
     for note in mixed_series(&points) {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     let settings = ChangePointSettings {
         p_strong: a.p,
@@ -156,7 +156,7 @@ pub fn run(a: TrendArgs) -> anyhow::Result<ExitCode> {
     };
     match &a.output {
         Some(path) => crate::term::write_file("--output", path, &text)?,
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     Ok(if trend.verdict.regression {
         ExitCode::from(1)

@@ -68,8 +68,18 @@ rate_tps = 5
 }
 
 fn run(file: &Path, dir: &Path) -> Value {
-    let out = dyno()
-        .args(["cluster", "run", "--no-save", "--format", "json", "--dir"])
+    run_into(file, dir, None)
+}
+
+/// The run, stored in `db` when given (else not stored).
+fn run_into(file: &Path, dir: &Path, db: Option<&Path>) -> Value {
+    let mut cmd = dyno();
+    match db {
+        Some(db) => cmd.arg("cluster").arg("run").arg("--db").arg(db),
+        None => cmd.args(["cluster", "run", "--no-save"]),
+    };
+    let out = cmd
+        .args(["--format", "json", "--dir"])
         .arg(dir)
         .arg("--html")
         .arg(dir.with_extension("html"))
@@ -93,7 +103,8 @@ fn a_killed_and_restarted_node_catches_up_and_the_report_says_when() {
         "[[fault]]\nkind = \"restart\"\nnode = \"n2\"\nat_slot = 6\nslots = 4\n",
     );
     let run_dir = dir.path().join("run");
-    let v = run(&file, &run_dir);
+    let db = dir.path().join("results.db");
+    let v = run_into(&file, &run_dir, Some(&db));
     let f = &v["faults"]["faults"][0];
     assert_eq!(f["kind"], "restart", "{v}");
     assert_eq!(
@@ -126,6 +137,25 @@ fn a_killed_and_restarted_node_catches_up_and_the_report_says_when() {
     let html = std::fs::read_to_string(run_dir.with_extension("html")).unwrap();
     assert!(html.contains("Adoption on 80% of nodes, block by block"));
     assert!(html.contains("restart n2 at slot 6 for 4 slots"));
+    // The store keeps what the fault did, as the report says it, for the run's page.
+    let store = dyno_store::Store::open_read_only(&db).unwrap();
+    let id = store.list_runs(&Default::default()).unwrap()[0].id;
+    let back: Vec<(f64, serde_json::Value)> = store
+        .labeled_samples(id)
+        .unwrap()
+        .into_iter()
+        .filter(|(s, _)| s.metric == "fault.back_at_tip_s")
+        .map(|(s, l)| (s.value, l.unwrap_or_default()))
+        .collect();
+    assert_eq!(back.len(), 1, "{back:?}");
+    assert_eq!(Some(back[0].0), n2["back_at_tip_s"].as_f64());
+    assert_eq!(back[0].1, serde_json::json!({"fault": 0, "node": "n2"}));
+    let served = crate::harness::served::Served::start(&["--db", db.to_str().unwrap()]);
+    let (code, page) = served.get(&format!("/runs/{id}"));
+    assert_eq!(code, 200);
+    let answer = &page[page.find("id=\"answer\"").expect("an answer")..];
+    assert!(answer.contains("restart of n2 from slot 6"), "{answer}");
+    assert!(answer.contains("n2 back at the tip"), "{answer}");
 }
 
 #[test]

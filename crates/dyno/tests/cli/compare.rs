@@ -265,7 +265,8 @@ fn a_crashing_node_is_recorded_with_its_last_output_and_stops_the_comparison() {
         .arg("--db")
         .arg(&db)
         .assert()
-        .code(2)
+        // A node that fails is a runtime failure, not bad input (docs/output.md).
+        .code(3)
         .stdout(predicate::str::contains(
             "new / value round 1: failed: exited (exit status: 3)",
         ))

@@ -126,7 +126,7 @@ fn a_bad_cluster_file_is_refused_with_both_files_lines_and_keys() {
 fn a_tiny_reference_cluster_twice_resumes_and_gives_a_verdict_per_propagation_metric() {
     let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
-    tiny_cluster(dir.path(), 25300, 1000);
+    tiny_cluster(dir.path(), 25700, 1000);
     let cmp = comparison(dir.path(), 2);
     let db = dir.path().join("r.db");
     let needle = dir.path().display().to_string();

@@ -217,20 +217,23 @@ fn every_command_writes_to_postgres_and_passwords_stay_secret() {
     assert!(stored.contains("pwuser:***@"), "{stored}");
     assert!(!stored.contains("right-password"), "{stored}");
 
-    // Bad credentials, an unreachable server, a URL dyno does not understand: exit 2,
-    // the URL named without its password.
+    // Bad credentials and URLs dyno does not understand are the user's input (exit 2); a
+    // server nobody answers for is a runtime failure (exit 3, docs/output.md). Each
+    // names the URL without its password.
     let wrong = server.url_as("pwuser", Some("wrong-password"), "secret");
     let unreachable = "postgresql://dyno:hunter2@%2Fnonexistent%2Fdyno/x?sslmode=disable";
     let garbled = "postgres://dyno:hunter2@localhost/x?sslmode=sometimes";
-    for (bad, says) in [
-        (wrong.as_str(), "refused the login"),
-        (unreachable, "cannot reach"),
-        (garbled, "sslmode=sometimes"),
+    let mangled = "postgres://dyno:hunter2@%%%/x";
+    for (bad, code, says) in [
+        (wrong.as_str(), 2, "refused the login"),
+        (unreachable, 3, "cannot reach"),
+        (garbled, 2, "sslmode=sometimes"),
+        (mangled, 2, "invalid URL"),
     ] {
         let out = dyno()
             .args(["results", "list", "--db", bad])
             .assert()
-            .code(2);
+            .code(code);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert!(err.contains(says), "{err}");
         assert!(
@@ -241,7 +244,7 @@ fn every_command_writes_to_postgres_and_passwords_stay_secret() {
         let shown = dyno_store::split_password(bad).0;
         assert!(err.contains(&shown), "{err}");
     }
-    // A push to an unreachable server leaves the local store as it was and exits 2.
+    // A push to an unreachable server leaves the local store as it was and exits 3.
     let dir = tempfile::tempdir().unwrap();
     let local = dir.path().join("local.db");
     peer_store(&local, "h", "c", &[1.0]);
@@ -249,7 +252,7 @@ fn every_command_writes_to_postgres_and_passwords_stay_secret() {
         .args(["results", "push", "--to", unreachable, "--db"])
         .arg(&local)
         .assert()
-        .code(2);
+        .code(3);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(!err.contains("hunter2"), "{err}");
 }

@@ -363,7 +363,7 @@ const OVERFLOW: &str = "(() => {
 const COMPARE_REPORT: &str = "report-compare";
 
 /// The page's top of the element `selector` finds, in CSS pixels from the page's top.
-fn top_of(b: &mut serve_common::cdp::Browser, selector: &str) -> Option<f64> {
+fn top_of(b: &mut crate::harness::served::cdp::Browser, selector: &str) -> Option<f64> {
     b.eval(&format!(
         "(() => {{ const e = document.querySelector({}); \
            return e ? e.getBoundingClientRect().top + window.scrollY : null; }})()",
@@ -387,7 +387,7 @@ fn run_of(db: &Path, command: &str) -> i64 {
 fn ten_endpoints() -> Vec<String> {
     let mut out: Vec<String> = (0..9u64)
         .map(|i| {
-            let url = serve_common::changing_endpoint(move |n| {
+            let url = crate::harness::served::changing_endpoint(move |n| {
                 let forged = if i < 3 { (n + i) / 9 } else { 0 };
                 format!(
                     "dyno_node_height {h}\ndyno_node_blocks_adopted_total {a}\n\
@@ -400,7 +400,7 @@ fn ten_endpoints() -> Vec<String> {
             format!("node-{i}={url}")
         })
         .collect();
-    let bench = serve_common::changing_endpoint(|n| {
+    let bench = crate::harness::served::changing_endpoint(|n| {
         let s = n as f64;
         ["benchg:0", "verify:0", "verify:1", "bank:0"]
             .iter()
@@ -432,13 +432,15 @@ fn ten_endpoints() -> Vec<String> {
 /// lands in target/web-screenshots/page-*.png (docs/img/ has them).
 #[test]
 fn every_page_fits_a_laptop_screen_and_answers_on_its_first_screen() {
+    let _heavy = heavy();
     let Some(browser) = chromium() else {
         eprintln!("note: Chromium not found (scripts/ci/chromium.sh installs it); skipping the browser test");
         return;
     };
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    let (_, after) = serve_common::kinds::every_kind(&db, dir.path());
+    let (_, after) = crate::harness::served::kinds::every_kind(&db, dir.path());
     let watched = ten_endpoints();
     let mut args = vec!["--db", db.to_str().unwrap()];
     for w in &watched {
@@ -485,7 +487,7 @@ fn every_page_fits_a_laptop_screen_and_answers_on_its_first_screen() {
             "history",
             format!(
                 "history?metric=cpu_percent&host={}&subject=v2",
-                serve_common::kinds::HOST
+                crate::harness::served::kinds::HOST
             ),
             "#answer",
         ),
@@ -499,7 +501,7 @@ fn every_page_fits_a_laptop_screen_and_answers_on_its_first_screen() {
         ("fleet", "fleet?metric=Blake2256".into(), "#answer"),
         ("live", "live".into(), "#answer"),
     ];
-    let mut b = serve_common::cdp::Browser::start(&browser, &dir.path().join("profile"));
+    let mut b = crate::harness::served::cdp::Browser::start(&browser, &dir.path().join("profile"));
     let mut failures = Vec::new();
     for (name, path, answer) in &pages {
         b.set_viewport(1400, 1000);

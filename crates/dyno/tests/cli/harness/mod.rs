@@ -9,7 +9,7 @@ pub mod served;
 
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, Stdio};
 use std::sync::{Condvar, Mutex};
 use tempfile::TempDir;
 
@@ -210,6 +210,46 @@ fn processes(needle: &str) -> Vec<(u32, String)> {
         }
     }
     found
+}
+
+/// Runs `cmd` with standard output on a pipe whose reader has already gone, as after
+/// `| head` has read what it wanted; returns how it ended and its standard error.
+pub fn with_stdout_closed(cmd: &mut std::process::Command) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    cmd.stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+/// Runs `cmd` with standard output and error both on a pipe whose reader has gone, as
+/// `2>&1 | head` leaves them; returns how it ended.
+pub fn with_output_closed(cmd: &mut std::process::Command) -> std::process::ExitStatus {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    cmd.stdin(Stdio::null())
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap()
+}
+
+/// Runs `cmd` with standard output on a device that takes nothing (ENOSPC), the
+/// machine's /dev/full opened for writing (never replaced); `None` where there is none.
+pub fn with_stdout_full(cmd: &mut std::process::Command) -> Option<std::process::Output> {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("note: no /dev/full here; skipping the full-stdout case");
+        return None;
+    };
+    Some(
+        cmd.stdin(Stdio::null())
+            .stdout(full)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap(),
+    )
 }
 
 /// A child process killed and reaped when dropped (a failing test leaves no orphan).

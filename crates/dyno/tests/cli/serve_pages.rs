@@ -4,11 +4,10 @@
 //! page anywhere shows NaN or an infinity. How the pages look in a browser (widths, the
 //! answer's place on screen) is serve_browser.rs.
 
-mod serve_common;
-
+use crate::harness::heavy;
+use crate::harness::served::{kinds, Served};
 use dyno_model::{format_value, Unit};
 use dyno_store::{RunFilter, RunId, Store};
-use serve_common::{kinds, Served};
 use std::path::Path;
 
 /// The newest run of `command` in the store at `db`.
@@ -65,7 +64,11 @@ fn every_run_page_and_report_starts_with_its_commands_answer() {
         ),
         (
             "cluster run",
-            &["to 50% of nodes", "to 80% of nodes", "to 100% of nodes"],
+            &[
+                "to 50% of the nodes",
+                "to 80% of the nodes",
+                "to 100% of the nodes",
+            ],
         ),
         (
             "tune",
@@ -179,7 +182,8 @@ fn the_cluster_page_reads_as_the_cli_and_the_report_do() {
     assert!(!n2.contains(">0.0 %<"), "{n2}");
 }
 
-/// The text of an HTML page: tags taken out (a script or style element has none here).
+/// The text of an HTML page: tags taken out (a script or style element has none here),
+/// the escapes of `<`, `>` and `&` read back.
 fn text_of(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut in_tag = false;
@@ -194,7 +198,9 @@ fn text_of(html: &str) -> String {
             _ => {}
         }
     }
-    out
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 /// The words of `text` that are a NaN or an infinity as Rust or JavaScript print them.
@@ -226,6 +232,8 @@ fn no_page_shows_a_nan_or_an_infinity() {
         non_finite("CV NaN % and inf or -inf, info"),
         ["NaN", "inf", "-inf"]
     );
+    // Some hundred pages, the comparisons judged on each of theirs.
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let (db, served) = every_kind(dir.path());
     // Every page a user reaches by following links from the front page, the history
@@ -268,4 +276,46 @@ fn no_page_shows_a_nan_or_an_infinity() {
         .expect("the zero metric")..];
     let row = &row[..row.find("</tr>").unwrap()];
     assert!(row.contains(">0.00 %<"), "{row}");
+}
+
+/// A number in exponent form (`1.23e-17`, `1.00e0`), as the pages once wrote p-values.
+fn exponent_form(text: &str) -> Option<&str> {
+    text.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
+        .find(|w| {
+            let (mantissa, exponent) = match w.split_once('e') {
+                Some(p) => p,
+                None => return false,
+            };
+            !mantissa.is_empty()
+                && mantissa.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && mantissa.contains('.')
+                && exponent.trim_start_matches('-').parse::<i32>().is_ok()
+        })
+}
+
+#[test]
+fn p_values_read_in_thousandths_on_the_comparison_and_history_pages() {
+    assert_eq!(exponent_form("p = 1.23e-17)"), Some("1.23e-17"));
+    assert_eq!(exponent_form("p 1.00e0 and 3e-1 release"), Some("1.00e0"));
+    let dir = tempfile::tempdir().unwrap();
+    let (_, served) = every_kind(dir.path());
+    let (_, comparison) = served.get("/compare?id=cmp-after");
+    let (_, history) = served.get(&format!(
+        "/history?metric=cpu_percent&host={}&subject=v2",
+        kinds::HOST
+    ));
+    for (page, name) in [(&comparison, "comparison"), (&history, "history")] {
+        let text = text_of(page);
+        assert_eq!(exponent_form(&text), None, "{name}:\n{text}");
+        assert!(
+            text.contains("p < 0.001"),
+            "{name}: the regression's p:\n{text}"
+        );
+    }
+    // The comparison's table shows the adjusted p of every metric the same way.
+    let table = &comparison[comparison.find("<table").unwrap()..];
+    assert!(
+        table.contains("<td class=\"num\">&lt; 0.001</td>"),
+        "{table}"
+    );
 }

@@ -2,15 +2,10 @@
 //! meets it (issue 47): a subject writing without newlines keeps dyno's memory bounded
 //! and the comparison says what it dropped. No assertion depends on the machine's speed.
 
+use crate::harness::{dyno_process, heavy, processes_with};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn dyno() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dyno"));
-    c.env("DYNO_ALLOW_DEBUG_BUILD", "1");
-    c
-}
 
 /// A one-round comparison of two subjects running `node` (a shell snippet).
 fn comparison(dir: &Path, node: &str, measure_s: u32) -> PathBuf {
@@ -55,9 +50,10 @@ fn peak_rss_bytes(pid: u32) -> Option<u64> {
 
 #[test]
 fn a_subject_printing_dev_zero_keeps_dyno_bounded_and_the_drop_is_reported() {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let path = comparison(dir.path(), "exec cat /dev/zero", 3);
-    let mut child = dyno()
+    let mut child = dyno_process()
         .args(["compare", "run"])
         .arg(&path)
         .arg("--db")
@@ -123,7 +119,7 @@ fn a_requirements_file_asking_for_a_billion_threads_is_refused_naming_file_and_k
         ),
     ] {
         std::fs::write(path, text).unwrap();
-        let out = dyno()
+        let out = dyno_process()
             .args(["machine", "--requirements"])
             .arg(path)
             .arg("--db")
@@ -140,22 +136,6 @@ fn a_requirements_file_asking_for_a_billion_threads_is_refused_naming_file_and_k
     }
 }
 
-/// Pids of processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(marker) {
-                out.push(pid);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn a_daemonising_subject_is_killed_and_named_at_the_end_of_its_execution() {
     let dir = tempfile::tempdir().unwrap();
@@ -166,7 +146,7 @@ fn a_daemonising_subject_is_killed_and_named_at_the_end_of_its_execution() {
         &format!("setsid sleep {marker} & exec sleep 600"),
         2,
     );
-    let out = dyno()
+    let out = dyno_process()
         .args(["compare", "run"])
         .arg(&path)
         .arg("--db")
@@ -211,7 +191,7 @@ fn a_killed_machine_runs_disk_file_is_cleared_by_the_next_run() {
     let disk = dir.path().join("disk");
     std::fs::create_dir(&disk).unwrap();
     let file = disk.join(".disk_bench_seq_wr.tmp");
-    let mut killed = dyno()
+    let mut killed = dyno_process()
         .args(["machine", "--only", "DiskSeqWrite", "--disk-duration", "60"])
         .arg("--base-path")
         .arg(&disk)
@@ -231,7 +211,7 @@ fn a_killed_machine_runs_disk_file_is_cleared_by_the_next_run() {
         file.exists(),
         "SIGKILL leaves the file (what this test is about)"
     );
-    let out = dyno()
+    let out = dyno_process()
         .args([
             "machine",
             "--only",
@@ -302,7 +282,7 @@ fn a_killed_pipeline_is_shown_dead_by_the_monitor_and_cleared_by_the_next_run() 
     let dir = tempfile::tempdir().unwrap();
     let layout = pipeline_layout(dir.path(), "killed");
     let workspace = dir.path().join("dyno-killed");
-    let mut killed = dyno()
+    let mut killed = dyno_process()
         .args([
             "pipeline",
             "run",
@@ -317,7 +297,7 @@ fn a_killed_pipeline_is_shown_dead_by_the_monitor_and_cleared_by_the_next_run() 
         .spawn()
         .unwrap();
     let monitor = || {
-        dyno()
+        dyno_process()
             .args([
                 "pipeline",
                 "monitor",
@@ -362,7 +342,7 @@ fn a_killed_pipeline_is_shown_dead_by_the_monitor_and_cleared_by_the_next_run() 
     );
     // The next run of another layout in that directory clears it, and says so.
     let other = pipeline_layout(dir.path(), "next");
-    let next = dyno()
+    let next = dyno_process()
         .args([
             "pipeline",
             "run",
@@ -404,6 +384,7 @@ fn three_nodes(dir: &Path, base_port: u16) -> PathBuf {
 #[test]
 fn a_killed_cluster_run_is_stored_incomplete_with_its_window_and_a_finished_one_with_its_real_start(
 ) {
+    let _heavy = heavy();
     let dir = tempfile::tempdir().unwrap();
     let file = three_nodes(dir.path(), 25300);
     let db = dir.path().join("r.db");
@@ -419,7 +400,7 @@ fn a_killed_cluster_run_is_stored_incomplete_with_its_window_and_a_finished_one_
             .unwrap();
         run.info.settings["slots"].clone()
     };
-    let mut killed = dyno()
+    let mut killed = dyno_process()
         .args(["cluster", "run", "--db"])
         .arg(&db)
         .arg("--dir")
@@ -442,7 +423,7 @@ fn a_killed_cluster_run_is_stored_incomplete_with_its_window_and_a_finished_one_
     assert_eq!(left[0].command, "cluster run");
     // The same command again runs to its end: stored complete, started before it ended
     // by at least its window (issue 46: the start was stored as the end).
-    let out = dyno()
+    let out = dyno_process()
         .args(["cluster", "run", "--db"])
         .arg(&db)
         .arg("--dir")
