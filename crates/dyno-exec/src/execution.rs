@@ -112,6 +112,9 @@ pub struct Execution {
     pub window: u32,
     /// Where and in which order its node was started.
     pub placement: Placement,
+    /// When its measured window opened and closed, seconds since the Unix epoch (`None`:
+    /// it never opened). Side by side, the same for every subject of the start.
+    pub window_at: Option<(f64, f64)>,
     /// Start, seconds since the Unix epoch.
     pub started_at: f64,
     /// The exact command line run.
@@ -137,6 +140,7 @@ impl Execution {
             round,
             window: 0,
             placement: Placement::default(),
+            window_at: None,
             started_at: dyno_model::now_unix(),
             command_line,
             series: Vec::new(),

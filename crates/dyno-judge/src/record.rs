@@ -64,6 +64,10 @@ pub struct ExecutionRecord {
     /// or pinned as the file said).
     #[serde(default, skip_serializing_if = "is_unplaced")]
     pub placement: dyno_exec::Placement,
+    /// When its measured window opened and closed, seconds since the Unix epoch (absent:
+    /// never opened, or stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_at: Option<(f64, f64)>,
     /// How it ended.
     pub outcome: Outcome,
     /// What the rest of the machine used during its window (absent: not measured).
@@ -157,6 +161,7 @@ pub fn save(
         round: exec.round,
         window: exec.window,
         placement: exec.placement.clone(),
+        window_at: exec.window_at,
         outcome: exec.outcome.clone(),
         disturbance: exec.disturbance.clone(),
         warnings: exec.warnings.clone(),
@@ -340,6 +345,7 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
             round: s.round,
             window: s.window,
             placement: s.placement,
+            window_at: s.window_at,
             started_at: run.info.started_at,
             command_line: run.info.command_line.clone(),
             series,

@@ -126,6 +126,7 @@ impl Synthetic {
                 e.window = w;
                 e.placement.spawned = spawned as u32;
                 e.started_at = 1_795_000_000.0 + t0;
+                e.window_at = Some((e.started_at, e.started_at + window_s));
                 if e.outcome == Outcome::Complete {
                     self.shape(&mut e, t0, window_s, offset);
                 }
@@ -216,6 +217,7 @@ impl Synthetic {
             round,
             window: 0,
             placement: Default::default(),
+            window_at: None,
             started_at: 1_795_000_000.0 + round as f64 * 100.0,
             command_line: Vec::new(),
             series: Vec::new(),

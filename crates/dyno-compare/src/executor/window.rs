@@ -180,6 +180,8 @@ fn one_window(
     let mut measured_s = 0.0;
     let window = Duration::from_secs_f64(window_s);
     let begin = Instant::now();
+    // One clock reading for every subject: side by side, their windows are the same.
+    let opened_at = dyno_model::now_unix();
     let mut tick = 1u32;
     loop {
         wait_until(running, begin + interval * tick, stop)?;
@@ -208,6 +210,7 @@ fn one_window(
         }
         tick += 1;
     }
+    let closed_at = dyno_model::now_unix();
     let machine1 = dyno_proc::busy::read_machine();
     let seconds = prev.first().map_or(0.0, |r| r.t) - t0;
     let disturbance = machine0
@@ -215,6 +218,7 @@ fn one_window(
         .map(|(a, b)| others(&a, &b, measured_s, &first, &prev, seconds));
     for (i, r) in running.iter_mut().enumerate() {
         let e = &mut r.execs[w];
+        e.window_at = Some((opened_at, closed_at));
         let s = std::mem::take(&mut samples[i]);
         e.series.extend(process_series(&s.node, t0));
         e.series.extend(load_series(&s.load, t0));
