@@ -403,8 +403,8 @@ impl Cx<'_> {
         })
     }
 
-    /// `schedule`, `windows_per_start` and `max_disturbance` (default: by the machine's
-    /// cores, [`crate::spec::default_max_disturbance`]), against the subjects.
+    /// `schedule`, `windows_per_start` and `max_disturbance` (default: off), against the
+    /// subjects.
     fn rounds_run(
         &self,
         raw: &RawFile,
@@ -426,9 +426,9 @@ impl Cx<'_> {
                 .map_err(|why| self.invalid(v.span(), "windows_per_start".into(), why))?,
         };
         let max_disturbance = match &raw.max_disturbance {
-            None => Some(crate::spec::default_max_disturbance(
-                crate::pinning::machine_cpus().len(),
-            )),
+            // Off unless asked for: on a shared machine every execution would be run
+            // again, and a comparison's length would depend on its neighbours.
+            None => None,
             Some(v) => schedule::parse_max_disturbance(v.get_ref())
                 .map_err(|why| self.invalid(v.span(), "max_disturbance".into(), why))?,
         };

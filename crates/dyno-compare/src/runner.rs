@@ -475,6 +475,136 @@ mod tests {
         assert_eq!(ran, plan[4..].to_vec());
     }
 
+    /// Two `sh` subjects side by side (`extra` at the top of the file, `a_extra` and
+    /// `b_extra` in each subject).
+    fn side_by_side(extra: &str, a_extra: &str, b_extra: &str) -> ComparisonFile {
+        let text = format!(
+            "rounds = 4\n{extra}\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n{a_extra}\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n{b_extra}\n[[workload]]\nname = \"w\"\nrate = 1\nwarmup_s = 1\nmeasure_s = 10\n"
+        );
+        ComparisonFile::parse(&text, std::path::Path::new("t.toml")).unwrap()
+    }
+
+    fn all_executions(cfg: &ComparisonFile, ex: &mut crate::SyntheticExecutor) -> Vec<Execution> {
+        let mut execs = Vec::new();
+        let ending = run_rounds(cfg, ex, &AtomicBool::new(false), |_, _, e| {
+            execs.push(e.clone());
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(ending, Ending::Finished);
+        execs
+    }
+
+    #[test]
+    fn side_by_side_every_round_starts_both_and_their_windows_are_the_same_seconds() {
+        let cfg = side_by_side("schedule = \"side_by_side\"", "", "");
+        let plan = starts(&cfg);
+        assert_eq!(plan.len(), 4, "one start per round");
+        let first: Vec<usize> = plan.iter().map(|s| s.subjects[0]).collect();
+        assert_eq!(first, [0, 1, 1, 0], "the first spawned rotates");
+        assert!(plan.iter().all(|s| s.subjects.len() == 2));
+        let execs = all_executions(&cfg, &mut crate::SyntheticExecutor::new(1));
+        assert_eq!(execs.len(), 8);
+        for pair in execs.chunks(2) {
+            assert_eq!(pair[0].round, pair[1].round);
+            assert_ne!(pair[0].subject, pair[1].subject);
+            assert!(pair[0].window_at.is_some());
+            assert_eq!(pair[0].window_at, pair[1].window_at, "{pair:?}");
+        }
+        assert_ne!(execs[0].window_at, execs[2].window_at);
+        // Interleaved, the same file runs one subject at a time: no two windows shared.
+        let interleaved = side_by_side("", "", "");
+        let execs = all_executions(&interleaved, &mut crate::SyntheticExecutor::new(1));
+        let windows: HashSet<String> = execs.iter().map(|e| format!("{:?}", e.window_at)).collect();
+        assert_eq!(windows.len(), 8);
+    }
+
+    #[test]
+    fn side_by_side_the_cpu_sets_cross_over_every_round() {
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"",
+            "cpus = \"0\"",
+            "cpus = \"1\"",
+        );
+        let execs = all_executions(&cfg, &mut crate::SyntheticExecutor::new(1));
+        let of = |subject: &str| -> Vec<Vec<usize>> {
+            execs
+                .iter()
+                .filter(|e| e.subject == subject)
+                .map(|e| e.placement.cpus.clone().unwrap())
+                .collect()
+        };
+        assert_eq!(of("a"), [vec![0], vec![1], vec![0], vec![1]]);
+        assert_eq!(of("b"), [vec![1], vec![0], vec![1], vec![0]]);
+        // Interleaved, each keeps its own.
+        let own = side_by_side("", "cpus = \"0\"", "cpus = \"1\"");
+        let execs = all_executions(&own, &mut crate::SyntheticExecutor::new(1));
+        assert!(execs
+            .iter()
+            .all(|e| e.placement.cpus == Some(vec![usize::from(e.subject == "b")])));
+    }
+
+    #[test]
+    fn side_by_side_a_failure_fails_the_round_for_both_and_counts_against_the_one_that_failed() {
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"\non_failure = \"give_up\"",
+            "",
+            "",
+        );
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.failing.push("b".into());
+        let mut execs = Vec::new();
+        let ending = run_rounds(&cfg, &mut ex, &AtomicBool::new(false), |_, _, e| {
+            execs.push(e.clone());
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert!(
+            matches!(ending, Ending::GaveUp { ref subject, in_a_row: 2, .. } if subject == "b"),
+            "{ending:?}"
+        );
+        assert_eq!(execs.len(), 4);
+        let a: Vec<&Execution> = execs.iter().filter(|e| e.subject == "a").collect();
+        assert!(a.iter().all(|e| matches!(&e.outcome, Outcome::Failed { reason, .. } if reason.contains("`b` failed beside it"))), "{a:?}");
+    }
+
+    #[test]
+    fn an_interleaved_execution_a_hog_disturbed_is_run_again_side_by_side_it_is_not() {
+        let hog = dyno_judge::synthetic::Hog {
+            from_s: 0.0,
+            until_s: 10.0,
+            cpu_percent: 95.0,
+            slowdown: 1.4,
+        };
+        let cfg = side_by_side("max_disturbance = \"20%\"", "", "");
+        assert_eq!(cfg.max_disturbance, Some(20.0));
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.hogs.push(hog);
+        let execs = all_executions(&cfg, &mut ex);
+        assert_eq!(execs.len(), 9, "the first execution, disturbed, once more");
+        let Outcome::Disturbed { reason } = &execs[0].outcome else {
+            panic!("{:?}", execs[0].outcome)
+        };
+        assert!(reason.contains("busiest: hog"), "{reason}");
+        assert_eq!(execs[1].outcome, Outcome::Complete);
+        assert_eq!(
+            (execs[1].subject.as_str(), execs[1].round),
+            (execs[0].subject.as_str(), 0)
+        );
+        // Side by side the hog falls on both subjects of the window: kept, not run again.
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"\nmax_disturbance = \"20%\"",
+            "",
+            "",
+        );
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.hogs.push(hog);
+        let execs = all_executions(&cfg, &mut ex);
+        assert_eq!(execs.len(), 8);
+        assert!(execs.iter().all(|e| e.outcome == Outcome::Complete));
+        assert!(execs[0].disturbance.is_some() && execs[1].disturbance.is_some());
+    }
+
     #[test]
     fn a_failing_subject_stops_the_rounds() {
         let text = "rounds = 10\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n[[workload]]\nname = \"value\"\nrate = 1000\nmeasure_s = 20\n";

@@ -186,22 +186,6 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-/// `max_disturbance` when not given, in percent of one core, for a machine whose
-/// comparison may use `cores` CPUs: 5% of the machine's CPU time, at least 10% and at most
-/// 100% of one core (10% on 2 cores, 40% on 8, 100% from 20 on).
-///
-/// Why: on a quiet machine the rest (kernel threads, journald, sshd, a monitoring agent)
-/// uses about 1-3% of one core of a small VM, and a little more per CPU on a larger one;
-/// a disturbance worth re-running a round for (a compile, a backup, a test suite, a
-/// browser) uses tens of percent to several cores. On 2 cores, 10% of one is well above
-/// the first and below any of the second, and already a tenth of the core a node shares
-/// with it. With more cores, other work more often finds an idle core of its own and
-/// costs the node less, while housekeeping grows with the CPUs: so the limit grows with
-/// the machine, and stops at one whole core, the most `max_disturbance` may be.
-pub fn default_max_disturbance(cores: usize) -> f64 {
-    (5.0 * cores as f64).clamp(10.0, 100.0)
-}
-
 /// `max_rounds` when not given.
 pub const DEFAULT_MAX_ROUNDS: u32 = 100;
 

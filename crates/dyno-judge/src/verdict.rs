@@ -172,7 +172,13 @@ impl RunTable {
             let Some(si) = subjects.iter().position(|s| *s == e.subject) else {
                 continue;
             };
-            for v in execution_values(&e.series, work.get(&e.workload)) {
+            // What the rest of the machine did (`host:other_cpu_percent`) is the context of
+            // a verdict, shown per round (report::disturbance_line), never judged.
+            let values = execution_values(&e.series, work.get(&e.workload));
+            for v in values
+                .into_iter()
+                .filter(|v| !v.metric.name.starts_with("host:"))
+            {
                 let idx = match table
                     .rows
                     .iter()

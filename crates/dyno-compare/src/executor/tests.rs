@@ -280,3 +280,121 @@ fn a_load_that_dies_mid_window_fails_the_execution_with_its_output() {
     // It did not wait out the 30 s window.
     assert!(started.elapsed() < Duration::from_secs(29));
 }
+
+/// Two copies of a node with one fixed port each (it fails if the port is taken), side
+/// by side through `{port:rpc}`, each with its own copy of a load that prints the address
+/// it was given; `marker` in every command line, `measure_s` per window.
+fn fixed_port_pair(marker: &str, measure_s: u32) -> ComparisonFile {
+    let node = "import http.server, sys; http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), http.server.SimpleHTTPRequestHandler).serve_forever()";
+    let subject = |name: &str| {
+        format!(
+            r#"[[subject]]
+name = "{name}"
+command = ["python3", "-c", "{node}", "{{port:rpc}}", "{marker}"]
+ready = {{ http = "http://127.0.0.1:{{port:rpc}}/", timeout_s = 120 }}
+addresses = {{ rpc = "http://127.0.0.1:{{port:rpc}}" }}
+"#
+        )
+    };
+    let text = format!(
+        r#"schedule = "side_by_side"
+{}{}[[workload]]
+name = "w"
+rate = 5
+warmup_s = 0.2
+measure_s = {measure_s}
+[workload.load]
+command = ["sh", "-c", "echo \"{{\\\"sent_to_port\\\": ${{1##*:}}}}\"; sleep 600", "{marker}", "{{rpc}}"]
+"#,
+        subject("a"),
+        subject("b"),
+    );
+    ComparisonFile::parse(&text, Path::new("t.toml")).unwrap()
+}
+
+fn port_of(e: &Execution) -> u16 {
+    e.command_line[3].parse().unwrap()
+}
+
+#[test]
+fn two_fixed_port_nodes_run_side_by_side_on_their_own_ports_and_windows() {
+    let cfg = fixed_port_pair("dyno-sbs-ports", 2);
+    let subjects: Vec<&SubjectSpec> = cfg.subjects.iter().collect();
+    let stop = AtomicBool::new(false);
+    let execs =
+        ProcessExecutor::new(30.0).execute_together(&subjects, &cfg.workloads[0], 0, 2, &stop);
+    assert_eq!(execs.len(), 4, "two subjects, two windows each");
+    for e in &execs {
+        assert_eq!(
+            e.outcome,
+            Outcome::Complete,
+            "{}: {:?}",
+            e.subject,
+            e.warnings
+        );
+        assert!(e.series.iter().any(|s| s.metric.name == "ready_s"));
+        assert!(
+            e.disturbance.is_some(),
+            "the rest of the machine is measured"
+        );
+    }
+    let (a, b) = (&execs[0..2], &execs[2..4]);
+    assert_ne!(port_of(&a[0]), port_of(&b[0]), "each slot its own port");
+    for w in 0..2 {
+        assert_eq!(a[w].window, w as u32);
+        assert!(a[w].window_at.is_some());
+        assert_eq!(
+            a[w].window_at, b[w].window_at,
+            "window {w} is the same for both"
+        );
+        assert_eq!(a[w].placement.spawned, 0);
+        assert_eq!(b[w].placement.spawned, 1);
+    }
+    assert!(a[0].window_at.unwrap().1 <= a[1].window_at.unwrap().0);
+}
+
+#[test]
+fn a_stop_mid_side_by_side_start_interrupts_both_and_leaves_no_process() {
+    let marker = format!("dyno-sbs-stop-{}", std::process::id());
+    let cfg = fixed_port_pair(&marker, 600);
+    let subjects: Vec<&SubjectSpec> = cfg.subjects.iter().collect();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stopper = {
+        let (stop, marker) = (stop.clone(), marker.clone());
+        std::thread::spawn(move || {
+            // Both nodes and both loads up (the window is then open or about to be).
+            let begin = Instant::now();
+            while running_with(&marker) < 4 && begin.elapsed() < Duration::from_secs(120) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    let execs =
+        ProcessExecutor::new(30.0).execute_together(&subjects, &cfg.workloads[0], 0, 1, &stop);
+    stopper.join().unwrap();
+    assert_eq!(execs.len(), 2);
+    assert!(
+        execs.iter().all(|e| e.outcome == Outcome::Interrupted),
+        "{execs:?}"
+    );
+    assert_eq!(running_with(&marker), 0, "no node or load left behind");
+}
+
+/// Live processes (not zombies) whose command line holds `marker`.
+fn running_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat.rsplit(") ").next().is_some_and(|s| s.starts_with('Z'));
+            !zombie
+                && String::from_utf8_lossy(&cmd)
+                    .replace('\0', " ")
+                    .contains(marker)
+        })
+        .count()
+}
