@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod bisect;
 mod cluster;
 mod cluster_byzantine;
 mod cluster_faults;
