@@ -271,7 +271,7 @@ pub fn build_plan(project: &Project, variant: &Variant, work_dir: &Path) -> Buil
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::{Lto, OptLevel, Panic, Pgo};
+    use crate::profile::{Lto, OptLevel, Panic};
     use std::path::PathBuf;
 
     fn project(profile: &str) -> Project {
