@@ -16,6 +16,7 @@ mod cluster_faults;
 mod compare;
 mod compare_cluster;
 mod config_errors;
+mod docs;
 mod fleet;
 mod flood;
 mod grafana;
