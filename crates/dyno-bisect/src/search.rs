@@ -350,5 +350,4 @@ pub fn run<E>(
 }
 
 #[cfg(test)]
-#[path = "search_tests.rs"]
 mod tests;

@@ -324,15 +324,7 @@ impl Launch {
             problems.extend(watching.step(self, spec, &mut nodes, load.as_mut(), progress)?);
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();
-                let now = dyno_now_ns();
-                progress(Progress::Running {
-                    slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
-                    left_s: end_ns.saturating_sub(now) / 1_000_000_000,
-                    adopted_everywhere: match spec.extract {
-                        Some(_) => adopted_everywhere(&watching.extracted, spec.nodes.len()),
-                        None => watching.watch.blocks_adopted_everywhere(),
-                    },
-                });
+                progress(watching.running(spec, genesis_time_ns, end_ns));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -356,12 +348,7 @@ impl Launch {
             genesis_time_ns,
             slots.end,
         )?;
-        if !fault_records.is_empty() {
-            // Kept with the logs, so a report read back from them knows the windows.
-            let path = self.dir.join("faults.json");
-            let json = serde_json::to_string_pretty(&fault_records).unwrap_or_default();
-            std::fs::write(&path, json).map_err(io(&path))?;
-        }
+        self.keep_faults(&fault_records)?;
         Ok(RunOutcome {
             dir: self.dir.clone(),
             complete: problems.is_empty(),
@@ -377,6 +364,17 @@ impl Launch {
             fault_report,
             startup,
         })
+    }
+
+    /// The faults injected, kept with the logs (`faults.json`) so a report read back from
+    /// them knows the windows; nothing when there were none.
+    fn keep_faults(&self, records: &[crate::faults::FaultRecord]) -> Result<(), ClusterError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let path = self.dir.join("faults.json");
+        let json = serde_json::to_string_pretty(records).unwrap_or_default();
+        std::fs::write(&path, json).map_err(io(&path))
     }
 
     /// Starts the load generator for `window` (and the nodes' tail after it).
@@ -474,6 +472,19 @@ struct Watching<'a> {
 }
 
 impl Watching<'_> {
+    /// Where the run is, for the once-a-second progress line.
+    fn running(&mut self, spec: &ClusterSpec, genesis_time_ns: u64, end_ns: u64) -> Progress {
+        let now = dyno_now_ns();
+        Progress::Running {
+            slot: now.saturating_sub(genesis_time_ns) / (spec.slot_ms * 1_000_000),
+            left_s: end_ns.saturating_sub(now) / 1_000_000_000,
+            adopted_everywhere: match spec.extract {
+                Some(_) => adopted_everywhere(&self.extracted, spec.nodes.len()),
+                None => self.watch.blocks_adopted_everywhere(),
+            },
+        }
+    }
+
     /// One turn of the run loop: the faults due, a load or node that exited early (a
     /// node a fault took down is no problem), and what the extract rules read.
     fn step(

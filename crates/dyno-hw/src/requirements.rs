@@ -135,6 +135,27 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|b| b.0).collect()
 }
 
+/// dyno's requirements file as written ([`RequirementSet::from_dyno_toml`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DynoFile {
+    name: Option<String>,
+    #[serde(default)]
+    requirement: Vec<DynoEntry>,
+}
+
+/// One `[[requirement]]` of a [`DynoFile`], its spans kept for the messages.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DynoEntry {
+    metric: toml::Spanned<String>,
+    minimum: toml::Spanned<f64>,
+    unit: Option<toml::Spanned<String>>,
+    num_cores: Option<toml::Spanned<i64>>,
+    #[serde(default)]
+    validator_only: bool,
+}
+
 impl RequirementSet {
     /// The minimum of the metric named `metric` (any spelling [`MetricId::parse`]
     /// reads), if this set has one.
@@ -264,23 +285,6 @@ impl RequirementSet {
     /// `[[requirement]]` tables with `metric`, `minimum`, an optional `unit` (default
     /// MiB/s for byte rates, /s for rates), `num_cores` and `validator_only`.
     pub fn from_dyno_toml(text: &str, path: &str) -> Result<RequirementSet, RequirementsError> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct File {
-            name: Option<String>,
-            #[serde(default)]
-            requirement: Vec<Entry>,
-        }
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Entry {
-            metric: toml::Spanned<String>,
-            minimum: toml::Spanned<f64>,
-            unit: Option<toml::Spanned<String>>,
-            num_cores: Option<toml::Spanned<i64>>,
-            #[serde(default)]
-            validator_only: bool,
-        }
         let file_path = Path::new(path);
         let invalid = |span: Option<std::ops::Range<usize>>, key: String, message: String| {
             RequirementsError::File(dyno_model::ConfigDiagnostic::new(
@@ -291,7 +295,7 @@ impl RequirementSet {
                 message,
             ))
         };
-        let file: File = dyno_model::ConfigDiagnostic::parse_toml(file_path, text)
+        let file: DynoFile = dyno_model::ConfigDiagnostic::parse_toml(file_path, text)
             .map_err(RequirementsError::File)?;
         let mut requirements: Vec<Requirement> = Vec::new();
         for (i, e) in file.requirement.into_iter().enumerate() {

@@ -314,12 +314,6 @@ impl Block {
     }
 }
 
-/// Lowercase hex of bytes: a signature, an encoded header (the log's evidence); a
-/// [`Hash`] shows itself so.
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@ impl TryFrom<&[u8]> for Hash {
 impl fmt::Display for Hash {
     /// Lowercase hex, 64 digits (a width or precision cuts it: `{:.16}`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hex = crate::block::hex(&self.0);
+        let hex = hex(&self.0);
         match f.precision() {
             Some(n) => f.write_str(&hex[..n.min(hex.len())]),
             None => f.write_str(&hex),
@@ -59,6 +59,12 @@ impl serde::Serialize for Hash {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
+}
+
+/// Lowercase hex of bytes: a signature, an encoded header (the log's evidence); a
+/// [`Hash`] shows itself so.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

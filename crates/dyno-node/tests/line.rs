@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dyno_node::block::{hex, Block};
+use dyno_node::block::Block;
 use dyno_node::chain::Chain;
 use dyno_node::genesis::{Genesis, GenesisFile, Validator};
+use dyno_node::hash::hex;
 use dyno_node::hash::Hash;
 use dyno_node::log::{now_ns, EventLog};
 use dyno_node::node::{ForgeAt, ForgeMode, Node, NodeOptions, Status};

@@ -508,5 +508,4 @@ fn split_at(values: &[f64], lo: usize, at: usize, hi: usize) -> Split {
 }
 
 #[cfg(test)]
-#[path = "changepoint_tests.rs"]
 mod tests;

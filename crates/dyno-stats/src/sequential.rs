@@ -194,5 +194,4 @@ pub fn sequential_t_with(differences: &[f64], g: f64) -> Result<SequentialT, Sta
 }
 
 #[cfg(test)]
-#[path = "sequential_tests.rs"]
 mod tests;

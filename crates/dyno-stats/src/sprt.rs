@@ -333,5 +333,4 @@ fn noise(seen: &[f64], prior: Option<PriorNoise>) -> Option<PriorNoise> {
 }
 
 #[cfg(test)]
-#[path = "sprt_tests.rs"]
 mod tests;

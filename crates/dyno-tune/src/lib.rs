@@ -58,6 +58,7 @@ pub mod report;
 pub mod report_cpu;
 pub mod report_json;
 pub mod session;
+mod settings;
 mod study;
 mod study_toml;
 mod toolchain;

@@ -7,10 +7,10 @@
 use crate::error::TuneError;
 use crate::extract::Extract;
 use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
+use crate::settings::Settings;
 use crate::study_toml::{duration_value, Budget, Ctx};
 pub use crate::study_toml::{line_col, parse_duration, DEFAULT_BENCHMARK_TIMEOUT_S};
 pub use crate::training::PgoSettings;
-use crate::variant::Settings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;

@@ -1,35 +1,10 @@
 //! Variants: the cartesian product of the matrix minus the excluded combinations, each
 //! with a stable id and a readable label, and the exact cargo invocation that builds it.
 
-use crate::profile::{Lto, OptLevel, Panic, Pgo, TargetCpu};
+use crate::profile::TargetCpu;
+pub use crate::settings::Settings;
 use crate::study::{Exclude, Matrix, Project};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// The settings of one variant. `None` leaves a key to the project's own profile. (In
-/// an [`Exclude`] rule, read from the study file, `None` matches any value.)
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Settings {
-    /// Rustup toolchain; `None` = whatever `cargo` resolves to.
-    pub toolchain: Option<String>,
-    /// `-C target-cpu`.
-    pub target_cpu: Option<TargetCpu>,
-    /// `opt-level`.
-    pub opt_level: Option<OptLevel>,
-    /// `lto`.
-    pub lto: Option<Lto>,
-    /// `codegen-units`.
-    pub codegen_units: Option<u32>,
-    /// `panic`.
-    pub panic: Option<Panic>,
-    /// Extra RUSTFLAGS (`None` or `""` = none).
-    pub rustflags: Option<String>,
-    /// Profile-guided optimisation. Left out of the id's key when not set, so studies
-    /// without a `pgo` dimension keep the ids (and stored results) they had.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pgo: Option<Pgo>,
-}
 
 /// One build of the matrix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,6 +271,7 @@ pub fn build_plan(project: &Project, variant: &Variant, work_dir: &Path) -> Buil
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::{Lto, OptLevel, Panic};
     use std::path::PathBuf;
 
     fn project(profile: &str) -> Project {

@@ -525,5 +525,4 @@ impl Tally {
 }
 
 #[cfg(test)]
-#[path = "replay_tests.rs"]
 mod tests;

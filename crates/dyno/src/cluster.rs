@@ -401,20 +401,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     let debug_build = crate::build_info::guard()?;
     crate::term::check_output("--html", a.html.as_deref())?;
     crate::term::check_output("--compared", a.compare.compared.as_deref())?;
-    let spec = ClusterSpec::load(&a.file)?;
-    let c = &a.compare;
-    let overrides = Overrides {
-        rate_tps: c.rate_tps,
-        warmup_s: c.warmup_s,
-        duration_s: c.duration_s,
-        ..a.release.overrides()?
-    };
-    let spec = overrides.apply(spec)?;
-    // Refused before anything starts (no run directory, no node) with the arithmetic.
-    fits(&spec).with_context(|| a.file.display().to_string())?;
-    for w in spec.warnings(cores()) {
-        errln!("warning: {w}");
-    }
+    let spec = checked_spec(a)?;
     let dyno = match &a.compare.node_dyno {
         Some(d) => d.clone(),
         None => std::env::current_exe().context("locating the dyno executable")?,
@@ -476,9 +463,39 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
         session::finish(store, id, &spec, &measured, &who)?;
         errln!("stored as run {id}: `dyno cluster report {id}`");
     }
+    report_run(a, &spec, &measured, &launch)
+}
+
+/// The cluster file of `a` with the command line's overrides, refused before anything
+/// starts (no run directory, no node) when it cannot fit the machine, its warnings said.
+fn checked_spec(a: &RunArgs) -> Result<ClusterSpec> {
+    let spec = ClusterSpec::load(&a.file)?;
+    let c = &a.compare;
+    let overrides = Overrides {
+        rate_tps: c.rate_tps,
+        warmup_s: c.warmup_s,
+        duration_s: c.duration_s,
+        ..a.release.overrides()?
+    };
+    let spec = overrides.apply(spec)?;
+    fits(&spec).with_context(|| a.file.display().to_string())?;
+    for w in spec.warnings(cores()) {
+        errln!("warning: {w}");
+    }
+    Ok(spec)
+}
+
+/// What a finished cluster run leaves: the compared file, its warnings, the report and
+/// the exit code (an incomplete run is an error naming its problems).
+fn report_run(
+    a: &RunArgs,
+    spec: &ClusterSpec,
+    measured: &session::MeasuredRun,
+    launch: &Launch,
+) -> Result<ExitCode> {
     let outcome = &measured.outcome;
     if let Some(path) = &a.compare.compared {
-        let compared = dyno_cluster::compared::of(&spec, outcome, &launch.dyno);
+        let compared = dyno_cluster::compared::of(spec, outcome, &launch.dyno);
         write_atomic(path, compared.to_json().as_bytes())
             .with_context(|| format!("--compared {}", path.display()))?;
     }
@@ -487,7 +504,7 @@ fn run_cluster(a: &RunArgs) -> Result<ExitCode> {
     }
     let code = print_report(
         &outcome.analysis,
-        Some(&spec),
+        Some(spec),
         &outcome.resources,
         outcome.fault_report.clone(),
         Some(&outcome.startup),

@@ -19,9 +19,10 @@ use ed25519_dalek::Signer;
 use serde_json::json;
 
 use super::Node;
-use crate::block::{hex, next_hash, Entry, Header, HASHES_PER_ENTRY};
+use crate::block::{next_hash, Entry, Header, HASHES_PER_ENTRY};
 use crate::chain::Checked;
 use crate::control::{InvalidFlavour, Misbehave};
+use crate::hash::hex;
 use crate::hash::Hash;
 use crate::transport::Message;
 

@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod bisect;
 mod cluster;
 mod cluster_byzantine;
 mod cluster_faults;
@@ -16,6 +17,7 @@ mod compare;
 mod compare_cluster;
 mod compare_side_by_side;
 mod config_errors;
+mod docs;
 mod fleet;
 mod flood;
 mod grafana;

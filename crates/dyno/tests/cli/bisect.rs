@@ -3,20 +3,14 @@
 //! revision built with `cc`, run under a paced load, judged on `cpu_s_per_unit`. The
 //! change is made large against the noise of short windows (10% or 6% per culprit, the
 //! per-round noise about 2% even on a loaded machine), and the assertions are on names
-//! and counts, never on time. The tests that bisect run one at a time: two nodes of two
-//! tests on two cores would only add to each other's noise.
+//! and counts, never on time. Each test that bisects holds a
+//! [`heavy`](crate::harness::heavy) slot: two bisections at once add to each other's
+//! noise, which the sequential test pays for with more rounds, never with a wrong culprit
+//! (one at a time took 13 minutes for the six tests on two cores).
 
-use assert_cmd::Command;
+use crate::harness::{dyno, heavy, processes_mentioning};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-/// One bisection at a time (see the module docs).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn dyno() -> Command {
-    Command::cargo_bin("dyno").unwrap()
-}
 
 /// A fixture in a fresh directory: `args` are make-fixture.sh's options.
 fn fixture(args: &[&str]) -> (tempfile::TempDir, PathBuf) {
@@ -78,7 +72,7 @@ fn culprits(report: &serde_json::Value) -> Vec<(String, f64)> {
 
 #[test]
 fn one_commit_adding_10_percent_among_64_is_named_within_8_tested_revisions() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _slot = heavy();
     let (dir, _) = fixture(&["--culprit", "41:10"]);
     let report = bisect_json(dir.path(), "c0", "c63");
     let found = culprits(&report);
@@ -94,7 +88,7 @@ fn one_commit_adding_10_percent_among_64_is_named_within_8_tested_revisions() {
 
 #[test]
 fn two_commits_adding_6_percent_each_are_both_named_with_their_shares() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _slot = heavy();
     let (dir, _) = fixture(&["--culprit", "20:6", "--culprit", "45:6"]);
     let report = bisect_json(dir.path(), "c0", "c63");
     let found = culprits(&report);
@@ -111,7 +105,7 @@ fn two_commits_adding_6_percent_each_are_both_named_with_their_shares() {
 
 #[test]
 fn a_range_without_a_change_is_said_so_after_the_confirmation() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _slot = heavy();
     let (dir, _) = fixture(&["--commits", "24", "--culprit", "20:10"]);
     let report = bisect_json(dir.path(), "c0", "c16");
     assert!(report["no_change"].is_array(), "{report:#}");
@@ -122,7 +116,7 @@ fn a_range_without_a_change_is_said_so_after_the_confirmation() {
 
 #[test]
 fn a_commit_that_does_not_build_is_skipped_and_the_culprit_still_found() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _slot = heavy();
     // 31 is the first revision a search of c0..c63 tests.
     let (dir, _) = fixture(&["--culprit", "41:10", "--broken", "31"]);
     let report = bisect_json(dir.path(), "c0", "c63");
@@ -142,22 +136,9 @@ fn a_commit_that_does_not_build_is_skipped_and_the_culprit_still_found() {
         .any(|s| s["verdict"] == "does not build: skipped"));
 }
 
-/// Processes whose command line holds `text`.
-fn processes_with(text: &str) -> Vec<String> {
-    let out = std::process::Command::new("pgrep")
-        .args(["-af", text])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.contains("pgrep"))
-        .map(str::to_string)
-        .collect()
-}
-
 #[test]
 fn ctrl_c_leaves_nothing_running_and_the_same_command_continues() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _slot = heavy();
     let (dir, file) = fixture(&["--commits", "12", "--culprit", "7:10"]);
     let d = dir.path();
     let args = |c: &mut std::process::Command| {
@@ -209,7 +190,11 @@ fn ctrl_c_leaves_nothing_running_and_the_same_command_continues() {
         "{seen:#?}"
     );
     let root = d.display().to_string();
-    assert_eq!(processes_with(&root), Vec::<String>::new(), "left running");
+    assert_eq!(
+        processes_mentioning(&root),
+        Vec::<String>::new(),
+        "left running"
+    );
 
     let mut again = dyno();
     again
