@@ -163,4 +163,29 @@ fn two_fixed_port_nodes_side_by_side_stopped_mid_round_leave_nothing_and_continu
         "only the rounds not done ran again"
     );
     assert_eq!(processes_with(&marker), Vec::<u32>::new());
+    // As stored: every round's two windows are the same seconds, on their own ports.
+    let store = dyno_store::Store::open_read_only(&db).unwrap();
+    let runs: Vec<_> = store
+        .list_runs(&dyno_store::RunFilter::default())
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    let loaded = dyno_judge::record::load(&store, &runs).unwrap();
+    let complete: Vec<_> = loaded
+        .executions
+        .iter()
+        .filter(|e| e.outcome == dyno_compare::Outcome::Complete)
+        .collect();
+    assert_eq!(complete.len(), 6);
+    for round in 0..3 {
+        let both: Vec<_> = complete.iter().filter(|e| e.round == round).collect();
+        assert_eq!(both.len(), 2, "round {round}");
+        assert!(both[0].window_at.is_some());
+        assert_eq!(both[0].window_at, both[1].window_at, "round {round}");
+        assert_ne!(
+            both[0].command_line[3], both[1].command_line[3],
+            "one port each"
+        );
+    }
 }
