@@ -398,3 +398,47 @@ fn running_with(marker: &str) -> usize {
         })
         .count()
 }
+
+#[test]
+fn side_by_side_each_node_is_scraped_on_its_own_port() {
+    // A node whose only metric is the port it listens on.
+    let node = r#"import http.server, sys\nport = int(sys.argv[1])\nclass H(http.server.BaseHTTPRequestHandler):\n    def do_GET(self):\n        body = ('node_port %d\\n' % port).encode()\n        self.send_response(200)\n        self.send_header('Content-Type', 'text/plain')\n        self.end_headers()\n        self.wfile.write(body)\n    def log_message(self, *a):\n        pass\nhttp.server.HTTPServer(('127.0.0.1', port), H).serve_forever()"#;
+    let subject = |name: &str| {
+        format!(
+            r#"[[subject]]
+name = "{name}"
+command = ["python3", "-c", "{node}", "{{port:metrics}}"]
+ready = {{ tcp = "127.0.0.1:{{port:metrics}}", timeout_s = 120 }}
+metrics = {{ prometheus = "http://127.0.0.1:{{port:metrics}}/metrics", prometheus_metrics = ["node_port"] }}
+"#
+        )
+    };
+    let text = format!(
+        "schedule = \"side_by_side\"\n{}{}[[workload]]\nname = \"w\"\nrate = 1\nwarmup_s = 0\nmeasure_s = 2\n",
+        subject("a"),
+        subject("b")
+    );
+    let cfg = ComparisonFile::parse(&text, Path::new("t.toml")).unwrap();
+    let subjects: Vec<&SubjectSpec> = cfg.subjects.iter().collect();
+    let stop = AtomicBool::new(false);
+    let execs =
+        ProcessExecutor::new(30.0).execute_together(&subjects, &cfg.workloads[0], 0, 1, &stop);
+    for e in &execs {
+        assert_eq!(
+            e.outcome,
+            Outcome::Complete,
+            "{}: {:?}",
+            e.subject,
+            e.warnings
+        );
+        let scraped = e
+            .series
+            .iter()
+            .find(|s| s.metric.name.ends_with("node_port"))
+            .unwrap_or_else(|| panic!("{}: {:?}", e.subject, e.series));
+        let port: f64 = e.command_line[3].parse().unwrap();
+        assert!(!scraped.points.is_empty());
+        assert!(scraped.points.iter().all(|p| p.1 == port), "{scraped:?}");
+    }
+    assert_ne!(execs[0].command_line[3], execs[1].command_line[3]);
+}
