@@ -98,62 +98,42 @@ fn parse_unit(text: &str) -> Option<(Unit, f64)> {
 }
 
 impl RawLoad {
-    /// Checks the load; errors are `(key under load, message)`.
-    pub(crate) fn validate(
-        &self,
-        base_cwd: Option<&std::path::Path>,
-    ) -> Result<LoadSpec, (String, String)> {
-        let Some(program) = self.command.first() else {
-            return Err(("command".into(), "is empty".into()));
-        };
-        let cwd = match (&self.cwd, base_cwd) {
-            (Some(c), _) => Some(c.clone()),
-            (None, b) => b.map(|p| p.to_path_buf()),
-        };
-        if let Some(dir) = &cwd {
-            if !dir.is_dir() {
-                return Err((
-                    "cwd".into(),
-                    format!("{} is not a directory", dir.display()),
-                ));
+    /// How the load's output is read: JSON lines, or text through its extractors.
+    fn output_kind(&self) -> Result<LoadOutput, (String, String)> {
+        match (self.output.as_deref(), self.extract.is_empty()) {
+            (None | Some("jsonl"), true) => Ok(LoadOutput::Jsonl),
+            (None | Some("regex"), false) => {
+                let mut out = Vec::new();
+                for (i, e) in self.extract.iter().enumerate() {
+                    out.push(
+                        e.validate()
+                            .map_err(|(k, why)| (format!("extract[{i}].{k}"), why))?,
+                    );
+                }
+                Ok(LoadOutput::Regex(out))
             }
+            (Some("jsonl"), false) => Err((
+                "extract".into(),
+                "extractors read text output: leave out `output = \"jsonl\"` or the extractors"
+                    .into(),
+            )),
+            (Some("regex"), true) => Err((
+                "extract".into(),
+                "`output = \"regex\"` needs [[workload.load.extract]] entries".into(),
+            )),
+            (Some(other), _) => Err((
+                "output".into(),
+                format!("`{other}` is not `jsonl` or `regex`"),
+            )),
         }
-        // A program given as a placeholder is only known per subject; checked when run.
-        if !program.contains('{') {
-            crate::spec::check_executable(program, cwd.as_deref())
-                .map_err(|why| ("command".to_string(), why.to_string()))?;
-        }
-        let output =
-            match (self.output.as_deref(), self.extract.is_empty()) {
-                (None | Some("jsonl"), true) => LoadOutput::Jsonl,
-                (None | Some("regex"), false) => {
-                    let mut out = Vec::new();
-                    for (i, e) in self.extract.iter().enumerate() {
-                        out.push(
-                            e.validate()
-                                .map_err(|(k, why)| (format!("extract[{i}].{k}"), why))?,
-                        );
-                    }
-                    LoadOutput::Regex(out)
-                }
-                (Some("jsonl"), false) => return Err((
-                    "extract".into(),
-                    "extractors read text output: leave out `output = \"jsonl\"` or the extractors"
-                        .into(),
-                )),
-                (Some("regex"), true) => {
-                    return Err((
-                        "extract".into(),
-                        "`output = \"regex\"` needs [[workload.load.extract]] entries".into(),
-                    ))
-                }
-                (Some(other), _) => {
-                    return Err((
-                        "output".into(),
-                        format!("`{other}` is not `jsonl` or `regex`"),
-                    ))
-                }
-            };
+    }
+
+    /// The units (and directions) of the JSON-lines fields, checked; only JSON lines
+    /// take them.
+    fn field_units(
+        &self,
+        output: &LoadOutput,
+    ) -> Result<BTreeMap<String, FieldUnit>, (String, String)> {
         let mut fields = BTreeMap::new();
         for (name, f) in &self.fields {
             if !matches!(output, LoadOutput::Jsonl) {
@@ -190,6 +170,36 @@ impl RawLoad {
                 },
             );
         }
+        Ok(fields)
+    }
+
+    /// Checks the load; errors are `(key under load, message)`.
+    pub(crate) fn validate(
+        &self,
+        base_cwd: Option<&std::path::Path>,
+    ) -> Result<LoadSpec, (String, String)> {
+        let Some(program) = self.command.first() else {
+            return Err(("command".into(), "is empty".into()));
+        };
+        let cwd = match (&self.cwd, base_cwd) {
+            (Some(c), _) => Some(c.clone()),
+            (None, b) => b.map(|p| p.to_path_buf()),
+        };
+        if let Some(dir) = &cwd {
+            if !dir.is_dir() {
+                return Err((
+                    "cwd".into(),
+                    format!("{} is not a directory", dir.display()),
+                ));
+            }
+        }
+        // A program given as a placeholder is only known per subject; checked when run.
+        if !program.contains('{') {
+            crate::spec::check_executable(program, cwd.as_deref())
+                .map_err(|why| ("command".to_string(), why.to_string()))?;
+        }
+        let output = self.output_kind()?;
+        let fields = self.field_units(&output)?;
         let cpus = match &self.cpus {
             None => None,
             Some(c) => Some(

@@ -10,6 +10,7 @@ use dyno_exec::{Execution, Outcome, Series, SeriesKind};
 use dyno_model::{Host, RunInfo, RunStatus, Sample, Subject, SubjectKind};
 use dyno_store::{RunFilter, RunId, Store, StoreError, StoredRun};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use crate::comparison::{ComparisonMeta, Workload};
 
@@ -128,23 +129,8 @@ pub fn save(
             .with(dyno_results::GIT_COMMIT, commit.clone())
             .with(dyno_results::COMPARISON_FILE, meta.file.clone());
     }
-    let stored_as: std::collections::BTreeMap<String, String> = exec
-        .series
-        .iter()
-        .filter(|s| matches!(s.kind, SeriesKind::Rate | SeriesKind::Peak))
-        .map(|s| {
-            (
-                s.metric.name.clone(),
-                format!("{}{PER_SECOND_SUFFIX}", s.metric.name),
-            )
-        })
-        .collect();
-    let stored_name = |s: &Series| {
-        stored_as
-            .get(&s.metric.name)
-            .cloned()
-            .unwrap_or_else(|| s.metric.name.clone())
-    };
+    let stored_as = per_second_names(exec);
+    let stored_name = |s: &Series| stored_name(&stored_as, s);
     let judged: Vec<RunValue> = if exec.outcome == Outcome::Complete {
         let mut seen: std::collections::HashSet<String> =
             exec.series.iter().map(stored_name).collect();
@@ -193,11 +179,50 @@ pub fn save(
         .chain(judged.iter().map(|v| v.metric.clone()))
         .collect();
     let id = store.begin_run(&info, &metrics)?;
-    let samples: Vec<(Sample, serde_json::Value)> = exec
-        .series
+    store.add_labeled_samples(id, &samples(exec, &stored_as, &judged))?;
+    let status = match exec.outcome {
+        Outcome::Complete => RunStatus::Complete,
+        Outcome::Failed { .. } => RunStatus::Failed,
+        Outcome::Interrupted | Outcome::Disturbed { .. } => RunStatus::Incomplete,
+    };
+    store.finish_run(id, status)?;
+    Ok(id)
+}
+
+/// The names a rate's or peak's per-second points are stored under (`cpu_percent` to
+/// `cpu_percent_1s`), by series name; other series keep theirs.
+fn per_second_names(exec: &Execution) -> BTreeMap<String, String> {
+    exec.series
+        .iter()
+        .filter(|s| matches!(s.kind, SeriesKind::Rate | SeriesKind::Peak))
+        .map(|s| {
+            (
+                s.metric.name.clone(),
+                format!("{}{PER_SECOND_SUFFIX}", s.metric.name),
+            )
+        })
+        .collect()
+}
+
+/// The name series `s` is stored under.
+fn stored_name(stored_as: &BTreeMap<String, String>, s: &Series) -> String {
+    stored_as
+        .get(&s.metric.name)
+        .cloned()
+        .unwrap_or_else(|| s.metric.name.clone())
+}
+
+/// Every point of `exec`'s series (labelled with its time) and every judged value
+/// (labelled per execution), as samples.
+fn samples(
+    exec: &Execution,
+    stored_as: &BTreeMap<String, String>,
+    judged: &[RunValue],
+) -> Vec<(Sample, serde_json::Value)> {
+    exec.series
         .iter()
         .flat_map(|s| {
-            let name = stored_name(s);
+            let name = stored_name(stored_as, s);
             s.points.iter().enumerate().map(move |(i, &(t, value))| {
                 (
                     Sample {
@@ -219,15 +244,7 @@ pub fn save(
                 serde_json::json!({ "per": "execution" }),
             )
         }))
-        .collect();
-    store.add_labeled_samples(id, &samples)?;
-    let status = match exec.outcome {
-        Outcome::Complete => RunStatus::Complete,
-        Outcome::Failed { .. } => RunStatus::Failed,
-        Outcome::Interrupted | Outcome::Disturbed { .. } => RunStatus::Incomplete,
-    };
-    store.finish_run(id, status)?;
-    Ok(id)
+        .collect()
 }
 
 /// What `dyno compare report` needs: the comparison, its executions and its host.

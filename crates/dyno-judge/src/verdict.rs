@@ -24,7 +24,7 @@ use dyno_model::{Direction, Metric};
 use dyno_stats::{
     apply_holm, compare, compare_paired, compare_sequential, compare_signed_rank, mann_whitney_u,
     Alternative, Better, Comparison, ComparisonSettings, ConfidenceInterval, SignificanceTest,
-    Verdict,
+    StatsError, Verdict,
 };
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -417,25 +417,7 @@ pub fn judge_with(
             };
             let (b, c) = pairs((base, &rounds[0]), (cand, &rounds[ci]));
             let better = better(metric.direction);
-            let (judged, spread) = match options.test {
-                TestKind::Unpaired => (
-                    compare(base, cand, better, &one),
-                    dyno_stats::pooled_log_sd(base, cand)
-                        .map(|sd| (base.len().min(cand.len()), sd)),
-                ),
-                TestKind::Paired => (
-                    compare_paired(&b, &c, better, &one),
-                    dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
-                ),
-                TestKind::SignedRank => (
-                    compare_signed_rank(&b, &c, better, &one),
-                    dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
-                ),
-                TestKind::Sequential => (
-                    compare_sequential(&b, &c, better, &one),
-                    dyno_stats::log_ratio_sd(&b, &c).map(|sd| (b.len(), sd)),
-                ),
-            };
+            let (judged, spread) = tested(options.test, (base, cand), (&b, &c), better, &one);
             let comparison = match judged {
                 Ok(c) => c,
                 Err(_) => match zero_baseline(base, cand, better, settings) {
@@ -471,6 +453,27 @@ pub fn judge_with(
     }
     correct_and_state_power(&mut out, &spreads, settings, options.test);
     out
+}
+
+/// One metric's values judged by `test`: unpaired on all of `values`, the paired tests on
+/// the round `pairs`; with the rounds and log-scale spread its stated power comes from.
+fn tested(
+    test: TestKind,
+    (base, cand): (&[f64], &[f64]),
+    (b, c): (&[f64], &[f64]),
+    better: Better,
+    one: &ComparisonSettings,
+) -> (Result<Comparison, StatsError>, Option<(usize, f64)>) {
+    let paired_spread = || dyno_stats::log_ratio_sd(b, c).map(|sd| (b.len(), sd));
+    match test {
+        TestKind::Unpaired => (
+            compare(base, cand, better, one),
+            dyno_stats::pooled_log_sd(base, cand).map(|sd| (base.len().min(cand.len()), sd)),
+        ),
+        TestKind::Paired => (compare_paired(b, c, better, one), paired_spread()),
+        TestKind::SignedRank => (compare_signed_rank(b, c, better, one), paired_spread()),
+        TestKind::Sequential => (compare_sequential(b, c, better, one), paired_spread()),
+    }
 }
 
 /// Holm's correction within the primary and the secondary family, each on its own, then

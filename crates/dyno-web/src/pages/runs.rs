@@ -97,24 +97,7 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
     commands.sort();
     commands.dedup();
     let mut body = filter_form(q, limit, &commands);
-    body.push_str(&format!(
-        "<p class=\"hint\">{} run{} in {}{}{}.</p>\n",
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
-        esc(&store.path().display().to_string()),
-        match grouped.len() {
-            0 => String::new(),
-            n => format!(
-                " ({rows} rows: the executions of {n} comparison{} in one row each)",
-                if n == 1 { "" } else { "s" }
-            ),
-        },
-        if runs.len() == limit {
-            format!(" (the newest {limit}; raise the limit to see more)")
-        } else {
-            String::new()
-        }
-    ));
+    body.push_str(&count_hint(store, runs.len(), limit, rows, grouped.len()));
     if table.is_empty() {
         body.push_str(
             "<p class=\"note\">No runs match. Every dyno command stores its runs here: \
@@ -124,6 +107,29 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
         body.push_str(&answer_list(&table.render()));
     }
     Ok(page("Runs", "/", &body))
+}
+
+/// How many runs the list holds, and how many rows they took when comparisons are
+/// grouped.
+fn count_hint(store: &Store, runs: usize, limit: usize, rows: usize, grouped: usize) -> String {
+    format!(
+        "<p class=\"hint\">{} run{} in {}{}{}.</p>\n",
+        runs,
+        if runs == 1 { "" } else { "s" },
+        esc(&store.path().display().to_string()),
+        if runs == limit {
+            format!(" (the newest {limit}; raise the limit to see more)")
+        } else {
+            String::new()
+        },
+        match grouped {
+            0 => String::new(),
+            n => format!(
+                " ({rows} rows: the executions of {n} comparison{} in one row each)",
+                if n == 1 { "" } else { "s" }
+            ),
+        },
+    )
 }
 
 /// The one row of comparison `c` (`newest` its newest run in the list): its runs, a link
