@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(block.encode(), data);
     let g = genesis();
     if let Some(key) = g.leader_key(&block.header.leader) {
-        block.signature = key.sign(&block.header.hash()).to_bytes();
+        block.signature = key.sign(block.header.hash().as_bytes()).to_bytes();
     }
     let chain = Chain::new(g.clone());
     let _ = chain.check(block, u64::MAX);
