@@ -20,7 +20,9 @@ fn crates() -> BTreeSet<String> {
 
 /// The `dyno`/`dyno-*` words of `text`'s first fenced block after `heading`.
 fn named_in_block(text: &str, heading: &str) -> BTreeSet<String> {
-    let after = &text[text.find(heading).unwrap_or_else(|| panic!("no {heading:?}"))..];
+    let after = &text[text
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?}"))..];
     let block = after.split("```").nth(1).expect("a fenced block");
     block
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
@@ -45,7 +47,10 @@ fn the_architecture_map_and_the_readme_layout_name_exactly_the_crates_there_are(
         let missing: Vec<_> = there.difference(&named).collect();
         let gone: Vec<_> = named.difference(&there).collect();
         assert!(missing.is_empty(), "{doc} does not name {missing:?}");
-        assert!(gone.is_empty(), "{doc} names crates that are not there: {gone:?}");
+        assert!(
+            gone.is_empty(),
+            "{doc} names crates that are not there: {gone:?}"
+        );
     }
     assert!(
         readme.contains("(docs/architecture.md)"),

@@ -20,6 +20,7 @@ mod docs;
 mod fleet;
 mod flood;
 mod grafana;
+mod hostile;
 mod machine;
 mod machine_run;
 mod node;
