@@ -131,6 +131,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 "{e}: no results yet? Run a dyno command first (`dyno machine`), or pass --db"
             )
         }
+        // Serving cannot migrate it (serve never writes): say what does.
+        Err(e @ StoreError::Older { .. }) => return Err(crate::db::classify(e)),
         Err(e) => errln!("warning: {e}; its pages will show the error"),
         Ok(_) => {}
     }
