@@ -21,6 +21,7 @@ mod fleet;
 mod flood;
 mod grafana;
 mod hostile;
+mod lockouts;
 mod machine;
 mod machine_run;
 mod node;
