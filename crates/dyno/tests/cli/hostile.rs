@@ -289,3 +289,30 @@ fn an_older_store_is_named_older_with_the_command_that_migrates_it() {
     let (code, err) = exit_and_stderr(dyno_process().args(["results", "list", "--db", db_arg]));
     assert_eq!(code, Some(0), "migrated, it reads: {err}");
 }
+
+#[test]
+fn the_battery_of_bad_inputs_holds_for_this_build() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/hostile/battery.sh"))
+        .env("DYNO", env!("CARGO_BIN_EXE_dyno"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cases: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("battery:"))
+        .collect();
+    assert!(cases.len() >= 30, "{text}");
+    for line in cases {
+        assert!(
+            line.ends_with(" OK") || line.contains(" SKIP "),
+            "one line per case, each OK or SKIP: {line}"
+        );
+    }
+}
