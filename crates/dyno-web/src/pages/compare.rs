@@ -3,7 +3,7 @@
 //!
 //! The verdicts are dyno-judge's, as `dyno compare report` judges them.
 
-use super::comparison::{judged, outcome, outcome_class};
+use super::comparison::outcome_cell;
 use super::stored::comparisons;
 use crate::markup::{answer_list, esc, link, page, when, HtmlTable};
 use crate::state::PageError;
@@ -29,14 +29,7 @@ pub(crate) fn render(store: &Store) -> Result<String, PageError> {
     for c in &comparisons {
         let (first, last) = (c.first(), c.last());
         // A comparison that cannot be judged says why in its row; the list stays.
-        let found = match judged(store, c) {
-            Ok(view) => format!(
-                "<span class=\"{}\">{}</span>",
-                outcome_class(&view),
-                esc(&outcome(&view))
-            ),
-            Err(e) => format!("<span class=\"down\">{}</span>", esc(&e.to_string())),
-        };
+        let found = outcome_cell(store, c);
         table.row(vec![
             link(&c.href(), &c.id),
             found,

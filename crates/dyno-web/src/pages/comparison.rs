@@ -98,6 +98,19 @@ fn primary(view: &StoredComparison) -> Vec<&MetricVerdict> {
         .collect()
 }
 
+/// Comparison `c`'s outcome as a list cell: its primary metrics' verdicts counted, or
+/// why it could not be judged (the list stays).
+pub(crate) fn outcome_cell(store: &Store, c: &Comparison) -> String {
+    match judged(store, c) {
+        Ok(view) => format!(
+            "<span class=\"{}\">{}</span>",
+            outcome_class(&view),
+            esc(&outcome(&view))
+        ),
+        Err(e) => format!("<span class=\"down\">{}</span>", esc(&e.to_string())),
+    }
+}
+
 /// What the comparison found, in a few words (the list's outcome column).
 pub(crate) fn outcome(view: &StoredComparison) -> String {
     let primary = primary(view);

@@ -1,10 +1,13 @@
 //! The front page: stored runs, newest first, with a filter form (a plain GET form, so
-//! it works without JavaScript and every filtered view has its own URL).
+//! it works without JavaScript and every filtered view has its own URL). A comparison's
+//! executions are one row with its outcome.
 
+use super::comparison::outcome_cell;
+use super::stored::{comparisons, Comparison};
 use super::{given, status};
 use crate::markup::{answer_list, esc, link, page, query, url_encode, when, HtmlTable};
 use crate::state::PageError;
-use dyno_store::{RunFilter, Store};
+use dyno_store::{RunFilter, RunId, RunSummary, Store};
 use serde::Deserialize;
 
 /// How many runs the page lists unless `limit` says otherwise.
@@ -48,7 +51,21 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
         ],
     )
     .secondary(&["Samples"]);
+    // A comparison's executions are one row: the row of its newest run listed, with the
+    // comparison's outcome; its other runs are left out of the list.
+    let comparisons = comparisons(store)?;
+    let of_comparison = |id: RunId| comparisons.iter().find(|c| c.runs.contains(&id));
+    let mut grouped = std::collections::BTreeSet::new();
+    let mut rows = 0;
     for r in &runs {
+        if let Some(c) = of_comparison(r.id).filter(|_| r.command == "compare") {
+            if grouped.insert(c.id.clone()) {
+                table.row(comparison_row(store, c, r, &runs));
+                rows += 1;
+            }
+            continue;
+        }
+        rows += 1;
         table.row(vec![
             link(&format!("/runs/{}", r.id), &r.id.to_string()),
             link(
@@ -81,10 +98,17 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
     commands.dedup();
     let mut body = filter_form(q, limit, &commands);
     body.push_str(&format!(
-        "<p class=\"hint\">{} run{} in {}{}.</p>\n",
+        "<p class=\"hint\">{} run{} in {}{}{}.</p>\n",
         runs.len(),
         if runs.len() == 1 { "" } else { "s" },
         esc(&store.path().display().to_string()),
+        match grouped.len() {
+            0 => String::new(),
+            n => format!(
+                " ({rows} rows: the executions of {n} comparison{} in one row each)",
+                if n == 1 { "" } else { "s" }
+            ),
+        },
         if runs.len() == limit {
             format!(" (the newest {limit}; raise the limit to see more)")
         } else {
@@ -100,6 +124,45 @@ pub(crate) fn render(store: &Store, q: &RunsQuery) -> Result<String, PageError> 
         body.push_str(&answer_list(&table.render()));
     }
     Ok(page("Runs", "/", &body))
+}
+
+/// The one row of comparison `c` (`newest` its newest run in the list): its runs, a link
+/// to its page with its subjects, and its outcome as `dyno compare report` judges it.
+fn comparison_row(
+    store: &Store,
+    c: &Comparison,
+    newest: &RunSummary,
+    listed: &[RunSummary],
+) -> Vec<String> {
+    let (first, last) = (c.first(), c.last());
+    let outcome = outcome_cell(store, c);
+    let samples: u64 = listed
+        .iter()
+        .filter(|r| c.runs.contains(&r.id))
+        .map(|r| r.samples)
+        .sum();
+    vec![
+        format!(
+            "{}..{}",
+            link(&format!("/runs/{first}"), &first.to_string()),
+            link(&format!("/runs/{last}"), &last.to_string())
+        ),
+        link(
+            &format!("/{}", query(&[("command", Some(&newest.command))])),
+            &newest.command,
+        ),
+        link(
+            &c.href(),
+            &format!("comparison {}: {}", c.id, c.subjects.join(" vs ")),
+        ),
+        link(
+            &format!("/{}", query(&[("host", Some(&newest.hostname))])),
+            &newest.hostname,
+        ),
+        when(c.started_at),
+        outcome,
+        samples.to_string(),
+    ]
 }
 
 fn filter_form(q: &RunsQuery, limit: usize, commands: &[String]) -> String {

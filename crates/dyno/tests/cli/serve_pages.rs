@@ -319,3 +319,39 @@ fn p_values_read_in_thousandths_on_the_comparison_and_history_pages() {
         "{table}"
     );
 }
+
+#[test]
+fn the_runs_list_shows_a_comparison_as_one_row_with_its_outcome() {
+    let _slot = heavy();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, served) = every_kind(dir.path());
+    let (status, page) = served.get("/");
+    assert_eq!(status, 200, "{page}");
+    let rows: Vec<&str> = page.split("<tr").skip(1).collect();
+    let row_of = |id: &str| -> Vec<&str> {
+        rows.iter()
+            .copied()
+            .filter(|r| r.contains(&format!("comparison {id}: v1 vs v2")))
+            .collect()
+    };
+    // Each comparison of 24 executions is one row, with what it found.
+    let after = row_of("cmp-after");
+    assert_eq!(after.len(), 1, "{page}");
+    assert!(after[0].contains("1 regression"), "{}", after[0]);
+    let before = row_of("cmp-before");
+    assert_eq!(before.len(), 1, "{page}");
+    assert!(before[0].contains("no significant change"), "{}", before[0]);
+    let compare_rows = rows.iter().filter(|r| r.contains(">compare</a>")).count();
+    assert_eq!(compare_rows, 2, "{page}");
+    // The other kinds keep one row per run, and the count says what was grouped.
+    let store = Store::open_read_only(&db).unwrap();
+    let all = store.list_runs(&RunFilter::default()).unwrap();
+    let others = all.iter().filter(|r| r.command != "compare").count();
+    assert!(
+        page.contains(&format!(
+            "({} rows: the executions of 2 comparisons in one row each)",
+            others + 2
+        )),
+        "{page}"
+    );
+}
