@@ -2,32 +2,13 @@
 //! load to a target nothing listens on, a listener on a port another process holds.
 //! Those are runtime failures (exit 3), named, not usage errors (2).
 
-use crate::harness::{dyno_process, free_udp, write};
+use crate::harness::{dyno_process, free_udp, node_genesis, write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 /// A one-validator genesis of a few accounts in `dir`.
 fn genesis(dir: &Path) -> PathBuf {
-    let p = dir.join("genesis.toml");
-    let out = dyno_process()
-        .args([
-            "node",
-            "genesis",
-            "--validators",
-            "n1=1",
-            "--accounts",
-            "8",
-            "--out",
-        ])
-        .arg(&p)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    p
+    node_genesis(dir, "n1=1", &["--accounts", "8"])
 }
 
 /// Runs `dyno` with `args` and returns its exit code and stderr.

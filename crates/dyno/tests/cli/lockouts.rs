@@ -4,7 +4,7 @@
 //! peer's hello. No assertion depends on the machine's speed: the bounds are generous and
 //! the flood keeps going for as long as the test waits.
 
-use crate::harness::{dyno_process, events, free_tcp, write, Reaped};
+use crate::harness::{dyno_process, events, free_tcp, node_genesis, write, Reaped};
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -60,24 +60,8 @@ impl Drop for IdleFlood {
 
 /// A one- or two-validator genesis in `dir`, slot 0 a few seconds away.
 fn genesis(dir: &Path, validators: &str) {
-    let out = dyno_process()
-        .args([
-            "node",
-            "genesis",
-            "--validators",
-            validators,
-            "--accounts",
-            "8",
-        ])
-        .args(["--slot-ms", "500", "--start-in", "2", "--out"])
-        .arg(dir.join("genesis.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let flags = ["--accounts", "8", "--slot-ms", "500", "--start-in", "2"];
+    node_genesis(dir, validators, &flags);
 }
 
 fn node(dir: &Path, cfg: &Path, seconds: &str) -> Reaped {
