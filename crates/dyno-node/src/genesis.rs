@@ -330,7 +330,8 @@ impl GenesisFile {
             "genesis_time_ms" => ("--start-in", String::new()),
             "network" => ("--network", self.network.clone()),
             "seed" => ("--seed", self.seed.to_string()),
-            _ => ("--validators", String::new()),
+            // A validator's entry: the key says which one.
+            _ => ("--validators", format!("(key `{key}`)")),
         };
         let flag = if value.is_empty() {
             flag.to_string()
