@@ -115,6 +115,12 @@ struct RawFile {
     #[serde(default)]
     max_minutes: Option<Spanned<f64>>,
     #[serde(default)]
+    schedule: Option<Spanned<String>>,
+    #[serde(default)]
+    windows_per_start: Option<Spanned<i64>>,
+    #[serde(default)]
+    max_disturbance: Option<Spanned<toml::Value>>,
+    #[serde(default)]
     subject: Vec<Spanned<RawSubject>>,
     #[serde(default)]
     workload: Vec<Spanned<RawWorkload>>,
@@ -244,6 +250,7 @@ impl ComparisonFile {
         }
         crate::cluster_subject::check_comparison(&subjects, &workloads)
             .map_err(|(k, why)| cx.invalid(0..0, k, why))?;
+        let rounds_run = cx.rounds_run(&raw, &subjects)?;
         Ok(ComparisonFile {
             rounds: settings.rounds,
             noise_band: settings.noise_band,
@@ -254,6 +261,9 @@ impl ComparisonFile {
             test: settings.test,
             primary,
             sequential,
+            schedule: rounds_run.schedule,
+            windows_per_start: rounds_run.windows_per_start,
+            max_disturbance: rounds_run.max_disturbance,
             subjects,
             workloads,
         })
@@ -287,6 +297,13 @@ impl ComparisonFile {
 struct Cx<'a> {
     path: &'a Path,
     text: &'a str,
+}
+
+/// How the rounds run their subjects, checked.
+struct RoundsRun {
+    schedule: crate::spec::Schedule,
+    windows_per_start: u32,
+    max_disturbance: Option<f64>,
 }
 
 /// The comparison-wide settings, checked.
@@ -383,6 +400,44 @@ impl Cx<'_> {
             grace_s: grace,
             on_failure,
             test,
+        })
+    }
+
+    /// `schedule`, `windows_per_start` and `max_disturbance` (default: off), against the
+    /// subjects.
+    fn rounds_run(
+        &self,
+        raw: &RawFile,
+        subjects: &[SubjectSpec],
+    ) -> Result<RoundsRun, ConfigError> {
+        let span_of = |k: &str| match k {
+            "schedule" => raw.schedule.as_ref().map(|v| v.span()),
+            "windows_per_start" => raw.windows_per_start.as_ref().map(|v| v.span()),
+            _ => None,
+        };
+        let schedule = match &raw.schedule {
+            None => crate::spec::Schedule::Interleaved,
+            Some(v) => schedule::parse_schedule(v.get_ref())
+                .map_err(|why| self.invalid(v.span(), "schedule".into(), why))?,
+        };
+        let windows_per_start = match &raw.windows_per_start {
+            None => 1,
+            Some(v) => schedule::check_windows_per_start(*v.get_ref())
+                .map_err(|why| self.invalid(v.span(), "windows_per_start".into(), why))?,
+        };
+        let max_disturbance = match &raw.max_disturbance {
+            // Off unless asked for: on a shared machine every execution would be run
+            // again, and a comparison's length would depend on its neighbours.
+            None => None,
+            Some(v) => schedule::parse_max_disturbance(v.get_ref())
+                .map_err(|why| self.invalid(v.span(), "max_disturbance".into(), why))?,
+        };
+        schedule::check_subjects(schedule, windows_per_start, subjects)
+            .map_err(|(k, why)| self.invalid(span_of(&k).unwrap_or(0..0), k, why))?;
+        Ok(RoundsRun {
+            schedule,
+            windows_per_start,
+            max_disturbance,
         })
     }
 
@@ -556,7 +611,7 @@ impl Cx<'_> {
             }
         }
         if let Some(url) = &s.metrics.prometheus {
-            if let Err(why) = crate::prometheus::Endpoint::parse(url) {
+            if let Err(why) = crate::prometheus::Endpoint::parse(&crate::slot::stand_in(url)) {
                 return Err(self.invalid(span, key("metrics.prometheus"), why.to_string()));
             }
         }
@@ -572,7 +627,7 @@ impl Cx<'_> {
                 self.invalid(span.clone(), key(&k), why)
             })?),
         };
-        Ok(SubjectSpec {
+        let subject = SubjectSpec {
             name: s.name.clone(),
             command,
             git,
@@ -583,7 +638,10 @@ impl Cx<'_> {
             addresses: s.addresses.clone(),
             cluster: None,
             cpus,
-        })
+        };
+        crate::slot::check_subject(&subject)
+            .map_err(|(k, why)| self.invalid(span, key(&k), why))?;
+        Ok(subject)
     }
 
     /// A process subject's command, or the git revision it is built from (resolved to a
@@ -666,6 +724,12 @@ impl Cx<'_> {
                     return refuse(
                         "load.command",
                         &format!("`{{{name}}}` is not a placeholder of subject `{subject}` (give it `addresses = {{ {name} = \"...\" }}`)"),
+                    );
+                }
+                if let Err((subject, name)) = crate::slot::check_load(&spec, subjects) {
+                    return refuse(
+                        "load.command",
+                        &format!("`{{port:{name}}}` is no port of subject `{subject}`: name it in that subject's `command` or `env`, where the node is told it"),
                     );
                 }
                 Some(spec)
@@ -796,6 +860,7 @@ fn check_declarations(
     })
 }
 
+pub mod schedule;
 #[cfg(test)]
 mod tests;
 mod work;

@@ -13,7 +13,7 @@ impl Event<'_> {
         let file = file.display();
         match self {
             Event::BusyCpus(busy) => vec![format!(
-                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; interleaving keeps the comparison fair, but expect wider intervals",
+                "warning: the CPUs are {:.0}% busy before the start: absolute numbers will be noisy; each round pairs the subjects, which keeps the comparison fair, but expect wider intervals",
                 busy * 100.0
             )],
             Event::Continuing { id, done, planned } => vec![format!(

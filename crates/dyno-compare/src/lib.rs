@@ -76,6 +76,7 @@ pub mod resume;
 pub mod runner;
 pub mod sampler;
 pub mod session;
+pub mod slot;
 pub mod spec;
 
 pub use cluster_subject::ClusterSubject;

@@ -301,40 +301,51 @@ impl LoadSpec {
     fn substitute(
         &self,
         text: &str,
-        subject: &crate::spec::SubjectSpec,
+        addresses: &BTreeMap<String, String>,
         w: &crate::spec::WorkloadSpec,
     ) -> String {
         let mut out = crate::spec::substitute(text, w).replace(
             "{load_s}",
             &(w.warmup_s + w.measure_s + LOAD_MARGIN_S).to_string(),
         );
-        for (k, v) in &subject.addresses {
+        for (k, v) in addresses {
             out = out.replace(&format!("{{{k}}}"), v);
         }
         out
     }
 
-    /// The load's command line against `subject` under `w`, placeholders replaced.
+    /// The load's command line against `subject` under `w`, placeholders replaced (a
+    /// slot's ports and directory not yet: see [`crate::slot`]).
     pub fn command_for(
         &self,
         subject: &crate::spec::SubjectSpec,
         w: &crate::spec::WorkloadSpec,
     ) -> Vec<String> {
+        self.command_with(&subject.addresses, w)
+    }
+
+    /// The load's command line against a subject at `addresses` under `w`.
+    pub fn command_with(
+        &self,
+        addresses: &BTreeMap<String, String>,
+        w: &crate::spec::WorkloadSpec,
+    ) -> Vec<String> {
         self.command
             .iter()
-            .map(|a| self.substitute(a, subject, w))
+            .map(|a| self.substitute(a, addresses, w))
             .collect()
     }
 
-    /// The load's extra environment, placeholders replaced.
-    pub fn env_for(
+    /// The load's extra environment against a subject at `addresses` under `w`,
+    /// placeholders replaced.
+    pub fn env_with(
         &self,
-        subject: &crate::spec::SubjectSpec,
+        addresses: &BTreeMap<String, String>,
         w: &crate::spec::WorkloadSpec,
     ) -> BTreeMap<String, String> {
         self.env
             .iter()
-            .map(|(k, v)| (k.clone(), self.substitute(v, subject, w)))
+            .map(|(k, v)| (k.clone(), self.substitute(v, addresses, w)))
             .collect()
     }
 }

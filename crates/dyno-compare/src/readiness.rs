@@ -50,12 +50,15 @@ impl RawReady {
     /// Checks the declaration; errors are `(key under ready, message)`.
     pub(crate) fn validate(&self) -> Result<ReadySpec, (String, String)> {
         let probe = match (&self.tcp, &self.http, &self.log) {
+            // A slot's `{port:NAME}` is known only when it runs: checked with a stand-in.
             (Some(a), None, None) => {
-                Probe::tcp(a).map_err(|why| ("tcp".to_string(), why.to_string()))?;
+                Probe::tcp(&crate::slot::stand_in(a))
+                    .map_err(|why| ("tcp".to_string(), why.to_string()))?;
                 ProbeSpec::Tcp(a.clone())
             }
             (None, Some(u), None) => {
-                Probe::http(u).map_err(|why| ("http".to_string(), why.to_string()))?;
+                Probe::http(&crate::slot::stand_in(u))
+                    .map_err(|why| ("http".to_string(), why.to_string()))?;
                 ProbeSpec::Http(u.clone())
             }
             (None, None, Some(re)) => {
@@ -84,15 +87,19 @@ impl ReadySpec {
     /// The probe to run (validated when the file was read, so it cannot fail here but
     /// for a regex or URL edited in a stored run).
     pub fn readiness(&self) -> Result<Readiness, dyno_proc::ProbeError> {
+        let (probe, timeout) = self.probe_and_timeout()?;
+        Ok(Readiness::new(probe, timeout))
+    }
+
+    /// The probe and how long it may take, for a caller that looks at several nodes in
+    /// turn.
+    pub fn probe_and_timeout(&self) -> Result<(Probe, Duration), dyno_proc::ProbeError> {
         let probe = match &self.probe {
             ProbeSpec::Tcp(a) => Probe::tcp(a)?,
             ProbeSpec::Http(u) => Probe::http(u)?,
             ProbeSpec::Log(re) => Probe::output_line(re)?,
         };
-        Ok(Readiness::new(
-            probe,
-            Duration::from_secs_f64(self.timeout_s),
-        ))
+        Ok((probe, Duration::from_secs_f64(self.timeout_s)))
     }
 }
 

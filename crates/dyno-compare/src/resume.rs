@@ -32,6 +32,9 @@ pub fn new_meta(cfg: &ComparisonFile) -> ComparisonMeta {
             .filter_map(|w| Some((w.name.clone(), w.work.clone()?)))
             .collect(),
         sequential: cfg.sequential,
+        schedule: cfg.schedule,
+        windows_per_start: cfg.windows_per_start,
+        max_disturbance: cfg.max_disturbance,
         commits: cfg
             .subjects
             .iter()
@@ -89,7 +92,7 @@ pub fn done_slots(loaded: &Loaded) -> std::collections::HashSet<Slot> {
     loaded
         .executions
         .iter()
-        .filter(|e| e.outcome != dyno_exec::Outcome::Interrupted)
+        .filter(|e| e.outcome.counts())
         .filter_map(|e| {
             Some(Slot {
                 round: e.round,

@@ -1,10 +1,37 @@
-//! Rounds: every subject once per workload per round, the subjects of each workload in an
-//! order shuffled afresh every round, so slow drifts of the machine (thermal state,
-//! colleagues' builds) fall on all subjects alike instead of on whichever runs last.
+//! Rounds: every subject once per workload per round. Interleaved (the default), the
+//! subjects of each workload run one at a time in an order shuffled afresh every round,
+//! so slow drifts of the machine (thermal state, colleagues' builds) fall on all subjects
+//! alike instead of on whichever runs last. Side by side (`schedule = "side_by_side"`),
+//! every subject of a round starts together under its own copy of the workload and their
+//! windows open and close at the same instant, so whatever drifts or disturbs the
+//! machine during a window falls on both, and the round's ratio compares two windows of
+//! the same wall-clock time.
+//!
+//! A round is one **start** of each node; with `windows_per_start = K` a start measures
+//! K consecutive windows before its nodes stop (the judge averages them: a start is the
+//! unit). Side by side:
+//!
+//! - **CPU sets cross over**: with `cpus`, in round `r` subject `i` runs on the CPUs of
+//!   subject `(i + r) mod n`, so no release keeps a faster core; each execution records
+//!   the CPUs it ran on.
+//! - **Start order rotates**: the subject spawned first is `(r + r / n) mod n`, a cycle
+//!   offset from the CPU sets' so the two are never confounded (with two subjects, the
+//!   four combinations every four rounds); the noise report says what each explained.
+//! - **A failure fails the round**: the others' executions of that start ran beside a
+//!   node that died (less contention, a window cut short) and are not comparable alone,
+//!   so they are recorded as failed too ("not comparable alone"), the round is left out
+//!   of the pairs, and `on_failure` counts the failure against the subject that failed
+//!   (not its partners). A round that failed is not run again, as interleaved.
+//!
+//! Interleaved executions whose window the rest of the machine disturbed (other work
+//! above `max_disturbance`) are kept, marked [`Outcome::Disturbed`] (left out of the
+//! judgement), and run again, at most [`DISTURBED_RERUNS`] times; the last is then kept
+//! and warned about. Side by side, a disturbance falls on both subjects of the window
+//! and is recorded, not run again.
 
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
-use crate::spec::{ComparisonFile, OnFailure, SubjectSpec, WorkloadSpec};
+use crate::spec::{ComparisonFile, OnFailure, Schedule, SubjectSpec, WorkloadSpec};
 pub use dyno_judge::precision::Stop;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -23,8 +50,9 @@ pub struct Slot {
     pub subject: usize,
 }
 
-/// The order of all executions: round by round, workload by workload, subjects shuffled
-/// with a generator seeded by `seed` (the same file and seed give the same order).
+/// The order of all executions of an interleaved comparison: round by round, workload by
+/// workload, subjects shuffled with a generator seeded by `seed` (the same file and seed
+/// give the same order).
 pub fn schedule(rounds: u32, subjects: usize, workloads: usize, seed: u64) -> Vec<Slot> {
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut out = Vec::with_capacity(rounds as usize * subjects * workloads);
@@ -41,6 +69,71 @@ pub fn schedule(rounds: u32, subjects: usize, workloads: usize, seed: u64) -> Ve
     }
     out
 }
+
+/// One start: the nodes a round starts together under one workload (one alone when
+/// interleaved), in the order they are spawned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    /// Zero-based round.
+    pub round: u32,
+    /// Index into the workloads.
+    pub workload: usize,
+    /// Indices into the subjects, in spawn order.
+    pub subjects: Vec<usize>,
+}
+
+impl Start {
+    /// The slots this start fills.
+    pub fn slots(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.subjects.iter().map(|&subject| Slot {
+            round: self.round,
+            workload: self.workload,
+            subject,
+        })
+    }
+}
+
+/// The starts of a comparison in the order they run: interleaved, one per slot of
+/// [`schedule`]; side by side, one per round and workload with every subject, the first
+/// spawned rotating as the module docs say.
+pub fn starts(cfg: &ComparisonFile) -> Vec<Start> {
+    let n = cfg.subjects.len();
+    match cfg.schedule {
+        Schedule::Interleaved => schedule(cfg.rounds, n, cfg.workloads.len(), cfg.seed)
+            .into_iter()
+            .map(|s| Start {
+                round: s.round,
+                workload: s.workload,
+                subjects: vec![s.subject],
+            })
+            .collect(),
+        Schedule::SideBySide => (0..cfg.rounds)
+            .flat_map(|round| {
+                let r = round as usize;
+                let first = (r + r / n.max(1)) % n.max(1);
+                (0..cfg.workloads.len()).map(move |workload| Start {
+                    round,
+                    workload,
+                    subjects: (0..n).map(|i| (first + i) % n).collect(),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The CPUs subject `subject` runs on in `round`: its own interleaved; side by side, the
+/// crossover's (subject `i` takes the set of subject `(i + round) mod n`).
+pub fn cpus_in_round(cfg: &ComparisonFile, subject: usize, round: u32) -> Option<Vec<usize>> {
+    let n = cfg.subjects.len();
+    match cfg.schedule {
+        Schedule::Interleaved => cfg.subjects[subject].cpus.clone(),
+        Schedule::SideBySide => cfg.subjects[(subject + round as usize) % n].cpus.clone(),
+    }
+}
+
+/// Times an interleaved execution disturbed by other work is run again before the last
+/// one is kept (with a warning).
+pub const DISTURBED_RERUNS: usize = 2;
 
 /// Consecutive failures of one subject after which the comparison stops.
 pub const FAILURES_IN_A_ROW: usize = 2;
@@ -73,12 +166,13 @@ pub enum Ending {
 pub enum Step<'a> {
     /// Round `round` is about to start (its first execution still to do).
     Round(u32),
-    /// An execution ended: its index in the plan, its slot and what it recorded.
-    Executed(usize, &'a Slot, &'a Execution),
+    /// A start ended: its index in the plan, the start and what each of its executions
+    /// recorded (subject by subject in spawn order, window by window).
+    Ran(usize, &'a Start, &'a [Execution]),
 }
 
-/// Runs the planned executions, handing each to `record` as soon as it ends (so the caller
-/// stores it before the next starts). `record` errors stop the rounds.
+/// Runs the planned executions, handing each to `record` as soon as its start ends (so
+/// the caller stores it before the next starts). `record` errors stop the rounds.
 pub fn run_rounds<E>(
     cfg: &ComparisonFile,
     executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
@@ -88,9 +182,10 @@ pub fn run_rounds<E>(
     run_remaining_rounds(cfg, executor, stop, &HashSet::new(), record)
 }
 
-/// As [`run_rounds`], skipping the slots in `done` (the executions an interrupted run of
-/// the same comparison already stored): the plan is the same for the same file and seed,
-/// so the comparison continues where it stopped.
+/// As [`run_rounds`], skipping the starts whose slots are all in `done` (the executions
+/// an interrupted run of the same comparison already stored): the plan is the same for
+/// the same file and seed, so the comparison continues where it stopped. `record` gets
+/// the index of the execution's start in the plan.
 pub fn run_remaining_rounds<E>(
     cfg: &ComparisonFile,
     executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
@@ -99,16 +194,28 @@ pub fn run_remaining_rounds<E>(
     mut record: impl FnMut(usize, &Slot, &Execution) -> Result<(), E>,
 ) -> Result<Ending, E> {
     run_plan(cfg, executor, stop, done, |step| {
-        if let Step::Executed(i, slot, exec) = step {
-            record(i, slot, exec)?;
+        if let Step::Ran(i, start, execs) = step {
+            for e in execs {
+                let slot = Slot {
+                    round: start.round,
+                    workload: start.workload,
+                    subject: cfg
+                        .subjects
+                        .iter()
+                        .position(|s| s.name == e.subject)
+                        .unwrap_or(0),
+                };
+                record(i, &slot, e)?;
+            }
         }
         Ok(None)
     })
 }
 
 /// As [`run_remaining_rounds`], telling `on` of every round before it starts and every
-/// execution as it ends; `on` returning an ending stops the rounds there (a precision
-/// reached, a comparison refused), an error stops them with the error.
+/// start as it ends (each try of a disturbed one too); `on` returning an ending stops the
+/// rounds there (a precision reached, a comparison refused), an error stops them with
+/// the error.
 pub fn run_plan<E>(
     cfg: &ComparisonFile,
     executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
@@ -116,53 +223,182 @@ pub fn run_plan<E>(
     done: &HashSet<Slot>,
     mut on: impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
 ) -> Result<Ending, E> {
-    let plan = schedule(
-        cfg.rounds,
-        cfg.subjects.len(),
-        cfg.workloads.len(),
-        cfg.seed,
-    );
+    let plan = starts(cfg);
     let mut failures = vec![0usize; cfg.subjects.len()];
     let mut announced = None;
-    for (i, slot) in plan.iter().enumerate() {
-        if done.contains(slot) {
+    for (i, start) in plan.iter().enumerate() {
+        if start.slots().all(|s| done.contains(&s)) {
             continue;
         }
         if stop.load(Ordering::SeqCst) {
             return Ok(Ending::Interrupted);
         }
-        if announced != Some(slot.round) {
-            announced = Some(slot.round);
-            if let Some(ending) = on(Step::Round(slot.round))? {
+        if announced != Some(start.round) {
+            announced = Some(start.round);
+            if let Some(ending) = on(Step::Round(start.round))? {
                 return Ok(ending);
             }
         }
-        let subject = &cfg.subjects[slot.subject];
-        let exec = executor.execute(subject, &cfg.workloads[slot.workload], slot.round, stop);
-        if let Some(ending) = on(Step::Executed(i, slot, &exec))? {
-            return Ok(ending);
-        }
-        match &exec.outcome {
-            Outcome::Complete => failures[slot.subject] = 0,
-            Outcome::Interrupted => return Ok(Ending::Interrupted),
-            Outcome::Failed { reason, .. } => {
-                failures[slot.subject] += 1;
-                let give_up = match cfg.on_failure {
-                    OnFailure::GiveUp => failures[slot.subject] >= FAILURES_IN_A_ROW,
-                    OnFailure::Stop => true,
-                    OnFailure::Continue => false,
-                };
-                if give_up {
-                    return Ok(Ending::GaveUp {
-                        subject: subject.name.clone(),
-                        in_a_row: failures[slot.subject],
-                        reason: reason.clone(),
-                    });
-                }
+        let mut tries = 0;
+        let (execs, failed) = loop {
+            let (mut execs, failed) = run_start(cfg, executor, start, stop);
+            let rerun = mark_disturbed(cfg, &mut execs, tries);
+            if let Some(ending) = on(Step::Ran(i, start, &execs))? {
+                return Ok(ending);
             }
+            if !rerun || stop.load(Ordering::SeqCst) {
+                break (execs, failed);
+            }
+            tries += 1;
+        };
+        if execs.iter().any(|e| e.outcome == Outcome::Interrupted) {
+            return Ok(Ending::Interrupted);
+        }
+        if let Some(ending) = count_failures(cfg, start, &failed, &mut failures) {
+            return Ok(ending);
         }
     }
     Ok(Ending::Finished)
+}
+
+/// Runs one start with its subjects' CPU sets for the round, and settles what a failure
+/// means for the others (module docs): the executions, and the subjects that failed on
+/// their own with their reasons. An executor that hands back fewer executions than the
+/// start asks for fails them all.
+fn run_start(
+    cfg: &ComparisonFile,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
+    start: &Start,
+    stop: &AtomicBool,
+) -> (Vec<Execution>, Vec<(String, String)>) {
+    let subjects: Vec<SubjectSpec> = start
+        .subjects
+        .iter()
+        .map(|&i| SubjectSpec {
+            cpus: cpus_in_round(cfg, i, start.round),
+            ..cfg.subjects[i].clone()
+        })
+        .collect();
+    let refs: Vec<&SubjectSpec> = subjects.iter().collect();
+    let workload = &cfg.workloads[start.workload];
+    let windows = cfg.windows_per_start;
+    let mut execs = executor.execute_together(&refs, workload, start.round, windows, stop);
+    if execs.len() != subjects.len() * windows as usize {
+        execs = refused_start(&subjects, workload, start.round, windows);
+    }
+    let mut failed: Vec<(String, String)> = Vec::new();
+    for e in &execs {
+        if let Outcome::Failed { reason, .. } = &e.outcome {
+            if !failed.iter().any(|(s, _)| *s == e.subject) {
+                failed.push((e.subject.clone(), reason.clone()));
+            }
+        }
+    }
+    if !failed.is_empty() {
+        let names: Vec<String> = failed.iter().map(|(n, _)| format!("`{n}`")).collect();
+        let reason = format!(
+            "not comparable alone: {} failed beside it in this round",
+            names.join(", ")
+        );
+        for e in execs.iter_mut() {
+            if matches!(e.outcome, Outcome::Complete | Outcome::Disturbed { .. }) {
+                e.outcome = Outcome::failed(reason.clone());
+                e.series.clear();
+            }
+        }
+    }
+    (execs, failed)
+}
+
+/// The executions of a start an executor could not run (it runs one subject and one
+/// window per start).
+fn refused_start(
+    subjects: &[SubjectSpec],
+    workload: &WorkloadSpec,
+    round: u32,
+    windows: u32,
+) -> Vec<Execution> {
+    subjects
+        .iter()
+        .flat_map(|s| {
+            (0..windows).map(move |w| {
+                let mut e = Execution::starting(&s.name, &workload.name, round, Vec::new());
+                e.window = w;
+                e.outcome = Outcome::failed(
+                    "this executor runs one subject with one window per start".into(),
+                );
+                e
+            })
+        })
+        .collect()
+}
+
+/// Interleaved, with a `max_disturbance`: marks the start's complete executions
+/// disturbed when any window's other work exceeded it, and says whether to run the start
+/// again; after `tries` re-runs at [`DISTURBED_RERUNS`] they are kept, with a warning.
+fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -> bool {
+    let (Schedule::Interleaved, Some(limit)) = (cfg.schedule, cfg.max_disturbance) else {
+        return false;
+    };
+    let worst = execs
+        .iter()
+        .filter(|e| e.outcome == Outcome::Complete)
+        .filter_map(|e| e.disturbance.as_ref())
+        .filter(|d| d.other_cpu_percent > limit)
+        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
+        .cloned();
+    let Some(worst) = worst else {
+        return false;
+    };
+    let rerun = tries < DISTURBED_RERUNS;
+    for e in execs.iter_mut().filter(|e| e.outcome == Outcome::Complete) {
+        let what = format!(
+            "other work used {} during the window, above max_disturbance ({limit:.0}% of a core)",
+            worst.sentence()
+        );
+        if rerun {
+            e.outcome = Outcome::Disturbed { reason: what };
+        } else {
+            e.warnings.push(format!(
+                "{what}: kept after {tries} runs again were disturbed too (a busy machine: side by side cancels what it does)"
+            ));
+        }
+    }
+    rerun
+}
+
+/// Counts the start's failures (`failed`: subject and reason) against the subjects that
+/// failed on their own, not their partners, whose streaks stand; an ending when one
+/// failed as often in a row as `on_failure` allows.
+fn count_failures(
+    cfg: &ComparisonFile,
+    start: &Start,
+    failed: &[(String, String)],
+    failures: &mut [usize],
+) -> Option<Ending> {
+    for &si in &start.subjects {
+        let subject = &cfg.subjects[si];
+        let Some((_, reason)) = failed.iter().find(|(s, _)| *s == subject.name) else {
+            if failed.is_empty() {
+                failures[si] = 0;
+            }
+            continue;
+        };
+        failures[si] += 1;
+        let give_up = match cfg.on_failure {
+            OnFailure::GiveUp => failures[si] >= FAILURES_IN_A_ROW,
+            OnFailure::Stop => true,
+            OnFailure::Continue => false,
+        };
+        if give_up {
+            return Some(Ending::GaveUp {
+                subject: subject.name.clone(),
+                in_a_row: failures[si],
+                reason: reason.clone(),
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -237,6 +473,136 @@ mod tests {
         let (e, ran) = run(&cfg, &done);
         assert_eq!(e, Ending::Finished);
         assert_eq!(ran, plan[4..].to_vec());
+    }
+
+    /// Two `sh` subjects side by side (`extra` at the top of the file, `a_extra` and
+    /// `b_extra` in each subject).
+    fn side_by_side(extra: &str, a_extra: &str, b_extra: &str) -> ComparisonFile {
+        let text = format!(
+            "rounds = 4\n{extra}\n[[subject]]\nname = \"a\"\ncommand = [\"sh\"]\n{a_extra}\n[[subject]]\nname = \"b\"\ncommand = [\"sh\"]\n{b_extra}\n[[workload]]\nname = \"w\"\nrate = 1\nwarmup_s = 1\nmeasure_s = 10\n"
+        );
+        ComparisonFile::parse(&text, std::path::Path::new("t.toml")).unwrap()
+    }
+
+    fn all_executions(cfg: &ComparisonFile, ex: &mut crate::SyntheticExecutor) -> Vec<Execution> {
+        let mut execs = Vec::new();
+        let ending = run_rounds(cfg, ex, &AtomicBool::new(false), |_, _, e| {
+            execs.push(e.clone());
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert_eq!(ending, Ending::Finished);
+        execs
+    }
+
+    #[test]
+    fn side_by_side_every_round_starts_both_and_their_windows_are_the_same_seconds() {
+        let cfg = side_by_side("schedule = \"side_by_side\"", "", "");
+        let plan = starts(&cfg);
+        assert_eq!(plan.len(), 4, "one start per round");
+        let first: Vec<usize> = plan.iter().map(|s| s.subjects[0]).collect();
+        assert_eq!(first, [0, 1, 1, 0], "the first spawned rotates");
+        assert!(plan.iter().all(|s| s.subjects.len() == 2));
+        let execs = all_executions(&cfg, &mut crate::SyntheticExecutor::new(1));
+        assert_eq!(execs.len(), 8);
+        for pair in execs.chunks(2) {
+            assert_eq!(pair[0].round, pair[1].round);
+            assert_ne!(pair[0].subject, pair[1].subject);
+            assert!(pair[0].window_at.is_some());
+            assert_eq!(pair[0].window_at, pair[1].window_at, "{pair:?}");
+        }
+        assert_ne!(execs[0].window_at, execs[2].window_at);
+        // Interleaved, the same file runs one subject at a time: no two windows shared.
+        let interleaved = side_by_side("", "", "");
+        let execs = all_executions(&interleaved, &mut crate::SyntheticExecutor::new(1));
+        let windows: HashSet<String> = execs.iter().map(|e| format!("{:?}", e.window_at)).collect();
+        assert_eq!(windows.len(), 8);
+    }
+
+    #[test]
+    fn side_by_side_the_cpu_sets_cross_over_every_round() {
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"",
+            "cpus = \"0\"",
+            "cpus = \"1\"",
+        );
+        let execs = all_executions(&cfg, &mut crate::SyntheticExecutor::new(1));
+        let of = |subject: &str| -> Vec<Vec<usize>> {
+            execs
+                .iter()
+                .filter(|e| e.subject == subject)
+                .map(|e| e.placement.cpus.clone().unwrap())
+                .collect()
+        };
+        assert_eq!(of("a"), [vec![0], vec![1], vec![0], vec![1]]);
+        assert_eq!(of("b"), [vec![1], vec![0], vec![1], vec![0]]);
+        // Interleaved, each keeps its own.
+        let own = side_by_side("", "cpus = \"0\"", "cpus = \"1\"");
+        let execs = all_executions(&own, &mut crate::SyntheticExecutor::new(1));
+        assert!(execs
+            .iter()
+            .all(|e| e.placement.cpus == Some(vec![usize::from(e.subject == "b")])));
+    }
+
+    #[test]
+    fn side_by_side_a_failure_fails_the_round_for_both_and_counts_against_the_one_that_failed() {
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"\non_failure = \"give_up\"",
+            "",
+            "",
+        );
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.failing.push("b".into());
+        let mut execs = Vec::new();
+        let ending = run_rounds(&cfg, &mut ex, &AtomicBool::new(false), |_, _, e| {
+            execs.push(e.clone());
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        assert!(
+            matches!(ending, Ending::GaveUp { ref subject, in_a_row: 2, .. } if subject == "b"),
+            "{ending:?}"
+        );
+        assert_eq!(execs.len(), 4);
+        let a: Vec<&Execution> = execs.iter().filter(|e| e.subject == "a").collect();
+        assert!(a.iter().all(|e| matches!(&e.outcome, Outcome::Failed { reason, .. } if reason.contains("`b` failed beside it"))), "{a:?}");
+    }
+
+    #[test]
+    fn an_interleaved_execution_a_hog_disturbed_is_run_again_side_by_side_it_is_not() {
+        let hog = dyno_judge::synthetic::Hog {
+            from_s: 0.0,
+            until_s: 10.0,
+            cpu_percent: 95.0,
+            slowdown: 1.4,
+        };
+        let cfg = side_by_side("max_disturbance = \"20%\"", "", "");
+        assert_eq!(cfg.max_disturbance, Some(20.0));
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.hogs.push(hog);
+        let execs = all_executions(&cfg, &mut ex);
+        assert_eq!(execs.len(), 9, "the first execution, disturbed, once more");
+        let Outcome::Disturbed { reason } = &execs[0].outcome else {
+            panic!("{:?}", execs[0].outcome)
+        };
+        assert!(reason.contains("busiest: hog"), "{reason}");
+        assert_eq!(execs[1].outcome, Outcome::Complete);
+        assert_eq!(
+            (execs[1].subject.as_str(), execs[1].round),
+            (execs[0].subject.as_str(), 0)
+        );
+        // Side by side the hog falls on both subjects of the window: kept, not run again.
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"\nmax_disturbance = \"20%\"",
+            "",
+            "",
+        );
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.hogs.push(hog);
+        let execs = all_executions(&cfg, &mut ex);
+        assert_eq!(execs.len(), 8);
+        assert!(execs.iter().all(|e| e.outcome == Outcome::Complete));
+        assert!(execs[0].disturbance.is_some() && execs[1].disturbance.is_some());
     }
 
     #[test]

@@ -40,7 +40,7 @@ use crate::cluster_run::ClusterExecutor;
 use crate::execution::{Execution, Outcome};
 use crate::pinning::Busy;
 use crate::resume::{self, Resume};
-use crate::runner::{run_plan, schedule, Ending, Slot, Step};
+use crate::runner::{run_plan, starts, Ending, Slot, Step};
 use crate::{ComparisonFile, Executor, ProcessExecutor, SubjectSpec, WorkloadSpec};
 use dyno_judge::judged::{primary_metrics, Measured};
 use dyno_judge::precision::{complete_rounds, look, Look};
@@ -378,32 +378,25 @@ impl CompareSession {
         events: &mut dyn FnMut(Event<'_>),
     ) -> Result<CompareOutcome, SessionError> {
         let cfg = &self.cfg;
-        let per_round = cfg.subjects.len() * cfg.workloads.len();
-        let total = cfg.rounds as usize * per_round - self.done.len();
-        let per_exec = seconds_per_execution(cfg);
+        let planned = Planned::of(cfg, &self.done);
         events(Event::Planned {
-            executions: total,
+            executions: planned.total,
             rounds: cfg.rounds,
-            left: Duration::from_secs_f64(total as f64 * per_exec),
+            left: planned.left(0, None),
         });
         // dyno's own CPU time (threads only; the nodes are children and not counted), so
         // the report can show what sampling cost.
         let own_cpu_start = dyno_proc::procfs::own_cpu_seconds();
         let wall_start = Instant::now();
-        let plan = schedule(
-            cfg.rounds,
-            cfg.subjects.len(),
-            cfg.workloads.len(),
-            cfg.seed,
-        );
         let chosen = primary_metrics(primary, &self.meta).to_vec();
-        let mut finished = 0usize;
+        let (mut finished, mut starts_run) = (0usize, 0usize);
         let mut primary_checked = false;
         let mut predicted: Option<usize> = None;
         let (meta, host, tool) = (&self.meta, &self.host, &self.tool);
         let stored: Vec<Workload> = cfg.workloads.iter().map(WorkloadSpec::stored).collect();
         let (executions, runs) = (&mut self.executions, &mut self.runs);
-        let (earlier, quiet, done) = (self.earlier_s, self.quiet_look, self.done.len());
+        let (earlier, quiet) = (self.earlier_s, self.quiet_look);
+        let done = self.done.len() * cfg.windows_per_start as usize; // stored before
         let rule = &mut self.round_rule;
         let elapsed = || earlier + wall_start.elapsed().as_secs_f64();
         let ending = run_plan(cfg, executor, stop, &self.done, |step| match step {
@@ -426,15 +419,18 @@ impl CompareSession {
                 }
                 Ok(None)
             }
-            Step::Executed(i, slot, exec) => {
-                if let Some(store) = store.as_deref_mut() {
-                    let workload = &stored[slot.workload];
-                    let at = Some(elapsed());
-                    runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
+            Step::Ran(i, start, execs) => {
+                for exec in execs {
+                    if let Some(store) = store.as_deref_mut() {
+                        let workload = &stored[start.workload];
+                        let at = Some(elapsed());
+                        runs.push(record::save(store, meta, workload, host, tool, exec, at)?);
+                    }
+                    events(Event::Executed(exec));
+                    executions.push(exec.clone());
+                    finished += usize::from(exec.outcome.counts());
                 }
-                events(Event::Executed(exec));
-                executions.push(exec.clone());
-                finished += 1;
+                starts_run += 1;
                 if !primary_checked && every_subject_complete(meta, executions) {
                     primary_checked = true;
                     if let Some(refusal) = refusals(meta, executions, primary).into_iter().next() {
@@ -444,34 +440,19 @@ impl CompareSession {
                         });
                     }
                 }
-                if let Some(next) = plan.get(i + 1) {
-                    let mut left = total.saturating_sub(finished);
-                    if let Some(rounds) = predicted {
-                        left = left.min((rounds + 1) * per_round);
-                    }
+                if let Some(next) = planned.plan.get(i + 1) {
                     events(Event::Next {
                         round: next.round,
                         rounds: cfg.rounds,
-                        subject: &cfg.subjects[next.subject].name,
+                        subject: &planned.labels[i + 1],
                         workload: &cfg.workloads[next.workload].name,
-                        left: Duration::from_secs_f64(left as f64 * per_exec),
+                        left: planned.left(starts_run, predicted),
                     });
                 }
                 Ok(None)
             }
         })?;
-        // The rule's last look: after the final round of the budget.
-        let ending = match ending {
-            Ending::Finished if cfg.sequential.is_some() => {
-                let l = looked(cfg, meta, executions, &chosen, elapsed());
-                l.iter().for_each(|l| events(Event::Looked(l)));
-                Ending::Decided(
-                    l.and_then(|l| l.stop)
-                        .unwrap_or(dyno_judge::precision::Stop::MaxRounds),
-                )
-            }
-            ending => ending,
-        };
+        let ending = last_look(cfg, meta, executions, &chosen, elapsed(), events, ending);
         let own_cpu = own_cpu_start
             .zip(dyno_proc::procfs::own_cpu_seconds())
             .map(|(a, b)| (b - a, wall_start.elapsed().as_secs_f64()));
@@ -482,8 +463,8 @@ impl CompareSession {
             workloads: stored,
             host: self.host.clone(),
             ending,
-            done: self.done.len() + finished,
-            planned: total + self.done.len(),
+            done: done + finished,
+            planned: planned.total + done,
             own_cpu,
             elapsed_s: earlier + wall_start.elapsed().as_secs_f64(),
         })
@@ -505,6 +486,30 @@ pub fn executor_for(
     })
 }
 
+/// The rule's last look, after the final round of the budget: a sequential comparison
+/// that ran every round ends decided (at the budget when nothing else decided it).
+fn last_look(
+    cfg: &ComparisonFile,
+    meta: &ComparisonMeta,
+    executions: &[Execution],
+    chosen: &[String],
+    elapsed_s: f64,
+    events: &mut dyn FnMut(Event<'_>),
+    ending: Ending,
+) -> Ending {
+    match ending {
+        Ending::Finished if cfg.sequential.is_some() => {
+            let l = looked(cfg, meta, executions, chosen, elapsed_s);
+            l.iter().for_each(|l| events(Event::Looked(l)));
+            Ending::Decided(
+                l.and_then(|l| l.stop)
+                    .unwrap_or(dyno_judge::precision::Stop::MaxRounds),
+            )
+        }
+        ending => ending,
+    }
+}
+
 /// The precision rule's look at the rounds done so far, for a comparison with a target
 /// and at least one complete round; the next round is expected to take the mean so far.
 fn looked(
@@ -522,12 +527,67 @@ fn looked(
     })
 }
 
-/// The mean time one execution takes: its warm-up and window, and a second to start
-/// and stop the node.
-fn seconds_per_execution(cfg: &ComparisonFile) -> f64 {
+/// What a session's rounds will run: the starts still to do and their labels, and how
+/// long that takes.
+struct Planned {
+    plan: Vec<crate::runner::Start>,
+    /// Each start's subjects as progress shows them ("v1.0 + v1.1").
+    labels: Vec<String>,
+    starts_per_round: usize,
+    /// Starts not done yet.
+    starts_left: usize,
+    /// Executions still to run (every window of every subject).
+    total: usize,
+    per_start: f64,
+}
+
+impl Planned {
+    fn of(cfg: &ComparisonFile, done: &HashSet<Slot>) -> Planned {
+        let plan = starts(cfg);
+        let labels = plan
+            .iter()
+            .map(|s| {
+                let names: Vec<&str> = s
+                    .subjects
+                    .iter()
+                    .map(|&i| cfg.subjects[i].name.as_str())
+                    .collect();
+                names.join(" + ")
+            })
+            .collect();
+        let starts_left = plan
+            .iter()
+            .filter(|s| !s.slots().all(|slot| done.contains(&slot)))
+            .count();
+        let slots = cfg.rounds as usize * cfg.subjects.len() * cfg.workloads.len();
+        Planned {
+            starts_per_round: plan.iter().filter(|s| s.round == 0).count().max(1),
+            labels,
+            starts_left,
+            total: (slots - done.len()) * cfg.windows_per_start as usize,
+            per_start: seconds_per_start(cfg),
+            plan,
+        }
+    }
+
+    /// The time left after `starts_run` starts, at most the rounds the precision rule
+    /// `predicted` (and one more) when it did.
+    fn left(&self, starts_run: usize, predicted: Option<usize>) -> Duration {
+        let mut left = self.starts_left.saturating_sub(starts_run);
+        if let Some(rounds) = predicted {
+            left = left.min((rounds + 1) * self.starts_per_round);
+        }
+        Duration::from_secs_f64(left as f64 * self.per_start)
+    }
+}
+
+/// The mean time one start takes: its warm-up and windows, and a second to start and
+/// stop the nodes (side by side, all of a round's at once).
+fn seconds_per_start(cfg: &ComparisonFile) -> f64 {
+    let windows = f64::from(cfg.windows_per_start);
     cfg.workloads
         .iter()
-        .map(|w| w.warmup_s + w.measure_s + 1.0)
+        .map(|w| w.warmup_s + windows * w.measure_s + 1.0)
         .sum::<f64>()
         / cfg.workloads.len() as f64
 }

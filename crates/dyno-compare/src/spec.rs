@@ -7,6 +7,7 @@
 //! importing the parser or each other through it.
 
 use dyno_judge::work::WorkUnit;
+pub use dyno_judge::Schedule;
 use dyno_judge::Sequential;
 use dyno_judge::TestKind;
 use serde::{Deserialize, Serialize};
@@ -160,10 +161,29 @@ pub struct ComparisonFile {
     /// comparison continued with another target or budget continues its sequence.
     #[serde(skip)]
     pub sequential: Option<Sequential>,
+    /// How a round runs its subjects (`schedule`, `--schedule`): one at a time, or side
+    /// by side (see [`crate::runner`]). Left out of the fingerprint when interleaved, so
+    /// files written before it still resume.
+    #[serde(skip_serializing_if = "Schedule::is_interleaved")]
+    pub schedule: Schedule,
+    /// Consecutive measured windows per start of the nodes (`windows_per_start`, at least
+    /// 1). Left out of the fingerprint when 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub windows_per_start: u32,
+    /// Other work on the machine during a window, in percent of one core, above which an
+    /// interleaved execution is disturbed and run again (`max_disturbance`; `None`:
+    /// `"off"`). Which executions are run again, not what is measured: left out of the
+    /// fingerprint, so changing it continues an interrupted comparison.
+    #[serde(skip)]
+    pub max_disturbance: Option<f64>,
     /// Subjects; the first is the baseline.
     pub subjects: Vec<SubjectSpec>,
     /// Workloads.
     pub workloads: Vec<WorkloadSpec>,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// `max_rounds` when not given.

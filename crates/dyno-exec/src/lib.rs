@@ -44,6 +44,6 @@ pub mod process;
 pub mod series;
 
 pub use compared::{ComparedError, ComparedRun, COMPARED_SCHEMA};
-pub use execution::{Execution, Outcome};
+pub use execution::{Disturbance, Execution, Outcome, Placement, OTHER_CPU_METRIC};
 pub use process::{process_metrics, CPU_SPAN_THRESHOLD};
 pub use series::{Series, SeriesKind};

@@ -44,12 +44,67 @@ pub struct ComparisonMeta {
     /// session of the comparison ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<Sequential>,
+    /// How a round ran its subjects (absent: interleaved, one at a time).
+    #[serde(default, skip_serializing_if = "Schedule::is_interleaved")]
+    pub schedule: Schedule,
+    /// Consecutive measured windows per start of a node (absent: 1). A round is one start:
+    /// its windows are averaged into one value per subject before pairing.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub windows_per_start: u32,
+    /// Other work on the machine (percent of one core) above which an interleaved
+    /// execution was disturbed and run again (absent: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_disturbance: Option<f64>,
     /// The commit each git subject was built from, by subject name: stored with its runs
     /// (subject attribute `git_commit`, see [`crate::record::save`]), so a change point
     /// between two of them in `dyno results trend` says which `dyno compare bisect`
     /// would search it.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub commits: std::collections::BTreeMap<String, String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// How a round runs the subjects of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// One subject at a time, in an order shuffled every round.
+    #[default]
+    Interleaved,
+    /// Every subject at once, each under its own copy of the workload, their windows
+    /// opening and closing together: drift and disturbances fall on both alike.
+    SideBySide,
+}
+
+impl Schedule {
+    /// Whether this is the default schedule.
+    pub fn is_interleaved(&self) -> bool {
+        *self == Schedule::Interleaved
+    }
+
+    /// `interleaved` or `side_by_side`, as the comparison file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Interleaved => "interleaved",
+            Schedule::SideBySide => "side_by_side",
+        }
+    }
+
+    /// The schedule named `name`, as the comparison file and `--schedule` spell it.
+    pub fn parse(name: &str) -> Option<Schedule> {
+        match name {
+            "interleaved" => Some(Schedule::Interleaved),
+            "side_by_side" => Some(Schedule::SideBySide),
+            _ => None,
+        }
+    }
 }
 
 impl ComparisonMeta {
@@ -71,6 +126,9 @@ impl ComparisonMeta {
             primary: Vec::new(),
             work: Default::default(),
             sequential: None,
+            schedule: Schedule::Interleaved,
+            windows_per_start: 1,
+            max_disturbance: None,
             commits: Default::default(),
         }
     }

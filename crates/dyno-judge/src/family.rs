@@ -29,6 +29,11 @@ pub const ALL_PRIMARY: &str = "*";
 /// Whether a metric is primary under `primary` (the file's names, `["*"]`, or empty for
 /// the default family of the module docs).
 pub fn is_primary(metric: &Metric, primary: &[String]) -> bool {
+    // What the rest of the machine did during a window (`host:other_cpu_percent`) is the
+    // context of a verdict, never one: not even under `*`.
+    if metric.name.starts_with("host:") {
+        return false;
+    }
     if primary.is_empty() {
         return default_primary(metric);
     }

@@ -63,6 +63,6 @@ pub mod values;
 pub mod verdict;
 pub mod work;
 
-pub use comparison::{ComparisonMeta, Sequential, TestKind, VerdictKey, Workload};
+pub use comparison::{ComparisonMeta, Schedule, Sequential, TestKind, VerdictKey, Workload};
 pub use dyno_stats::Verdict;
 pub use verdict::{judge, judge_with, Judgement, MetricVerdict};

@@ -32,7 +32,7 @@ use crate::comparison::Sequential;
 use crate::comparison::TestKind;
 use crate::comparison::{ComparisonMeta, Workload};
 use crate::verdict::{judge_with, JudgeOptions, Judgement};
-use dyno_exec::{Execution, Outcome};
+use dyno_exec::Execution;
 use dyno_stats::{ComparisonSettings, PowerQuestion, PowerTest, Verdict};
 use std::collections::HashSet;
 
@@ -136,10 +136,7 @@ impl MetricPrecision {
 pub fn complete_rounds(meta: &ComparisonMeta, executions: &[Execution]) -> u32 {
     let per_round = meta.subjects.len() * meta.workloads.len();
     let mut slots: std::collections::BTreeMap<u32, HashSet<(&str, &str)>> = Default::default();
-    for e in executions
-        .iter()
-        .filter(|e| e.outcome != Outcome::Interrupted)
-    {
+    for e in executions.iter().filter(|e| e.outcome.counts()) {
         slots
             .entry(e.round)
             .or_default()

@@ -56,8 +56,23 @@ pub struct ExecutionRecord {
     pub workload: Workload,
     /// Its round, zero-based.
     pub round: u32,
+    /// Which window of its round's start (zero-based; absent in stores from before a
+    /// start could hold several).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub window: u32,
+    /// Where and in which order its node was started (absent: one at a time, unpinned
+    /// or pinned as the file said).
+    #[serde(default, skip_serializing_if = "is_unplaced")]
+    pub placement: dyno_exec::Placement,
+    /// When its measured window opened and closed, seconds since the Unix epoch (absent:
+    /// never opened, or stored before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_at: Option<(f64, f64)>,
     /// How it ended.
     pub outcome: Outcome,
+    /// What the rest of the machine used during its window (absent: not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<dyno_exec::Disturbance>,
     /// Its warnings.
     pub warnings: Vec<String>,
     /// How each series is read, by series name.
@@ -74,6 +89,14 @@ pub struct ExecutionRecord {
     /// Metrics stored as one value per execution, as compare judges them (not series).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judged: Vec<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_unplaced(p: &dyno_exec::Placement) -> bool {
+    *p == dyno_exec::Placement::default()
 }
 
 /// The suffix of the name a rate's or peak's per-second points are stored under, so the
@@ -136,7 +159,11 @@ pub fn save(
         comparison: meta.clone(),
         workload: workload.clone(),
         round: exec.round,
+        window: exec.window,
+        placement: exec.placement.clone(),
+        window_at: exec.window_at,
         outcome: exec.outcome.clone(),
+        disturbance: exec.disturbance.clone(),
         warnings: exec.warnings.clone(),
         kinds: exec
             .series
@@ -197,7 +224,7 @@ pub fn save(
     let status = match exec.outcome {
         Outcome::Complete => RunStatus::Complete,
         Outcome::Failed { .. } => RunStatus::Failed,
-        Outcome::Interrupted => RunStatus::Incomplete,
+        Outcome::Interrupted | Outcome::Disturbed { .. } => RunStatus::Incomplete,
     };
     store.finish_run(id, status)?;
     Ok(id)
@@ -316,11 +343,15 @@ pub fn load(store: &Store, runs: &[RunId]) -> Result<Loaded, LoadError> {
             subject: run.info.subject.name.clone(),
             workload: s.workload.name.clone(),
             round: s.round,
+            window: s.window,
+            placement: s.placement,
+            window_at: s.window_at,
             started_at: run.info.started_at,
             command_line: run.info.command_line.clone(),
             series,
             outcome: s.outcome,
             warnings: s.warnings,
+            disturbance: s.disturbance,
         });
     }
     Ok(out)

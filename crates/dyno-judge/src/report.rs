@@ -457,6 +457,37 @@ pub fn observations(j: &Judgement) -> Vec<(Verdict, String)> {
     out
 }
 
+/// What the rest of the machine used during each round's windows (the most of any of its
+/// executions, percent of one core), and the round it used most in with its busiest
+/// process: `None` when no execution measured it (a cluster, a synthetic node, a store
+/// from before it was measured).
+///
+/// "r1 3.2, r2 45.0, r3 2.9; most in round 2: 45.0% of a core (busiest: rustc, pid 4242,
+/// 38.0%)"
+pub fn disturbance_line(executions: &[Execution]) -> Option<String> {
+    let mut by_round: std::collections::BTreeMap<u32, &dyno_exec::Disturbance> = Default::default();
+    for e in executions {
+        let Some(d) = &e.disturbance else { continue };
+        let worst = by_round.entry(e.round).or_insert(d);
+        if d.other_cpu_percent > worst.other_cpu_percent {
+            *worst = d;
+        }
+    }
+    let (round, most) = by_round
+        .iter()
+        .max_by(|a, b| a.1.other_cpu_percent.total_cmp(&b.1.other_cpu_percent))?;
+    let rounds: Vec<String> = by_round
+        .iter()
+        .map(|(r, d)| format!("r{} {:.1}", r + 1, d.other_cpu_percent))
+        .collect();
+    Some(format!(
+        "other work on the machine, % of one core, by round: {}; most in round {}: {}",
+        rounds.join(", "),
+        round + 1,
+        most.sentence()
+    ))
+}
+
 /// One line per failed or interrupted execution, with the node's last output lines.
 pub fn failures(executions: &[Execution]) -> Vec<String> {
     executions
@@ -465,6 +496,12 @@ pub fn failures(executions: &[Execution]) -> Vec<String> {
             Outcome::Complete => None,
             Outcome::Interrupted => Some(format!(
                 "{} / {} round {}: interrupted",
+                e.subject,
+                e.workload,
+                e.round + 1
+            )),
+            Outcome::Disturbed { reason } => Some(format!(
+                "{} / {} round {}: disturbed, run again: {reason}",
                 e.subject,
                 e.workload,
                 e.round + 1
@@ -700,6 +737,39 @@ mod tests {
     use super::*;
     use crate::synthetic::Synthetic;
     use crate::verdict::tests::{run, workloads};
+
+    #[test]
+    fn a_hog_inside_a_side_by_side_round_is_shown_for_that_round_and_not_judged() {
+        let mut ex = Synthetic::new(3);
+        // Round 2's window (each start: 2 s overhead, 1 s warm-up, one 10 s window).
+        ex.hogs.push(crate::synthetic::Hog {
+            from_s: 17.0,
+            until_s: 22.0,
+            cpu_percent: 90.0,
+            slowdown: 1.3,
+        });
+        let execs: Vec<Execution> = (0..3)
+            .flat_map(|r| ex.start(&["a", "b"], "value", 100.0, r, 1, 1.0, 10.0))
+            .collect();
+        assert_eq!(
+            execs[2].window_at, execs[3].window_at,
+            "one window for both"
+        );
+        assert_ne!(execs[0].window_at, execs[2].window_at);
+        let line = disturbance_line(&execs).unwrap();
+        assert_eq!(
+            line,
+            "other work on the machine, % of one core, by round: r2 45.0; most in round 2: \
+             45.0% of a core (busiest: hog, pid 1, 45.0%)"
+        );
+        let table =
+            crate::verdict::RunTable::of(&execs, &["a".into(), "b".into()], &Default::default());
+        assert!(table
+            .rows
+            .iter()
+            .all(|(_, m, _)| !m.name.starts_with("host:")));
+        assert_eq!(disturbance_line(&run(2, &Synthetic::new(1))), None);
+    }
 
     #[test]
     fn report_says_what_regressed_in_numbers() {

@@ -56,6 +56,7 @@ impl Judged<'_> {
         lines.extend(j.precision.iter().map(|l| format!("precision: {l}")));
         lines.extend(report::power_lines(j).iter().map(|l| format!("power: {l}")));
         lines.extend(j.noise.lines().iter().map(|l| format!("noise: {l}")));
+        lines.extend(report::disturbance_line(executions).map(|l| format!("disturbance: {l}")));
         lines.extend(
             crate::family::summary_lines(&j.unjudged)
                 .iter()

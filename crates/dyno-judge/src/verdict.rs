@@ -157,18 +157,28 @@ pub struct RunTable {
 
 impl RunTable {
     /// Collects the per-run values of the complete executions, with the derived costs per
-    /// unit of work (see the module docs; `work` by workload name).
+    /// unit of work (see the module docs; `work` by workload name). The windows of one
+    /// start (`windows_per_start`) are one value, their mean: they share the start's own
+    /// offset, so counting them apart would take that offset for a change.
     pub fn of(
         executions: &[Execution],
         subjects: &[String],
         work: &BTreeMap<String, WorkUnit>,
     ) -> RunTable {
         let mut table = RunTable::default();
+        // Windows summed so far of each (row, subject, round) that has several.
+        let mut windows: BTreeMap<(usize, usize, u32), (f64, u32)> = BTreeMap::new();
         for e in executions.iter().filter(|e| e.outcome == Outcome::Complete) {
             let Some(si) = subjects.iter().position(|s| *s == e.subject) else {
                 continue;
             };
-            for v in execution_values(&e.series, work.get(&e.workload)) {
+            // What the rest of the machine did (`host:other_cpu_percent`) is the context of
+            // a verdict, shown per round (report::disturbance_line), never judged.
+            let values = execution_values(&e.series, work.get(&e.workload));
+            for v in values
+                .into_iter()
+                .filter(|v| !v.metric.name.starts_with("host:"))
+            {
                 let idx = match table
                     .rows
                     .iter()
@@ -185,8 +195,20 @@ impl RunTable {
                         table.rows.len() - 1
                     }
                 };
-                table.rows[idx].2[si].push(v.value);
-                table.rounds[idx][si].push(e.round);
+                let seen = table.rounds[idx][si].iter().position(|&r| r == e.round);
+                match seen {
+                    Some(at) => {
+                        let first = table.rows[idx].2[si][at];
+                        let (sum, n) = windows.entry((idx, si, e.round)).or_insert((first, 1));
+                        *sum += v.value;
+                        *n += 1;
+                        table.rows[idx].2[si][at] = *sum / f64::from(*n);
+                    }
+                    None => {
+                        table.rows[idx].2[si].push(v.value);
+                        table.rounds[idx][si].push(e.round);
+                    }
+                }
             }
         }
         table
@@ -862,6 +884,10 @@ pub(crate) mod tests {
                 .collect(),
             outcome: Outcome::Complete,
             warnings: vec![],
+            window: 0,
+            placement: Default::default(),
+            window_at: None,
+            disturbance: None,
         };
         let execs: Vec<Execution> = (0..6)
             .flat_map(|r| [exec("a", r, 50.0 + r as f64), exec("b", r, 60.0 + r as f64)])
@@ -970,7 +996,42 @@ pub(crate) mod tests {
             ],
             outcome: Outcome::Complete,
             warnings: vec![],
+            window: 0,
+            placement: Default::default(),
+            window_at: None,
+            disturbance: None,
         }
+    }
+
+    #[test]
+    fn the_windows_of_one_start_are_one_value_their_mean() {
+        let window = |subject: &str, round: u32, w: u32, cpu: f64| {
+            let mut e = node_exec(subject, round, cpu, 2000.0, 0.04);
+            e.window = w;
+            e
+        };
+        let execs = vec![
+            window("a", 0, 0, 40.0),
+            window("a", 0, 1, 60.0),
+            window("b", 0, 0, 70.0),
+            window("a", 1, 0, 44.0),
+            window("b", 1, 0, 66.0),
+            window("b", 1, 1, 77.0),
+        ];
+        let t = RunTable::of(&execs, &["a".into(), "b".into()], &BTreeMap::new());
+        let (_, _, cpu) = t
+            .rows
+            .iter()
+            .find(|(_, m, _)| m.name == "cpu_percent")
+            .unwrap();
+        let i = t
+            .rows
+            .iter()
+            .position(|(_, m, _)| m.name == "cpu_percent")
+            .unwrap();
+        assert_eq!(cpu[0], [50.0, 44.0]);
+        assert_eq!(cpu[1], [70.0, 71.5]);
+        assert_eq!(t.rounds[i], [vec![0, 1], vec![0, 1]]);
     }
 
     #[test]

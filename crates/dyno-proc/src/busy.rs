@@ -1,6 +1,8 @@
 //! How busy the machine is, and which processes make it so: a short look at
 //! `/proc/stat` and every `/proc/PID/stat` (dyno itself left out), so a warning about a
-//! busy machine can name what to stop.
+//! busy machine can name what to stop; and, over a measured window, what the rest of the
+//! machine used besides the measured process trees and dyno ([`MachineReading`],
+//! [`others_between`]).
 
 use crate::procfs;
 use std::collections::HashMap;
@@ -79,6 +81,76 @@ pub fn look(window: Duration) -> Option<Look> {
     Some(Look { share, processes })
 }
 
+/// The machine's CPU counters at one instant: the host's ticks, dyno's own, and every
+/// other process's.
+#[derive(Debug, Clone)]
+pub struct MachineReading {
+    host: procfs::HostCpuTicks,
+    /// utime + stime of every thread of this process.
+    own_ticks: u64,
+    processes: HashMap<u32, (u64, u64)>,
+}
+
+/// Reads the machine now; `None` when `/proc/stat` or `/proc/self/stat` cannot be read.
+pub fn read_machine() -> Option<MachineReading> {
+    let host = procfs::host_cpu_ticks()?;
+    let own_ticks = procfs::read_stat(std::process::id())?.cpu_ticks;
+    Some(MachineReading {
+        host,
+        own_ticks,
+        processes: process_ticks(),
+    })
+}
+
+/// What the rest of the machine used between two readings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Others {
+    /// CPU time in cores (1.0: one core all the time): the host's busy time (not idle,
+    /// I/O wait or steal) less dyno's own and the measured trees', never below 0.
+    pub cpu_share: f64,
+    /// The process (not measured, not dyno) that used the most CPU time between the
+    /// readings, when one used any. A process born and gone between them is counted in
+    /// `cpu_share` but cannot be named.
+    pub busiest: Option<BusyProcess>,
+}
+
+/// What the rest of the machine used from `a` to `b`, `seconds` apart, given that the
+/// measured trees used `measured_s` CPU seconds in that time and that `measured` are their
+/// pids (left out of the busiest).
+pub fn others_between(
+    a: &MachineReading,
+    b: &MachineReading,
+    measured_s: f64,
+    measured: &std::collections::HashSet<u32>,
+    seconds: f64,
+) -> Others {
+    let hz = procfs::clock_ticks_per_second();
+    let busy_s = b.host.busy().saturating_sub(a.host.busy()) as f64 / hz;
+    let own_s = b.own_ticks.saturating_sub(a.own_ticks) as f64 / hz;
+    let seconds = seconds.max(1e-9);
+    let cpu_share = ((busy_s - own_s - measured_s) / seconds).max(0.0);
+    let busiest = b
+        .processes
+        .iter()
+        .filter(|(pid, _)| !measured.contains(pid))
+        .filter_map(|(&pid, &(start, ticks))| {
+            let (start0, ticks0) = a.processes.get(&pid)?;
+            let used = ticks
+                .checked_sub(*ticks0)
+                .filter(|&d| d > 0 && start == *start0)?;
+            Some((pid, used))
+        })
+        .max_by_key(|&(_, used)| used)
+        .map(|(pid, used)| BusyProcess {
+            pid,
+            name: std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|n| n.trim().to_string())
+                .unwrap_or_else(|_| "?".into()),
+            cpu_share: used as f64 / hz / seconds,
+        });
+    Others { cpu_share, busiest }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +171,36 @@ mod tests {
         assert_eq!(spinner.name, "sh");
         assert!(spinner.cpu_share > 0.0);
         assert!(seen.processes.iter().all(|p| p.pid != std::process::id()));
+    }
+
+    #[test]
+    fn a_spinner_outside_the_measured_trees_is_the_rest_of_the_machine() {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "while :; do :; done"]);
+        let child = GuardedChild::spawn(cmd, &SpawnOptions::default()).unwrap();
+        let pid = child.pid();
+        let a = read_machine().unwrap();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(600));
+        let b = read_machine().unwrap();
+        let seconds = t0.elapsed().as_secs_f64();
+        let free = others_between(&a, &b, 0.0, &Default::default(), seconds);
+        // Measured, the same spinner is no one else's: named only when it is not.
+        let measured: std::collections::HashSet<u32> = [pid].into();
+        let spun = b.processes[&pid].1 - a.processes[&pid].1;
+        let spun_s = spun as f64 / procfs::clock_ticks_per_second();
+        let taken = others_between(&a, &b, spun_s, &measured, seconds);
+        child.stop(Duration::from_secs(1));
+        // Whatever else the machine does, the spinner used CPU and counts as other work
+        // until it is measured; then its time is taken off and it is not named.
+        assert!(spun > 0, "the spinner never ran");
+        assert!(free.cpu_share >= taken.cpu_share, "{free:?} {taken:?}");
+        assert!(
+            taken.busiest.as_ref().is_none_or(|p| p.pid != pid),
+            "{taken:?}"
+        );
+        let named = free.busiest.unwrap();
+        assert!(named.cpu_share > 0.0);
+        assert!(taken.cpu_share >= 0.0);
     }
 }

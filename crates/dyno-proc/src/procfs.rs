@@ -213,6 +213,17 @@ pub struct HostCpuTicks {
     pub total: u64,
     /// idle + iowait.
     pub idle: u64,
+    /// steal: time the hypervisor gave this VM's CPUs to another (0 where not reported).
+    pub steal: u64,
+}
+
+impl HostCpuTicks {
+    /// Ticks the machine's own CPUs were busy: not idle, waiting for I/O or stolen.
+    pub fn busy(&self) -> u64 {
+        self.total
+            .saturating_sub(self.idle)
+            .saturating_sub(self.steal)
+    }
 }
 
 /// Parses the aggregate `cpu ` line of `/proc/stat`.
@@ -229,6 +240,7 @@ pub fn parse_host_cpu(stat: &str) -> Option<HostCpuTicks> {
     Some(HostCpuTicks {
         total: v.iter().take(8).sum(),
         idle: v[3] + v[4],
+        steal: v.get(7).copied().unwrap_or(0),
     })
 }
 
@@ -292,14 +304,17 @@ mod tests {
 
     #[test]
     fn host_cpu_line() {
-        let stat = "cpu  10 1 5 100 7 0 2 0 0 0\ncpu0 5 0 2 50 3 0 1 0 0 0\n";
+        let stat = "cpu  10 1 5 100 7 0 2 3 0 0\ncpu0 5 0 2 50 3 0 1 0 0 0\n";
+        let ticks = parse_host_cpu(stat).unwrap();
         assert_eq!(
-            parse_host_cpu(stat),
-            Some(HostCpuTicks {
-                total: 125,
-                idle: 107
-            })
+            ticks,
+            HostCpuTicks {
+                total: 128,
+                idle: 107,
+                steal: 3
+            }
         );
+        assert_eq!(ticks.busy(), 18);
         assert_eq!(parse_host_cpu("cpu0 1 2 3 4 5\n"), None);
         assert!(host_cpu_ticks().is_some_and(|c| c.total >= c.idle));
     }

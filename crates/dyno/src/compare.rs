@@ -70,6 +70,12 @@ struct RunArgs {
     /// (default 60, or the file's `max_minutes`).
     #[arg(long, value_name = "MIN", value_parser = parse_minutes)]
     max_minutes: Option<f64>,
+    /// `interleaved`: one subject at a time, in an order shuffled every round;
+    /// `side_by_side`: every subject at once, each under its own copy of the workload, their
+    /// windows opening and closing together (overrides `schedule` in the file; default
+    /// interleaved; docs/compare.md).
+    #[arg(long, value_name = "SCHEDULE")]
+    schedule: Option<String>,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -207,6 +213,8 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
         a.rounds,
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
+    cfg.apply_schedule(a.schedule.as_deref())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let cache = a
         .build_dir
         .clone()

@@ -319,3 +319,60 @@ fn a_metric_history_reads_the_value_compare_judged() {
     let loaded = record::load(&store, &out.runs).unwrap();
     assert_eq!(loaded.executions, out.executions);
 }
+
+/// The synthetic node with a CPU that falls 80% over fifteen minutes for every subject
+/// alike, a 1% offset per start of a node, and three 30 s bursts of other work that make
+/// every node running meanwhile 30% more costly.
+fn drifting(seed: u64) -> SyntheticExecutor {
+    let mut ex = SyntheticExecutor::new(seed);
+    ex.drift = Some(dyno_judge::synthetic::Drift {
+        fall: 0.8,
+        over_s: 900.0,
+    });
+    ex.start_sd = 0.01;
+    for from_s in [100.0, 400.0, 700.0] {
+        ex.hogs.push(dyno_judge::synthetic::Hog {
+            from_s,
+            until_s: from_s + 30.0,
+            cpu_percent: 100.0,
+            slowdown: 1.3,
+        });
+    }
+    ex
+}
+
+#[test]
+fn under_drift_side_by_side_reaches_the_precision_in_fewer_rounds_and_still_flags_a_change() {
+    let head = "precision = \"5%\"\nmax_rounds = 60\nprimary = [\"cpu_percent\"]";
+    let stop = AtomicBool::new(false);
+    let rounds_of = |schedule: &str, slowdown: f64| {
+        let cfg = file(&format!("{head}\nschedule = \"{schedule}\""));
+        let mut ex = drifting(7);
+        if slowdown != 1.0 {
+            ex.slowdown.insert("b".into(), slowdown);
+        }
+        let out = run(&cfg, None, &mut ex, &stop).1.unwrap();
+        (
+            out.ending.clone(),
+            complete_rounds(&out.meta, &out.executions),
+        )
+    };
+    let (interleaved, slow_rounds) = rounds_of("interleaved", 1.0);
+    let (side, side_rounds) = rounds_of("side_by_side", 1.0);
+    // Seeded: 38 rounds interleaved, 13 side by side.
+    assert_eq!(interleaved, Ending::Decided(Stop::Reached));
+    assert_eq!(
+        side,
+        Ending::Decided(Stop::Reached),
+        "the A/A flags nothing"
+    );
+    assert!(
+        2 * side_rounds <= slow_rounds,
+        "{side_rounds} vs {slow_rounds}"
+    );
+    let (flagged, _) = rounds_of("side_by_side", 1.05);
+    assert!(
+        matches!(flagged, Ending::Decided(Stop::Flagged(_))),
+        "{flagged:?}"
+    );
+}

@@ -15,6 +15,7 @@ mod cluster_byzantine;
 mod cluster_faults;
 mod compare;
 mod compare_cluster;
+mod compare_side_by_side;
 mod config_errors;
 mod docs;
 mod fleet;
