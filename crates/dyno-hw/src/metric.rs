@@ -213,7 +213,8 @@ fn spelling_key(s: &str) -> String {
         .flat_map(char::to_lowercase)
         .collect();
     match key.strip_prefix("blake2256parallel") {
-        Some(n) if n.chars().all(|c| c.is_ascii_digit()) => "blake2256parallel".into(),
+        // `N` is the placeholder the error message and the docs show for the count.
+        Some(n) if n == "n" || n.chars().all(|c| c.is_ascii_digit()) => "blake2256parallel".into(),
         _ => key,
     }
 }
@@ -259,6 +260,7 @@ mod tests {
             ("sr25519-verify", MetricId::Sr25519Verify),
             ("BLAKE2-256-Parallel-16", MetricId::Blake2256Parallel),
             ("blake2-256-parallel", MetricId::Blake2256Parallel),
+            ("BLAKE2-256-Parallel-N", MetricId::Blake2256Parallel),
             ("Ed25519-Verify-Batch", MetricId::Ed25519BatchVerify),
             ("  Transfer Execute ", MetricId::TransferExecute),
         ] {

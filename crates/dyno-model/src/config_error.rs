@@ -86,6 +86,19 @@ impl ConfigDiagnostic {
     /// toml does not expose the key path it was in, so the key is read back from the text
     /// at the span: the entry or table header the span starts in.
     pub fn parse_error(path: &Path, text: &str, message: &str, span: Option<Range<usize>>) -> Self {
+        if let Some(missing) = missing_at_top_level(text, message, span.as_ref()) {
+            // toml's span is the whole document: line 1 has nothing to do with it.
+            return Self::new(
+                path,
+                text,
+                None,
+                None,
+                format!(
+                    "no `{missing}`: this file needs a top-level `{missing}` (a key, or a \
+                     `[{missing}]` / `[[{missing}]]` table)"
+                ),
+            );
+        }
         let key = span.as_ref().and_then(|s| key_at(text, s.start));
         Self::new(path, text, span, key.as_deref(), message.trim_end())
     }
@@ -134,6 +147,23 @@ impl fmt::Display for ConfigDiagnostic {
 }
 
 impl std::error::Error for ConfigDiagnostic {}
+
+/// The field toml says is missing, when its span is the document's (a key or table
+/// the file's top level lacks) rather than one table.
+fn missing_at_top_level<'m>(
+    text: &str,
+    message: &'m str,
+    span: Option<&Range<usize>>,
+) -> Option<&'m str> {
+    let field = message
+        .trim_end()
+        .strip_prefix("missing field `")?
+        .strip_suffix('`')?;
+    // toml gives the document's field an empty span at 0 (or, in some versions, the
+    // whole text); a table's own field gets that table's span.
+    let whole = span.is_none_or(|s| s.start == 0 && (s.end == 0 || s.end >= text.trim_end().len()));
+    whole.then_some(field)
+}
 
 /// Where byte `offset` of `text` is: 1-based line and 1-based column in characters.
 ///

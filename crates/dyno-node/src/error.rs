@@ -58,6 +58,14 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A flag of `node genesis` gave a value the genesis refuses.
+    #[error("{flag}: {reason}")]
+    Flag {
+        /// The flag and its value (`--accounts 0`).
+        flag: String,
+        /// Why the genesis refuses it.
+        reason: String,
+    },
     /// The genesis file to write exists and `--force` was not given.
     #[error("--out {}: exists (--force replaces it)", .0.display())]
     Exists(PathBuf),

@@ -315,12 +315,41 @@ pub fn parse_validators(specs: &[String]) -> Result<Vec<Validator>> {
 }
 
 impl GenesisFile {
+    /// A refusal of the file written from flags, named by the flag that gave the key
+    /// (`--accounts 0: must be 2 to ...`): the text is dyno's, not the user's, so its line
+    /// would point nowhere the user can look.
+    fn flag_at_fault(&self, e: Error) -> Error {
+        let Error::Config(d) = &e else { return e };
+        let key = d.key.as_deref().unwrap_or("");
+        let field = key.split(['[', '.']).next().unwrap_or(key);
+        let (flag, value) = match field {
+            "accounts" => ("--accounts", self.accounts.to_string()),
+            "balance" => ("--balance", self.balance.to_string()),
+            "slot_ms" => ("--slot-ms", self.slot_ms.to_string()),
+            "max_block_txs" => ("--max-block-txs", self.max_block_txs.to_string()),
+            "genesis_time_ms" => ("--start-in", String::new()),
+            "network" => ("--network", self.network.clone()),
+            "seed" => ("--seed", self.seed.to_string()),
+            // A validator's entry: the key says which one.
+            _ => ("--validators", format!("(key `{key}`)")),
+        };
+        let flag = if value.is_empty() {
+            flag.to_string()
+        } else {
+            format!("{flag} {value}")
+        };
+        Error::Flag {
+            flag,
+            reason: d.message.clone(),
+        }
+    }
+
     /// Writes the file to `out` (`dyno node genesis --out`), only once it parses back with
-    /// the checks the nodes make (a failure names `--validators`); an existing file is
-    /// replaced only when `force`.
+    /// the checks the nodes make (a failure names the flag that gave the value); an
+    /// existing file is replaced only when `force`.
     pub fn write_new(&self, out: &Path, force: bool) -> Result<()> {
         let text = self.to_toml();
-        GenesisFile::parse(Path::new("--validators"), &text)?;
+        GenesisFile::parse(Path::new("genesis"), &text).map_err(|e| self.flag_at_fault(e))?;
         if out.exists() && !force {
             return Err(Error::Exists(out.to_path_buf()));
         }

@@ -26,6 +26,28 @@ pub enum StoreError {
         /// Highest schema version this build knows.
         known: i64,
     },
+    /// A read-only open found a store of an older schema: only a writing open migrates
+    /// it, and read-only commands do not write.
+    #[error(
+        "{} has an older dyno schema (version {found}; this dyno reads version {known}) and \
+         reading does not migrate it",
+        path.display()
+    )]
+    Older {
+        /// The file at fault.
+        path: PathBuf,
+        /// Schema version found in the file.
+        found: i64,
+        /// The version this build reads.
+        known: i64,
+    },
+    /// `--db` names a directory, not a store file.
+    #[error("{} is a directory, not a results store file (name a file in it, such as {})",
+        path.display(), path.join("results.db").display())]
+    Directory {
+        /// The directory given.
+        path: PathBuf,
+    },
     /// A read-only open was asked for a store that does not exist (nothing recorded yet).
     #[error("{} does not exist: no results have been recorded there", path.display())]
     Missing {
@@ -177,6 +199,8 @@ impl StoreError {
             self,
             StoreError::NotAStore { .. }
                 | StoreError::TooNew { .. }
+                | StoreError::Older { .. }
+                | StoreError::Directory { .. }
                 | StoreError::Missing { .. }
                 | StoreError::ReadOnly { .. }
                 | StoreError::Corrupt { .. }

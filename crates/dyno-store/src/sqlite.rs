@@ -57,6 +57,7 @@ impl Sqlite {
     /// A file that is not a dyno store is refused ([`StoreError::NotAStore`]) and left
     /// untouched; so is a store written by a newer dyno ([`StoreError::TooNew`]).
     pub fn open(path: &Path) -> Result<Sqlite, StoreError> {
+        refuse_directory(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
         }
@@ -118,6 +119,7 @@ impl Sqlite {
                 path: path.to_path_buf(),
             });
         }
+        refuse_directory(path)?;
         let found = match connect_read_only(path, false) {
             // A WAL store in a directory we cannot write lacks its shared-memory file;
             // SQLite can still read it when told that nobody else writes it.
@@ -130,10 +132,15 @@ impl Sqlite {
                 conn,
                 path: path.to_path_buf(),
             }),
-            // An empty file; or (once there are several versions) an older store that
-            // only a writing open may migrate.
-            _ => Err(StoreError::NotAStore {
+            // An empty file holds no schema at all.
+            0 => Err(StoreError::NotAStore {
                 path: path.to_path_buf(),
+            }),
+            // Only a writing open may migrate an older store.
+            found => Err(StoreError::Older {
+                path: path.to_path_buf(),
+                found,
+                known: schema::SCHEMA_VERSION,
             }),
         }
     }
@@ -142,6 +149,16 @@ impl Sqlite {
     pub(crate) fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         move |e| StoreError::sqlite(&self.path, e)
     }
+}
+
+/// SQLite reports a directory as "disk I/O error"; say what it is.
+fn refuse_directory(path: &Path) -> Result<(), StoreError> {
+    if path.is_dir() {
+        return Err(StoreError::Directory {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 fn is_cannot_open(e: &StoreError) -> bool {

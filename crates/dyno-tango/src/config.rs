@@ -280,6 +280,73 @@ impl LayoutConfig {
         if self.workspace.size_mb == 0 {
             return Err(bad("workspace.size_mb".into(), "must be at least 1".into()));
         }
+        if let Some(why) = crate::workspace::name_problem(
+            &self.workspace.name,
+            crate::workspace::MAX_WORKSPACE_NAME,
+        ) {
+            return Err(bad("workspace.name".into(), why));
+        }
+        Ok(())
+    }
+
+    /// Reads a layout file for the synthetic pipeline (`dyno pipeline run`): the checks of
+    /// [`LayoutConfig::from_file`] and what that pipeline needs (kinds `source` and `sink`,
+    /// a link between them, frags that fit its MTU), each refusal at its file, line and
+    /// key before a tile starts.
+    pub fn synthetic_from_file(path: &Path) -> Result<LayoutConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        ConfigDiagnostic::parse_toml_checked(path, &text, |c: &LayoutConfig| {
+            // Unknown kinds first: a link to the `sink` they replaced would blame the link.
+            c.check_synthetic_kinds()?;
+            c.check()?;
+            c.check_synthetic_shape()
+        })
+        .map_err(|d| Error::ConfigFile(Box::new(d)))
+    }
+
+    fn check_synthetic_kinds(&self) -> std::result::Result<(), (String, String)> {
+        for (i, t) in self.layout.tiles.iter().enumerate() {
+            if t.kind != "source" && t.kind != "sink" {
+                return Err((
+                    format!("layout.tiles[{i}].kind"),
+                    format!(
+                        "unknown tile kind {:?}: the synthetic pipeline has kinds \"source\" \
+                         (count 1) and \"sink\" (count >= 1)",
+                        t.kind
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_synthetic_shape(&self) -> std::result::Result<(), (String, String)> {
+        let first = self.layout.tiles.first().map(|t| t.kind.as_str());
+        if self.count("source") != 1 || self.count("sink") == 0 || first != Some("source") {
+            return Err((
+                "layout.tiles".into(),
+                "the synthetic pipeline needs kind \"source\" (count 1) first, then kind \
+                 \"sink\" (count >= 1)"
+                    .into(),
+            ));
+        }
+        let Some(link) = self
+            .links
+            .iter()
+            .find(|l| l.from == "source" && l.to == "sink")
+        else {
+            return Err((
+                "links".into(),
+                "the synthetic pipeline needs a link from \"source\" to \"sink\"".into(),
+            ));
+        };
+        let frag = self.synthetic.frag_size;
+        if frag == 0 || frag > link.mtu {
+            return Err((
+                "synthetic.frag_size".into(),
+                format!("{frag} must be in [1, link mtu {}]", link.mtu),
+            ));
+        }
         Ok(())
     }
 

@@ -249,25 +249,28 @@ pub fn workspace_path(name: &str, dir: Option<&Path>) -> PathBuf {
         .join(format!("dyno-{name}"))
 }
 
-fn check_name(name: &str, max: usize) -> Result<()> {
+/// The longest workspace name (its file is `dyno-NAME` in a directory).
+pub const MAX_WORKSPACE_NAME: usize = 64;
+
+/// What is wrong with `name` as the name of a workspace or of an object in one, if
+/// anything (a config check reports it at its key before anything is created).
+pub fn name_problem(name: &str, max: usize) -> Option<String> {
     let ok = !name.is_empty()
         && name.len() <= max
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.-:>@".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Invalid(format!(
-            "name {name:?} must be 1-{max} characters of [A-Za-z0-9_.-:>@]"
-        )))
-    }
+    (!ok).then(|| format!("name {name:?} must be 1-{max} characters of [A-Za-z0-9_.-:>@]"))
+}
+
+fn check_name(name: &str, max: usize) -> Result<()> {
+    name_problem(name, max).map_or(Ok(()), |why| Err(Error::Invalid(why)))
 }
 
 impl Workspace {
     /// Creates a workspace, replacing a stale one left by a crashed run.
     pub fn create(opts: &WorkspaceOptions) -> Result<Workspace> {
-        check_name(&opts.name, 64)?;
+        check_name(&opts.name, MAX_WORKSPACE_NAME)?;
         if opts.name.contains('/') || opts.size < WKSP_HEADER + REGION_ALIGN {
             return Err(Error::Invalid(format!(
                 "workspace {:?}: size {} is below the minimum {}",

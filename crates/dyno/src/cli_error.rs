@@ -42,15 +42,21 @@ impl CliError {
         match err.downcast_ref::<CliError>() {
             Some(CliError::Interrupted(_)) => crate::interrupt::exit_code(),
             Some(CliError::Runtime(_)) => RUNTIME,
-            None if err.chain().any(is_runtime_io) => RUNTIME,
+            None if err
+                .chain()
+                .any(|e| is_runtime_io(e) || is_listener_failure(e)) =>
+            {
+                RUNTIME
+            }
             None => USAGE,
         }
     }
 }
 
 /// An I/O error the user's input did not cause: a full disk, a broken pipe, a reset
-/// connection. A missing file, a refused permission or an address already in use point
-/// at something the user named, so they stay usage errors.
+/// connection, a port another process holds. A missing file, a refused permission or an
+/// address that is not this machine's point at something the user named, so they stay
+/// usage errors.
 fn is_runtime_io(e: &(dyn std::error::Error + 'static)) -> bool {
     let Some(io) = e.downcast_ref::<std::io::Error>() else {
         return false;
@@ -62,11 +68,23 @@ fn is_runtime_io(e: &(dyn std::error::Error + 'static)) -> bool {
             | ErrorKind::AlreadyExists
             | ErrorKind::InvalidInput
             | ErrorKind::InvalidData
-            | ErrorKind::AddrInUse
             | ErrorKind::AddrNotAvailable
             | ErrorKind::Unsupported
             | ErrorKind::IsADirectory
             | ErrorKind::NotADirectory
+    )
+}
+
+/// A listener of a node or of its metrics endpoint that could not be bound: the address
+/// parsed (clap and the config checked it), so what failed is the machine's state (a
+/// port another process holds), not the input. Their reason is text, hence the variants.
+fn is_listener_failure(e: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<dyno_node::Error>(),
+        Some(dyno_node::Error::Bind { .. })
+    ) || matches!(
+        e.downcast_ref::<dyno_obs::Error>(),
+        Some(dyno_obs::Error::Bind { .. })
     )
 }
 
@@ -85,7 +103,15 @@ mod tests {
     fn input_errors_are_two_and_runtime_failures_three() {
         assert_eq!(CliError::exit_code(&anyhow::anyhow!("--rate: bad")), 2);
         assert_eq!(CliError::exit_code(&io(ErrorKind::NotFound)), 2);
-        assert_eq!(CliError::exit_code(&io(ErrorKind::AddrInUse)), 2);
+        assert_eq!(CliError::exit_code(&io(ErrorKind::AddrNotAvailable)), 2);
+        assert_eq!(CliError::exit_code(&io(ErrorKind::AddrInUse)), 3);
+        let busy: anyhow::Error = dyno_node::Error::Bind {
+            what: "peer",
+            addr: "127.0.0.1:1".into(),
+            reason: "Address in use".into(),
+        }
+        .into();
+        assert_eq!(CliError::exit_code(&busy), 3);
         assert_eq!(CliError::exit_code(&io(ErrorKind::StorageFull)), 3);
         assert_eq!(CliError::exit_code(&io(ErrorKind::BrokenPipe)), 3);
         let e: anyhow::Error = CliError::Runtime("node crashed".into()).into();

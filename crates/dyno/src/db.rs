@@ -70,6 +70,13 @@ pub fn open_for_writing(args: &StoreArgs) -> anyhow::Result<Option<Store>> {
 /// login, an unknown run) exits 2; a failure of the machine or network (a server that
 /// cannot be reached or was lost, a full disk) exits with the runtime code.
 pub fn classify(e: StoreError) -> anyhow::Error {
+    if let StoreError::Older { path, .. } = &e {
+        return anyhow::anyhow!(
+            "{e}: `dyno results migrate --db {}` brings it to this dyno's schema (so does \
+             any command that records a run into it)",
+            path.display()
+        );
+    }
     if e.is_user_error() {
         e.into()
     } else {

@@ -7,12 +7,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Args;
 use dyno_node::genesis::GenesisFile;
 use dyno_node::load::{connect, run_load, sign_transfers, LoadPlan};
 
 use crate::cli::SummaryFormat;
+use crate::cli_error::CliError;
 use crate::interrupt;
 
 /// Arguments of `dyno load`.
@@ -69,7 +69,8 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
     let stop = interrupt::stop_flag();
     errln!("signing {pool} transfers on every core ...");
     let txs = sign_transfers(&g, pool, plan.nonce);
-    let clients = connect(&g, &plan).context("--target")?;
+    // A target that does not answer is the network's state, not the input (exit 3).
+    let clients = connect(&g, &plan).map_err(|e| CliError::Runtime(format!("--target: {e}")))?;
     errln!(
         "sending to {} target(s) over {} connection(s) each at {} for {} s",
         plan.targets.len(),
@@ -101,10 +102,11 @@ pub fn run(a: LoadArgs) -> anyhow::Result<ExitCode> {
         SummaryFormat::Table => write!(out, "{}", r.text())?,
     }
     if r.sent == 0 && r.errors > 0 {
-        anyhow::bail!(
+        return Err(CliError::Runtime(format!(
             "nothing could be sent: {}",
             r.first_error.unwrap_or_default()
-        );
+        ))
+        .into());
     }
     Ok(interrupt::signalled_exit_code().map_or(ExitCode::SUCCESS, ExitCode::from))
 }

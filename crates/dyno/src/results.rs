@@ -24,6 +24,9 @@ pub enum ResultsCommand {
     Export(ExportArgs),
     /// Delete a run and its samples.
     Delete(DeleteArgs),
+    /// Bring a store written by an older dyno to this dyno's schema (what any recording
+    /// command does on opening it; read-only commands refuse an older store).
+    Migrate(MigrateArgs),
     /// Write a self-contained HTML report of one or more runs (box plots per metric).
     Report(ReportArgs),
     /// Copy runs from this store to a shared one (idempotent: rerun to resume).
@@ -35,6 +38,13 @@ pub enum ResultsCommand {
     /// Change points over a metric's stored history (E-Divisive means with a t-test);
     /// exits 1 when the newest run starts a regression.
     Trend(trend::TrendArgs),
+}
+
+/// Arguments of `dyno results migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    db: DbArg,
 }
 
 /// Arguments of `dyno results push`.
@@ -264,6 +274,16 @@ pub fn run(cmd: ResultsCommand) -> anyhow::Result<ExitCode> {
         ResultsCommand::Pull(a) => pull(a),
         ResultsCommand::Fleet(a) => fleet::run(a),
         ResultsCommand::Trend(a) => trend::run(a),
+        ResultsCommand::Migrate(a) => {
+            let path = a.db.path();
+            open_write(&path, "results store")?;
+            outln!(
+                "{}: at schema version {}",
+                path.display(),
+                dyno_store::SCHEMA_VERSION
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         ResultsCommand::Delete(a) => {
             let path = a.db.path();
             let mut store = open_write(&path, "results store")?;

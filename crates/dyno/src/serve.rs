@@ -103,8 +103,10 @@ pub fn start_beside(
         .reports(Arc::new(CommandReports))
         .watch(watch)
         .log(Arc::new(|line: &str| errln!("{line}")));
-    let server =
-        dyno_web::Server::bind(config).map_err(|e| anyhow::anyhow!("--serve {listen}: {e}"))?;
+    let server = dyno_web::Server::bind(config).map_err(|e| match e {
+        e @ WebError::Bind { .. } => anyhow::Error::new(e).context(format!("--serve {listen}")),
+        e => anyhow::anyhow!("--serve {listen}: {e}"),
+    })?;
     errln!("live view: {}live", server.url());
     std::thread::Builder::new()
         .name("dyno-serve".into())
@@ -129,6 +131,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 "{e}: no results yet? Run a dyno command first (`dyno machine`), or pass --db"
             )
         }
+        // Serving cannot migrate it (serve never writes): say what does.
+        Err(e @ StoreError::Older { .. }) => return Err(crate::db::classify(e)),
         Err(e) => errln!("warning: {e}; its pages will show the error"),
         Ok(_) => {}
     }
@@ -153,6 +157,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         WebError::KeyFile { .. } => anyhow::anyhow!("--key-file: {e}"),
         WebError::Tls { .. } => anyhow::anyhow!("--tls-cert/--tls-key: {e}"),
         WebError::WatchUrl { .. } => anyhow::anyhow!("--watch: {e}"),
+        // The I/O error stays in the chain: a port in use is a runtime failure (exit 3).
+        e @ WebError::Bind { .. } => {
+            anyhow::Error::new(e).context(format!("--listen {}", a.listen))
+        }
         e => anyhow::anyhow!("--listen {}: {e}", a.listen),
     })?;
     if in_clear {

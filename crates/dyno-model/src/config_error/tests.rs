@@ -171,3 +171,17 @@ fn an_entry_in_a_sub_table_beats_its_array_tables_header_span() {
     let d = ConfigDiagnostic::new(Path::new("c"), text, Some(0..12), key, "m");
     assert_eq!(d.position, Some((1, 1)));
 }
+
+#[test]
+fn a_table_the_top_level_lacks_is_named_without_a_line() {
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct File {
+        a: u32,
+        links: std::collections::BTreeMap<String, u32>,
+    }
+    let text = "# a comment\na = 1\n";
+    let d = ConfigDiagnostic::parse_toml::<File>(Path::new("c.toml"), text).unwrap_err();
+    assert_eq!(d.position, None, "{d}");
+    assert!(d.to_string().starts_with("c.toml: no `links`"), "{d}");
+}

@@ -52,7 +52,7 @@ pub fn run(cmd: PipelineCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn run_layout(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = LayoutConfig::from_file(&a.config)?;
+    let cfg = LayoutConfig::synthetic_from_file(&a.config)?;
     // Everything about the layout is checked before a thread starts or a file is made.
     let online = dyno_tango::sys::online_cpus()?;
     cfg.plan(&online)?;

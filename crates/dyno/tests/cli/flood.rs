@@ -3,7 +3,7 @@
 //! adopting, and the flooder is cut, refused and counted. The test asserts bounds and
 //! counts, never a speed.
 
-use crate::harness::{alone, dyno_process, events_so_far, free_tcp, write, Reaped};
+use crate::harness::{alone, dyno_process, events_so_far, free_tcp, node_genesis, write, Reaped};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -117,19 +117,8 @@ fn flood(addr: std::net::SocketAddr, genesis: &[u8], id: &str, stop: &AtomicBool
 fn a_peer_flooding_garbage_for_ten_seconds_is_cut_and_counted_while_the_node_keeps_forging() {
     let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
-    let g = dir.path().join("genesis.toml");
-    let out = dyno_process()
-        .args(["node", "genesis", "--out"])
-        .arg(&g)
-        .args(["--validators", "n1=1,n2=0,n3=0", "--slot-ms", "300"])
-        .args(["--start-in", "2", "--accounts", "64", "--force"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let flags = ["--slot-ms", "300", "--start-in", "2", "--accounts", "64"];
+    node_genesis(dir.path(), "n1=1,n2=0,n3=0", &flags);
     let (p1, p2, dead) = (free_tcp(), free_tcp(), free_tcp());
     // n1 leads every slot; n2 follows; n3 is listed (at an address nobody serves) and
     // is who the flood claims to be.

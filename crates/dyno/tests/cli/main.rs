@@ -21,6 +21,8 @@ mod docs;
 mod fleet;
 mod flood;
 mod grafana;
+mod hostile;
+mod lockouts;
 mod machine;
 mod machine_run;
 mod node;

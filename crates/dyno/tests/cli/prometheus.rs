@@ -11,7 +11,7 @@
 //! installs Debian's package, server and promtool). About 15 seconds once built.
 
 use crate::harness::dashboards::{as_prometheus_sees_it, on_path, panel_queries, variable_queries};
-use crate::harness::{alone, dyno_process, free_tcp, free_udp, write};
+use crate::harness::{alone, dyno_process, free_tcp, free_udp, node_genesis, write};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -115,18 +115,8 @@ fn query(authority: &str, expr: &str) -> Result<Vec<serde_json::Value>, String> 
 /// Two nodes that peer with each other, each with its metrics endpoint; returns their
 /// configs, their metrics addresses and the second node's ingress.
 fn node_pair(dir: &Path) -> (Vec<PathBuf>, Vec<String>, String) {
-    let out = dyno_process()
-        .args(["node", "genesis", "--out"])
-        .arg(dir.join("genesis.toml"))
-        .args(["--validators", "n1=1,n2=1", "--slot-ms", "300"])
-        .args(["--start-in", "2", "--accounts", "64", "--force"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let flags = ["--slot-ms", "300", "--start-in", "2", "--accounts", "64"];
+    node_genesis(dir, "n1=1,n2=1", &flags);
     let peer = [free_tcp(), free_tcp()];
     let metrics = [free_tcp(), free_tcp()];
     let ingress = [free_udp(), free_udp()];

@@ -270,3 +270,28 @@ impl Drop for Reaped {
         }
     }
 }
+
+/// Writes `dir/genesis.toml` with `dyno node genesis --validators VALIDATORS` and the
+/// other flags `args` give (replacing one there); panics with dyno's message if refused.
+pub fn node_genesis(dir: &Path, validators: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join("genesis.toml");
+    let out = dyno_process()
+        .args([
+            "node",
+            "genesis",
+            "--force",
+            "--validators",
+            validators,
+            "--out",
+        ])
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path
+}
