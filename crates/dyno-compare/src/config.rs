@@ -611,7 +611,8 @@ impl Cx<'_> {
             }
         }
         if let Some(url) = &s.metrics.prometheus {
-            if let Err(why) = crate::prometheus::Endpoint::parse(&crate::slot::stand_in(url)) {
+            if let Err(why) = crate::prometheus::Endpoint::parse(&crate::placeholder::stand_in(url))
+            {
                 return Err(self.invalid(span, key("metrics.prometheus"), why.to_string()));
             }
         }

@@ -52,12 +52,12 @@ impl RawReady {
         let probe = match (&self.tcp, &self.http, &self.log) {
             // A slot's `{port:NAME}` is known only when it runs: checked with a stand-in.
             (Some(a), None, None) => {
-                Probe::tcp(&crate::slot::stand_in(a))
+                Probe::tcp(&crate::placeholder::stand_in(a))
                     .map_err(|why| ("tcp".to_string(), why.to_string()))?;
                 ProbeSpec::Tcp(a.clone())
             }
             (None, Some(u), None) => {
-                Probe::http(&crate::slot::stand_in(u))
+                Probe::http(&crate::placeholder::stand_in(u))
                     .map_err(|why| ("http".to_string(), why.to_string()))?;
                 ProbeSpec::Http(u.clone())
             }

@@ -2,6 +2,7 @@
 //! and the stored comparison a new `dyno compare run` of a file continues. The stored
 //! form itself is the judge's (`dyno_judge::record`).
 
+pub use crate::digest::digest;
 use crate::runner::Slot;
 use crate::spec::ComparisonFile;
 use dyno_judge::record::{self, comparison_runs, LoadError, Loaded};
@@ -56,14 +57,6 @@ pub fn fingerprint(cfg: &ComparisonFile) -> String {
         serde_json::to_string(cfg)
     };
     digest(&text.unwrap_or_default())
-}
-
-/// FNV-1a of `text` in hex: stable across builds and platforms, unlike std's hasher.
-pub fn digest(text: &str) -> String {
-    let h = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
-    format!("{h:016x}")
 }
 
 /// What a new `dyno compare run` of a file should do with what the store holds.

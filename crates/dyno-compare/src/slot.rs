@@ -26,48 +26,11 @@
 //! program could still take one before the node binds it (the node then fails to start
 //! and the execution fails, naming its output).
 
+use crate::placeholder::{malformed_port, ports_in, DIR};
 use crate::readiness::{ProbeSpec, ReadySpec};
 use crate::spec::{LoadSpec, MetricSources, SubjectSpec, WorkloadSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// The per-slot directory placeholder.
-pub const DIR: &str = "{dir}";
-
-/// The names of the `{port:NAME}` placeholders in `text`, in order (repeats kept).
-pub fn ports_in(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{port:") {
-        let after = &rest[open + "{port:".len()..];
-        let Some(close) = after.find('}') else { break };
-        let name = &after[..close];
-        if is_name(name) {
-            out.push(name);
-        }
-        rest = &after[close + 1..];
-    }
-    out
-}
-
-/// A `{port:...}` that is no placeholder (an empty name, a character other than a
-/// letter, digit or `_`), if `text` holds one.
-pub fn malformed_port(text: &str) -> Option<String> {
-    let mut rest = text;
-    while let Some(open) = rest.find("{port:") {
-        let after = &rest[open + "{port:".len()..];
-        let end = after.find('}').unwrap_or(after.len());
-        if !is_name(&after[..end]) || end == after.len() {
-            return Some(format!("{{port:{}", &after[..end.min(after.len())]));
-        }
-        rest = &after[end + 1..];
-    }
-    None
-}
-
-fn is_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
 
 /// The ports a subject defines: those its command (a git subject's arguments) and its
 /// environment name, where the node is told them.
@@ -154,20 +117,6 @@ pub fn check_load(load: &LoadSpec, subjects: &[SubjectSpec]) -> Result<(), (Stri
         }
     }
     Ok(())
-}
-
-/// `text` with a placeholder's stand-in values (port 1, directory `/tmp`), for checking
-/// a URL or address written with placeholders before anything runs.
-pub fn stand_in(text: &str) -> String {
-    SlotValues {
-        ports: ports_in(text)
-            .into_iter()
-            .map(|n| (n.to_string(), 1))
-            .collect(),
-        dir: None,
-    }
-    .fill(text)
-    .replace(DIR, "/tmp")
 }
 
 /// The values of one slot's placeholders.
@@ -260,7 +209,7 @@ pub fn allocate(
             let path = std::env::temp_dir().join(format!(
                 "dyno-slot-{}-{n}-{}",
                 std::process::id(),
-                crate::resume::digest(&subject.name)
+                crate::digest::digest(&subject.name)
             ));
             std::fs::create_dir_all(&path)?;
             values.dir = Some(SlotDir(path));
@@ -349,6 +298,7 @@ impl SubjectSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placeholder::stand_in;
     use crate::spec::ComparisonFile;
 
     #[test]
