@@ -3,7 +3,7 @@
 
 use crate::comparison::{ComparisonMeta, Workload};
 use crate::family::{summary_lines, UnjudgedReason};
-use crate::verdict::{Judgement, MetricVerdict, RunTable};
+use crate::verdict::{Judgement, MetricVerdict, RunRow, RunTable};
 use dyno_exec::{Execution, Outcome, SeriesKind};
 use dyno_model::{format_value, Direction, Host, Metric, Unit};
 use dyno_report::plot::{BoxPlot, CdfPlot, TimeSeriesPlot};
@@ -196,7 +196,7 @@ pub fn stage_table(
     let rows: Vec<_> = runs
         .rows
         .iter()
-        .filter(|(w, m, _)| w == workload && m.name.starts_with(STAGE_PREFIX))
+        .filter(|r| r.workload == workload && r.metric.name.starts_with(STAGE_PREFIX))
         .collect();
     if rows.is_empty() {
         return None;
@@ -228,7 +228,7 @@ pub fn stage_table(
             .column(head("p (Holm)"), Align::Right)
             .column(head("verdict"), Align::Left);
     }
-    for (_, metric, values) in rows {
+    for RunRow { metric, values, .. } in rows {
         let stage = metric.name.trim_start_matches(STAGE_PREFIX);
         let mut row = vec![Cell::new(stage.strip_suffix("_s").unwrap_or(stage))];
         for v in values {
@@ -767,7 +767,7 @@ mod tests {
         assert!(table
             .rows
             .iter()
-            .all(|(_, m, _)| !m.name.starts_with("host:")));
+            .all(|r| !r.metric.name.starts_with("host:")));
         assert_eq!(disturbance_line(&run(2, &Synthetic::new(1))), None);
     }
 

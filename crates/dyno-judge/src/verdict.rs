@@ -149,10 +149,22 @@ impl Judgement {
 /// Per-run values grouped by workload and metric, each with one list per subject.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunTable {
-    /// `(workload, metric, values[subject])`, in first-seen order.
-    pub rows: Vec<(String, Metric, Vec<Vec<f64>>)>,
-    /// The round of each value of `rows`, in the same shape.
-    pub rounds: Vec<Vec<Vec<u32>>>,
+    /// One row per workload and metric, in first-seen order.
+    pub rows: Vec<RunRow>,
+}
+
+/// One metric of one workload in a [`RunTable`]: each subject's values, one per round
+/// (a start's windows averaged into one), and the round of each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// The workload.
+    pub workload: String,
+    /// The metric.
+    pub metric: Metric,
+    /// `values[subject]`, the subjects in the comparison's order.
+    pub values: Vec<Vec<f64>>,
+    /// `rounds[subject][i]`: the round of `values[subject][i]`.
+    pub rounds: Vec<Vec<u32>>,
 }
 
 impl RunTable {
@@ -182,31 +194,31 @@ impl RunTable {
                 let idx = match table
                     .rows
                     .iter()
-                    .position(|(w, m, _)| *w == e.workload && m.name == v.metric.name)
+                    .position(|r| r.workload == e.workload && r.metric.name == v.metric.name)
                 {
                     Some(i) => i,
                     None => {
-                        table.rows.push((
-                            e.workload.clone(),
-                            v.metric.clone(),
-                            vec![Vec::new(); subjects.len()],
-                        ));
-                        table.rounds.push(vec![Vec::new(); subjects.len()]);
+                        table.rows.push(RunRow {
+                            workload: e.workload.clone(),
+                            metric: v.metric.clone(),
+                            values: vec![Vec::new(); subjects.len()],
+                            rounds: vec![Vec::new(); subjects.len()],
+                        });
                         table.rows.len() - 1
                     }
                 };
-                let seen = table.rounds[idx][si].iter().position(|&r| r == e.round);
-                match seen {
+                let row = &mut table.rows[idx];
+                match row.rounds[si].iter().position(|&r| r == e.round) {
                     Some(at) => {
-                        let first = table.rows[idx].2[si][at];
+                        let first = row.values[si][at];
                         let (sum, n) = windows.entry((idx, si, e.round)).or_insert((first, 1));
                         *sum += v.value;
                         *n += 1;
-                        table.rows[idx].2[si][at] = *sum / f64::from(*n);
+                        row.values[si][at] = *sum / f64::from(*n);
                     }
                     None => {
-                        table.rows[idx].2[si].push(v.value);
-                        table.rounds[idx][si].push(e.round);
+                        row.values[si].push(v.value);
+                        row.rounds[si].push(e.round);
                     }
                 }
             }
@@ -233,7 +245,7 @@ fn costed_workloads<'a>(table: &RunTable, work: &'a BTreeMap<String, WorkUnit>) 
             table
                 .rows
                 .iter()
-                .any(|(tw, m, _)| tw == *w && m.name == name)
+                .any(|r| r.workload == **w && r.metric.name == name)
         })
         .map(|(w, _)| w.as_str())
         .collect()
@@ -386,7 +398,13 @@ pub fn judge_with(
     let costed = costed_workloads(&table, &options.work);
     // Per verdict: the rounds and log-scale spread its stated power is computed from.
     let mut spreads: Vec<Option<(usize, f64)>> = Vec::new();
-    for ((workload, metric, values), rounds) in table.rows.iter().zip(&table.rounds) {
+    for RunRow {
+        workload,
+        metric,
+        values,
+        rounds,
+    } in &table.rows
+    {
         let base = &values[0];
         for (ci, cand) in values.iter().enumerate().skip(1) {
             if let Some(reason) = no_information(base, cand, (&subjects[0], &subjects[ci])) {
@@ -532,7 +550,7 @@ pub fn unknown_primary(
 ) -> Result<(), Refused> {
     let table = RunTable::of(executions, subjects, work);
     let mut known: Vec<String> = Vec::new();
-    for (_, m, _) in &table.rows {
+    for RunRow { metric: m, .. } in &table.rows {
         if !known.contains(&m.name) {
             known.push(m.name.clone());
         }
@@ -1022,19 +1040,14 @@ pub(crate) mod tests {
             window("b", 1, 1, 77.0),
         ];
         let t = RunTable::of(&execs, &["a".into(), "b".into()], &BTreeMap::new());
-        let (_, _, cpu) = t
+        let cpu = t
             .rows
             .iter()
-            .find(|(_, m, _)| m.name == "cpu_percent")
+            .find(|r| r.metric.name == "cpu_percent")
             .unwrap();
-        let i = t
-            .rows
-            .iter()
-            .position(|(_, m, _)| m.name == "cpu_percent")
-            .unwrap();
-        assert_eq!(cpu[0], [50.0, 44.0]);
-        assert_eq!(cpu[1], [70.0, 71.5]);
-        assert_eq!(t.rounds[i], [vec![0, 1], vec![0, 1]]);
+        assert_eq!(cpu.values[0], [50.0, 44.0]);
+        assert_eq!(cpu.values[1], [70.0, 71.5]);
+        assert_eq!(cpu.rounds, [vec![0, 1], vec![0, 1]]);
     }
 
     #[test]
