@@ -169,8 +169,7 @@ impl<'a> Measured<'a> {
             meta,
             self.executions,
             self.workloads,
-            &primary,
-            test,
+            &options,
             self.elapsed_s,
         );
         Ok(Judged {

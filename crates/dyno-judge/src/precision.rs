@@ -178,8 +178,21 @@ pub fn look(
     elapsed_s: f64,
     round_s: f64,
 ) -> Look {
-    let rounds = complete_rounds(meta, executions);
     let judgement = judge_sequential(meta, executions, primary);
+    look_at(meta, seq, executions, &judgement, elapsed_s, round_s)
+}
+
+/// [`look`] at a judgement already made by the sequential test over every round (a
+/// report's own, so a report judges once).
+fn look_at(
+    meta: &ComparisonMeta,
+    seq: &Sequential,
+    executions: &[Execution],
+    judgement: &Judgement,
+    elapsed_s: f64,
+    round_s: f64,
+) -> Look {
+    let rounds = complete_rounds(meta, executions);
     let mut metrics = Vec::new();
     let mut flagged = Vec::new();
     for v in judgement.verdicts.iter().filter(|v| !v.secondary) {
@@ -295,12 +308,14 @@ impl Look {
 /// The report's lines about a comparison with a precision target: the target and test,
 /// where the stopping rule stands (stopped, and why; or not decided yet), and for every
 /// primary metric short of the target what it reached and what it would need.
-/// `elapsed_s` is the comparison's time as stored.
+/// `elapsed_s` is the comparison's time as stored. `sequential` is the judgement of the
+/// sequential test over every round when the caller has it (else it is made here).
 pub fn summary(
     meta: &ComparisonMeta,
     seq: &Sequential,
     executions: &[Execution],
     primary: &[String],
+    sequential: Option<&Judgement>,
     elapsed_s: f64,
 ) -> Vec<String> {
     let rounds = complete_rounds(meta, executions);
@@ -309,7 +324,10 @@ pub fn summary(
     } else {
         0.0
     };
-    let l = look(meta, seq, executions, primary, elapsed_s, round_s);
+    let l = match sequential {
+        Some(j) => look_at(meta, seq, executions, j, elapsed_s, round_s),
+        None => look(meta, seq, executions, primary, elapsed_s, round_s),
+    };
     let minutes = if elapsed_s > 0.0 {
         format!(" in {:.0} min", elapsed_s / 60.0)
     } else {
@@ -346,24 +364,28 @@ pub fn summary(
 /// precision: where each primary metric's noise comes from, with the window and rounds
 /// that would reach the comparison's precision (5% without one) soonest; and, with a
 /// precision target, [`summary`] (plus a note when it is judged with a test that cannot
-/// be looked at after every round). `workloads` as stored,
-/// `primary` as `--primary` or the file names them, `test` the test judged with.
+/// be looked at after every round). `workloads` as stored, `options` what the judgement
+/// was made with (the test, the rounds, the primary metrics as `--primary` or the file
+/// names them). A judgement of the sequential test over every round is the precision
+/// rule's own: it is not judged again.
 pub fn annotate(
     judgement: &mut Judgement,
     meta: &ComparisonMeta,
     executions: &[Execution],
     workloads: &[Workload],
-    primary: &[String],
-    test: TestKind,
+    options: &JudgeOptions,
     elapsed_s: f64,
 ) {
+    let (test, primary) = (options.test, &options.primary[..]);
     let keys = judgement.primary_keys();
     let target = meta
         .sequential
         .map_or(crate::power::REFERENCE_CHANGE, |s| s.precision);
     judgement.noise = crate::noise::report(meta, executions, workloads, &keys, test, target);
     if let Some(seq) = &meta.sequential {
-        judgement.precision = summary(meta, seq, executions, primary, elapsed_s);
+        let own = test == TestKind::Sequential && options.rounds.is_none();
+        let sequential = own.then_some(&*judgement);
+        judgement.precision = summary(meta, seq, executions, primary, sequential, elapsed_s);
         if test != TestKind::Sequential {
             judgement.notes.push(format!(
                 "the rounds of this comparison were chosen by looking at its data (precision {}): the `{}` test assumes they were fixed in advance, so its p-values overstate the evidence; the sequential test does not",

@@ -92,7 +92,7 @@ fn the_budget_ends_a_comparison_that_cannot_reach_its_target() {
     assert_eq!(out.ending, Ending::Decided(Stop::MaxRounds));
     assert_eq!(out.executions.len(), 12);
     let seq = cfg.sequential.unwrap();
-    let lines = summary(&out.meta, &seq, &out.executions, &cfg.primary, 0.0);
+    let lines = summary(&out.meta, &seq, &out.executions, &cfg.primary, None, 0.0);
     assert!(
         lines[0].contains("stopped after 6 rounds: the budget of 6 rounds ended"),
         "{lines:?}"
