@@ -74,7 +74,7 @@ pub fn confirmation(measured: Measured<'_>, why_stopped: &str) -> Result<StepOut
                     "{} under {}: {:+.1}%",
                     v.metric.name,
                     v.workload,
-                    (v.comparison.ratio.estimate - 1.0) * 100.0
+                    (v.change().estimate - 1.0) * 100.0
                 )
             })
             .collect();

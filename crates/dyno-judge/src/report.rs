@@ -82,14 +82,18 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
     t
 }
 
-/// What the change column shows: the median of the per-round ratios when judged by
-/// round, else the ratio of the medians (each beside the medians it may differ from, so
-/// the header says which).
-fn change_header(j: &Judgement) -> &'static str {
-    if j.verdicts.iter().any(|v| !v.round_ratios.is_empty()) {
-        "change (median of round ratios)"
-    } else {
-        "change (ratio of medians)"
+/// What the change column shows: the estimate the test judged (beside the medians it
+/// may differ from, so the header says which); one name for the whole table, as one test
+/// judges a comparison.
+fn change_header(j: &Judgement) -> String {
+    let mut names = j
+        .verdicts
+        .iter()
+        .map(|v| crate::verdict::estimate_name(&v.comparison.test));
+    match names.next() {
+        Some(first) if names.all(|n| n == first) => format!("change ({first})"),
+        Some(_) => "change (each metric's test's estimate)".into(),
+        None => "change".into(),
     }
 }
 
@@ -157,7 +161,7 @@ fn change_cells(v: Option<&MetricVerdict>) -> [Cell; 4] {
             Cell::new("not judged"),
         ];
     };
-    let r = v.shown_change();
+    let r = v.change();
     let ci = if r.low.is_finite() && r.high.is_finite() {
         format!("{}..{}", pct(r.low), pct(r.high))
     } else {
@@ -223,7 +227,7 @@ pub fn stage_table(
             }
         };
         t = t
-            .column(head(change_header(j)), Align::Right)
+            .column(head(&change_header(j)), Align::Right)
             .column(head("95% CI"), Align::Right)
             .column(head("p (Holm)"), Align::Right)
             .column(head("verdict"), Align::Left);
@@ -290,7 +294,7 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
         .verdicts
         .iter()
         .map(|v| {
-            let r = v.comparison.ratio;
+            let r = v.change();
             serde_json::json!({
                 "workload": v.workload,
                 "metric": v.metric.name,
@@ -314,9 +318,9 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
                     dyno_stats::SignificanceTest::Sequential(t) => finite(t.std_error * (t.df + 1.0).sqrt()),
                     _ => serde_json::Value::Null,
                 },
-                "median_ratio": finite(v.shown_change().estimate),
-                "median_ratio_low": finite(v.shown_change().low),
-                "median_ratio_high": finite(v.shown_change().high),
+                "median_ratio": finite(v.median_of_round_ratios().estimate),
+                "median_ratio_low": finite(v.median_of_round_ratios().low),
+                "median_ratio_high": finite(v.median_of_round_ratios().high),
                 "min_detectable_change": v.power.and_then(|p| p.min_detectable_change),
                 "power": v.power,
             })
@@ -335,7 +339,7 @@ pub fn verdicts_json(j: &Judgement) -> serde_json::Value {
 /// A sentence about one verdict, e.g. "value: cpu_percent of v2 rose 10.2% (CI 8.1% to
 /// 12.0%), significant (p = 0.0004 after Holm): regression".
 pub fn observation(v: &MetricVerdict) -> String {
-    let r = v.comparison.ratio;
+    let r = v.change();
     let what = format!("{}: {} of {}", v.workload, describe(&v.metric), v.candidate);
     if !r.estimate.is_finite() {
         return format!(
@@ -735,6 +739,7 @@ pub fn cpu_metric() -> Metric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::comparison::TestKind;
     use crate::synthetic::Synthetic;
     use crate::verdict::tests::{run, workloads};
 
@@ -769,6 +774,81 @@ mod tests {
             .iter()
             .all(|r| !r.metric.name.starts_with("host:")));
         assert_eq!(disturbance_line(&run(2, &Synthetic::new(1))), None);
+    }
+
+    #[test]
+    fn every_output_shows_the_one_change_the_test_judged() {
+        // Paired and unpaired, the table, the sentences, the JSON and the HTML report say
+        // the same change and interval for every metric, to the digits shown.
+        for test in [TestKind::Paired, TestKind::SignedRank, TestKind::Unpaired] {
+            let mut ex = Synthetic::new(4);
+            ex.noise = 0.05;
+            ex.slowdown.insert("b".into(), 1.08);
+            let execs = run(10, &ex);
+            let subjects: Vec<String> = vec!["a".into(), "b".into()];
+            let settings = dyno_stats::ComparisonSettings {
+                resamples: 500,
+                ..Default::default()
+            };
+            let options = crate::verdict::JudgeOptions {
+                test,
+                ..Default::default()
+            };
+            let j = crate::verdict::judge_with(&execs, &subjects, &settings, &options);
+            assert!(!j.verdicts.is_empty());
+            let workloads = workloads();
+            let meta = ComparisonMeta::of(&["a", "b"], &workloads, 10);
+            let table = verdict_table(&meta, &j);
+            let json = verdicts_json(&j);
+            let obs = observations(&j);
+            let page = html(&ReportInput {
+                meta: &meta,
+                workloads: &workloads,
+                host: &Host::default(),
+                executions: &execs,
+                judgement: &j,
+                parameters: vec![],
+            });
+            let name = crate::verdict::estimate_name(&j.verdicts[0].comparison.test);
+            assert!(page.contains(&format!("change ({name})")), "{test:?}");
+            let mut sentences = 0;
+            for (i, v) in j.verdicts.iter().enumerate() {
+                let c = v.change();
+                if !c.estimate.is_finite() {
+                    continue;
+                }
+                let row = &table.rows[i];
+                assert_eq!(row[1].text, v.metric.name);
+                assert_eq!(row[5].text, pct(c.estimate), "{test:?} {}", v.metric.name);
+                assert_eq!(row[6].text, format!("{}..{}", pct(c.low), pct(c.high)));
+                assert_eq!(json["verdicts"][i]["ratio"].as_f64(), Some(c.estimate));
+                // Not every verdict has a sentence (the flagged ones and the largest
+                // unflagged change do); each that has one says the table's numbers.
+                let start = format!(
+                    "{}: {} of {} ",
+                    v.workload,
+                    describe(&v.metric),
+                    v.candidate
+                );
+                if let Some((_, said)) = obs.iter().find(|(_, t)| t.starts_with(&start)) {
+                    let shown = format!("{:.1}%", ((c.estimate - 1.0) * 100.0).abs());
+                    assert!(said.contains(&format!(" {shown} (CI ")), "{said} / {shown}");
+                    let ci = format!(
+                        "CI {:.1}% to {:.1}%",
+                        (c.low - 1.0) * 100.0,
+                        (c.high - 1.0) * 100.0
+                    );
+                    assert!(said.contains(&ci), "{said} / {ci}");
+                    sentences += 1;
+                }
+                assert!(
+                    page.contains(&pct(c.estimate)),
+                    "{test:?} {}",
+                    v.metric.name
+                );
+            }
+            assert!(sentences > 0, "{test:?}: no sentence checked");
+        }
     }
 
     #[test]

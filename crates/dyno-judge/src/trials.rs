@@ -200,7 +200,7 @@ fn trial_rows(j: &Judgement) -> Vec<TrialRow> {
                 v.workload.clone(),
                 v.metric.name.clone(),
                 v.verdict(),
-                Some(v.shown_change().estimate).filter(|c| c.is_finite()),
+                Some(v.change().estimate).filter(|c| c.is_finite()),
                 v.power.and_then(|p| p.min_detectable_change),
             )
         })
@@ -292,7 +292,7 @@ fn whole_noise(
                 workload: v.workload.clone(),
                 metric: v.metric.name.clone(),
                 rounds: v.power.map_or(v.round_ratios.len(), |p| p.rounds),
-                change: v.shown_change().estimate,
+                change: v.change().estimate,
                 log_ratio_sd: v.power.map(|p| p.log_sd),
                 lag1: lag1(&v.round_ratios),
                 family: v.power.map(|p| p.family),

@@ -97,15 +97,34 @@ impl MetricVerdict {
         self.comparison.verdict
     }
 
-    /// The change as the table shows it beside the medians: judged paired, the median
-    /// of the per-round ratios with its distribution-free 95% interval (order statistics;
-    /// min..max when the rounds are too few for 95%); judged unpaired, the ratio of the
-    /// medians with its bootstrap interval.
-    pub fn shown_change(&self) -> dyno_stats::ConfidenceInterval {
+    /// The change this verdict judged, with the interval that belongs to it: the test's
+    /// own estimate ([`estimate_name`] says which). Every output shows this one (the
+    /// tables, the sentences, the JSON's `ratio`, the web pages).
+    pub fn change(&self) -> dyno_stats::ConfidenceInterval {
+        self.comparison.ratio
+    }
+
+    /// A second estimate, labelled as such where it is shown (the JSON's
+    /// `median_ratio`): judged paired, the median of the per-round ratios with its
+    /// distribution-free 95% interval (order statistics; min..max when the rounds are too
+    /// few for 95%); judged unpaired, the ratio of the medians with its bootstrap
+    /// interval.
+    pub fn median_of_round_ratios(&self) -> dyno_stats::ConfidenceInterval {
         if self.round_ratios.is_empty() {
             return self.comparison.ratio;
         }
         dyno_stats::median_ci(&self.round_ratios, 0.95).unwrap_or(self.comparison.ratio)
+    }
+}
+
+/// What [`MetricVerdict::change`] is under `test`, as every header names it.
+pub fn estimate_name(test: &SignificanceTest) -> &'static str {
+    match test {
+        SignificanceTest::MannWhitney(_) => "ratio of medians",
+        SignificanceTest::SignedRank(_) => "Hodges-Lehmann ratio of rounds",
+        SignificanceTest::PairedT(_) | SignificanceTest::Sequential(_) => {
+            "geometric mean of round ratios"
+        }
     }
 }
 

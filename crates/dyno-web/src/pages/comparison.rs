@@ -230,7 +230,7 @@ fn summary(view: &StoredComparison, known: &BTreeSet<String>) -> String {
     if !flagged.is_empty() {
         out.push_str("<ul class=\"flagged\">\n");
         for v in flagged {
-            let ratio = v.comparison.ratio.estimate;
+            let ratio = v.change().estimate;
             out.push_str(&format!(
                 "<li><span class=\"{}\">{}</span>: {} on {}, {} against {}: {}{} → {}, {})</li>\n",
                 if v.verdict() == Verdict::Regression {
@@ -311,6 +311,14 @@ fn verdict_table(
     rows: &[&MetricVerdict],
     known: &BTreeSet<String>,
 ) -> String {
+    // The estimate the test judged, named as the CLI's table names it.
+    let change_header = match rows.first() {
+        Some(v) => format!(
+            "Change, {} (95% CI)",
+            dyno_judge::verdict::estimate_name(&v.comparison.test)
+        ),
+        None => "Change (95% CI)".to_string(),
+    };
     let mut t = HtmlTable::new(
         "verdicts",
         &[
@@ -319,7 +327,7 @@ fn verdict_table(
             ("Metric", false),
             ("Baseline", true),
             ("Candidate", true),
-            ("Change (95% CI)", true),
+            (&change_header, true),
             ("p (Holm)", true),
             ("Verdict", false),
             ("Could see", true),
@@ -333,7 +341,7 @@ fn verdict_table(
             Verdict::Improvement => "improvement",
             Verdict::NoSignificantChange => "",
         };
-        let ratio = v.comparison.ratio;
+        let ratio = v.change();
         let rounds = v
             .power
             .as_ref()
