@@ -311,14 +311,15 @@ fn verdict_table(
     rows: &[&MetricVerdict],
     known: &BTreeSet<String>,
 ) -> String {
-    // The estimate the test judged, named as the CLI's table names it.
-    let change_header = match rows.first() {
-        Some(v) => format!(
-            "Change, {} (95% CI)",
+    // The estimate the test judged, named as the CLI's table names it (in a line above
+    // the table: a header that long would widen it past a laptop's screen).
+    let named = rows.first().map(|v| {
+        format!(
+            "<p class=\"hint\">Change: the {} the test judged, with its 95% interval \
+             (as <code>dyno compare report</code> shows it).</p>\n",
             dyno_judge::verdict::estimate_name(&v.comparison.test)
-        ),
-        None => "Change (95% CI)".to_string(),
-    };
+        )
+    });
     let mut t = HtmlTable::new(
         "verdicts",
         &[
@@ -327,7 +328,7 @@ fn verdict_table(
             ("Metric", false),
             ("Baseline", true),
             ("Candidate", true),
-            (&change_header, true),
+            ("Change (95% CI)", true),
             ("p (Holm)", true),
             ("Verdict", false),
             ("Could see", true),
@@ -371,7 +372,7 @@ fn verdict_table(
     if t.is_empty() {
         return "<p class=\"note\">None.</p>\n".into();
     }
-    t.render()
+    named.unwrap_or_default() + &t.render()
 }
 
 /// The metric's name, linked to the candidate's history of it on this workload when the
