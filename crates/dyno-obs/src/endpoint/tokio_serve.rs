@@ -328,7 +328,7 @@ mod tests {
             .unwrap();
         let _in = rt.enter();
         let task = || tokio::spawn(async {}).abort_handle();
-        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let (a, b): (IpAddr, IpAddr) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
         let mut slots = Slots::default();
         for i in 0..MAX_PER_SOURCE as u64 {
             let waiting = i != 0; // the first is being answered
