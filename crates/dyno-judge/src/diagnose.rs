@@ -10,13 +10,8 @@ use std::collections::BTreeMap;
 /// in how many executions), and every unit of work no complete execution of its
 /// workload recorded (its costs are then not judged; the other metrics are).
 pub fn notes(executions: &[Execution], work: &BTreeMap<String, WorkUnit>) -> Vec<String> {
-    let mut out: Vec<String> = counter_drops(executions)
+    let mut out: Vec<String> = counter_drops_note(&counter_drops(executions))
         .into_iter()
-        .map(|(metric, drops, of)| {
-            format!(
-                "{metric} went down between scrapes in {drops} of {of} executions (a counter reset, or a gauge exported as a counter): its rate counts each drop as a restart from 0, as Prometheus's rate() does; if it is a level, declare it so or leave it out"
-            )
-        })
         .collect();
     for (workload, unit) in work {
         if let Some(names) = missing_work(executions, workload, unit) {
@@ -30,6 +25,31 @@ pub fn notes(executions: &[Execution], work: &BTreeMap<String, WorkUnit>) -> Vec
         }
     }
     out
+}
+
+/// One note for every counter that went down between scrapes, however many (a node that
+/// restarts resets them all at once; one line each buried the report): `None` when
+/// none did.
+fn counter_drops_note(drops: &[(String, usize, usize)]) -> Option<String> {
+    const WHY: &str = "(a counter reset, or a gauge exported as a counter)";
+    const RATE: &str = "counts each drop as a restart from 0, as Prometheus's rate() does";
+    match drops {
+        [] => None,
+        [(metric, drops, of)] => Some(format!(
+            "{metric} went down between scrapes in {drops} of {of} executions {WHY}: its rate {RATE}; if it is a level, declare it so or leave it out"
+        )),
+        many => {
+            let named: Vec<String> = many
+                .iter()
+                .map(|(metric, drops, of)| format!("{metric} ({drops} of {of})"))
+                .collect();
+            Some(format!(
+                "{} counters went down between scrapes {WHY}, in so many executions: {}; each one's rate {RATE}; declare the levels among them so or leave them out",
+                many.len(),
+                named.join(", ")
+            ))
+        }
+    }
 }
 
 /// Counters (Prometheus counters as scraped) whose value fell between two scrapes of a
@@ -169,6 +189,23 @@ mod tests {
         assert_eq!(v[0].metric.name, "node:blocks_total_per_s");
         assert!((v[0].value - 25.0 / 3.0).abs() < 1e-12);
         assert!(counter_drops(&execs[1..]).is_empty());
+    }
+
+    #[test]
+    fn counters_that_went_down_together_are_one_note() {
+        let mut e = exec(&[10.0, 5.0]);
+        let mut other = e.series[0].clone();
+        other.metric.name = "node:txs_total".into();
+        e.series.push(other);
+        let n = notes(&[e, exec(&[1.0, 2.0])], &BTreeMap::new());
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(
+            n[0].starts_with(
+                "2 counters went down between scrapes (a counter reset, or a gauge exported as a counter), in so many executions: node:blocks_total (1 of 2), node:txs_total (1 of 1)"
+            ),
+            "{}",
+            n[0]
+        );
     }
 
     #[test]

@@ -51,6 +51,25 @@ fn pct(x: f64) -> String {
 
 /// The table of verdicts: one row per workload, metric and candidate.
 pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
+    verdict_rows(meta, j, j.verdicts.iter())
+}
+
+/// The verdict table of what decides the comparison: its primary rows only (every row
+/// when the comparison judges no metric apart, so nothing is hidden).
+pub fn primary_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
+    verdict_rows(meta, j, j.verdicts.iter().filter(|v| !v.secondary))
+}
+
+/// The secondary rows alone (empty when there are none).
+pub fn secondary_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
+    verdict_rows(meta, j, j.verdicts.iter().filter(|v| v.secondary))
+}
+
+fn verdict_rows<'a>(
+    meta: &ComparisonMeta,
+    j: &Judgement,
+    verdicts: impl Iterator<Item = &'a MetricVerdict>,
+) -> Table {
     let mut t = Table::new(format!(
         "{} (baseline) vs {}",
         meta.subjects.first().map(String::as_str).unwrap_or("?"),
@@ -66,7 +85,7 @@ pub fn verdict_table(meta: &ComparisonMeta, j: &Judgement) -> Table {
     .column("p (Holm)", Align::Right)
     .column("verdict", Align::Left)
     .column("detectable", Align::Right);
-    for v in &j.verdicts {
+    for v in verdicts {
         let unit = v.metric.unit;
         let mut row = vec![
             Cell::new(&v.workload),
@@ -107,6 +126,114 @@ fn detectable(v: &MetricVerdict) -> String {
         },
         None => "n/a".into(),
     }
+}
+
+/// How a verdict reads in a list: "cpu_s_per_tx of v2 +10.2% (regression)", the
+/// workload named when the comparison has several.
+fn flagged_item(v: &MetricVerdict, workloads: usize) -> String {
+    let workload = if workloads > 1 {
+        format!("{}: ", v.workload)
+    } else {
+        String::new()
+    };
+    format!(
+        "{workload}{} of {} {} ({})",
+        v.metric.name,
+        v.candidate,
+        pct(v.change().estimate),
+        verdict_label(v.verdict())
+    )
+}
+
+/// `items` joined, the first `most` of them, then how many more.
+fn some_of(items: &[String], most: usize) -> String {
+    let mut shown = items[..items.len().min(most)].join(", ");
+    if items.len() > most {
+        shown += &format!(" and {} more", items.len() - most);
+    }
+    shown
+}
+
+fn workload_count(j: &Judgement) -> usize {
+    let mut names: Vec<&str> = j.verdicts.iter().map(|v| v.workload.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
+}
+
+/// The answer, first line of a comparison's report: the verdict on its primary metrics
+/// (what `--fail-on-regression` and the exit code go by) and which of them moved.
+///
+/// "verdict: regression: 1 of 2 primary metrics flagged: cpu_s_per_tx of v2 +10.2%
+/// (regression)"; "verdict: no significant change on 2 primary metrics".
+pub fn headline(j: &Judgement) -> String {
+    let primary: Vec<&MetricVerdict> = j.verdicts.iter().filter(|v| !v.secondary).collect();
+    if primary.is_empty() {
+        return "verdict: nothing judged (the notes below say why)".into();
+    }
+    let workloads = workload_count(j);
+    let flagged: Vec<String> = primary
+        .iter()
+        .filter(|v| v.verdict() != Verdict::NoSignificantChange)
+        .map(|v| flagged_item(v, workloads))
+        .collect();
+    let overall = if j.has_regression() {
+        Verdict::Regression
+    } else if flagged.is_empty() {
+        Verdict::NoSignificantChange
+    } else {
+        Verdict::Improvement
+    };
+    let metrics = |n: usize| if n == 1 { "metric" } else { "metrics" };
+    if flagged.is_empty() {
+        return format!(
+            "verdict: {} on {} primary {}",
+            verdict_label(overall),
+            primary.len(),
+            metrics(primary.len())
+        );
+    }
+    format!(
+        "verdict: {}: {} of {} primary {} flagged: {}",
+        verdict_label(overall),
+        flagged.len(),
+        primary.len(),
+        metrics(primary.len()),
+        some_of(&flagged, 5)
+    )
+}
+
+/// The secondary family in one line: how many metrics, which were flagged, and how to
+/// list them (`listed`: they are in the table above); `None` when every metric is
+/// primary.
+///
+/// "secondary: 105 metrics judged apart from the verdict, 2 flagged (node:x of v2 +4.0%
+/// (regression), ...); --secondary lists them"
+pub fn secondary_line(j: &Judgement, listed: bool) -> Option<String> {
+    let secondary: Vec<&MetricVerdict> = j.verdicts.iter().filter(|v| v.secondary).collect();
+    if secondary.is_empty() {
+        return None;
+    }
+    let workloads = workload_count(j);
+    let flagged: Vec<String> = secondary
+        .iter()
+        .filter(|v| v.verdict() != Verdict::NoSignificantChange)
+        .map(|v| flagged_item(v, workloads))
+        .collect();
+    let flagged = match flagged.len() {
+        0 => "none flagged".to_string(),
+        n => format!("{n} flagged: {}", some_of(&flagged, 5)),
+    };
+    let rows = if secondary.len() == 1 { "row" } else { "rows" };
+    Some(format!(
+        "secondary: {} {rows} judged apart from the verdict, {flagged}{}",
+        secondary.len(),
+        if listed {
+            ""
+        } else {
+            "; --secondary lists them"
+        }
+    ))
 }
 
 /// One line per primary verdict saying what it could have flagged (stated power), e.g.
@@ -275,9 +402,9 @@ pub fn stage_tables(meta: &ComparisonMeta, executions: &[Execution], j: &Judgeme
 /// `rounds_to_reach_alpha`). `unjudged` lists the metrics left out of every family:
 /// `workload`, `metric`, `candidate`, `reason` (`unchanged` with its `value`, or
 /// `missing` with the `subject` that never reported it). `median_ratio`,
-/// `median_ratio_low`, `median_ratio_high`: the change the table shows (the median of
-/// the per-round ratios and its 95% order-statistic interval when judged by round, the
-/// ratio of medians unpaired). `precision`: the lines about a precision target (empty
+/// `median_ratio_low`, `median_ratio_high`: a second estimate, labelled so (the median
+/// of the per-round ratios and its 95% order-statistic interval when judged by round, the
+/// ratio of medians unpaired); `ratio` is the one every output shows. `precision`: the lines about a precision target (empty
 /// without one); `noise`: `metrics` (per primary verdict: `rounds`, `window_s`,
 /// `log_ratio_variance`, `within`, `between`) and `recommendations` (per workload:
 /// `target`, `overhead_s`, `current` and `fastest`, each `window_s`, `rounds`,
@@ -390,10 +517,17 @@ fn describe(m: &Metric) -> String {
 /// The observations worth reading: every regression and improvement, then the largest
 /// non-significant change per workload, so "nothing changed" is also said in numbers.
 pub fn observations(j: &Judgement) -> Vec<(Verdict, String)> {
+    observations_of(j, true)
+}
+
+/// [`observations`], the secondary family's flagged verdicts left out unless
+/// `secondary` (the answer-first report names them in [`secondary_line`] instead).
+pub fn observations_of(j: &Judgement, secondary: bool) -> Vec<(Verdict, String)> {
     let mut out: Vec<(Verdict, String)> = j
         .verdicts
         .iter()
         .filter(|v| v.verdict() != Verdict::NoSignificantChange)
+        .filter(|v| secondary || !v.secondary)
         .map(|v| (v.verdict(), observation(v)))
         .collect();
     if out.is_empty() && !j.verdicts.is_empty() {
@@ -575,7 +709,7 @@ pub fn html(input: &ReportInput<'_>) -> String {
     for (k, v) in &input.parameters {
         report = report.parameter(k.clone(), v.clone());
     }
-    let mut summary = Section::new("Verdicts");
+    let mut summary = Section::new("Verdicts").paragraph(headline(input.judgement));
     for (v, text) in observations(input.judgement) {
         summary = summary.verdict(badge(v), text);
     }
@@ -594,7 +728,10 @@ pub fn html(input: &ReportInput<'_>) -> String {
     for f in failures(input.executions) {
         summary = summary.note(f);
     }
-    summary = summary.table(verdict_table(meta, input.judgement));
+    summary = summary.table(primary_table(meta, input.judgement));
+    if let Some(line) = secondary_line(input.judgement, true) {
+        summary = summary.details(line, secondary_table(meta, input.judgement));
+    }
     let unjudged = summary_lines(&input.judgement.unjudged);
     if !unjudged.is_empty() {
         summary = summary.details(unjudged.join("; "), unjudged_table(input.judgement));

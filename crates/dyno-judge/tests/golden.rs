@@ -44,9 +44,9 @@ fn check(name: &str, loaded: &mut Loaded, request: &JudgeRequest) {
     let outputs = [
         (
             "txt",
-            judged.summary(TableFormat::Terminal { color: false }),
+            judged.summary(TableFormat::Terminal { color: false }, false),
         ),
-        ("md", judged.summary(TableFormat::Markdown)),
+        ("md", judged.summary(TableFormat::Markdown, true)),
         (
             "json",
             serde_json::to_string_pretty(&dyno_judge::report::verdicts_json(&judged.judgement))

@@ -126,6 +126,11 @@ struct OutputArgs {
     /// load's rates and latencies; docs/compare.md). `--primary '*'`: every metric.
     #[arg(long = "primary", value_name = "METRIC")]
     primary: Vec<String>,
+    /// List every secondary metric's verdict in the table (and each workload's
+    /// per-stage block timings); without it the report shows the primary metrics and
+    /// sums the secondary ones up in a line. CSV and JSON always hold every verdict.
+    #[arg(long)]
+    secondary: bool,
 }
 
 fn parse_test(s: &str) -> Result<TestKind, String> {
@@ -405,9 +410,12 @@ fn show(judged: &Judged<'_>, out: &OutputArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&report::verdicts_json(&judged.judgement))
                 .unwrap_or_default()
         )?,
-        Format::Table => out!("{}", judged.summary(crate::term::table_format()))?,
-        Format::Markdown => out!("{}", judged.summary(TableFormat::Markdown))?,
-        Format::Csv => out!("{}", judged.summary(TableFormat::Csv))?,
+        Format::Table => out!(
+            "{}",
+            judged.summary(crate::term::table_format(), out.secondary)
+        )?,
+        Format::Markdown => out!("{}", judged.summary(TableFormat::Markdown, out.secondary))?,
+        Format::Csv => out!("{}", judged.summary(TableFormat::Csv, out.secondary))?,
     }
     if let Some(path) = &out.html {
         write_atomic(path, judged.html().as_bytes())
