@@ -602,6 +602,9 @@ impl Cx<'_> {
         }
         let (command, git) = self.command(s, span.clone(), &key)?;
         if let Some(cwd) = &s.cwd {
+            // Nothing fills a working directory: `{dir}` there would be a literal name.
+            crate::placeholder::check_known(&cwd.to_string_lossy(), &[], false)
+                .map_err(|why| self.invalid(span.clone(), key("cwd"), why))?;
             if !cwd.is_dir() {
                 return Err(self.invalid(
                     span,
@@ -714,6 +717,13 @@ impl Cx<'_> {
                 "measure_s",
                 "must be at least 2 seconds (one sample a second)",
             );
+        }
+        for arg in &w.args {
+            if let Err(why) =
+                crate::placeholder::check_known(arg, &crate::placeholder::IN_COMMAND, true)
+            {
+                return refuse("args", &why);
+            }
         }
         let load = match &w.load {
             None => None,
