@@ -44,8 +44,8 @@ enum CompareCommand {
 struct RunArgs {
     /// Comparison file (TOML); see examples/compare/reference-node.toml.
     file: PathBuf,
-    /// Rounds (overrides `rounds` in the file).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Rounds (overrides `rounds` in the file; at most 10000).
+    #[arg(long, value_name = "N", value_parser = rounds_flag)]
     rounds: Option<u32>,
     /// Run only this workload (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -157,6 +157,14 @@ struct PowerArgs {
     format: Format,
     #[command(flatten)]
     db: db::DbArg,
+}
+
+/// `--rounds`: a count within the rounds a comparison file may ask for.
+fn rounds_flag(s: &str) -> Result<u32, String> {
+    let n: i64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of rounds"))?;
+    dyno_compare::bounds::count(n, &dyno_compare::bounds::ROUNDS, "rounds")
 }
 
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {

@@ -675,12 +675,12 @@ fn bad_precision_budgets_and_cpu_sets_are_refused_naming_the_key_or_flag() {
         (
             "rounds = 2\n",
             "precision = \"5%\"\nmax_rounds = 0\n",
-            "cmp.toml:2:14: key `max_rounds`: 0 is not a budget",
+            "cmp.toml:2:14: key `max_rounds`: not a budget: 0 is out of range",
         ),
         (
             "rounds = 2\n",
             "precision = \"5%\"\nmax_minutes = 0\n",
-            "cmp.toml:2:15: key `max_minutes`: 0 is not a budget",
+            "cmp.toml:2:15: key `max_minutes`: not a budget: 0 is out of range",
         ),
         (
             "name = \"new\"\n",
