@@ -193,15 +193,18 @@ fn part_of(series: &[Series], window_s: f64, k: usize, parts: usize) -> Vec<Seri
         .collect()
 }
 
-/// Within-window variance on the log scale of `metric`'s value over a whole execution
-/// (from its parts), or `None` when a part lacks it (a metric with one value per
-/// execution) or a value is not positive.
-fn within_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) -> Option<f64> {
+/// `metric`'s value on each of [`PARTS`] equal parts of an execution's window, or `None`
+/// when a part lacks it (a metric with one value per execution).
+fn part_values(
+    e: &Execution,
+    metric: &str,
+    work: Option<&crate::work::WorkUnit>,
+) -> Option<Vec<f64>> {
     let window = crate::work::window_s(&e.series);
     if window <= 0.0 {
         return None;
     }
-    let parts: Option<Vec<f64>> = (0..PARTS)
+    (0..PARTS)
         .map(|k| {
             let part = part_of(&e.series, window, k, PARTS);
             execution_values(&part, work)
@@ -209,8 +212,35 @@ fn within_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) 
                 .find(|v| v.metric.name == metric)
                 .map(|v| v.value)
         })
-        .collect();
-    window_log_variance(&parts?)
+        .collect()
+}
+
+/// Within-window variance on the log scale of `metric`'s value over a whole execution
+/// (from its parts), or `None` when a part lacks it or a value is not positive.
+#[cfg(test)]
+fn within_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) -> Option<f64> {
+    window_log_variance(&part_values(e, metric, work)?)
+}
+
+/// Within-window variance of a round's log ratio, from the ratios of the two windows'
+/// parts part by part. Side by side the two windows are the same seconds, and what moves
+/// both nodes alike (drift, other work) cancels in each part's ratio as it does in the
+/// whole window's; adding the two windows' own variances would count it twice and
+/// predict more noise than the rounds show. Interleaved, the parts are independent and
+/// this is the sum of the two.
+fn within_of_ratio(
+    baseline: &Execution,
+    candidate: &Execution,
+    metric: &str,
+    work: Option<&crate::work::WorkUnit>,
+) -> Option<f64> {
+    let b = part_values(baseline, metric, work)?;
+    let c = part_values(candidate, metric, work)?;
+    if b.iter().chain(&c).any(|v| !(*v > 0.0)) {
+        return None;
+    }
+    let ratios: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c / b).collect();
+    window_log_variance(&ratios)
 }
 
 /// The value of `metric` over a whole execution.
@@ -221,18 +251,58 @@ fn value_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) -
         .map(|v| v.value)
 }
 
-/// Seconds an execution takes besides its warm-up and window: the median gap between
-/// consecutive stored executions' starts, less the warm-up and window of the first.
-fn overhead_s(executions: &[Execution], workloads: &[Workload]) -> f64 {
-    let gaps: Vec<f64> = executions
+/// Seconds a start takes besides its warm-up and windows (spawning, readiness, stopping):
+/// the median gap between consecutive starts, less the first's warm-up and windows. The
+/// executions of one start (side by side, every subject; with `windows_per_start`, every
+/// window) were begun within a second of each other and count once.
+fn overhead_s(executions: &[Execution], workloads: &[Workload], windows_per_start: u32) -> f64 {
+    let mut starts: Vec<&Execution> = Vec::new();
+    for e in executions {
+        if starts
+            .last()
+            .is_none_or(|s| (e.started_at - s.started_at).abs() >= 1.0)
+        {
+            starts.push(e);
+        }
+    }
+    let windows = f64::from(windows_per_start.max(1));
+    let gaps: Vec<f64> = starts
         .windows(2)
         .filter_map(|w| {
             let spec = workloads.iter().find(|s| s.name == w[0].workload)?;
-            let gap = w[1].started_at - w[0].started_at - spec.warmup_s - spec.measure_s;
+            let gap = w[1].started_at - w[0].started_at - spec.warmup_s - windows * spec.measure_s;
             (0.0..600.0).contains(&gap).then_some(gap)
         })
         .collect();
     dyno_stats::median(&gaps).unwrap_or(1.0)
+}
+
+/// Seconds one round takes at a window of `window_s` under workload `name` (the other
+/// workloads keep theirs): interleaved, a start per subject and workload one after
+/// another; side by side, one start per workload with every subject at once.
+fn round_s(
+    meta: &ComparisonMeta,
+    workloads: &[Workload],
+    name: &str,
+    window_s: f64,
+    overhead: f64,
+) -> f64 {
+    let windows = f64::from(meta.windows_per_start.max(1));
+    let starts_per_workload = match meta.schedule {
+        crate::comparison::Schedule::SideBySide => 1.0,
+        crate::comparison::Schedule::Interleaved => meta.subjects.len() as f64,
+    };
+    workloads
+        .iter()
+        .map(|w| {
+            let t = if w.name == name {
+                window_s
+            } else {
+                w.measure_s
+            };
+            starts_per_workload * (w.warmup_s + windows * t + overhead)
+        })
+        .sum()
 }
 
 /// The noise report of a judgement's primary verdicts (the whole primary family): each
@@ -253,12 +323,9 @@ pub fn report(
         out.metrics
             .extend(metric_noise(meta, executions, key, w.measure_s));
     }
-    let overhead = overhead_s(executions, workloads);
+    let overhead = overhead_s(executions, workloads, meta.windows_per_start);
     for Workload {
-        name,
-        warmup_s,
-        measure_s,
-        ..
+        name, measure_s, ..
     } in workloads
     {
         let splits: Vec<NoiseSplit> = out
@@ -267,15 +334,7 @@ pub fn report(
             .filter(|m| &m.workload == name)
             .map(MetricNoise::split)
             .collect();
-        // The other workloads' executions keep their length.
-        let others: f64 = workloads
-            .iter()
-            .filter(|w| &w.name != name)
-            .map(|w| w.warmup_s + w.measure_s + overhead)
-            .sum::<f64>()
-            * meta.subjects.len() as f64;
-        let subjects = meta.subjects.len() as f64;
-        let round_s = |t: f64| subjects * (warmup_s + t + overhead) + others;
+        let round_s = |t: f64| round_s(meta, workloads, name, t, overhead);
         let rounds_for = |sd: f64| {
             PowerQuestion {
                 test: crate::power::power_test(test),
@@ -345,9 +404,9 @@ fn metric_noise(
             continue;
         }
         ratios.push((cv / bv).ln());
-        let w = within_of(b, metric, work).zip(within_of(c, metric, work));
+        let w = within_of_ratio(b, c, metric, work);
         any_within |= w.is_some();
-        within.push(w.map_or(0.0, |(x, y)| x + y));
+        within.push(w.unwrap_or(0.0));
     }
     if !any_within {
         within.iter_mut().for_each(|w| *w = 0.0);
@@ -433,5 +492,95 @@ mod tests {
             points: vec![(0.0, 1.5)],
         });
         assert_eq!(within_of(&ready, "ready_s", None), None);
+    }
+
+    /// One round of two subjects: CPU a second over a 20 s window, both moved by the same
+    /// wobble inside the window (what side by side cancels), the candidate by its own
+    /// per-round offset; started `at` seconds into the comparison (the candidate `gap`
+    /// seconds after the baseline: 0 side by side).
+    fn round(r: u32, offset: f64, at: f64, gap: f64, wobble: f64) -> Vec<Execution> {
+        ["a", "b"]
+            .iter()
+            .map(|s| {
+                let mut e = Execution::starting(s, "w", r, vec![]);
+                let level = if *s == "b" {
+                    50.0 * (1.0 + offset)
+                } else {
+                    50.0
+                };
+                e.series.push(cpu((1..=20)
+                    .map(|t| {
+                        (
+                            t as f64,
+                            level * (1.0 + wobble * (t as f64 * 1.3 + r as f64).sin()),
+                        )
+                    })
+                    .collect()));
+                e.started_at = at + if *s == "b" { gap } else { 0.0 };
+                e
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_recommendation_agrees_with_the_sequential_rule_and_the_schedule_s_round_cost() {
+        use crate::comparison::{Schedule, TestKind, VerdictKey};
+        let workloads = [Workload::new("w", 1.0, 5.0, 20.0)];
+        let offsets = [
+            0.03, -0.02, 0.01, -0.04, 0.02, 0.0, -0.01, 0.035, -0.025, 0.015,
+        ];
+        let key = VerdictKey {
+            workload: "w".into(),
+            candidate: "b".into(),
+            metric: "cpu_percent".into(),
+        };
+        for schedule in [Schedule::SideBySide, Schedule::Interleaved] {
+            let side_by_side = schedule == Schedule::SideBySide;
+            let mut meta = ComparisonMeta::of(&["a", "b"], &workloads, offsets.len() as u32);
+            meta.schedule = schedule;
+            // A start: 5 s warm-up, 20 s window, 2 s to spawn, be ready and stop.
+            let (start, gap) = (27.0, if side_by_side { 0.0 } else { 27.0 });
+            let round_len = if side_by_side { start } else { 2.0 * start };
+            let execs: Vec<Execution> = offsets
+                .iter()
+                .enumerate()
+                .flat_map(|(r, o)| round(r as u32, *o, r as f64 * round_len, gap, 0.3))
+                .collect();
+            let noise = report(
+                &meta,
+                &execs,
+                &workloads,
+                &[key.clone()],
+                TestKind::Sequential,
+                0.05,
+            );
+            let m = &noise.metrics[0];
+            let ratios: Vec<f64> = offsets.iter().map(|o| (1.0 + o).ln()).collect();
+            let total = dyno_stats::sample_stddev(&ratios).unwrap().powi(2);
+            assert!((m.log_ratio_variance - total).abs() < 1e-12);
+            // The wobble moves both alike: no part of a round's ratio is within the window
+            // (the two windows' own variances added would be 30x the rounds' variance).
+            assert!(m.within < 1e-12, "{m:?}");
+            let rule = PowerQuestion {
+                test: crate::power::power_test(TestKind::Sequential),
+                n: 2,
+                sd: total.sqrt(),
+                alpha: meta.alpha,
+                family: 1,
+                power: crate::power::POWER,
+            }
+            .rounds_for(0.05)
+            .unwrap();
+            let r = noise.recommendations["w"];
+            let current = r.current.unwrap();
+            assert_eq!(current.rounds, rule, "the sequential rule's own rounds");
+            assert!((r.overhead_s - 2.0).abs() < 1e-9, "{r:?}");
+            // Side by side a round is one start of both; interleaved, one start each.
+            let expected = rule as f64 * round_len / 60.0;
+            assert!(
+                (current.minutes - expected).abs() < 1e-9,
+                "{schedule:?}: {r:?}"
+            );
+        }
     }
 }
