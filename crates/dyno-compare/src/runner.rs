@@ -301,6 +301,7 @@ fn try_start<E>(
 ) -> Result<Tried, E> {
     let (mut execs, failed) = run_start(cfg, executor, start, stop);
     let rerun = mark_disturbed(cfg, &mut execs, tries);
+    warn_busy_window(cfg, &mut execs, busy_window_limit());
     if let Some(ending) = on(Step::Ran(i, start, &execs))? {
         return Ok(Tried::Ended(ending));
     }
@@ -442,6 +443,43 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
         }
     }
     rerun
+}
+
+/// Other work (percent of one core) during a window above which its execution warns:
+/// the share of the machine's CPU time the check before each round warns at
+/// ([`crate::session::BUSY_WARNING`]), in cores of this machine.
+fn busy_window_limit() -> f64 {
+    let cpus = crate::pinning::machine_cpus().len().max(1) as f64;
+    100.0 * crate::session::BUSY_WARNING * cpus
+}
+
+/// The check before each round cannot see a burst that begins inside the round: each
+/// window's own accounting of other work can. The first execution of a start whose
+/// window saw more than `limit` (percent of one core) and that is kept (not run again as
+/// disturbed) warns with the figure and the busiest process, once per start.
+fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
+    let worst = execs
+        .iter()
+        .filter(|e| e.outcome == Outcome::Complete)
+        .filter_map(|e| e.disturbance.as_ref())
+        .filter(|d| d.other_cpu_percent > limit)
+        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
+        .cloned();
+    let (Some(worst), Some(first)) = (
+        worst,
+        execs.iter_mut().find(|e| e.outcome == Outcome::Complete),
+    ) else {
+        return;
+    };
+    let lands = match cfg.schedule {
+        Schedule::SideBySide => "it fell on every subject of the window alike",
+        Schedule::Interleaved => "it lands in this round's numbers",
+    };
+    first.warnings.push(format!(
+        "the machine got busy during round {}'s window: other work used {}: {lands}",
+        first.round + 1,
+        worst.sentence()
+    ));
 }
 
 /// Counts the start's failures (`failed`: subject and reason) against the subjects that
@@ -714,6 +752,64 @@ mod tests {
             execs.iter().all(|e| e.warnings.is_empty()),
             "none kept disturbed"
         );
+    }
+
+    #[test]
+    fn a_burst_that_begins_inside_a_round_warns_with_the_window_s_figure() {
+        use crate::executor::ProcessExecutor;
+        let text = "rounds = 1\n[[subject]]\nname = \"a\"\ncommand = [\"sleep\", \"30\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sleep\", \"30\"]\n[[workload]]\nname = \"w\"\nrate = 1\nwarmup_s = 0\nmeasure_s = 2\n";
+        let cfg = ComparisonFile::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let mut ex = ProcessExecutor::new(1.0);
+        let mut hog: Option<dyno_proc::GuardedChild> = None;
+        let mut execs = Vec::new();
+        let stop = AtomicBool::new(false);
+        // The burst begins once the round has (after any check before it), inside it.
+        let ending = run_plan(&cfg, &mut ex, &stop, &HashSet::new(), |step| {
+            match step {
+                Step::Round(_) => {
+                    let mut cmd = std::process::Command::new("sh");
+                    cmd.args(["-c", "while :; do :; done"]);
+                    hog = Some(dyno_proc::GuardedChild::spawn(cmd, &Default::default()).unwrap());
+                }
+                Step::Ran(_, _, ran) => execs.extend(ran.iter().cloned()),
+            }
+            Ok::<_, ()>(None)
+        })
+        .unwrap();
+        let hog = hog.expect("the round was announced");
+        let hog_pid = hog.pid();
+        hog.stop(std::time::Duration::from_secs(1));
+        assert_eq!(ending, Ending::Finished);
+        assert_eq!(execs.len(), 2);
+        // As run: the first execution of the start warns when its window saw more than a
+        // quarter of the machine (the hog's core, with whatever else the machine does).
+        let d = execs[0].disturbance.clone().expect("measured");
+        let warned = execs[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("got busy during round 1"));
+        assert_eq!(warned, d.other_cpu_percent > busy_window_limit(), "{d:?}");
+        // A real spinner outside the measured trees is more than a quarter of the machine
+        // whatever else runs (a limit of 1% of a core here, so a slow test machine that
+        // gives the spinner little time still shows it).
+        let mut first = execs[0].clone();
+        first.warnings.clear();
+        let mut one = vec![first];
+        warn_busy_window(&cfg, &mut one, 1.0);
+        let warning = one[0]
+            .warnings
+            .first()
+            .unwrap_or_else(|| panic!("{:?}", one[0].disturbance));
+        assert!(
+            warning.starts_with("the machine got busy during round 1's window: other work used "),
+            "{warning}"
+        );
+        assert!(warning.contains("busiest: "), "{warning}");
+        let d = one[0].disturbance.as_ref().unwrap();
+        assert!(d.other_cpu_percent > 1.0, "{d:?}");
+        // The hog was named, or something busier still was.
+        let (_, pid, share) = d.busiest.clone().unwrap();
+        assert!(pid == hog_pid || share > 0.0, "{d:?}");
     }
 
     #[test]
