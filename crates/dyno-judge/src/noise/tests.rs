@@ -23,7 +23,7 @@ fn parts_of_a_window_keep_each_kind_meaningful() {
         kind: SeriesKind::Counter,
         points: (0..=8).map(|t| (t as f64, 10.0 * t as f64)).collect(),
     };
-    let part = part_of(&[c, counter], 8.0, 1, PARTS);
+    let part = part_of(&[c, counter], 8.0, (1, PARTS), None);
     // CPU: the seconds 3 and 4, shifted to start at 0.
     assert_eq!(part[0].points, vec![(1.0, 3.0), (2.0, 4.0)]);
     // The counter keeps the point at the part's start: its growth over the part.
@@ -149,9 +149,11 @@ fn the_recommendation_agrees_with_the_sequential_rule_and_the_schedule_s_round_c
 
 /// Deterministic noise in [-1, 1] for test data.
 fn jitter(i: u64) -> f64 {
-    let x = i
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    // splitmix64: neighbouring seeds give unrelated values.
+    let mut x = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
     ((x >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -324,4 +326,64 @@ fn several_windows_of_a_start_split_three_ways_and_starts_are_what_counts() {
     assert!(current.minutes > r.fastest.minutes);
     let line = r.sentence("w");
     assert!(line.contains("windows_per_start = 1"), "{line}");
+}
+
+#[test]
+fn a_window_s_variance_from_its_parts_holds_for_independent_parts_and_for_a_counter_s_steps() {
+    use super::split::window_mean_variance;
+    let windows = 4000u64;
+    // Independent parts of variance 1: the mean of 4 varies by 1/4.
+    let iid: Vec<Vec<f64>> = (0..windows)
+        .map(|w| (0..4).map(|k| 3f64.sqrt() * jitter(w * 8 + k)).collect())
+        .collect();
+    let refs: Vec<&[f64]> = iid.iter().map(Vec::as_slice).collect();
+    let v = window_mean_variance(&refs).unwrap();
+    assert!((v - 0.25).abs() < 0.03, "{v}");
+    // A counter's steps: part k errs by q(k+1) - q(k), each boundary's q of variance 1,
+    // so the window (the mean of the parts) errs by (q4 - q0) / 4: variance 2 / 16. Batch
+    // means would say var(part) / 4 = 2 / 4, four times as much.
+    let steps: Vec<Vec<f64>> = (0..windows)
+        .map(|w| {
+            let q: Vec<f64> = (0..5).map(|k| 3f64.sqrt() * jitter(w * 8 + k)).collect();
+            q.windows(2).map(|p| p[1] - p[0]).collect()
+        })
+        .collect();
+    let refs: Vec<&[f64]> = steps.iter().map(Vec::as_slice).collect();
+    let v = window_mean_variance(&refs).unwrap();
+    assert!((v - 0.125).abs() < 0.02, "{v}");
+    let batch: f64 = refs
+        .iter()
+        .map(|w| {
+            dyno_stats::window_log_variance(&w.iter().map(|x| x.exp()).collect::<Vec<_>>()).unwrap()
+        })
+        .sum::<f64>()
+        / windows as f64;
+    assert!(batch > 3.0 * v, "batch means {batch} against {v}");
+}
+
+#[test]
+fn the_unit_of_work_is_cut_by_its_growth_whatever_its_kind() {
+    // A height gauge counted as work: each part keeps the point at its start, so the
+    // parts' growth adds up to the window's (without it each part loses a second).
+    let height = Series {
+        metric: Metric::new("node:height", Unit::Count, Direction::HigherIsBetter),
+        kind: SeriesKind::Gauge,
+        points: (1..=8).map(|t| (t as f64, 10.0 * t as f64)).collect(),
+    };
+    let work = crate::work::WorkUnit {
+        metric: "node:height".into(),
+        unit: "block".into(),
+    };
+    let part = part_of(std::slice::from_ref(&height), 8.0, (1, PARTS), Some(&work));
+    assert_eq!(part[0].points, vec![(0.0, 20.0), (1.0, 30.0), (2.0, 40.0)]);
+    let level = part_of(std::slice::from_ref(&height), 8.0, (1, PARTS), None);
+    assert_eq!(level[0].points, vec![(1.0, 30.0), (2.0, 40.0)]);
+    // Samples land a little after each second: each still goes with its own second.
+    let late = Series {
+        points: height.points.iter().map(|(t, v)| (t + 0.002, *v)).collect(),
+        ..height
+    };
+    let part = part_of(&[late], 8.0, (1, PARTS), Some(&work));
+    let values: Vec<f64> = part[0].points.iter().map(|p| p.1).collect();
+    assert_eq!(values, [20.0, 30.0, 40.0]);
 }
