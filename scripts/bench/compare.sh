@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Release comparisons (docs/benchmarks/compare.md): `dyno compare run` of a comparison
-# file into a fresh store, its verdict table and HTML report. Two studies:
+# file into a fresh store, its verdict table and HTML report. Four studies:
 #
 #   precision: examples/compare-cometbft/precision.toml (two CometBFT releases until the
 #     CPU per transaction is known to 5%) without and with core isolation (the node on
 #     NODE_CPUS, the load on LOAD_CPUS), then its A/A (precision-aa.toml) with isolation;
 #     prints the rounds and minutes each took and where it stopped. Needs
 #     examples/compare-cometbft/install.sh first.
+#   side-by-side: examples/compare-cometbft/precision-side-by-side.toml (the same
+#     releases, both running at once) to 5% within 30 minutes, the same file interleaved
+#     with a 15-minute budget, then its A/A (precision-side-by-side-aa.toml).
 #   power: the statistical power of `dyno compare` on the reference node: one comparison
 #     of base, base-again (A/A), +3%, +5% and +10% CPU per transaction (`dyno node
 #     --extra-work-per-tx N`), judged by `dyno compare power` in disjoint trials.
@@ -20,6 +23,8 @@
 #                                                   LOAD_CPUS (default: the others),
 #                                                   MAX_MINUTES (each comparison's budget;
 #                                                   default the files' 45)
+#        scripts/bench/compare.sh side-by-side          env MAX_MINUTES (default 30 side by side,
+#                                                   15 for the interleaved reference)
 #        scripts/bench/compare.sh bisect                env CULPRIT (commit index, default 41)
 #        scripts/bench/compare.sh power [ROUNDS [TRIAL_ROUNDS]]
 #                                                   env N="A,B,C" (hash rounds per tx for
@@ -29,11 +34,11 @@
 # env:   DYNO, OUT (scripts/bench/lib.sh)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-USAGE="$0 FILE [ROUNDS] | $0 precision | $0 bisect | $0 power [ROUNDS [TRIAL_ROUNDS]]"
+USAGE="$0 FILE [ROUNDS] | $0 precision | $0 side-by-side | $0 bisect | $0 power [ROUNDS [TRIAL_ROUNDS]]"
 [ $# -ge 1 ] || usage "$USAGE"
 MODE=$1
 case "$MODE" in
-precision | bisect) [ $# -eq 1 ] || usage "$USAGE" ;;
+precision | side-by-side | bisect) [ $# -eq 1 ] || usage "$USAGE" ;;
 power)
     [ $# -le 3 ] || usage "$USAGE"
     ROUNDS=${2:-40}
@@ -102,6 +107,14 @@ PY
 }
 
 case "$MODE" in
+side-by-side)
+    # The pair side by side, the same interleaved, then the A/A side by side (#44).
+    MAX_MINUTES=${MAX_MINUTES:-30} study side-by-side examples/compare-cometbft/precision-side-by-side.toml
+    sed 's/^schedule = "side_by_side"/schedule = "interleaved"/' \
+        examples/compare-cometbft/precision-side-by-side.toml >"$OUT/interleaved.toml"
+    MAX_MINUTES=${MAX_MINUTES:-15} study interleaved "$OUT/interleaved.toml"
+    MAX_MINUTES=${MAX_MINUTES:-30} study side-by-side-aa examples/compare-cometbft/precision-side-by-side-aa.toml
+    ;;
 bisect)
     bisected bisect-10pct 10
     bisected bisect-5pct 5

@@ -355,3 +355,102 @@ fn the_runs_list_shows_a_comparison_as_one_row_with_its_outcome() {
         "{page}"
     );
 }
+
+/// `+3.2%` for a ratio of 1.032, as every output writes a change.
+fn pct(ratio: f64) -> String {
+    format!("{:+.1}%", (ratio - 1.0) * 100.0)
+}
+
+/// The row of `html`'s table (from `<tr` to `</tr>`) whose cell names `metric`, as text.
+fn html_row(html: &str, metric: &str) -> Option<String> {
+    html.split("<tr")
+        .skip(1)
+        .map(|row| &row[..row.find("</tr>").unwrap_or(row.len())])
+        .find(|row| text_of(row).split_whitespace().any(|w| w == metric))
+        .map(text_of)
+}
+
+#[test]
+fn every_output_of_a_stored_comparison_says_the_same_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, served) = every_kind(dir.path());
+    let run = run_of(&db, "compare").to_string();
+    let report = |extra: &[&str]| -> String {
+        let out = crate::harness::dyno()
+            .args(["compare", "report", &run, "--db"])
+            .arg(&db)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&report(&["--format", "json"])).unwrap();
+    let table = report(&["--secondary"]);
+    let html_path = dir.path().join("report.html");
+    report(&["--html", html_path.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let (status, page) = served.get("/compare?id=cmp-after");
+    assert_eq!(status, 200, "{page}");
+    let mut checked = 0;
+    for v in json["verdicts"].as_array().unwrap() {
+        let metric = v["metric"].as_str().unwrap();
+        let (Some(r), Some(low), Some(high)) = (
+            v["ratio"].as_f64(),
+            v["ratio_low"].as_f64(),
+            v["ratio_high"].as_f64(),
+        ) else {
+            continue;
+        };
+        let interval = format!("{}..{}", pct(low), pct(high));
+        let line = table
+            .lines()
+            .find(|l| l.starts_with('│') && l.split_whitespace().any(|w| w == metric))
+            .unwrap_or_else(|| panic!("{metric} is not in the table:\n{table}"));
+        assert!(
+            line.contains(&pct(r)) && line.contains(&interval),
+            "{metric}: the table says {line:?}, the JSON {} ({interval})",
+            pct(r)
+        );
+        let row = html_row(&html, metric).unwrap_or_else(|| panic!("{metric}: not in the report"));
+        assert!(
+            row.contains(&pct(r)) && row.contains(&interval),
+            "{metric}: {row}"
+        );
+        let row = html_row(&page, metric).unwrap_or_else(|| panic!("{metric}: not on the page"));
+        let shown = format!("{} ({} .. {})", pct(r), pct(low), pct(high));
+        assert!(
+            row.contains(&shown),
+            "{metric}: the page says {row:?}, the JSON {shown}"
+        );
+        // A metric with a sentence says the same numbers in it.
+        let named = match metric {
+            "cpu_percent" => "CPU use",
+            "rss_bytes" => "memory (RSS)",
+            "peak_rss_bytes" => "peak memory",
+            other => other,
+        };
+        let start = format!(": value: {named} of v2 ");
+        for said in table.lines().filter(|l| l.contains(&start)) {
+            let size = format!(" {:.1}% (CI ", ((r - 1.0) * 100.0).abs());
+            let ci = format!(
+                "CI {:.1}% to {:.1}%",
+                (low - 1.0) * 100.0,
+                (high - 1.0) * 100.0
+            );
+            assert!(
+                said.contains(&size) && said.contains(&ci),
+                "{said} / {size} {ci}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "{json:#}");
+    // The answer comes first: the verdict line is the report's first.
+    let plain = report(&[]);
+    assert!(
+        plain.starts_with("verdict: regression: "),
+        "{}",
+        plain.lines().next().unwrap_or("")
+    );
+}
