@@ -25,8 +25,9 @@
 //!
 //! Interleaved executions whose window the rest of the machine disturbed (other work
 //! above `max_disturbance`) are kept, marked [`Outcome::Disturbed`] (left out of the
-//! judgement), and run again, at most [`DISTURBED_RERUNS`] times; the last is then kept
-//! and warned about. Side by side, a disturbance falls on both subjects of the window
+//! judgement), and run again at the end of their round, after its other executions (so
+//! a burst shorter than a round falls on one try only), at most [`DISTURBED_RERUNS`]
+//! times; the last is then kept and warned about. Side by side, a disturbance falls on both subjects of the window
 //! and is recorded, not run again.
 
 use crate::execution::{Execution, Outcome};
@@ -226,9 +227,28 @@ pub fn run_plan<E>(
     let plan = starts(cfg);
     let mut failures = vec![0usize; cfg.subjects.len()];
     let mut announced = None;
+    // Disturbed starts to run again at the end of their round (plan index, tries so far),
+    // after the round's other starts, so a burst shorter than a round is escaped.
+    let mut deferred: Vec<(usize, usize)> = Vec::new();
     for (i, start) in plan.iter().enumerate() {
         if start.slots().all(|s| done.contains(&s)) {
             continue;
+        }
+        if deferred
+            .first()
+            .is_some_and(|&(j, _)| plan[j].round != start.round)
+        {
+            if let Some(ending) = rerun_deferred(
+                cfg,
+                executor,
+                stop,
+                &plan,
+                &mut deferred,
+                &mut failures,
+                &mut on,
+            )? {
+                return Ok(ending);
+            }
         }
         if stop.load(Ordering::SeqCst) {
             return Ok(Ending::Interrupted);
@@ -239,26 +259,84 @@ pub fn run_plan<E>(
                 return Ok(ending);
             }
         }
-        let mut tries = 0;
-        let (execs, failed) = loop {
-            let (mut execs, failed) = run_start(cfg, executor, start, stop);
-            let rerun = mark_disturbed(cfg, &mut execs, tries);
-            if let Some(ending) = on(Step::Ran(i, start, &execs))? {
-                return Ok(ending);
-            }
-            if !rerun || stop.load(Ordering::SeqCst) {
-                break (execs, failed);
-            }
-            tries += 1;
-        };
-        if execs.iter().any(|e| e.outcome == Outcome::Interrupted) {
-            return Ok(Ending::Interrupted);
-        }
-        if let Some(ending) = count_failures(cfg, start, &failed, &mut failures) {
-            return Ok(ending);
+        match try_start(cfg, executor, stop, (i, start), 0, &mut failures, &mut on)? {
+            Tried::Done => {}
+            Tried::Disturbed => deferred.push((i, 1)),
+            Tried::Ended(ending) => return Ok(ending),
         }
     }
+    if let Some(ending) = rerun_deferred(
+        cfg,
+        executor,
+        stop,
+        &plan,
+        &mut deferred,
+        &mut failures,
+        &mut on,
+    )? {
+        return Ok(ending);
+    }
     Ok(Ending::Finished)
+}
+
+/// How one try of a start went.
+enum Tried {
+    /// Kept (complete, failed within what `on_failure` allows, or disturbed too often).
+    Done,
+    /// Disturbed: to be run again later.
+    Disturbed,
+    /// The rounds end here.
+    Ended(Ending),
+}
+
+/// Runs one try of a start (`tries`: how many ran before) and tells `on` of it.
+fn try_start<E>(
+    cfg: &ComparisonFile,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
+    stop: &AtomicBool,
+    (i, start): (usize, &Start),
+    tries: usize,
+    failures: &mut [usize],
+    on: &mut impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
+) -> Result<Tried, E> {
+    let (mut execs, failed) = run_start(cfg, executor, start, stop);
+    let rerun = mark_disturbed(cfg, &mut execs, tries);
+    warn_busy_window(cfg, &mut execs, busy_window_limit());
+    if let Some(ending) = on(Step::Ran(i, start, &execs))? {
+        return Ok(Tried::Ended(ending));
+    }
+    if execs.iter().any(|e| e.outcome == Outcome::Interrupted) || stop.load(Ordering::SeqCst) {
+        return Ok(Tried::Ended(Ending::Interrupted));
+    }
+    if rerun {
+        return Ok(Tried::Disturbed);
+    }
+    Ok(match count_failures(cfg, start, &failed, failures) {
+        Some(ending) => Tried::Ended(ending),
+        None => Tried::Done,
+    })
+}
+
+/// Runs the round's deferred re-runs of disturbed starts, in the order they were
+/// disturbed; one disturbed again goes to the back (after the others still waiting).
+fn rerun_deferred<E>(
+    cfg: &ComparisonFile,
+    executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
+    stop: &AtomicBool,
+    plan: &[Start],
+    deferred: &mut Vec<(usize, usize)>,
+    failures: &mut [usize],
+    on: &mut impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
+) -> Result<Option<Ending>, E> {
+    while !deferred.is_empty() {
+        let (j, tries) = deferred.remove(0);
+        match try_start(cfg, executor, stop, (j, &plan[j]), tries, failures, on)? {
+            Tried::Done => {}
+            Tried::Disturbed => deferred.push((j, tries + 1)),
+            Tried::Ended(ending) => return Ok(Some(ending)),
+        }
+    }
+    Ok(None)
 }
 
 /// Runs one start with its subjects' CPU sets for the round, and settles what a failure
@@ -365,6 +443,43 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
         }
     }
     rerun
+}
+
+/// Other work (percent of one core) during a window above which its execution warns:
+/// the share of the machine's CPU time the check before each round warns at
+/// ([`crate::session::BUSY_WARNING`]), in cores of this machine.
+fn busy_window_limit() -> f64 {
+    let cpus = crate::pinning::machine_cpus().len().max(1) as f64;
+    100.0 * crate::session::BUSY_WARNING * cpus
+}
+
+/// The check before each round cannot see a burst that begins inside the round: each
+/// window's own accounting of other work can. The first execution of a start whose
+/// window saw more than `limit` (percent of one core) and that is kept (not run again as
+/// disturbed) warns with the figure and the busiest process, once per start.
+fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
+    let worst = execs
+        .iter()
+        .filter(|e| e.outcome == Outcome::Complete)
+        .filter_map(|e| e.disturbance.as_ref())
+        .filter(|d| d.other_cpu_percent > limit)
+        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
+        .cloned();
+    let (Some(worst), Some(first)) = (
+        worst,
+        execs.iter_mut().find(|e| e.outcome == Outcome::Complete),
+    ) else {
+        return;
+    };
+    let lands = match cfg.schedule {
+        Schedule::SideBySide => "it fell on every subject of the window alike",
+        Schedule::Interleaved => "it lands in this round's numbers",
+    };
+    first.warnings.push(format!(
+        "the machine got busy during round {}'s window: other work used {}: {lands}",
+        first.round + 1,
+        worst.sentence()
+    ));
 }
 
 /// Counts the start's failures (`failed`: subject and reason) against the subjects that
@@ -586,9 +701,12 @@ mod tests {
             panic!("{:?}", execs[0].outcome)
         };
         assert!(reason.contains("busiest: hog"), "{reason}");
+        // Run again at the end of its round, after the round's other execution.
         assert_eq!(execs[1].outcome, Outcome::Complete);
+        assert_ne!(execs[1].subject, execs[0].subject);
+        assert_eq!(execs[2].outcome, Outcome::Complete);
         assert_eq!(
-            (execs[1].subject.as_str(), execs[1].round),
+            (execs[2].subject.as_str(), execs[2].round),
             (execs[0].subject.as_str(), 0)
         );
         // Side by side the hog falls on both subjects of the window: kept, not run again.
@@ -603,6 +721,95 @@ mod tests {
         assert_eq!(execs.len(), 8);
         assert!(execs.iter().all(|e| e.outcome == Outcome::Complete));
         assert!(execs[0].disturbance.is_some() && execs[1].disturbance.is_some());
+    }
+
+    #[test]
+    fn a_burst_longer_than_one_execution_spoils_one_try_of_each_not_every_try_of_one() {
+        // The hog covers the first execution and part of the second: run again at once,
+        // the first's next try would fall inside it too.
+        let hog = dyno_judge::synthetic::Hog {
+            from_s: 0.0,
+            until_s: 20.0,
+            cpu_percent: 95.0,
+            slowdown: 1.4,
+        };
+        let cfg = side_by_side("max_disturbance = \"20%\"", "", "");
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.hogs.push(hog);
+        let execs = all_executions(&cfg, &mut ex);
+        let disturbed: Vec<(&str, u32)> = execs
+            .iter()
+            .filter(|e| matches!(e.outcome, Outcome::Disturbed { .. }))
+            .map(|e| (e.subject.as_str(), e.round))
+            .collect();
+        assert_eq!(disturbed.len(), 2, "{disturbed:?}");
+        assert_ne!(disturbed[0].0, disturbed[1].0, "{disturbed:?}");
+        assert_eq!(execs.len(), 10);
+        assert!(execs[2..4]
+            .iter()
+            .all(|e| e.outcome == Outcome::Complete && e.round == 0));
+        assert!(
+            execs.iter().all(|e| e.warnings.is_empty()),
+            "none kept disturbed"
+        );
+    }
+
+    #[test]
+    fn a_burst_that_begins_inside_a_round_warns_with_the_window_s_figure() {
+        use crate::executor::ProcessExecutor;
+        let text = "rounds = 1\n[[subject]]\nname = \"a\"\ncommand = [\"sleep\", \"30\"]\n[[subject]]\nname = \"b\"\ncommand = [\"sleep\", \"30\"]\n[[workload]]\nname = \"w\"\nrate = 1\nwarmup_s = 0\nmeasure_s = 2\n";
+        let cfg = ComparisonFile::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let mut ex = ProcessExecutor::new(1.0);
+        let mut hog: Option<dyno_proc::GuardedChild> = None;
+        let mut execs = Vec::new();
+        let stop = AtomicBool::new(false);
+        // The burst begins once the round has (after any check before it), inside it.
+        let ending = run_plan(&cfg, &mut ex, &stop, &HashSet::new(), |step| {
+            match step {
+                Step::Round(_) => {
+                    let mut cmd = std::process::Command::new("sh");
+                    cmd.args(["-c", "while :; do :; done"]);
+                    hog = Some(dyno_proc::GuardedChild::spawn(cmd, &Default::default()).unwrap());
+                }
+                Step::Ran(_, _, ran) => execs.extend(ran.iter().cloned()),
+            }
+            Ok::<_, ()>(None)
+        })
+        .unwrap();
+        let hog = hog.expect("the round was announced");
+        let hog_pid = hog.pid();
+        hog.stop(std::time::Duration::from_secs(1));
+        assert_eq!(ending, Ending::Finished);
+        assert_eq!(execs.len(), 2);
+        // As run: the first execution of the start warns when its window saw more than a
+        // quarter of the machine (the hog's core, with whatever else the machine does).
+        let d = execs[0].disturbance.clone().expect("measured");
+        let warned = execs[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("got busy during round 1"));
+        assert_eq!(warned, d.other_cpu_percent > busy_window_limit(), "{d:?}");
+        // A real spinner outside the measured trees is more than a quarter of the machine
+        // whatever else runs (a limit of 1% of a core here, so a slow test machine that
+        // gives the spinner little time still shows it).
+        let mut first = execs[0].clone();
+        first.warnings.clear();
+        let mut one = vec![first];
+        warn_busy_window(&cfg, &mut one, 1.0);
+        let warning = one[0]
+            .warnings
+            .first()
+            .unwrap_or_else(|| panic!("{:?}", one[0].disturbance));
+        assert!(
+            warning.starts_with("the machine got busy during round 1's window: other work used "),
+            "{warning}"
+        );
+        assert!(warning.contains("busiest: "), "{warning}");
+        let d = one[0].disturbance.as_ref().unwrap();
+        assert!(d.other_cpu_percent > 1.0, "{d:?}");
+        // The hog was named, or something busier still was.
+        let (_, pid, share) = d.busiest.clone().unwrap();
+        assert!(pid == hog_pid || share > 0.0, "{d:?}");
     }
 
     #[test]

@@ -1,26 +1,34 @@
-//! Where each primary metric's noise comes from, and the window and rounds that reach a
-//! precision soonest.
+//! Where each primary metric's noise comes from, and the window, windows per start and
+//! rounds that reach a precision soonest.
 //!
-//! A round's log ratio varies within the round (a finite window: a longer one averages
-//! more) and between rounds (each start of a node lands differently: only more rounds
-//! average that). Each execution's window is cut into [`PARTS`] equal parts and every
-//! primary metric computed on each part as on the whole window (CPU over the part, the
-//! work done in it, the median of its levels and observations); how much the parts
-//! differ says the within-round variance of the whole window (`dyno_stats::NoiseSplit`
-//! has the model). The rest of the per-round variance is between rounds.
+//! A round is one start of each node; its log ratio (its windows averaged) varies within
+//! a window (a finite window: a longer one averages more), between the windows of one
+//! start (with `windows_per_start` above 1: the node's state moving while it runs) and
+//! between starts (each start of a node lands differently: only more starts average
+//! that). Each execution's window is cut into [`PARTS`] equal parts and every primary
+//! metric computed on each part as on the whole window (CPU over the part, the work done
+//! in it, the median of its levels and observations); how much the two subjects' part
+//! ratios differ says the within-window variance, how much a start's window ratios differ
+//! beyond it the between-window variance, and the rest is between starts ([`split`]).
+//! Which recorded factor explains the between-start part is [`offsets`]'s.
 //!
-//! From the split, the rounds a target change needs at other window lengths follow, and
-//! with each round's length (its executions' windows, warm-ups and the start and stop
-//! time measured between stored executions) the window that needs the least time in
-//! all ([`Recommendation`]).
+//! From the split, the rounds a target change needs at other window lengths and windows
+//! per start follow (with the test the comparison is judged by), and with each round's
+//! length (one start per subject interleaved, one for all side by side: warm-up, windows,
+//! and the start and stop time measured between stored starts) the choice that needs the
+//! least time in all ([`Recommendation`]).
 
-use crate::comparison::{ComparisonMeta, Workload};
+use crate::comparison::{ComparisonMeta, Schedule, Workload};
 use crate::comparison::{TestKind, VerdictKey};
-use crate::work::execution_values;
-use dyno_exec::{Execution, Outcome, Series, SeriesKind};
-use dyno_stats::{fastest_window, window_log_variance, NoiseSplit, PowerQuestion, WindowChoice};
+use dyno_exec::Execution;
+use dyno_stats::PowerQuestion;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+pub mod offsets;
+mod split;
+
+pub use offsets::StartFactors;
 
 /// Equal parts each execution's window is cut into.
 pub const PARTS: usize = 4;
@@ -29,6 +37,9 @@ pub const PARTS: usize = 4;
 pub const WINDOWS: [f64; 12] = [
     5.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0, 600.0,
 ];
+
+/// Windows per start a recommendation considers, besides the one run.
+pub const WINDOWS_PER_START: [u32; 4] = [1, 2, 3, 5];
 
 /// One primary verdict's noise, taken apart.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,52 +50,48 @@ pub struct MetricNoise {
     pub candidate: String,
     /// The metric.
     pub metric: String,
-    /// Rounds whose log ratio and within-round variance are both known.
+    /// Starts (rounds) whose log ratio is known.
     pub rounds: usize,
     /// The measured window, seconds.
     pub window_s: f64,
-    /// Variance of the per-round log ratios.
+    /// Windows averaged per start (the median over the starts).
+    pub windows_per_start: u32,
+    /// Variance of the per-start log ratios.
     pub log_ratio_variance: f64,
     /// Its part from inside the windows, at `window_s` (0 when the metric has one value
     /// per execution, such as `ready_s`).
     pub within: f64,
-    /// Its part from round to round.
+    /// Its part from window to window of one start (0 with one window per start).
+    pub between_windows: f64,
+    /// Its part from start to start.
     pub between: f64,
 }
 
-/// The window and rounds that reach a target change soonest for one workload.
+/// What reaches a target change soonest for one workload.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Recommendation {
     /// The change aimed at (0.05 = 5%).
     pub target: f64,
-    /// Seconds one execution takes besides its warm-up and window (start, readiness,
-    /// stop), measured between stored executions.
+    /// Seconds one start takes besides its warm-up and windows (spawning, readiness,
+    /// stopping), measured between stored starts.
     pub overhead_s: f64,
-    /// At the window run: rounds in all and their time.
+    /// At the window and windows per start run: rounds in all and their time.
     pub current: Option<Choice>,
-    /// The fastest window.
+    /// The fastest choice.
     pub fastest: Choice,
 }
 
-/// One window's rounds and time.
+/// One window length and windows per start: the rounds and their time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Choice {
     /// The window, seconds.
     pub window_s: f64,
+    /// Windows per start.
+    pub windows_per_start: u32,
     /// Rounds in all.
     pub rounds: usize,
     /// Minutes in all.
     pub minutes: f64,
-}
-
-impl From<WindowChoice> for Choice {
-    fn from(c: WindowChoice) -> Choice {
-        Choice {
-            window_s: c.window_s,
-            rounds: c.rounds,
-            minutes: c.seconds / 60.0,
-        }
-    }
 }
 
 /// What the noise report says.
@@ -94,149 +101,159 @@ pub struct NoiseReport {
     pub metrics: Vec<MetricNoise>,
     /// Per workload, when its metrics' noise is known.
     pub recommendations: BTreeMap<String, Recommendation>,
+    /// Per primary verdict with enough starts: what explains the starts' offsets.
+    pub factors: Vec<StartFactors>,
 }
 
 impl MetricNoise {
-    /// "kv-200: cpu_s_per_tx of v1.0.1: per-round sd 10.5%; 74% of its variance between
-    /// rounds, 26% within the 20 s windows".
+    /// "kv-200: cpu_s_per_tx of v1.0.1: per-round sd 10.5% over 12 rounds; 74% of its
+    /// variance between starts, 26% within the 20 s windows" (with the between-window
+    /// part when a start has several).
     pub fn sentence(&self) -> String {
-        let split = self.split();
+        let share = |x: f64| {
+            if self.log_ratio_variance > 0.0 {
+                100.0 * x / self.log_ratio_variance
+            } else {
+                0.0
+            }
+        };
+        let windows = if self.windows_per_start > 1 {
+            format!(
+                ", {:.0}% between the {} windows of a start",
+                share(self.between_windows),
+                self.windows_per_start
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{}: {} of {}: per-round sd {:.1}% over {} rounds; {:.0}% of its variance between rounds, {:.0}% within the {} s windows",
+            "{}: {} of {}: per-round sd {:.1}% over {} rounds; {:.0}% of its variance between starts{windows}, {:.0}% within the {} s windows",
             self.workload,
             self.metric,
             self.candidate,
             self.log_ratio_variance.sqrt() * 100.0,
             self.rounds,
-            100.0 * (1.0 - split.within_share()),
-            100.0 * split.within_share(),
+            share(self.between),
+            share(self.within),
             self.window_s
         )
     }
 
-    fn split(&self) -> NoiseSplit {
-        NoiseSplit {
-            rounds: self.rounds,
-            window_s: self.window_s,
-            total: self.log_ratio_variance,
-            within: self.within,
-            between: self.between,
-        }
+    /// The predicted variance of a start's log ratio at `k` windows of `window_s`
+    /// seconds each: the between-start part stays, the between-window part shrinks with
+    /// `k`, the within part with `k` and the window's length.
+    pub fn variance_at(&self, window_s: f64, k: u32) -> f64 {
+        let k0 = f64::from(self.windows_per_start.max(1));
+        let per_window = self.between_windows * k0 + self.within * k0 * self.window_s / window_s;
+        self.between + per_window / f64::from(k.max(1))
     }
 }
 
 impl Recommendation {
-    /// "kv-200: 5.0% needs about 43 rounds at 20 s windows (52 min); the fastest: 60 s
-    /// windows, about 21 rounds (41 min)".
+    /// "kv-200: 5.0% needs about 43 rounds at 20 s windows (52 min); the fastest:
+    /// measure_s = 60, about 21 rounds at 60 s windows (41 min)".
     pub fn sentence(&self, workload: &str) -> String {
         let at = |c: &Choice| {
+            let per_start = match c.windows_per_start {
+                1 => String::new(),
+                k => format!(", {k} per start"),
+            };
             format!(
-                "about {} rounds at {} s windows ({:.0} min)",
+                "about {} rounds at {} s windows{per_start} ({:.0} min)",
                 c.rounds, c.window_s, c.minutes
             )
         };
+        let settings = |c: &Choice| {
+            let k = match self.current {
+                Some(now) if now.windows_per_start == c.windows_per_start => String::new(),
+                None if c.windows_per_start == 1 => String::new(),
+                _ => format!(", windows_per_start = {}", c.windows_per_start),
+            };
+            format!("measure_s = {}{k}", c.window_s)
+        };
         let target = format!("{:.1}%", self.target * 100.0);
+        let fastest = &self.fastest;
         match &self.current {
-            Some(c) if c.window_s == self.fastest.window_s => {
-                format!("{workload}: {target} needs {}; no other window is faster", at(c))
+            Some(c)
+                if c.window_s == fastest.window_s
+                    && c.windows_per_start == fastest.windows_per_start =>
+            {
+                format!(
+                    "{workload}: {target} needs {}; no other window is faster",
+                    at(c)
+                )
             }
             Some(c) => format!(
-                "{workload}: {target} needs {}; the fastest: measure_s = {}, {}",
+                "{workload}: {target} needs {}; the fastest: {}, {}",
                 at(c),
-                self.fastest.window_s,
-                at(&self.fastest)
+                settings(fastest),
+                at(fastest)
             ),
             None => format!(
-                "{workload}: {target} cannot be reached at the window run; the fastest: measure_s = {}, {}",
-                self.fastest.window_s,
-                at(&self.fastest)
+                "{workload}: {target} cannot be reached at the window run; the fastest: {}, {}",
+                settings(fastest),
+                at(fastest)
             ),
         }
     }
 }
 
-/// The series of `series` restricted to part `k` of `parts` of a `window_s` window,
-/// times shifted to start at the part: levels and rates by time, counters with the
-/// point at the part's start (their growth), observations by position.
-fn part_of(series: &[Series], window_s: f64, k: usize, parts: usize) -> Vec<Series> {
-    let (a, b) = (
-        window_s * k as f64 / parts as f64,
-        window_s * (k + 1) as f64 / parts as f64,
-    );
-    series
-        .iter()
-        .map(|s| {
-            let points: Vec<(f64, f64)> = match s.kind {
-                SeriesKind::Observations => {
-                    let n = s.points.len();
-                    s.points[n * k / parts..n * (k + 1) / parts].to_vec()
-                }
-                SeriesKind::Counter => s
-                    .points
-                    .iter()
-                    .filter(|p| p.0 >= a - 1e-9 && p.0 <= b + 1e-9)
-                    .map(|p| (p.0 - a, p.1))
-                    .collect(),
-                _ => s
-                    .points
-                    .iter()
-                    .filter(|p| p.0 > a + 1e-9 && p.0 <= b + 1e-9)
-                    .map(|p| (p.0 - a, p.1))
-                    .collect(),
-            };
-            Series {
-                metric: s.metric.clone(),
-                kind: s.kind,
-                points,
-            }
-        })
-        .collect()
-}
-
-/// Within-window variance on the log scale of `metric`'s value over a whole execution
-/// (from its parts), or `None` when a part lacks it (a metric with one value per
-/// execution) or a value is not positive.
-fn within_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) -> Option<f64> {
-    let window = crate::work::window_s(&e.series);
-    if window <= 0.0 {
-        return None;
+/// Seconds a start takes besides its warm-up and windows (spawning, readiness, stopping):
+/// the median gap between consecutive starts, less the first's warm-up and windows. The
+/// executions of one start (side by side, every subject; with `windows_per_start`, every
+/// window) were begun within a second of each other and count once.
+fn overhead_s(executions: &[Execution], workloads: &[Workload], windows_per_start: u32) -> f64 {
+    let mut starts: Vec<&Execution> = Vec::new();
+    for e in executions {
+        if starts
+            .last()
+            .is_none_or(|s| (e.started_at - s.started_at).abs() >= 1.0)
+        {
+            starts.push(e);
+        }
     }
-    let parts: Option<Vec<f64>> = (0..PARTS)
-        .map(|k| {
-            let part = part_of(&e.series, window, k, PARTS);
-            execution_values(&part, work)
-                .into_iter()
-                .find(|v| v.metric.name == metric)
-                .map(|v| v.value)
-        })
-        .collect();
-    window_log_variance(&parts?)
-}
-
-/// The value of `metric` over a whole execution.
-fn value_of(e: &Execution, metric: &str, work: Option<&crate::work::WorkUnit>) -> Option<f64> {
-    execution_values(&e.series, work)
-        .into_iter()
-        .find(|v| v.metric.name == metric)
-        .map(|v| v.value)
-}
-
-/// Seconds an execution takes besides its warm-up and window: the median gap between
-/// consecutive stored executions' starts, less the warm-up and window of the first.
-fn overhead_s(executions: &[Execution], workloads: &[Workload]) -> f64 {
-    let gaps: Vec<f64> = executions
+    let windows = f64::from(windows_per_start.max(1));
+    let gaps: Vec<f64> = starts
         .windows(2)
         .filter_map(|w| {
             let spec = workloads.iter().find(|s| s.name == w[0].workload)?;
-            let gap = w[1].started_at - w[0].started_at - spec.warmup_s - spec.measure_s;
+            let gap = w[1].started_at - w[0].started_at - spec.warmup_s - windows * spec.measure_s;
             (0.0..600.0).contains(&gap).then_some(gap)
         })
         .collect();
     dyno_stats::median(&gaps).unwrap_or(1.0)
 }
 
+/// Seconds one round takes at `k` windows of `window_s` per start under workload `name`
+/// (the other workloads keep theirs): interleaved, a start per subject and workload one
+/// after another; side by side, one start per workload with every subject at once.
+fn round_s(
+    meta: &ComparisonMeta,
+    workloads: &[Workload],
+    name: &str,
+    (window_s, k): (f64, u32),
+    overhead: f64,
+) -> f64 {
+    let starts_per_workload = match meta.schedule {
+        Schedule::SideBySide => 1.0,
+        Schedule::Interleaved => meta.subjects.len() as f64,
+    };
+    workloads
+        .iter()
+        .map(|w| {
+            let (t, k) = if w.name == name {
+                (window_s, k)
+            } else {
+                (w.measure_s, meta.windows_per_start)
+            };
+            starts_per_workload * (w.warmup_s + f64::from(k.max(1)) * t + overhead)
+        })
+        .sum()
+}
+
 /// The noise report of a judgement's primary verdicts (the whole primary family): each
-/// one's split, and per workload the window reaching `target` soonest with `test`.
+/// one's split and start factors, and per workload the window and windows per start
+/// reaching `target` soonest with `test`.
 pub fn report(
     meta: &ComparisonMeta,
     executions: &[Execution],
@@ -251,122 +268,90 @@ pub fn report(
             continue;
         };
         out.metrics
-            .extend(metric_noise(meta, executions, key, w.measure_s));
+            .extend(split::metric_noise(meta, executions, key, w.measure_s));
+        out.factors
+            .extend(offsets::start_factors(meta, executions, key));
     }
-    let overhead = overhead_s(executions, workloads);
-    for Workload {
-        name,
-        warmup_s,
-        measure_s,
-        ..
-    } in workloads
-    {
-        let splits: Vec<NoiseSplit> = out
+    let overhead = overhead_s(executions, workloads, meta.windows_per_start);
+    let rounds_for = |sd: f64| {
+        PowerQuestion {
+            test: crate::power::power_test(test),
+            n: 2,
+            sd,
+            alpha: meta.alpha,
+            family: primary.len().max(1),
+            power: crate::power::POWER,
+        }
+        .rounds_for(target)
+    };
+    for w in workloads {
+        let noises: Vec<&MetricNoise> = out
             .metrics
             .iter()
-            .filter(|m| &m.workload == name)
-            .map(MetricNoise::split)
+            .filter(|m| m.workload == w.name)
             .collect();
-        // The other workloads' executions keep their length.
-        let others: f64 = workloads
-            .iter()
-            .filter(|w| &w.name != name)
-            .map(|w| w.warmup_s + w.measure_s + overhead)
-            .sum::<f64>()
-            * meta.subjects.len() as f64;
-        let subjects = meta.subjects.len() as f64;
-        let round_s = |t: f64| subjects * (warmup_s + t + overhead) + others;
-        let rounds_for = |sd: f64| {
-            PowerQuestion {
-                test: crate::power::power_test(test),
-                n: 2,
-                sd,
-                alpha: meta.alpha,
-                family: primary.len().max(1),
-                power: crate::power::POWER,
-            }
-            .rounds_for(target)
+        if noises.is_empty() {
+            continue;
+        }
+        let current_k = meta.windows_per_start.max(1);
+        // With one window a start, what its windows would vary by is unknown: several
+        // would be at best one longer window, so only the window length is chosen.
+        let ks: &[u32] = if noises.iter().all(|m| m.windows_per_start <= 1) {
+            &[1]
+        } else {
+            &WINDOWS_PER_START
         };
-        let mut windows = WINDOWS.to_vec();
-        if !windows.contains(measure_s) {
-            windows.push(*measure_s);
+        let mut options: Vec<(f64, u32)> = Vec::new();
+        for t in WINDOWS.iter().copied().chain([w.measure_s]) {
+            for k in ks.iter().copied().chain([current_k]) {
+                if !options.contains(&(t, k)) {
+                    options.push((t, k));
+                }
+            }
         }
-        let choices = fastest_window(&splits, &windows, round_s, rounds_for);
-        let fastest = choices
+        let choices: Vec<Choice> = options
+            .into_iter()
+            .filter_map(|(t, k)| {
+                let mut rounds = 0;
+                for m in &noises {
+                    rounds = rounds.max(rounds_for(m.variance_at(t, k).sqrt())?);
+                }
+                let seconds = rounds as f64 * round_s(meta, workloads, &w.name, (t, k), overhead);
+                Some(Choice {
+                    window_s: t,
+                    windows_per_start: k,
+                    rounds,
+                    minutes: seconds / 60.0,
+                })
+            })
+            .collect();
+        let Some(fastest) = choices
             .iter()
-            .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+            .min_by(|a, b| a.minutes.total_cmp(&b.minutes))
+            .copied()
+        else {
+            continue;
+        };
+        let current = choices
+            .iter()
+            .find(|c| c.window_s == w.measure_s && c.windows_per_start == current_k)
             .copied();
-        if let (false, Some(fastest)) = (splits.is_empty(), fastest) {
-            let current = choices.iter().find(|c| c.window_s == *measure_s).copied();
-            out.recommendations.insert(
-                name.clone(),
-                Recommendation {
-                    target,
-                    overhead_s: overhead,
-                    current: current.map(Choice::from),
-                    fastest: fastest.into(),
-                },
-            );
-        }
+        out.recommendations.insert(
+            w.name.clone(),
+            Recommendation {
+                target,
+                overhead_s: overhead,
+                current,
+                fastest,
+            },
+        );
     }
     out
 }
 
-/// One primary verdict's split: the per-round log ratios of the rounds where both
-/// subjects completed, and each round's within-window variance (0 for a metric with one
-/// value per execution).
-fn metric_noise(
-    meta: &ComparisonMeta,
-    executions: &[Execution],
-    key: &VerdictKey,
-    measure_s: f64,
-) -> Option<MetricNoise> {
-    let (workload, candidate, metric) = (&key.workload, &key.candidate, &key.metric);
-    let baseline = meta.subjects.first()?;
-    let complete = |subject: &str, round: u32| {
-        executions.iter().find(|e| {
-            e.subject == subject
-                && e.workload == *workload
-                && e.round == round
-                && e.outcome == Outcome::Complete
-        })
-    };
-    let work = meta.work.get(workload);
-    let (mut ratios, mut within) = (Vec::new(), Vec::new());
-    let mut any_within = false;
-    for round in 0..meta.rounds {
-        let (Some(b), Some(c)) = (complete(baseline, round), complete(candidate, round)) else {
-            continue;
-        };
-        let (Some(bv), Some(cv)) = (value_of(b, metric, work), value_of(c, metric, work)) else {
-            continue;
-        };
-        if !(bv > 0.0 && cv > 0.0) {
-            continue;
-        }
-        ratios.push((cv / bv).ln());
-        let w = within_of(b, metric, work).zip(within_of(c, metric, work));
-        any_within |= w.is_some();
-        within.push(w.map_or(0.0, |(x, y)| x + y));
-    }
-    if !any_within {
-        within.iter_mut().for_each(|w| *w = 0.0);
-    }
-    let split = NoiseSplit::new(&ratios, &within, measure_s)?;
-    Some(MetricNoise {
-        workload: workload.to_string(),
-        candidate: candidate.to_string(),
-        metric: metric.to_string(),
-        rounds: split.rounds,
-        window_s: split.window_s,
-        log_ratio_variance: split.total,
-        within: split.within,
-        between: split.between,
-    })
-}
-
 impl NoiseReport {
-    /// The report's lines: one per metric, one per workload's recommendation.
+    /// The report's lines: one per metric, one per workload's recommendation, one per
+    /// metric's start factors.
     pub fn lines(&self) -> Vec<String> {
         self.metrics
             .iter()
@@ -376,62 +361,10 @@ impl NoiseReport {
                     .iter()
                     .map(|(w, r)| format!("recommended: {}", r.sentence(w))),
             )
+            .chain(self.factors.iter().map(StartFactors::sentence))
             .collect()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use dyno_model::{Direction, Metric, Unit};
-
-    fn cpu(points: Vec<(f64, f64)>) -> Series {
-        Series {
-            metric: Metric::new("cpu_percent", Unit::Percent, Direction::LowerIsBetter),
-            kind: SeriesKind::Rate,
-            points,
-        }
-    }
-
-    #[test]
-    fn parts_of_a_window_keep_each_kind_meaningful() {
-        let c = cpu((1..=8).map(|t| (t as f64, t as f64)).collect());
-        let counter = Series {
-            metric: Metric::new("node:x_total", Unit::Count, Direction::HigherIsBetter),
-            kind: SeriesKind::Counter,
-            points: (0..=8).map(|t| (t as f64, 10.0 * t as f64)).collect(),
-        };
-        let part = part_of(&[c, counter], 8.0, 1, PARTS);
-        // CPU: the seconds 3 and 4, shifted to start at 0.
-        assert_eq!(part[0].points, vec![(1.0, 3.0), (2.0, 4.0)]);
-        // The counter keeps the point at the part's start: its growth over the part.
-        assert_eq!(part[1].points, vec![(0.0, 20.0), (1.0, 30.0), (2.0, 40.0)]);
-    }
-
-    #[test]
-    fn a_steady_cpu_has_no_within_round_noise_and_a_jittery_one_has() {
-        let mut steady = Execution::starting("a", "w", 0, vec![]);
-        steady
-            .series
-            .push(cpu((1..=20).map(|t| (t as f64, 50.0)).collect()));
-        assert_eq!(within_of(&steady, "cpu_percent", None), Some(0.0));
-        let mut jitter = Execution::starting("a", "w", 0, vec![]);
-        jitter.series.push(cpu((1..=20)
-            .map(|t| (t as f64, if (t - 1) % 10 < 5 { 40.0 } else { 60.0 }))
-            .collect()));
-        let w = within_of(&jitter, "cpu_percent", None).unwrap();
-        // Parts of 5 s: 40, 60, 40, 60 (the 5 s blocks line up with the parts).
-        let logs = [40f64.ln(), 60f64.ln(), 40f64.ln(), 60f64.ln()];
-        let mean = logs.iter().sum::<f64>() / 4.0;
-        let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / 3.0;
-        assert!((w - var / 4.0).abs() < 1e-12, "{w}");
-        // One value per execution: no parts, no within-round estimate.
-        let mut ready = Execution::starting("a", "w", 0, vec![]);
-        ready.series.push(Series {
-            metric: Metric::new("ready_s", Unit::Seconds, Direction::LowerIsBetter),
-            kind: SeriesKind::Gauge,
-            points: vec![(0.0, 1.5)],
-        });
-        assert_eq!(within_of(&ready, "ready_s", None), None);
-    }
-}
+mod tests;

@@ -737,6 +737,10 @@ pub fn html(input: &ReportInput<'_>) -> String {
         summary = summary.details(unjudged.join("; "), unjudged_table(input.judgement));
     }
     report = report.section(summary);
+    if let Some(table) = disturbance::disturbance_table(input.executions) {
+        let line = disturbance_line(input.executions).unwrap_or_default();
+        report = report.section(Section::new("Disturbance").paragraph(line).table(table));
+    }
     for w in input.workloads {
         let section = workload_section(&w.name, meta, input.executions, input.judgement);
         report = report.section(spread_plots(section, &w.name, meta, input.judgement));
@@ -1075,3 +1079,4 @@ mod tests {
 
 #[cfg(test)]
 mod change_tests;
+mod disturbance;

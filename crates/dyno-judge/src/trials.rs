@@ -297,7 +297,7 @@ fn whole_noise(
                 lag1: lag1(&v.round_ratios),
                 family: v.power.map(|p| p.family),
                 within_share: split.map(|m| {
-                    let sum = m.within + m.between;
+                    let sum = m.within + m.between_windows + m.between;
                     if sum > 0.0 {
                         m.within / sum
                     } else {

@@ -215,6 +215,9 @@ pub struct HostCpuTicks {
     pub idle: u64,
     /// steal: time the hypervisor gave this VM's CPUs to another (0 where not reported).
     pub steal: u64,
+    /// irq + softirq: interrupt handling (a loopback network's packets among it), which
+    /// no process is charged for.
+    pub interrupts: u64,
 }
 
 impl HostCpuTicks {
@@ -241,6 +244,7 @@ pub fn parse_host_cpu(stat: &str) -> Option<HostCpuTicks> {
         total: v.iter().take(8).sum(),
         idle: v[3] + v[4],
         steal: v.get(7).copied().unwrap_or(0),
+        interrupts: v.get(5).copied().unwrap_or(0) + v.get(6).copied().unwrap_or(0),
     })
 }
 
@@ -311,7 +315,8 @@ mod tests {
             HostCpuTicks {
                 total: 128,
                 idle: 107,
-                steal: 3
+                steal: 3,
+                interrupts: 2
             }
         );
         assert_eq!(ticks.busy(), 18);

@@ -47,8 +47,8 @@ pub struct NoiseSplit {
     pub window_s: f64,
     /// The sample variance of the per-round log ratios.
     pub total: f64,
-    /// The mean within-round variance of a round's log ratio at `window_s`: what longer
-    /// windows shrink.
+    /// The mean within-round variance of a round's log ratio at `window_s`, at most
+    /// `total`: what longer windows shrink.
     pub within: f64,
     /// `total - within`, at least 0: what only more rounds average out.
     pub between: f64,
@@ -70,7 +70,11 @@ impl NoiseSplit {
             return None;
         }
         let total = crate::sample_stddev(log_ratios)?.powi(2);
-        let within = within_per_round.iter().sum::<f64>() / within_per_round.len() as f64;
+        // The parts' estimate is noisy: where it exceeds the variance the rounds show, all
+        // of that variance is within the windows (never more, or the window run would be
+        // predicted noisier than it was).
+        let within =
+            (within_per_round.iter().sum::<f64>() / within_per_round.len() as f64).min(total);
         total.is_finite().then_some(NoiseSplit {
             rounds: log_ratios.len(),
             window_s,

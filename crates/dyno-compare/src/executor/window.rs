@@ -10,6 +10,7 @@ use crate::jsonl;
 use crate::prometheus::{parse_text, Endpoint, Scrapes};
 use crate::sampler::{sample_between, ProcReading, ProcSample, ProcSampler};
 use dyno_exec::Disturbance;
+use dyno_proc::busy::OthersWatch;
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -167,9 +168,11 @@ fn one_window(
 ) -> Result<(), Interruption> {
     let (pids, trees) = trees(running);
     let sampler = ProcSampler::many(&pids);
-    let machine0 = dyno_proc::busy::read_machine();
+    // Every other process is followed through the window (a reading each tick), so one
+    // that a burst starts inside it, or that exits before its end, is named.
+    let mut watch = dyno_proc::busy::read_machine().map(OthersWatch::new);
     let mut prev = read(&sampler, &trees, running)?;
-    let first = prev.clone();
+    let mut tree_pids = pids_of(&prev);
     let t0 = prev.first().map_or(0.0, |r| r.t);
     let jsonl_start: Vec<Option<u64>> = running
         .iter()
@@ -186,6 +189,10 @@ fn one_window(
     loop {
         wait_until(running, begin + interval * tick, stop)?;
         let next = read(&sampler, &trees, running)?;
+        tree_pids.extend(pids_of(&next));
+        if let (Some(w), Some(m)) = (&mut watch, dyno_proc::busy::read_machine()) {
+            w.update(m);
+        }
         for ((a, b), tree) in prev.iter().zip(&next).zip(&trees) {
             let s = sample_between(a, b, sampler.clk_tck());
             measured_s += s.cpu_percent / 100.0 * (b.t - a.t);
@@ -211,11 +218,8 @@ fn one_window(
         tick += 1;
     }
     let closed_at = dyno_model::now_unix();
-    let machine1 = dyno_proc::busy::read_machine();
     let seconds = prev.first().map_or(0.0, |r| r.t) - t0;
-    let disturbance = machine0
-        .zip(machine1)
-        .map(|(a, b)| others(&a, &b, measured_s, &first, &prev, seconds));
+    let disturbance = watch.map(|w| others(&w, measured_s, &tree_pids, seconds));
     for (i, r) in running.iter_mut().enumerate() {
         let e = &mut r.execs[w];
         e.window_at = Some((opened_at, closed_at));
@@ -241,23 +245,24 @@ fn one_window(
     Ok(())
 }
 
+/// Every pid of the measured trees in one reading.
+fn pids_of(readings: &[ProcReading]) -> HashSet<u32> {
+    readings
+        .iter()
+        .flat_map(|r| r.processes.iter().map(|p| p.pid))
+        .collect()
+}
+
 /// What the rest of the machine used over a window: the host's busy time less the
-/// measured trees' (`measured_s`: every node and load of the start; their pids in the
-/// `first` and `last` readings) and dyno's own.
+/// measured trees' (`measured_s`: every node and load of the start; `tree_pids`: every
+/// pid any reading of their trees saw) and dyno's own.
 fn others(
-    a: &dyno_proc::busy::MachineReading,
-    b: &dyno_proc::busy::MachineReading,
+    watch: &OthersWatch,
     measured_s: f64,
-    first: &[ProcReading],
-    last: &[ProcReading],
+    tree_pids: &HashSet<u32>,
     seconds: f64,
 ) -> Disturbance {
-    let pids: HashSet<u32> = first
-        .iter()
-        .chain(last)
-        .flat_map(|r| r.processes.iter().map(|p| p.pid))
-        .collect();
-    let o = dyno_proc::busy::others_between(a, b, measured_s, &pids, seconds);
+    let o = watch.others(measured_s, tree_pids, seconds);
     Disturbance {
         other_cpu_percent: 100.0 * o.cpu_share,
         busiest: o.busiest.map(|p| (p.name, p.pid, 100.0 * p.cpu_share)),
