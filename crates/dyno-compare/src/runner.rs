@@ -230,25 +230,20 @@ pub fn run_plan<E>(
     // Disturbed starts to run again at the end of their round (plan index, tries so far),
     // after the round's other starts, so a burst shorter than a round is escaped.
     let mut deferred: Vec<(usize, usize)> = Vec::new();
-    for (i, start) in plan.iter().enumerate() {
-        if start.slots().all(|s| done.contains(&s)) {
-            continue;
-        }
-        if deferred
+    // The plan, then its end, where the last round's re-runs still wait.
+    for next in plan.iter().enumerate().map(Some).chain([None]) {
+        let round_ended = deferred
             .first()
-            .is_some_and(|&(j, _)| plan[j].round != start.round)
-        {
-            if let Some(ending) = rerun_deferred(
-                cfg,
-                executor,
-                stop,
-                &plan,
-                &mut deferred,
-                &mut failures,
-                &mut on,
-            )? {
+            .is_some_and(|&(j, _)| next.is_none_or(|(_, s)| plan[j].round != s.round));
+        if round_ended {
+            let left = (&plan[..], &mut deferred, &mut failures[..]);
+            if let Some(ending) = rerun_deferred(cfg, executor, stop, left, &mut on)? {
                 return Ok(ending);
             }
+        }
+        let Some((i, start)) = next else { break };
+        if start.slots().all(|s| done.contains(&s)) {
+            continue;
         }
         if stop.load(Ordering::SeqCst) {
             return Ok(Ending::Interrupted);
@@ -264,17 +259,6 @@ pub fn run_plan<E>(
             Tried::Disturbed => deferred.push((i, 1)),
             Tried::Ended(ending) => return Ok(ending),
         }
-    }
-    if let Some(ending) = rerun_deferred(
-        cfg,
-        executor,
-        stop,
-        &plan,
-        &mut deferred,
-        &mut failures,
-        &mut on,
-    )? {
-        return Ok(ending);
     }
     Ok(Ending::Finished)
 }
@@ -323,9 +307,7 @@ fn rerun_deferred<E>(
     cfg: &ComparisonFile,
     executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
     stop: &AtomicBool,
-    plan: &[Start],
-    deferred: &mut Vec<(usize, usize)>,
-    failures: &mut [usize],
+    (plan, deferred, failures): (&[Start], &mut Vec<(usize, usize)>, &mut [usize]),
     on: &mut impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
 ) -> Result<Option<Ending>, E> {
     while !deferred.is_empty() {
