@@ -400,13 +400,7 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
     let (Schedule::Interleaved, Some(limit)) = (cfg.schedule, cfg.max_disturbance) else {
         return false;
     };
-    let worst = execs
-        .iter()
-        .filter(|e| e.outcome == Outcome::Complete)
-        .filter_map(|e| e.disturbance.as_ref())
-        .filter(|d| d.other_cpu_percent > limit)
-        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
-        .cloned();
+    let worst = worst_above(execs, limit);
     let Some(worst) = worst else {
         return false;
     };
@@ -427,6 +421,18 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
     rerun
 }
 
+/// The most other work any complete execution's window saw, when above `limit`
+/// (percent of one core).
+fn worst_above(execs: &[Execution], limit: f64) -> Option<dyno_exec::Disturbance> {
+    execs
+        .iter()
+        .filter(|e| e.outcome == Outcome::Complete)
+        .filter_map(|e| e.disturbance.as_ref())
+        .filter(|d| d.other_cpu_percent > limit)
+        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
+        .cloned()
+}
+
 /// Other work (percent of one core) during a window above which its execution warns:
 /// the share of the machine's CPU time the check before each round warns at
 /// ([`crate::session::BUSY_WARNING`]), in cores of this machine.
@@ -440,14 +446,16 @@ fn busy_window_limit() -> f64 {
 /// window saw more than `limit` (percent of one core) and that is kept (not run again as
 /// disturbed) warns with the figure and the busiest process, once per start.
 fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
-    let worst = execs
-        .iter()
-        .filter(|e| e.outcome == Outcome::Complete)
-        .filter_map(|e| e.disturbance.as_ref())
-        .filter(|d| d.other_cpu_percent > limit)
-        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
-        .cloned();
-    let (Some(worst), Some(first)) = (
+    let worst = worst_above(execs, limit);
+    // Above `max_disturbance` interleaved, the start was run again or warned about.
+    let handled = match (cfg.schedule, cfg.max_disturbance) {
+        (Schedule::Interleaved, Some(max)) => {
+            worst.as_ref().is_some_and(|d| d.other_cpu_percent > max)
+        }
+        _ => false,
+    };
+    let (false, Some(worst), Some(first)) = (
+        handled,
         worst,
         execs.iter_mut().find(|e| e.outcome == Outcome::Complete),
     ) else {
