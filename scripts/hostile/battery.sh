@@ -115,6 +115,52 @@ case_ "cluster check: a file without [links]" 2 "nolinks.toml: no .links." -- \
 printf 'rounds = 1\nrounds = 2\n' >dup.toml
 case_ "compare run: a key given twice" 2 "dup.toml:2" -- "$DYNO" compare run dup.toml --no-save
 
+# Comparison files: placeholders, bounds and names are checked before anything runs.
+# cmpfile FILE SUBJECT_LINES WORKLOAD_LINES: two `true` subjects and one workload, with
+# extra lines in the first subject and in the workload (a `name =` there replaces it).
+cmpfile() {
+  {
+    printf '[[subject]]\n%s\n' "$2"
+    grep -q '^name' <<<"$2" || echo 'name = "a"'
+    printf 'command = ["true"]\n[[subject]]\nname = "b"\ncommand = ["true"]\n'
+    printf '[[workload]]\n%s\n' "$3"
+    grep -q '^name' <<<"$3" || echo 'name = "w"'
+    grep -q '^rate' <<<"$3" || echo 'rate = 1'
+    grep -q '^measure_s' <<<"$3" || echo 'measure_s = 2'
+  } >"$1"
+}
+cmpfile ph.toml 'env = { X = "--nodes={nodes}" }' ''
+case_ "compare run: an unknown {placeholder} in env" 2 'ph.toml:2:[0-9]+: key .subject\[0\].env.X.: .\{nodes\}. is no placeholder' -- \
+  "$DYNO" compare run ph.toml --no-save
+cmpfile ph-args.toml '' 'args = ["--tps", "{tps}"]'
+case_ "compare run: an unknown {placeholder} in workload args" 2 'key .workload\[0\].args.: .\{tps\}. is no placeholder' -- \
+  "$DYNO" compare run ph-args.toml --no-save
+cmpfile ph-ready.toml 'ready = { http = "http://127.0.0.1:9/{rate}" }' ''
+case_ "compare run: {rate} in a readiness URL" 2 'key .subject\[0\].ready.http.' -- \
+  "$DYNO" compare run ph-ready.toml --no-save
+
+cmpfile big-window.toml '' 'measure_s = 1e9'
+case_ "compare run: measure_s = 1e9" 2 'big-window.toml:[0-9]+:[0-9]+: key .workload\[0\].measure_s.: .* give 2 to 86400 seconds' -- \
+  "$DYNO" compare run big-window.toml --no-save
+cmpfile big-warmup.toml '' 'warmup_s = 1e9'
+case_ "compare run: warmup_s = 1e9" 2 'key .workload\[0\].warmup_s.: .* give 0 to 86400' -- \
+  "$DYNO" compare run big-warmup.toml --no-save
+cmpfile big-rate.toml '' 'rate = 1e12'
+case_ "compare run: rate = 1e12" 2 'key .workload\[0\].rate.: .* out of range' -- \
+  "$DYNO" compare run big-rate.toml --no-save
+cmpfile ok.toml '' ''
+case_ "compare run --rounds 4000000000" 2 "--rounds.*give 1 to 10000" -- \
+  "$DYNO" compare run ok.toml --no-save --rounds 4000000000
+cmpfile long-name.toml "name = \"$(printf 'x%.0s' $(seq 100000))\"" ''
+case_ "compare run: a 100 KB subject name" 2 'key .subject\[0\].name.: .* 100000 characters long' -- \
+  "$DYNO" compare run long-name.toml --no-save
+cmpfile nul-name.toml 'name = "a\u0000b"' ''
+case_ "compare run: a NUL in a subject name" 2 'key .subject\[0\].name.: .*U\+0000' -- \
+  "$DYNO" compare run nul-name.toml --no-save
+cmpfile bidi-name.toml '' 'name = "w\u202Eevil"'
+case_ "compare run: a bidi override in a workload name" 2 'key .workload\[0\].name.: .*U\+202E' -- \
+  "$DYNO" compare run bidi-name.toml --no-save
+
 # The results store.
 mkdir dbdir
 case_ "results list --db a directory" 2 "is a directory" -- "$DYNO" results list --db dbdir

@@ -333,13 +333,12 @@ impl Cx<'_> {
 
     /// Rounds, noise band, alpha, grace period, `on_failure` and `test`.
     fn settings(&self, raw: &RawFile) -> Result<Settings, ConfigError> {
-        if *raw.rounds.get_ref() == 0 {
-            return Err(self.invalid(
-                raw.rounds.span(),
-                "rounds".into(),
-                "must be at least 1".into(),
-            ));
-        }
+        crate::bounds::count(
+            i64::from(*raw.rounds.get_ref()),
+            &crate::bounds::ROUNDS,
+            "rounds",
+        )
+        .map_err(|why| self.invalid(raw.rounds.span(), "rounds".into(), why))?;
         let nb = *raw.noise_band.get_ref();
         if !(0.0..1.0).contains(&nb) {
             return Err(self.invalid(
@@ -356,14 +355,9 @@ impl Cx<'_> {
                 format!("{alpha} is not in (0, 1)"),
             ));
         }
-        let grace = *raw.grace_s.get_ref();
-        if !(grace.is_finite() && grace >= 0.0) {
-            return Err(self.invalid(
-                raw.grace_s.span(),
-                "grace_s".into(),
-                "must be >= 0 seconds".into(),
-            ));
-        }
+        let grace =
+            crate::bounds::within(*raw.grace_s.get_ref(), &crate::bounds::GRACE_S, "seconds")
+                .map_err(|why| self.invalid(raw.grace_s.span(), "grace_s".into(), why))?;
         let on_failure = match raw
             .on_failure
             .as_ref()
@@ -497,27 +491,27 @@ impl Cx<'_> {
         }
         let max_rounds = match &raw.max_rounds {
             None => crate::spec::DEFAULT_MAX_ROUNDS,
-            Some(r) => u32::try_from(*r.get_ref())
-                .ok()
-                .filter(|&r| r >= 2)
-                .ok_or_else(|| {
-                    self.invalid(
-                        r.span(),
-                        "max_rounds".into(),
-                        format!("{} is not a budget: give 2 rounds or more", r.get_ref()),
-                    )
-                })?,
+            Some(r) => {
+                crate::bounds::count(*r.get_ref(), &(2..=*crate::bounds::ROUNDS.end()), "rounds")
+                    .map_err(|why| {
+                        self.invalid(
+                            r.span(),
+                            "max_rounds".into(),
+                            format!("not a budget: {why}"),
+                        )
+                    })?
+            }
         };
         let max_minutes = match &raw.max_minutes {
             None => crate::spec::DEFAULT_MAX_MINUTES,
-            Some(m) if m.get_ref().is_finite() && *m.get_ref() > 0.0 => *m.get_ref(),
-            Some(m) => {
-                return Err(self.invalid(
-                    m.span(),
-                    "max_minutes".into(),
-                    format!("{} is not a budget: give more than 0 minutes", m.get_ref()),
-                ))
-            }
+            Some(m) => crate::bounds::within(*m.get_ref(), &crate::bounds::MAX_MINUTES, "minutes")
+                .map_err(|why| {
+                    self.invalid(
+                        m.span(),
+                        "max_minutes".into(),
+                        format!("not a budget: {why}"),
+                    )
+                })?,
         };
         Ok(Some(Sequential {
             precision,
@@ -566,12 +560,10 @@ impl Cx<'_> {
         let span = raw.span();
         let key = |k: &str| format!("subject[{i}].{k}");
         let s = raw.get_ref();
-        if earlier.iter().any(|o| o.name == s.name) || s.name.trim().is_empty() {
-            return Err(self.invalid(
-                span,
-                key("name"),
-                format!("`{}` is empty or used twice", s.name),
-            ));
+        crate::bounds::check_name(&s.name)
+            .map_err(|why| self.invalid(span.clone(), key("name"), why))?;
+        if earlier.iter().any(|o| o.name == s.name) {
+            return Err(self.invalid(span, key("name"), format!("`{}` is used twice", s.name)));
         }
         let cluster = crate::cluster_subject::validate(&written(s), self.path)
             .map_err(|(k, why)| self.invalid(span.clone(), key(k), why))?;
@@ -602,6 +594,9 @@ impl Cx<'_> {
         }
         let (command, git) = self.command(s, span.clone(), &key)?;
         if let Some(cwd) = &s.cwd {
+            // Nothing fills a working directory: `{dir}` there would be a literal name.
+            crate::placeholder::check_known(&cwd.to_string_lossy(), &[], false)
+                .map_err(|why| self.invalid(span.clone(), key("cwd"), why))?;
             if !cwd.is_dir() {
                 return Err(self.invalid(
                     span,
@@ -697,23 +692,38 @@ impl Cx<'_> {
         let key = |k: &str| format!("workload[{i}].{k}");
         let w = raw.get_ref();
         let refuse = |k: &str, why: &str| Err(self.invalid(span.clone(), key(k), why.into()));
-        if earlier.iter().any(|o| o.name == w.name) || w.name.trim().is_empty() {
-            return refuse("name", &format!("`{}` is empty or used twice", w.name));
+        if let Err(why) = crate::bounds::check_name(&w.name) {
+            return refuse("name", &why);
         }
-        if !(w.rate.is_finite() && w.rate > 0.0) {
-            return refuse(
+        if earlier.iter().any(|o| o.name == w.name) {
+            return refuse("name", &format!("`{}` is used twice", w.name));
+        }
+        use crate::bounds::{within, MEASURE_S, RATE_TPS, WARMUP_S};
+        for (k, value, range, unit) in [
+            (
                 "rate",
-                "must be a positive rate (tx/s): a fixed load, not flat out",
-            );
-        }
-        if !(w.warmup_s.is_finite() && w.warmup_s >= 0.0) {
-            return refuse("warmup_s", "must be >= 0 seconds");
-        }
-        if !(w.measure_s.is_finite() && w.measure_s >= 2.0) {
-            return refuse(
+                w.rate,
+                RATE_TPS,
+                "tx/s (a fixed load, not flat out)",
+            ),
+            ("warmup_s", w.warmup_s, WARMUP_S, "seconds"),
+            (
                 "measure_s",
-                "must be at least 2 seconds (one sample a second)",
-            );
+                w.measure_s,
+                MEASURE_S,
+                "seconds (one sample a second)",
+            ),
+        ] {
+            if let Err(why) = within(value, &range, unit) {
+                return refuse(k, &why);
+            }
+        }
+        for arg in &w.args {
+            if let Err(why) =
+                crate::placeholder::check_known(arg, &crate::placeholder::IN_COMMAND, true)
+            {
+                return refuse("args", &why);
+            }
         }
         let load = match &w.load {
             None => None,

@@ -57,6 +57,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bounds;
 pub mod cluster_run;
 pub mod cluster_subject;
 pub mod config;

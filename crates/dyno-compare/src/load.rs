@@ -269,24 +269,9 @@ impl RawExtractor {
     }
 }
 
-/// Placeholders every load command may use, whatever the subject.
-const WORKLOAD_PLACEHOLDERS: [&str; 5] = ["workload", "rate", "warmup_s", "measure_s", "load_s"];
-
-/// The `{name}` placeholders in `text`.
-fn placeholders(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else { break };
-        let name = &after[..close];
-        if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            out.push(name);
-        }
-        rest = &after[close + 1..];
-    }
-    out
-}
+/// Placeholders every load command may use, whatever the subject (the slot fills `{dir}`).
+const WORKLOAD_PLACEHOLDERS: [&str; 6] =
+    ["workload", "rate", "warmup_s", "measure_s", "load_s", "dir"];
 
 /// Checks that every placeholder of the load is known for every subject; `Err((subject,
 /// placeholder))` names the first that is not.
@@ -295,7 +280,7 @@ pub(crate) fn check_placeholders(
     subjects: &[crate::spec::SubjectSpec],
 ) -> Result<(), (String, String)> {
     for text in spec.command.iter().chain(spec.env.values()) {
-        for name in placeholders(text) {
+        for name in crate::placeholder::names_in(text) {
             if WORKLOAD_PLACEHOLDERS.contains(&name) {
                 continue;
             }

@@ -113,20 +113,13 @@ impl ComparisonFile {
             };
         };
         if let Some(r) = max_rounds {
-            if r < 2 {
-                return Err(format!(
-                    "--max-rounds: {r} is not a budget: give 2 rounds or more"
-                ));
-            }
-            s.max_rounds = r;
+            s.max_rounds =
+                crate::bounds::count(i64::from(r), &(2..=*crate::bounds::ROUNDS.end()), "rounds")
+                    .map_err(|why| format!("--max-rounds: not a budget: {why}"))?;
         }
         if let Some(m) = max_minutes {
-            if !(m.is_finite() && m > 0.0) {
-                return Err(format!(
-                    "--max-minutes: {m} is not a budget: give more than 0 minutes"
-                ));
-            }
-            s.max_minutes = m;
+            s.max_minutes = crate::bounds::within(m, &crate::bounds::MAX_MINUTES, "minutes")
+                .map_err(|why| format!("--max-minutes: not a budget: {why}"))?;
         }
         self.sequential = Some(s);
         self.rounds = s.max_rounds;

@@ -1,10 +1,64 @@
-//! The placeholders of a comparison file that a slot fills (`{port:NAME}`, `{dir}`; see
-//! [`slot`](crate::slot)): how they are written and found in a text, and stand-in
-//! values for checking a URL before anything runs. Below the slot, the readiness probes
-//! and the file's checks, which all read them.
+//! The placeholders of a comparison file: the workload's (`{workload}`, `{rate}`, ...,
+//! see [`spec::substitute`](crate::spec::substitute)) and those a slot fills
+//! (`{port:NAME}`, `{dir}`; see [`slot`](crate::slot)): how they are written and found in
+//! a text, which a key may use, and stand-in values for checking a URL before anything
+//! runs. Below the slot, the readiness probes and the file's checks, which all read them.
+//!
+//! A placeholder is `{NAME}` with NAME of letters, digits and `_` (or `{port:NAME}`);
+//! every other brace is literal (`{"a": 1}`, `{ x }`, `${1##*:}`), so JSON and most shell
+//! text need no escape. A `{NAME}` that no placeholder defines is refused where the file
+//! is read rather than passed on as written (a shell variable is `$NAME`, not `${NAME}`).
 
 /// The per-slot directory placeholder.
 pub const DIR: &str = "{dir}";
+
+/// The workload's placeholders, replaced in a subject's command, arguments and
+/// environment (and in a load's command, beside `{load_s}` and the addresses).
+pub const WORKLOAD: [&str; 4] = ["workload", "rate", "warmup_s", "measure_s"];
+
+/// The `{NAME}` placeholders of a subject's command, arguments and environment, and of a
+/// workload's `args`: the workload's and the slot's directory.
+pub const IN_COMMAND: [&str; 5] = [WORKLOAD[0], WORKLOAD[1], WORKLOAD[2], WORKLOAD[3], "dir"];
+
+/// The `{NAME}` placeholders in `text`, in order (repeats kept; `{port:NAME}` apart: see
+/// [`ports_in`]).
+pub fn names_in(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        let name = &after[..close];
+        if is_name(name) {
+            out.push(name);
+            rest = &after[close + 1..];
+        } else {
+            // `{{x}` or `{ {x}`: the next brace may still open one.
+            rest = after;
+        }
+    }
+    out
+}
+
+/// The first `{NAME}` in `text` that is not one of `known` (nor, where `ports`, a
+/// `{port:NAME}`), with what the key may use instead: the message after the key.
+pub fn check_known(text: &str, known: &[&str], ports: bool) -> Result<(), String> {
+    let Some(bad) = names_in(text).into_iter().find(|n| !known.contains(n)) else {
+        return Ok(());
+    };
+    let mut list: Vec<String> = known.iter().map(|k| format!("`{{{k}}}`")).collect();
+    if ports {
+        list.push("`{port:NAME}`".into());
+    }
+    let may = if list.is_empty() {
+        "this key takes no placeholders".to_string()
+    } else {
+        format!("this key may use {}", list.join(", "))
+    };
+    Err(format!(
+        "`{{{bad}}}` is no placeholder ({may}); a brace around anything but a name is literal, e.g. `{{ {bad} }}`"
+    ))
+}
 
 /// The names of the `{port:NAME}` placeholders in `text`, in order (repeats kept).
 pub fn ports_in(text: &str) -> Vec<&str> {

@@ -73,12 +73,9 @@ impl RawReady {
             }
         };
         let timeout_s = self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-        if !(timeout_s.is_finite() && timeout_s > 0.0) {
-            return Err((
-                "timeout_s".into(),
-                "must be a positive number of seconds".into(),
-            ));
-        }
+        let timeout_s =
+            crate::bounds::within(timeout_s, &crate::bounds::READY_TIMEOUT_S, "seconds")
+                .map_err(|why| ("timeout_s".to_string(), why))?;
         Ok(ReadySpec { probe, timeout_s })
     }
 }

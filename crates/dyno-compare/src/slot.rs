@@ -26,7 +26,7 @@
 //! program could still take one before the node binds it (the node then fails to start
 //! and the execution fails, naming its output).
 
-use crate::placeholder::{malformed_port, ports_in, DIR};
+use crate::placeholder::{check_known, malformed_port, ports_in, DIR, IN_COMMAND};
 use crate::readiness::{ProbeSpec, ReadySpec};
 use crate::spec::{LoadSpec, MetricSources, SubjectSpec, WorkloadSpec};
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,15 +65,21 @@ fn port_uses(subject: &SubjectSpec) -> Vec<(String, &str)> {
     out
 }
 
-/// Checks a subject's placeholders: every `{port:...}` well formed, and every port its
-/// readiness, addresses and metric URL use defined by its command or environment. `Err`
-/// is `(key under the subject, message)`.
+/// Checks a subject's placeholders: every `{NAME}` one the key is given, every
+/// `{port:...}` well formed, and every port its readiness, addresses and metric URL use
+/// defined by its command or environment. `Err` is `(key under the subject, message)`.
 pub fn check_subject(subject: &SubjectSpec) -> Result<(), (String, String)> {
     let defined = defined_ports(subject);
+    // A git subject's `command` is the `args` it was written with.
+    let command = if subject.git.is_some() {
+        "args"
+    } else {
+        "command"
+    };
     let mut texts: Vec<(String, &str)> = subject
         .command
         .iter()
-        .map(|t| ("command".to_string(), t.as_str()))
+        .map(|t| (command.to_string(), t.as_str()))
         .chain(
             subject
                 .env
@@ -81,8 +87,19 @@ pub fn check_subject(subject: &SubjectSpec) -> Result<(), (String, String)> {
                 .map(|(k, v)| (format!("env.{k}"), v.as_str())),
         )
         .collect();
+    let workload_named = texts.len();
     texts.extend(port_uses(subject));
-    for (key, text) in &texts {
+    for (i, (key, text)) in texts.iter().enumerate() {
+        // The workload's values reach the command and environment; a probe, address or
+        // metric URL gets only the slot's (a log probe is a regex: its braces are its own).
+        let known: &[&str] = if i < workload_named {
+            &IN_COMMAND
+        } else {
+            &["dir"]
+        };
+        if key != "ready.log" {
+            check_known(text, known, true).map_err(|why| (key.clone(), why))?;
+        }
         if let Some(bad) = malformed_port(text) {
             return Err((
                 key.clone(),
@@ -99,6 +116,10 @@ pub fn check_subject(subject: &SubjectSpec) -> Result<(), (String, String)> {
                 ),
             ));
         }
+    }
+    if let Some(path) = &subject.metrics.jsonl {
+        check_known(&path.to_string_lossy(), &["dir"], false)
+            .map_err(|why| ("metrics.jsonl".to_string(), why))?;
     }
     Ok(())
 }
@@ -174,6 +195,7 @@ fn uses_dir(subject: &SubjectSpec, workload: &WorkloadSpec) -> bool {
         .jsonl
         .iter()
         .map(|p| p.to_string_lossy().into_owned());
+    let uses = port_uses(subject);
     subject
         .command
         .iter()
@@ -182,6 +204,7 @@ fn uses_dir(subject: &SubjectSpec, workload: &WorkloadSpec) -> bool {
         .chain(load)
         .cloned()
         .chain(jsonl)
+        .chain(uses.into_iter().map(|(_, t)| t.to_string()))
         .any(|t| t.contains(DIR))
 }
 
@@ -386,5 +409,39 @@ measure_s = 2
         let e = file("env = { X = \"{port:}\" }").unwrap_err();
         assert!(e.contains("key `subject[0].env.X`"), "{e}");
         assert!(file("ready = { tcp = \"127.0.0.1:{port:rpc}\" }").is_ok());
+    }
+
+    #[test]
+    fn a_name_no_placeholder_defines_is_refused_naming_the_key_and_what_exists() {
+        let e = file("env = { X = \"{prot:rpc} {nodes}\" }").unwrap_err();
+        assert!(e.contains("key `subject[0].env.X`"), "{e}");
+        assert!(e.contains("`{nodes}` is no placeholder"), "{e}");
+        assert!(e.contains("`{workload}`, `{rate}`"), "{e}");
+        assert!(e.contains("`{dir}`, `{port:NAME}`"), "{e}");
+        let e = file("addresses = { rpc = \"http://127.0.0.1:{port:rpc}/{rate}\" }").unwrap_err();
+        assert!(e.contains("key `subject[0].addresses.rpc`"), "{e}");
+        assert!(e.contains("this key may use `{dir}`, `{port:NAME}`"), "{e}");
+        let e = file("metrics = { jsonl = \"{home}/n.jsonl\" }").unwrap_err();
+        assert!(e.contains("key `subject[0].metrics.jsonl`"), "{e}");
+        let e = file("cwd = \"{dir}\"").unwrap_err();
+        assert!(e.contains("key `subject[0].cwd`"), "{e}");
+        assert!(e.contains("this key takes no placeholders"), "{e}");
+    }
+
+    #[test]
+    fn a_brace_around_anything_but_a_name_is_literal() {
+        let cfg = file(
+            "env = { J = '{\"a\": 1} { x } ${1##*:} {}', W = \"{workload}/{rate}/{dir}\" }\nready = { log = 'up \\d{3}' }",
+        )
+        .unwrap();
+        let w = &cfg.workloads[0];
+        let values = allocate(&[&cfg.subjects[0]], w).unwrap();
+        let prepared = cfg.subjects[0].prepare(w, values.into_iter().next().unwrap());
+        assert_eq!(prepared.env["J"], "{\"a\": 1} { x } ${1##*:} {}");
+        assert!(
+            prepared.env["W"].starts_with("w/1/"),
+            "{}",
+            prepared.env["W"]
+        );
     }
 }

@@ -457,8 +457,13 @@ pub fn judge_with(
             let (judged, spread) = tested(options.test, (base, cand), (&b, &c), better, &one);
             let comparison = match judged {
                 Ok(c) => c,
-                Err(_) => match zero_baseline(base, cand, better, settings) {
-                    Some(c) => c,
+                Err(_) => match without_ratio(options.test, (base, cand), better, &one) {
+                    Some((c, note)) => {
+                        out.notes.extend(note.map(|n| {
+                            format!("{workload}: {} of {}: {n}", metric.name, subjects[ci])
+                        }));
+                        c
+                    }
                     None => continue,
                 },
             };
@@ -473,7 +478,7 @@ pub fn judge_with(
                     _ => b
                         .iter()
                         .zip(&c)
-                        .filter(|(b, _)| **b != 0.0)
+                        .filter(|(b, c)| **b > 0.0 && **c > 0.0)
                         .map(|(b, c)| c / b)
                         .collect(),
                 },
@@ -607,6 +612,32 @@ pub fn unknown_work(
         }
     }
     Ok(())
+}
+
+/// A metric the paired tests cannot judge because a round has no log ratio (a value of
+/// zero): a baseline whose median is zero by [`zero_baseline`]; otherwise (one round of
+/// a subject at zero among positive ones) by the rank test on all rounds with its
+/// Hodges-Lehmann ratio, so the change agrees with the medians beside it rather than
+/// being infinite, with a note saying so.
+fn without_ratio(
+    test: TestKind,
+    (base, cand): (&[f64], &[f64]),
+    better: Better,
+    one: &ComparisonSettings,
+) -> Option<(Comparison, Option<String>)> {
+    if dyno_stats::median(base)? == 0.0 || test == TestKind::Unpaired {
+        return zero_baseline(base, cand, better, one).map(|c| (c, None));
+    }
+    let zeros = |v: &[f64]| v.iter().filter(|x| **x <= 0.0).count();
+    let c = compare(base, cand, better, one).ok()?;
+    let note = format!(
+        "{} of its rounds at zero (baseline {}, candidate {}) have no ratio: judged by the rank test on all rounds (Mann-Whitney), not {}",
+        zeros(base) + zeros(cand),
+        zeros(base),
+        zeros(cand),
+        test.name()
+    );
+    Some((c, Some(note)))
 }
 
 /// A baseline whose median is zero (no major faults, no I/O) has no ratio: both zero is no
@@ -1177,3 +1208,6 @@ pub(crate) mod tests {
         assert_eq!(c.verdict, Verdict::Regression);
     }
 }
+
+#[cfg(test)]
+mod zero_round_tests;

@@ -206,11 +206,35 @@ fn snippet(text: &str, span: &Range<usize>) -> Vec<String> {
     let end = floor_boundary(text, span.end.max(start)).min(line_start + content.len());
     let width = text[start.min(end)..end].chars().count().max(1);
     let gutter = " ".repeat(line.to_string().len());
+    // A 100 KB line is shown by its head, and a control or bidi character in it as U+FFFD
+    // (one character, so the carets stay under their place): the snippet goes to a
+    // terminal as it is.
+    let mut shown: String = content
+        .chars()
+        .take(SNIPPET_CHARS)
+        .map(|c| if is_unprintable(c) { '\u{FFFD}' } else { c })
+        .collect();
+    if content.chars().count() > SNIPPET_CHARS {
+        shown.push_str("...");
+    }
+    let indent = (column - 1).min(SNIPPET_CHARS);
+    let width = width.min(SNIPPET_CHARS + 3 - indent).max(1);
     vec![
         format!("{gutter} |"),
-        format!("{line} | {content}"),
-        format!("{gutter} | {}{}", " ".repeat(column - 1), "^".repeat(width)),
+        format!("{line} | {shown}"),
+        format!("{gutter} | {}{}", " ".repeat(indent), "^".repeat(width)),
     ]
+}
+
+/// The most characters of a line a snippet shows.
+const SNIPPET_CHARS: usize = 160;
+
+/// A character a terminal would act on rather than show: a control character but tab, or
+/// one that reorders the text around it (the bidirectional embeddings, overrides and
+/// isolates U+202A..U+202E, U+2066..U+2069, and the marks), making a text read as another.
+pub fn is_unprintable(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// One place a key path is written: a `key = value` entry or a `[table]` header.

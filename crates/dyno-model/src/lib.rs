@@ -21,7 +21,7 @@ mod host;
 mod units;
 
 pub use build_info::BuildInfo;
-pub use config_error::{key_at, line_col, locate_key, ConfigDiagnostic};
+pub use config_error::{is_unprintable, key_at, line_col, locate_key, ConfigDiagnostic};
 pub use host::{Filesystem, FsKind, Host};
 pub use units::{format_binary_rate, format_value, Unit};
 

@@ -218,6 +218,29 @@ fn refusals_name_the_url_without_its_password() {
         "99"
     );
 
+    // An older schema is, to a reader, what SQLite says: the version found and that
+    // reading does not migrate it (not "not a dyno results store"); nothing is changed.
+    let url = server.database("older");
+    drop(open(&url));
+    server.psql(
+        "older",
+        "UPDATE dyno_meta SET value = '1' WHERE key = 'schema_version'",
+    );
+    let err = Store::open_read_only(Path::new(&url)).unwrap_err();
+    assert!(matches!(err, StoreError::Older { found: 1, .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("has an older dyno schema (version 1;"),
+        "{err}"
+    );
+    assert_eq!(
+        server.psql(
+            "older",
+            "SELECT value FROM dyno_meta WHERE key = 'schema_version'"
+        ),
+        "1"
+    );
+
     // Somebody else's database is not touched.
     let url = server.database("someone_elses");
     server.psql("someone_elses", "CREATE TABLE accounts (id int)");

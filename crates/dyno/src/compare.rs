@@ -44,8 +44,8 @@ enum CompareCommand {
 struct RunArgs {
     /// Comparison file (TOML); see examples/compare/reference-node.toml.
     file: PathBuf,
-    /// Rounds (overrides `rounds` in the file).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Rounds (overrides `rounds` in the file; at most 10000).
+    #[arg(long, value_name = "N", value_parser = rounds_flag)]
     rounds: Option<u32>,
     /// Run only this workload (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -159,6 +159,14 @@ struct PowerArgs {
     db: db::DbArg,
 }
 
+/// `--rounds`: a count within the rounds a comparison file may ask for.
+fn rounds_flag(s: &str) -> Result<u32, String> {
+    let n: i64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of rounds"))?;
+    dyno_compare::bounds::count(n, &dyno_compare::bounds::ROUNDS, "rounds")
+}
+
 fn parse_round_range(s: &str) -> Result<std::ops::Range<u32>, String> {
     let bad = || format!("`{s}`: expected A..B with A < B, rounds counted from 0");
     let (a, b) = s.split_once("..").ok_or_else(bad)?;
@@ -264,9 +272,9 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
             Some(what) => Err(CliError::Runtime(what).into()),
             None => Ok(code),
         },
-        Ending::Interrupted => Err(CliError::Interrupted(format!(
-            "{} of {} executions done and kept; run the same command again to continue",
-            outcome.done, outcome.planned
+        Ending::Interrupted => Err(CliError::Interrupted(interrupted_summary(
+            &outcome,
+            store.is_some(),
         ))
         .into()),
         Ending::GaveUp {
@@ -283,6 +291,37 @@ fn run_file(a: RunArgs) -> anyhow::Result<ExitCode> {
 /// A subject that ran a workload and never completed it leaves that workload with
 /// nothing to judge: the comparison failed, however empty its table (exit 3). Says the
 /// first such subject and workload with its last failure.
+/// What an interrupted comparison kept: the executions done (complete or failed: each
+/// stands for its slot), and apart from them the ones Ctrl-C cut short, which are stored
+/// as incomplete with what they sampled and run again by the next session.
+fn interrupted_summary(outcome: &session::CompareOutcome, stored: bool) -> String {
+    use dyno_compare::execution::Outcome;
+    // Ctrl-C ends the session, so this session's cut-short executions are the last ones.
+    let cut: Vec<String> = outcome
+        .executions
+        .iter()
+        .rev()
+        .take_while(|e| e.outcome == Outcome::Interrupted)
+        .map(|e| format!("{} / {} round {}", e.subject, e.workload, e.round + 1))
+        .collect();
+    let mut line = format!(
+        "{} of {} executions done and kept",
+        outcome.done, outcome.planned
+    );
+    if !cut.is_empty() {
+        let (n, kept) = (
+            cut.len(),
+            if stored { ", stored as incomplete" } else { "" },
+        );
+        let which = cut.into_iter().rev().collect::<Vec<_>>().join(", ");
+        let s = if n == 1 { "" } else { "s" };
+        line.push_str(&format!(
+            " ({n} execution{s} cut short, not counted{kept}: {which})"
+        ));
+    }
+    line + "; run the same command again to continue"
+}
+
 fn unmeasured(outcome: &session::CompareOutcome) -> Option<String> {
     use dyno_compare::execution::Outcome;
     for workload in &outcome.meta.workloads {

@@ -72,7 +72,7 @@ fn errors_name_file_line_and_key() {
     let e = err(&GOOD.replace("rounds = 4", "rounds = 0"));
     assert_eq!(
         e,
-        "cmp.toml:2:10: key `rounds`: must be at least 1\n  |\n2 | rounds = 0\n  |          ^"
+        "cmp.toml:2:10: key `rounds`: 0 is out of range: give 1 to 10000 rounds\n  |\n2 | rounds = 0\n  |          ^"
     );
 
     let e = err(&GOOD.replace("seed = 7", "sead = 7"));
@@ -257,11 +257,11 @@ fn a_precision_target_and_its_budget_are_checked() {
         ),
         (
             "precision = \"5%\"\nmax_rounds = 0\n",
-            "cmp.toml:3:14: key `max_rounds`: 0 is not a budget",
+            "cmp.toml:3:14: key `max_rounds`: not a budget: 0 is out of range: give 2 to 10000",
         ),
         (
             "precision = \"5%\"\nmax_minutes = 0\n",
-            "cmp.toml:3:15: key `max_minutes`: 0 is not a budget",
+            "cmp.toml:3:15: key `max_minutes`: not a budget: 0 is out of range: give more than 0 to 10080 minutes",
         ),
         (
             "max_rounds = 20\n",
@@ -293,7 +293,14 @@ fn a_precision_target_and_its_budget_are_checked() {
         "{e}"
     );
     let e = c.apply_precision(Some("5%"), None, Some(0.0)).unwrap_err();
-    assert!(e.starts_with("--max-minutes: 0 is not a budget"), "{e}");
+    assert!(
+        e.starts_with("--max-minutes: not a budget: 0 is out of range"),
+        "{e}"
+    );
+    let e = c
+        .apply_precision(Some("5%"), Some(1_000_000), None)
+        .unwrap_err();
+    assert!(e.contains("give 2 to 10000 rounds"), "{e}");
     let mut paired = parse(&GOOD.replace("seed = 7", "seed = 7\ntest = \"paired\"")).unwrap();
     let e = paired.apply_precision(Some("5%"), None, None).unwrap_err();
     assert!(e.contains("`test = \"paired\"`"), "{e}");
@@ -357,4 +364,72 @@ fn the_file_names_its_test() {
     let err = parse("test = \"welch\"\n").unwrap_err().to_string();
     assert!(err.contains("test") && err.contains("welch"), "{err}");
     assert!(err.contains("c.toml"), "{err}");
+}
+
+#[test]
+fn numbers_past_their_bounds_are_refused_naming_line_key_and_range() {
+    let err = |text: &str| parse(text).unwrap_err().to_string();
+    for (from, to, starts) in [
+        (
+            "measure_s = 3",
+            "measure_s = 1e9",
+            "cmp.toml:19:1: key `workload[0].measure_s`: 1000000000 is out of range: give 2 to 86400 seconds",
+        ),
+        (
+            "warmup_s = 1",
+            "warmup_s = 1e7",
+            "cmp.toml:18:1: key `workload[0].warmup_s`: 10000000 is out of range: give 0 to 86400 seconds",
+        ),
+        (
+            "rate = 1000",
+            "rate = 1e12",
+            "cmp.toml:17:1: key `workload[0].rate`: 1000000000000 is out of range: give more than 0 to 100000000 tx/s",
+        ),
+        (
+            "rounds = 4",
+            "rounds = 4000000000",
+            "cmp.toml:2:10: key `rounds`: 4000000000 is out of range: give 1 to 10000 rounds",
+        ),
+        (
+            "seed = 7",
+            "seed = 7\ngrace_s = 1e300",
+            "cmp.toml:4:11: key `grace_s`: 1e300 is out of range: give 0 to 3600 seconds",
+        ),
+        (
+            "rounds = 4",
+            "precision = \"5%\"\nmax_minutes = 1e9",
+            "cmp.toml:3:15: key `max_minutes`: not a budget: 1000000000 is out of range",
+        ),
+    ] {
+        let e = err(&GOOD.replace(from, to));
+        assert!(e.starts_with(starts), "{to}: {e}");
+    }
+    let e = err(&GOOD.replace(
+        "command = [\"sh\"]",
+        "command = [\"sh\"]\nready = { log = \"up\", timeout_s = 1e12 }",
+    ));
+    assert!(
+        e.contains("key `subject[1].ready.timeout_s`: 1000000000000 is out of range"),
+        "{e}"
+    );
+}
+
+#[test]
+fn long_and_control_character_names_are_refused_naming_the_key() {
+    let err = |text: &str| parse(text).unwrap_err().to_string();
+    let long = "x".repeat(100_000);
+    let e = err(&GOOD.replace("name = \"old\"", &format!("name = \"{long}\"")));
+    assert!(
+        e.starts_with("cmp.toml:6:1: key `subject[0].name`: `xxxxxxxxxxxxxxxx...` is 100000 characters long: give at most 64"),
+        "{}",
+        &e[..e.len().min(300)]
+    );
+    let e = err(&GOOD.replace("name = \"new\"", "name = \"n\\u0000w\""));
+    assert!(e.contains("key `subject[1].name`"), "{e}");
+    assert!(e.contains("U+0000"), "{e}");
+    let e = err(&GOOD.replace("name = \"value\"", "name = \"v\\u202Eeulav\""));
+    assert!(e.contains("key `workload[0].name`"), "{e}");
+    assert!(e.contains("U+202E"), "{e}");
+    let e = err(&GOOD.replace("name = \"new\"", "name = \"old\""));
+    assert!(e.contains("`old` is used twice"), "{e}");
 }

@@ -144,7 +144,11 @@ proptest! {
         let content = lines[line - 1].trim_end_matches('\r');
         prop_assert!(column >= 1 && column <= lines[line - 1].chars().count() + 1);
         prop_assert_eq!(d.snippet.len(), 3);
-        let shown = format!("{line} | {content}");
+        let printable: String = content
+            .chars()
+            .map(|c| if is_unprintable(c) { '\u{FFFD}' } else { c })
+            .collect();
+        let shown = format!("{line} | {printable}");
         prop_assert_eq!(&d.snippet[1], &shown);
         let carets = d.snippet[2].matches('^').count();
         prop_assert!(carets >= 1);
@@ -184,4 +188,18 @@ fn a_table_the_top_level_lacks_is_named_without_a_line() {
     let d = ConfigDiagnostic::parse_toml::<File>(Path::new("c.toml"), text).unwrap_err();
     assert_eq!(d.position, None, "{d}");
     assert!(d.to_string().starts_with("c.toml: no `links`"), "{d}");
+}
+
+#[test]
+fn a_long_or_unprintable_line_is_shown_by_its_head_with_no_control_characters() {
+    let text = format!("name = \"a\u{202E}b{}\"\n", "x".repeat(100_000));
+    let d = ConfigDiagnostic::new(Path::new("c.toml"), &text, None, Some("name"), "too long");
+    let shown = rendered(&d);
+    assert!(shown.len() < 1000, "{} bytes", shown.len());
+    assert!(
+        !d.snippet.iter().any(|l| l.chars().any(is_unprintable)),
+        "{shown:?}"
+    );
+    assert!(shown.contains("name = \"a\u{FFFD}bxxx"), "{shown}");
+    assert!(shown.contains("xxx...\n"), "{shown}");
 }

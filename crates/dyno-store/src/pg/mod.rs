@@ -149,8 +149,12 @@ impl Pg {
                     path: pg.shown.clone(),
                 }),
                 _ if version == SCHEMA_VERSION => Ok(pg),
-                _ => Err(StoreError::NotAStore {
+                // A dyno store of an older schema, as SQLite says it: reading does not
+                // migrate, `dyno results migrate` does.
+                _ => Err(StoreError::Older {
                     path: pg.shown.clone(),
+                    found: version,
+                    known: SCHEMA_VERSION,
                 }),
             };
         }

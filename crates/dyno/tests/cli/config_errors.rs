@@ -111,7 +111,7 @@ fn compare_run() {
         line: 14,
         column: 1,
         key: "workload[0].rate",
-        says: "must be a positive rate",
+        says: "0 is out of range: give more than 0 to 100000000 tx/s",
     });
 }
 
