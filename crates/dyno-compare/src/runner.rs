@@ -230,25 +230,20 @@ pub fn run_plan<E>(
     // Disturbed starts to run again at the end of their round (plan index, tries so far),
     // after the round's other starts, so a burst shorter than a round is escaped.
     let mut deferred: Vec<(usize, usize)> = Vec::new();
-    for (i, start) in plan.iter().enumerate() {
-        if start.slots().all(|s| done.contains(&s)) {
-            continue;
-        }
-        if deferred
+    // The plan, then its end, where the last round's re-runs still wait.
+    for next in plan.iter().enumerate().map(Some).chain([None]) {
+        let round_ended = deferred
             .first()
-            .is_some_and(|&(j, _)| plan[j].round != start.round)
-        {
-            if let Some(ending) = rerun_deferred(
-                cfg,
-                executor,
-                stop,
-                &plan,
-                &mut deferred,
-                &mut failures,
-                &mut on,
-            )? {
+            .is_some_and(|&(j, _)| next.is_none_or(|(_, s)| plan[j].round != s.round));
+        if round_ended {
+            let left = (&plan[..], &mut deferred, &mut failures[..]);
+            if let Some(ending) = rerun_deferred(cfg, executor, stop, left, &mut on)? {
                 return Ok(ending);
             }
+        }
+        let Some((i, start)) = next else { break };
+        if start.slots().all(|s| done.contains(&s)) {
+            continue;
         }
         if stop.load(Ordering::SeqCst) {
             return Ok(Ending::Interrupted);
@@ -264,17 +259,6 @@ pub fn run_plan<E>(
             Tried::Disturbed => deferred.push((i, 1)),
             Tried::Ended(ending) => return Ok(ending),
         }
-    }
-    if let Some(ending) = rerun_deferred(
-        cfg,
-        executor,
-        stop,
-        &plan,
-        &mut deferred,
-        &mut failures,
-        &mut on,
-    )? {
-        return Ok(ending);
     }
     Ok(Ending::Finished)
 }
@@ -323,9 +307,7 @@ fn rerun_deferred<E>(
     cfg: &ComparisonFile,
     executor: &mut dyn Executor<Subject = SubjectSpec, Workload = WorkloadSpec>,
     stop: &AtomicBool,
-    plan: &[Start],
-    deferred: &mut Vec<(usize, usize)>,
-    failures: &mut [usize],
+    (plan, deferred, failures): (&[Start], &mut Vec<(usize, usize)>, &mut [usize]),
     on: &mut impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
 ) -> Result<Option<Ending>, E> {
     while !deferred.is_empty() {
@@ -418,13 +400,7 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
     let (Schedule::Interleaved, Some(limit)) = (cfg.schedule, cfg.max_disturbance) else {
         return false;
     };
-    let worst = execs
-        .iter()
-        .filter(|e| e.outcome == Outcome::Complete)
-        .filter_map(|e| e.disturbance.as_ref())
-        .filter(|d| d.other_cpu_percent > limit)
-        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
-        .cloned();
+    let worst = worst_above(execs, limit);
     let Some(worst) = worst else {
         return false;
     };
@@ -445,6 +421,18 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
     rerun
 }
 
+/// The most other work any complete execution's window saw, when above `limit`
+/// (percent of one core).
+fn worst_above(execs: &[Execution], limit: f64) -> Option<dyno_exec::Disturbance> {
+    execs
+        .iter()
+        .filter(|e| e.outcome == Outcome::Complete)
+        .filter_map(|e| e.disturbance.as_ref())
+        .filter(|d| d.other_cpu_percent > limit)
+        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
+        .cloned()
+}
+
 /// Other work (percent of one core) during a window above which its execution warns:
 /// the share of the machine's CPU time the check before each round warns at
 /// ([`crate::session::BUSY_WARNING`]), in cores of this machine.
@@ -458,14 +446,16 @@ fn busy_window_limit() -> f64 {
 /// window saw more than `limit` (percent of one core) and that is kept (not run again as
 /// disturbed) warns with the figure and the busiest process, once per start.
 fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
-    let worst = execs
-        .iter()
-        .filter(|e| e.outcome == Outcome::Complete)
-        .filter_map(|e| e.disturbance.as_ref())
-        .filter(|d| d.other_cpu_percent > limit)
-        .max_by(|a, b| a.other_cpu_percent.total_cmp(&b.other_cpu_percent))
-        .cloned();
-    let (Some(worst), Some(first)) = (
+    let worst = worst_above(execs, limit);
+    // Above `max_disturbance` interleaved, the start was run again or warned about.
+    let handled = match (cfg.schedule, cfg.max_disturbance) {
+        (Schedule::Interleaved, Some(max)) => {
+            worst.as_ref().is_some_and(|d| d.other_cpu_percent > max)
+        }
+        _ => false,
+    };
+    let (false, Some(worst), Some(first)) = (
+        handled,
         worst,
         execs.iter_mut().find(|e| e.outcome == Outcome::Complete),
     ) else {

@@ -212,35 +212,37 @@ fn side_by_side(rounds: u32, k: u32) -> ComparisonMeta {
     meta
 }
 
+/// The noise report of one primary metric (`b`'s `cpu_percent` under `w`) over `starts`.
+fn noise_of(meta: &ComparisonMeta, starts: impl Iterator<Item = Start>) -> NoiseReport {
+    let workloads = [Workload::new("w", 1.0, 5.0, 20.0)];
+    let execs: Vec<Execution> = starts.flat_map(|s| s.executions()).collect();
+    report(
+        meta,
+        &execs,
+        &workloads,
+        &[key()],
+        TestKind::Sequential,
+        0.05,
+    )
+}
+
 #[test]
 fn start_offsets_placement_explains_are_named_and_so_is_nothing() {
     let meta = side_by_side(16, 1);
-    let workloads = [Workload::new("w", 1.0, 5.0, 20.0)];
     let run = |offset: &dyn Fn(u32, usize, bool) -> f64, cpus: bool| {
-        let execs: Vec<Execution> = (0..16u32)
-            .flat_map(|r| {
-                // The crossover and the rotation of the runner: four combinations.
-                let (cpu, b_first) = ((r % 2) as usize, (r + r / 2) % 2 == 1);
-                Start {
-                    r,
-                    k: 1,
-                    offset: offset(r, cpu, b_first),
-                    per_window: 0.0,
-                    cpu: cpus.then_some(cpu),
-                    b_first,
-                }
-                .executions()
-            })
-            .collect();
-        let noise = report(
-            &meta,
-            &execs,
-            &workloads,
-            &[key()],
-            TestKind::Sequential,
-            0.05,
-        );
-        noise.factors[0].clone()
+        let starts = (0..16u32).map(|r| {
+            // The crossover and the rotation of the runner: four combinations.
+            let (cpu, b_first) = ((r % 2) as usize, (r + r / 2) % 2 == 1);
+            Start {
+                r,
+                k: 1,
+                offset: offset(r, cpu, b_first),
+                per_window: 0.0,
+                cpu: cpus.then_some(cpu),
+                b_first,
+            }
+        });
+        noise_of(&meta, starts).factors[0].clone()
     };
     // The faster core is worth 6%; the node's own randomness 1%.
     let f = run(
@@ -287,27 +289,16 @@ fn start_offsets_placement_explains_are_named_and_so_is_nothing() {
 fn several_windows_of_a_start_split_three_ways_and_starts_are_what_counts() {
     // Each start draws a 5% offset; its 3 windows move 0.5% about it.
     let meta = side_by_side(12, 3);
-    let workloads = [Workload::new("w", 1.0, 5.0, 20.0)];
-    let execs: Vec<Execution> = (0..12u32)
-        .flat_map(|r| {
-            Start {
-                r,
-                k: 3,
-                offset: 0.05 * jitter(u64::from(r) + 7),
-                per_window: 0.005,
-                cpu: None,
-                b_first: r % 2 == 1,
-            }
-            .executions()
-        })
-        .collect();
-    let noise = report(
+    let noise = noise_of(
         &meta,
-        &execs,
-        &workloads,
-        &[key()],
-        TestKind::Sequential,
-        0.05,
+        (0..12u32).map(|r| Start {
+            r,
+            k: 3,
+            offset: 0.05 * jitter(u64::from(r) + 7),
+            per_window: 0.005,
+            cpu: None,
+            b_first: r % 2 == 1,
+        }),
     );
     let m = &noise.metrics[0];
     assert_eq!((m.rounds, m.windows_per_start), (12, 3));
