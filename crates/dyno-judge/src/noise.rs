@@ -361,7 +361,7 @@ impl NoiseReport {
                     .iter()
                     .map(|(w, r)| format!("recommended: {}", r.sentence(w))),
             )
-            .chain(self.factors.iter().map(StartFactors::sentence))
+            .chain(offsets::lines(&self.factors))
             .collect()
     }
 }

@@ -55,9 +55,9 @@ pub struct StartFactors {
 }
 
 impl StartFactors {
-    /// "start offsets: kv-200: cpu_s_per_tx of v1.0.1 over 16 starts: 62% explained by
-    /// CPU placement (cancelled by the crossover), 5% by start order, 33% unexplained
-    /// (the node's own randomness)".
+    /// What explains the offsets, as [`lines`] says it after whose they are: "62%
+    /// explained by CPU placement (cancelled by the crossover), 5% by start order, 33%
+    /// unexplained (the node's own randomness)".
     pub fn sentence(&self) -> String {
         let placement = match self.placement {
             Factor::Explains { share } => format!(
@@ -75,14 +75,41 @@ impl StartFactors {
             Factor::NotRecorded => "start order not recorded".into(),
         };
         format!(
-            "start offsets: {}: {} of {} over {} starts: {placement}, {order}, {:.0}% unexplained (the node's own randomness)",
-            self.workload,
-            self.metric,
-            self.candidate,
-            self.starts,
+            "{placement}, {order}, {:.0}% unexplained (the node's own randomness)",
             self.unexplained * 100.0
         )
     }
+
+    /// Whose offsets these are: "kv-200: cpu_s_per_tx of v1.0.1".
+    fn whose(&self) -> String {
+        format!("{}: {} of {}", self.workload, self.metric, self.candidate)
+    }
+}
+
+/// One line per finding, the metrics that say the same of the same starts folded into
+/// one (without `cpus` every metric's line reads alike): "start offsets: kv-200:
+/// cpu_s_per_tx of v1.0.1 over 16 starts: 62% explained by CPU placement (...), ...".
+pub fn lines(factors: &[StartFactors]) -> Vec<String> {
+    let mut found: Vec<(usize, String, Vec<String>)> = Vec::new();
+    for f in factors {
+        let said = f.sentence();
+        match found
+            .iter_mut()
+            .find(|(starts, s, _)| *starts == f.starts && *s == said)
+        {
+            Some((_, _, whose)) => whose.push(f.whose()),
+            None => found.push((f.starts, said, vec![f.whose()])),
+        }
+    }
+    found
+        .into_iter()
+        .map(|(starts, said, whose)| {
+            format!(
+                "start offsets: {} over {starts} starts: {said}",
+                whose.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// 1 when the candidate ran on the CPU set that sorts first, 0 when the baseline did;

@@ -254,10 +254,20 @@ fn start_offsets_placement_explains_are_named_and_so_is_nothing() {
     };
     assert!(share > 0.9, "{f:?}");
     assert!(f.unexplained < 0.1, "{f:?}");
-    let line = f.sentence();
+    let line = super::offsets::lines(std::slice::from_ref(&f)).remove(0);
     assert!(
         line.starts_with("start offsets: w: cpu_percent of b over 16 starts: "),
         "{line}"
+    );
+    // Metrics that say the same of the same starts are one line naming them.
+    let mut other = f.clone();
+    other.metric = "rss_bytes".into();
+    let folded = super::offsets::lines(&[f.clone(), other]);
+    assert_eq!(folded.len(), 1, "{folded:?}");
+    assert!(
+        folded[0]
+            .starts_with("start offsets: w: cpu_percent of b, w: rss_bytes of b over 16 starts: "),
+        "{folded:?}"
     );
     assert!(
         line.contains("explained by CPU placement (cancelled by the crossover)"),
