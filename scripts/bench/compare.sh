@@ -110,7 +110,7 @@ case "$MODE" in
 side-by-side)
     # The pair side by side, the same interleaved, then the A/A side by side (#44).
     MAX_MINUTES=${MAX_MINUTES:-30} study side-by-side examples/compare-cometbft/precision-side-by-side.toml
-    sed 's/^schedule = "side_by_side"/schedule = "interleaved"/' \
+    sed -e 's/^schedule = "side_by_side"/schedule = "interleaved"/' -e '/^cpus = /d' \
         examples/compare-cometbft/precision-side-by-side.toml >"$OUT/interleaved.toml"
     MAX_MINUTES=${MAX_MINUTES:-15} study interleaved "$OUT/interleaved.toml"
     MAX_MINUTES=${MAX_MINUTES:-30} study side-by-side-aa examples/compare-cometbft/precision-side-by-side-aa.toml
