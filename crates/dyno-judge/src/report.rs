@@ -884,19 +884,24 @@ mod tests {
     use crate::synthetic::Synthetic;
     use crate::verdict::tests::{run, workloads};
 
-    #[test]
-    fn a_hog_inside_a_side_by_side_round_is_shown_for_that_round_and_not_judged() {
+    /// Three side-by-side rounds of `a` and `b`, a hog of 90% of a core inside round 2's
+    /// window (each start: 2 s overhead, 1 s warm-up, one 10 s window).
+    pub(crate) fn hog_in_round_two() -> Vec<Execution> {
         let mut ex = Synthetic::new(3);
-        // Round 2's window (each start: 2 s overhead, 1 s warm-up, one 10 s window).
         ex.hogs.push(crate::synthetic::Hog {
             from_s: 17.0,
             until_s: 22.0,
             cpu_percent: 90.0,
             slowdown: 1.3,
         });
-        let execs: Vec<Execution> = (0..3)
+        (0..3)
             .flat_map(|r| ex.start(&["a", "b"], "value", 100.0, r, 1, 1.0, 10.0))
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_hog_inside_a_side_by_side_round_is_shown_for_that_round_and_not_judged() {
+        let execs = hog_in_round_two();
         assert_eq!(
             execs[2].window_at, execs[3].window_at,
             "one window for both"

@@ -52,21 +52,10 @@ pub fn disturbance_table(executions: &[Execution]) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synthetic::{Hog, Synthetic};
 
     #[test]
     fn the_html_report_shows_each_round_s_other_work_and_its_busiest_process() {
-        let mut ex = Synthetic::new(3);
-        // Round 2's window (each start: 2 s overhead, 1 s warm-up, one 10 s window).
-        ex.hogs.push(Hog {
-            from_s: 17.0,
-            until_s: 22.0,
-            cpu_percent: 90.0,
-            slowdown: 1.3,
-        });
-        let execs: Vec<Execution> = (0..3)
-            .flat_map(|r| ex.start(&["a", "b"], "value", 100.0, r, 1, 1.0, 10.0))
-            .collect();
+        let execs = crate::report::tests::hog_in_round_two();
         let meta = crate::comparison::ComparisonMeta::of(
             &["a", "b"],
             &crate::verdict::tests::workloads(),

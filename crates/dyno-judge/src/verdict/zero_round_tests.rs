@@ -6,24 +6,13 @@ use dyno_exec::{Series, SeriesKind};
 use dyno_model::Unit;
 
 fn exec(subject: &str, round: u32, tps: f64) -> Execution {
-    Execution {
-        subject: subject.into(),
-        workload: "value".into(),
-        round,
-        started_at: 0.0,
-        command_line: vec![],
-        series: vec![Series {
-            metric: Metric::new("tps", Unit::PerSecond, Direction::HigherIsBetter),
-            kind: SeriesKind::Gauge,
-            points: vec![(1.0, tps)],
-        }],
-        outcome: Outcome::Complete,
-        warnings: vec![],
-        window: 0,
-        placement: Default::default(),
-        window_at: None,
-        disturbance: None,
-    }
+    let mut e = Execution::starting(subject, "value", round, vec![]);
+    e.series.push(Series {
+        metric: Metric::new("tps", Unit::PerSecond, Direction::HigherIsBetter),
+        kind: SeriesKind::Gauge,
+        points: vec![(1.0, tps)],
+    });
+    e
 }
 
 /// Ten rounds at 14.5 against 14.25 (the candidate 1.7% lower), with one round of one
