@@ -10,13 +10,15 @@
 //! in it, the median of its levels and observations); how much the two subjects' part
 //! ratios differ says the within-window variance, how much a start's window ratios differ
 //! beyond it the between-window variance, and the rest is between starts ([`split`]).
-//! Which recorded factor explains the between-start part is [`offsets`]'s.
+//! Which recorded factor explains the between-start part is [`offsets`]'s; whether the
+//! nodes were still settling when the windows opened, [`settling`]'s.
 //!
 //! From the split, the rounds a target change needs at other window lengths and windows
 //! per start follow (with the test the comparison is judged by), and with each round's
 //! length (one start per subject interleaved, one for all side by side: warm-up, windows,
 //! and the start and stop time measured between stored starts) the choice that needs the
-//! least time in all ([`Recommendation`]).
+//! least time in all ([`Recommendation`]); a warm-up one window part longer when the
+//! ratio was still settling after it.
 
 use crate::comparison::{ComparisonMeta, Schedule, Workload};
 use crate::comparison::{TestKind, VerdictKey};
@@ -26,9 +28,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub mod offsets;
+pub mod settling;
 mod split;
 
 pub use offsets::StartFactors;
+pub use settling::Settling;
 
 /// Equal parts each execution's window is cut into.
 pub const PARTS: usize = 4;
@@ -75,7 +79,10 @@ pub struct Recommendation {
     /// Seconds one start takes besides its warm-up and windows (spawning, readiness,
     /// stopping), measured between stored starts.
     pub overhead_s: f64,
-    /// At the window and windows per start run: rounds in all and their time.
+    /// The warm-up run, seconds.
+    pub warmup_s: f64,
+    /// At the window and windows per start run (and the warm-up chosen): rounds in all
+    /// and their time.
     pub current: Option<Choice>,
     /// The fastest choice.
     pub fastest: Choice,
@@ -88,6 +95,9 @@ pub struct Choice {
     pub window_s: f64,
     /// Windows per start.
     pub windows_per_start: u32,
+    /// The warm-up, seconds: the one run, or one window part longer where the ratio was
+    /// still settling after it ([`Settling::warmup_needed`]).
+    pub warmup_s: f64,
     /// Rounds in all.
     pub rounds: usize,
     /// Minutes in all.
@@ -103,6 +113,8 @@ pub struct NoiseReport {
     pub recommendations: BTreeMap<String, Recommendation>,
     /// Per primary verdict with enough starts: what explains the starts' offsets.
     pub factors: Vec<StartFactors>,
+    /// Per primary verdict with enough starts: whether the warm-up was long enough.
+    pub settling: Vec<Settling>,
 }
 
 impl MetricNoise {
@@ -169,18 +181,34 @@ impl Recommendation {
                 None if c.windows_per_start == 1 => String::new(),
                 _ => format!(", windows_per_start = {}", c.windows_per_start),
             };
-            format!("measure_s = {}{k}", c.window_s)
+            let warmup = if c.warmup_s == self.warmup_s {
+                String::new()
+            } else {
+                format!(", warmup_s = {}", c.warmup_s)
+            };
+            format!("measure_s = {}{k}{warmup}", c.window_s)
         };
         let target = format!("{:.1}%", self.target * 100.0);
         let fastest = &self.fastest;
         match &self.current {
             Some(c)
                 if c.window_s == fastest.window_s
-                    && c.windows_per_start == fastest.windows_per_start =>
+                    && c.windows_per_start == fastest.windows_per_start
+                    && c.warmup_s == self.warmup_s =>
             {
                 format!(
                     "{workload}: {target} needs {}; no other window is faster",
                     at(c)
+                )
+            }
+            Some(c)
+                if c.window_s == fastest.window_s
+                    && c.windows_per_start == fastest.windows_per_start =>
+            {
+                format!(
+                    "{workload}: {target} needs {} with {}; no other window is faster",
+                    at(c),
+                    settings(c)
                 )
             }
             Some(c) => format!(
@@ -224,14 +252,15 @@ fn overhead_s(executions: &[Execution], workloads: &[Workload], windows_per_star
     dyno_stats::median(&gaps).unwrap_or(1.0)
 }
 
-/// Seconds one round takes at `k` windows of `window_s` per start under workload `name`
-/// (the other workloads keep theirs): interleaved, a start per subject and workload one
-/// after another; side by side, one start per workload with every subject at once.
+/// Seconds one round takes at `k` windows of `window_s` per start after `warmup_s` under
+/// workload `name` (the other workloads keep theirs): interleaved, a start per subject and
+/// workload one after another; side by side, one start per workload with every subject at
+/// once.
 fn round_s(
     meta: &ComparisonMeta,
     workloads: &[Workload],
     name: &str,
-    (window_s, k): (f64, u32),
+    (window_s, k, warmup_s): (f64, u32, f64),
     overhead: f64,
 ) -> f64 {
     let starts_per_workload = match meta.schedule {
@@ -241,19 +270,19 @@ fn round_s(
     workloads
         .iter()
         .map(|w| {
-            let (t, k) = if w.name == name {
-                (window_s, k)
+            let (t, k, warmup) = if w.name == name {
+                (window_s, k, warmup_s)
             } else {
-                (w.measure_s, meta.windows_per_start)
+                (w.measure_s, meta.windows_per_start, w.warmup_s)
             };
-            starts_per_workload * (w.warmup_s + f64::from(k.max(1)) * t + overhead)
+            starts_per_workload * (warmup + f64::from(k.max(1)) * t + overhead)
         })
         .sum()
 }
 
 /// The noise report of a judgement's primary verdicts (the whole primary family): each
-/// one's split and start factors, and per workload the window and windows per start
-/// reaching `target` soonest with `test`.
+/// one's split, start factors and settling, and per workload the window and windows per
+/// start (after the warm-up the settling asks for) reaching `target` soonest with `test`.
 pub fn report(
     meta: &ComparisonMeta,
     executions: &[Execution],
@@ -271,6 +300,12 @@ pub fn report(
             .extend(split::metric_noise(meta, executions, key, w.measure_s));
         out.factors
             .extend(offsets::start_factors(meta, executions, key));
+        out.settling.extend(settling::settling(
+            meta,
+            executions,
+            key,
+            (w.warmup_s, w.measure_s),
+        ));
     }
     let overhead = overhead_s(executions, workloads, meta.windows_per_start);
     let rounds_for = |sd: f64| {
@@ -294,6 +329,13 @@ pub fn report(
             continue;
         }
         let current_k = meta.windows_per_start.max(1);
+        // Every choice leaves out the seconds the ratio was still settling in.
+        let warmup_s = out
+            .settling
+            .iter()
+            .filter(|s| s.workload == w.name)
+            .filter_map(Settling::warmup_needed)
+            .fold(w.warmup_s, f64::max);
         // With one window a start, what its windows would vary by is unknown: several
         // would be at best one longer window, so only the window length is chosen.
         let ks: &[u32] = if noises.iter().all(|m| m.windows_per_start <= 1) {
@@ -316,10 +358,12 @@ pub fn report(
                 for m in &noises {
                     rounds = rounds.max(rounds_for(m.variance_at(t, k).sqrt())?);
                 }
-                let seconds = rounds as f64 * round_s(meta, workloads, &w.name, (t, k), overhead);
+                let seconds =
+                    rounds as f64 * round_s(meta, workloads, &w.name, (t, k, warmup_s), overhead);
                 Some(Choice {
                     window_s: t,
                     windows_per_start: k,
+                    warmup_s,
                     rounds,
                     minutes: seconds / 60.0,
                 })
@@ -341,6 +385,7 @@ pub fn report(
             Recommendation {
                 target,
                 overhead_s: overhead,
+                warmup_s: w.warmup_s,
                 current,
                 fastest,
             },
@@ -351,7 +396,7 @@ pub fn report(
 
 impl NoiseReport {
     /// The report's lines: one per metric, one per workload's recommendation, one per
-    /// metric's start factors.
+    /// metric's start factors, one per metric's settling after the warm-up.
     pub fn lines(&self) -> Vec<String> {
         self.metrics
             .iter()
@@ -362,6 +407,11 @@ impl NoiseReport {
                     .map(|(w, r)| format!("recommended: {}", r.sentence(w))),
             )
             .chain(offsets::lines(&self.factors))
+            .chain(
+                settling::lines(&self.settling)
+                    .into_iter()
+                    .map(|l| format!("warm-up: {l}")),
+            )
             .collect()
     }
 }

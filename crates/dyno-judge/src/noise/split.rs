@@ -68,7 +68,7 @@ pub(super) fn part_of(
 
 /// `metric`'s value on each of [`PARTS`] equal parts of an execution's window, or `None`
 /// when a part lacks it (a metric with one value per execution).
-fn part_values(
+pub(super) fn part_values(
     e: &Execution,
     metric: &str,
     work: Option<&crate::work::WorkUnit>,

@@ -388,3 +388,83 @@ fn the_unit_of_work_is_cut_by_its_growth_whatever_its_kind() {
     let values: Vec<f64> = part[0].points.iter().map(|p| p.1).collect();
     assert_eq!(values, [20.0, 30.0, 40.0]);
 }
+
+/// Ten side-by-side rounds of a 20 s window after a 5 s warm-up, both nodes at 50% with
+/// their own jitter, the first 5 s of each window raised by `a_first` and `b_first`.
+fn settling_report(a_first: f64, b_first: f64) -> NoiseReport {
+    let workloads = [Workload::new("w", 1.0, 5.0, 20.0)];
+    let mut meta = ComparisonMeta::of(&["a", "b"], &workloads, 10);
+    meta.schedule = crate::comparison::Schedule::SideBySide;
+    let mut execs = Vec::new();
+    for r in 0..10u32 {
+        for (i, (s, first)) in [("a", a_first), ("b", b_first)].into_iter().enumerate() {
+            let mut e = Execution::starting(s, "w", r, vec![]);
+            e.started_at = 30.0 * f64::from(r);
+            e.series.push(cpu((1..=20)
+                .map(|t| {
+                    let raised = if t <= 5 { 1.0 + first } else { 1.0 };
+                    let noise = 1.0 + 0.03 * jitter(u64::from(r) * 1000 + i as u64 * 100 + t);
+                    (t as f64, 50.0 * raised * noise)
+                })
+                .collect()));
+            execs.push(e);
+        }
+    }
+    report(
+        &meta,
+        &execs,
+        &workloads,
+        &[key()],
+        crate::comparison::TestKind::Sequential,
+        0.05,
+    )
+}
+
+#[test]
+fn a_ratio_still_settling_after_the_warm_up_lengthens_it_and_nodes_settling_alike_do_not() {
+    // The candidate runs 20% hot for the first 5 s of every window: the verdict depends
+    // on the warm-up, so every choice waits one part (5 s) longer.
+    let hot = settling_report(0.0, 0.2);
+    let s = &hot.settling[0];
+    assert_eq!(s.starts, 10);
+    assert!(s.ratio.settling(), "{s:?}");
+    assert_eq!(s.warmup_needed(), Some(10.0));
+    let r = hot.recommendations["w"];
+    assert_eq!((r.warmup_s, r.fastest.warmup_s), (5.0, 10.0), "{r:?}");
+    assert!(
+        r.sentence("w").contains("warmup_s = 10"),
+        "{}",
+        r.sentence("w")
+    );
+    let lines = hot.lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("warm-up: w: cpu_percent of b:") && l.contains("still settling")),
+        "{lines:#?}"
+    );
+    // Both run hot alike: the nodes settle, the ratio does not move, the warm-up stays.
+    let alike = settling_report(0.2, 0.2);
+    let s = &alike.settling[0];
+    assert!(!s.ratio.settling(), "{s:?}");
+    assert!(s.levels.iter().all(|l| l.shift.settling()), "{s:?}");
+    let r = alike.recommendations["w"];
+    assert_eq!(r.fastest.warmup_s, 5.0);
+    let line = alike
+        .lines()
+        .into_iter()
+        .find(|l| l.starts_with("warm-up"))
+        .unwrap();
+    assert!(line.contains("but alike"), "{line}");
+    // Neither: settled, and a shorter warm-up is not claimed.
+    let flat = settling_report(0.0, 0.0);
+    let line = flat
+        .lines()
+        .into_iter()
+        .find(|l| l.starts_with("warm-up"))
+        .unwrap();
+    assert!(
+        line.contains("read like the rest") && !line.contains("alike") && line.contains("untested"),
+        "{line}"
+    );
+}
