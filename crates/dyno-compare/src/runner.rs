@@ -27,8 +27,10 @@
 //! above `max_disturbance`) are kept, marked [`Outcome::Disturbed`] (left out of the
 //! judgement), and run again at the end of their round, after its other executions (so
 //! a burst shorter than a round falls on one try only), at most [`DISTURBED_RERUNS`]
-//! times; the last is then kept and warned about. Side by side, a disturbance falls on both subjects of the window
-//! and is recorded, not run again.
+//! times; the last is then kept and warned about. Side by side with the CPUs shared (no
+//! `cpus`), a disturbance falls on every subject of the window and is recorded, not run
+//! again; with `cpus`, each node on CPUs of its own, a burst on one CPU falls on the node
+//! there, so a disturbed start is run again as interleaved ([`falls_alike`]).
 
 use crate::execution::{Execution, Outcome};
 use crate::executor::Executor;
@@ -393,11 +395,19 @@ fn refused_start(
         .collect()
 }
 
-/// Interleaved, with a `max_disturbance`: marks the start's complete executions
-/// disturbed when any window's other work exceeded it, and says whether to run the start
-/// again; after `tries` re-runs at [`DISTURBED_RERUNS`] they are kept, with a warning.
+/// Whether other work during a window falls on every subject of it alike: side by side
+/// with the CPUs shared. Interleaved it falls on one execution; side by side with `cpus`
+/// (each node on CPUs of its own) a one-core burst lands on the node of its CPU.
+pub fn falls_alike(cfg: &ComparisonFile) -> bool {
+    cfg.schedule == Schedule::SideBySide && cfg.subjects.iter().all(|s| s.cpus.is_none())
+}
+
+/// With a `max_disturbance`, unless a disturbance [`falls_alike`]: marks the start's
+/// complete executions disturbed when any window's other work exceeded it, and says
+/// whether to run the start again; after `tries` re-runs at [`DISTURBED_RERUNS`] they are
+/// kept, with a warning.
 fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -> bool {
-    let (Schedule::Interleaved, Some(limit)) = (cfg.schedule, cfg.max_disturbance) else {
+    let Some(limit) = cfg.max_disturbance.filter(|_| !falls_alike(cfg)) else {
         return false;
     };
     let worst = worst_above(execs, limit);
@@ -413,8 +423,14 @@ fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -
         if rerun {
             e.outcome = Outcome::Disturbed { reason: what };
         } else {
+            let cure = match cfg.schedule {
+                Schedule::Interleaved => "side by side cancels what it does",
+                Schedule::SideBySide => {
+                    "side by side with the CPUs shared (no `cpus`) lets it fall on both alike"
+                }
+            };
             e.warnings.push(format!(
-                "{what}: kept after {tries} runs again were disturbed too (a busy machine: side by side cancels what it does)"
+                "{what}: kept after {tries} runs again were disturbed too (a busy machine: {cure})"
             ));
         }
     }
@@ -447,11 +463,10 @@ fn busy_window_limit() -> f64 {
 /// disturbed) warns with the figure and the busiest process, once per start.
 fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
     let worst = worst_above(execs, limit);
-    // Above `max_disturbance` interleaved, the start was run again or warned about.
-    let handled = match (cfg.schedule, cfg.max_disturbance) {
-        (Schedule::Interleaved, Some(max)) => {
-            worst.as_ref().is_some_and(|d| d.other_cpu_percent > max)
-        }
+    // Above `max_disturbance` (where it does not fall alike), the start was run again or
+    // warned about.
+    let handled = match cfg.max_disturbance {
+        Some(max) if !falls_alike(cfg) => worst.as_ref().is_some_and(|d| d.other_cpu_percent > max),
         _ => false,
     };
     let (false, Some(worst), Some(first)) = (
@@ -462,7 +477,10 @@ fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
         return;
     };
     let lands = match cfg.schedule {
-        Schedule::SideBySide => "it fell on every subject of the window alike",
+        Schedule::SideBySide if falls_alike(cfg) => "it fell on every subject of the window alike",
+        Schedule::SideBySide => {
+            "each node runs on CPUs of its own, so it may have fallen on one more than the others"
+        }
         Schedule::Interleaved => "it lands in this round's numbers",
     };
     first.warnings.push(format!(
@@ -674,7 +692,7 @@ mod tests {
     }
 
     #[test]
-    fn an_interleaved_execution_a_hog_disturbed_is_run_again_side_by_side_it_is_not() {
+    fn a_hog_disturbed_start_is_run_again_unless_side_by_side_shares_the_cpus() {
         let hog = dyno_judge::synthetic::Hog {
             from_s: 0.0,
             until_s: 10.0,
@@ -711,6 +729,22 @@ mod tests {
         assert_eq!(execs.len(), 8);
         assert!(execs.iter().all(|e| e.outcome == Outcome::Complete));
         assert!(execs[0].disturbance.is_some() && execs[1].disturbance.is_some());
+        // Side by side with `cpus`, each node on a CPU of its own, the one-core hog falls
+        // on one of them: the start, both subjects, is run again.
+        let cfg = side_by_side(
+            "schedule = \"side_by_side\"\nmax_disturbance = \"20%\"",
+            "cpus = \"0\"",
+            "cpus = \"1\"",
+        );
+        let mut ex = crate::SyntheticExecutor::new(1);
+        ex.hogs.push(hog);
+        let execs = all_executions(&cfg, &mut ex);
+        assert_eq!(execs.len(), 10, "the first start, both subjects, once more");
+        assert!(execs[..2]
+            .iter()
+            .all(|e| matches!(e.outcome, Outcome::Disturbed { .. })));
+        assert!(execs[2..].iter().all(|e| e.outcome == Outcome::Complete));
+        assert_eq!((execs[2].round, execs[3].round), (0, 0));
     }
 
     #[test]

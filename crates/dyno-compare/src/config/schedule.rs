@@ -4,8 +4,9 @@
 //! ```toml
 //! schedule = "side_by_side"   # or "interleaved" (the default)
 //! windows_per_start = 1       # consecutive windows per start of the nodes (default 1)
-//! max_disturbance = "10%"     # other work, % of one core, above which an interleaved
-//!                             # execution is run again; "off" never (default: by cores)
+//! max_disturbance = "10%"     # other work, % of one core, above which a start is run
+//!                             # again (interleaved, or side by side with `cpus`); "off"
+//!                             # never (the default)
 //! ```
 
 use crate::spec::{ComparisonFile, Schedule, SubjectSpec};
