@@ -398,8 +398,14 @@ fn refused_start(
 /// Whether other work during a window falls on every subject of it alike: side by side
 /// with the CPUs shared. Interleaved it falls on one execution; side by side with `cpus`
 /// (each node on CPUs of its own) a one-core burst lands on the node of its CPU.
-pub fn falls_alike(cfg: &ComparisonFile) -> bool {
+fn falls_alike(cfg: &ComparisonFile) -> bool {
     cfg.schedule == Schedule::SideBySide && cfg.subjects.iter().all(|s| s.cpus.is_none())
+}
+
+/// The other work (percent of one core) above which a start is run again: the
+/// `max_disturbance`, unless a disturbance [`falls_alike`].
+fn rerun_limit(cfg: &ComparisonFile) -> Option<f64> {
+    cfg.max_disturbance.filter(|_| !falls_alike(cfg))
 }
 
 /// With a `max_disturbance`, unless a disturbance [`falls_alike`]: marks the start's
@@ -407,7 +413,7 @@ pub fn falls_alike(cfg: &ComparisonFile) -> bool {
 /// whether to run the start again; after `tries` re-runs at [`DISTURBED_RERUNS`] they are
 /// kept, with a warning.
 fn mark_disturbed(cfg: &ComparisonFile, execs: &mut [Execution], tries: usize) -> bool {
-    let Some(limit) = cfg.max_disturbance.filter(|_| !falls_alike(cfg)) else {
+    let Some(limit) = rerun_limit(cfg) else {
         return false;
     };
     let worst = worst_above(execs, limit);
@@ -465,10 +471,8 @@ fn warn_busy_window(cfg: &ComparisonFile, execs: &mut [Execution], limit: f64) {
     let worst = worst_above(execs, limit);
     // Above `max_disturbance` (where it does not fall alike), the start was run again or
     // warned about.
-    let handled = match cfg.max_disturbance {
-        Some(max) if !falls_alike(cfg) => worst.as_ref().is_some_and(|d| d.other_cpu_percent > max),
-        _ => false,
-    };
+    let handled = rerun_limit(cfg)
+        .is_some_and(|max| worst.as_ref().is_some_and(|d| d.other_cpu_percent > max));
     let (false, Some(worst), Some(first)) = (
         handled,
         worst,

@@ -137,12 +137,12 @@ impl Settling {
             self.workload,
             self.metric,
             self.candidate,
-            trim(self.part_s),
-            trim(self.warmup_s),
+            self.part_s,
+            self.warmup_s,
             self.starts,
             self.ratio.percent(),
             self.ratio.p(),
-            trim(w)
+            w
         ))
     }
 }
@@ -193,23 +193,13 @@ pub fn lines(settling: &[Settling]) -> Vec<String> {
         };
         out.push(format!(
             "{workload}: {candidate}: after warmup_s = {} the first {} s of the windows read like the rest over {} starts (ratio {}){alike}; whether a shorter warm-up would do is untested (nothing is sampled during it)",
-            trim(first.warmup_s),
-            trim(first.part_s),
+            first.warmup_s,
+            first.part_s,
             first.starts,
             ratios.join(", ")
         ));
     }
     out
-}
-
-/// Seconds as the file writes them: "15", "2.5".
-fn trim(s: f64) -> String {
-    let r = (s * 100.0).round() / 100.0;
-    if r.fract() == 0.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r}")
-    }
 }
 
 /// `key`'s settling after a warm-up of `warmup_s` with windows of `measure_s`: `None`
