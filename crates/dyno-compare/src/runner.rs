@@ -169,6 +169,9 @@ pub enum Ending {
 pub enum Step<'a> {
     /// Round `round` is about to start (its first execution still to do).
     Round(u32),
+    /// A start is about to run: its index in the plan, the start and how many tries of
+    /// it ran before (above 0: a disturbed start run again).
+    Starting(usize, &'a Start, usize),
     /// A start ended: its index in the plan, the start and what each of its executions
     /// recorded (subject by subject in spawn order, window by window).
     Ran(usize, &'a Start, &'a [Execution]),
@@ -285,6 +288,9 @@ fn try_start<E>(
     failures: &mut [usize],
     on: &mut impl FnMut(Step<'_>) -> Result<Option<Ending>, E>,
 ) -> Result<Tried, E> {
+    if let Some(ending) = on(Step::Starting(i, start, tries))? {
+        return Ok(Tried::Ended(ending));
+    }
     let (mut execs, failed) = run_start(cfg, executor, start, stop);
     let rerun = mark_disturbed(cfg, &mut execs, tries);
     warn_busy_window(cfg, &mut execs, busy_window_limit());
@@ -800,6 +806,7 @@ mod tests {
                     hog = Some(dyno_proc::GuardedChild::spawn(cmd, &Default::default()).unwrap());
                 }
                 Step::Ran(_, _, ran) => execs.extend(ran.iter().cloned()),
+                Step::Starting(..) => {}
             }
             Ok::<_, ()>(None)
         })

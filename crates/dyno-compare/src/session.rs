@@ -419,7 +419,20 @@ impl CompareSession {
                 }
                 Ok(None)
             }
-            Step::Ran(i, start, execs) => {
+            // Announced as it begins, so a disturbed start run again at its round's end
+            // is named as itself, not as the next one planned.
+            Step::Starting(i, start, tries) => {
+                let again = if tries > 0 { " (again: disturbed)" } else { "" };
+                events(Event::Next {
+                    round: start.round,
+                    rounds: cfg.rounds,
+                    subject: &format!("{}{again}", planned.labels[i]),
+                    workload: &cfg.workloads[start.workload].name,
+                    left: planned.left(starts_run, predicted),
+                });
+                Ok(None)
+            }
+            Step::Ran(_, start, execs) => {
                 for exec in execs {
                     if let Some(store) = store.as_deref_mut() {
                         let workload = &stored[start.workload];
@@ -439,15 +452,6 @@ impl CompareSession {
                             done: done + finished,
                         });
                     }
-                }
-                if let Some(next) = planned.plan.get(i + 1) {
-                    events(Event::Next {
-                        round: next.round,
-                        rounds: cfg.rounds,
-                        subject: &planned.labels[i + 1],
-                        workload: &cfg.workloads[next.workload].name,
-                        left: planned.left(starts_run, predicted),
-                    });
                 }
                 Ok(None)
             }
@@ -530,7 +534,6 @@ fn looked(
 /// What a session's rounds will run: the starts still to do and their labels, and how
 /// long that takes.
 struct Planned {
-    plan: Vec<crate::runner::Start>,
     /// Each start's subjects as progress shows them ("v1.0 + v1.1").
     labels: Vec<String>,
     starts_per_round: usize,
@@ -566,7 +569,6 @@ impl Planned {
             starts_left,
             total: (slots - done.len()) * cfg.windows_per_start as usize,
             per_start: seconds_per_start(cfg),
-            plan,
         }
     }
 
